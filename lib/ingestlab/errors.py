@@ -1,0 +1,59 @@
+"""The exceptions ingestlab raises, under one base class."""
+
+from __future__ import annotations
+
+
+class IngestlabError(Exception):
+    """Raised when anything in ingestlab fails; the base of every lab error."""
+
+
+class ConfigError(IngestlabError, ValueError):
+    """Raised when a parameter, URL or setting is invalid, before any server starts.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the user wrote it (``"N"``, ``"TARGET"``).
+    value : object
+        The value that was given.
+    accepted : str
+        What would have been accepted, in words (``"an integer > 0"``).
+    """
+
+    def __init__(self, name: str, value: object, accepted: str):
+        self.name = name
+        self.value = value
+        self.accepted = accepted
+        super().__init__(f"{name}={value!r} is not valid: expected {accepted}")
+
+
+class EngineUnavailableError(IngestlabError):
+    """Raised when an engine cannot be started or reached on this machine."""
+
+
+class ServerError(IngestlabError):
+    """Raised when a local server the lab manages fails to start, restart or stop."""
+
+
+class UnsupportedOperationError(IngestlabError):
+    """Raised when an engine is asked for something it does not support."""
+
+
+class ProfileParseError(IngestlabError, ValueError):
+    """Raised when a profile, EXPLAIN output or load reply cannot be parsed.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong.
+    line_no : int, optional
+        The 1-based line number of the offending line, when known.
+    line : str, optional
+        The offending line's text.
+    """
+
+    def __init__(self, message: str, line_no: int | None = None, line: str | None = None):
+        self.line_no = line_no
+        self.line = line
+        where = f" (line {line_no}: {line.strip()[:120]!r})" if line_no is not None else ""
+        super().__init__(message + where)

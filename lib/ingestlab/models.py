@@ -1,0 +1,204 @@
+"""Statistics: the fixed-overhead model, sweep slopes, ratios and scale tables, with CIs."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+#: Statement counts of the seed's scale table.
+SCALE_NS = (1, 10, 100, 1_000, 10_000, 100_000)
+
+
+def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05,
+               robust: bool = True) -> pd.DataFrame:
+    """Fit ``y = intercept + slope · x`` per group: OLS, and Theil–Sen beside it.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy data, one row per observation.
+    x, y : str
+        Column names of the regressor and the response.
+    by : sequence of str
+        Grouping columns (those absent from ``frame`` are ignored).
+    alpha : float
+        1 − confidence level of the intervals.
+    robust : bool
+        Also fit Theil–Sen (scipy), whose slope interval is distribution-free.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group and method (``ols``, ``theil_sen``): ``slope``, ``slope_se``,
+        ``slope_ci_low``, ``slope_ci_high``, ``intercept`` (+ CI for OLS), ``r2``, ``n_points``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": [1, 2, 3, 4], "y": [2.0, 4.1, 5.9, 8.0]})
+    >>> round(fit_linear(df, x="x", y="y", robust=False)["slope"].iloc[0], 2)
+    1.98
+    """
+    by = [c for c in by if c in frame.columns]
+    groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        labels = dict(zip(by, key))
+        g = g[[x, y]].dropna()
+        if len(g) < 3 or g[x].nunique() < 2:
+            raise ValueError(f"fit needs ≥ 3 points at ≥ 2 distinct {x} values, got {len(g)} for {labels}")
+        X = sm.add_constant(g[x].astype(float), has_constant="add")
+        res = sm.OLS(g[y].astype(float), X).fit()
+        ci = res.conf_int(alpha)
+        rows.append({**labels, "method": "ols", "slope": res.params[x], "slope_se": res.bse[x],
+                     "slope_ci_low": ci.loc[x, 0], "slope_ci_high": ci.loc[x, 1],
+                     "intercept": res.params["const"], "intercept_ci_low": ci.loc["const", 0],
+                     "intercept_ci_high": ci.loc["const", 1], "r2": res.rsquared, "n_points": len(g),
+                     "df_resid": res.df_resid})
+        if robust:
+            ts = stats.theilslopes(g[y].astype(float), g[x].astype(float), alpha=1 - alpha)
+            rows.append({**labels, "method": "theil_sen", "slope": ts.slope, "slope_se": np.nan,
+                         "slope_ci_low": ts.low_slope, "slope_ci_high": ts.high_slope,
+                         "intercept": ts.intercept, "intercept_ci_low": np.nan, "intercept_ci_high": np.nan,
+                         "r2": np.nan, "n_points": len(g), "df_resid": len(g) - 2})
+    return pd.DataFrame(rows)
+
+
+def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant"), x: str = "n_statements",
+                 y: str = "total_s", alpha: float = 0.05, robust: bool = True) -> pd.DataFrame:
+    """Fit ``Total = N_statements × overhead + write_time`` per group.
+
+    ``frame`` holds one row per scenario run: how many statements it took (``x``) and its
+    total time in seconds (``y``), all runs writing the same rows, so the intercept is the
+    write time and the slope the fixed per-statement overhead.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group and method: ``overhead_ms`` with ``overhead_se_ms``,
+        ``overhead_ci_low_ms``, ``overhead_ci_high_ms`` (95 % by default), ``write_time_s``
+        with its CI, ``r2``, ``n_points``.
+
+    Examples
+    --------
+    The seed's shared-data table (1000 × single row, 10 × 100, 1 × 1000):
+
+    >>> t = pd.DataFrame({"n_statements": [1000, 10, 1], "total_s": [64.39, 0.823, 0.326]})
+    >>> round(fit_overhead(t, robust=False)["overhead_ms"].iloc[0], 1)
+    64.2
+    """
+    fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust)
+    out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
+                               "intercept_ci_high": "write_time_ci_high_s"})
+    for col in ("slope", "slope_se", "slope_ci_low", "slope_ci_high"):
+        out[col.replace("slope", "overhead") + "_ms"] = out.pop(col) * 1e3
+    return out
+
+
+def scenario_totals(samples: pd.DataFrame, by: Sequence[str] = ("engine", "variant", "scenario", "repeat")
+                    ) -> pd.DataFrame:
+    """Total time and statement count per scenario run, from per-statement samples.
+
+    Warm-up samples are excluded. Returns ``n_statements``, ``rows``, ``total_s`` per group.
+    """
+    by = [c for c in by if c in samples.columns]
+    measured = samples[~samples["warmup"]]
+    return (measured.groupby(by, sort=False)
+            .agg(n_statements=("elapsed_s", "size"), rows=("rows", "sum"), total_s=("elapsed_s", "sum"))
+            .reset_index())
+
+
+def overhead_difference(fits: pd.DataFrame, a: dict, b: dict, alpha: float = 0.05) -> dict:
+    """Difference ``a − b`` of two OLS overheads, with a CI (independent fits, Welch df).
+
+    ``a`` and ``b`` select one OLS row each by column values, e.g. ``{"variant": "sync_on"}``.
+
+    Returns
+    -------
+    dict
+        ``diff_ms``, ``diff_ci_low_ms``, ``diff_ci_high_ms``, ``ratio`` (a / b).
+    """
+    ra, rb = (_one(fits[fits["method"] == "ols"], sel) for sel in (a, b))
+    se = np.hypot(ra["overhead_se_ms"], rb["overhead_se_ms"])
+    dfw = se**4 / (ra["overhead_se_ms"]**4 / ra["df_resid"] + rb["overhead_se_ms"]**4 / rb["df_resid"])
+    t = stats.t.ppf(1 - alpha / 2, dfw)
+    diff = ra["overhead_ms"] - rb["overhead_ms"]
+    return {"diff_ms": diff, "diff_ci_low_ms": diff - t * se, "diff_ci_high_ms": diff + t * se,
+            "ratio": ra["overhead_ms"] / rb["overhead_ms"]}
+
+
+def scale_table(diff: dict, ns: Iterable[int] = SCALE_NS) -> pd.DataFrame:
+    """The seed's scale table: extra cost of one overhead over another at N statements.
+
+    Parameters
+    ----------
+    diff : dict
+        ``diff_ms`` with ``diff_ci_low_ms`` / ``diff_ci_high_ms`` (see :func:`overhead_difference`).
+    ns : iterable of int
+        Statement counts.
+
+    Examples
+    --------
+    >>> scale_table({"diff_ms": 35.0, "diff_ci_low_ms": 30.0, "diff_ci_high_ms": 40.0}, [1, 1000])["extra_s"].tolist()
+    [0.035, 35.0]
+    """
+    ns = list(ns)
+    return pd.DataFrame({
+        "n_statements": ns,
+        "extra_s": [n * diff["diff_ms"] / 1e3 for n in ns],
+        "extra_ci_low_s": [n * diff.get("diff_ci_low_ms", np.nan) / 1e3 for n in ns],
+        "extra_ci_high_s": [n * diff.get("diff_ci_high_ms", np.nan) / 1e3 for n in ns],
+    })
+
+
+def ratio_ci(a: Sequence[float], b: Sequence[float], *, statistic: Callable = np.median, alpha: float = 0.05,
+             n_resamples: int = 2000, seed: int = 0) -> dict:
+    """``statistic(a) / statistic(b)`` with a bootstrap CI (scipy, percentile method).
+
+    Examples
+    --------
+    >>> r = ratio_ci([2.0, 2.1, 1.9, 2.0] * 5, [1.0, 1.05, 0.95, 1.0] * 5)
+    >>> round(r["ratio"], 1), r["ci_low"] < 2 < r["ci_high"]
+    (2.0, True)
+    """
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    res = stats.bootstrap((a, b), lambda x, y, axis=-1: statistic(x, axis=axis) / statistic(y, axis=axis),
+                          vectorized=True, paired=False, confidence_level=1 - alpha, n_resamples=n_resamples,
+                          method="percentile", random_state=np.random.default_rng(seed))
+    return {"ratio": float(statistic(a) / statistic(b)), "ci_low": float(res.confidence_interval.low),
+            "ci_high": float(res.confidence_interval.high), "n_a": len(a), "n_b": len(b)}
+
+
+def compare_with_published(live: pd.DataFrame, published: pd.DataFrame, *, on: Sequence[str] = ("quantity",),
+                           ) -> pd.DataFrame:
+    """Put live estimates beside published values.
+
+    Parameters
+    ----------
+    live : pandas.DataFrame
+        Columns ``on`` + ``live``, ``live_ci_low``, ``live_ci_high`` (CI may be NaN).
+    published : pandas.DataFrame
+        Columns ``on`` + ``published`` (+ ``source``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``on``, ``published``, ``live``, CI, ``ratio`` (live / published) and ``ci_covers_published``.
+    """
+    out = published.merge(live, on=list(on), how="outer")
+    out["ratio"] = out["live"] / out["published"]
+    out["ci_covers_published"] = (out["live_ci_low"] <= out["published"]) & (out["published"] <= out["live_ci_high"])
+    return out
+
+
+def _one(frame: pd.DataFrame, sel: dict) -> pd.Series:
+    mask = np.ones(len(frame), bool)
+    for k, v in sel.items():
+        mask &= (frame[k] == v).to_numpy()
+    if mask.sum() != 1:
+        raise ValueError(f"expected exactly one fit matching {sel}, found {int(mask.sum())}")
+    return frame[mask].iloc[0]

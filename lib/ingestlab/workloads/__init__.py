@@ -1,0 +1,1 @@
+"""Experiment workloads: parameter validation and measurement loops, one module per notebook."""

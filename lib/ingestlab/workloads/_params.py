@@ -1,0 +1,35 @@
+"""Checks shared by every workload's parameter validation."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ingestlab.errors import ConfigError
+
+
+def positive_int(name: str, value: Any, *, allow_zero: bool = False) -> int:
+    """``value`` as an int > 0 (≥ 0 with ``allow_zero``), else :class:`ConfigError` naming ``name``."""
+    low = 0 if allow_zero else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(name, value, f"an integer ≥ {low}")
+    return value
+
+
+def one_of(name: str, value: Any, accepted: Iterable[str]) -> str:
+    """``value`` if it is one of ``accepted``, else :class:`ConfigError` listing them."""
+    accepted = list(accepted)
+    if value not in accepted:
+        raise ConfigError(name, value, "one of " + ", ".join(map(repr, accepted)))
+    return value
+
+
+def subset(name: str, value: Any, accepted: Sequence[str]) -> tuple[str, ...]:
+    """``value`` (a list, or a comma-separated string) as a tuple of items of ``accepted``."""
+    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value or [])
+    items = [v for v in items if v]
+    if not items:
+        raise ConfigError(name, value, "a non-empty list of " + ", ".join(map(repr, accepted)))
+    for item in items:
+        if item not in accepted:
+            raise ConfigError(name, item, "each item one of " + ", ".join(map(repr, accepted)))
+    return tuple(items)

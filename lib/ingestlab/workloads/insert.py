@@ -1,0 +1,277 @@
+"""Notebook 01's workload: the seed's INSERT scenarios, timed per statement, per commit variant."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ingestlab import datagen, models
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.errors import ConfigError, UnsupportedOperationError
+from ingestlab.timing import time_statements
+from ingestlab.workloads._params import one_of, positive_int, subset
+
+#: Scenario name → rows per INSERT statement (None: one statement for all rows).
+SCENARIOS: dict[str, int | None] = {
+    "single_row": 1,
+    "batch_100": 100,
+    "batch_1000": 1000,
+    "insert_select": None,
+    "bulk": None,
+}
+#: Scenarios of the ``INSERT … VALUES`` family, which the overhead fit uses (as the seed does).
+FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
+#: Sizes per SCALE. ``paper`` is the seed's: 1 000 rows, 30 profiled statements.
+SCALES: dict[str, dict[str, int]] = {
+    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 10},
+    "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
+}
+TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """Validated parameters of notebook 01 (see :func:`validate`)."""
+
+    target: str
+    scale: str
+    n: int
+    repeats: int
+    warmup: int
+    profile_n: int
+    scenarios: tuple[str, ...]
+    variants: tuple[str, ...]
+    seed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as a plain dict (for ``run.json``)."""
+        return dataclasses.asdict(self)
+
+
+def validate(target: str = "postgres", scale: str = "smoke", n: int | None = None,
+             scenarios: Sequence[str] | str | None = None, variants: Sequence[str] | str | None = None,
+             repeats: int | None = None, warmup: int | None = None, profile_n: int | None = None,
+             seed: int = 0) -> Params:
+    """Check notebook 01's parameters without starting anything; return them resolved.
+
+    Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter,
+    the value and what is accepted. ``None`` means "the SCALE's size" / "all".
+
+    Examples
+    --------
+    >>> validate("postgres", "smoke").n
+    1000
+    >>> validate("postgres", n=0)
+    Traceback (most recent call last):
+    ...
+    ingestlab.errors.ConfigError: N=0 is not valid: expected an integer ≥ 1
+    """
+    one_of("SCALE", scale, SCALES)
+    size = SCALES[scale]
+    n = positive_int("N", size["n"] if n is None else n)
+    repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats)
+    warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True)
+    profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
+    scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))
+    engine_cls = type(Engine.resolve(target))
+    known = list(engine_cls.COMMIT_VARIANTS) or ["default"]
+    variants = subset("VARIANTS", known if variants is None else variants, known)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError("SEED", seed, "an integer")
+    return Params(target, scale, n, repeats, warmup, profile_n, scenarios, variants, seed)
+
+
+def _statements(scenario: str, rows: list[tuple]) -> list[list[tuple]]:
+    size = SCENARIOS[scenario]
+    if size is None:
+        return [rows]
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: list[tuple], *,
+                 warmup: int, bar=None) -> pd.DataFrame:
+    """Time one scenario writing ``rows`` into an empty table; return the samples.
+
+    Warm-up statements (``warmup`` single rows, or one statement of each other scenario)
+    run first on the same table and are kept, flagged; the table is then emptied (not
+    timed) so that the measured statements write into an empty table, as in the seed.
+    """
+    cols = [c for c, _ in SEED_COLUMNS]
+    if scenario == "bulk" and engine.BULK_PATH is None:
+        raise UnsupportedOperationError(f"{engine.NAME} has no bulk path")
+
+    def execute(chunk: list[tuple]) -> None:
+        if scenario == "bulk":
+            engine.bulk_load(TABLE, cols, chunk)
+        elif scenario == "insert_select":
+            engine.execute(engine.insert_select_sql(TABLE, SOURCE))
+        else:
+            engine.execute(engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
+
+    n_warm = warmup if scenario == "single_row" else min(warmup, 1)
+    warm = _statements(scenario, warmup_rows)[:n_warm] if scenario != "insert_select" else [rows] * n_warm
+    measured = _statements(scenario, rows)
+    _reset_table(engine)
+    warm_frame = time_statements(execute, warm, rows=[len(c) for c in warm],
+                                 bytes_=[sum(map(datagen.row_bytes, c)) for c in warm], warmup=len(warm))
+    _reset_table(engine)
+    frame = time_statements(execute, measured, rows=[len(c) for c in measured],
+                            bytes_=[sum(map(datagen.row_bytes, c)) for c in measured],
+                            progress=bar.update if bar is not None else None)
+    written = engine.count_rows(TABLE)
+    if written != len(rows):
+        raise AssertionError(f"{scenario}: table holds {written} rows after writing {len(rows)}")
+    return pd.concat([warm_frame, frame], ignore_index=True).assign(scenario=scenario)
+
+
+def _reset_table(engine: Engine) -> None:
+    engine.execute(engine.drop_table_sql(TABLE))
+    engine.execute(engine.create_table_sql(TABLE, SEED_COLUMNS))
+
+
+def measure(params: Params, run) -> dict[str, pd.DataFrame]:
+    """Run notebook 01's measurements end to end; the engine is started and stopped inside.
+
+    For each variant: put its settings in force, record the engine's metadata, run every
+    scenario ``repeats`` times (scenarios interleaved within a repeat), then the statement
+    anatomy of ``profile_n`` single-row INSERTs. Samples are appended to ``run`` after
+    every scenario, so an interrupted run keeps what it measured.
+
+    Returns
+    -------
+    dict
+        ``samples`` (one row per statement) and ``anatomy`` (tidy, see
+        :meth:`Engine.statement_anatomy`).
+    """
+    engine = Engine.resolve(params.target)
+    cols = [c for c, _ in SEED_COLUMNS]
+    out = {"samples": [], "anatomy": []}
+    per_variant = sum(len(_statements(s, [None] * params.n)) for s in params.scenarios) * params.repeats
+    try:
+        engine.start()
+        for variant in params.variants:
+            engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
+            run.record_engine(engine, variant=variant)
+            labels = {"engine": engine.NAME, "variant": variant}
+            if "insert_select" in params.scenarios:
+                engine.execute(engine.drop_table_sql(SOURCE))
+                engine.execute(engine.create_table_sql(SOURCE, SEED_COLUMNS))
+            with tqdm(total=per_variant, desc=f"{engine.NAME} {variant}", unit="stmt") as bar:
+                for rep in range(params.repeats):
+                    rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
+                    warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
+                    if "insert_select" in params.scenarios:
+                        engine.execute(f"DELETE FROM {engine.quote(SOURCE)}")
+                        engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
+                    for scenario in params.scenarios:
+                        frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar)
+                        frame = frame.assign(repeat=rep, **labels)
+                        run.append(frame)
+                        out["samples"].append(frame)
+            if params.profile_n:
+                anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
+                _reset_table(engine)
+                try:
+                    frame = engine.statement_anatomy(TABLE, cols, anatomy_rows).assign(**labels)
+                except UnsupportedOperationError as exc:
+                    run.note(f"{variant}: no anatomy ({exc})")
+                else:
+                    run.append(frame, table="anatomy")
+                    out["anatomy"].append(frame)
+    finally:
+        engine.close()
+    return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
+
+
+def fit(samples: pd.DataFrame) -> pd.DataFrame:
+    """The overhead fit per (engine, variant) over the ``INSERT … VALUES`` scenarios' totals."""
+    totals = models.scenario_totals(samples[samples["scenario"].isin(FIT_SCENARIOS)])
+    return models.fit_overhead(totals)
+
+
+def throughput(samples: pd.DataFrame) -> pd.DataFrame:
+    """Throughput per scenario: total time, rows/s and MB/s (median over repeats)."""
+    totals = models.scenario_totals(samples)
+    b = samples[~samples["warmup"]].groupby(["engine", "variant", "scenario", "repeat"], sort=False)["bytes"].sum()
+    totals = totals.merge(b.rename("bytes").reset_index(), on=["engine", "variant", "scenario", "repeat"])
+    totals["rows_per_s"] = totals["rows"] / totals["total_s"]
+    totals["mb_per_s"] = totals["bytes"] / totals["total_s"] / 1e6
+    return (totals.groupby(["engine", "variant", "scenario"], sort=False)
+            .agg(repeats=("repeat", "nunique"), n_statements=("n_statements", "first"), rows=("rows", "first"),
+                 total_s=("total_s", "median"), rows_per_s=("rows_per_s", "median"), mb_per_s=("mb_per_s", "median"))
+            .reset_index())
+
+
+def published_fits() -> pd.DataFrame:
+    """The seed's StarRocks overhead fits (per deployment and version) from ``data/published``."""
+    from ingestlab import published
+
+    table = published.load("starrocks_insert_scenarios")
+    return models.fit_overhead(table[table["scenario"].isin(FIT_SCENARIOS)],
+                               by=["engine", "deployment", "version"])
+
+
+def anatomy_summary(anatomy: pd.DataFrame) -> pd.DataFrame:
+    """Per (engine, variant): the median of each EXPLAIN-pass component and the stats-pass means.
+
+    The ``other`` component is what the client waited for beyond plan, execution and the
+    WAL flush that ``pg_stat_io`` saw: network round trip, parse, the rest of commit.
+    """
+    explain = (anatomy[anatomy["pass"] == "explain"]
+               .groupby(["engine", "variant", "component"], sort=False)["ms"].median()
+               .unstack("component"))
+    stats = (anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
+             .pivot_table(index=["engine", "variant"], columns="component", values="ms", sort=False))
+    out = stats.add_prefix("stats_").join(explain.add_prefix("explain_"))
+    parts = [c for c in ("stats_planning", "stats_execution", "stats_wal_flush") if c in out.columns]
+    if "stats_client_total" in out.columns and parts:
+        out["stats_other"] = out["stats_client_total"] - out[parts].sum(axis=1)
+    return out.reset_index()
+
+
+def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: dict | None) -> pd.DataFrame:
+    """Live numbers beside the seed's: overhead, commit-protocol difference, batching speed-up.
+
+    Returns
+    -------
+    pandas.DataFrame
+        See :func:`ingestlab.models.compare_with_published`; ``quantity`` names what is
+        compared, ``published_label`` and ``live_label`` say whose number it is.
+    """
+    pub = published_fits()
+    pub = pub[pub["method"] == "ols"]
+    ols = fits[fits["method"] == "ols"]
+    rows_pub, rows_live = [], []
+    for _, p in pub.iterrows():
+        for _, f in ols.iterrows():
+            q = f"overhead_ms: {f['engine']} {f['variant']} vs StarRocks {p['deployment']} {p['version']}"
+            rows_pub.append({"quantity": q, "published": p["overhead_ms"], "published_label": "seed fit (OLS)"})
+            rows_live.append({"quantity": q, "live": f["overhead_ms"], "live_ci_low": f["overhead_ci_low_ms"],
+                              "live_ci_high": f["overhead_ci_high_ms"], "live_label": "live fit (OLS)"})
+    sd = pub[pub["deployment"] == "shared-data"].iloc[0]
+    sn = pub[(pub["deployment"] == "shared-nothing") & (pub["version"] == sd["version"])].iloc[0]
+    if diff is not None:
+        q = "commit_protocol_extra_ms (seed: shared-nothing − shared-data; live: first − last variant)"
+        rows_pub.append({"quantity": q, "published": sn["overhead_ms"] - sd["overhead_ms"],
+                         "published_label": "difference of seed fits"})
+        rows_live.append({"quantity": q, "live": diff["diff_ms"], "live_ci_low": diff["diff_ci_low_ms"],
+                          "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits"})
+    from ingestlab import published
+
+    seed = published.load("starrocks_insert_scenarios")
+    seed = seed[(seed["deployment"] == "shared-data") & (seed["version"].astype(str) == str(sd["version"]))]
+    seed_speedup = (seed.loc[seed["scenario"] == "single_row", "total_s"].iloc[0]
+                    / seed.loc[seed["scenario"] == "batch_1000", "total_s"].iloc[0])
+    tp = throughput_table.set_index(["engine", "variant", "scenario"])["total_s"]
+    for (engine, variant) in ols[["engine", "variant"]].itertuples(index=False):
+        if (engine, variant, "batch_1000") in tp.index and (engine, variant, "single_row") in tp.index:
+            q = f"batching_speedup_x (single_row / batch_1000 total): {engine} {variant}"
+            rows_pub.append({"quantity": q, "published": seed_speedup, "published_label": "seed shared-data table"})
+            rows_live.append({"quantity": q, "live": tp[(engine, variant, "single_row")] / tp[(engine, variant, "batch_1000")],
+                              "live_ci_low": float("nan"), "live_ci_high": float("nan"),
+                              "live_label": "median totals over repeats"})
+    return models.compare_with_published(pd.DataFrame(rows_live), pd.DataFrame(rows_pub))

@@ -1,0 +1,95 @@
+"""The contract every engine adapter passes, run against a real server of that engine.
+
+Subclass it per engine: ``class TestPostgres(EngineContract): engine = "postgres"``. A
+subclass may set ``skip_reason()`` for an engine that cannot run on this machine.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+
+COLS = [c for c, _ in SEED_COLUMNS]
+ODD_TABLE = 'we"ird tab`le'
+
+
+class EngineContract:
+    engine: str = ""
+
+    @classmethod
+    def skip_reason(cls) -> str | None:
+        """Why this engine cannot run here (None: it can)."""
+        return None
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def eng(cls):
+        reason = cls.skip_reason()
+        if reason:
+            pytest.skip(reason)
+        engine = Engine.get(cls.engine).start()
+        yield engine
+        engine.close()
+
+    def test_start_is_idempotent_and_reports_a_version(self, eng):
+        assert eng.start() is eng
+        assert eng.server_version()[0].isdigit()
+
+    def test_identifiers_are_quoted_by_the_dialect(self, eng):
+        eng.execute(eng.drop_table_sql(ODD_TABLE))
+        eng.execute(eng.create_table_sql(ODD_TABLE, SEED_COLUMNS))
+        rows = datagen.seed_rows(7, seed=1)
+        eng.execute(eng.insert_sql(ODD_TABLE, COLS, len(rows)), [v for r in rows for v in r])
+        assert eng.count_rows(ODD_TABLE) == 7
+        eng.execute(eng.drop_table_sql(ODD_TABLE))
+
+    def test_insert_select_and_bulk_path_keep_every_row(self, eng):
+        rows = datagen.seed_rows(250, seed=2)
+        for t in ("c_src", "c_dst"):
+            eng.execute(eng.drop_table_sql(t))
+            eng.execute(eng.create_table_sql(t, SEED_COLUMNS))
+        eng.bulk_load("c_src", COLS, rows)
+        assert eng.count_rows("c_src") == 250
+        eng.execute(eng.insert_select_sql("c_dst", "c_src"))
+        assert eng.count_rows("c_dst") == 250
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_dst')}"))
+        assert got == sorted(rows)
+
+    def test_variants_are_applied_and_read_back(self, eng):
+        for variant, settings in eng.COMMIT_VARIANTS.items():
+            applied = eng.apply_settings(settings)
+            assert applied == settings
+            live = eng.settings()
+            for name, value in settings.items():
+                assert str(live.get(name, "")).lower().startswith(str(value).lower()), (variant, name, live.get(name))
+        eng.apply_settings({})
+
+    def test_metadata_names_engine_version_and_settings(self, eng):
+        meta = eng.metadata()
+        assert meta["engine"] == self.engine and meta["server_version"] and isinstance(meta["settings"], dict)
+
+    def test_statement_anatomy_is_tidy(self, eng):
+        eng.execute(eng.drop_table_sql("c_anat"))
+        eng.execute(eng.create_table_sql("c_anat", SEED_COLUMNS))
+        frame = eng.statement_anatomy("c_anat", COLS, datagen.seed_rows(5, start_id=100, seed=3))
+        assert {"pass", "statement_no", "component", "ms", "source"} <= set(frame.columns)
+        assert (frame.dropna(subset=["ms"])["ms"] >= 0).all() or "outside_executor" in set(frame["component"])
+        assert eng.count_rows("c_anat") > 0
+
+    def test_close_stops_the_local_server(self):
+        reason = self.skip_reason()
+        if reason:
+            pytest.skip(reason)
+        engine = Engine.get(self.engine).start()
+        pid, directory = engine.server.pid(), engine.server.directory
+        assert pid
+        engine.close()
+        engine.close()  # idempotent
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        assert not directory.exists()

@@ -1,0 +1,58 @@
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import psycopg2
+import pytest
+
+from ingestlab.errors import ServerError
+from ingestlab.servers import reap
+from ingestlab.servers.postgres import PostgresServer
+
+
+def _gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z"
+
+
+def test_restart_puts_exactly_the_given_settings_in_force(tmp_path):
+    with PostgresServer(tmp_path / "pg") as server:
+        server.restart({"synchronous_commit": "off", "work_mem": "8MB"})
+        server.restart({"synchronous_commit": "off"})
+        with psycopg2.connect(**server.connect_kwargs()) as conn, conn.cursor() as cur:
+            cur.execute("SELECT name, setting, source FROM pg_settings WHERE name IN ('synchronous_commit', 'work_mem')")
+            got = {n: (s, src) for n, s, src in cur.fetchall()}
+        conn.close()
+    assert got["synchronous_commit"] == ("off", "configuration file")
+    assert got["work_mem"][1] == "default"
+
+
+def test_setting_names_are_checked_not_injected(tmp_path):
+    with PostgresServer(tmp_path / "pg") as server:
+        with pytest.raises(ServerError, match="setting name"):
+            server.restart({"work_mem = '1MB'\nfsync": "off"})
+
+
+def test_reap_stops_a_server_whose_owner_died(tmp_path):
+    code = textwrap.dedent(f"""
+        import os
+        from ingestlab.servers.postgres import PostgresServer
+        s = PostgresServer({str(tmp_path / 'postgres-999999')!r}).start()
+        print(s.pid(), flush=True)
+        os._exit(0)  # the owner dies without stopping its server
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    pid = int(out.stdout.split()[-1])
+    assert not _gone(pid)
+    stopped = reap(tmp_path)
+    assert [p.name for p in stopped] == ["postgres-999999"]
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(pid)
+    assert not (tmp_path / "postgres-999999").exists()

@@ -1,0 +1,231 @@
+"""Tests for ingestlab.published: the seed studies' tables, checked against the seeds."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ingestlab import published
+from ingestlab.errors import ConfigError
+
+SEEDS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+
+#: Rows each table must have: what the seed prints (see data/published/SOURCES.md).
+EXPECTED_ROWS = {
+    "arangodb_upsert_batch_times": 24,
+    "doris_group_commit_examples": 7,
+    "doris_group_commit_jdbc": 3,
+    "doris_group_commit_stream_load": 12,
+    "doris_group_commit_sync_large_batch": 24,
+    "doris_group_commit_sync_small_batch": 24,
+    "starrocks_component_effects": 6,
+    "starrocks_component_medians": 14,
+    "starrocks_csv_peak_memory": 3,
+    "starrocks_csv_scan_times": 24,
+    "starrocks_insert_overhead_scale": 6,
+    "starrocks_insert_profile_medians": 10,
+    "starrocks_insert_scenarios": 13,
+    "yugabytedb_docdb_rows_inserted": 2,
+}
+
+#: Tables that merge several printed ones: the columns that tell them apart, rows in each.
+PRINTED_TABLE_SIZES = {
+    "arangodb_upsert_batch_times": (["engine", "scenario"], 6),
+    "doris_group_commit_sync_large_batch": (["concurrency"], 8),
+    "doris_group_commit_sync_small_batch": (["concurrency"], 8),
+    "starrocks_component_effects": (["deployment"], 3),
+    "starrocks_component_medians": (["deployment"], 7),
+    "starrocks_csv_scan_times": (["engine", "stage"], 3),
+}
+
+REQUIRED = ["source_seed", "engine", "version", "deployment", "scenario"]
+UNIT_SUFFIXES = ("_s", "_ms", "_us", "_pct", "_rows", "_per_s", "_bytes", "_mb", "_gb", "_x")
+COUNTS = {"rows", "batches", "buckets", "concurrency", "rows_per_batch", "rows_per_insert"}
+
+#: The only converted columns; each sits beside the text it came from (``extra_printed``).
+CONVERTED = {"elapsed_s", "extra_s", "peak_mb", "request_bytes"}
+#: Units in printed text, in seconds or bytes (binary prefixes, as SOURCES.md states).
+UNITS = {"": 1, "ms": 1e-3, "s": 1, "sec": 1, "min": 60, "мин": 60,
+         "kb": 2**10, "mb": 2**20, "g": 2**30, "gb": 2**30}
+
+
+def is_measure(column: str) -> bool:
+    """Whether a column's name says it holds a measured quantity or a count."""
+    return column.endswith(UNIT_SUFFIXES) or column in COUNTS or column.startswith("n_")
+
+
+def numeric_columns(frame: pd.DataFrame) -> list[str]:
+    """The numeric, non-boolean columns of a frame."""
+    return [c for c in frame.columns
+            if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+
+
+def raw(name: str) -> pd.DataFrame:
+    """A published table with every cell as the text stored in the CSV."""
+    return pd.read_csv(published.data_dir() / f"{name}.csv", dtype=str, keep_default_na=False)
+
+
+def normalise_spaces(text: str) -> str:
+    """Collapse no-break and thin spaces into plain spaces."""
+    return re.sub(r"[\u00a0\u2009\u202f]", " ", text)
+
+
+def printed_numbers(text: str) -> set[str]:
+    """Every number in a text, in the forms a CSV may store it.
+
+    ``64,2`` (decimal comma) gives ``64.2``; ``1,215`` and ``10 000`` (thousands
+    separators) give ``1215`` and ``10000``; a number printed with a sign also gives its
+    signed form (``-7``).
+    """
+    text = normalise_spaces(text)
+    found = set()
+    patterns = [(r"\d+(?:\.\d+)?", lambda s: s),
+                (r"\d+,\d+", lambda s: s.replace(",", ".")),
+                (r"\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?", lambda s: re.sub("[, ]", "", s))]
+    for pattern, to_stored in patterns:
+        for match in re.finditer(pattern, text):
+            number = to_stored(match.group())
+            found.add(number)
+            if match.start() and text[match.start() - 1] in "+-":
+                found.add(text[match.start() - 1] + number)
+    return found
+
+
+def printed_quantity(text: str) -> float:
+    """A printed duration or size in seconds or bytes: ``+5.8 мин``, ``4:24``, ``1.2G``."""
+    text = text.strip().lstrip("+")
+    if minutes_seconds := re.fullmatch(r"(\d+):(\d\d)", text):
+        return int(minutes_seconds[1]) * 60 + int(minutes_seconds[2])
+    parts = re.findall(r"([\d.]+)\s*([^\d\s.]*)", text)
+    return sum(float(number) * UNITS[unit.lower()] for number, unit in parts)
+
+
+def first_number(text: str) -> float:
+    """The first number in a printed cell, with its sign: ``-7%`` → -7, ``±5 ms`` → 5."""
+    return float(re.search(r"[-+]?\d+(?:\.\d+)?", text)[0])
+
+
+@pytest.fixture(scope="module")
+def seeds() -> dict[str, str]:
+    """The seed texts by file name; skips the fidelity tests when they are absent."""
+    if not SEEDS_DIR.is_dir():
+        pytest.skip(f"seed directory {SEEDS_DIR} is absent: cannot check the tables against it")
+    return {path.name: path.read_text(encoding="utf-8") for path in SEEDS_DIR.glob("*.txt")}
+
+
+def test_names_are_exactly_the_expected_tables():
+    assert published.names() == sorted(EXPECTED_ROWS)
+
+
+def test_names_doctest_passes():
+    assert doctest.testmod(published).failed == 0
+
+
+def test_load_unknown_name_raises_config_error_listing_names():
+    with pytest.raises(ConfigError, match="one of: arangodb_upsert_batch_times") as info:
+        published.load("starrocks_inserts")
+    assert info.value.name == "name" and info.value.value == "starrocks_inserts"
+
+
+def test_data_dir_is_overridden_by_environment(monkeypatch, tmp_path):
+    pd.DataFrame({c: ["x"] for c in REQUIRED} | {"total_s": [1.5]}).to_csv(
+        tmp_path / "tiny.csv", index=False)
+    monkeypatch.setenv("INGESTLAB_PUBLISHED_DIR", str(tmp_path))
+    assert published.names() == ["tiny"]
+    assert published.load("tiny")["total_s"].tolist() == [1.5]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_table_has_labels_and_the_printed_row_count(name):
+    frame = published.load(name)
+    assert list(frame.columns[: len(REQUIRED)]) == REQUIRED
+    assert len(frame) == EXPECTED_ROWS[name]
+    assert (frame["source_seed"] != "").all() and (frame["engine"] != "").all()
+    assert (frame["scenario"] != "").all()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_measured_columns_are_numeric_and_carry_a_unit(name):
+    frame = published.load(name)
+    numeric = numeric_columns(frame)
+    assert [c for c in frame.columns if is_measure(c) and c not in numeric] == []
+    assert [c for c in numeric if not is_measure(c)] == []
+    assert numeric, "a published table holds at least one measured column"
+
+
+@pytest.mark.parametrize("name", sorted(PRINTED_TABLE_SIZES))
+def test_merged_tables_keep_every_printed_table_whole(name):
+    columns, size = PRINTED_TABLE_SIZES[name]
+    sizes = published.load(name).groupby(columns).size()
+    assert (sizes == size).all(), sizes.to_dict()
+
+
+def test_starrocks_scenarios_hold_each_measurement_once():
+    frame = published.load("starrocks_insert_scenarios")
+    assert not frame.duplicated(["deployment", "version", "scenario"]).any()
+    printed_in = frame["table"].str.split(";").explode().value_counts().to_dict()
+    assert printed_in == {"t1": 5, "t2": 8, "t3": 8}
+    assert set(frame["scenario"]) == {"single_row", "batch_100", "batch_1000",
+                                      "insert_select", "stream_load"}
+
+
+@pytest.mark.parametrize(("deployment", "version", "overhead_ms"), [
+    ("shared-data", "4.0.5", 64.2), ("shared-nothing", "4.0.4", 100.0),
+    ("shared-nothing", "4.0.5", 100.0)])
+def test_starrocks_fit_recovers_the_article_overhead(deployment, version, overhead_ms):
+    frame = published.load("starrocks_insert_scenarios")
+    points = frame[(frame["deployment"] == deployment) & (frame["version"] == version)
+                   & frame["scenario"].isin(["single_row", "batch_100", "batch_1000"])]
+    slope_s, _ = np.polyfit(points["n_statements"], points["total_s"], 1)
+    assert slope_s * 1000 == pytest.approx(overhead_ms, abs=0.5)
+
+
+def test_sources_lists_every_table_with_its_row_count_and_nothing_else():
+    text = (published.data_dir() / "SOURCES.md").read_text(encoding="utf-8")
+    mentioned = set(re.findall(r"`([a-z0-9_]+)\.csv`", text))
+    assert mentioned == set(published.names())
+    listed = dict(re.findall(r"^\| `([a-z0-9_]+)\.csv` \| (\d+) \|", text, flags=re.M))
+    assert {name: int(rows) for name, rows in listed.items()} == EXPECTED_ROWS
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_every_number_appears_in_its_seed_as_printed(name, seeds):
+    stored, numeric = raw(name), numeric_columns(published.load(name))
+    missing = []
+    for seed, rows in stored.groupby("source_seed"):
+        assert seed in seeds, f"{seed} is not a seed file"
+        found = printed_numbers(seeds[seed])
+        missing += [(seed, column, cell) for column in numeric if column not in CONVERTED
+                    for cell in rows[column] if cell and cell not in found]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_printed_text_appears_in_its_seed(name, seeds):
+    stored, missing = raw(name), []
+    for column in [c for c in stored.columns if c.endswith("_printed")]:
+        for seed, cell in zip(stored["source_seed"], stored[column]):
+            if cell and cell not in normalise_spaces(seeds[seed]):
+                missing.append((column, cell))
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_numbers_agree_with_the_printed_text_beside_them(name):
+    """``<x>_<unit>`` holds the number in ``<x>_printed``: converted, or as printed with its sign."""
+    frame = published.load(name)
+    for printed in [c for c in frame.columns if c.endswith("_printed")]:
+        stem = printed.removesuffix("_printed") + "_"
+        rows = frame[frame[printed].notna()]
+        for column in [c for c in numeric_columns(frame) if c.startswith(stem)]:
+            if column in CONVERTED:
+                expected = rows[printed].map(printed_quantity)
+                expected = expected / UNITS["mb"] if column.endswith("_mb") else expected
+            else:
+                expected = rows[printed].map(first_number)
+            assert rows[column].tolist() == pytest.approx(expected.tolist()), column

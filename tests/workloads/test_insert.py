@@ -1,0 +1,46 @@
+import pytest
+
+from ingestlab.errors import ConfigError
+from ingestlab.results import Run
+from ingestlab.workloads import insert
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"target": "oracle"}, "TARGET"),
+    ({"target": "postgresql://u@host:x/db"}, "TARGET"),
+    ({"n": 0}, "N"),
+    ({"n": -5}, "N"),
+    ({"scale": "huge"}, "SCALE"),
+    ({"scenarios": "single_row,upsert"}, "SCENARIOS"),
+    ({"variants": "sync_maybe"}, "VARIANTS"),
+    ({"repeats": 0}, "REPEATS"),
+])
+def test_bad_parameters_name_themselves_before_any_server_starts(kwargs, name, tmp_path, monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
+    with pytest.raises(ConfigError) as err:
+        insert.validate(**{"target": "postgres", **kwargs})
+    assert err.value.name == name and "expected" in str(err.value)
+    assert not (tmp_path / "lab").exists()
+
+
+def test_defaults_follow_the_scale():
+    assert insert.validate(scale="paper").profile_n == 30
+    assert insert.validate(scale="paper").n == 1000
+    assert insert.validate(variants="sync_off").variants == ("sync_off",)
+
+
+def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
+    params = insert.validate("postgres", n=120, repeats=2, warmup=3, profile_n=2, variants="sync_off")
+    run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
+    data = insert.measure(params, run)
+    s = data["samples"]
+    measured = s[~s["warmup"]]
+    by = measured.groupby(["scenario", "repeat"])["rows"].sum()
+    assert (by == 120).all() and len(by) == 5 * 2
+    assert measured[measured["scenario"] == "batch_100"].groupby("repeat").size().tolist() == [2, 2]
+    assert s[s["warmup"] & (s["scenario"] == "single_row")].groupby("repeat").size().tolist() == [3, 3]
+    assert run.table()["elapsed_s"].tolist() == s["elapsed_s"].tolist()
+    assert run.meta["engines"][0]["variant"] == "sync_off"
+    assert not data["anatomy"].empty
+    fits = insert.fit(s)
+    assert set(fits["variant"]) == {"sync_off"}
