@@ -19,6 +19,7 @@ def test_notebook_is_clean_and_thin(path):
     for line in "".join(params[0]["source"]).splitlines():
         if line.strip():
             assert re.match(r"^[A-Z][A-Z0-9_]*: [^=]+ = .+  # .+", line), f"parameter without type or comment: {line}"
+            assert line.count("=") == 1, f"papermill skips a parameter line with a second '=': {line}"
     source = "\n".join("".join(c["source"]) for c in code)
     assert not re.search(r"^\s*(def|class)\s", source, re.M)
     assert "savefig" not in source, "figures go through figures.save"

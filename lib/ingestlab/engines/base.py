@@ -138,6 +138,7 @@ class Engine:
                     f"(see compose/README.md), e.g. {self.example_url()}")
             self.server = self.make_server()
         self._conn = None
+        self._cursor = None
         self._settings: dict[str, str] = {}
 
     @classmethod
@@ -178,7 +179,7 @@ class Engine:
 
     def close(self) -> None:
         """Close the connection and stop the local server; safe to call twice."""
-        conn, self._conn = self._conn, None
+        conn, self._conn, self._cursor = self._conn, None, None
         if conn is not None:
             try:
                 conn.close()
@@ -218,13 +219,20 @@ class Engine:
 
     # -- statements --------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
-        """Run one statement on the measuring connection; return its rows (or ``[]``)."""
-        cur = (conn or self.conn).cursor()
-        try:
-            cur.execute(sql, params)
-            return cur.fetchall() if cur.description else []
-        finally:
-            cur.close()
+        """Run one statement on the measuring connection; return its rows (or ``[]``).
+
+        The measuring connection keeps one cursor for all statements, so that a timed
+        statement pays for nothing the engine's own clients would not.
+        """
+        if conn is not None:
+            with conn.cursor() as cur:
+                cur.execute(sql, params)
+                return cur.fetchall() if cur.description else []
+        cur = self._cursor
+        if cur is None:
+            cur = self._cursor = self.conn.cursor()
+        cur.execute(sql, params)
+        return cur.fetchall() if cur.description else []
 
     def quote(self, identifier: str) -> str:
         """``identifier`` quoted by SQLAlchemy's quoting for this dialect."""
@@ -278,7 +286,7 @@ class Engine:
         if self.server is not None:
             if self._conn is not None:
                 self._conn.close()
-                self._conn = None
+                self._conn, self._cursor = None, None
             self.server.restart({**self.INSTRUMENT_SETTINGS, **self._settings})
             self._conn = self.connect()
         else:

@@ -103,9 +103,16 @@ def lookup_text(items: pd.DataFrame, key: str, *, under: str | None = None) -> s
     return str(rows["value_raw"].iloc[0]) if len(rows) else None
 
 
+# Summary keys that count whole things: an integral float becomes an int.
+_COUNT_SUFFIXES = ("_rows", "_blocks", "_records", "_fpi", "_requests", "_calls", "_count", "_scanned", "load_bytes", "wal_bytes")
+
+
 def clean_summary(summary: dict[str, Any]) -> dict[str, Any]:
-    """Drop NaN entries and add ``fe_overhead_ms`` when total and execution are both known."""
+    """Drop missing/NaN entries, make counts ints, add ``fe_overhead_ms`` (total - execution)."""
     out = {k: v for k, v in summary.items() if not (isinstance(v, float) and math.isnan(v)) and v is not None}
+    for key, value in out.items():
+        if isinstance(value, float) and key.endswith(_COUNT_SUFFIXES) and value.is_integer():
+            out[key] = int(value)
     if "total_ms" in out and "execution_ms" in out and "fe_overhead_ms" not in out:
         out["fe_overhead_ms"] = round(out["total_ms"] - out["execution_ms"], 6)
     return out

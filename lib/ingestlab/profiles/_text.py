@@ -15,8 +15,9 @@ __all__ = [
 #: The line that separates a fixture's metadata header from its verbatim body.
 VERBATIM_MARKER = "# ---- verbatim sample below this line ----"
 
-# Real SGR codes, and the remnants left when a copy turned each ESC byte into a space.
-_ANSI = re.compile(r"(?:\x1b| )\[[0-9;]*m")
+# Real SGR codes, and the remnants left when a copy turned each ESC byte into a space. A
+# remnant needs at least one number, so text such as " [min=1ms, max=2ms]" is left alone.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m| \[\d{1,3}(?:;\d{1,3})*m")
 _PROMPT = re.compile(r"^\s*(?:mysql|MySQL(?: \[[^\]]*\])?|MariaDB(?: \[[^\]]*\])?|[\w-]+[=#-][>#])\s?>?\s|^\s*[>$]\s")
 
 

@@ -1,0 +1,116 @@
+"""Harness fidelity: the lab's single-row INSERT latency against the engine's own load tool.
+
+Measures, on the same local server in the same run, the same single-row INSERT through the
+lab's timing path (``ingestlab.timing`` over the engine adapter) and through the reference
+client shipped with the engine (``pgbench`` for PostgreSQL), alternating rounds so that
+drift hits both alike. Prints ``lab_median / reference_avg`` per engine and saves every raw
+sample with the run's metadata under ``data/results/bench_insert_fidelity/``.
+
+Usage: ``python bench/insert_fidelity.py [--n 2000] [--rounds 3] [--engines postgres]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.results import Run
+from ingestlab.timing import time_statements
+
+TARGET_RATIO = 1.10
+TABLE = "bench_insert"
+COLS = [c for c, _ in SEED_COLUMNS]
+
+
+def lab_round(engine: Engine, n: int, start_id: int) -> pd.DataFrame:
+    """``n`` single-row INSERTs through the lab's timing path (as notebook 01 times them)."""
+    sql = engine.insert_sql(TABLE, COLS, 1)
+    rows = datagen.seed_rows(n, start_id=start_id, seed=abs(start_id))
+    return time_statements(lambda r: engine.execute(sql, r), rows, rows=[1] * n,
+                           bytes_=[datagen.row_bytes(r) for r in rows])
+
+
+def pgbench_round(engine: Engine, n: int) -> float:
+    """Average latency (ms) reported by ``pgbench -n -c 1 -t n`` for the same INSERT."""
+    from ingestlab.servers.postgres import bin_dir
+
+    script = (f"\\set id random(1, 1000000000)\n"
+              f"INSERT INTO {engine.quote(TABLE)} ({', '.join(map(engine.quote, COLS))}) "
+              f"VALUES (:id, 'benchname', 1234.56, '2024-01-15');\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+    kw = engine.server.connect_kwargs()
+    out = subprocess.run([str(bin_dir() / "pgbench"), "-n", "-c", "1", "-t", str(n), "-f", f.name,
+                          "-h", kw["host"], "-U", kw["user"], kw["dbname"]],
+                         capture_output=True, text=True, check=True).stdout
+    Path(f.name).unlink()
+    return float(re.search(r"latency average = ([0-9.]+) ms", out).group(1))
+
+
+REFERENCES = {"postgres": ("pgbench", pgbench_round)}
+
+
+def bench(name: str, n: int, rounds: int, run: Run) -> dict:
+    """Alternate lab and reference rounds on one server; return the ratio and its parts."""
+    label, reference = REFERENCES[name]
+    engine = Engine.get(name)
+    ref_avgs = []
+    try:
+        engine.start()
+        run.record_engine(engine, bench="insert_fidelity")
+        engine.execute(engine.drop_table_sql(TABLE))
+        engine.execute(engine.create_table_sql(TABLE, SEED_COLUMNS))
+        lab_round(engine, 200, start_id=-10**9)  # warm-up of both paths, recorded as such
+        reference(engine, 200)
+        for i in range(rounds):
+            frame = lab_round(engine, n, start_id=i * n)
+            run.append(frame.assign(engine=name, round=i, path="lab"))
+            ref_avgs.append(reference(engine, n))
+            run.append(pd.DataFrame({"engine": [name], "round": [i], "path": [label],
+                                     "avg_ms": [ref_avgs[-1]], "n": [n]}), table="reference")
+    finally:
+        engine.close()
+    lab = run.table()
+    lab_median = float(lab[lab["engine"] == name]["elapsed_s"].median() * 1e3)
+    ref_avg = float(np.mean(ref_avgs))
+    return {"engine": name, "reference": label, "lab_median_ms": lab_median, "reference_avg_ms": ref_avg,
+            "ratio": lab_median / ref_avg, "target": TARGET_RATIO, "n": n, "rounds": rounds}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000, help="statements per round and path")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--engines", default=",".join(REFERENCES), help="comma-separated: " + ", ".join(REFERENCES))
+    args = parser.parse_args(argv)
+    names = [e for e in args.engines.split(",") if e]
+    unknown = [e for e in names if e not in REFERENCES]
+    if unknown or args.n < 1 or args.rounds < 1:
+        parser.error(f"--engines must be among {sorted(REFERENCES)}, --n and --rounds ≥ 1")
+    run = Run("bench_insert_fidelity", vars(args))
+    results = []
+    for name in names:
+        results.append(bench(name, args.n, args.rounds, run))
+        r = results[-1]
+        verdict = "ok" if r["ratio"] <= TARGET_RATIO else "ABOVE TARGET"
+        print(f"{name}: lab_median {r['lab_median_ms']:.4f} ms / {r['reference']}_avg {r['reference_avg_ms']:.4f} ms"
+              f" = {r['ratio']:.3f} (target ≤ {TARGET_RATIO}) {verdict}")
+    table = pd.DataFrame(results)
+    run.save_csv(table, "ratios")
+    run.finish(headline={f"ratio[{r['engine']}]": r["ratio"] for r in results})
+    print(f"raw samples and metadata: {run.dir}")
+    return 0 if (table["ratio"] <= TARGET_RATIO).all() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

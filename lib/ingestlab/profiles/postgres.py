@@ -1,0 +1,482 @@
+"""Parse PostgreSQL EXPLAIN (ANALYZE) output, as text or FORMAT JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ProfileParseError
+from ._profile import Profile, ProfileBuilder
+from ._text import numbered_lines
+
+__all__ = ["KINDS", "ExplainParser", "parse", "sniff"]
+
+# "  ->  Seq Scan on t  (cost=0.00..1.00 rows=1 width=4) (actual time=0.1..0.2 rows=1 loops=1)"
+_NODE = re.compile(
+    r"^(?P<lead>\s*(?:->\s+)?)(?P<label>\S.*?)\s+"
+    r"(?:\(cost=(?P<startup_cost>[\d.]+)\.\.(?P<total_cost>[\d.]+)\s+rows=(?P<plan_rows>\d+)\s+width=(?P<plan_width>\d+)\)\s*)?"
+    r"(?:\((?:actual\s+(?:time=(?P<actual_start>[\d.]+)\.\.(?P<actual_total>[\d.]+)\s+)?"
+    r"rows=(?P<actual_rows>[\d.]+)\s+loops=(?P<actual_loops>\d+)|(?P<never>never executed))\))?$"
+)
+_PROPERTY = re.compile(r"^(?P<key>[A-Za-z][^:()]*?)\s?:(?:\s+(?P<value>.*))?$")
+_TRIGGER = re.compile(r"^Trigger (?P<name>.+?): time=(?P<time>[\d.]+) calls=(?P<calls>\d+)$")
+_GROUP = re.compile(r"^(CTE \S+|SubPlan \d+|InitPlan \d+.*)$")
+_FOOTER = re.compile(r"^\(\d+ [^\d\s()]+\)$")
+_SUMMARY_STARTERS = re.compile(
+    r"^(Planning [Tt]ime|Execution [Tt]ime|Total runtime|Planning|JIT|Settings|Query Identifier|Serialization)$"
+)
+_SUM_COUNT = re.compile(r"^sum: (?P<sum>[\d.]+), count: (?P<count>[\d.]+)$")
+_MODIFY = re.compile(r"^(?P<op>Insert|Update|Delete|Merge) on ")
+
+#: EXPLAIN text property -> how its ``name=value`` pairs are named in FORMAT JSON.
+_BLOCK_PREFIX = {"Buffers": "Blocks", "Heap Blocks": "Heap Blocks", "WAL": "WAL"}
+_WAL_NAMES = {"records": "WAL Records", "fpi": "WAL FPI", "bytes": "WAL Bytes", "buffers full": "WAL Buffers Full"}
+#: Root-node counters copied into the summary: JSON name -> summary key.
+_ROOT_COUNTERS = {
+    "Shared Hit Blocks": "shared_hit_blocks",
+    "Shared Read Blocks": "shared_read_blocks",
+    "Shared Dirtied Blocks": "shared_dirtied_blocks",
+    "Shared Written Blocks": "shared_written_blocks",
+    "Local Hit Blocks": "local_hit_blocks",
+    "Local Written Blocks": "local_written_blocks",
+    "Temp Read Blocks": "temp_read_blocks",
+    "Temp Written Blocks": "temp_written_blocks",
+    "WAL Records": "wal_records",
+    "WAL FPI": "wal_fpi",
+    "WAL Bytes": "wal_bytes",
+}
+
+
+@dataclass
+class _Node:
+    label: str
+    path: str
+    column: int
+    line_no: int | None
+    actual_total: float | None = None
+    actual_loops: int = 1
+    executed: bool = True
+    children: list[_Node] = field(default_factory=list)
+    counters: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def inclusive_ms(self) -> float | None:
+        if not self.executed:
+            return 0.0
+        return None if self.actual_total is None else self.actual_total * self.actual_loops
+
+
+def _node_type(label: str) -> tuple[str, str | None]:
+    """``Update on tenk1`` -> (``ModifyTable``, ``Update``); ``Index Scan using i on t`` -> ``Index Scan``."""
+    modify = _MODIFY.match(label)
+    if modify:
+        return "ModifyTable", modify["op"]
+    return re.split(r" on | using ", label, maxsplit=1)[0], None
+
+
+def _snake(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def _pairs(value: str) -> list[tuple[str, str, str]]:
+    """``shared hit=4 read=2, temp read=5`` -> [(scope, name, number)]."""
+    out = []
+    for group in value.split(","):
+        scope = ""
+        for token in re.finditer(r"(?:(?P<scope>[a-z]+) )?(?P<name>[a-z ]+?)=(?P<num>[\d.]+)", group.strip()):
+            scope = token["scope"] or scope
+            out.append((scope, token["name"].strip(), token["num"]))
+    return out
+
+
+class ExplainParser:
+    """Reads PostgreSQL EXPLAIN output; subclass it for PostgreSQL-derived engines.
+
+    Class attributes name what differs between engines: the kinds produced, the engine
+    name, and which summary lines (after ``Execution Time``) become summary keys.
+    """
+
+    KIND_TEXT = "postgres_explain_text"
+    KIND_JSON = "postgres_explain_json"
+    ENGINE = "postgres"
+    #: Summary labels kept in ``Profile.summary`` besides planning and execution time.
+    EXTRA_SUMMARY = re.compile(r"^$")
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((self.KIND_TEXT, self.KIND_JSON)))
+
+    # --- detection ---------------------------------------------------------------
+
+    def looks_like_json(self, text: str) -> bool:
+        return bool(re.search(r'"Plan"\s*:\s*\{', text) and '"Node Type"' in text)
+
+    def looks_like_text(self, text: str) -> bool:
+        if re.search(r"^\s*(Planning|Execution) [Tt]ime: [\d.]+ ms\s*$", text, re.MULTILINE):
+            return True
+        return any(
+            _NODE.match(line.rstrip()) and ("cost=" in line or "actual " in line)
+            for line in text.split("\n")
+        )
+
+    def sniff(self, text: str) -> str | None:
+        """Return this parser's kind for `text`, or None."""
+        if self.looks_like_json(text):
+            return self.KIND_JSON
+        if self.looks_like_text(text):
+            return self.KIND_TEXT
+        return None
+
+    # --- parsing -----------------------------------------------------------------
+
+    def parse(self, text: str, kind: str | None = None) -> Profile:
+        """Parse EXPLAIN output (text or JSON) into a `Profile`.
+
+        Parameters
+        ----------
+        text : str
+            The output, possibly inside a psql transcript (statements, ``QUERY PLAN``
+            header, ``(N rows)`` footer, localized ``Temps : 1,2 ms`` timing lines).
+        kind : str, optional
+            One of this parser's kinds; detected when omitted.
+
+        Returns
+        -------
+        Profile
+            Summary keys, as present: ``planning_ms``, ``execution_ms``, ``trigger_ms``,
+            ``trigger_calls``, ``jit_ms``, ``root_node``, ``root_node_type``,
+            ``root_operation``, ``root_actual_total_ms``, ``root_actual_rows``,
+            ``root_actual_loops``, ``wal_records``/``wal_fpi``/``wal_bytes`` and
+            ``shared_hit_blocks``... (as reported on the root node, which includes its
+            children), plus engine-specific summary lines.
+
+        Raises
+        ------
+        ProfileParseError
+            On malformed or truncated output (an ANALYZE plan without ``Execution Time``).
+        """
+        kind = kind or self.sniff(text)
+        if kind not in self.kinds:
+            raise ProfileParseError(f"not a {self.ENGINE} EXPLAIN kind: {kind!r}; expected one of {self.kinds}")
+        builder = ProfileBuilder(kind)
+        builder.summary["engine"] = self.ENGINE
+        if self.looks_like_json(text) or text.lstrip().startswith(("[", "{")):
+            root, last_line = self._parse_json(text, builder)
+        else:
+            root, last_line = self._parse_text(text, builder)
+        self._finish(root, builder, last_line)
+        return builder.build()
+
+    def summary_key(self, label: str, unit: str | None) -> str | None:
+        """The summary key for a summary line, or None to keep it only as an item."""
+        if re.fullmatch(r"Planning [Tt]ime", label):
+            return "planning_ms"
+        if re.fullmatch(r"Execution [Tt]ime|Total runtime", label):
+            return "execution_ms"
+        if not self.EXTRA_SUMMARY.match(label):
+            return None
+        key = _snake(label)
+        if unit == "ms":
+            key = re.sub(r"_time$", "", key) + "_ms"
+        elif unit == "bytes":
+            key = re.sub(r"_usage$", "", key) + "_bytes"
+        return key
+
+    def _add_summary_line(self, builder: ProfileBuilder, path: str, key: str, raw: str, line_no: int | None) -> None:
+        values = builder.add(path, key, raw, line_no)
+        if path == "Summary" and values:
+            name = self.summary_key(key, values[0].unit)
+            if name is not None and values[0].unit is not None:
+                builder.summary.setdefault(name, values[0].value)
+
+    def _add_property(self, builder: ProfileBuilder, node: _Node | None, path: str, key: str, value: str, line_no: int) -> None:
+        if key in _BLOCK_PREFIX and "=" in value:
+            for scope, name, number in _pairs(value):
+                if key == "WAL":
+                    full = _WAL_NAMES.get(name, f"WAL {name.title()}")
+                    unit = "bytes" if name == "bytes" else "count"
+                elif key == "Heap Blocks":
+                    full, unit = f"{name.title()} Heap Blocks", "count"
+                else:
+                    full, unit = f"{scope.title()} {name.title()} Blocks", "count"
+                builder.add_number(path, full, float(number), unit, f"{key}: {value}", line_no)
+                if node is not None:
+                    node.counters.setdefault(full, float(number))
+            return
+        sum_count = _SUM_COUNT.match(value)
+        if sum_count:
+            builder.add_number(path, key, float(sum_count["sum"]), "count", value, line_no, stat="sum")
+            builder.add_number(path, key, float(sum_count["count"]), "count", value, line_no, stat="count")
+            return
+        if key == "Timing" and path.endswith("JIT"):
+            for part in value.split(","):
+                name, _, duration = part.strip().rpartition(" ")
+                builder.add(path, name or part.strip(), duration if name else part, line_no)
+            return
+        builder.add(path, key, value, line_no)
+
+    def _parse_text(self, text: str, builder: ProfileBuilder) -> tuple[_Node | None, int | None]:
+        root: _Node | None = None
+        stack: list[_Node] = []
+        siblings: dict[str, dict[str, int]] = {}
+        in_summary = False
+        block: tuple[str, int] | None = None
+        last_key: tuple[str, int] | None = None  # for YugabyteDB "Metric ..." lines under a counter
+        last_line: int | None = None
+        triggers_ms = 0.0
+        trigger_calls = 0
+        for line_no, raw in numbered_lines(text):
+            line = raw.replace("\u200b", "").rstrip()
+            stripped = line.strip()
+            node_match = _NODE.match(line) if ("cost=" in line or "actual " in line or "never executed" in line) else None
+            if root is None and not node_match:
+                continue  # psql noise before the plan: statements, QUERY PLAN, dashes, timings
+            if not stripped or _FOOTER.match(stripped) or re.fullmatch(r"-{3,}|\.\.\.", stripped):
+                break
+            indent = len(line) - len(line.lstrip())
+            if node_match:
+                if in_summary or (root is not None and "->" not in node_match["lead"]):
+                    break  # a second plan (query diagnostics repeat it): read the first only
+                node = self._add_node(node_match, line_no, stack, siblings, builder)
+                root = root or node
+                last_key = None
+                last_line = line_no
+                continue
+            last_line = line_no
+            trigger = _TRIGGER.match(stripped)
+            if trigger:
+                in_summary = True
+                path = f"Triggers/{trigger['name']}"
+                builder.add(path, "Time", trigger["time"] + "ms", line_no)
+                builder.add_number(path, "Calls", float(trigger["calls"]), "count", trigger["calls"], line_no)
+                triggers_ms += float(trigger["time"])
+                trigger_calls += int(trigger["calls"])
+                continue
+            prop = _PROPERTY.match(stripped)
+            if prop is None:
+                if _GROUP.match(stripped) and not in_summary:
+                    continue
+                if in_summary:
+                    break  # whatever follows the plan (a psql command, a localized footer)
+                raise ProfileParseError("unrecognised line in EXPLAIN output", line_no, raw)
+            key, value = prop["key"].strip(), (prop["value"] or "").strip()
+            if not in_summary and (_SUMMARY_STARTERS.match(key) or indent <= root.column):
+                in_summary = True
+            if not in_summary:
+                node = stack[-1]
+                path = node.path
+                if key.startswith("Metric ") and last_key and indent > last_key[1]:
+                    path = f"{node.path}/{last_key[0]}"
+                elif not key.startswith("Metric "):
+                    last_key = (key, indent)
+                self._add_property(builder, node, path, key, value, line_no)
+                continue
+            if block and indent <= block[1]:
+                block = None
+            if not value:
+                block = (key, indent)
+                continue
+            if block:
+                self._add_property(builder, None, block[0], key, value, line_no)
+                continue
+            if key.startswith("Metric ") and last_key and indent > last_key[1]:
+                self._add_property(builder, None, f"Summary/{last_key[0]}", key, value, line_no)
+                continue
+            last_key = (key, indent)
+            self._add_summary_line(builder, "Summary", key, value, line_no)
+        if root is None:
+            raise ProfileParseError("no EXPLAIN plan node found")
+        if trigger_calls:
+            builder.summary["trigger_ms"] = round(triggers_ms, 6)
+            builder.summary["trigger_calls"] = trigger_calls
+        return root, last_line
+
+    def _add_node(self, m: re.Match, line_no: int, stack: list[_Node], siblings: dict, builder: ProfileBuilder) -> _Node:
+        lead = m["lead"]
+        column = lead.index("->") if "->" in lead else -1
+        while stack and stack[-1].column >= column:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        if parent is None and column >= 0 and siblings:
+            raise ProfileParseError("plan node is not under any parent node", line_no, m.string)
+        label = m["label"].strip()
+        parent_path = parent.path if parent else ""
+        seen = siblings.setdefault(parent_path, {})
+        seen[label] = seen.get(label, 0) + 1
+        name = label if seen[label] == 1 else f"{label} ({seen[label]})"
+        path = f"{parent_path}/{name}" if parent_path else name
+        node = _Node(label, path, column, line_no)
+        node_type, operation = _node_type(label)
+        builder.add_number(path, "Node Type", None, None, node_type, line_no)
+        if operation:
+            builder.add_number(path, "Operation", None, None, operation, line_no)
+        for group, key, unit in (
+            ("startup_cost", "Startup Cost", None),
+            ("total_cost", "Total Cost", None),
+            ("plan_rows", "Plan Rows", "count"),
+            ("plan_width", "Plan Width", "bytes"),
+            ("actual_start", "Actual Startup Time", "ms"),
+            ("actual_total", "Actual Total Time", "ms"),
+            ("actual_rows", "Actual Rows", "count"),
+            ("actual_loops", "Actual Loops", "count"),
+        ):
+            if m[group] is not None:
+                builder.add_number(path, key, float(m[group]), unit, m[group], line_no)
+                node.counters[key] = float(m[group])
+        if m["never"]:
+            node.executed = False
+            builder.add_number(path, "Never Executed", None, None, "never executed", line_no)
+        node.actual_total = node.counters.get("Actual Total Time")
+        node.actual_loops = int(node.counters.get("Actual Loops", 1))
+        if parent:
+            parent.children.append(node)
+        stack.append(node)
+        return node
+
+    def _parse_json(self, text: str, builder: ProfileBuilder) -> tuple[_Node | None, int | None]:
+        lines = numbered_lines(text)
+        start = next((i for i, (_, l) in enumerate(lines) if l.strip().startswith(("[", "{"))), None)
+        if start is None:
+            raise ProfileParseError("no JSON EXPLAIN document found")
+        kept: list[tuple[int, str]] = []
+        for line_no, line in lines[start:]:
+            if _FOOTER.match(line.strip()):
+                break
+            kept.append((line_no, re.sub(r"\s*\+$", "", line)))  # psql's wrapped-line marker
+        try:
+            document = json.loads("\n".join(line for _, line in kept))
+        except json.JSONDecodeError as exc:
+            line_no, line = kept[min(exc.lineno, len(kept)) - 1]
+            raise ProfileParseError(f"malformed EXPLAIN JSON: {exc.msg}", line_no, line) from exc
+        if isinstance(document, list):
+            if not document:
+                raise ProfileParseError("EXPLAIN JSON is an empty list", kept[0][0], kept[0][1])
+            document = document[0]
+        if not isinstance(document, dict) or not isinstance(document.get("Plan"), dict):
+            raise ProfileParseError("EXPLAIN JSON has no 'Plan' object", kept[0][0], kept[0][1])
+        root = self._json_node(document["Plan"], "", {}, builder)
+        trigger_ms, trigger_calls = 0.0, 0
+        for key, value in document.items():
+            if key == "Plan":
+                continue
+            if key == "Triggers" and isinstance(value, list):
+                for trigger in value:
+                    path = f"Triggers/{trigger.get('Trigger Name', '?')}"
+                    self._json_fields(trigger, path, builder)
+                    trigger_ms += float(trigger.get("Time", 0.0))
+                    trigger_calls += int(trigger.get("Calls", 0))
+                continue
+            if isinstance(value, dict):
+                self._json_fields(value, key, builder)
+                continue
+            unit = self._json_unit(key, value)
+            number = value if unit else None
+            builder.add_number("Summary", key, number, unit, value)
+            name = self.summary_key(key, unit)
+            if name and unit:
+                builder.summary.setdefault(name, float(value))
+        if trigger_calls:
+            builder.summary["trigger_ms"] = round(trigger_ms, 6)
+            builder.summary["trigger_calls"] = trigger_calls
+        timing = document.get("JIT", {}).get("Timing", {}) if isinstance(document.get("JIT"), dict) else {}
+        if isinstance(timing.get("Total"), (int, float)):
+            builder.summary["jit_ms"] = float(timing["Total"])
+        return root, kept[-1][0]
+
+    @staticmethod
+    def _json_unit(key: str, value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if key.endswith(("Time", "Total")) or key in ("Generation", "Inlining", "Optimization", "Emission", "Deform"):
+            return "ms"
+        if key.endswith(("Bytes", "Usage")) or key == "Plan Width":
+            return "bytes"
+        return "count"
+
+    def _json_fields(self, fields: dict, path: str, builder: ProfileBuilder) -> None:
+        for key, value in fields.items():
+            if isinstance(value, dict):
+                self._json_fields(value, f"{path}/{key}", builder)
+                continue
+            unit = self._json_unit(key, value)
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+            builder.add_number(path, key, value if unit else None, unit, shown)
+
+    def _json_node(self, plan: dict, parent_path: str, siblings: dict, builder: ProfileBuilder) -> _Node:
+        node_type = str(plan.get("Node Type", "?"))
+        if node_type == "ModifyTable" and "Operation" in plan:
+            label = f"{plan['Operation']} on {plan.get('Relation Name', '?')}"
+        else:
+            label = node_type
+            if "Index Name" in plan:
+                label += f" using {plan['Index Name']}"
+            target = plan.get("Relation Name") or plan.get("CTE Name") or plan.get("Function Name")
+            if target:
+                label += f" on {target}"
+        seen = siblings.setdefault(parent_path, {})
+        seen[label] = seen.get(label, 0) + 1
+        name = label if seen[label] == 1 else f"{label} ({seen[label]})"
+        path = f"{parent_path}/{name}" if parent_path else name
+        node = _Node(label, path, 0, None)
+        self._json_fields({k: v for k, v in plan.items() if k != "Plans"}, path, builder)
+        for key, value in plan.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                node.counters[key] = float(value)
+        node.actual_total = node.counters.get("Actual Total Time")
+        node.actual_loops = int(node.counters.get("Actual Loops", 1))
+        if plan.get("Actual Loops") == 0:
+            node.executed = False
+        for child in plan.get("Plans", []) or []:
+            node.children.append(self._json_node(child, path, siblings, builder))
+        return node
+
+    def _finish(self, root: _Node | None, builder: ProfileBuilder, last_line: int | None) -> None:
+        if root is None:
+            return
+        summary = builder.summary
+        node_type, operation = _node_type(root.label)
+        summary["root_node"] = root.label
+        summary["root_node_type"] = node_type
+        if operation:
+            summary["root_operation"] = operation
+        if root.actual_total is not None:
+            summary["root_actual_total_ms"] = root.actual_total
+            summary["root_actual_rows"] = root.counters.get("Actual Rows")
+            summary["root_actual_loops"] = root.actual_loops
+        for counter, key in _ROOT_COUNTERS.items():
+            if counter in root.counters:
+                summary[key] = root.counters[counter]
+        analyzed = False
+
+        def walk(node: _Node) -> None:
+            nonlocal analyzed
+            inclusive = node.inclusive_ms
+            if node.actual_total is not None:
+                analyzed = True
+            if inclusive is not None:
+                children = sum(c.inclusive_ms or 0.0 for c in node.children)
+                builder.add_operator(node.label, node.path, max(inclusive - children, 0.0))
+            for child in node.children:
+                walk(child)
+
+        walk(root)
+        if analyzed and "execution_ms" not in summary:
+            raise ProfileParseError(
+                "EXPLAIN ANALYZE output has no 'Execution Time' line (truncated?)", last_line
+            )
+
+
+_PARSER = ExplainParser()
+KINDS = _PARSER.kinds
+
+
+def sniff(text: str) -> str | None:
+    """Return ``postgres_explain_json`` or ``postgres_explain_text`` for EXPLAIN output, else None."""
+    return _PARSER.sniff(text)
+
+
+def parse(text: str, kind: str | None = None) -> Profile:
+    """Parse PostgreSQL EXPLAIN output; see `ExplainParser.parse`."""
+    return _PARSER.parse(text, kind)

@@ -1,0 +1,85 @@
+"""The ``ingestlab`` command as a user meets it: bad input, Ctrl-C, passwords."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent / "ingestlab"
+
+
+def _cli(*args, env_extra=None, **kw):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env, timeout=120, **kw)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["-p", "N", "0"], "N=0"),
+    (["-p", "N", "-3"], "N=-3"),
+    (["-p", "TARGET", "oracle"], "TARGET='oracle'"),
+    (["-p", "TARGET", "postgresql://u:pw@host:notaport/db"], "TARGET="),
+    (["-p", "SCENARIOS", "single_row,merge"], "SCENARIOS='merge'"),
+    (["-p", "SCALE", "galactic"], "SCALE='galactic'"),
+    (["-p", "NO_SUCH", "1"], "NO_SUCH"),
+])
+def test_bad_input_fails_before_any_server_starts(args, needle, tmp_path):
+    lab = tmp_path / "lab"
+    res = _cli("run", "01", "--out", str(tmp_path / "out"), *args, env_extra={"INGESTLAB_LAB_DIR": str(lab)})
+    assert res.returncode == 2, res.stderr
+    assert needle in res.stderr and ("expected" in res.stderr or "parameter" in res.stderr)
+    assert "Traceback" not in res.stderr
+    assert "pw@" not in res.stderr
+    assert not lab.exists(), "a server directory was created before validation"
+
+
+def test_unknown_notebook_lists_the_known_ones(tmp_path):
+    res = _cli("run", "42", "--out", str(tmp_path))
+    assert res.returncode == 2 and "01 (01_insert_anatomy)" in res.stderr
+
+
+def test_ctrl_c_leaves_no_postgres_behind_and_keeps_partial_results(tmp_path):
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc = subprocess.Popen([str(BIN), "run", "01", "--out", str(out), "--no-progress", "-p", "REPEATS", "200",
+                             "-p", "VARIANTS", "sync_on"],
+                            env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)}, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = out / "01_insert_anatomy" / "results.parquet"
+    deadline = time.monotonic() + 90
+    while not results.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert results.exists(), "the run never started measuring"
+    pids = [int((d / "server.pid").read_text()) for d in lab.glob("postgres-*") if (d / "server.pid").exists()]
+    assert pids
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    proc.communicate(timeout=60)
+    time.sleep(0.5)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not any(lab.glob("postgres-*/server.pid"))
+    meta = json.loads((out / "01_insert_anatomy" / "run.json").read_text())
+    assert meta["completed"] is False
+
+
+def test_a_url_password_reaches_no_output(tmp_path):
+    from ingestlab.servers.postgres import PostgresServer
+
+    secret = "s3cret-Pw-77"
+    with PostgresServer(tmp_path / "pg") as server:
+        url = f"postgresql://postgres:{secret}@/postgres?host={server.pgdata}"
+        res = _cli("run", "01", "--out", str(tmp_path / "out"), "--no-progress", "-p", "TARGET", url,
+                   "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",
+                   env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+        assert res.returncode == 0, res.stderr[-3000:]
+    assert secret not in res.stdout + res.stderr
+    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert any(p.name == "fits.csv" for p in files)
+    for p in files:
+        assert secret.encode() not in p.read_bytes(), p
+    nb = (tmp_path / "out" / "01_insert_anatomy" / "01_insert_anatomy.ipynb").read_text()
+    assert "postgres:***@" in nb

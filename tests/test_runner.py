@@ -1,0 +1,26 @@
+import pytest
+
+from ingestlab import runner
+from ingestlab.errors import ConfigError
+
+
+def test_notebooks_are_found_by_id_stem_or_file_name():
+    path = runner.find_notebook("01")
+    assert runner.find_notebook("01_insert_anatomy") == path == runner.find_notebook(path.name)
+
+
+def test_declared_parameters_come_from_the_parameters_cell():
+    declared = runner.declared_parameters(runner.find_notebook("01"))
+    assert {"TARGET", "SCALE", "N", "RESULTS_DIR"} <= set(declared)
+    assert declared["TARGET"]["help"]
+
+
+def test_check_parameters_uses_the_experiments_own_validation():
+    with pytest.raises(ConfigError, match="PROFILE_N"):
+        runner.check_parameters(runner.find_notebook("01"), {"PROFILE_N": -1})
+
+
+def test_passwords_are_taken_out_of_injected_parameters():
+    clean, secrets = runner.hide_passwords({"TARGET": "mysql://root:pa:ss@127.0.0.1:3306/db", "N": 3})
+    assert clean == {"TARGET": "mysql://root:***@127.0.0.1:3306/db", "N": 3}
+    assert secrets == {"root@127.0.0.1:3306": "pa:ss"}
