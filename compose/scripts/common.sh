@@ -85,20 +85,30 @@ register_node() {
 
 # run_foreground COMMAND...
 # Starts COMMAND in its own process group and forwards SIGTERM/SIGINT to the
-# whole group, so `docker compose stop` shuts the server down cleanly (the
-# StarRocks/Doris start scripts keep the JVM or binary as a child process).
-# Exits with the server's exit status.
+# whole group, so `docker compose stop` shuts the server down cleanly: the
+# StarRocks/Doris start scripts keep the JVM or binary as a child process, which
+# would otherwise only get the SIGKILL at the end of the grace period. Returns
+# when every process of the group is gone; exits 0 after a requested stop,
+# otherwise with the server's exit status.
 run_foreground() {
-    set -m
+    set -m # a background job gets its own process group (pgid = its pid)
     "$@" &
-    local pid=$! rc=0
+    local pid=$!
+    set +m # no job-status chatter from here on
+    _ingestlab_stopping=0
     # shellcheck disable=SC2064  # expand pid now
-    trap "log 'stopping'; kill -TERM -- -${pid} 2>/dev/null || kill -TERM ${pid} 2>/dev/null || true" TERM INT
+    trap "_ingestlab_stopping=1; log 'stopping'; kill -TERM -- -${pid} 2>/dev/null || true" TERM INT
+    local rc=0
     wait "${pid}" || rc=$?
-    # wait returns early when a trapped signal arrives; wait for the real exit.
-    while kill -0 "${pid}" 2>/dev/null; do
-        wait "${pid}" || rc=$?
+    # wait returns early when a trapped signal arrives, and the group leader
+    # (the start script) can exit before the server it started.
+    while kill -0 -- "-${pid}" 2>/dev/null; do
+        sleep 1
     done
+    if ((_ingestlab_stopping)); then
+        log "stopped"
+        exit 0
+    fi
     log "server exited (status ${rc})"
     exit "${rc}"
 }

@@ -14,10 +14,13 @@ rm -f "${READY_FLAG}"
 
 minio server /data --address :9000 --console-address :9001 &
 pid=$!
-trap 'kill -TERM "${pid}" 2>/dev/null || true' TERM INT
+stopping=0
+trap 'stopping=1; kill -TERM "${pid}" 2>/dev/null || true' TERM INT
 
 tries=0
-until mc alias set lab http://127.0.0.1:9000 "${MINIO_ROOT_USER}" "${MINIO_ROOT_PASSWORD}" >/dev/null 2>&1; do
+# `mc ls` proves that the server answers and accepts the credentials.
+until mc alias set lab http://127.0.0.1:9000 "${MINIO_ROOT_USER}" "${MINIO_ROOT_PASSWORD}" >/dev/null 2>&1 \
+    && mc ls lab >/dev/null 2>&1; do
     tries=$((tries + 1))
     if [ "${tries}" -ge 120 ] || ! kill -0 "${pid}" 2>/dev/null; then
         echo "[ingestlab:minio] MinIO did not come up" >&2
@@ -36,4 +39,5 @@ wait "${pid}" || rc=$?
 while kill -0 "${pid}" 2>/dev/null; do
     wait "${pid}" || rc=$?
 done
+[ "${stopping}" = 1 ] && exit 0
 exit "${rc}"
