@@ -1,0 +1,150 @@
+"""Read query profiles, EXPLAIN output and load replies into tidy data.
+
+One module per engine output, with the same two functions in each (``sniff(text)`` returns
+the module's kind or None, ``parse(text, kind)`` returns a `Profile`): `starrocks`, `doris`,
+`stream_load`, `postgres`, `yugabyte` (a subclass of the PostgreSQL parser), `mariadb`.
+Adding a format = copy a sibling module, edit it, register it in `_MODULES` below, add its
+test module under ``tests/profiles/``.
+
+Examples
+--------
+>>> p = parse('{"Status": "Success", "Label": "l1", "TxnId": 7, "LoadTimeMs": 31}')
+>>> p.kind, p.summary["status"], p.summary["load_time_ms"]
+('stream_load_response', 'Success', 31.0)
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ConfigError, ProfileParseError
+from . import doris, mariadb, postgres, starrocks, stream_load, yugabyte
+from ._anatomy import anatomy, format_anatomy
+from ._profile import ITEM_COLUMNS, OPERATOR_COLUMNS, Profile
+from ._text import blank_fixture_header
+
+__all__ = [
+    "ITEM_COLUMNS",
+    "KINDS",
+    "OPERATOR_COLUMNS",
+    "Profile",
+    "anatomy",
+    "detect",
+    "format_anatomy",
+    "parse",
+    "parse_file",
+]
+
+#: Every format `detect` can return, with what produces it.
+KINDS: dict[str, str] = {
+    "starrocks_profile": "StarRocks raw runtime profile tree (Query:/Load: ... - Key: value), or one operator block",
+    "starrocks_analyze_profile": "StarRocks ANALYZE PROFILE / EXPLAIN ANALYZE ('Explain String' table)",
+    "starrocks_profilelist": "StarRocks SHOW PROFILELIST table",
+    "doris_profile": "Apache Doris profile text, SHOW QUERY/LOAD PROFILE output, operator blocks",
+    "stream_load_response": "StarRocks/Doris Stream Load, transaction or group-commit reply (JSON-ish)",
+    "postgres_explain_text": "PostgreSQL EXPLAIN [ANALYZE] text output",
+    "postgres_explain_json": "PostgreSQL EXPLAIN (FORMAT JSON) output",
+    "yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON",
+    "mariadb_show_profile": "MariaDB/MySQL SHOW PROFILE (client table or cursor rows)",
+}
+
+# Detection order matters: a load reply or an EXPLAIN is unambiguous; YugabyteDB output is
+# PostgreSQL output plus storage counters; Doris raw trees look like StarRocks ones.
+_MODULES = (stream_load, yugabyte, postgres, mariadb, doris, starrocks)
+_PARSERS = {kind: module for module in _MODULES for kind in module.KINDS}
+
+
+def detect(text: str) -> str:
+    """Return the format of `text`, one of `KINDS`.
+
+    Parameters
+    ----------
+    text : str
+        Engine output; client prompts and transcript noise around it are fine. A list of
+        ``(status, seconds)`` rows from a DB cursor is recognised as SHOW PROFILE.
+
+    Returns
+    -------
+    str
+        The kind.
+
+    Raises
+    ------
+    ProfileParseError
+        When no known format matches.
+    """
+    if not isinstance(text, str):
+        if mariadb.sniff(text):
+            return "mariadb_show_profile"
+        raise ProfileParseError(f"cannot detect a profile format in a {type(text).__name__}")
+    if not text.strip():
+        raise ProfileParseError("cannot detect a profile format: the input is empty")
+    for module in _MODULES:
+        kind = module.sniff(text)
+        if kind:
+            return kind
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    raise ProfileParseError(
+        "unrecognised input: not a StarRocks/Doris profile, load reply, EXPLAIN output or SHOW PROFILE",
+        1 + text.splitlines().index(first) if first else None,
+        first or None,
+    )
+
+
+def parse(text: str, kind: str | None = None) -> Profile:
+    """Parse engine output into a `Profile` (summary dict + tidy items frame).
+
+    Parameters
+    ----------
+    text : str
+        The output (for ``mariadb_show_profile`` also cursor rows).
+    kind : str, optional
+        One of `KINDS`; detected with `detect` when omitted.
+
+    Returns
+    -------
+    Profile
+
+    Raises
+    ------
+    ProfileParseError
+        On corrupt or truncated input, naming the line where possible.
+    ConfigError
+        When `kind` is not one of `KINDS`.
+    """
+    if kind is None:
+        kind = detect(text)
+    if kind not in _PARSERS:
+        raise ConfigError("kind", kind, f"one of {', '.join(KINDS)}")
+    try:
+        return _PARSERS[kind].parse(text, kind)
+    except ProfileParseError:
+        raise
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+        # Every known failure is reported as a ProfileParseError where it happens; this is
+        # the safety net that keeps the promise for inputs nobody has seen yet.
+        raise ProfileParseError(f"cannot parse as {kind}: {type(exc).__name__}: {exc}") from exc
+
+
+def parse_file(path: str | os.PathLike[str], kind: str | None = None) -> Profile:
+    """Read and parse a file; for a fixture file, only its verbatim body.
+
+    A fixture holds metadata lines, then ``# ---- verbatim sample below this line ----``,
+    then the output. The metadata is blanked (not removed) so error line numbers are the
+    file's.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    kind : str, optional
+        One of `KINDS`; detected when omitted.
+
+    Returns
+    -------
+    Profile
+    """
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        text = fh.read()
+    return parse(blank_fixture_header(text), kind)
+

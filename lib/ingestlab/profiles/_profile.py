@@ -104,7 +104,9 @@ def lookup_text(items: pd.DataFrame, key: str, *, under: str | None = None) -> s
 
 
 # Summary keys that count whole things: an integral float becomes an int.
-_COUNT_SUFFIXES = ("_rows", "_blocks", "_records", "_fpi", "_requests", "_calls", "_count", "_scanned", "load_bytes", "wal_bytes")
+_COUNT_SUFFIXES = (
+    "_rows", "_blocks", "_records", "_fpi", "_requests", "_calls", "_count", "_scanned", "load_bytes", "wal_bytes",
+)
 
 
 def clean_summary(summary: dict[str, Any]) -> dict[str, Any]:
@@ -159,6 +161,17 @@ class ProfileBuilder:
         number = math.nan if value is None else float(value)
         shown = "" if raw is None else str(raw)
         self._items.append((path, key, stat, shown, number, unit, line_no))
+
+    def __len__(self) -> int:
+        """How many item rows have been added."""
+        return len(self._items)
+
+    def operator_times(self) -> dict[str, float]:
+        """``name -> own time`` of the operators added so far (largest time per name)."""
+        out: dict[str, float] = {}
+        for name, _, time_ms in self._operators:
+            out[name] = max(time_ms, out.get(name, time_ms))
+        return out
 
     def add_operator(self, name: str, path: str, time_ms: float) -> None:
         """Record an operator's own time."""

@@ -12,7 +12,7 @@ from ._values import Value, expand_pairs
 __all__ = ["Line", "Section", "indent_tree", "join_continuations", "read_counter_tree"]
 
 # "- Key: value", "- Key" (a bare flag) or "- Key:" (a group of sub-counters).
-_ITEM = re.compile(r"^- (?P<key>.*?)\s*:(?:[ \t](?P<value>.*)|$)")
+_ITEM = re.compile(r"^- (?P<key>[^\n]*?)\s*:(?:[ \t](?P<value>.*)|$)", re.DOTALL)
 # Newer StarRocks planner timers: "- -- Total[1] 3ms".
 _PLANNER_ITEM = re.compile(r"^- -- (?P<key>.+?)\[(?P<count>\d+)\] (?P<value>.+)$")
 # "Fragment 0:", "Instance x (host=...):(Active: 1.523ms, % non-child: 0.24%)".
@@ -184,7 +184,7 @@ def read_counter_tree(
             walk(child, section, parent_key=key)
 
     def walk(line: Line, section: Section, parent_key: str | None = None) -> None:
-        if line.text.startswith("- ") or line.text == "-":
+        if line.text.startswith("- "):
             add_item(section, line, parent_key)
             return
         header = _SECTION.match(line.text)
@@ -198,7 +198,10 @@ def read_counter_tree(
         child = Section(f"{section.path}/{name}" if section.path else name, name, line.line_no)
         sections.append(child)
         if header["attrs"]:
-            for v in expand_pairs(header["attrs"]) or []:
+            attrs = expand_pairs(header["attrs"])
+            if attrs is None:
+                builder.add(child.path, "Attributes", header["attrs"], line.line_no)
+            for v in attrs or []:
                 builder.add_value(child.path, v, line.line_no)
                 child.values.setdefault((v.key, v.stat), v)
         for sub in line.children:

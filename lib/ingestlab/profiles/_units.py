@@ -18,7 +18,7 @@ __all__ = [
 NAN = math.nan
 
 #: The units a parsed value can carry, as written in the ``unit`` column of ``Profile.items``.
-UNITS = ("ms", "bytes", "count", "percent", "bytes_per_s", "count_per_s")
+UNITS = ("ms", "bytes", "count", "percent", "bytes_per_s", "count_per_s", "cost")
 
 # Every engine here prints "no value" in its own way; all of them mean NaN.
 _MISSING = {"?", "NULL", "N/A", "NaN", "nan", "-"}

@@ -9,13 +9,16 @@ from ._units import parse_measure
 
 __all__ = ["Value", "expand", "expand_pairs"]
 
-_STAT_WORDS = ("sum", "avg", "max", "min")
 _AGGREGATE_PART = re.compile(r"^(sum|avg|max|min) (.+)$")
 _AGGREGATE_SPLIT = re.compile(r",\s+(?=(?:sum|avg|max|min) )")
 # "3ms / 1" in the StarRocks Planner section: a time and how many times it was measured.
 _TIMES_COUNT = re.compile(r"^(?P<main>\S+) / (?P<count>\d+)$")
 # "4s930ms (14.57%) [CPUTime: 4s930ms]" in ANALYZE PROFILE output.
-_ANNOTATED = re.compile(r"^(?P<main>[^\[\]()]+?(?:\s*\(\d+\))?)(?:\s+\((?P<pct>-?[\d.]+)%\))?(?:\s+\[(?P<bracket>[^\[\]]*)\])?$")
+_ANNOTATED = re.compile(
+    r"^(?P<main>[^\[\]()]+?(?:\s*\(\d+\))?)"  # the value, with an exact count if any
+    r"(?:\s+\((?P<pct>-?[\d.]+)%\))?"  # its share of the total
+    r"(?:\s+\[(?P<bracket>[^\[\]]*)\])?$"  # details: [CPUTime: x, ...] or [min=x, max=y]
+)
 _PAIR_SPLIT = re.compile(r",\s+(?=%?\s*[A-Za-z][\w\- ]*?:\s)")
 _BRACKET_SPLIT = re.compile(r",\s+")
 _PERCENT_KEYS = {"% non-child": "% non-child", "non-child": "% non-child"}

@@ -31,8 +31,7 @@ _BOX_ATTRS = re.compile(r"^\((?P<attrs>.*)\)$")
 _CONTAINERS = ("Execution Profile", "Instance", "Fragment")
 _COUNTER_GROUPS = {"CommonCounters", "CustomCounters", "Counters"}
 
-# (counter, summary key): the first one found wins.
-_SUMMARY_NUMBERS = (("Total", "total_ms"), ("Plan Time", "planning_ms"))
+# (counter in the Summary section, summary key): the first one found wins.
 _SUMMARY_TEXT = (
     ("Profile ID", "query_id"),
     ("Query ID", "query_id"),
@@ -93,7 +92,7 @@ def parse(text: str, kind: str = KINDS[0]) -> Profile:
 
 
 def _summarise_sinks(builder: ProfileBuilder) -> None:
-    sinks = [op[2] for op in builder._operators if "OLAP_TABLE_SINK" in op[0] or "OlapTableSink" in op[0]]
+    sinks = [t for name, t in builder.operator_times().items() if "OLAP_TABLE_SINK" in name or "OlapTableSink" in name]
     if sinks:
         builder.summary["olap_table_sink_ms"] = max(sinks)
 
@@ -144,8 +143,8 @@ def _parse_tree(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
                     builder.add(path, column, cell, line_no)
         del body[start:end]
     if not any(line.strip() for _, line in body):
-        if builder._items:
-            return
+        if len(builder):
+            return  # only a pipe table, such as a lone ChangedSessionVariables block
         raise ProfileParseError("no Doris profile content found")
     sections = read_counter_tree(body, builder)
     items = builder.items_frame()
@@ -238,7 +237,8 @@ def _parse_boxes(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
                 raise ProfileParseError("box side expected at this column ('│')", line_no, line)
         open_boxes = still_open
     if open_boxes:
-        raise ProfileParseError("box is never closed (truncated?)", open_boxes[0][2], None)
+        first = open_boxes[0][2]
+        raise ProfileParseError("box is never closed (truncated?)", first, dict(lines)[first])
     if not closed:
         raise ProfileParseError("no operator boxes found")
 
@@ -246,7 +246,7 @@ def _parse_boxes(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
     for first, content in sorted(closed, key=lambda box: box[0]):
         rows = [(no, text.rstrip()) for no, text in content if text.strip()]
         if not rows:
-            raise ProfileParseError("empty operator box", first)
+            raise ProfileParseError("empty operator box", first, dict(lines)[first])
         title = _BOX_TITLE.match(rows[0][1].strip())
         if not title:
             raise ProfileParseError("box does not start with an '[id: Name]' title", *rows[0])

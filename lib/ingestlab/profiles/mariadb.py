@@ -99,7 +99,8 @@ def stages(data: str | Iterable[Sequence[Any]]) -> pd.DataFrame:
     out = []
     for seq, (line_no, cells) in enumerate(records, start=1):
         if len(cells) < 2:
-            raise ProfileParseError("SHOW PROFILE row needs a status and a duration", line_no, "\t".join(map(str, cells)))
+            shown = "\t".join(map(str, cells))
+            raise ProfileParseError("SHOW PROFILE row needs a status and a duration", line_no, shown)
         row: dict[str, Any] = {"seq": seq, "stage": str(cells[0]).strip(), "line_no": line_no}
         for column, cell in zip(header[1:], cells[1:]):
             name = re.sub(r"[^a-z0-9]+", "_", column.lower()).strip("_")
@@ -113,7 +114,8 @@ def stages(data: str | Iterable[Sequence[Any]]) -> pd.DataFrame:
                 row[name] = str(cell)
                 continue
             if column in _SECONDS:
-                row[f"{name}_ms" if name != "duration" else "duration_ms"] = number * 1000.0
+                # SHOW PROFILE has microsecond resolution; rounding drops float noise
+                row[f"{name}_ms" if name != "duration" else "duration_ms"] = round(number * 1000.0, 6)
             else:
                 row[name] = number
         out.append(row)

@@ -16,7 +16,8 @@ __all__ = ["KINDS", "ExplainParser", "parse", "sniff"]
 # "  ->  Seq Scan on t  (cost=0.00..1.00 rows=1 width=4) (actual time=0.1..0.2 rows=1 loops=1)"
 _NODE = re.compile(
     r"^(?P<lead>\s*(?:->\s+)?)(?P<label>\S.*?)\s+"
-    r"(?:\(cost=(?P<startup_cost>[\d.]+)\.\.(?P<total_cost>[\d.]+)\s+rows=(?P<plan_rows>\d+)\s+width=(?P<plan_width>\d+)\)\s*)?"
+    r"(?:\(cost=(?P<startup_cost>[\d.]+)\.\.(?P<total_cost>[\d.]+)\s+"
+    r"rows=(?P<plan_rows>\d+)\s+width=(?P<plan_width>\d+)\)\s*)?"
     r"(?:\((?:actual\s+(?:time=(?P<actual_start>[\d.]+)\.\.(?P<actual_total>[\d.]+)\s+)?"
     r"rows=(?P<actual_rows>[\d.]+)\s+loops=(?P<actual_loops>\d+)|(?P<never>never executed))\))?$"
 )
@@ -106,14 +107,17 @@ class ExplainParser:
 
     @property
     def kinds(self) -> tuple[str, ...]:
+        """The kinds this parser produces (text and JSON may share one)."""
         return tuple(dict.fromkeys((self.KIND_TEXT, self.KIND_JSON)))
 
     # --- detection ---------------------------------------------------------------
 
     def looks_like_json(self, text: str) -> bool:
+        """Whether `text` holds an EXPLAIN (FORMAT JSON) document."""
         return bool(re.search(r'"Plan"\s*:\s*\{', text) and '"Node Type"' in text)
 
     def looks_like_text(self, text: str) -> bool:
+        """Whether `text` holds EXPLAIN text output (a plan node line or the timing footer)."""
         if re.search(r"^\s*(Planning|Execution) [Tt]ime: [\d.]+ ms\s*$", text, re.MULTILINE):
             return True
         return any(
@@ -191,7 +195,9 @@ class ExplainParser:
             if name is not None and values[0].unit is not None:
                 builder.summary.setdefault(name, values[0].value)
 
-    def _add_property(self, builder: ProfileBuilder, node: _Node | None, path: str, key: str, value: str, line_no: int) -> None:
+    def _add_property(
+        self, builder: ProfileBuilder, node: _Node | None, path: str, key: str, value: str, line_no: int
+    ) -> None:
         if key in _BLOCK_PREFIX and "=" in value:
             for scope, name, number in _pairs(value):
                 if key == "WAL":
@@ -210,27 +216,30 @@ class ExplainParser:
             builder.add_number(path, key, float(sum_count["sum"]), "count", value, line_no, stat="sum")
             builder.add_number(path, key, float(sum_count["count"]), "count", value, line_no, stat="count")
             return
-        if key == "Timing" and path.endswith("JIT"):
-            for part in value.split(","):
-                name, _, duration = part.strip().rpartition(" ")
-                builder.add(path, name or part.strip(), duration if name else part, line_no)
+        if key == "Timing" and path == "JIT":
+            # "Generation 0.153 ms, Inlining 0.000 ms, ..., Total 0.795 ms"
+            for part in re.finditer(r"(?P<name>[A-Za-z][A-Za-z ]*?) (?P<duration>[\d.]+ ms)", value):
+                builder.add("JIT/Timing", part["name"], part["duration"], line_no)
+                if part["name"] == "Total":
+                    builder.summary["jit_ms"] = float(part["duration"].split()[0])
             return
         builder.add(path, key, value, line_no)
 
-    def _parse_text(self, text: str, builder: ProfileBuilder) -> tuple[_Node | None, int | None]:
+    def _parse_text(self, text: str, builder: ProfileBuilder) -> tuple[_Node | None, tuple[int, str] | None]:
         root: _Node | None = None
         stack: list[_Node] = []
         siblings: dict[str, dict[str, int]] = {}
         in_summary = False
         block: tuple[str, int] | None = None
         last_key: tuple[str, int] | None = None  # for YugabyteDB "Metric ..." lines under a counter
-        last_line: int | None = None
+        last_line: tuple[int, str] | None = None  # the last line read as part of the plan
         triggers_ms = 0.0
         trigger_calls = 0
         for line_no, raw in numbered_lines(text):
             line = raw.replace("\u200b", "").rstrip()
             stripped = line.strip()
-            node_match = _NODE.match(line) if ("cost=" in line or "actual " in line or "never executed" in line) else None
+            maybe_node = "cost=" in line or "actual " in line or "never executed" in line
+            node_match = _NODE.match(line) if maybe_node else None
             if root is None and not node_match:
                 continue  # psql noise before the plan: statements, QUERY PLAN, dashes, timings
             if not stripped or _FOOTER.match(stripped) or re.fullmatch(r"-{3,}|\.\.\.", stripped):
@@ -242,9 +251,9 @@ class ExplainParser:
                 node = self._add_node(node_match, line_no, stack, siblings, builder)
                 root = root or node
                 last_key = None
-                last_line = line_no
+                last_line = (line_no, raw)
                 continue
-            last_line = line_no
+            last_line = (line_no, raw)
             trigger = _TRIGGER.match(stripped)
             if trigger:
                 in_summary = True
@@ -293,7 +302,9 @@ class ExplainParser:
             builder.summary["trigger_calls"] = trigger_calls
         return root, last_line
 
-    def _add_node(self, m: re.Match, line_no: int, stack: list[_Node], siblings: dict, builder: ProfileBuilder) -> _Node:
+    def _add_node(
+        self, m: re.Match, line_no: int, stack: list[_Node], siblings: dict, builder: ProfileBuilder
+    ) -> _Node:
         lead = m["lead"]
         column = lead.index("->") if "->" in lead else -1
         while stack and stack[-1].column >= column:
@@ -313,8 +324,8 @@ class ExplainParser:
         if operation:
             builder.add_number(path, "Operation", None, None, operation, line_no)
         for group, key, unit in (
-            ("startup_cost", "Startup Cost", None),
-            ("total_cost", "Total Cost", None),
+            ("startup_cost", "Startup Cost", "cost"),
+            ("total_cost", "Total Cost", "cost"),
             ("plan_rows", "Plan Rows", "count"),
             ("plan_width", "Plan Width", "bytes"),
             ("actual_start", "Actual Startup Time", "ms"),
@@ -335,7 +346,7 @@ class ExplainParser:
         stack.append(node)
         return node
 
-    def _parse_json(self, text: str, builder: ProfileBuilder) -> tuple[_Node | None, int | None]:
+    def _parse_json(self, text: str, builder: ProfileBuilder) -> tuple[_Node | None, tuple[int, str] | None]:
         lines = numbered_lines(text)
         start = next((i for i, (_, l) in enumerate(lines) if l.strip().startswith(("[", "{"))), None)
         if start is None:
@@ -345,11 +356,15 @@ class ExplainParser:
             if _FOOTER.match(line.strip()):
                 break
             kept.append((line_no, re.sub(r"\s*\+$", "", line)))  # psql's wrapped-line marker
+        while len(kept) > 1 and not kept[-1][1].strip():
+            kept.pop()  # so a cut document is reported at its last real line
+        source = "\n".join(line for _, line in kept)
         try:
-            document = json.loads("\n".join(line for _, line in kept))
+            document = json.loads(source)
         except json.JSONDecodeError as exc:
             line_no, line = kept[min(exc.lineno, len(kept)) - 1]
-            raise ProfileParseError(f"malformed EXPLAIN JSON: {exc.msg}", line_no, line) from exc
+            cut = " (input ends here: truncated?)" if not source[exc.pos :].strip() else ""
+            raise ProfileParseError(f"malformed EXPLAIN JSON: {exc.msg}{cut}", line_no, line) from exc
         if isinstance(document, list):
             if not document:
                 raise ProfileParseError("EXPLAIN JSON is an empty list", kept[0][0], kept[0][1])
@@ -383,7 +398,7 @@ class ExplainParser:
         timing = document.get("JIT", {}).get("Timing", {}) if isinstance(document.get("JIT"), dict) else {}
         if isinstance(timing.get("Total"), (int, float)):
             builder.summary["jit_ms"] = float(timing["Total"])
-        return root, kept[-1][0]
+        return root, kept[-1]
 
     @staticmethod
     def _json_unit(key: str, value: Any) -> str | None:
@@ -393,6 +408,8 @@ class ExplainParser:
             return "ms"
         if key.endswith(("Bytes", "Usage")) or key == "Plan Width":
             return "bytes"
+        if key.endswith("Cost"):
+            return "cost"
         return "count"
 
     def _json_fields(self, fields: dict, path: str, builder: ProfileBuilder) -> None:
@@ -432,7 +449,7 @@ class ExplainParser:
             node.children.append(self._json_node(child, path, siblings, builder))
         return node
 
-    def _finish(self, root: _Node | None, builder: ProfileBuilder, last_line: int | None) -> None:
+    def _finish(self, root: _Node | None, builder: ProfileBuilder, last_line: tuple[int, str] | None) -> None:
         if root is None:
             return
         summary = builder.summary
@@ -464,7 +481,7 @@ class ExplainParser:
         walk(root)
         if analyzed and "execution_ms" not in summary:
             raise ProfileParseError(
-                "EXPLAIN ANALYZE output has no 'Execution Time' line (truncated?)", last_line
+                "EXPLAIN ANALYZE output has no 'Execution Time' line (truncated?)", *(last_line or (None, None))
             )
 
 

@@ -154,14 +154,14 @@ def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
     if root in ("Query", "Load"):
         summary_path = f"{root}/Summary"
         if not any(s.path == summary_path for s in sections):
-            raise ProfileParseError(f"{root}: profile has no Summary section", sections[1].line_no)
+            line_no = sections[1].line_no
+            raise ProfileParseError(f"{root}: profile has no Summary section", line_no, dict(body)[line_no])
         for key, name in _RAW_SUMMARY_NUMBERS:
             summary[name] = lookup(items, key, path=summary_path)
         for key, name in _RAW_SUMMARY_TEXT:
             summary[name] = lookup_text(items, key, under=summary_path)
         if summary["total_ms"] is None and not truncated:
-            line_no = max(no for no, _ in body)
-            raise ProfileParseError("profile Summary has no Total (truncated?)", line_no)
+            raise ProfileParseError("profile Summary has no Total (truncated?)", *body[-1])
         summary["planning_ms"] = lookup(items, "Total", under=f"{root}/Planner")
         summary["execution_ms"] = lookup(items, "QueryExecutionWallTime", under=f"{root}/Execution")
     if summary.get("execution_ms") is None:
@@ -273,7 +273,7 @@ def _parse_analyzed(content: list[tuple[int, str]], builder: ProfileBuilder) -> 
 
     last_name, last_no, last_body = blocks[-1]
     if not last_body:
-        raise ProfileParseError(f"{last_name!r} has no content (truncated?)", last_no)
+        raise ProfileParseError(f"{last_name!r} has no content (truncated?)", last_no, last_name)
     tail_no, tail = last_body[-1]
     if _GLYPH.search(tail):
         raise ProfileParseError("analyzed profile ends on an operator without metrics (truncated?)", tail_no, tail)
@@ -344,7 +344,7 @@ def _parse_profilelist(lines: list[tuple[int, str]], builder: ProfileBuilder) ->
         for line_no, record in table.records():
             query_id = record.get("QueryId", "")
             if not query_id:
-                raise ProfileParseError("profile list row without a QueryId", line_no)
+                raise ProfileParseError("profile list row without a QueryId", line_no, " | ".join(record.values()))
             for column, cell in record.items():
                 if column != "QueryId":
                     builder.add(query_id, column, cell, line_no)

@@ -10,7 +10,7 @@ from ._profile import Profile, ProfileBuilder
 from ._relaxed_json import RelaxedJSONError, loads_at
 from ._text import numbered_lines
 
-__all__ = ["KINDS", "SUMMARY_FIELDS", "parse", "sniff"]
+__all__ = ["KINDS", "SUMMARY_FIELDS", "TIME_PARTS", "parse", "replies", "sniff"]
 
 KINDS = ("stream_load_response",)
 

@@ -1,0 +1,203 @@
+"""What a profile says about where the time went, as a JSON-ready dict and as short text."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._profile import Profile
+
+__all__ = ["anatomy", "format_anatomy"]
+
+#: The sequential parts of a Stream Load's LoadTimeMs; ReadDataTimeMs overlaps WriteDataTimeMs.
+_LOAD_SEQUENCE = ("begin_txn_ms", "stream_load_put_ms", "write_data_ms", "commit_and_publish_ms")
+_LOAD_FIELDS = (
+    "status", "label", "txn_id", "message", "total_rows", "loaded_rows", "filtered_rows",
+    "unselected_rows", "load_bytes", "load_time_ms", "group_commit", "two_phase_commit", "error_url",
+)
+_TIME_KEYS = ("Time", "Total", "TotalTime", "ActiveTime")
+_STATE_KEYS = ("State", "Task State", "QueryState")
+_ENGINES = ("starrocks", "doris", "postgres", "yugabyte", "mariadb")
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN -> None, numpy scalars -> Python numbers, containers recursively."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else round(value, 6)
+    return value
+
+
+def _entries(profile: Profile, limit: int = 10) -> list[dict[str, Any]]:
+    """One entry per listed profile/instance (SHOW PROFILELIST and the like)."""
+    out = []
+    items = profile.items
+    for path in list(dict.fromkeys(items["path"]))[:limit]:
+        rows = items[(items["path"] == path) & items["stat"].isna()]
+        entry: dict[str, Any] = {"id": path}
+        for key in _TIME_KEYS:
+            hit = rows[(rows["key"] == key) & (rows["unit"] == "ms")]
+            if len(hit):
+                entry["time_ms"] = hit["value"].iloc[0]
+                break
+        for key in _STATE_KEYS:
+            hit = rows[rows["key"] == key]
+            if len(hit):
+                entry["state"] = hit["value_raw"].iloc[0]
+                break
+        out.append(entry)
+    return out
+
+
+def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
+    """Summarise where a statement's time went.
+
+    Parameters
+    ----------
+    profile : Profile
+        A parsed profile (see ``ingestlab.profiles.parse``).
+    top : int, optional
+        How many operators to list, by their own time.
+
+    Returns
+    -------
+    dict
+        JSON-serialisable (NaN becomes None): ``kind``, ``engine``, ``status``,
+        ``total_ms``, ``execution_ms``, ``fe_overhead_ms`` (total - execution),
+        ``planning_ms``, ``olap_table_sink_ms``, ``top_operators`` (``name``, ``path``,
+        ``time_ms``, ``share_pct`` of all operator time); ``load`` for load replies and
+        load profiles (status, rows, bytes, ``time_split`` and ``other_ms``); ``entries``
+        for profile lists; ``notes`` (e.g. the input was truncated).
+    """
+    s = profile.summary
+    engine = s.get("engine") or next((e for e in _ENGINES if profile.kind.startswith(e)), None)
+    out: dict[str, Any] = {
+        "kind": profile.kind,
+        "engine": engine,
+        "status": s.get("status"),
+        "total_ms": s.get("total_ms"),
+        "execution_ms": s.get("execution_ms"),
+        "fe_overhead_ms": s.get("fe_overhead_ms"),
+        "planning_ms": s.get("planning_ms"),
+    }
+    if "olap_table_sink_ms" in s:
+        out["olap_table_sink_ms"] = s["olap_table_sink_ms"]
+
+    ops = profile.operators.sort_values("time_ms", ascending=False, kind="stable")
+    grand = float(ops["time_ms"].sum()) if len(ops) else 0.0
+    out["top_operators"] = [
+        {
+            "name": row.name,
+            "path": row.path,
+            "time_ms": row.time_ms,
+            "share_pct": (100.0 * row.time_ms / grand) if grand > 0 else None,
+        }
+        for row in ops.head(top).itertuples(index=False)
+    ]
+
+    if any(k in s for k in ("load_time_ms", "loaded_rows", "load_bytes")) or profile.kind == "stream_load_response":
+        load = {k: s[k] for k in _LOAD_FIELDS if k in s}
+        split = {k: s[k] for k in _LOAD_SEQUENCE if k in s}
+        if split:
+            load["time_split"] = split
+            if "load_time_ms" in s:
+                other = s["load_time_ms"] - sum(split.values())
+                # Published replies whose parts add up to more than LoadTimeMs exist
+                # (transaction loads); a negative remainder would only mislead.
+                load["other_ms"] = other if other >= 0 else None
+        for nested in ("read_data_ms", "received_data_ms"):
+            if nested in s:
+                load[nested] = s[nested]
+        out["load"] = load
+    if "profile_count" in s or "instance_count" in s:
+        out["count"] = s.get("profile_count", s.get("instance_count"))
+        out["entries"] = _entries(profile)
+    notes = []
+    if s.get("truncated"):
+        notes.append("the input was cut short by its publisher ('...'); counters after the cut are missing")
+    if profile.kind.startswith("postgres") or profile.kind.startswith("yugabyte"):
+        notes.append("operator times are exclusive times derived from inclusive actual times x loops")
+    out["notes"] = notes
+    return _clean(out)
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value:,.3f} ms"
+
+
+def format_anatomy(anatomy: dict[str, Any]) -> str:
+    """Render `anatomy` output as a few lines of text for a terminal.
+
+    Parameters
+    ----------
+    anatomy : dict
+        The dict returned by `anatomy`.
+
+    Returns
+    -------
+    str
+        Human-readable text, no trailing newline.
+
+    Examples
+    --------
+    >>> print(format_anatomy({"kind": "x", "total_ms": 10.0, "execution_ms": 8.0,
+    ...                       "fe_overhead_ms": 2.0, "top_operators": []}))
+    x
+      total                10.000 ms
+      execution             8.000 ms
+      FE overhead           2.000 ms  (total - execution)
+    """
+    a = anatomy
+    head = a.get("kind", "?")
+    if a.get("engine"):
+        head += f"  [{a['engine']}]"
+    if a.get("status") is not None:
+        head += f"  status={a['status']}"
+    lines = [head]
+    for key, label, note in (
+        ("total_ms", "total", ""),
+        ("planning_ms", "planning", ""),
+        ("execution_ms", "execution", ""),
+        ("fe_overhead_ms", "FE overhead", "  (total - execution)"),
+        ("olap_table_sink_ms", "OLAP_TABLE_SINK", "  (sink's own time)"),
+    ):
+        if a.get(key) is not None:
+            lines.append(f"  {label:<16}{_ms(a[key]):>14}{note}")
+    load = a.get("load")
+    if load:
+        ident = ", ".join(f"{k}={load[k]}" for k in ("label", "txn_id") if load.get(k) is not None)
+        if ident:
+            lines.append(f"  load: {ident}")
+        if load.get("loaded_rows") is not None or load.get("total_rows") is not None:
+            rows = f"{load.get('loaded_rows', '-')} of {load.get('total_rows', '-')} rows loaded"
+            if load.get("filtered_rows") is not None:
+                rows += f", {load['filtered_rows']} filtered"
+            if load.get("load_bytes") is not None:
+                rows += f", {load['load_bytes']:,} bytes"
+            lines.append(f"  rows: {rows}")
+        if load.get("load_time_ms") is not None:
+            lines.append(f"  {'load time':<16}{_ms(load['load_time_ms']):>14}")
+        for key, value in (load.get("time_split") or {}).items():
+            lines.append(f"    {key.removesuffix('_ms').replace('_', ' '):<20}{_ms(value):>14}")
+        if load.get("other_ms") is not None:
+            lines.append(f"    {'other':<20}{_ms(load['other_ms']):>14}")
+        if load.get("error_url"):
+            lines.append(f"  errors: {load['error_url']}")
+    if a.get("top_operators"):
+        lines.append("  top operators (own time):")
+        for op in a["top_operators"]:
+            share = "" if op.get("share_pct") is None else f"  {op['share_pct']:5.1f}%"
+            lines.append(f"    {op['name'][:44]:<44}{_ms(op['time_ms']):>16}{share}")
+    if a.get("entries"):
+        lines.append(f"  {a.get('count', len(a['entries']))} entries:")
+        for entry in a["entries"]:
+            row = f"    {entry['id'][:40]:<40}{_ms(entry.get('time_ms')):>16}  {entry.get('state') or ''}"
+            lines.append(row.rstrip())
+    for note in a.get("notes") or []:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines)
