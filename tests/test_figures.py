@@ -1,5 +1,9 @@
+import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 import pytest
+import seaborn as sns
 
 from ingestlab import figures
 
@@ -27,3 +31,55 @@ def test_save_rejects_path_like_names(tmp_path):
     with pytest.raises(ValueError, match="name"):
         figures.save(fig, "../escape", notebook="nb", directory=tmp_path)
     figures.close(fig)
+
+
+
+def _colours(lines):
+    return {mcolors.to_hex(line.get_color()) for line in lines}
+
+
+def test_plot_sweep_draws_a_marked_line_per_hue_with_distinct_colours_for_numbers():
+    figures.use_article_theme()
+    data = pd.DataFrame({"interval_ms": [10, 50, 100] * 3, "rows_per_s": np.arange(1.0, 10.0),
+                         "concurrency": [30] * 3 + [100] * 3 + [500] * 3})
+    ax = figures.plot_sweep(data, x="interval_ms", y="rows_per_s", hue="concurrency", annotate=True)
+    lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 3]
+    assert len(lines) == 3 and all(line.get_marker() == "o" for line in lines)
+    # a numeric hue is drawn as categories of the theme's palette, not as one shade ramp
+    assert _colours(lines) == {mcolors.to_hex(c) for c in sns.color_palette(n_colors=3)}
+    assert len(ax.texts) == 9 and ax.get_ylabel() == "rows per s" and ax.get_xlabel() == "interval (ms)"
+    figures.close(ax.figure)
+
+
+def test_plot_sweep_keeps_text_levels_in_data_order_and_can_leave_out_the_legend():
+    data = pd.DataFrame({"model": ["DUPLICATE", "AGGREGATE", "UNIQUE"], "median_ms": [64.0, 59.0, 64.0]})
+    ax = figures.plot_sweep(data, x="model", y="median_ms", legend=False)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["DUPLICATE", "AGGREGATE", "UNIQUE"]
+    assert ax.get_legend() is None
+    figures.close(ax.figure)
+
+
+def test_plot_bars_on_a_log_axis_keeps_every_bar_visible_and_labelled():
+    data = pd.DataFrame({"system": ["a", "b", "c"], "elapsed_s": [0.027, 7.46, 0.369]})
+    ax = figures.plot_bars(data, x="elapsed_s", y="system", log=True)
+    ax.figure.canvas.draw()
+    assert sorted(p.get_width() for p in ax.patches) == pytest.approx(sorted(data["elapsed_s"]))
+    # a bar from zero on a log axis is drawn only if its extent stays finite (seaborn's log_scale loses it)
+    assert all(np.isfinite(p.get_window_extent().width) for p in ax.patches)
+    left, right = ax.get_xlim()
+    assert ax.get_xscale() == "log" and left == pytest.approx(data["elapsed_s"].min() / 2)
+    assert right >= data["elapsed_s"].max()
+    assert sorted(t.get_text() for t in ax.texts) == ["0.027", "0.369", "7.46"]
+    figures.close(ax.figure)
+
+
+def test_plot_overhead_fit_draws_solid_ols_and_dashed_two_point_lines():
+    data = pd.DataFrame({"n_loads": [1e6, 1e5, 1e4, 3e4, 3e3], "total_s": [700.0, 160.0, 100.0, 1900.0, 300.0],
+                         "variant": ["async"] * 3 + ["off"] * 2})
+    fits = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
+                         "write_time_s": [100.0, 140.0]})
+    ax = figures.plot_overhead_fit(data, fits, x="n_loads", hue="variant", per="load")
+    styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
+    assert styles == {"async: 0.6 ms/load": "-", "off: 54 ms/load (2 points)": "--"}
+    assert ax.get_xlabel() == "loads" and ax.get_xscale() == ax.get_yscale() == "log"
+    figures.close(ax.figure)

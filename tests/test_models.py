@@ -83,3 +83,78 @@ def test_compare_with_published_flags_coverage():
     out = models.compare_with_published(live, pub).set_index("quantity")
     assert out.loc["a", "ci_covers_published"] and not out.loc["b", "ci_covers_published"]
     assert out.loc["b", "ratio"] == pytest.approx(5 / 8)
+
+
+def test_fit_overhead_gives_the_seed_overheads_from_the_published_starrocks_table():
+    # the statistics on the real table (tests/test_published.py checks the transcription with a plain polyfit)
+    from ingestlab import published
+
+    table = published.load("starrocks_insert_scenarios")
+    points = table[table["scenario"].isin(["single_row", "batch_100", "batch_1000"])]
+    fits = models.fit_overhead(points, by=["engine", "deployment", "version"])
+    ols = fits[fits["method"] == "ols"].set_index(["deployment", "version"])
+    assert len(ols) == 3 and (ols["n_points"] == 3).all()
+    for key, seed_ms in {("shared-data", "4.0.5"): 64.2, ("shared-nothing", "4.0.4"): 100.0,
+                         ("shared-nothing", "4.0.5"): 100.0}.items():
+        fit = ols.loc[key]
+        assert fit["overhead_ms"] == pytest.approx(seed_ms, abs=1.0), key
+        assert fit["overhead_ci_low_ms"] <= seed_ms <= fit["overhead_ci_high_ms"], key
+
+
+def test_fit_sweep_fits_what_each_group_allows():
+    line = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [3.0, 5.1, 6.9, 9.0], "g": "line"})
+    pair = pd.DataFrame({"x": [1.0, 64.0], "y": [60.0, 70.0], "g": "pair"})
+    lone = pd.DataFrame({"x": [5.0], "y": [1.0], "g": "lone"})
+    fits = models.fit_sweep(pd.concat([line, pair, lone]), x="x", y="y", by=["g"]).set_index("g")
+    assert fits["method"].to_dict() == {"line": "ols", "pair": "two_point", "lone": "none"}
+    ols = models.fit_linear(line, x="x", y="y", robust=False).iloc[0]
+    assert fits.loc["line", "slope"] == pytest.approx(ols["slope"])
+    assert fits.loc["line", "slope_ci_low"] == pytest.approx(ols["slope_ci_low"])
+    assert fits.loc["pair", "slope"] == pytest.approx(10 / 63)
+    assert fits.loc["pair", "intercept"] == pytest.approx(60 - 10 / 63)
+    assert fits.loc["pair", ["slope_ci_low", "slope_ci_high", "intercept_ci_low"]].isna().all()
+    assert np.isnan(fits.loc["lone", "slope"]) and fits.loc["lone", "n_points"] == 1
+
+
+def test_fit_sweep_treats_repeated_x_values_as_one_level():
+    # three points at one x cannot give a slope, whatever their number
+    same_x = pd.DataFrame({"x": [2.0, 2.0, 2.0], "y": [1.0, 1.1, 0.9]})
+    assert models.fit_sweep(same_x, x="x", y="y")["method"].tolist() == ["none"]
+
+
+def test_fit_load_overhead_recovers_a_known_per_load_cost():
+    rng = np.random.default_rng(9)
+    n_loads = np.array([3_000_000, 300_000, 60_000, 30_000, 3_000] * 2)
+    runs = pd.DataFrame({"n_loads": n_loads, "total_s": 100 + n_loads * 0.6e-3 + rng.normal(0, 1, len(n_loads)),
+                         "group_commit_mode": "async", "concurrency": 10})
+    off = pd.DataFrame({"n_loads": [30_000, 3_000], "total_s": [1_600.0, 250.0], "group_commit_mode": "off",
+                        "concurrency": 10})
+    fits = models.fit_load_overhead(pd.concat([runs, off])).set_index("group_commit_mode")
+    fit = fits.loc["async"]
+    assert fit["method"] == "ols" and fit["overhead_ci_low_ms"] <= 0.6 <= fit["overhead_ci_high_ms"]
+    assert fit["write_time_s"] == pytest.approx(100, abs=2)
+    assert fits.loc["off", "method"] == "two_point"
+    assert fits.loc["off", "overhead_ms"] == pytest.approx(1_350 / 27_000 * 1e3)
+    assert {"overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "write_time_s", "r2",
+            "n_points"} <= set(fits.columns)
+
+
+def test_ratio_table_divides_the_two_levels_per_group_and_skips_incomplete_groups():
+    t = pd.DataFrame({"engine": ["a", "a", "b", "b", "c"], "scenario": ["up", "in", "up", "in", "up"],
+                      "ms": [30.0, 2.0, 9.0, 3.0, 5.0]})
+    out = models.ratio_table(t, value="ms", between="scenario", a="up", b="in", by=["engine"])
+    assert out["engine"].tolist() == ["a", "b"]
+    assert out["ratio"].tolist() == pytest.approx([15.0, 3.0])
+    assert out[["up", "in"]].to_numpy().tolist() == [[30.0, 2.0], [9.0, 3.0]]
+
+
+def test_ratio_table_refuses_ambiguous_groups():
+    t = pd.DataFrame({"scenario": ["up", "up", "in"], "ms": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match="several rows"):
+        models.ratio_table(t, value="ms", between="scenario", a="up", b="in")
+
+
+def test_ratio_table_without_groups_gives_one_row():
+    t = pd.DataFrame({"stage": ["before", "after"], "elapsed_s": [107.561, 47.252]})
+    out = models.ratio_table(t, value="elapsed_s", between="stage", a="before", b="after")
+    assert len(out) == 1 and out["ratio"].iloc[0] == pytest.approx(107.561 / 47.252)

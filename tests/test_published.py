@@ -229,3 +229,58 @@ def test_numbers_agree_with_the_printed_text_beside_them(name):
             else:
                 expected = rows[printed].map(first_number)
             assert rows[column].tolist() == pytest.approx(expected.tolist()), column
+
+
+# -- reshaping helpers ------------------------------------------------------------------
+
+def test_overhead_points_are_the_three_insert_values_scenarios_per_variant():
+    points = published.overhead_points()
+    assert sorted(points["scenario"].unique()) == sorted(published.OVERHEAD_SCENARIOS)
+    per_variant = points.groupby("variant")["n_statements"].apply(sorted).to_dict()
+    assert per_variant == {v: [1, 10, 1000] for v in
+                           ("shared-data 4.0.5", "shared-nothing 4.0.4", "shared-nothing 4.0.5")}
+    assert (points["rows"] == 1000).all()
+
+
+def test_variant_label_drops_empty_parts():
+    frame = pd.DataFrame({"deployment": ["shared-data", "", "docker"], "version": ["4.0.5", "3.0.1", ""]})
+    assert published.variant_label(frame).tolist() == ["shared-data 4.0.5", "3.0.1", "docker"]
+
+
+def test_profile_split_recomputes_fe_overhead_within_the_printed_rounding():
+    split = published.profile_split()
+    assert sorted(split["deployment"]) == ["shared-data", "shared-nothing"]
+    assert (split["fe_overhead_ms"] == split["total_time_ms"] - split["execution_time_ms"]).all()
+    # the seed prints the FE share rounded to whole ms (40, 83)
+    assert (split["fe_overhead_ms"] - split["fe_overhead_printed_ms"]).abs().max() <= 0.5
+    assert (split["n_samples"] == 30).all()
+
+
+def test_component_sweeps_name_each_level_by_the_parameter_it_changes():
+    sweeps = published.component_sweeps()
+    assert len(sweeps) == EXPECTED_ROWS["starrocks_component_medians"]
+    numeric = sweeps[sweeps["factor"] != "model"]
+    assert numeric["level_value"].notna().all() and sweeps.loc[sweeps["factor"] == "model", "level_value"].isna().all()
+    assert sorted(numeric.loc[numeric["factor"] == "columns", "level_value"].unique()) == [4, 50]
+    assert sorted(numeric.loc[numeric["factor"] == "buckets", "level_value"].unique()) == [1, 64]
+    assert set(sweeps.loc[sweeps["factor"] == "model", "level"]) == {"DUPLICATE", "AGGREGATE", "UNIQUE"}
+
+
+def test_time_per_request_applies_littles_law_and_fills_thousands_of_rows():
+    t = pd.DataFrame({"concurrency": [30, 10], "rows_per_insert": [1, 100], "rows_per_s": [np.nan, 160_000.0],
+                      "k_rows_per_s": [0.9, np.nan]})
+    out = published.time_per_request(t)
+    assert out["rows_per_s"].tolist() == [900.0, 160_000.0]
+    assert out["request_ms"].tolist() == pytest.approx([30 / 900 * 1e3, 10 * 100 / 160_000 * 1e3])
+    assert "request_ms" not in t.columns  # the input is left as it was
+
+
+def test_stream_load_batches_give_back_the_seeds_data_set_in_every_run():
+    loads = published.stream_load_batches()
+    # the seed's data set: httplogs, 247249096 rows; every run loads all of it
+    assert loads["total_rows"].to_numpy() == pytest.approx(247_249_096, rel=1e-4)
+    assert (loads["n_loads"] * loads["rows_per_load"]).tolist() == pytest.approx(loads["total_rows"].tolist())
+    per_byte = (loads["rows_per_load"] / loads["request_bytes"]).tolist()
+    assert per_byte == pytest.approx([1 / loads["bytes_per_row"].iloc[0]] * len(loads))
+    assert 100 < loads["bytes_per_row"].iloc[0] < 200
+    assert set(loads["variant"]) == {"async, 10 clients", "async, 30 clients", "off, 10 clients", "off, 30 clients"}

@@ -155,3 +155,121 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
     ax.set_ylabel("")
     ax.legend(fontsize="small", title=hue)
     return ax
+
+
+def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, style: str | None = None,
+               ax: plt.Axes | None = None, logx: bool = False, logy: bool = False, annotate: bool = False,
+               fmt: str = "{:.3g}", legend: bool | str = True) -> plt.Axes:
+    """``y`` against the levels of one parameter: a marker per point, a line per ``hue``/``style``.
+
+    A numeric ``x`` is drawn to scale, a text ``x`` as categories in the data's order;
+    ``hue`` and ``style`` are always categories (a numeric ``concurrency`` gets distinct
+    colours, not a shade ramp). ``annotate`` writes each point's value beside it (for tables
+    of a few printed numbers); ``legend`` is ``True`` (inside, where it fits best),
+    ``"outside"`` (right of the axes) or ``False`` (left to a neighbouring panel).
+    """
+    ax = ax or plt.figure().gca()
+    data = data.reset_index(drop=True)
+    data = data.assign(**{c: data[c].astype(str) for c in (hue, style) if c})
+    # seaborn draws `markers` only per style level; without a style every line gets one marker
+    marks = {"markers": True} if style else {"marker": "o"}
+    sns.lineplot(data=data, x=x, y=y, hue=hue, style=style, dashes=False, ax=ax, errorbar=None, markersize=6,
+                 sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend else False, **marks)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if annotate:
+        for xv, yv in zip(data[x], data[y]):
+            ax.annotate(fmt.format(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+        ax.margins(x=0.08)  # room for the labels of the last points
+    ax.set_xlabel(_axis_label(x))
+    ax.set_ylabel(_axis_label(y))
+    if ax.get_legend() is not None:
+        where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1)} if legend == "outside" else {"loc": "best"}
+        sns.move_legend(ax, **where, fontsize="small", title_fontsize="small")
+    return ax
+
+
+def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax: plt.Axes | None = None,
+              log: bool = False, annotate: bool = True, fmt: str = "{:.3g}") -> plt.Axes:
+    """Horizontal bars of ``x`` per ``y`` (and ``hue``), each labelled with its value.
+
+    With ``log`` the axis starts at half the smallest value, so bars that span orders of
+    magnitude stay visible; read their labels, not their lengths.
+    """
+    ax = ax or plt.figure().gca()
+    data = data.reset_index(drop=True)
+    sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None)
+    if log:  # after drawing: seaborn's log_scale drops bars that start at zero
+        ax.set_xscale("log")
+        ax.set_xlim(left=data.loc[data[x] > 0, x].min() / 2)
+    if annotate:
+        for bars in ax.containers:
+            ax.bar_label(bars, labels=[fmt.format(v) if np.isfinite(v) and v > 0 else "" for v in bars.datavalues],
+                         padding=2, fontsize="x-small")
+    ax.set_xlabel(_axis_label(x))
+    ax.set_ylabel("")
+    if hue:
+        sns.move_legend(ax, "best", fontsize="small", title_fontsize="small")
+    return ax
+
+
+def plot_overhead_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str = "total_s", hue: str,
+                      ax: plt.Axes | None = None, per: str = "statement") -> plt.Axes:
+    """Total time against the count of statements (or loads), with each group's fitted line.
+
+    ``fits`` has ``hue``, ``method``, ``overhead_ms`` and ``write_time_s`` (as
+    :func:`ingestlab.models.fit_overhead` or :func:`ingestlab.models.fit_load_overhead`
+    return): ``ols`` lines are solid, ``two_point`` lines (no CI) dashed; log–log axes.
+    """
+    ax = ax or plt.figure().gca()
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, ax=ax, s=28, zorder=3)
+    levels = list(data[hue].unique())
+    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    grid = np.geomspace(max(data[x].min(), 1), data[x].max(), 50)
+    for _, fit in fits[fits["method"].isin(["ols", "two_point"])].iterrows():
+        ax.plot(grid, fit["write_time_s"] + grid * fit["overhead_ms"] / 1e3, color=palette.get(fit[hue]), lw=1,
+                ls="-" if fit["method"] == "ols" else "--",
+                label=f"{fit[hue]}: {fit['overhead_ms']:.3g} ms/{per}"
+                + (" (2 points)" if fit["method"] != "ols" else ""))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"{per}s")
+    ax.set_ylabel("total time (s)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def _axis_label(column: str) -> str:
+    # "rows_per_s" -> "rows per s", "median_ms" -> "median (ms)": the unit the column name carries
+    for suffix, unit in (("_ms", "ms"), ("_s", "s"), ("_mb", "MB"), ("_bytes", "bytes")):
+        if column.endswith(suffix) and not column.endswith("_per" + suffix):
+            return f"{column.removesuffix(suffix).replace('_', ' ')} ({unit})"
+    return column.replace("_", " ")
+
+
+def plot_linear_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str,
+                    ax: plt.Axes | None = None, logy: bool = True, unit: str = "row") -> plt.Axes:
+    """Observations of ``y`` against ``x`` and each group's fitted line ``intercept + slope · x``.
+
+    ``fits`` has ``hue``, ``method``, ``intercept`` and ``slope`` in the units of ``y`` and
+    ``x``; only ``ols`` rows are drawn, labelled with their slope. A log ``y`` axis keeps
+    groups that differ by orders of magnitude readable.
+    """
+    ax = ax or plt.figure().gca()
+    levels = list(dict.fromkeys(data[hue]))
+    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    sns.stripplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, native_scale=True,
+                  jitter=0.02 * (data[x].max() - data[x].min()), size=4, alpha=0.7, legend=False, zorder=3)
+    grid = np.linspace(0, data[x].max() * 1.05, 50)
+    for _, fit in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
+        ax.plot(grid, fit["intercept"] + grid * fit["slope"], color=palette[fit[hue]], lw=1,
+                label=f"{fit[hue]}: {fit['slope']:.3g} {_axis_label(y).split('(')[-1].rstrip(')')}/{unit}")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlim(left=0)
+    ax.set_xlabel(_axis_label(x))
+    ax.set_ylabel(_axis_label(y))
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax

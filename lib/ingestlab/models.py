@@ -39,7 +39,7 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
     Examples
     --------
     >>> df = pd.DataFrame({"x": [1, 2, 3, 4], "y": [2.0, 4.1, 5.9, 8.0]})
-    >>> round(fit_linear(df, x="x", y="y", robust=False)["slope"].iloc[0], 2)
+    >>> round(float(fit_linear(df, x="x", y="y", robust=False)["slope"].iloc[0]), 2)
     1.98
     """
     by = [c for c in by if c in frame.columns]
@@ -88,7 +88,7 @@ def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant
     The seed's shared-data table (1000 × single row, 10 × 100, 1 × 1000):
 
     >>> t = pd.DataFrame({"n_statements": [1000, 10, 1], "total_s": [64.39, 0.823, 0.326]})
-    >>> round(fit_overhead(t, robust=False)["overhead_ms"].iloc[0], 1)
+    >>> round(float(fit_overhead(t, robust=False)["overhead_ms"].iloc[0]), 1)
     64.2
     """
     fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust)
@@ -202,3 +202,161 @@ def _one(frame: pd.DataFrame, sel: dict) -> pd.Series:
     if mask.sum() != 1:
         raise ValueError(f"expected exactly one fit matching {sel}, found {int(mask.sum())}")
     return frame[mask].iloc[0]
+
+
+def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05
+              ) -> pd.DataFrame:
+    """Slope of ``y`` against ``x`` per group, as far as each group's points allow.
+
+    Published sweeps often print two points per parameter, and a line through two points
+    has no error estimate. Rather than refuse such groups (as :func:`fit_linear` does) or
+    pretend to a fit, each group gets what its points allow, named in ``method``:
+
+    - ``ols``: three or more points at two or more ``x`` values — OLS with CIs
+      (:func:`fit_linear`);
+    - ``two_point``: exactly two points at two ``x`` values — the line through them, CIs NaN;
+    - ``none``: fewer — slope and intercept NaN.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy data, one row per observation.
+    x, y : str
+        Column names of the regressor and the response.
+    by : sequence of str
+        Grouping columns (those absent from ``frame`` are ignored).
+    alpha : float
+        1 − confidence level of the OLS intervals.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group, the columns of :func:`fit_linear` (``slope``, its CI,
+        ``intercept``, its CI, ``r2``, ``n_points``, ``df_resid``) and ``method``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 2 + ["c"], "x": [1, 2, 3, 1, 64, 5],
+    ...                    "y": [1.0, 2.1, 2.9, 60.0, 70.0, 1.0]})
+    >>> fits = fit_sweep(df, x="x", y="y", by=["g"]).set_index("g")
+    >>> fits["method"].tolist(), round(float(fits.loc["b", "slope"]), 4), bool(np.isnan(fits.loc["b", "slope_ci_low"]))
+    (['ols', 'two_point', 'none'], 0.1587, True)
+    """
+    by = [c for c in by if c in frame.columns]
+    groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        labels = dict(zip(by, key))
+        g = g[[x, y]].dropna()
+        distinct = g[x].nunique()
+        if len(g) >= 3 and distinct >= 2:
+            rows.append(fit_linear(g.assign(**labels), x=x, y=y, by=by, alpha=alpha, robust=False).iloc[0].to_dict())
+            continue
+        row = {**labels, "method": "none", "slope": np.nan, "intercept": np.nan, "r2": np.nan}
+        if distinct == 2:
+            (x0, y0), (x1, y1) = g.sort_values(x).astype(float).to_numpy()
+            slope = (y1 - y0) / (x1 - x0)
+            row.update(method="two_point", slope=slope, intercept=y0 - slope * x0, r2=1.0)
+        rows.append({**row, "slope_se": np.nan, "slope_ci_low": np.nan, "slope_ci_high": np.nan,
+                     "intercept_ci_low": np.nan, "intercept_ci_high": np.nan, "n_points": len(g),
+                     "df_resid": max(len(g) - 2, 0)})
+    columns = [*by, "method", "slope", "slope_se", "slope_ci_low", "slope_ci_high", "intercept",
+               "intercept_ci_low", "intercept_ci_high", "r2", "n_points", "df_resid"]
+    return pd.DataFrame(rows)[columns]
+
+
+def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit_mode", "concurrency"),
+                      x: str = "n_loads", y: str = "total_s", alpha: float = 0.05) -> pd.DataFrame:
+    """Fit ``Total = N_loads × overhead + write_time`` per group, as far as its points allow.
+
+    The lab's model with loads (or commits) in place of statements: runs that write the
+    same rows in ``x`` loads take ``y`` seconds; the slope is the fixed cost of one load
+    and the intercept the time the rows take when loads are free. Groups are fitted as
+    :func:`fit_sweep` allows (``ols`` with CIs, ``two_point`` without, ``none``).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per run: loads (``x``) and total seconds (``y``).
+    by : sequence of str
+        Grouping columns (those absent from ``frame`` are ignored).
+    x, y : str
+        Column names of the load count and the total time in seconds.
+    alpha : float
+        1 − confidence level of the OLS intervals.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``method``, ``overhead_ms`` with ``overhead_se_ms``,
+        ``overhead_ci_low_ms``, ``overhead_ci_high_ms``, ``write_time_s`` with its CI,
+        ``r2``, ``n_points``, ``df_resid`` — the columns of :func:`fit_overhead`.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"n_loads": [100_000, 10_000, 1_000, 1_000, 100],
+    ...                      "total_s": [110.0, 20.0, 11.0, 50.5, 5.5],
+    ...                      "group_commit_mode": ["async"] * 3 + ["off"] * 2})
+    >>> fits = fit_load_overhead(runs, by=["group_commit_mode"]).set_index("group_commit_mode")
+    >>> fits["method"].tolist(), fits["overhead_ms"].round(2).tolist()
+    (['ols', 'two_point'], [1.0, 50.0])
+    """
+    fits = fit_sweep(frame, x=x, y=y, by=by, alpha=alpha)
+    out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
+                               "intercept_ci_high": "write_time_ci_high_s"})
+    for col in ("slope", "slope_se", "slope_ci_low", "slope_ci_high"):
+        out[col.replace("slope", "overhead") + "_ms"] = out.pop(col) * 1e3
+    return out
+
+
+def ratio_table(frame: pd.DataFrame, *, value: str, between: str, a, b, by: Sequence[str] = ()
+                ) -> pd.DataFrame:
+    """``value`` at level ``a`` of ``between`` divided by ``value`` at level ``b``, per group.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy data with one row per group and level of ``between``.
+    value : str
+        The measured column.
+    between : str
+        The column whose two levels are compared.
+    a, b : scalar
+        The numerator's and the denominator's level.
+    by : sequence of str
+        Grouping columns; one ratio per group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``by``, then columns named ``str(a)`` and ``str(b)`` holding ``value`` at each level,
+        and ``ratio`` (a / b). Groups lacking either level are left out.
+
+    Raises
+    ------
+    ValueError
+        If a group has more than one row at a level (the ratio would be ambiguous).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"engine": ["x", "x", "y", "y"], "scenario": ["upsert", "insert"] * 2,
+    ...                   "batch_ms": [900.0, 60.0, 500.0, 250.0]})
+    >>> ratio_table(t, value="batch_ms", between="scenario", a="upsert", b="insert", by=["engine"])
+      engine  upsert  insert  ratio
+    0      x   900.0    60.0   15.0
+    1      y   500.0   250.0    2.0
+    """
+    by = list(by)
+    part = frame[frame[between].isin([a, b])]
+    dupes = part.duplicated([*by, between])
+    if dupes.any():
+        raise ValueError(f"ratio_table: several rows per {[*by, between]}, e.g. "
+                         f"{part.loc[dupes, [*by, between]].iloc[0].to_dict()}; "
+                         "add the column that tells them apart to by")
+    keys = by or None
+    wide = part.pivot_table(index=keys, columns=between, values=value, sort=False) if keys else \
+        part.set_index(between)[value].to_frame().T
+    wide = wide.dropna(subset=[a, b])
+    out = pd.DataFrame({str(a): wide[a], str(b): wide[b], "ratio": wide[a] / wide[b]})
+    return out.reset_index(drop=not by)
