@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ingestlab.servers.base import is_running
+
 BIN = Path(sys.executable).parent / "ingestlab"
 
 
@@ -58,9 +60,7 @@ def test_ctrl_c_leaves_no_postgres_behind_and_keeps_partial_results(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     proc.communicate(timeout=60)
     time.sleep(0.5)
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert not any(is_running(pid) for pid in pids)
     assert not any(lab.glob("postgres-*/server.pid"))
     meta = json.loads((out / "01_insert_anatomy" / "run.json").read_text())
     assert meta["completed"] is False
@@ -75,7 +75,7 @@ def test_a_url_password_reaches_no_output(tmp_path):
         res = _cli("run", "01", "--out", str(tmp_path / "out"), "--no-progress", "-p", "TARGET", url,
                    "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",
                    env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
-        assert res.returncode == 0, res.stderr[-3000:]
+    assert res.returncode == 0, res.stderr[-3000:]
     assert secret not in res.stdout + res.stderr
     files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert any(p.name == "fits.csv" for p in files)

@@ -1,4 +1,3 @@
-import os
 import subprocess
 import sys
 import textwrap
@@ -9,15 +8,12 @@ import pytest
 
 from ingestlab.errors import ServerError
 from ingestlab.servers import reap
+from ingestlab.servers.base import is_running
 from ingestlab.servers.postgres import PostgresServer
 
 
 def _gone(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z"
+    return not is_running(pid)
 
 
 def test_restart_puts_exactly_the_given_settings_in_force(tmp_path):

@@ -78,6 +78,9 @@ class Engine:
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     #: DB-API placeholder style of the driver.
     PLACEHOLDER: ClassVar[str] = "%s"
+    #: URL query keys the lab reads itself and never hands to the driver: ``label`` (see
+    #: :attr:`label`); engines add their own (``http_port``...).
+    LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label",)
 
     _registry: ClassVar[dict[str, type["Engine"]]] = {}
 
@@ -157,6 +160,16 @@ class Engine:
         return self.server is not None
 
     @property
+    def label(self) -> str:
+        """The engine's name in results: the URL's ``label`` query key if given, else :attr:`NAME`.
+
+        Two servers of one engine side by side (``starrocks://…:9030/db?label=shared-nothing``
+        and ``starrocks://…:9130/db?label=shared-data``) then get their own rows in every table.
+        """
+        label = self.url.query.get("label") if self.url is not None else None
+        return label if isinstance(label, str) and label.strip() else self.NAME
+
+    @property
     def display_url(self) -> str:
         """Where this engine is, with any password masked (safe to print and store)."""
         if self.url is None:
@@ -208,7 +221,7 @@ class Engine:
         args = self.url.translate_connect_args(username="user", database=self.DATABASE_KEY)
         if self.url.password is not None and str(self.url.password) == MASK:
             args["password"] = _password_from_env(self.url)
-        args.update(self.url.query)
+        args.update({k: v for k, v in self.url.query.items() if k not in self.LAB_QUERY_KEYS})
         return args
 
     DATABASE_KEY: ClassVar[str] = "database"
@@ -310,6 +323,7 @@ class Engine:
         """Engine facts for a run's metadata (no password)."""
         return {
             "engine": self.NAME,
+            "label": self.label,
             "url": self.display_url,
             "local_server": self.is_local,
             "server_version": self.server_version(),
@@ -364,7 +378,7 @@ def split_password(url: str) -> tuple[str, str | None]:
     parsed = parse_url(url)
     if parsed.password is None or str(parsed.password) == MASK:
         return url, None
-    return parsed.set(password=MASK).render_as_string(hide_password=False), str(parsed.password)
+    return mask_url(url), str(parsed.password)
 
 
 def password_key(url: URL) -> str:

@@ -83,9 +83,9 @@ class Postgres(Engine):
 
     def settings(self) -> dict[str, str]:
         rows = self.execute(
-            "SELECT name, setting, coalesce(unit, '') FROM pg_settings "
+            "SELECT name, current_setting(name) FROM pg_settings "
             "WHERE source NOT IN ('default', 'override', 'client') ORDER BY name")
-        return {name: setting + unit for name, setting, unit in rows}
+        return dict(rows)  # current_setting: "16MB", where setting || unit read "20488kB"
 
     # -- bulk path -----------------------------------------------------------------------
     def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -102,6 +102,8 @@ class Postgres(Engine):
 
     # -- anatomy --------------------------------------------------------------------------
     def _wal_io(self) -> pd.Series:
+        # a backend reports its own I/O counts at most once a second: make it report them now
+        self.execute("SELECT pg_stat_force_next_flush()")
         rows = self.execute(
             "SELECT coalesce(sum(writes), 0), coalesce(sum(write_time), 0), "
             "coalesce(sum(fsyncs), 0), coalesce(sum(fsync_time), 0) "
@@ -110,6 +112,7 @@ class Postgres(Engine):
                          dtype=float)
 
     def _wal(self) -> pd.Series:
+        self.execute("SELECT pg_stat_force_next_flush()")
         rows = self.execute("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")
         return pd.Series(rows[0], index=["wal_records", "wal_fpi", "wal_bytes"], dtype=float)
 
@@ -180,6 +183,122 @@ class Postgres(Engine):
                             "source": "client perf_counter_ns" if component == "client_total"
                             else "EXPLAIN (ANALYZE, FORMAT JSON)"})
         return pd.DataFrame(out)
+
+
+    # -- notebook 03: upsert beyond RAM -----------------------------------------------------
+    #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE``
+    #: of existing ones (PostgreSQL has no write that skips reading the old row).
+    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+    #: How :meth:`memory_budget_settings` keeps reads off RAM, for the run's metadata.
+    MEMORY_MECHANISM: ClassVar[str] = ("shared_buffers of the budget's size and debug_io_direct = data: data "
+                                       "files are read and written with O_DIRECT, so no OS page cache "
+                                       "holds table or index pages")
+
+    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
+        """``INSERT … VALUES … ON CONFLICT (key) DO UPDATE SET`` every other column, for ``n_rows`` rows.
+
+        Examples
+        --------
+        >>> Postgres.__new__(Postgres).upsert_sql("t", ["id", "doc"], "id", 2)
+        'INSERT INTO "t" ("id", "doc") VALUES (%s, %s), (%s, %s) ON CONFLICT ("id") DO UPDATE SET "doc" = EXCLUDED."doc"'
+        """
+        others = [c for c in columns if c != key]
+        if key not in columns or not others:
+            raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
+        sets = ", ".join(f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in others)
+        return f"{self.insert_sql(table, columns, n_rows)} ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
+
+    def bulk_load_tsv(self, table: str, columns: Sequence[str], chunks: Iterable[bytes]) -> int:
+        """Replace ``table``'s rows by tab-separated ``chunks`` in one ``COPY … FREEZE``; return bytes sent.
+
+        ``TRUNCATE`` and ``COPY`` run in one transaction, which lets ``COPY (FREEZE)`` write
+        the rows frozen and the pages all-visible: no later VACUUM or first read rewrites
+        every page to set hint bits. Lines are ``value<TAB>value…<NL>`` in COPY's text format.
+        """
+        stream = _ChunkReader(chunks)
+        cols = ", ".join(map(self.quote, columns))
+        cur = self.conn.cursor()
+        try:
+            cur.execute("BEGIN")
+            cur.execute(f"TRUNCATE {self.quote(table)}")
+            cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT text, FREEZE)", stream,
+                            size=1 << 20)
+            cur.execute("COMMIT")
+        except BaseException:
+            if not self.conn.closed:
+                cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()
+        return stream.bytes_read
+
+    def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
+        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`)."""
+        return {"shared_buffers": f"{max(int(budget_bytes) // 1024, 128)}kB", "debug_io_direct": "data"}
+
+    def io_counters(self) -> dict[str, float]:
+        """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
+
+        ``blocks_read`` counts shared blocks that were not in ``shared_buffers`` and were
+        read from the data files (with ``debug_io_direct = data``, from the disk itself).
+        ``pg_stat_statements`` updates these when each statement ends, so a difference
+        around one statement is exact.
+
+        Returns
+        -------
+        dict
+            ``blocks_read``, ``blocks_hit``, ``blocks_dirtied``, ``blocks_written``,
+            ``wal_fpi``, ``wal_bytes``.
+        """
+        row = self.execute(
+            "SELECT coalesce(sum(shared_blks_read), 0), coalesce(sum(shared_blks_hit), 0), "
+            "coalesce(sum(shared_blks_dirtied), 0), coalesce(sum(shared_blks_written), 0), "
+            "coalesce(sum(wal_fpi), 0), coalesce(sum(wal_bytes), 0) FROM pg_stat_statements")[0]
+        return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
+                        map(float, row)))
+
+    def table_bytes(self, table: str) -> int:
+        """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""
+        return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.quote(table)])[0][0])
+
+    def settle(self, table: str) -> None:
+        """Make ``table`` quiet for timed writes: no autovacuum on it, fresh statistics, no dirty page.
+
+        An automatic ``ANALYZE`` (due after 10 % of the rows changed) would read thousands of
+        random pages during the timed batches; ``ANALYZE`` now, then ``CHECKPOINT`` writes
+        what the load left dirty.
+        """
+        self.execute(f"ALTER TABLE {self.quote(table)} SET (autovacuum_enabled = false)")
+        self.execute(f"ANALYZE {self.quote(table)}")
+        self.execute("CHECKPOINT")
+
+
+class _ChunkReader:
+    """A read-only file over an iterable of ``bytes`` chunks, for ``copy_expert``.
+
+    ``read`` may return less than asked (at most the rest of the current chunk), which
+    ``copy_expert`` accepts; only ``b""`` means the end.
+    """
+
+    def __init__(self, chunks: Iterable[bytes]):
+        self._chunks = iter(chunks)
+        self._cur = b""
+        self._pos = 0
+        self.bytes_read = 0
+
+    def read(self, size: int = -1) -> bytes:
+        while self._pos >= len(self._cur):
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return b""
+            self._cur, self._pos = chunk, 0
+        end = len(self._cur) if size is None or size < 0 else min(len(self._cur), self._pos + size)
+        out = self._cur[self._pos:end]
+        self._pos = end
+        self.bytes_read += len(out)
+        return out
+
+    readline = read
 
 
 def _explain_times(plan) -> tuple[float, float]:

@@ -6,6 +6,7 @@ import abc
 import atexit
 import logging
 import os
+import re
 import shutil
 import signal
 import time
@@ -24,7 +25,7 @@ PID_FILE = "server.pid"
 class LocalServer(abc.ABC):
     """A database server started by the lab in a private directory.
 
-    The directory is ``<lab dir>/<KIND>-<pid of this Python process>`` unless given. The
+    The directory is ``<lab dir>/<KIND>-<pid of this Python process>-<n>`` unless given. The
     server listens on a private socket (and, where a client needs TCP, on 127.0.0.1 only).
     :meth:`start` is idempotent; :meth:`stop` is idempotent and also runs at interpreter exit
     and on SIGTERM, and removes the directory unless ``keep=True``.
@@ -42,10 +43,13 @@ class LocalServer(abc.ABC):
     """
 
     KIND: ClassVar[str] = ""
+    _seq: ClassVar[int] = 0
 
     def __init__(self, directory: str | os.PathLike | None = None, *, keep: bool = False):
-        base = _paths.lab_dir()
-        self.directory = Path(directory) if directory else base / f"{self.KIND}-{os.getpid()}"
+        if directory is None:
+            LocalServer._seq += 1
+            directory = _paths.lab_dir() / f"{self.KIND}-{os.getpid()}-{LocalServer._seq}"
+        self.directory = Path(directory)
         self.keep = keep
         self.running = False
         self.settings: dict[str, str] = {}
@@ -172,7 +176,7 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
         return stopped
     for pid_file in sorted(root.glob(f"*/{PID_FILE}")):
         owner = _owner_pid(pid_file.parent)
-        if owner is not None and owner != os.getpid() and _alive(owner):
+        if owner is not None and _alive(owner):
             continue  # another live lab process owns it
         pid = _read_pid(pid_file)
         if pid is not None:
@@ -183,19 +187,23 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
 
 
 def _owner_pid(server_dir: Path) -> int | None:
-    """The lab process that started a server, from the directory name ``<kind>-<pid>``."""
-    tail = server_dir.name.rsplit("-", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    """The lab process that started a server, from the directory name ``<kind>-<pid>[-<n>]``."""
+    match = re.search(r"-(\d+)(?:-\d+)?$", server_dir.name)
+    return int(match.group(1)) if match else None
 
 
-def _alive(pid: int) -> bool:
+def is_running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an exited child nobody reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not _is_zombie(pid)
+
+
+_alive = is_running
 
 
 def _terminate(pid: int, timeout_s: float) -> None:
@@ -205,7 +213,7 @@ def _terminate(pid: int, timeout_s: float) -> None:
         return
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _alive(pid) or _is_zombie(pid):
+        if not is_running(pid):
             return
         time.sleep(0.05)
     try:

@@ -1,0 +1,354 @@
+"""Disk I/O of the lab's processes: blkio throttling with cgroup v1, and the disk's own counters."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import itertools
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Iterable, Iterator
+
+log = logging.getLogger(__name__)
+
+#: Where the cgroup v1 blkio hierarchy is mounted.
+BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
+#: Name prefix of the lab's cgroups: ``ingestlab-<pid of the owning Python process>``.
+PREFIX = "ingestlab-"
+SECTOR_BYTES = 512
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskLimits:
+    """Limits of an emulated volume; ``None`` leaves that direction unlimited.
+
+    Examples
+    --------
+    >>> DiskLimits(read_iops=375).files("254:0")
+    {'blkio.throttle.read_iops_device': '254:0 375'}
+    """
+
+    read_iops: int | None = None
+    write_iops: int | None = None
+    read_bps: int | None = None
+    write_bps: int | None = None
+
+    def files(self, device: str) -> dict[str, str]:
+        """The blkio control files and the lines that set these limits on ``device``."""
+        out = {}
+        for field, name in (("read_iops", "read_iops_device"), ("write_iops", "write_iops_device"),
+                            ("read_bps", "read_bps_device"), ("write_bps", "write_bps_device")):
+            value = getattr(self, field)
+            if value is not None:
+                out[f"blkio.throttle.{name}"] = f"{device} {int(value)}"
+        return out
+
+
+#: Disk profiles by name. ``cloud-375`` is the seed's 500 GB Google Compute Engine volume:
+#: 375 read and 750 write operations per second, 60 MB/s each way. ``local``: the disk as it is.
+PROFILES: dict[str, DiskLimits | None] = {
+    "local": None,
+    "cloud-375": DiskLimits(read_iops=375, write_iops=750, read_bps=60_000_000, write_bps=60_000_000),
+}
+
+
+# -- the disk ----------------------------------------------------------------------------
+def device_of(path: str | os.PathLike) -> str:
+    """``"major:minor"`` of the whole disk holding ``path`` (blkio limits apply to disks, not partitions).
+
+    Raises
+    ------
+    OSError
+        When ``path`` does not exist.
+    """
+    st = os.stat(path)
+    dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    sys_dev = Path("/sys/dev/block") / dev
+    if (sys_dev / "partition").exists():
+        dev = (sys_dev.resolve().parent / "dev").read_text().strip()
+    return dev
+
+
+def disk_counters(device: str) -> dict[str, int]:
+    """Cumulative counters of ``device`` from ``/proc/diskstats`` (reads, bytes read, writes, bytes written).
+
+    Returns an empty dict when the device is not listed (a file system without a block device).
+    """
+    major, minor = device.split(":")
+    try:
+        lines = Path("/proc/diskstats").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        f = line.split()
+        if f[0] == major and f[1] == minor:
+            return {"read_ios": int(f[3]), "read_bytes": int(f[5]) * SECTOR_BYTES,
+                    "write_ios": int(f[7]), "write_bytes": int(f[9]) * SECTOR_BYTES}
+    return {}
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (a server's postmaster and its backends, workers...)."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        return [pid] + [child.pid for child in proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+# -- availability ------------------------------------------------------------------------
+def unavailable_reason(root: str | os.PathLike = BLKIO_ROOT) -> str | None:
+    """Why blkio throttling cannot be used here, or None when it can."""
+    root = Path(root)
+    if not (root / "cgroup.procs").exists():
+        return f"no cgroup v1 blkio hierarchy at {root}"
+    if not (root / "blkio.throttle.read_iops_device").exists():
+        return f"the blkio controller at {root} has no throttle files (kernel without CONFIG_BLK_DEV_THROTTLING)"
+    if os.geteuid() != 0 and not os.access(root, os.W_OK):
+        return f"moving processes between blkio cgroups needs root (running as uid {os.geteuid()})"
+    return None
+
+
+# -- the throttle ------------------------------------------------------------------------
+class Throttle:
+    """A blkio cgroup that holds some processes under :class:`DiskLimits` (use :func:`throttle`).
+
+    When throttling is not possible, ``applied`` is False and ``reason`` says why; nothing
+    is created and :meth:`counters` is empty, so a caller can go on unthrottled.
+    """
+
+    _serial = itertools.count()
+
+    def __init__(self, limits: DiskLimits | None, device: str, *, label: str = "group",
+                 root: str | os.PathLike = BLKIO_ROOT):
+        self.limits = limits
+        self.device = device
+        self.root = Path(root)
+        self.owner_dir = self.root / f"{PREFIX}{os.getpid()}"
+        self.path: Path | None = None
+        self.reason: str | None = None
+        self._home: dict[int, Path] = {}
+        self._label = f"{label}-{next(self._serial)}"
+
+    @property
+    def applied(self) -> bool:
+        """Whether the limits are in force for the processes moved in."""
+        return self.path is not None
+
+    def open(self) -> "Throttle":
+        """Create the cgroup and write the limits; on failure record ``reason`` and stay unapplied."""
+        if self.limits is None:
+            self.reason = "profile without limits"
+            return self
+        self.reason = unavailable_reason(self.root)
+        if self.reason:
+            return self
+        reap(self.root)
+        path = self.owner_dir / self._label
+        try:
+            path.mkdir(parents=True)
+            self.path = path
+            _ACTIVE.add(self)
+            for name, line in self.limits.files(self.device).items():
+                (path / name).write_text(line + "\n")
+        except OSError as exc:
+            self.reason = f"cannot set blkio limits on {self.device} under {self.root}: {exc}"
+            self.close()
+        return self
+
+    def add(self, pids: Iterable[int]) -> list[int]:
+        """Move ``pids`` (whole processes, every thread) into the cgroup; return those moved."""
+        if self.path is None:
+            return []
+        moved = []
+        for pid in pids:
+            home = _cgroup_of(pid, self.root)
+            try:
+                (self.path / "cgroup.procs").write_text(f"{pid}\n")
+            except ProcessLookupError:
+                continue  # exited meanwhile
+            self._home.setdefault(pid, home or self.root)
+            moved.append(pid)
+        return moved
+
+    def pids(self) -> list[int]:
+        """The processes in the cgroup now (including children they forked inside)."""
+        if self.path is None:
+            return []
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def counters(self) -> dict[str, int]:
+        """Cumulative I/O of the cgroup's processes on the device (``blkio.throttle.io_serviced``...)."""
+        if self.path is None:
+            return {}
+        out = {}
+        for name, kind in (("blkio.throttle.io_serviced", "ios"), ("blkio.throttle.io_service_bytes", "bytes")):
+            try:
+                text = (self.path / name).read_text()
+            except OSError:
+                continue
+            for line in text.splitlines():
+                f = line.split()
+                if len(f) == 3 and f[0] == self.device and f[1] in ("Read", "Write"):
+                    out[f"cgroup_{f[1].lower()}_{kind}"] = int(f[2])
+        return out
+
+    def metadata(self) -> dict:
+        """What the run records: limits, device, cgroup, or why nothing was applied."""
+        return {"applied": self.applied, "reason": self.reason, "device": self.device,
+                "limits": dataclasses.asdict(self.limits) if self.limits else None,
+                "cgroup": str(self.path) if self.path else None,
+                "mechanism": "cgroup v1 blkio.throttle.{read,write}_{iops,bps}_device" if self.applied else None}
+
+    def close(self) -> None:
+        """Move every process back where it came from and remove the cgroup; safe to call twice."""
+        path = self.path
+        if path is None:
+            _ACTIVE.discard(self)
+            return
+        default_home = next(iter(self._home.values()), self.root)
+        try:
+            _empty_and_remove(path, lambda pid: self._home.get(pid, default_home))
+        except OSError as exc:
+            log.warning("could not remove %s (%s); `cgroups.reap()` will retry once this process exits", path, exc)
+            return
+        self.path = None
+        _ACTIVE.discard(self)
+        with contextlib.suppress(OSError):
+            self.owner_dir.rmdir()  # only when no other group of this process remains
+
+
+@contextlib.contextmanager
+def throttle(pids: Iterable[int], limits: DiskLimits | None, *, device: str, label: str = "group",
+             root: str | os.PathLike = BLKIO_ROOT) -> Iterator[Throttle]:
+    """Hold ``pids`` under ``limits`` on ``device`` for the ``with`` block, then undo everything.
+
+    Creates ``<root>/ingestlab-<this pid>/<label>-<n>``, writes the limits, moves the
+    processes in (children they fork inherit the group), and on leaving — normally, on an
+    exception or on Ctrl-C — moves every process in the group back to the cgroup it came
+    from and removes the group. A group left behind by a process that was killed is
+    removed by :func:`reap`, which this function also runs first.
+
+    When throttling is impossible (no v1 blkio hierarchy, not root, a device that takes no
+    limits) the block still runs, unthrottled, and ``Throttle.applied`` is False with the
+    reason in ``Throttle.reason``.
+
+    Parameters
+    ----------
+    pids : iterable of int
+        Processes to throttle (for an engine inside this process: ``[os.getpid()]``).
+    limits : DiskLimits or None
+        None: no cgroup at all (the ``local`` profile).
+    device : str
+        ``"major:minor"`` of the disk (see :func:`device_of`).
+    label : str
+        Name stem of the group, for people reading ``/sys/fs/cgroup``.
+    root : path
+        The blkio hierarchy.
+    """
+    group = Throttle(limits, device, label=label, root=root).open()
+    try:
+        group.add(pids)
+        yield group
+    finally:
+        group.close()
+
+
+_ACTIVE: set[Throttle] = set()
+
+
+def _close_active() -> None:
+    for group in list(_ACTIVE):
+        group.close()
+
+
+atexit.register(_close_active)
+
+
+def _cgroup_of(pid: int, root: Path) -> Path | None:
+    """The blkio cgroup directory ``pid`` is in now."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, rel = line.split(":", 2)
+        if "blkio" in controllers.split(","):
+            return root / rel.lstrip("/")
+    return None
+
+
+def _empty_and_remove(path: Path, home_of, timeout_s: float = 5.0) -> None:
+    """Move every process out of ``path`` (to ``home_of(pid)``), then remove it, its sub-groups first."""
+    for child in [p for p in path.iterdir() if p.is_dir()]:
+        _empty_and_remove(child, home_of, timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return
+        for pid in pids:
+            home = home_of(pid)
+            try:
+                (home / "cgroup.procs").write_text(f"{pid}\n")
+            except ProcessLookupError:
+                pass
+            except OSError:  # the home group is gone: the hierarchy's root always exists
+                with contextlib.suppress(ProcessLookupError):
+                    (_root_of(path) / "cgroup.procs").write_text(f"{pid}\n")
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # a process forked while we moved the others
+
+
+def _root_of(path: Path) -> Path:
+    for parent in path.parents:
+        if parent.name.startswith(PREFIX):
+            return parent.parent
+    return path.parent
+
+
+def reap(root: str | os.PathLike = BLKIO_ROOT) -> list[Path]:
+    """Remove the lab's cgroups whose owning process is gone; return the groups removed.
+
+    Their processes (a server that outlived a killed notebook kernel) are moved to the
+    hierarchy's root first. Groups of live lab processes are left alone.
+    """
+    root = Path(root)
+    removed: list[Path] = []
+    if not root.exists():
+        return removed
+    for owner_dir in sorted(root.glob(PREFIX + "*")):
+        tail = owner_dir.name[len(PREFIX):]
+        if not tail.isdigit() or _alive(int(tail)):
+            continue
+        try:
+            _empty_and_remove(owner_dir, lambda pid: root)
+        except OSError as exc:
+            log.warning("could not remove leftover cgroup %s: %s", owner_dir, exc)
+            continue
+        removed.append(owner_dir)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

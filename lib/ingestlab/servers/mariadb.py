@@ -1,0 +1,221 @@
+"""MariaDB from the machine's own installation, in a private data directory under ``.lab/``."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from ingestlab.errors import EngineUnavailableError, ServerError
+from ingestlab.servers.base import PID_FILE, LocalServer, _terminate
+
+#: Environment variable naming the one directory that holds ``mariadbd`` and ``mariadb-install-db``
+#: (a MariaDB tarball's ``bin``); unset, they are looked up on PATH and in /usr/sbin.
+BIN_DIR_ENV = "INGESTLAB_MARIADB_BIN_DIR"
+#: How to get the binaries, for the error raised when they are missing.
+INSTALL_HINT = ("install MariaDB 10.11 (Debian/Ubuntu: `apt-get install -y mariadb-server mariadb-client`, "
+                f"no service needs to run) or point ${BIN_DIR_ENV} at the directory holding mariadbd; "
+                "or use a running server through its URL, e.g. mariadb://root@127.0.0.1:3306/ingestlab "
+                "(compose/mariadb.yml)")
+
+# Option names are passed as ``--name=value``; MariaDB reads ``-`` and ``_`` alike.
+_SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:[-.][a-z0-9_]+)*$")
+_SERVER_BINARIES = ("mariadbd", "mariadb-install-db")
+
+
+def find_binary(name: str) -> Path:
+    """The path of MariaDB program ``name`` (``mariadbd``, ``mariadb-slap``...).
+
+    Raises
+    ------
+    EngineUnavailableError
+        When it is not installed, saying how to install it.
+    """
+    bin_dir = os.environ.get(BIN_DIR_ENV)
+    # Debian installs mariadbd in /usr/sbin, which a non-root PATH usually lacks
+    search = bin_dir if bin_dir else os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+    found = shutil.which(name, path=search)
+    if found is None:
+        where = f"in ${BIN_DIR_ENV}={bin_dir}" if bin_dir else "on PATH or in /usr/sbin"
+        raise EngineUnavailableError(f"MariaDB's {name} is not installed ({where}): {INSTALL_HINT}")
+    return Path(found)
+
+
+class MariaDBServer(LocalServer):
+    """A private ``mariadbd``: its own data directory, socket and 127.0.0.1 port, root without password.
+
+    The data directory is created once with ``mariadb-install-db``; the server then runs
+    with ``--no-defaults`` (no ``/etc/mysql`` file is read), listens on a socket in the
+    server directory and on a free TCP port bound to 127.0.0.1 (for clients that need TCP),
+    and logs to ``mariadbd.err`` there. Settings are command-line options ``--name=value``,
+    so :meth:`restart` is a stop and a start with the new options, and
+    ``information_schema.SYSTEM_VARIABLES.GLOBAL_VALUE_ORIGIN`` reads ``COMMAND-LINE`` for
+    each. The server runs as a child of this process in its own session; ``server.pid``
+    holds its pid for :func:`~ingestlab.servers.base.reap`; SIGTERM shuts it down cleanly.
+    """
+
+    KIND = "mariadb"
+    #: Database created on first start; :meth:`connect_kwargs` selects it.
+    DATABASE: ClassVar[str] = "ingestlab"
+    #: Seconds to wait for the server to accept connections, and for it to exit on SIGTERM.
+    START_TIMEOUT_S: ClassVar[float] = 60.0
+    STOP_TIMEOUT_S: ClassVar[float] = 60.0
+    #: Options the lab sets itself; a setting may not override them.
+    RESERVED: ClassVar[frozenset[str]] = frozenset({
+        "datadir", "socket", "port", "bind_address", "user", "pid_file", "log_error", "basedir",
+        "defaults_file", "defaults_extra_file", "no_defaults", "skip_networking", "skip_grant_tables",
+    })
+
+    def __init__(self, directory=None, *, keep: bool = False):
+        super().__init__(directory, keep=keep)
+        self.binaries = {name: find_binary(name) for name in _SERVER_BINARIES}
+        self.port: int | None = None
+        self._proc: subprocess.Popen | None = None
+
+    # -- paths -----------------------------------------------------------------------------
+    @property
+    def datadir(self) -> Path:
+        """The server's data directory."""
+        return self.directory / "data"
+
+    @property
+    def socket_path(self) -> Path:
+        """The server's Unix socket."""
+        return self.directory / "mariadb.sock"
+
+    @property
+    def log_file(self) -> Path:
+        """The server's error log."""
+        return self.directory / "mariadbd.err"
+
+    def log_tail(self, n_chars: int = 2000) -> str:
+        """The end of the error log (for error messages)."""
+        try:
+            return self.log_file.read_text(errors="replace")[-n_chars:]
+        except OSError:
+            return "(no log written)"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _start(self) -> None:
+        _check_settings(self.settings, self.RESERVED)
+        if len(str(self.socket_path)) > 100:  # sun_path holds 108 bytes
+            raise ServerError(f"socket path too long for a Unix socket ({len(str(self.socket_path))} chars): "
+                              f"{self.socket_path}; use a shorter server directory")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        first = not (self.datadir / "mysql").is_dir()
+        if first:
+            self._install()
+        self._launch()
+        if first:
+            import pymysql
+
+            with pymysql.connect(**self._login_kwargs()) as conn, conn.cursor() as cur:
+                cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.DATABASE}`")
+
+    def _install(self) -> None:
+        args = [str(self.binaries["mariadb-install-db"]), "--no-defaults", f"--datadir={self.datadir}",
+                "--auth-root-authentication-method=normal", "--skip-test-db"]
+        if os.geteuid() == 0:
+            args.append("--user=root")
+        log = self.directory / "install.log"
+        try:
+            with open(log, "wb") as out:
+                subprocess.run(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                               check=True, timeout=120)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            raise ServerError(f"mariadb-install-db failed: {exc}\n{log.read_text(errors='replace')[-2000:]}") from exc
+
+    def command(self) -> list[str]:
+        """The ``mariadbd`` command line for the current :attr:`settings`."""
+        args = [str(self.binaries["mariadbd"]), "--no-defaults", f"--datadir={self.datadir}",
+                f"--socket={self.socket_path}", f"--port={self.port}", "--bind-address=127.0.0.1",
+                f"--pid-file={self.directory / 'mariadbd.pid'}", f"--log-error={self.log_file}"]
+        if os.geteuid() == 0:
+            args.append("--user=root")  # mariadbd refuses to run as root without it
+        return args + [f"--{name}={value}" for name, value in self.settings.items()]
+
+    def _launch(self) -> None:
+        if self.port is None:
+            self.port = _free_port()
+        with open(self.log_file, "ab") as log:
+            self._proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=log, start_new_session=True)
+        (self.directory / PID_FILE).write_text(f"{self._proc.pid}\n")
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        """Poll the socket with a real login until it works, the process exits, or time is up."""
+        import pymysql
+
+        deadline = time.monotonic() + self.START_TIMEOUT_S
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise ServerError(f"mariadbd exited with code {self._proc.returncode} while starting; "
+                                  f"log {self.log_file}:\n{self.log_tail()}")
+            if self.socket_path.exists():
+                try:
+                    pymysql.connect(**self._login_kwargs(), connect_timeout=2).close()
+                    return
+                except pymysql.err.MySQLError as exc:
+                    last = exc
+            time.sleep(0.02)
+        raise ServerError(f"mariadbd did not accept connections within {self.START_TIMEOUT_S:.0f} s "
+                          f"(last error: {last}); log {self.log_file}:\n{self.log_tail()}")
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)  # mariadbd shuts down cleanly on SIGTERM
+                try:
+                    proc.wait(timeout=self.STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        else:  # started by another object or process: only the pid file is left
+            pid = self.pid()
+            if pid is not None:
+                _terminate(pid, self.STOP_TIMEOUT_S)
+        (self.directory / PID_FILE).unlink(missing_ok=True)
+
+    def restart(self, settings: dict[str, str]) -> None:
+        """Stop and start with exactly ``settings`` as ``--name=value`` options (``{}`` resets them)."""
+        settings = {k: str(v) for k, v in settings.items()}
+        _check_settings(settings, self.RESERVED)  # before stopping: a bad name leaves the server up
+        self.settings = settings
+        if not self.running:
+            return
+        self._stop()
+        self._launch()
+
+    def connect_kwargs(self) -> dict:
+        """PyMySQL ``connect()`` arguments: the private socket, user ``root``, database ``ingestlab``."""
+        return {**self._login_kwargs(), "database": self.DATABASE}
+
+    def _login_kwargs(self) -> dict:
+        return {"unix_socket": str(self.socket_path), "user": "root", "password": ""}
+
+
+def _check_settings(settings: dict[str, str], reserved: frozenset[str]) -> None:
+    for name, value in settings.items():
+        if not _SETTING_NAME.match(name):
+            raise ServerError(f"not a MariaDB setting name: {name!r} (lower-case letters, digits, '_', '-')")
+        if name.replace("-", "_") in reserved:
+            raise ServerError(f"setting name {name!r} is reserved: the lab sets --{name} itself")
+        if "\n" in str(value) or "\0" in str(value):
+            raise ServerError(f"value of {name} holds a newline or NUL: {value!r}")
+
+
+def _free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+

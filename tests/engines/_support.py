@@ -1,0 +1,115 @@
+"""Helpers of the engine tests: the real-output corpus, SQL rendering for sqlglot, local HTTP peers."""
+
+from __future__ import annotations
+
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+#: ``<repo>/../shared/fixtures/real-output``; INGESTLAB_REAL_OUTPUT overrides it.
+CORPUS = Path(os.environ.get("INGESTLAB_REAL_OUTPUT")
+              or Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "real-output")
+MARKER = "# ---- verbatim sample below this line ----"
+
+
+def corpus_body(category: str, name: str) -> str:
+    """The verbatim body of a corpus file (after the first marker line); skip when absent."""
+    path = CORPUS / category / name
+    if not path.is_file():
+        pytest.skip(f"real-output sample {category}/{name} not found under {CORPUS}")
+    text = path.read_text(encoding="utf-8")
+    head, sep, body = text.partition(MARKER + "\n")
+    assert sep, f"{path}: no marker line"
+    return body
+
+
+def corpus_files(category: str) -> list[Path]:
+    """Every sample of a corpus category (empty when the corpus is absent)."""
+    folder = CORPUS / category
+    return sorted(folder.glob("*.txt")) if folder.is_dir() else []
+
+
+def render(sql: str, params=None) -> str:
+    """``sql`` with its ``%s`` parameters as PyMySQL would send them (client-side interpolation)."""
+    from pymysql.converters import escape_item
+
+    if params is None:
+        return sql
+    return sql % tuple(escape_item(p, "utf8mb4") for p in params)
+
+
+def parse_sql(sql: str, dialect: str) -> exp.Expression:
+    """``sql`` parsed by sqlglot's ``dialect``, failing the test on any parse error."""
+    return sqlglot.parse_one(sql, read=dialect, error_level=sqlglot.ErrorLevel.RAISE)
+
+
+def table_names(tree: exp.Expression) -> list[str]:
+    """The names of the tables a parsed statement names, in order."""
+    return [t.name for t in tree.find_all(exp.Table)]
+
+
+class Peer:
+    """One HTTP server on 127.0.0.1 that records every request and answers as told."""
+
+    def __init__(self, respond):
+        self.requests: list[dict] = []
+        peer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # so that ``Expect: 100-continue`` is answered
+
+            def _handle(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                peer.requests.append({"method": self.command, "path": self.path,
+                                      "headers": dict(self.headers.items()), "body": body})
+                status, headers, payload = respond(self)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_PUT = do_GET = _handle
+
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FrontendAndBackend:
+    """An FE that redirects every Stream Load to a BE on another host name, and that BE.
+
+    The BE is reached as ``localhost`` while the client talks to the FE as ``127.0.0.1``:
+    to ``requests`` that is another host, for which it drops the Authorization header.
+    """
+
+    def __init__(self, reply: str, profile_text: str = "Summary:\n  - Profile ID: x\n  - Total: 5ms\n"):
+        self.reply = reply
+        self.profile_text = profile_text
+        self.backend = Peer(lambda h: (200, {"Content-Type": "application/json"}, self.reply.encode()))
+        self.frontend = Peer(self._frontend)
+
+    def _frontend(self, handler):
+        if handler.command == "GET":
+            return 200, {"Content-Type": "text/plain"}, self.profile_text.encode()
+        location = f"http://localhost:{self.backend.port}{handler.path}"
+        return 307, {"Location": location}, b""
+
+    def close(self) -> None:
+        self.frontend.close()
+        self.backend.close()
