@@ -107,10 +107,7 @@ def test_names_are_checked_and_escaped_in_the_url():
 
 @pytest.mark.parametrize("path", corpus_files("stream_load_response"), ids=lambda p: p.name)
 def test_every_published_reply_parses(path):
-    from ingestlab.engines.stream_load import parse_reply as parse
-
-    body = path.read_text(encoding="utf-8").split("# ---- verbatim sample below this line ----\n", 1)[1]
-    reply, summary = parse(body)
+    reply, summary = parse_reply(corpus_body(path.parent.name, path.name))
     assert summary["status"] and any(k.lower() == "status" for k in reply)
 
 

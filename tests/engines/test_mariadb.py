@@ -1,0 +1,135 @@
+"""MariaDB adapter against the lab's real mariadbd: the contract, variants, anatomy, LOAD DATA, remote rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.errors import EngineUnavailableError, UnsupportedOperationError
+from ingestlab.servers.mariadb import find_binary
+from tests.engines._support import parse_sql, render, table_names
+from tests.engines.contract import EngineContract
+
+COLS = [c for c, _ in SEED_COLUMNS]
+FLUSH = "innodb_flush_log_at_trx_commit"
+
+
+def _missing() -> str | None:
+    try:
+        find_binary("mariadbd")
+        find_binary("mariadb-install-db")
+    except EngineUnavailableError as exc:
+        return str(exc)
+    return None
+
+
+def _fresh_table(eng, name: str) -> None:
+    eng.execute(eng.drop_table_sql(name))
+    eng.execute(eng.create_table_sql(name, SEED_COLUMNS))
+
+
+class TestMariaDB(EngineContract):
+    engine = "mariadb"
+
+    @classmethod
+    def skip_reason(cls) -> str | None:
+        return _missing()
+
+    def test_local_server_is_mariadb_10_11(self, eng):
+        assert eng.server_version().startswith("10.11") and "MariaDB" in eng.server_version()
+
+    def test_flush_variants_restart_the_server_and_read_back(self, eng):
+        assert list(eng.COMMIT_VARIANTS) == ["flush_1", "flush_2", "flush_0"]
+        for variant, settings in eng.COMMIT_VARIANTS.items():
+            pid = eng.server.pid()
+            eng.apply_settings(settings)
+            assert eng.server.pid() != pid, f"{variant}: a global setting needs a restart"
+            live = eng.settings()
+            assert live[FLUSH] == settings[FLUSH]
+            assert eng.execute(f"SELECT @@GLOBAL.{FLUSH}")[0][0] == int(settings[FLUSH])
+            # the instruments ride along in every variant
+            assert live["local_infile"] == "ON" and live["performance_schema"] == "ON"
+        eng.apply_settings({})
+        assert FLUSH not in eng.settings()
+
+    def test_anatomy_has_the_commit_stage_and_flush_1_pays_an_fsync_in_it(self, eng):
+        stats = {}
+        for variant in ("flush_1", "flush_0"):
+            eng.apply_settings(eng.COMMIT_VARIANTS[variant])
+            _fresh_table(eng, "anat")
+            frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(20, start_id=1000, seed=4))
+            per = frame[frame["pass"] == "stages"].pivot(index="statement_no", columns="component", values="ms")
+            assert {"client_total", "starting", "opening_tables", "update", "commit", "other"} <= set(per.columns)
+            parts = per.drop(columns="client_total").fillna(0).sum(axis=1)
+            assert parts.values == pytest.approx(per["client_total"].values)  # stages + other = client total
+            assert (per.drop(columns="other") >= 0).all().all()
+            assert frame.loc[frame["statement_no"] == 0, "warmup"].all()
+            assert frame["source"].str.contains("performance_schema").any()
+            stats[variant] = frame[frame["pass"] == "stats"].set_index("component")
+        assert stats["flush_1"].loc["innodb_data_fsyncs", "count"] >= 0.9  # the commit's redo-log fsync
+        assert stats["flush_0"].loc["innodb_data_fsyncs", "count"] < 0.5
+        assert stats["flush_1"].loc["commit", "ms"] > stats["flush_0"].loc["commit", "ms"]
+        eng.apply_settings({})
+
+    def test_show_profile_serves_when_performance_schema_keeps_no_stages(self, eng):
+        _fresh_table(eng, "anat_sp")
+        eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' "
+                    "WHERE NAME = 'events_stages_history_long'")
+        try:
+            frame = eng.statement_anatomy("anat_sp", COLS, datagen.seed_rows(5, start_id=2000, seed=5))
+        finally:
+            eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' "
+                        "WHERE NAME = 'events_stages_history_long'")
+        stages = frame[frame["pass"] == "stages"]
+        assert stages["source"].str.startswith("SHOW PROFILE").any()
+        assert {"commit", "update"} <= set(stages["component"])
+        assert stages["statement_no"].nunique() == 5
+
+    def test_load_data_local_keeps_quotes_commas_backslashes_and_nulls(self, eng):
+        _fresh_table(eng, "odd_values")
+        rows = [(1, 'say "hi", then \\leave', None, None), (2, "NULL", None, None), (3, "", None, None)]
+        eng.bulk_load("odd_values", COLS, rows)
+        assert sorted(eng.execute("SELECT id, name, amount, dt FROM odd_values")) == rows
+
+    def test_generated_sql_parses_as_mysql(self, eng):
+        sql = eng.create_table_sql("t`x", SEED_COLUMNS)
+        assert table_names(parse_sql(sql, "mysql")) == ["t`x"]
+        parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), "mysql")
+        assert eng.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")
+
+    def test_a_remote_url_refuses_global_settings_without_the_opt_in(self, eng):
+        remote = Engine.from_url(f"mariadb://root@127.0.0.1:{eng.server.port}/ingestlab").start()
+        try:
+            assert not remote.is_local
+            with pytest.raises(UnsupportedOperationError, match=r"set_global=true"):
+                remote.apply_settings({FLUSH: "2"})
+            remote.apply_settings({"unique_checks": "0"})  # a session variable is fine
+            assert remote.settings()["unique_checks"] == "0"
+        finally:
+            remote.close()
+
+    def test_a_remote_url_with_the_opt_in_sets_globals_and_puts_them_back(self, eng):
+        def global_flush() -> int:
+            return eng.execute(f"SELECT @@GLOBAL.{FLUSH}")[0][0]
+
+        before = global_flush()
+        remote = Engine.from_url(f"mariadb://root@127.0.0.1:{eng.server.port}/ingestlab?set_global=true").start()
+        try:
+            remote.apply_settings({FLUSH: "2"})
+            assert global_flush() == 2 and remote.settings()[FLUSH] == "2"
+            remote.apply_settings({})
+            assert global_flush() == before
+            remote.apply_settings({FLUSH: "0"})
+            assert global_flush() == 0
+        finally:
+            remote.close()
+        assert global_flush() == before
+
+
+def test_mysql_urls_select_the_mysql_adapter_without_connecting():
+    for url in ("mysql://u:secret@127.0.0.1:1/db", "mysql+pymysql://u:secret@127.0.0.1:1/db"):
+        engine = Engine.from_url(url)
+        assert engine.NAME == "mysql" and not engine.is_local and "secret" not in engine.display_url
+    assert Engine.from_url("mariadb://root@127.0.0.1:3306/ingestlab").NAME == "mariadb"

@@ -1,0 +1,123 @@
+"""The lab's private mariadbd: settings as options, its own socket and port, clean stops, reaping."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pymysql
+import pytest
+
+from ingestlab.engines import Engine
+from ingestlab.errors import EngineUnavailableError, ServerError
+from ingestlab.servers import reap
+from ingestlab.servers.base import is_running
+from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, find_binary
+
+
+def _missing() -> str | None:
+    try:
+        find_binary("mariadbd")
+        find_binary("mariadb-install-db")
+    except EngineUnavailableError as exc:
+        return str(exc)
+    return None
+
+
+needs_mariadb = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+def _variables(server: MariaDBServer, *names: str) -> dict[str, tuple[str, str]]:
+    marks = ", ".join(["%s"] * len(names))
+    with pymysql.connect(**server.connect_kwargs()) as conn, conn.cursor() as cur:
+        cur.execute(f"SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE, GLOBAL_VALUE_ORIGIN FROM "
+                    f"information_schema.SYSTEM_VARIABLES WHERE LOWER(VARIABLE_NAME) IN ({marks})", names)
+        return {n: (v, origin) for n, v, origin in cur.fetchall()}
+
+
+@needs_mariadb
+def test_restart_puts_exactly_the_given_settings_in_force(tmp_path):
+    server = MariaDBServer(tmp_path / "mariadb-1")
+    server.settings = {"innodb_flush_log_at_trx_commit": "2", "max_connections": "77"}
+    with server:
+        server.restart({"innodb_flush_log_at_trx_commit": "0"})
+        got = _variables(server, "innodb_flush_log_at_trx_commit", "max_connections")
+    assert got["innodb_flush_log_at_trx_commit"] == ("0", "COMMAND-LINE")
+    assert got["max_connections"][1] == "COMPILE-TIME"
+
+
+@needs_mariadb
+def test_it_listens_on_its_own_socket_and_on_loopback_only(tmp_path):
+    with MariaDBServer(tmp_path / "mariadb-1") as server:
+        got = _variables(server, "socket", "bind_address", "port", "datadir")
+        assert got["socket"][0] == str(server.socket_path) and server.socket_path.parent == server.directory
+        assert got["bind_address"][0] == "127.0.0.1" and int(got["port"][0]) == server.port
+        assert got["datadir"][0].startswith(str(server.directory))
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5):
+            pass
+        with pymysql.connect(host="127.0.0.1", port=server.port, user="root", database="ingestlab") as conn:
+            assert "MariaDB" in conn.get_server_info()  # root over TCP from 127.0.0.1 too
+
+
+@needs_mariadb
+@pytest.mark.parametrize("name", ["max_connections=1 --skip-grant-tables", "datadir", "skip-grant-tables", "Port"])
+def test_setting_names_are_checked_not_injected(tmp_path, name):
+    with MariaDBServer(tmp_path / "mariadb-1") as server:
+        pid = server.pid()
+        with pytest.raises(ServerError, match="setting name"):
+            server.restart({name: "1"})
+        assert server.pid() == pid and is_running(pid)  # still up, untouched
+
+
+@needs_mariadb
+def test_a_server_that_cannot_start_fails_with_its_log(tmp_path):
+    server = MariaDBServer(tmp_path / "mariadb-1")
+    server.settings = {"no_such_option": "1"}
+    with pytest.raises(ServerError, match="(?s)exited with code.*unknown variable"):
+        server.start()
+    assert not server.directory.exists() and not server.running
+
+
+@needs_mariadb
+def test_stop_is_a_clean_sigterm_shutdown(tmp_path):
+    server = MariaDBServer(tmp_path / "mariadb-1", keep=True)
+    with server:
+        pid = server.pid()
+    assert not is_running(pid)
+    assert "Shutdown complete" in server.log_file.read_text()
+    assert not (server.directory / "server.pid").exists()
+    server.stop()  # idempotent
+
+
+@needs_mariadb
+def test_reap_stops_a_server_whose_owner_died(tmp_path):
+    code = textwrap.dedent(f"""
+        import os
+        from ingestlab.servers.mariadb import MariaDBServer
+        s = MariaDBServer({str(tmp_path / 'mariadb-999999')!r}).start()
+        print(s.pid(), flush=True)
+        os._exit(0)  # the owner dies without stopping its server
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    pid = int(out.stdout.split()[-1])
+    assert is_running(pid)
+    stopped = reap(tmp_path)
+    assert [p.name for p in stopped] == ["mariadb-999999"]
+    deadline = time.monotonic() + 30
+    while is_running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not is_running(pid)
+    assert not (tmp_path / "mariadb-999999").exists()
+
+
+def test_missing_binaries_say_how_to_install_them(tmp_path, monkeypatch):
+    monkeypatch.setenv(BIN_DIR_ENV, str(tmp_path))  # an empty directory: no mariadbd in it
+    with pytest.raises(EngineUnavailableError, match="apt-get install -y mariadb-server"):
+        MariaDBServer(tmp_path / "mariadb-1")
+    with pytest.raises(EngineUnavailableError, match="mariadbd is not installed"):
+        Engine.get("mariadb")
+    with pytest.raises(EngineUnavailableError, match="mariadbd"):
+        Engine.resolve("mariadb")  # what notebook 01's parameter check calls: fails before anything runs
