@@ -123,7 +123,7 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str, high: str, h
 def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, log: bool = True,
                            label: str = "quantity") -> plt.Axes:
     """The comparison table of :func:`ingestlab.models.compare_with_published` as a figure."""
-    ax = ax or plt.figure().gca()
+    ax = ax or plt.figure(figsize=(6.4, 1.2 + 0.32 * data[label].nunique())).gca()
     long = pd.concat([
         data.assign(source="published", value=data["published"], low=data["published"], high=data["published"]),
         data.assign(source="live", value=data["live"], low=data["live_ci_low"].fillna(data["live"]),
@@ -250,25 +250,28 @@ def _axis_label(column: str) -> str:
 
 
 def plot_linear_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str,
-                    ax: plt.Axes | None = None, logy: bool = True, unit: str = "row") -> plt.Axes:
+                    ax: plt.Axes | None = None, logy: bool = True, label: str = "{slope:.3g} per unit") -> plt.Axes:
     """Observations of ``y`` against ``x`` and each group's fitted line ``intercept + slope · x``.
 
     ``fits`` has ``hue``, ``method``, ``intercept`` and ``slope`` in the units of ``y`` and
-    ``x``; only ``ols`` rows are drawn, labelled with their slope. A log ``y`` axis keeps
-    groups that differ by orders of magnitude readable.
+    ``x``; only ``ols`` rows are drawn, over the observed range of ``x`` (and, on a log axis,
+    where the line is positive). ``label`` is formatted with each fit's columns for the
+    legend (``"{per_row_us:.3g} µs/row"``). A log ``y`` axis keeps groups that differ by
+    orders of magnitude readable.
     """
     ax = ax or plt.figure().gca()
     levels = list(dict.fromkeys(data[hue]))
     palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
-    sns.stripplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, native_scale=True,
-                  jitter=0.02 * (data[x].max() - data[x].min()), size=4, alpha=0.7, legend=False, zorder=3)
-    grid = np.linspace(0, data[x].max() * 1.05, 50)
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=22, alpha=0.7,
+                    legend=False, zorder=3)
+    grid = np.linspace(data[x].min(), data[x].max(), 50)
     for _, fit in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
-        ax.plot(grid, fit["intercept"] + grid * fit["slope"], color=palette[fit[hue]], lw=1,
-                label=f"{fit[hue]}: {fit['slope']:.3g} {_axis_label(y).split('(')[-1].rstrip(')')}/{unit}")
+        line = fit["intercept"] + grid * fit["slope"]
+        keep = line > 0 if logy else np.ones_like(line, bool)
+        ax.plot(grid[keep], line[keep], color=palette[fit[hue]], lw=1,
+                label=f"{fit[hue]}: " + label.format(**fit.to_dict()))
     if logy:
         ax.set_yscale("log")
-    ax.set_xlim(left=0)
     ax.set_xlabel(_axis_label(x))
     ax.set_ylabel(_axis_label(y))
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))

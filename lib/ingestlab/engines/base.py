@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -253,8 +254,8 @@ class Engine:
 
     @classmethod
     def sqlalchemy_dialect(cls):
-        """The SQLAlchemy dialect instance used for quoting."""
-        return make_url(cls.DRIVERNAME + "://").get_dialect()()
+        """The SQLAlchemy dialect instance used for quoting (built once per class)."""
+        return _dialect(cls.DRIVERNAME)
 
     def column_type(self, sql_type: str) -> str:
         """The engine's spelling of a portable column type. Default: unchanged."""
@@ -335,6 +336,11 @@ class Engine:
     def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
         """Split single-row INSERTs of ``rows`` into server-reported parts (tidy frame)."""
         raise UnsupportedOperationError(f"{self.NAME}: no statement anatomy")
+
+
+@functools.lru_cache(maxsize=None)
+def _dialect(drivername: str):
+    return make_url(drivername + "://").get_dialect()()
 
 
 def parse_url(url: str | URL) -> URL:

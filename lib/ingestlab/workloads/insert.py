@@ -104,22 +104,29 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
     if scenario == "bulk" and engine.BULK_PATH is None:
         raise UnsupportedOperationError(f"{engine.NAME} has no bulk path")
 
-    def execute(chunk: list[tuple]) -> None:
-        if scenario == "bulk":
-            engine.bulk_load(TABLE, cols, chunk)
-        elif scenario == "insert_select":
-            engine.execute(engine.insert_select_sql(TABLE, SOURCE))
-        else:
-            engine.execute(engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
+    def prepare(chunk: list[tuple]):
+        # SQL text and parameters are built before the clock starts
+        if scenario in ("bulk", "insert_select"):
+            return chunk
+        return engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row]
 
+    def execute(statement) -> None:
+        if scenario == "bulk":
+            engine.bulk_load(TABLE, cols, statement)
+        elif scenario == "insert_select":
+            engine.execute(insert_select)
+        else:
+            engine.execute(*statement)
+
+    insert_select = engine.insert_select_sql(TABLE, SOURCE)
     n_warm = warmup if scenario == "single_row" else min(warmup, 1)
     warm = _statements(scenario, warmup_rows)[:n_warm] if scenario != "insert_select" else [rows] * n_warm
     measured = _statements(scenario, rows)
     _reset_table(engine)
-    warm_frame = time_statements(execute, warm, rows=[len(c) for c in warm],
+    warm_frame = time_statements(execute, [prepare(c) for c in warm], rows=[len(c) for c in warm],
                                  bytes_=[sum(map(datagen.row_bytes, c)) for c in warm], warmup=len(warm))
     _reset_table(engine)
-    frame = time_statements(execute, measured, rows=[len(c) for c in measured],
+    frame = time_statements(execute, [prepare(c) for c in measured], rows=[len(c) for c in measured],
                             bytes_=[sum(map(datagen.row_bytes, c)) for c in measured],
                             progress=bar.update if bar is not None else None)
     written = engine.count_rows(TABLE)
@@ -156,16 +163,17 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         for variant in params.variants:
             engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
-            labels = {"engine": engine.NAME, "variant": variant}
+            labels = {"engine": engine.label, "variant": variant}
             if "insert_select" in params.scenarios:
                 engine.execute(engine.drop_table_sql(SOURCE))
                 engine.execute(engine.create_table_sql(SOURCE, SEED_COLUMNS))
-            with tqdm(total=per_variant, desc=f"{engine.NAME} {variant}", unit="stmt") as bar:
+            with tqdm(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
                     rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
                     warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
-                    if "insert_select" in params.scenarios:
-                        engine.execute(f"DELETE FROM {engine.quote(SOURCE)}")
+                    if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
+                        engine.execute(engine.drop_table_sql(SOURCE))
+                        engine.execute(engine.create_table_sql(SOURCE, SEED_COLUMNS))
                         engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
                     for scenario in params.scenarios:
                         frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar)
@@ -233,6 +241,47 @@ def anatomy_summary(anatomy: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def anatomy_parts(parts: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """The parts of a statement's client time per (engine, variant), long form, for a stacked bar.
+
+    An engine's ``stats`` pass holds ``client_total`` and parts that add up to it (PostgreSQL:
+    planning, execution, WAL flush; MariaDB: its stages), so every ``stats_`` column of
+    :func:`anatomy_summary` but the client total is a part. Beyond the ``top`` largest (by
+    their largest value in any variant) the parts are summed as ``smaller parts``; ``other``
+    is always shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine``, ``variant``, ``component``, ``ms``.
+    """
+    cols = [c for c in parts.columns if c.startswith("stats_") and c != "stats_client_total"]
+    long = (parts.melt(id_vars=["engine", "variant"], value_vars=cols, var_name="component", value_name="ms")
+            .dropna(subset=["ms"]))
+    long["component"] = long["component"].str.removeprefix("stats_")
+    size = long.groupby("component")["ms"].max().drop("other", errors="ignore").sort_values(ascending=False)
+    keep = set(size.index[:top]) | {"other"}
+    long.loc[~long["component"].isin(keep), "component"] = "smaller parts"
+    order = [c for c in long["component"].unique() if c not in ("smaller parts", "other")] + ["smaller parts", "other"]
+    long["component"] = pd.Categorical(long["component"], categories=order)
+    out = long.groupby(["engine", "variant", "component"], sort=False, observed=True, as_index=False)["ms"].sum()
+    return out.sort_values("component", kind="stable").assign(component=lambda d: d["component"].astype(str))
+
+
+def describe_anatomy(parts: pd.DataFrame, top: int = 3) -> list[str]:
+    """One sentence per (engine, variant): the client's time per statement and its largest parts."""
+    totals = parts.set_index(["engine", "variant"])["stats_client_total"]
+    out = []
+    for (engine, variant), group in anatomy_parts(parts, top=len(parts.columns)).groupby(["engine", "variant"],
+                                                                                          sort=False):
+        total = float(totals.loc[(engine, variant)])
+        largest = "; ".join(f"{r.component} {r.ms:.3f} ms ({100 * r.ms / total:.0f} %)"
+                            for r in group.sort_values("ms", ascending=False).head(top).itertuples())
+        out.append(f"**{engine} {variant}**: {total:.3f} ms per single-row INSERT on the client's clock "
+                   f"(mean); largest parts: {largest}.")
+    return out
+
+
 def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: dict | None) -> pd.DataFrame:
     """Live numbers beside the seed's: overhead, commit-protocol difference, batching speed-up.
 
@@ -248,14 +297,14 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
     rows_pub, rows_live = [], []
     for _, p in pub.iterrows():
         for _, f in ols.iterrows():
-            q = f"overhead_ms: {f['engine']} {f['variant']} vs StarRocks {p['deployment']} {p['version']}"
+            q = f"overhead_ms {f['engine']} {f['variant']} | seed {p['deployment']} {p['version']}"
             rows_pub.append({"quantity": q, "published": p["overhead_ms"], "published_label": "seed fit (OLS)"})
             rows_live.append({"quantity": q, "live": f["overhead_ms"], "live_ci_low": f["overhead_ci_low_ms"],
                               "live_ci_high": f["overhead_ci_high_ms"], "live_label": "live fit (OLS)"})
     sd = pub[pub["deployment"] == "shared-data"].iloc[0]
     sn = pub[(pub["deployment"] == "shared-nothing") & (pub["version"] == sd["version"])].iloc[0]
     if diff is not None:
-        q = "commit_protocol_extra_ms (seed: shared-nothing − shared-data; live: first − last variant)"
+        q = "commit_extra_ms | seed shared-nothing − shared-data; live first − last variant"
         rows_pub.append({"quantity": q, "published": sn["overhead_ms"] - sd["overhead_ms"],
                          "published_label": "difference of seed fits"})
         rows_live.append({"quantity": q, "live": diff["diff_ms"], "live_ci_low": diff["diff_ci_low_ms"],
@@ -269,7 +318,7 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
     tp = throughput_table.set_index(["engine", "variant", "scenario"])["total_s"]
     for (engine, variant) in ols[["engine", "variant"]].itertuples(index=False):
         if (engine, variant, "batch_1000") in tp.index and (engine, variant, "single_row") in tp.index:
-            q = f"batching_speedup_x (single_row / batch_1000 total): {engine} {variant}"
+            q = f"batching_speedup_x {engine} {variant} | single_row / batch_1000 total"
             rows_pub.append({"quantity": q, "published": seed_speedup, "published_label": "seed shared-data table"})
             rows_live.append({"quantity": q, "live": tp[(engine, variant, "single_row")] / tp[(engine, variant, "batch_1000")],
                               "live_ci_low": float("nan"), "live_ci_high": float("nan"),
