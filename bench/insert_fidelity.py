@@ -2,11 +2,11 @@
 
 Measures, on the same local server in the same run, the same single-row INSERT through the
 lab's timing path (``ingestlab.timing`` over the engine adapter) and through the reference
-client shipped with the engine (``pgbench`` for PostgreSQL), alternating rounds so that
-drift hits both alike. Prints ``lab_median / reference_avg`` per engine and saves every raw
+client shipped with the engine (``pgbench`` for PostgreSQL, ``mariadb-slap`` for MariaDB),
+alternating rounds so that drift hits both alike. Prints ``lab_median / reference_avg`` per engine and saves every raw
 sample with the run's metadata under ``data/results/bench_insert_fidelity/``.
 
-Usage: ``python bench/insert_fidelity.py [--n 2000] [--rounds 3] [--engines postgres]``
+Usage: ``python bench/insert_fidelity.py [--n 2000] [--rounds 3] [--engines postgres,mariadb]``
 """
 
 from __future__ import annotations
@@ -57,7 +57,29 @@ def pgbench_round(engine: Engine, n: int) -> float:
     return float(re.search(r"latency average = ([0-9.]+) ms", out).group(1))
 
 
-REFERENCES = {"postgres": ("pgbench", pgbench_round)}
+def slap_round(engine: Engine, n: int) -> float:
+    """Average latency (ms) of ``mariadb-slap`` running the same INSERT ``n`` times on one connection.
+
+    ``mariadb-slap`` ships with the server (same version, nothing to install); sysbench would
+    need installing and a Lua script for this one statement. Like the lab it connects over the
+    server's socket, in autocommit, and repeats one literal statement; it prints the run's
+    seconds with three decimals, so ``n`` ≥ 1000 keeps that rounding under 0.5 µs per statement.
+    Its connect time (well under a millisecond) is inside its run.
+    """
+    from ingestlab.servers.mariadb import find_binary
+
+    query = (f"INSERT INTO {engine.quote(TABLE)} ({', '.join(map(engine.quote, COLS))}) "
+             f"VALUES (1, 'benchname', 1234.56, '2024-01-15')")
+    kw = engine.server.connect_kwargs()
+    out = subprocess.run([str(find_binary("mariadb-slap")), "--no-defaults", f"--socket={kw['unix_socket']}",
+                          f"--user={kw['user']}", f"--create-schema={kw['database']}", "--no-drop",
+                          f"--query={query}", "--concurrency=1", "--iterations=1", f"--number-of-queries={n}"],
+                         capture_output=True, text=True, check=True).stdout
+    seconds = float(re.search(r"Average number of seconds to run all queries: ([0-9.]+) seconds", out).group(1))
+    return seconds * 1e3 / n
+
+
+REFERENCES = {"postgres": ("pgbench", pgbench_round), "mariadb": ("mariadb-slap", slap_round)}
 
 
 def bench(name: str, n: int, rounds: int, run: Run) -> dict:

@@ -35,6 +35,10 @@ class ServerError(IngestlabError):
     """Raised when a local server the lab manages fails to start, restart or stop."""
 
 
+class LoadError(IngestlabError):
+    """Raised when a server rejects a bulk load (a Stream Load reply whose status is not success)."""
+
+
 class UnsupportedOperationError(IngestlabError):
     """Raised when an engine is asked for something it does not support."""
 
@@ -57,3 +61,7 @@ class ProfileParseError(IngestlabError, ValueError):
         self.line = line
         where = f" (line {line_no}: {line.strip()[:120]!r})" if line_no is not None else ""
         super().__init__(message + where)
+
+
+class ConstraintError(IngestlabError):
+    """Raised when a write would break a key constraint (an insert of a key that exists)."""

@@ -11,6 +11,7 @@ from ingestlab.errors import EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.mariadb import find_binary
 from tests.engines._support import parse_sql, render, table_names
 from tests.engines.contract import EngineContract
+from tests.engines.upsert_contract import UpsertContract
 
 COLS = [c for c, _ in SEED_COLUMNS]
 FLUSH = "innodb_flush_log_at_trx_commit"
@@ -133,3 +134,11 @@ def test_mysql_urls_select_the_mysql_adapter_without_connecting():
         engine = Engine.from_url(url)
         assert engine.NAME == "mysql" and not engine.is_local and "secret" not in engine.display_url
     assert Engine.from_url("mariadb://root@127.0.0.1:3306/ingestlab").NAME == "mariadb"
+
+
+class TestMariaDBUpsert(UpsertContract):
+    engine = "mariadb"
+
+    @classmethod
+    def skip_reason(cls) -> str | None:
+        return _missing()

@@ -2,6 +2,7 @@ import pytest
 
 from ingestlab.engines import Engine
 from tests.engines.contract import EngineContract
+from tests.engines.upsert_contract import UpsertContract
 
 
 class TestPostgres(EngineContract):
@@ -49,3 +50,7 @@ def test_malformed_urls_fail_clearly(url):
 
     with pytest.raises(ConfigError, match="TARGET"):
         Engine.resolve(url)
+
+
+class TestPostgresUpsert(UpsertContract):
+    engine = "postgres"

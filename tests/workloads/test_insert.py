@@ -44,3 +44,23 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert not data["anatomy"].empty
     fits = insert.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
+
+
+def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
+    from ingestlab.errors import EngineUnavailableError
+    from ingestlab.servers.mariadb import find_binary
+
+    try:
+        find_binary("mariadbd")
+    except EngineUnavailableError as exc:
+        pytest.skip(str(exc))
+    params = insert.validate("mariadb", n=120, repeats=1, warmup=3, profile_n=4, variants="flush_1,flush_0")
+    run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
+    data = insert.measure(params, run)
+    measured = data["samples"][~data["samples"]["warmup"]]
+    assert (measured.groupby(["variant", "scenario"])["rows"].sum() == 120).all()
+    assert set(measured["scenario"]) == set(insert.SCENARIOS)  # bulk = LOAD DATA LOCAL INFILE
+    parts = insert.anatomy_summary(data["anatomy"])
+    assert {"stats_commit", "stats_other", "stats_client_total"} <= set(parts.columns)
+    assert "commit" in set(insert.anatomy_parts(parts)["component"])
+    assert len(insert.describe_anatomy(parts)) == 2

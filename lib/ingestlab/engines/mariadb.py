@@ -1,0 +1,50 @@
+"""MariaDB: the lab's private ``mariadbd``, or any server at a ``mariadb://`` URL."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ingestlab.engines.mysql import MySQL
+from ingestlab.servers.base import LocalServer
+
+
+class MariaDB(MySQL):
+    """MariaDB through PyMySQL; differs from :class:`MySQL` in its local server and settings table.
+
+    ``Engine.get("mariadb")`` starts the machine's MariaDB (Debian's 10.11) in
+    ``.lab/mariadb-<pid>/`` (see :class:`~ingestlab.servers.mariadb.MariaDBServer`); the
+    commit variants ``flush_1``/``flush_2``/``flush_0`` restart it with
+    ``--innodb_flush_log_at_trx_commit=1|2|0``. Every variant also carries
+    :attr:`INSTRUMENT_SETTINGS`: ``local_infile`` for the bulk path, and performance_schema
+    with the stage and statement history the anatomy reads (stage instruments are off by
+    default; the history is consumed only when the ``*_current`` consumers are on too).
+    These instruments cost every statement a little, in every variant alike.
+
+    ``mariadb://user:pw@host:3306/db`` reaches a server the lab does not manage; see
+    :class:`MySQL` for what :meth:`apply_settings` may do there (``?set_global=true``).
+    """
+
+    NAME = "mariadb"
+    URL_SCHEMES = ("mariadb",)
+    HAS_LOCAL_SERVER = True
+    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
+        "local_infile": "ON",
+        "performance_schema": "ON",
+        "performance_schema_instrument": "stage/%=ON",
+        "performance_schema_consumer_events_stages_current": "ON",
+        "performance_schema_consumer_events_stages_history_long": "ON",
+        "performance_schema_consumer_events_statements_current": "ON",
+        "performance_schema_consumer_events_statements_history_long": "ON",
+        "performance_schema_events_stages_history_long_size": "10000",
+        "performance_schema_events_statements_history_long_size": "10000",
+    }
+    #: MariaDB records where each global value came from; COMPILE-TIME and AUTO (sized at
+    #: start-up from the machine) are the server's own defaults.
+    SETTINGS_SQL: ClassVar[str] = (
+        "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES "
+        "WHERE GLOBAL_VALUE_ORIGIN NOT IN ('COMPILE-TIME', 'AUTO') ORDER BY 1")
+
+    def make_server(self) -> LocalServer:
+        from ingestlab.servers.mariadb import MariaDBServer
+
+        return MariaDBServer()

@@ -1,0 +1,474 @@
+"""MySQL, and the base of its wire-compatible family: any server at a ``mysql://`` URL, through PyMySQL."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+import warnings
+from typing import Any, ClassVar, Iterable, Sequence
+
+from ingestlab.engines._anatomy import anatomy_frame
+from ingestlab.engines.base import Engine
+from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
+
+_VARIABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
+_INTEGER = re.compile(r"^-?\d+$")
+_TRUE = ("1", "true", "yes", "on")
+# Server error codes of a LOAD DATA LOCAL that the server (or client) does not allow.
+_LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
+
+
+class MySQL(Engine):
+    """MySQL through PyMySQL; the family's base (MariaDB, StarRocks and Doris subclass it).
+
+    ``Engine.from_url("mysql://user:pw@host:3306/db")`` (or ``mysql+pymysql://``); there is
+    no local MySQL server (``Engine.get("mariadb")`` is the family's local one). Connections
+    are autocommit, ``utf8mb4``, with ``local_infile`` on for the bulk path
+    ``LOAD DATA LOCAL INFILE``.
+
+    **Settings on a server the lab does not manage.** The commit variants change
+    ``innodb_flush_log_at_trx_commit``, which is a *global* variable: it cannot be set for
+    one session. :meth:`apply_settings` sets the names in :attr:`SESSION_SETTINGS` with
+    ``SET SESSION``; any other name needs the URL's opt-in ``?set_global=true``, else it
+    raises :class:`UnsupportedOperationError`. With the opt-in it runs ``SET GLOBAL`` (which
+    needs the SUPER or SYSTEM_VARIABLES_ADMIN privilege and affects every client of the
+    server), and puts each global variable back to the value it had before the lab touched it
+    on the next :meth:`apply_settings` that does not name it and on :meth:`close`.
+
+    **Anatomy.** :meth:`statement_anatomy` splits each single-row INSERT into the server's
+    stages (``starting``, ``opening_tables``, ``update``, ``commit``...), read from
+    ``performance_schema`` when its stage and statement history is on, else from
+    ``SHOW PROFILE`` (see :meth:`statement_anatomy` for why in that order).
+    """
+
+    NAME = "mysql"
+    URL_SCHEMES = ("mysql",)
+    DRIVERNAME = "mysql+pymysql"
+    DEFAULT_PORT = 3306
+    SQLGLOT_DIALECT = "mysql"
+    #: Stages from performance_schema; from SHOW PROFILE (``mariadb_show_profile``) when that is off.
+    PROFILE_KIND = "performance_schema_stages"
+    BULK_PATH = "load_data_local"
+    #: ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
+    #: 2 writes it at commit and syncs it about once a second, 0 does both about once a second.
+    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "flush_1": {"innodb_flush_log_at_trx_commit": "1"},
+        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+        "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
+    }
+    #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
+    LAB_QUERY_KEYS = Engine.LAB_QUERY_KEYS + ("set_global",)
+    #: Settings a client may change for its own session (``SET SESSION``).
+    SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({
+        "unique_checks", "foreign_key_checks", "sql_log_bin", "transaction_isolation",
+        "innodb_lock_wait_timeout", "sql_mode", "profiling", "profiling_history_size",
+    })
+    #: Statement that returns the server's version string.
+    VERSION_SQL: ClassVar[str] = "SELECT VERSION()"
+    #: Statement listing (name, value) of every global variable not at its compiled-in default.
+    SETTINGS_SQL: ClassVar[str] = (
+        "SELECT LOWER(i.VARIABLE_NAME), g.VARIABLE_VALUE FROM performance_schema.variables_info i "
+        "JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = i.VARIABLE_NAME "
+        "WHERE i.VARIABLE_SOURCE <> 'COMPILED' ORDER BY 1")
+    #: InnoDB counters whose change per statement the anatomy reports (commit's I/O).
+    ANATOMY_COUNTERS: ClassVar[tuple[str, ...]] = ("Innodb_data_fsyncs", "Innodb_log_writes")
+    #: ``SHOW PROFILE`` keeps at most this many statements per session.
+    PROFILING_HISTORY: ClassVar[int] = 100
+
+    def __init__(self, url=None):
+        super().__init__(url)
+        self._saved_globals: dict[str, Any] = {}
+
+    # -- connection ------------------------------------------------------------------------
+    def connect(self):
+        import pymysql
+
+        kwargs = {"charset": "utf8mb4", **self.connect_kwargs(), "autocommit": True, "local_infile": True}
+        try:
+            return pymysql.connect(**kwargs)
+        except pymysql.err.MySQLError as exc:
+            raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}") from exc
+
+    def close(self) -> None:
+        """Put back global variables the lab changed (``?set_global=true``), then close."""
+        if self._saved_globals and self._conn is not None:
+            self._restore_globals(set(self._saved_globals))
+        super().close()
+
+    # -- settings --------------------------------------------------------------------------
+    @property
+    def set_global_allowed(self) -> bool:
+        """Whether the URL allows ``SET GLOBAL`` (``?set_global=true``)."""
+        value = self.url.query.get("set_global", "") if self.url is not None else ""
+        return isinstance(value, str) and value.strip().lower() in _TRUE
+
+    def set_sql(self, name: str, scope: str = "SESSION") -> str:
+        """``SET <scope> name = %s`` for a checked variable name (the value is a driver parameter).
+
+        Examples
+        --------
+        >>> MySQL.__new__(MySQL).set_sql("innodb_flush_log_at_trx_commit", "GLOBAL")
+        'SET GLOBAL innodb_flush_log_at_trx_commit = %s'
+        """
+        _check_variable(name)
+        if scope not in ("SESSION", "GLOBAL"):
+            raise ConfigError("scope", scope, "'SESSION' or 'GLOBAL'")
+        return f"SET {scope} {name} = %s"
+
+    def set_session(self, settings: dict[str, str]) -> None:
+        for name in settings:
+            _check_variable(name)
+        global_names = [n for n in settings if n not in self.SESSION_SETTINGS]
+        if global_names and not self.set_global_allowed:
+            raise UnsupportedOperationError(
+                f"{self.NAME}: {', '.join(sorted(global_names))} is not among the lab's per-session settings "
+                f"({', '.join(sorted(self.SESSION_SETTINGS))}), so it takes SET GLOBAL, which affects every client "
+                f"of {self.display_url}; the lab does that only when the URL opts in with ?set_global=true (the "
+                "previous values are put back at close). Or use the lab's own server: TARGET=mariadb")
+        self._restore_globals(set(self._saved_globals) - set(global_names))
+        for name, value in settings.items():
+            if name in global_names:
+                if name not in self._saved_globals:
+                    self._saved_globals[name] = self.execute(f"SELECT @@GLOBAL.{name}")[0][0]
+                self.execute(self.set_sql(name, "GLOBAL"), [sql_value(value)])
+            else:
+                self.execute(self.set_sql(name, "SESSION"), [sql_value(value)])
+
+    def _restore_globals(self, names: set[str]) -> None:
+        import pymysql
+
+        for name in sorted(names):
+            try:
+                self.execute(self.set_sql(name, "GLOBAL"), [self._saved_globals[name]])
+            except pymysql.err.MySQLError as exc:
+                warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}",
+                              stacklevel=2)
+            del self._saved_globals[name]
+
+    def server_version(self) -> str:
+        return str(self.execute(self.VERSION_SQL)[0][0])
+
+    def settings(self) -> dict[str, str]:
+        """Global variables not at their defaults, and the values of the settings the lab applied."""
+        out = {str(name): str(value) for name, value in self._server_settings()}
+        for name in self._settings:
+            _check_variable(name)
+            out[name] = str(self.execute(f"SELECT @@{name}")[0][0])
+        return out
+
+    def _server_settings(self) -> list[tuple[str, Any]]:
+        """(name, value) of the server's non-default variables (:attr:`SETTINGS_SQL`); none if it cannot say."""
+        import pymysql
+
+        try:
+            return self.execute(self.SETTINGS_SQL)
+        except pymysql.err.MySQLError:  # e.g. MySQL 5.7 has no variables_info
+            return []
+
+    # -- bulk path -------------------------------------------------------------------------
+    def load_data_sql(self, table: str, columns: Sequence[str]) -> str:
+        """``LOAD DATA LOCAL INFILE %s`` for the CSV dialect :func:`write_csv` writes (file name as parameter)."""
+        cols = ", ".join(map(self.quote, columns))
+        return (f"LOAD DATA LOCAL INFILE %s INTO TABLE {self.quote(table)} CHARACTER SET utf8mb4 "
+                "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' "
+                f"LINES TERMINATED BY '\\n' ({cols})")
+
+    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """``LOAD DATA LOCAL INFILE`` of ``rows`` written to a temporary CSV file, in one statement."""
+        import pymysql
+
+        fd, path = tempfile.mkstemp(prefix="ingestlab-load-", suffix=".csv")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+                write_csv(out, rows)
+            try:
+                self.execute(self.load_data_sql(table, columns), [path])
+            except (pymysql.err.OperationalError, pymysql.err.InternalError) as exc:
+                if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
+                    raise UnsupportedOperationError(
+                        f"{self.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
+                        f"({exc.args[-1]})") from exc
+                raise
+        finally:
+            os.unlink(path)
+
+    # -- anatomy ---------------------------------------------------------------------------
+    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
+        """Split single-row INSERTs of ``rows`` into the server's stages, timed by the server.
+
+        One pass: each INSERT runs as in the measurements (autocommit, one round trip) and is
+        timed by the client; afterwards the server's record of each statement's stages is read.
+        The instrument is ``performance_schema.events_stages_history_long`` (stages nested
+        under each statement of ``events_statements_history_long``) when the server keeps that
+        history, else ``SHOW PROFILE`` (``information_schema.PROFILING``). On MariaDB 10.11
+        both report the same stages; performance_schema is preferred because its timers are
+        nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of an INSERT
+        take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per session)
+        and it is read once, after the pass, without touching the session being measured.
+        SHOW PROFILE needs no server option, so it serves servers the lab does not manage.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Tidy: ``pass``, ``statement_no``, ``component``, ``ms``, ``source``, ``warmup``,
+            ``count``. Pass ``stages``: per statement, ``client_total`` (client wall clock),
+            one row per stage (snake_case, repeated stages summed: ``starting``,
+            ``opening_tables``, ``update``, ``commit``...) and ``other`` = client total − sum
+            of the stages (round trip, driver, what no stage covers). Statement 0 is flagged
+            ``warmup``: right after ``CREATE TABLE`` it spends milliseconds opening the table.
+            Pass ``stats`` (``statement_no = -1``): the per-statement mean of each of those
+            over the other statements, and the change per statement of the InnoDB counters
+            :attr:`ANATOMY_COUNTERS` (``count``; ``Innodb_data_fsyncs`` counts the commit's
+            redo-log fsyncs; global counters, so other clients of a shared server add to them).
+        """
+        if not rows:
+            raise ConfigError("rows", rows, "at least one row to insert")
+        sql = self.insert_sql(table, columns, 1)
+        counters0 = self._counters()
+        if self._has_stage_history():
+            source = "performance_schema.events_stages_history_long"
+            thread_id, marker = self._ps_position()
+            client = [self._timed(sql, row) for row in rows]
+            stages = self._ps_stages(thread_id, marker, len(rows))
+        else:
+            source = "SHOW PROFILE (information_schema.PROFILING)"
+            client, stages = self._profiled(sql, rows)
+        counters1 = self._counters()
+        counters = {name.lower(): ((counters1[name] - counters0[name]) / len(rows),
+                                   f"SHOW GLOBAL STATUS {name}, change per statement") for name in counters0}
+        parts = [[(stage_component(name), ms, source) for name, ms in statement] for statement in stages]
+        return anatomy_frame("stages", client, parts, counters=counters)
+
+    def _timed(self, sql: str, params: Sequence[Any]) -> float:
+        t0 = time.perf_counter_ns()
+        self.execute(sql, params)
+        return (time.perf_counter_ns() - t0) / 1e6
+
+    def _counters(self) -> dict[str, float]:
+        marks = ", ".join(["%s"] * len(self.ANATOMY_COUNTERS))
+        rows = self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.ANATOMY_COUNTERS))
+        return {name: float(value) for name, value in rows}
+
+    def _has_stage_history(self) -> bool:
+        """Whether performance_schema records timed stages and statements in its long history."""
+        import pymysql
+
+        try:
+            consumers = dict(self.execute(
+                "SELECT NAME, ENABLED FROM performance_schema.setup_consumers WHERE NAME IN "
+                "('global_instrumentation', 'thread_instrumentation', 'events_stages_current', "
+                "'events_stages_history_long', 'events_statements_current', 'events_statements_history_long')"))
+            stages = self.execute("SELECT COUNT(*) FROM performance_schema.setup_instruments "
+                                  "WHERE NAME LIKE 'stage/sql/%' AND ENABLED = 'YES' AND TIMED = 'YES'")[0][0]
+        except pymysql.err.MySQLError:  # performance_schema off, or no privilege on it
+            return False
+        return len(consumers) == 6 and all(v == "YES" for v in consumers.values()) and stages > 0
+
+    def _ps_position(self) -> tuple[int, int]:
+        """This session's performance_schema thread id and the id of its current event."""
+        return tuple(self.execute(
+            "SELECT t.THREAD_ID, s.EVENT_ID FROM performance_schema.threads t "
+            "JOIN performance_schema.events_statements_current s ON s.THREAD_ID = t.THREAD_ID "
+            "WHERE t.PROCESSLIST_ID = CONNECTION_ID()")[0])
+
+    def _ps_stages(self, thread_id: int, marker: int, n: int) -> list[list[tuple[str, float]]]:
+        statements = [r[0] for r in self.execute(
+            "SELECT EVENT_ID FROM performance_schema.events_statements_history_long "
+            "WHERE THREAD_ID = %s AND EVENT_ID > %s AND EVENT_NAME = 'statement/sql/insert' ORDER BY EVENT_ID",
+            [thread_id, marker])]
+        if len(statements) != n:
+            raise UnsupportedOperationError(
+                f"{self.NAME}: performance_schema kept {len(statements)} of the {n} INSERTs; raise "
+                "performance_schema_events_statements_history_long_size")
+        by_statement: dict[int, list[tuple[str, float]]] = {e: [] for e in statements}
+        for nesting, name, ps in self.execute(
+                "SELECT NESTING_EVENT_ID, EVENT_NAME, TIMER_WAIT FROM performance_schema.events_stages_history_long "
+                "WHERE THREAD_ID = %s AND NESTING_EVENT_ID > %s ORDER BY EVENT_ID", [thread_id, marker]):
+            if nesting in by_statement and ps is not None:
+                by_statement[nesting].append((str(name).rsplit("/", 1)[-1], float(ps) / 1e9))
+        if not all(by_statement.values()):
+            raise UnsupportedOperationError(
+                f"{self.NAME}: performance_schema lost the stages of some INSERTs; raise "
+                "performance_schema_events_stages_history_long_size")
+        return [by_statement[e] for e in statements]
+
+    def _profiled(self, sql: str, rows: Sequence[Sequence[Any]]) -> tuple[list[float], list[list[tuple[str, float]]]]:
+        """Run the INSERTs under ``SET profiling = 1``, reading the profiles after each block."""
+        from ingestlab.profiles import parse
+
+        client, stages = [], []
+        block = self.PROFILING_HISTORY - 10  # room for the statements that read the profiles
+        self.execute("SET SESSION profiling_history_size = %s", [self.PROFILING_HISTORY])
+        self.execute("SET SESSION profiling = 1")
+        try:
+            for start in range(0, len(rows), block):
+                chunk = rows[start:start + block]
+                client += [self._timed(sql, row) for row in chunk]
+                ids = [r[0] for r in self.execute("SHOW PROFILES") if str(r[2]).lstrip().upper().startswith("INSERT")]
+                ids = ids[-len(chunk):]
+                marks = ", ".join(["%s"] * len(ids))
+                records = self.execute(f"SELECT QUERY_ID, STATE, DURATION FROM information_schema.PROFILING "
+                                       f"WHERE QUERY_ID IN ({marks}) ORDER BY QUERY_ID, SEQ", ids)
+                for query_id in ids:
+                    profile = parse([(state, duration) for q, state, duration in records if q == query_id],
+                                    "mariadb_show_profile")
+                    stages.append([(name, float(ms)) for name, _, ms in profile.operators.itertuples(index=False)])
+        finally:
+            self.execute("SET SESSION profiling = 0")
+        return client, stages
+
+
+    # -- notebook 03: upsert beyond RAM -----------------------------------------------------
+    #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE``
+    #: of existing ones (InnoDB reads the old row's page to find the duplicate).
+    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+    #: How :meth:`memory_budget_settings` keeps reads off RAM, for the run's metadata.
+    MEMORY_MECHANISM: ClassVar[str] = ("innodb_buffer_pool_size of the budget's size and innodb_flush_method = "
+                                       "O_DIRECT: data files are read and written without the OS page cache")
+
+    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
+        """``INSERT … VALUES … ON DUPLICATE KEY UPDATE`` every column but ``key``, for ``n_rows`` rows.
+
+        ``VALUES(col)`` names the row that was to be inserted; MariaDB has no other spelling
+        (MySQL 8.0.19+ also accepts a row alias and warns that ``VALUES()`` is deprecated).
+
+        Examples
+        --------
+        >>> MySQL.__new__(MySQL).upsert_sql("t", ["id", "doc"], "id", 2)
+        'INSERT INTO `t` (`id`, `doc`) VALUES (%s, %s), (%s, %s) ON DUPLICATE KEY UPDATE `doc` = VALUES(`doc`)'
+        """
+        others = [c for c in columns if c != key]
+        if key not in columns or not others:
+            raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
+        sets = ", ".join(f"{self.quote(c)} = VALUES({self.quote(c)})" for c in others)
+        return f"{self.insert_sql(table, columns, n_rows)} ON DUPLICATE KEY UPDATE {sets}"
+
+    def bulk_load_tsv(self, table: str, columns: Sequence[str], chunks: Iterable[bytes]) -> int:
+        """Replace ``table``'s rows by tab-separated ``chunks`` in one ``LOAD DATA LOCAL INFILE``; return bytes sent.
+
+        The chunks stream through a named pipe that the driver reads as the "file", so
+        nothing is written to disk twice. Lines are ``value<TAB>value…<NL>``, no escapes.
+        """
+        import shutil
+        import threading
+
+        cols = ", ".join(map(self.quote, columns))
+        sql = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {self.quote(table)} FIELDS TERMINATED BY '\\t' "
+               f"ESCAPED BY '' LINES TERMINATED BY '\\n' ({cols})")
+        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
+        fifo = os.path.join(folder, "rows.tsv")
+        os.mkfifo(fifo, 0o600)
+        sent, failed = [0], []
+
+        def feed() -> None:
+            try:
+                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
+                    for chunk in chunks:
+                        out.write(chunk)
+                        sent[0] += len(chunk)
+            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
+                failed.append(exc)
+
+        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
+        writer.start()
+        try:
+            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+            self.execute(sql, [fifo])
+        finally:
+            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
+                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            writer.join(timeout=30)
+            shutil.rmtree(folder, ignore_errors=True)
+        if failed:
+            raise failed[0]
+        return sent[0]
+
+    def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
+        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`)."""
+        return {"innodb_buffer_pool_size": str(max(int(budget_bytes), 5 * 2**20)), "innodb_flush_method": "O_DIRECT"}
+
+    #: ``SHOW GLOBAL STATUS`` counters :meth:`io_counters` reports, under the lab's names.
+    IO_COUNTERS: ClassVar[dict[str, str]] = {
+        "Innodb_buffer_pool_reads": "blocks_read",
+        "Innodb_buffer_pool_read_requests": "blocks_requested",
+        "Innodb_buffer_pool_read_ahead": "blocks_read_ahead",
+        "Innodb_pages_written": "blocks_written",
+        "Innodb_data_reads": "data_reads",
+        "Innodb_data_writes": "data_writes",
+        "Innodb_os_log_written": "log_bytes",
+    }
+
+    def io_counters(self) -> dict[str, float]:
+        """Cumulative InnoDB counters: ``blocks_read`` = pages the buffer pool had to read from disk.
+
+        Global counters: on a server the lab does not manage, other clients add to them.
+        """
+        marks = ", ".join(["%s"] * len(self.IO_COUNTERS))
+        rows = dict(self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.IO_COUNTERS)))
+        return {name: float(rows.get(var, "nan")) for var, name in self.IO_COUNTERS.items()}
+
+    def table_bytes(self, table: str) -> int:
+        """Bytes of ``table``'s data and indexes, as InnoDB reports them (``information_schema.TABLES``)."""
+        return int(self.execute("SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
+                                "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", [table])[0][0])
+
+    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+        """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page."""
+        self.execute(f"ANALYZE TABLE {self.quote(table)}")
+        if not self.is_local:
+            return
+        before = self.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
+        self.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        try:
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                dirty = self.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
+                if int(dirty) == 0:
+                    break
+                time.sleep(0.1)
+        finally:
+            self.execute("SET GLOBAL innodb_max_dirty_pages_pct = %s", [before])
+
+def stage_component(stage: str) -> str:
+    """A server stage's name as a snake_case component name.
+
+    Examples
+    --------
+    >>> stage_component("stage/sql/Opening tables"), stage_component("Commit")
+    ('opening_tables', 'commit')
+    """
+    return re.sub(r"[^a-z0-9]+", "_", stage.rsplit("/", 1)[-1].lower()).strip("_")
+
+
+def sql_value(value: Any) -> Any:
+    """A setting's value as the driver parameter a ``SET`` accepts: integers as int, the rest as text.
+
+    Examples
+    --------
+    >>> sql_value("2"), sql_value("ON")
+    (2, 'ON')
+    """
+    text = str(value)
+    return int(text) if _INTEGER.match(text) else text
+
+
+def write_csv(out, rows: Iterable[Sequence[Any]]) -> None:
+    r'''Write rows for :meth:`MySQL.load_data_sql`: every value in double quotes, NULL bare.
+
+    With ``ESCAPED BY ''`` a backslash is an ordinary character and a doubled quote inside a
+    quoted field is a quote, so any text survives.
+
+    Examples
+    --------
+    >>> import io; buf = io.StringIO(); write_csv(buf, [(1, 'say "hi"', None)]); buf.getvalue()
+    '"1","say ""hi""",NULL\n'
+    '''
+    for row in rows:
+        out.write(",".join("NULL" if v is None else '"' + str(v).replace('"', '""') + '"' for v in row) + "\n")
+
+
+def _check_variable(name: str) -> None:
+    if not isinstance(name, str) or not _VARIABLE.match(name):
+        raise ConfigError("settings", name, "a server variable name: lower-case letters, digits and '_'")

@@ -1,0 +1,359 @@
+"""StarRocks: a cluster at a ``starrocks://`` URL, through its MySQL protocol and Stream Load."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+from typing import Any, ClassVar, Iterable, Sequence
+
+from ingestlab.engines._anatomy import anatomy_frame
+from ingestlab.engines.mysql import MySQL, sql_value
+from ingestlab.engines.stream_load import StreamLoadClient, StreamLoadResult
+from ingestlab.errors import ConfigError, UnsupportedOperationError
+
+_PROPERTY = re.compile(r"^[a-z][a-z0-9_.]*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileCapture:
+    """The server's own record of one statement, as raw text, beside the client's time.
+
+    Attributes
+    ----------
+    query_id : str
+        The statement's query id.
+    client_ms : float
+        The statement's client wall clock (the profile statements are not in it).
+    texts : dict
+        Profile kind (``ingestlab.profiles.KINDS``) → the text the server returned.
+    """
+
+    query_id: str
+    client_ms: float
+    texts: dict[str, str]
+
+
+class StarRocks(MySQL):
+    """StarRocks through its FE's MySQL protocol; bulk path Stream Load over the FE's HTTP port.
+
+    There is no local StarRocks in the lab (no binaries, no Docker here); give a URL, e.g.
+    ``starrocks://root@127.0.0.1:9030/ingestlab?http_port=8030`` (see ``compose/``). Query
+    keys the lab reads itself and does not pass to the driver:
+
+    * ``http_port`` — the FE's HTTP port for Stream Load (default 8030);
+    * ``label`` — the engine's name in results, to tell side-by-side clusters apart
+      (``?label=shared-data`` and ``?label=shared-nothing``);
+    * ``buckets``, ``replication_num`` — defaults for every ``CREATE TABLE`` the adapter
+      writes (a one-backend cluster needs ``replication_num=1`` unless its FE sets
+      ``default_replication_num = 1``).
+
+    DDL: :meth:`create_table_sql` writes the table models :attr:`TABLE_MODELS` with
+    ``DISTRIBUTED BY HASH(...) [BUCKETS n]`` and ``PROPERTIES``. Settings are session
+    variables (``SET name = value``). The anatomy captures each INSERT's profile the way the
+    seed did (``SET enable_profile = true``, the INSERT, its query id, ``ANALYZE PROFILE
+    FROM '<id>'``) plus the raw profile from ``get_query_profile('<id>')``; the texts are
+    kept in :attr:`last_profiles` and turned into numbers by ``ingestlab.profiles``.
+    """
+
+    NAME = "starrocks"
+    URL_SCHEMES = ("starrocks",)
+    DEFAULT_PORT = 9030
+    SQLGLOT_DIALECT = "starrocks"
+    PROFILE_KIND = "starrocks_analyze_profile"
+    BULK_PATH = "stream_load"
+    #: One deployment has one commit protocol; compare deployments with ``?label=`` instead.
+    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
+    #: The FE's HTTP port when the URL has no ``http_port``.
+    DEFAULT_HTTP_PORT: ClassVar[int] = 8030
+    #: ``create_table_sql(model=...)`` → the key clause of that table model.
+    TABLE_MODELS: ClassVar[dict[str, str]] = {
+        "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY", "primary": "PRIMARY KEY",
+    }
+    #: Aggregate types a value column of an AGGREGATE KEY table may take (default REPLACE).
+    AGGREGATE_TYPES: ClassVar[frozenset[str]] = frozenset({"SUM", "MAX", "MIN", "REPLACE", "REPLACE_IF_NOT_NULL"})
+    #: ``create_table_sql`` options written as ``PROPERTIES``.
+    TABLE_PROPERTY_OPTIONS: ClassVar[tuple[str, ...]] = ("replication_num",)
+    #: URL query keys that give ``create_table_sql`` defaults.
+    TABLE_DEFAULT_KEYS: ClassVar[tuple[str, ...]] = ("buckets", "replication_num")
+    LAB_QUERY_KEYS = MySQL.LAB_QUERY_KEYS + ("http_port", "buckets", "replication_num")
+    VERSION_SQL: ClassVar[str] = "SELECT current_version()"
+    SETTINGS_SQL: ClassVar[str] = (
+        "SELECT VARIABLE_NAME, VARIABLE_VALUE, IS_CHANGED FROM information_schema.verbose_session_variables")
+    #: The profile statements, values as driver parameters.
+    ENABLE_PROFILE_SQL: ClassVar[str] = "SET enable_profile = true"
+    LAST_QUERY_ID_SQL: ClassVar[str] = "SELECT last_query_id()"
+    PROFILE_LIST_SQL: ClassVar[str] = "SHOW PROFILELIST LIMIT %s"
+    ANALYZE_PROFILE_SQL: ClassVar[str] = "ANALYZE PROFILE FROM %s"
+    RAW_PROFILE_SQL: ClassVar[str] = "SELECT get_query_profile(%s)"
+    #: Profile kinds a capture holds, the first with a number winning in the anatomy.
+    PROFILE_TEXTS: ClassVar[tuple[str, ...]] = ("starrocks_analyze_profile", "starrocks_profile")
+    #: Seconds to wait for a finished statement's profile to be reported to the FE.
+    PROFILE_WAIT_S: ClassVar[float] = 10.0
+
+    def __init__(self, url=None):
+        super().__init__(url)
+        self._stream_load: StreamLoadClient | None = None
+        #: The :class:`ProfileCapture` of each INSERT of the last :meth:`statement_anatomy`.
+        self.last_profiles: list[ProfileCapture] = []
+        #: The reply of the last :meth:`bulk_load`.
+        self.last_load: StreamLoadResult | None = None
+
+    def close(self) -> None:
+        if self._stream_load is not None:
+            self._stream_load.close()
+            self._stream_load = None
+        super().close()
+
+    # -- URL -------------------------------------------------------------------------------
+    def _query_int(self, key: str) -> int | None:
+        value = self.url.query.get(key) if self.url is not None else None
+        if value is None:
+            return None
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = 0
+        if number < 1:
+            raise ConfigError("TARGET", f"{self.display_url} (?{key}={value})", f"?{key}= a positive integer")
+        return number
+
+    @property
+    def http_port(self) -> int:
+        """The FE's HTTP port: the URL's ``http_port``, else :attr:`DEFAULT_HTTP_PORT`."""
+        return self._query_int("http_port") or self.DEFAULT_HTTP_PORT
+
+    def table_defaults(self) -> dict[str, int]:
+        """``create_table_sql`` options given by the URL (:attr:`TABLE_DEFAULT_KEYS`)."""
+        values = {key: self._query_int(key) for key in self.TABLE_DEFAULT_KEYS}
+        return {k: v for k, v in values.items() if v is not None}
+
+    # -- DDL -------------------------------------------------------------------------------
+    def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
+                         primary_key: Sequence[str] = (), **options) -> str:
+        """``CREATE TABLE`` of one table model, hash-distributed, with properties.
+
+        Parameters
+        ----------
+        table : str
+            Table name.
+        columns : sequence of (name, type)
+            The columns, key columns first.
+        primary_key : sequence of str
+            Shorthand for ``model="primary", key=primary_key``.
+        model : str
+            A key of :attr:`TABLE_MODELS`; default ``duplicate`` (``primary`` with ``primary_key``).
+        key : sequence of str
+            The key columns: the first columns, in order (default: the first column).
+        buckets : int
+            ``BUCKETS n``; omitted, the engine chooses.
+        distributed_by : sequence of str
+            Hash distribution columns (default: the key).
+        aggregate : dict
+            For ``model="aggregate"``: value column → aggregate type (default ``REPLACE``).
+        replication_num : int
+            Written as a property, like every name in :attr:`TABLE_PROPERTY_OPTIONS`.
+        properties : dict
+            More ``PROPERTIES`` (name → value).
+
+        Examples
+        --------
+        >>> sr = StarRocks.__new__(StarRocks); sr.url = None
+        >>> sr.create_table_sql("t", [("id", "BIGINT"), ("v", "INT")], buckets=2, replication_num=1)
+        'CREATE TABLE `t` (`id` BIGINT, `v` INT) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2 PROPERTIES ("replication_num" = "1")'
+        """
+        accepted = {"model", "key", "buckets", "distributed_by", "aggregate", "properties",
+                    *self.TABLE_PROPERTY_OPTIONS}
+        unknown = sorted(set(options) - accepted)
+        if unknown:
+            raise UnsupportedOperationError(f"{self.NAME}: table options {unknown} not supported; "
+                                            f"accepted: {', '.join(sorted(accepted))}")
+        opts = {**self.table_defaults(), **{k: v for k, v in options.items() if v is not None}}
+        names = [name for name, _ in columns]
+        model = opts.get("model") or ("primary" if primary_key else "duplicate")
+        if model not in self.TABLE_MODELS:
+            raise ConfigError("model", model, "one of " + ", ".join(self.TABLE_MODELS))
+        key = list(opts.get("key") or primary_key or names[:1])
+        if primary_key and list(primary_key) != key:
+            raise ConfigError("key", key, f"the same columns as primary_key={list(primary_key)}")
+        if key != names[:len(key)]:
+            raise ConfigError("key", key, f"the first columns of the table, in order (e.g. {names[:len(key)]})")
+        aggregate = {k: str(v).upper() for k, v in (opts.get("aggregate") or {}).items()}
+        value_columns = set(names[len(key):]) if model == "aggregate" else set()
+        for name, func in aggregate.items():
+            if name not in value_columns:
+                raise ConfigError("aggregate", name, f"a value column of an aggregate table: {sorted(value_columns)}")
+            if func not in self.AGGREGATE_TYPES:
+                raise ConfigError("aggregate", func, "one of " + ", ".join(sorted(self.AGGREGATE_TYPES)))
+        cols = []
+        for name, sql_type in columns:
+            piece = f"{self.quote(name)} {self.column_type(sql_type)}"
+            if name in value_columns:
+                piece += " " + aggregate.get(name, "REPLACE")
+            cols.append(piece)
+        distributed = list(opts.get("distributed_by") or key)
+        missing = [c for c in distributed if c not in names]
+        if missing:
+            raise ConfigError("distributed_by", missing, f"columns of the table: {names}")
+        sql = (f"CREATE TABLE {self.quote(table)} ({', '.join(cols)}) "
+               f"{self.TABLE_MODELS[model]}({', '.join(map(self.quote, key))}) "
+               f"DISTRIBUTED BY HASH({', '.join(map(self.quote, distributed))})")
+        buckets = opts.get("buckets")
+        if buckets is not None:
+            if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+                raise ConfigError("buckets", buckets, "an integer ≥ 1")
+            sql += f" BUCKETS {buckets}"
+        properties = {name: opts[name] for name in self.TABLE_PROPERTY_OPTIONS if name in opts}
+        properties.update(opts.get("properties") or {})
+        if properties:
+            sql += " PROPERTIES (" + ", ".join(f"{_property_name(k)} = {_string(v)}"
+                                               for k, v in properties.items()) + ")"
+        return sql
+
+    def drop_table_sql(self, table: str) -> str:
+        """``DROP TABLE IF EXISTS … FORCE``: no copy left in the recycle bin for a day."""
+        return f"DROP TABLE IF EXISTS {self.quote(table)} FORCE"
+
+    # -- settings --------------------------------------------------------------------------
+    def set_session(self, settings: dict[str, str]) -> None:
+        """``SET SESSION name = value``: every StarRocks variable can be set for one session."""
+        for name, value in settings.items():
+            self.execute(self.set_sql(name), [sql_value(value)])
+
+    def _server_settings(self) -> list[tuple[str, Any]]:
+        """Session variables not at their defaults (``verbose_session_variables``, when the server has it)."""
+        import pymysql
+
+        try:
+            rows = self.execute(self.SETTINGS_SQL)
+        except pymysql.err.MySQLError:
+            return []
+        return [(name, value) for name, value, changed in rows if str(changed).lower() in ("1", "true")]
+
+    # -- bulk path -------------------------------------------------------------------------
+    def stream_load_client(self) -> StreamLoadClient:
+        """The Stream Load client for this URL's FE, database and credentials."""
+        if self._stream_load is None:
+            if self.url is None:
+                raise UnsupportedOperationError(f"{self.NAME}: Stream Load needs a URL")
+            kw = self.connect_kwargs()
+            self._stream_load = StreamLoadClient(kw.get("host") or "127.0.0.1", self.http_port, kw.get("database"),
+                                                 kw.get("user") or "root", kw.get("password"))
+        return self._stream_load
+
+    def stream_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> StreamLoadResult:
+        """Load ``rows`` with one Stream Load (a fresh label); return the reply."""
+        return self.stream_load_client().load(table, columns, rows)
+
+    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Stream Load of ``rows`` (see :meth:`stream_load`); the reply is kept in :attr:`last_load`."""
+        self.last_load = self.stream_load(table, columns, rows)
+
+    # -- profiles --------------------------------------------------------------------------
+    def capture_profile(self, sql: str, params: Sequence[Any] | None = None) -> ProfileCapture:
+        """Run ``sql`` (profiling on) timed by the client, then fetch its profile texts."""
+        t0 = time.perf_counter_ns()
+        self.execute(sql, params)
+        client_ms = (time.perf_counter_ns() - t0) / 1e6
+        query_id = str(self.execute(self.LAST_QUERY_ID_SQL)[0][0])
+        return ProfileCapture(query_id, client_ms, self._profile_texts(query_id))
+
+    def _profile_texts(self, query_id: str) -> dict[str, str]:
+        self._wait_for_profile(query_id)
+        analyzed = "\n".join(str(row[0]) for row in self.execute(self.ANALYZE_PROFILE_SQL, [query_id]))
+        raw = self.execute(self.RAW_PROFILE_SQL, [query_id])
+        return {"starrocks_analyze_profile": analyzed, "starrocks_profile": str(raw[0][0]) if raw else ""}
+
+    def _wait_for_profile(self, query_id: str) -> None:
+        """Until ``SHOW PROFILELIST`` lists ``query_id`` as no longer running."""
+        deadline = time.monotonic() + self.PROFILE_WAIT_S
+        while True:
+            for row in self.execute(self.PROFILE_LIST_SQL, [20]):
+                if str(row[0]) == query_id and str(row[3]).lower() != "running":
+                    return
+            if time.monotonic() > deadline:
+                raise UnsupportedOperationError(
+                    f"{self.NAME}: no finished profile for query {query_id} in SHOW PROFILELIST after "
+                    f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
+            time.sleep(0.05)
+
+    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
+        """Split single-row INSERTs into the profile's execution and FE overhead, beside the client's time.
+
+        Profiling is switched on for the pass and back to its previous value after it.
+
+        Returns
+        -------
+        pandas.DataFrame
+            As :func:`profile_anatomy`; the raw texts are in :attr:`last_profiles`.
+        """
+        sql = self.insert_sql(table, columns, 1)
+        previous = self.execute("SELECT @@enable_profile")[0][0]
+        self.execute(self.ENABLE_PROFILE_SQL)
+        try:
+            self.last_profiles = [self.capture_profile(sql, row) for row in rows]
+        finally:
+            self.execute("SET enable_profile = %s", [sql_value(previous)])
+        return profile_anatomy(self.last_profiles, self.PROFILE_TEXTS)
+
+
+def profile_anatomy(captures: Sequence[ProfileCapture], kinds: Sequence[str]):
+    """The tidy anatomy of profiled statements: the seed's split of TotalTime, per statement.
+
+    Each capture's texts are parsed with ``ingestlab.profiles.parse`` in the order of
+    ``kinds``; the first that reports a number gives it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Pass ``profile``, per statement: ``client_total``; ``execution`` (ExecutionTime:
+        the backends' work); ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan,
+        transaction, commit and publish in the FE, as the seed splits it); ``other``
+        (client total − TotalTime: network and client); extras ``olap_table_sink`` and
+        ``planning`` when the profile has them (parts of the above, not added). Pass
+        ``stats``: the means (see :func:`~ingestlab.engines._anatomy.anatomy_frame`).
+    """
+    from ingestlab.profiles import parse
+
+    parts, extras = [], []
+    for capture in captures:
+        summary: dict[str, Any] = {}
+        source: dict[str, str] = {}
+        for kind in kinds:
+            text = capture.texts.get(kind) or ""
+            if text.strip():
+                for key, value in parse(text, kind).summary.items():
+                    if key not in summary and isinstance(value, (int, float)) and not isinstance(value, bool):
+                        summary[key], source[key] = float(value), kind
+        total, execution = summary.get("total_ms"), summary.get("execution_ms")
+        statement = []
+        if total is not None and execution is not None:
+            statement += [("execution", execution, f"{source['execution_ms']} ExecutionTime"),
+                          ("fe_overhead", total - execution, f"{source['total_ms']} TotalTime - ExecutionTime")]
+        elif total is not None:
+            statement.append(("server_total", total, f"{source['total_ms']} TotalTime"))
+        parts.append(statement)
+        extras.append([(key.removesuffix("_ms"), summary[key], math.nan, f"{source[key]} {key}")
+                       for key in ("olap_table_sink_ms", "planning_ms") if key in summary])
+    return anatomy_frame("profile", [c.client_ms for c in captures], parts, extras=extras)
+
+
+def _property_name(name: str) -> str:
+    if not isinstance(name, str) or not _PROPERTY.match(name):
+        raise ConfigError("properties", name, "a property name of lower-case letters, digits, '_' and '.'")
+    return _string(name)
+
+
+def _string(value: Any) -> str:
+    """A double-quoted DDL string literal (properties cannot be driver parameters).
+
+    Examples
+    --------
+    >>> _string('a"b')
+    '"a\\\\"b"'
+    """
+    text = str(value)
+    if "\n" in text or "\r" in text or "\0" in text:
+        raise ConfigError("properties", text, "a value without line breaks or NUL")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
