@@ -83,3 +83,37 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
         assert secret.encode() not in p.read_bytes(), p
     nb = (tmp_path / "out" / "01_insert_anatomy" / "01_insert_anatomy.ipynb").read_text()
     assert "postgres:***@" in nb
+
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "real-output"
+FIXTURES = sorted(CORPUS.glob("*/*.txt")) if CORPUS.is_dir() else []
+
+
+@pytest.mark.skipif(not FIXTURES, reason=f"real-output corpus not found at {CORPUS}")
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_profile_command_reads_every_real_output_file(path, capsys):
+    from ingestlab.cli import main
+
+    assert main(["profile", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert text.strip()
+    assert main(["profile", "--json", str(path)]) == 0
+    anatomy = json.loads(capsys.readouterr().out)
+    assert anatomy["kind"] == path.parent.name or anatomy["kind"].startswith(path.parent.name.split("_")[0])
+
+
+@pytest.mark.parametrize("body", [
+    "Insert on t  (cost=0.00..0.01 rows=0 width=0) (actual time=0.05..0.05 rows=0 loops=1)\n"
+    "  ->  Result  (cost=0.00..0.01 rows=1 width=44) (actual time=0.001..0.001 rows=1 loops=1)\n"
+    "Planning Time: 0.030 ms\n",  # cut before its Execution Time
+    '{"Status": "Success", "NumberLoadedRows": ',
+    "garbage that is no profile at all\n",
+])
+def test_profile_command_reports_a_corrupt_file_clearly(body, tmp_path, capsys):
+    from ingestlab.cli import main
+
+    path = tmp_path / "bad.txt"
+    path.write_text(body)
+    assert main(["profile", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ingestlab: error:") and "line" in err and "Traceback" not in err
