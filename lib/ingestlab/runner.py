@@ -13,7 +13,7 @@ import pandas as pd
 from ingestlab import _paths
 from ingestlab.engines.base import PASSWORDS_ENV, parse_url, password_key, split_password
 from ingestlab.errors import ConfigError
-from ingestlab.servers import reap
+from ingestlab.servers import cgroups, reap
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
@@ -36,9 +36,9 @@ def find_notebook(key: str) -> Path:
 
 def _validators() -> dict[str, Callable[..., Any]]:
     # imported here: the workloads import engines, which the CLI's other commands do not need
-    from ingestlab.workloads import insert
+    from ingestlab.workloads import insert, upsert
 
-    return {"01_insert_anatomy": insert.validate}
+    return {"01_insert_anatomy": insert.validate, "03_upsert_beyond_ram": upsert.validate}
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:
@@ -141,6 +141,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         else:
             os.environ[PASSWORDS_ENV] = env_before
         reap()
+        cgroups.reap()  # blkio groups of a kernel killed inside a throttled phase
     return target
 
 

@@ -138,3 +138,12 @@ def test_reap_removes_the_groups_of_a_killed_owner(tmp_path, sleeper):
 def test_reap_leaves_groups_of_live_owners_alone(tmp_path):
     with cgroups.throttle([os.getpid()], LIMITS, device=cgroups.device_of(tmp_path), label="test") as group:
         assert group.path not in cgroups.reap() and group.path.exists()
+
+
+def test_profiles_are_the_seeds_volume_and_its_reads_alone():
+    full, reads = cgroups.PROFILES["cloud-375"], cgroups.PROFILES["cloud-375-reads"]
+    assert full.files("254:0") == {
+        "blkio.throttle.read_iops_device": "254:0 375", "blkio.throttle.write_iops_device": "254:0 750",
+        "blkio.throttle.read_bps_device": "254:0 60000000", "blkio.throttle.write_bps_device": "254:0 60000000"}
+    assert set(reads.files("254:0")) == {"blkio.throttle.read_iops_device", "blkio.throttle.read_bps_device"}
+    assert cgroups.PROFILES["local"] is None

@@ -386,7 +386,11 @@ class MySQL(Engine):
         return sent[0]
 
     def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
-        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`)."""
+        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`).
+
+        The buffer pool is at least 5 MB, the smallest InnoDB accepts; the settings returned
+        (and recorded) say what was used.
+        """
         return {"innodb_buffer_pool_size": str(max(int(budget_bytes), 5 * 2**20)), "innodb_flush_method": "O_DIRECT"}
 
     #: ``SHOW GLOBAL STATUS`` counters :meth:`io_counters` reports, under the lab's names.

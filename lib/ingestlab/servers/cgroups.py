@@ -36,6 +36,20 @@ class DiskLimits:
     read_bps: int | None = None
     write_bps: int | None = None
 
+    def describe(self) -> str:
+        """The limits in words.
+
+        Examples
+        --------
+        >>> DiskLimits(read_iops=375, read_bps=60_000_000).describe()
+        '375 read IOPS, 60 MB/s read'
+        """
+        parts = [f"{self.read_iops} read IOPS" if self.read_iops else "",
+                 f"{self.write_iops} write IOPS" if self.write_iops else "",
+                 f"{self.read_bps / 1e6:g} MB/s read" if self.read_bps else "",
+                 f"{self.write_bps / 1e6:g} MB/s write" if self.write_bps else ""]
+        return ", ".join(p for p in parts if p) or "no limits"
+
     def files(self, device: str) -> dict[str, str]:
         """The blkio control files and the lines that set these limits on ``device``."""
         out = {}
@@ -48,10 +62,14 @@ class DiskLimits:
 
 
 #: Disk profiles by name. ``cloud-375`` is the seed's 500 GB Google Compute Engine volume:
-#: 375 read and 750 write operations per second, 60 MB/s each way. ``local``: the disk as it is.
+#: 375 read and 750 write operations per second, 60 MB/s each way. ``cloud-375-reads`` keeps
+#: only its read limits: a diagnostic for engines that the lab runs with ``O_DIRECT`` writes
+#: (one I/O per page against the write limit) where the seed's wrote through the OS page
+#: cache, whose write-back merges adjacent pages. ``local``: the disk as it is.
 PROFILES: dict[str, DiskLimits | None] = {
     "local": None,
     "cloud-375": DiskLimits(read_iops=375, write_iops=750, read_bps=60_000_000, write_bps=60_000_000),
+    "cloud-375-reads": DiskLimits(read_iops=375, read_bps=60_000_000),
 }
 
 
@@ -102,9 +120,9 @@ def process_tree(pid: int) -> list[int]:
 
 
 # -- availability ------------------------------------------------------------------------
-def unavailable_reason(root: str | os.PathLike = BLKIO_ROOT) -> str | None:
-    """Why blkio throttling cannot be used here, or None when it can."""
-    root = Path(root)
+def unavailable_reason(root: str | os.PathLike | None = None) -> str | None:
+    """Why blkio throttling cannot be used here (under ``root``, default :data:`BLKIO_ROOT`), or None when it can."""
+    root = Path(root) if root else BLKIO_ROOT
     if not (root / "cgroup.procs").exists():
         return f"no cgroup v1 blkio hierarchy at {root}"
     if not (root / "blkio.throttle.read_iops_device").exists():
@@ -125,10 +143,10 @@ class Throttle:
     _serial = itertools.count()
 
     def __init__(self, limits: DiskLimits | None, device: str, *, label: str = "group",
-                 root: str | os.PathLike = BLKIO_ROOT):
+                 root: str | os.PathLike | None = None):
         self.limits = limits
         self.device = device
-        self.root = Path(root)
+        self.root = Path(root) if root else BLKIO_ROOT
         self.owner_dir = self.root / f"{PREFIX}{os.getpid()}"
         self.path: Path | None = None
         self.reason: str | None = None
@@ -228,7 +246,7 @@ class Throttle:
 
 @contextlib.contextmanager
 def throttle(pids: Iterable[int], limits: DiskLimits | None, *, device: str, label: str = "group",
-             root: str | os.PathLike = BLKIO_ROOT) -> Iterator[Throttle]:
+             root: str | os.PathLike | None = None) -> Iterator[Throttle]:
     """Hold ``pids`` under ``limits`` on ``device`` for the ``with`` block, then undo everything.
 
     Creates ``<root>/ingestlab-<this pid>/<label>-<n>``, writes the limits, moves the
@@ -251,8 +269,8 @@ def throttle(pids: Iterable[int], limits: DiskLimits | None, *, device: str, lab
         ``"major:minor"`` of the disk (see :func:`device_of`).
     label : str
         Name stem of the group, for people reading ``/sys/fs/cgroup``.
-    root : path
-        The blkio hierarchy.
+    root : path, optional
+        The blkio hierarchy (default :data:`BLKIO_ROOT`, read when called).
     """
     group = Throttle(limits, device, label=label, root=root).open()
     try:
@@ -321,13 +339,13 @@ def _root_of(path: Path) -> Path:
     return path.parent
 
 
-def reap(root: str | os.PathLike = BLKIO_ROOT) -> list[Path]:
+def reap(root: str | os.PathLike | None = None) -> list[Path]:
     """Remove the lab's cgroups whose owning process is gone; return the groups removed.
 
     Their processes (a server that outlived a killed notebook kernel) are moved to the
     hierarchy's root first. Groups of live lab processes are left alone.
     """
-    root = Path(root)
+    root = Path(root) if root else BLKIO_ROOT
     removed: list[Path] = []
     if not root.exists():
         return removed

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import ClassVar
 
-from ingestlab import _paths
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.servers.base import LocalServer
+from ingestlab.servers.base import PID_FILE, LocalServer
 
 #: The lab's settings for RocksDB (name → meaning). Values are strings, as for every server.
 SETTINGS: dict[str, str] = {
@@ -27,8 +25,6 @@ REPORTED_OPTIONS = ("rocksdb_version", "use_direct_reads", "use_direct_io_for_fl
                     "filter_policy", "compression", "write_buffer_size", "max_write_buffer_number",
                     "block_size", "no_block_cache", "cache_index_and_filter_blocks", "target_file_size_base",
                     "max_bytes_for_level_base")
-#: File naming the Python process that holds a store (its directory is ``rocksdb-<that pid>``).
-OWNER_FILE = "owner.pid"
 
 
 def _rocksdict():
@@ -76,7 +72,8 @@ class RocksDBStore(LocalServer):
     :meth:`restart` reopens it with new options and passes them for the column family too:
     ``Rdict(path, options)`` on an existing database silently keeps the options stored in
     it (the bloom filter would be lost); ``column_families={"default": options}`` does not.
-    A store whose process was killed is removed by :func:`reap_stores`.
+    ``server.pid`` holds this process's pid, so :func:`~ingestlab.servers.base.reap` removes
+    the store of a process that was killed (and leaves a live one alone).
     """
 
     KIND: ClassVar[str] = "rocksdb"
@@ -92,9 +89,8 @@ class RocksDBStore(LocalServer):
         return self.directory / "data"
 
     def _start(self) -> None:
-        reap_stores(self.directory.parent)
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / OWNER_FILE).write_text(f"{os.getpid()}\n")
+        (self.directory / PID_FILE).write_text(f"{os.getpid()}\n")
         self._open()
 
     def _open(self) -> None:
@@ -113,6 +109,7 @@ class RocksDBStore(LocalServer):
 
     def _stop(self) -> None:
         self._close()
+        (self.directory / PID_FILE).unlink(missing_ok=True)
 
     def restart(self, settings: dict[str, str]) -> None:
         """Close and reopen the database with exactly ``settings`` in force."""
@@ -142,28 +139,3 @@ class RocksDBStore(LocalServer):
             if m and m.group(1) in REPORTED_OPTIONS and m.group(1) not in out:
                 out[m.group(1)] = m.group(2).strip()
         return out
-
-
-def reap_stores(directory: str | os.PathLike | None = None) -> list[Path]:
-    """Remove ``rocksdb-<pid>`` stores under ``directory`` (default: the lab's) whose process is gone."""
-    root = Path(directory) if directory else _paths.lab_dir()
-    removed = []
-    if not root.exists():
-        return removed
-    for store in sorted(root.glob(f"{RocksDBStore.KIND}-*")):
-        tail = store.name.rsplit("-", 1)[-1]
-        if not tail.isdigit() or int(tail) == os.getpid() or _alive(int(tail)):
-            continue
-        shutil.rmtree(store, ignore_errors=True)
-        removed.append(store)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,0 +1,246 @@
+"""RocksDB, the key-value store under ArangoDB, as a library inside this Python process."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, ClassVar, Iterable, Sequence
+
+from ingestlab.engines.base import Engine
+from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
+from ingestlab.servers.base import LocalServer
+
+#: RocksDB statistics tickers that :meth:`RocksDB.io_counters` reports, under the lab's names.
+_TICKERS = {
+    "rocksdb.block.cache.data.miss": "blocks_read",
+    "rocksdb.block.cache.data.hit": "blocks_hit",
+    "rocksdb.block.cache.index.miss": "index_blocks_read",
+    "rocksdb.block.cache.filter.miss": "filter_blocks_read",
+    "rocksdb.bloom.filter.useful": "bloom_filter_useful",
+    "rocksdb.bloom.filter.full.positive": "bloom_filter_positive",
+    "rocksdb.number.keys.read": "keys_read",
+    "rocksdb.number.keys.written": "keys_written",
+    "rocksdb.memtable.hit": "memtable_hits",
+    "rocksdb.compact.read.bytes": "compaction_read_bytes",
+    "rocksdb.compact.write.bytes": "compaction_write_bytes",
+    "rocksdb.flush.write.bytes": "flush_write_bytes",
+    "rocksdb.stall.micros": "write_stall_us",
+}
+_TICKER_LINE = re.compile(r"^(rocksdb\.[a-z0-9._]+) COUNT : (\d+)$", re.M)
+
+
+class RocksDB(Engine):
+    """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
+
+    Not SQL: there is one keyspace of bytes keys and bytes values, written through
+    :meth:`insert`, :meth:`upsert`, :meth:`put` and :meth:`bulk_load_pairs`, each one
+    ``WriteBatch`` (atomic, written to the WAL without fsync, as ArangoDB writes with
+    ``waitForSync: false``). The SQL part of the contract — :meth:`execute`, :meth:`quote`
+    and the statement builders, ``count_rows``, ``statement_anatomy`` — raises
+    :class:`UnsupportedOperationError`. Settings are the lab's option names of
+    :data:`ingestlab.servers.rocksdb.SETTINGS`; :meth:`settings` reads back what RocksDB
+    itself wrote to its ``OPTIONS`` file, which shows whether a reopen kept them. There is
+    no remote RocksDB, so there are no URL schemes.
+    """
+
+    NAME = "rocksdb"
+    URL_SCHEMES = ()
+    BULK_PATH = "write_batch"
+    HAS_LOCAL_SERVER = True
+    PLACEHOLDER = ""
+    #: Not SQL: keys and values through this class's own methods.
+    KEY_VALUE: ClassVar[bool] = True
+    #: Statistics are always collected, so that block reads can be counted in every variant.
+    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
+    #: Notebook 03's operations: ArangoDB's insert (look the key up, then write), its insert
+    #: with overwrite (read the old document, then write), and the blind write of the seed's
+    #: patched ArangoDB.
+    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
+    #: How :meth:`memory_budget_settings` keeps reads off RAM, for the run's metadata.
+    MEMORY_MECHANISM: ClassVar[str] = ("block cache of the budget's size, direct reads (O_DIRECT: no OS page "
+                                       "cache), 10-bit bloom filter per SST file as ArangoDB sets it, "
+                                       "no compression")
+
+    def make_server(self) -> LocalServer:
+        from ingestlab.servers.rocksdb import RocksDBStore
+
+        return RocksDBStore()
+
+    def connect(self):
+        """The open ``rocksdict.Rdict`` of the store (the store owns it; closing it here is a no-op)."""
+        db = self.server.db if self.server is not None else None
+        if db is None:
+            raise EngineUnavailableError("rocksdb: the store is not open; call start() first")
+        return _Handle(db)
+
+    @property
+    def db(self):
+        """The open ``rocksdict.Rdict``."""
+        return self.conn.db
+
+    @classmethod
+    def example_url(cls) -> str:
+        """There is no URL: RocksDB runs inside the lab's Python process."""
+        return "(none: RocksDB runs inside the lab's Python process)"
+
+    # -- not SQL -------------------------------------------------------------------------
+    def _not_sql(self, what: str):
+        raise UnsupportedOperationError(f"rocksdb is a key-value store: no {what}")
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
+        self._not_sql("SQL statements")
+
+    def quote(self, identifier: str) -> str:
+        self._not_sql("SQL identifiers")
+
+    def create_table_sql(self, table, columns, *, primary_key=(), **options) -> str:
+        self._not_sql("tables")
+
+    def drop_table_sql(self, table: str) -> str:
+        self._not_sql("tables")
+
+    def insert_sql(self, table, columns, n_rows: int = 1) -> str:
+        self._not_sql("INSERT statements (use insert/upsert/put)")
+
+    def insert_select_sql(self, target: str, source: str) -> str:
+        self._not_sql("INSERT … SELECT")
+
+    def count_rows(self, table: str) -> int:
+        self._not_sql("tables (use count_keys)")
+
+    def bulk_load(self, table, columns, rows) -> None:
+        self._not_sql("tables (use bulk_load_pairs)")
+
+    def set_session(self, settings: dict[str, str]) -> None:
+        self._not_sql("sessions")
+
+    # -- metadata ------------------------------------------------------------------------
+    def server_version(self) -> str:
+        from importlib.metadata import version
+
+        rocks = self.server.options_in_force().get("rocksdb_version", "?")
+        return f"RocksDB {rocks} (rocksdict {version('rocksdict')})"
+
+    def settings(self) -> dict[str, str]:
+        """The lab settings in force and RocksDB's own record of its options (``OPTIONS-*``)."""
+        return {**{f"lab.{k}": v for k, v in self.server.settings.items()}, **self.server.options_in_force()}
+
+    def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
+        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`)."""
+        return {"block_cache_bytes": str(int(budget_bytes)), "use_direct_reads": "true",
+                "bloom_bits_per_key": "10", "compression": "none"}
+
+    def io_counters(self) -> dict[str, float]:
+        """Cumulative RocksDB statistics: ``blocks_read`` (data blocks read from disk), bloom filter, compaction.
+
+        Returns
+        -------
+        dict
+            Keys of the tickers listed in this module (``blocks_read``, ``blocks_hit``,
+            ``bloom_filter_useful``, ``keys_read``, ``compaction_read_bytes``...); empty when
+            statistics are off.
+        """
+        text = self.server.options.get_statistics() if self.server.options is not None else None
+        if not text:
+            return {}
+        found = dict(_TICKER_LINE.findall(text))
+        return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
+
+    # -- keys and values -------------------------------------------------------------------
+    def bulk_load_pairs(self, chunks: Iterable[tuple[Sequence[bytes], Sequence[bytes]]]) -> int:
+        """Load ``(keys, values)`` chunks, one ``WriteBatch`` each, without the WAL; return the pairs written.
+
+        The fastest write path short of building SST files: no WAL (a crash loses the load,
+        which is then redone) and one batch per chunk. Call :meth:`settle` afterwards.
+        """
+        from rocksdict import WriteBatch, WriteOptions
+
+        opts = WriteOptions()
+        opts.disable_wal = True
+        n = 0
+        for keys, values in chunks:
+            batch = WriteBatch(raw_mode=True)
+            for key, value in zip(keys, values):
+                batch.put(key, value)
+            self.db.write(batch, opts)
+            n += len(keys)
+        return n
+
+    def insert(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
+        """ArangoDB's insert: look up every key (a bloom filter answers "absent" without a read), then write.
+
+        Raises
+        ------
+        ConstraintError
+            If a key exists; nothing is written then.
+        """
+        from rocksdict import WriteBatch
+
+        db, batch = self.db, WriteBatch(raw_mode=True)
+        for key, value in zip(keys, values):
+            if db.get(key) is not None:
+                raise ConstraintError(f"rocksdb insert: key {key!r} exists (unique constraint)")
+            batch.put(key, value)
+        db.write(batch)
+
+    def upsert(self, keys: Sequence[bytes], values: Sequence[bytes]) -> int:
+        """ArangoDB's insert with overwrite: read each key's old value, then write the new one; return keys found.
+
+        ArangoDB reads the old document to update its secondary indexes and its document
+        count; the read is what costs a random disk access when the data do not fit in RAM.
+        """
+        from rocksdict import WriteBatch
+
+        db, batch, found = self.db, WriteBatch(raw_mode=True), 0
+        for key, value in zip(keys, values):
+            found += db.get(key) is not None
+            batch.put(key, value)
+        db.write(batch)
+        return found
+
+    def put(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
+        """A blind write: no read, new values replace old ones (the seed's patched ArangoDB)."""
+        from rocksdict import WriteBatch
+
+        batch = WriteBatch(raw_mode=True)
+        for key, value in zip(keys, values):
+            batch.put(key, value)
+        self.db.write(batch)
+
+    def count_keys(self) -> int:
+        """Count every key by a full scan that does not fill the block cache."""
+        from rocksdict import ReadOptions
+
+        opts = ReadOptions()
+        opts.fill_cache(False)
+        n = 0
+        for _ in self.db.keys(read_opt=opts):
+            n += 1
+        return n
+
+    def data_bytes(self) -> int:
+        """Bytes of the SST files (call after :meth:`settle` so that nothing waits in a memtable)."""
+        return int(self.db.property_int_value("rocksdb.total-sst-files-size") or 0)
+
+    def settle(self, timeout_s: float = 600.0) -> None:
+        """Flush the memtable and wait until no compaction runs or is pending."""
+        db = self.db
+        db.flush(True)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            running = db.property_int_value("rocksdb.num-running-compactions") or 0
+            pending = db.property_int_value("rocksdb.compaction-pending") or 0
+            flushes = db.property_int_value("rocksdb.num-running-flushes") or 0
+            if not (running or pending or flushes):
+                return
+            time.sleep(0.1)
+
+
+class _Handle:
+    """What :meth:`RocksDB.connect` returns: the open database, which the store closes, not the caller."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def close(self) -> None:
+        """Nothing: the store closes the database on restart and stop."""

@@ -1,0 +1,177 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from ingestlab import datagen
+from ingestlab.errors import ConfigError
+from ingestlab.results import Run
+from ingestlab.servers import cgroups
+from ingestlab.workloads import upsert
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"engines": "postgres,oracle"}, "ENGINES"),
+    ({"engines": ""}, "ENGINES"),
+    ({"scale": "huge"}, "SCALE"),
+    ({"disk_profile": "nvme"}, "DISK_PROFILE"),
+    ({"batch_rows": 3}, "BATCH_ROWS"),
+    ({"batch_rows": "many"}, "BATCH_ROWS"),
+    ({"batches": 0}, "BATCHES"),
+    ({"new_keys": "reverse"}, "NEW_KEYS"),
+    ({"memory_budget_mb": 0}, "MEMORY_BUDGET_MB"),
+    ({"memory_budget_mb": 1}, "MEMORY_BUDGET_MB"),
+    ({"dataset_multiple": -1}, "DATASET_MULTIPLE"),
+    ({"dataset_multiple": "big"}, "DATASET_MULTIPLE"),
+    ({"seed": -3}, "SEED"),
+    ({"seed": 1.5}, "SEED"),
+    ({"batches": 500}, "BATCHES"),  # more keys to overwrite than the data set holds
+])
+def test_bad_parameters_name_themselves_before_anything_starts(kwargs, name, tmp_path, monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
+    with pytest.raises(ConfigError) as err:
+        upsert.validate(**kwargs)
+    assert err.value.name == name and "expected" in str(err.value)
+    assert not (tmp_path / "lab").exists()
+
+
+def test_paper_scale_is_the_seeds_batch_on_ten_times_the_budget():
+    p = upsert.validate(scale="paper", seed=0)
+    assert p.batch_rows == 10_000 and p.batch_sizes == (2500, 5000, 10_000)
+    assert p.dataset_bytes >= 10 * p.budget_bytes
+    assert upsert.validate(scale="paper", batch_rows=400, seed=0).batch_sizes == (100, 200, 400)
+
+
+def test_without_a_seed_every_run_draws_new_keys():
+    a, b = upsert.validate(), upsert.validate()
+    assert a.seed_source == "clock" and a.seed != b.seed
+    assert not np.array_equal(upsert.key_plan(a).existing["overwrite"], upsert.key_plan(b).existing["overwrite"])
+    assert upsert.validate(seed=4).seed_source == "given"
+
+
+@pytest.mark.parametrize("new_keys", ["sequential", "random"])
+def test_key_plan_writes_new_keys_and_overwrites_each_existing_key_once(new_keys):
+    p = upsert.validate(new_keys=new_keys, seed=9)
+    plan = upsert.key_plan(p)
+    existing = set(range(0, 2 * p.dataset_rows, 2))
+    over, blind = plan.existing["overwrite"], plan.existing["blind_overwrite"]
+    for keys in (plan.new, over, blind):
+        assert len(keys) == p.rows_per_operation() and len(set(keys.tolist())) == len(keys)
+    assert set(over.tolist()) <= existing and set(blind.tolist()) <= existing
+    assert not set(over.tolist()) & set(blind.tolist())
+    assert not set(plan.new.tolist()) & existing
+    if new_keys == "sequential":
+        assert np.all(np.diff(plan.new) == 2) and plan.new[0] == 2 * p.dataset_rows
+    else:
+        assert plan.new.max() < 2 * p.dataset_rows  # between the existing keys
+
+
+def test_schedule_has_one_flagged_warmup_then_every_size_each_round():
+    p = upsert.validate(batch_rows=40, batches=3, seed=0)
+    schedule = upsert.batch_schedule(p)
+    assert schedule[0] == (-1, True, 10)
+    measured = [rows for _, warm, rows in schedule if not warm]
+    assert sorted(measured) == sorted([10, 20, 40] * 3)
+    assert [no for no, warm, _ in schedule if not warm] == list(range(9))
+
+
+def _tiny(engines, profile="local", **kw):
+    return upsert.validate(engines, "smoke", profile, batch_rows=16, batches=2, memory_budget_mb=2,
+                           dataset_multiple=1, seed=kw.pop("seed", 21), **kw)
+
+
+def test_measure_writes_what_it_says_and_keeps_every_batch(tmp_path):
+    p = _tiny("postgres,rocksdb")
+    run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
+    data = upsert.measure(p, run, progress=False)
+    s, checks = data["samples"], data["checks"]
+    assert checks["ok"].all()
+    assert checks.set_index(["engine", "phase"])["counted_keys"].to_dict() == {
+        ("postgres", "load"): p.dataset_rows, ("postgres", "insert"): p.dataset_rows + p.rows_per_operation(),
+        ("postgres", "overwrite"): p.dataset_rows + p.rows_per_operation(),
+        ("rocksdb", "load"): p.dataset_rows, ("rocksdb", "insert"): p.dataset_rows + p.rows_per_operation(),
+        ("rocksdb", "overwrite"): p.dataset_rows + p.rows_per_operation(),
+        ("rocksdb", "blind_overwrite"): p.dataset_rows + p.rows_per_operation()}
+    per_op = s.groupby(["engine", "operation"]).agg(batches=("rows", "size"), rows=("rows", "sum"),
+                                                     warm=("warmup", "sum"))
+    assert (per_op["batches"] == len(upsert.batch_schedule(p))).all()
+    assert (per_op["rows"] == p.rows_per_operation()).all() and (per_op["warm"] == 1).all()
+    rocks_over = s[(s["engine"] == "rocksdb") & (s["operation"] == "overwrite")]
+    assert (rocks_over["keys_found"] == rocks_over["rows"]).all()  # every overwritten key existed
+    assert (s["elapsed_s"] > 0).all() and set(s["disk_profile"]) == {"local"}
+    assert {"dev_read_ios", "engine_blocks_read", "read_iops", "blocks_read_per_row"} <= set(s.columns)
+    assert len(run.table()) == len(s) and len(run.table("loads")) == 2
+    loads = data["loads"].set_index("engine")
+    assert (loads["payload_multiple"] >= 1).all() and (loads["disk_bytes"] > 0).all()
+    engines = {e["engine"]: e for e in run.meta["engines"]}
+    assert engines["postgres"]["settings"]["debug_io_direct"] == "data"
+    assert engines["rocksdb"]["settings"]["use_direct_reads"] == "true"
+
+
+def test_tables_of_a_run_have_the_published_columns(tmp_path):
+    p = _tiny("rocksdb", seed=5)
+    s = upsert.measure(p, Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run"), progress=False)["samples"]
+    stats = upsert.statistics(s, p.batch_rows)
+    assert list(stats.columns[:12]) == ["engine", "operation", "disk_profile", "batches", "batch_rows", "min_ms",
+                                        "median_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms", "read_iops"]
+    assert (stats["batches"] == p.batches).all() and len(stats) == 3
+    fits = upsert.fit(s, p.batch_rows)
+    assert {"variant", "overhead_ms", "overhead_ci_low_ms", "per_row_us", "per_row_ci_low_us", "r2",
+            "n_points"} <= set(fits.columns)
+    ratios = upsert.ratios(s, p.batch_rows)
+    assert set(ratios["operation"]) == {"overwrite", "blind_overwrite"}
+    comparison = upsert.live_vs_published(ratios, stats)
+    assert comparison["published"].notna().any() and comparison["live"].notna().all()
+
+
+@pytest.mark.skipif(cgroups.unavailable_reason() is not None, reason=f"no blkio: {cgroups.unavailable_reason()}")
+def test_a_throttled_run_is_labelled_and_leaves_no_cgroup(tmp_path):
+    p = _tiny("rocksdb", "cloud-375", seed=6)
+    data = upsert.measure(p, Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run"), progress=False)
+    assert set(data["samples"]["disk_profile"]) == {"cloud-375"}
+    throttled = data["checks"][data["checks"]["phase"] != "load"]
+    assert throttled["throttled"].all() and throttled["cgroup"].str.contains("ingestlab-").all()
+    assert "cgroup_read_ios" in data["samples"].columns
+    assert not list(cgroups.BLKIO_ROOT.glob(f"{cgroups.PREFIX}*"))
+
+
+def test_where_throttling_is_impossible_the_run_goes_on_as_local_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr(cgroups, "BLKIO_ROOT", tmp_path / "no-blkio-here")
+    p = _tiny("rocksdb", "cloud-375", seed=8)
+    run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
+    with pytest.warns(UserWarning, match="could not be applied"):
+        data = upsert.measure(p, run, progress=False)
+    assert set(data["samples"]["disk_profile"]) == {"local"}
+    assert set(data["samples"]["disk_profile_requested"]) == {"cloud-375"}
+    checks = data["checks"][data["checks"]["phase"] != "load"]
+    assert not checks["throttled"].any() and checks["throttle_reason"].str.contains("no cgroup v1 blkio").all()
+    assert any("labelled 'local'" in note for note in run.meta["notes"])
+
+
+def test_statistics_are_the_seeds_over_full_batches_only():
+    ms = [100.0, 200.0, 300.0, 400.0]
+    s = pd.DataFrame({"engine": "e", "operation": "insert", "disk_profile": "local", "warmup": [True] + [False] * 5,
+                      "rows": [10, 10, 10, 10, 10, 5], "elapsed_s": [9.0] + [m / 1e3 for m in ms] + [0.001],
+                      "dev_read_ios": [0, 1, 1, 1, 1, 0], "dev_write_ios": 0, "engine_blocks_read": 0.0})
+    row = upsert.statistics(s, 10).iloc[0]
+    assert row["batches"] == 4 and row["min_ms"] == 100 and row["max_ms"] == 400
+    assert row["median_ms"] == 250 and row["mean_ms"] == 250 and row["p90_ms"] == pytest.approx(370)
+    assert row["read_iops"] == pytest.approx(4 / 1.0)
+
+
+def test_fit_recovers_a_known_overhead_and_per_row_cost():
+    rng = np.random.default_rng(3)
+    rows = np.repeat([250, 500, 1000], 6)
+    s = pd.DataFrame({"engine": "e", "operation": "overwrite", "disk_profile": "local", "warmup": False,
+                      "rows": rows, "elapsed_s": 0.040 + rows * 2.5e-3 + rng.normal(0, 0.01, len(rows))})
+    ols = upsert.fit(s, 1000).query("method == 'ols'").iloc[0]
+    assert ols["overhead_ci_low_ms"] <= 40 <= ols["overhead_ci_high_ms"]
+    assert ols["per_row_ci_low_us"] <= 2500 <= ols["per_row_ci_high_us"]
+    assert ols["write_time_s"] == pytest.approx(2.5, rel=0.02)
+
+
+def test_published_ratios_are_the_seeds_15x_and_281x():
+    pub = upsert.published_statistics().set_index(["engine", "operation"])
+    arango = pub.loc[("ArangoDB 3.4 (seed)", "overwrite"), "mean_ms"] / pub.loc[("ArangoDB 3.4 (seed)", "insert"), "mean_ms"]
+    pg = pub.loc[("PostgreSQL 9.6 (seed)", "overwrite"), "mean_ms"] / pub.loc[("PostgreSQL 9.6 (seed)", "insert"), "mean_ms"]
+    assert round(arango) == 15 and round(pg) == 281
+    assert datagen.DOC_BYTES == pytest.approx(1200, abs=5)
