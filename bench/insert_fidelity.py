@@ -6,7 +6,7 @@ client shipped with the engine (``pgbench`` for PostgreSQL, ``mariadb-slap`` for
 alternating rounds so that drift hits both alike. Prints ``lab_median / reference_avg`` per engine and saves every raw
 sample with the run's metadata under ``data/results/bench_insert_fidelity/``.
 
-Usage: ``python bench/insert_fidelity.py [--n 2000] [--rounds 3] [--engines postgres,mariadb]``
+Usage: ``python bench/insert_fidelity.py [--n 1000] [--rounds 8] [--engines postgres,mariadb]``
 """
 
 from __future__ import annotations
@@ -27,17 +27,19 @@ from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.results import Run
 from ingestlab.timing import time_statements
 
-TARGET_RATIO = 1.10
+#: Target ratio per engine (the lab's timing path may cost at most this much more than the
+#: engine's own C client); engines without a target are reported only.
+TARGETS = {"postgres": 1.10}
 TABLE = "bench_insert"
 COLS = [c for c, _ in SEED_COLUMNS]
 
 
-def lab_round(engine: Engine, n: int, start_id: int) -> pd.DataFrame:
+def lab_round(engine: Engine, n: int, start_id: int, *, warmup: bool = False) -> pd.DataFrame:
     """``n`` single-row INSERTs through the lab's timing path (as notebook 01 times them)."""
     sql = engine.insert_sql(TABLE, COLS, 1)
     rows = datagen.seed_rows(n, start_id=start_id, seed=abs(start_id))
     return time_statements(lambda r: engine.execute(sql, r), rows, rows=[1] * n,
-                           bytes_=[datagen.row_bytes(r) for r in rows])
+                           bytes_=[datagen.row_bytes(r) for r in rows], warmup=n if warmup else 0)
 
 
 def pgbench_round(engine: Engine, n: int) -> float:
@@ -92,27 +94,29 @@ def bench(name: str, n: int, rounds: int, run: Run) -> dict:
         run.record_engine(engine, bench="insert_fidelity")
         engine.execute(engine.drop_table_sql(TABLE))
         engine.execute(engine.create_table_sql(TABLE, SEED_COLUMNS))
-        lab_round(engine, 200, start_id=-10**9)  # warm-up of both paths, recorded as such
-        reference(engine, 200)
+        # warm-up of both paths: kept in the results, flagged, left out of the ratio
+        run.append(lab_round(engine, 200, start_id=-10**9, warmup=True).assign(engine=name, round=-1, path="lab"))
+        run.append(pd.DataFrame({"engine": [name], "round": [-1], "path": [label], "avg_ms": [reference(engine, 200)],
+                                 "n": [200], "warmup": [True]}), table="reference")
         for i in range(rounds):
             frame = lab_round(engine, n, start_id=i * n)
             run.append(frame.assign(engine=name, round=i, path="lab"))
             ref_avgs.append(reference(engine, n))
             run.append(pd.DataFrame({"engine": [name], "round": [i], "path": [label],
-                                     "avg_ms": [ref_avgs[-1]], "n": [n]}), table="reference")
+                                     "avg_ms": [ref_avgs[-1]], "n": [n], "warmup": [False]}), table="reference")
     finally:
         engine.close()
     lab = run.table()
-    lab_median = float(lab[lab["engine"] == name]["elapsed_s"].median() * 1e3)
+    lab_median = float(lab[(lab["engine"] == name) & ~lab["warmup"]]["elapsed_s"].median() * 1e3)
     ref_avg = float(np.mean(ref_avgs))
     return {"engine": name, "reference": label, "lab_median_ms": lab_median, "reference_avg_ms": ref_avg,
-            "ratio": lab_median / ref_avg, "target": TARGET_RATIO, "n": n, "rounds": rounds}
+            "ratio": lab_median / ref_avg, "target": TARGETS.get(name), "n": n, "rounds": rounds}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2000, help="statements per round and path")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--n", type=int, default=1000, help="statements per round and path")
+    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds of lab and reference")
     parser.add_argument("--engines", default=",".join(REFERENCES), help="comma-separated: " + ", ".join(REFERENCES))
     args = parser.parse_args(argv)
     names = [e for e in args.engines.split(",") if e]
@@ -124,14 +128,18 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         results.append(bench(name, args.n, args.rounds, run))
         r = results[-1]
-        verdict = "ok" if r["ratio"] <= TARGET_RATIO else "ABOVE TARGET"
+        if r["target"] is None:
+            verdict = "(no target yet: reported)"
+        else:
+            verdict = f"(target ≤ {r['target']}) " + ("ok" if r["ratio"] <= r["target"] else "ABOVE TARGET")
         print(f"{name}: lab_median {r['lab_median_ms']:.4f} ms / {r['reference']}_avg {r['reference_avg_ms']:.4f} ms"
-              f" = {r['ratio']:.3f} (target ≤ {TARGET_RATIO}) {verdict}")
+              f" = {r['ratio']:.3f} {verdict}")
     table = pd.DataFrame(results)
     run.save_csv(table, "ratios")
     run.finish(headline={f"ratio[{r['engine']}]": r["ratio"] for r in results})
     print(f"raw samples and metadata: {run.dir}")
-    return 0 if (table["ratio"] <= TARGET_RATIO).all() else 1
+    missed = [r["engine"] for r in results if r["target"] is not None and r["ratio"] > r["target"]]
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
