@@ -77,6 +77,9 @@ class Engine:
     COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
     #: Settings every local run carries so that the anatomy instruments work (recorded).
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
+    #: Whether the engine is a key-value store without SQL (RocksDB): workloads then use its
+    #: key methods (``count_keys``...) instead of SQL.
+    KEY_VALUE: ClassVar[bool] = False
     #: DB-API placeholder style of the driver.
     PLACEHOLDER: ClassVar[str] = "%s"
     #: URL query keys the lab reads itself and never hands to the driver: ``label`` (see

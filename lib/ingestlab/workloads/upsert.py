@@ -204,7 +204,7 @@ def _engine_pids(engine: Engine) -> list[int]:
 
 
 def _count(engine: Engine) -> int:
-    return engine.count_keys() if getattr(engine, "KEY_VALUE", False) else engine.count_rows(TABLE)
+    return engine.count_keys() if engine.KEY_VALUE else engine.count_rows(TABLE)
 
 
 def _load(engine: Engine, params: Params) -> dict[str, Any]:
@@ -212,7 +212,7 @@ def _load(engine: Engine, params: Params) -> dict[str, Any]:
     rng = np.random.default_rng([params.seed, 0])
     chunks = datagen.document_chunks(params.dataset_rows, rng)
     t0 = time.perf_counter()
-    if getattr(engine, "KEY_VALUE", False):
+    if engine.KEY_VALUE:
         engine.bulk_load_pairs((datagen.key_bytes(2 * np.arange(s, s + len(d), dtype=np.int64)),
                                 datagen.row_values(d)) for s, d in chunks)
     else:
@@ -222,7 +222,7 @@ def _load(engine: Engine, params: Params) -> dict[str, Any]:
                              (datagen.tsv_lines(2 * np.arange(s, s + len(d), dtype=np.int64), d) for s, d in chunks))
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if getattr(engine, "KEY_VALUE", False):
+    if engine.KEY_VALUE:
         engine.settle()
         disk = engine.data_bytes()
     else:
@@ -240,7 +240,7 @@ def _load(engine: Engine, params: Params) -> dict[str, Any]:
 def _batch_call(engine: Engine, operation: str, keys: np.ndarray, docs: np.ndarray,
                 sql_cache: dict) -> Callable[[], Any]:
     """The batch as a ready call: statement text and parameters (or key and value lists) built beforehand."""
-    if getattr(engine, "KEY_VALUE", False):
+    if engine.KEY_VALUE:
         kv = (datagen.key_bytes(keys), datagen.row_values(docs))
         method = {"insert": engine.insert, "overwrite": engine.upsert, "blind_overwrite": engine.put}[operation]
         return lambda: method(*kv)
