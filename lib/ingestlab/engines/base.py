@@ -284,6 +284,17 @@ class Engine:
         cols = ", ".join(map(self.quote, columns))
         return f"INSERT INTO {self.quote(table)} ({cols}) VALUES " + ", ".join([row] * n_rows)
 
+    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
+        """A multi-row ``INSERT`` that overwrites every column but ``key`` when ``key`` exists."""
+        others = [c for c in columns if c != key]
+        if key not in columns or not others:
+            raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
+        return f"{self.insert_sql(table, columns, n_rows)} {self.upsert_clause(key, others)}"
+
+    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
+        """The engine's conflict clause for :meth:`upsert_sql` (engines override)."""
+        raise UnsupportedOperationError(f"{self.NAME}: no upsert")
+
     def insert_select_sql(self, target: str, source: str) -> str:
         """``INSERT INTO target SELECT * FROM source``."""
         return f"INSERT INTO {self.quote(target)} SELECT * FROM {self.quote(source)}"

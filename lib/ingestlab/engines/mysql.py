@@ -328,8 +328,8 @@ class MySQL(Engine):
     MEMORY_MECHANISM: ClassVar[str] = ("innodb_buffer_pool_size of the budget's size and innodb_flush_method = "
                                        "O_DIRECT: data files are read and written without the OS page cache")
 
-    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
-        """``INSERT … VALUES … ON DUPLICATE KEY UPDATE`` every column but ``key``, for ``n_rows`` rows.
+    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
+        """``ON DUPLICATE KEY UPDATE`` every other column from ``VALUES(col)``.
 
         ``VALUES(col)`` names the row that was to be inserted; MariaDB has no other spelling
         (MySQL 8.0.19+ also accepts a row alias and warns that ``VALUES()`` is deprecated).
@@ -339,11 +339,7 @@ class MySQL(Engine):
         >>> MySQL.__new__(MySQL).upsert_sql("t", ["id", "doc"], "id", 2)
         'INSERT INTO `t` (`id`, `doc`) VALUES (%s, %s), (%s, %s) ON DUPLICATE KEY UPDATE `doc` = VALUES(`doc`)'
         """
-        others = [c for c in columns if c != key]
-        if key not in columns or not others:
-            raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
-        sets = ", ".join(f"{self.quote(c)} = VALUES({self.quote(c)})" for c in others)
-        return f"{self.insert_sql(table, columns, n_rows)} ON DUPLICATE KEY UPDATE {sets}"
+        return "ON DUPLICATE KEY UPDATE " + ", ".join(f"{self.quote(c)} = VALUES({self.quote(c)})" for c in others)
 
     def bulk_load_tsv(self, table: str, columns: Sequence[str], chunks: Iterable[bytes]) -> int:
         """Replace ``table``'s rows by tab-separated ``chunks`` in one ``LOAD DATA LOCAL INFILE``; return bytes sent.

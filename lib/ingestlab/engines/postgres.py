@@ -194,19 +194,16 @@ class Postgres(Engine):
                                        "files are read and written with O_DIRECT, so no OS page cache "
                                        "holds table or index pages")
 
-    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
-        """``INSERT … VALUES … ON CONFLICT (key) DO UPDATE SET`` every other column, for ``n_rows`` rows.
+    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
+        """``ON CONFLICT (key) DO UPDATE SET`` every other column from ``EXCLUDED``.
 
         Examples
         --------
         >>> Postgres.__new__(Postgres).upsert_sql("t", ["id", "doc"], "id", 2)
         'INSERT INTO "t" ("id", "doc") VALUES (%s, %s), (%s, %s) ON CONFLICT ("id") DO UPDATE SET "doc" = EXCLUDED."doc"'
         """
-        others = [c for c in columns if c != key]
-        if key not in columns or not others:
-            raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
         sets = ", ".join(f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in others)
-        return f"{self.insert_sql(table, columns, n_rows)} ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
+        return f"ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
 
     def bulk_load_tsv(self, table: str, columns: Sequence[str], chunks: Iterable[bytes]) -> int:
         """Replace ``table``'s rows by tab-separated ``chunks`` in one ``COPY … FREEZE``; return bytes sent.

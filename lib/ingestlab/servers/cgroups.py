@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ingestlab.servers.base import is_running
+
 log = logging.getLogger(__name__)
 
 #: Where the cgroup v1 blkio hierarchy is mounted.
@@ -351,7 +353,7 @@ def reap(root: str | os.PathLike | None = None) -> list[Path]:
         return removed
     for owner_dir in sorted(root.glob(PREFIX + "*")):
         tail = owner_dir.name[len(PREFIX):]
-        if not tail.isdigit() or _alive(int(tail)):
+        if not tail.isdigit() or is_running(int(tail)):
             continue
         try:
             _empty_and_remove(owner_dir, lambda pid: root)
@@ -360,13 +362,3 @@ def reap(root: str | os.PathLike | None = None) -> list[Path]:
             continue
         removed.append(owner_dir)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
