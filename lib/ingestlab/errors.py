@@ -65,3 +65,7 @@ class ProfileParseError(IngestlabError, ValueError):
 
 class ConstraintError(IngestlabError):
     """Raised when a write would break a key constraint (an insert of a key that exists)."""
+
+
+class DataLossError(IngestlabError):
+    """Raised when a table or store holds a different number of rows or keys than were written."""

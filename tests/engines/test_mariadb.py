@@ -7,8 +7,8 @@ import pytest
 from ingestlab import datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
-from ingestlab.errors import EngineUnavailableError, UnsupportedOperationError
-from ingestlab.servers.mariadb import find_binary
+from ingestlab.errors import UnsupportedOperationError
+from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
 from tests.engines.contract import EngineContract
 from tests.engines.upsert_contract import UpsertContract
@@ -17,13 +17,6 @@ COLS = [c for c, _ in SEED_COLUMNS]
 FLUSH = "innodb_flush_log_at_trx_commit"
 
 
-def _missing() -> str | None:
-    try:
-        find_binary("mariadbd")
-        find_binary("mariadb-install-db")
-    except EngineUnavailableError as exc:
-        return str(exc)
-    return None
 
 
 def _fresh_table(eng, name: str) -> None:
@@ -36,7 +29,7 @@ class TestMariaDB(EngineContract):
 
     @classmethod
     def skip_reason(cls) -> str | None:
-        return _missing()
+        return unavailable_reason()
 
     def test_local_server_is_mariadb_10_11(self, eng):
         assert eng.server_version().startswith("10.11") and "MariaDB" in eng.server_version()
@@ -141,4 +134,4 @@ class TestMariaDBUpsert(UpsertContract):
 
     @classmethod
     def skip_reason(cls) -> str | None:
-        return _missing()
+        return unavailable_reason()

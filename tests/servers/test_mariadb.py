@@ -15,19 +15,12 @@ from ingestlab.engines import Engine
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.servers import reap
 from ingestlab.servers.base import is_running
-from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, find_binary
+from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, unavailable_reason
 
 
-def _missing() -> str | None:
-    try:
-        find_binary("mariadbd")
-        find_binary("mariadb-install-db")
-    except EngineUnavailableError as exc:
-        return str(exc)
-    return None
 
 
-needs_mariadb = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+needs_mariadb = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 
 
 def _variables(server: MariaDBServer, *names: str) -> dict[str, tuple[str, str]]:

@@ -203,6 +203,16 @@ class MariaDBServer(LocalServer):
         return {"unix_socket": str(self.socket_path), "user": "root", "password": ""}
 
 
+def unavailable_reason() -> str | None:
+    """Why the lab cannot start MariaDB here (binaries missing, with how to install), or None."""
+    try:
+        find_binary("mariadbd")
+        find_binary("mariadb-install-db")
+    except EngineUnavailableError as exc:
+        return str(exc)
+    return None
+
+
 def _check_settings(settings: dict[str, str], reserved: frozenset[str]) -> None:
     for name, value in settings.items():
         if not _SETTING_NAME.match(name):

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from ingestlab import datagen, models
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
-from ingestlab.errors import ConfigError, UnsupportedOperationError
+from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_statements
 from ingestlab.workloads._params import one_of, positive_int, subset
 
@@ -131,7 +131,7 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
                             progress=bar.update if bar is not None else None)
     written = engine.count_rows(TABLE)
     if written != len(rows):
-        raise AssertionError(f"{scenario}: table holds {written} rows after writing {len(rows)}")
+        raise DataLossError(f"{scenario}: table holds {written} rows after writing {len(rows)}")
     return pd.concat([warm_frame, frame], ignore_index=True).assign(scenario=scenario)
 
 

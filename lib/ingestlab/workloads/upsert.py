@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ingestlab import datagen, models
 from ingestlab.engines import Engine
-from ingestlab.errors import ConfigError, EngineUnavailableError
+from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError
 from ingestlab.servers import cgroups
 from ingestlab.timing import time_call
 from ingestlab.workloads._params import one_of, positive_int, subset
@@ -392,7 +392,7 @@ def _check(engine: Engine, phase: str, expected: int, profile: str, requested: s
            "cgroup": (throttle or {}).get("cgroup"), "device": (throttle or {}).get("device")}
     run.append(pd.DataFrame([row]), table="checks")
     if counted != expected:
-        raise AssertionError(f"{engine.NAME} after {phase}: {counted} keys counted, {expected} written")
+        raise DataLossError(f"{engine.NAME} after {phase}: {counted} keys counted, {expected} written")
     return row
 
 
