@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -134,14 +135,15 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         os.environ[PASSWORDS_ENV] = json.dumps(secrets)
     try:
         papermill.execute_notebook(str(path), str(target / path.name), parameters=injected,
-                                   cwd=str(path.parent), progress_bar=progress, kernel_name="python3")
+                                   cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
+                                   stderr_file=sys.stderr if progress else None)  # the kernel's own bars
     finally:
         if env_before is None:
             os.environ.pop(PASSWORDS_ENV, None)
         else:
             os.environ[PASSWORDS_ENV] = env_before
         reap()
-        cgroups.reap()  # blkio groups of a kernel killed inside a throttled phase
+        cgroups.reap()  # blkio and memory groups of a kernel that was killed
     return target
 
 

@@ -63,7 +63,18 @@ class UpsertContract:
         live = {k.lower(): str(v) for k, v in eng.settings().items()}
         for name, value in eng.memory_budget_settings(BUDGET).items():
             assert name in live, name
-        assert eng.MEMORY_MECHANISM and set(eng.UPSERT_OPERATIONS) >= {"insert", "overwrite"}
+        assert eng.MEMORY_LIMITS["engine"] and set(eng.UPSERT_OPERATIONS) >= {"insert", "overwrite"}
+
+    def test_every_memory_limit_is_settings_the_server_takes(self, eng):
+        for limit in eng.MEMORY_LIMITS:
+            settings = eng.memory_budget_settings(BUDGET, limit)
+            eng.apply_settings(settings)
+            assert eng.count_rows(TABLE) == ROWS
+            live = {k.lower(): str(v) for k, v in eng.settings().items()}
+            assert set(settings) <= set(live), limit
+        cgroup = eng.memory_budget_settings(BUDGET, "cgroup") if "cgroup" in eng.MEMORY_LIMITS else {}
+        assert "O_DIRECT" not in cgroup.values() and "debug_io_direct" not in cgroup  # buffered I/O
+        eng.apply_settings(eng.memory_budget_settings(BUDGET))
 
     def test_upsert_replaces_existing_rows_and_inserts_new_ones(self, eng):
         docs = datagen.documents(3, np.random.default_rng(9))

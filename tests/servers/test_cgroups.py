@@ -13,15 +13,17 @@ from ingestlab.servers.cgroups import DiskLimits
 
 REASON = cgroups.unavailable_reason()
 needs_blkio = pytest.mark.skipif(REASON is not None, reason=f"no blkio throttling here: {REASON}")
+MEMORY_REASON = cgroups.memory_unavailable_reason()
+needs_memory = pytest.mark.skipif(MEMORY_REASON is not None, reason=f"no memory cgroup here: {MEMORY_REASON}")
 LIMITS = DiskLimits(read_iops=375, write_iops=750, read_bps=60_000_000, write_bps=60_000_000)
 
 
-def _blkio_cgroup(pid: int) -> str:
+def _blkio_cgroup(pid: int, controller: str = "blkio") -> str:
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         _, controllers, rel = line.split(":", 2)
-        if "blkio" in controllers.split(","):
+        if controller in controllers.split(","):
             return rel
-    raise AssertionError("no blkio line")
+    raise AssertionError(f"no {controller} line")
 
 
 @pytest.fixture
@@ -147,3 +149,87 @@ def test_profiles_are_the_seeds_volume_and_its_reads_alone():
         "blkio.throttle.read_bps_device": "254:0 60000000", "blkio.throttle.write_bps_device": "254:0 60000000"}
     assert set(reads.files("254:0")) == {"blkio.throttle.read_iops_device", "blkio.throttle.read_bps_device"}
     assert cgroups.PROFILES["local"] is None
+
+
+# -- the memory cap ----------------------------------------------------------------------
+WRITER = textwrap.dedent("""
+    import os, sys
+    path = sys.argv[1]
+    for line in sys.stdin:  # each line: megabytes to write and read back through the page cache
+        chunk = os.urandom(1 << 20)  # small: the process's own memory counts against the cap too
+        with open(path, "wb") as f:
+            for _ in range(int(line)):
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        with open(path, "rb") as f:
+            while f.read(1 << 20):
+                pass
+        print("done", flush=True)
+""")
+
+
+@pytest.fixture
+def writer(lab_tmp):
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(lab_tmp / "pages.bin")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+
+    def write(mb: int) -> None:
+        proc.stdin.write(f"{mb}\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "done"
+
+    write.pid = proc.pid
+    yield write
+    proc.kill()
+    proc.wait()
+
+
+def test_without_a_memory_hierarchy_the_block_runs_uncapped_and_says_why(tmp_path):
+    with cgroups.memory_cap([os.getpid()], root=tmp_path / "nothing") as cap:
+        assert cap.cap(1 << 20) == {} and cap.levels() == {} and cap.oom_kills() == 0
+    assert not cap.applied and "no cgroup v1 memory hierarchy" in cap.reason
+    assert cap.metadata()["applied"] is False and list(tmp_path.iterdir()) == []
+
+
+@needs_memory
+def test_the_cap_holds_the_page_cache_to_its_budget_and_is_removed_after(writer):
+    home = _blkio_cgroup(writer.pid, "memory")
+    with cgroups.memory_cap([writer.pid], label="test") as cap:
+        assert cap.applied, cap.reason
+        assert _blkio_cgroup(writer.pid, "memory") == "/" + str(cap.path.relative_to(cgroups.MEMORY_ROOT))
+        writer(32)  # uncapped: the file stays cached, charged to the group
+        assert cap.levels()["mem_page_cache_bytes"] >= 30 << 20
+        parts = cap.cap(5 << 20)
+        assert parts["limit_bytes"] == parts["held_bytes"] + (5 << 20)
+        assert int((cap.path / "memory.limit_in_bytes").read_text()) // 4096 == parts["limit_bytes"] // 4096
+        assert cap.levels()["mem_page_cache_bytes"] <= 5 << 20  # evicted down to the cap at once
+        cap.reset_peak()
+        writer(32)  # writing and reading more than the cap: the kernel evicts instead
+        levels = cap.levels()
+        assert levels["mem_page_cache_bytes"] <= 6 << 20 and levels["mem_peak_bytes"] <= parts["limit_bytes"] + 4096
+        assert cap.oom_kills() == 0 and cap.metadata()["limit_bytes"] == parts["limit_bytes"]
+        path = cap.path
+    assert not path.exists() and not path.parent.exists()
+    assert _blkio_cgroup(writer.pid, "memory") == home
+
+
+@needs_memory
+def test_reap_removes_memory_groups_of_a_killed_owner(sleeper):
+    code = textwrap.dedent(f"""
+        import os
+        from ingestlab.servers import cgroups
+        group = cgroups.MemoryCap(label="orphan").open()
+        group.add([{sleeper.pid}])
+        print(group.path, flush=True)
+        os._exit(0)  # killed: no cleanup runs
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    path = Path(out.stdout.split()[-1])
+    assert path.exists() and _blkio_cgroup(sleeper.pid, "memory").endswith(path.name)
+    deadline = time.monotonic() + 5
+    while path.parent.exists() and time.monotonic() < deadline:  # the owner may still be exiting
+        cgroups.reap()
+        time.sleep(0.05)
+    assert not path.parent.exists()
+    assert _blkio_cgroup(sleeper.pid, "memory") == "/"

@@ -20,6 +20,7 @@ from ingestlab.workloads import upsert
     ({"batch_rows": "many"}, "BATCH_ROWS"),
     ({"batches": 0}, "BATCHES"),
     ({"new_keys": "reverse"}, "NEW_KEYS"),
+    ({"memory_limit": "ulimit"}, "MEMORY_LIMIT"),
     ({"memory_budget_mb": 0}, "MEMORY_BUDGET_MB"),
     ({"memory_budget_mb": 1}, "MEMORY_BUDGET_MB"),
     ({"dataset_multiple": -1}, "DATASET_MULTIPLE"),
@@ -77,8 +78,8 @@ def test_schedule_has_one_flagged_warmup_then_every_size_each_round():
 
 
 def _tiny(engines, profile="local", **kw):
-    return upsert.validate(engines, "smoke", profile, batch_rows=16, batches=2, memory_budget_mb=2,
-                           dataset_multiple=1, seed=kw.pop("seed", 21), **kw)
+    kw = {"batch_rows": 16, "batches": 2, "memory_budget_mb": 2, "dataset_multiple": 1, "seed": 21, **kw}
+    return upsert.validate(engines, "smoke", profile, **kw)
 
 
 def test_measure_writes_what_it_says_and_keeps_every_batch(tmp_path):
@@ -105,8 +106,67 @@ def test_measure_writes_what_it_says_and_keeps_every_batch(tmp_path):
     loads = data["loads"].set_index("engine")
     assert (loads["payload_multiple"] >= 1).all() and (loads["disk_bytes"] > 0).all()
     engines = {e["engine"]: e for e in run.meta["engines"]}
-    assert engines["postgres"]["settings"]["debug_io_direct"] == "data"
     assert engines["rocksdb"]["settings"]["use_direct_reads"] == "true"
+    assert engines["rocksdb"]["memory_budget"]["limit"] == "engine"  # in-process: no memory cgroup
+    assert any("rocksdb: MEMORY_LIMIT='cgroup' does not apply" in note for note in run.meta["notes"])
+    memory = data["memory"].set_index("engine")
+    assert memory.loc["rocksdb", "engine_cache_bytes"] == p.budget_bytes
+    assert set(s.groupby("engine")["memory_limit"].first()) <= {"cgroup", "engine"}
+
+
+@pytest.mark.skipif(cgroups.memory_unavailable_reason() is not None,
+                    reason=f"no memory cgroup: {cgroups.memory_unavailable_reason()}")
+def test_under_a_memory_cap_the_page_cache_stays_within_the_budget(tmp_path):
+    p = _tiny("postgres", memory_budget_mb=8, dataset_multiple=4, seed=31)
+    run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
+    data = upsert.measure(p, run, progress=False)
+    memory = data["memory"].iloc[0]
+    assert memory["memory_limit"] == "cgroup" and memory["engine_cache_bytes"] == p.budget_bytes // 4
+    assert memory["limit_bytes"] == memory["held_bytes"] + max(upsert.MIN_FREE_BYTES, p.budget_bytes * 3 // 4)
+    assert memory["page_cache_before_bytes"] > p.budget_bytes  # the load left more cached than the cap allows
+    settings = run.meta["engines"][0]["settings"]
+    assert settings["shared_buffers"] == "2MB" and "debug_io_direct" not in settings  # buffered I/O
+    s = data["samples"]
+    page_cache_cap = memory["limit_bytes"] - memory["held_bytes"]
+    assert (s["mem_page_cache_bytes"] <= page_cache_cap + 2**20).all()
+    assert (s["mem_peak_bytes"] <= memory["limit_bytes"] + 2**16).all()
+    over = s[(s["operation"] == "overwrite") & ~s["warmup"]]
+    assert over["engine_blocks_read"].sum() >= over["rows"].sum() / 2  # the old rows were not in shared_buffers
+    assert data["checks"]["ok"].all()
+    assert not (cgroups.MEMORY_ROOT / f"{cgroups.PREFIX}{os.getpid()}").exists()
+
+
+def test_a_run_that_fails_mid_operation_keeps_its_load_and_leaves_no_server_or_cgroup(tmp_path, monkeypatch):
+    from ingestlab.servers.base import is_running
+
+    servers = []
+
+    def fail(engine, *args, **kwargs):
+        servers.append(engine.server.pid())
+        raise KeyboardInterrupt  # as Ctrl-C inside a timed batch
+
+    monkeypatch.setattr(upsert, "_run_operation", fail)
+    p = _tiny("postgres,rocksdb", "cloud-375", seed=35)
+    run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        upsert.measure(p, run, progress=False)
+    assert len(run.table("loads")) == 1 and run.table("checks")["ok"].all()  # postgres loaded and checked
+    assert not run.meta["completed"]
+    assert servers and not any(is_running(pid) for pid in servers)
+    for root in (cgroups.BLKIO_ROOT, cgroups.MEMORY_ROOT):
+        assert not (root / f"{cgroups.PREFIX}{os.getpid()}").exists()
+
+
+def test_where_a_memory_cap_is_impossible_the_engine_limits_itself_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr(cgroups, "MEMORY_ROOT", tmp_path / "no-memory-here")
+    p = _tiny("postgres", seed=33)
+    run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
+    with pytest.warns(UserWarning, match="MEMORY_LIMIT='cgroup' could not be applied"):
+        data = upsert.measure(p, run, progress=False)
+    assert set(data["samples"]["memory_limit"]) == {"engine"}
+    assert run.meta["engines"][0]["settings"]["debug_io_direct"] == "data"
+    assert run.meta["engines"][0]["memory_budget"]["limit_requested"] == "cgroup"
+    assert any("no cgroup v1 memory hierarchy" in note for note in run.meta["notes"])
 
 
 def test_tables_of_a_run_have_the_published_columns(tmp_path):
@@ -153,11 +213,12 @@ def test_statistics_are_the_seeds_over_full_batches_only():
     ms = [100.0, 200.0, 300.0, 400.0]
     s = pd.DataFrame({"engine": "e", "operation": "insert", "disk_profile": "local", "warmup": [True] + [False] * 5,
                       "rows": [10, 10, 10, 10, 10, 5], "elapsed_s": [9.0] + [m / 1e3 for m in ms] + [0.001],
-                      "dev_read_ios": [0, 1, 1, 1, 1, 0], "dev_write_ios": 0, "engine_blocks_read": 0.0})
+                      "dev_read_ios": [0, 1, 1, 1, 1, 0], "dev_read_bytes": [0, 4096, 4096, 4096, 4096, 0],
+                      "dev_write_ios": 0, "engine_blocks_read": 0.0})
     row = upsert.statistics(s, 10).iloc[0]
     assert row["batches"] == 4 and row["min_ms"] == 100 and row["max_ms"] == 400
     assert row["median_ms"] == 250 and row["mean_ms"] == 250 and row["p90_ms"] == pytest.approx(370)
-    assert row["read_iops"] == pytest.approx(4 / 1.0)
+    assert row["read_iops"] == pytest.approx(4 / 1.0) and row["read_mb_s"] == pytest.approx(4 * 4096 / 1e6)
 
 
 def test_fit_recovers_a_known_overhead_and_per_row_cost():

@@ -85,6 +85,15 @@ class Engine:
     #: URL query keys the lab reads itself and never hands to the driver: ``label`` (see
     #: :attr:`label`); engines add their own (``http_port``...).
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label",)
+    #: Notebook 03's ways of holding the engine to a memory budget (see :meth:`memory_budget_settings`),
+    #: name → what it does, in words for the run's metadata. ``"engine"``: the engine's own cache of
+    #: the budget's size, data files opened ``O_DIRECT`` (no OS page cache). ``"cgroup"``: an engine
+    #: cache of :attr:`CGROUP_CACHE_SHARE` of the budget, buffered I/O, and the server's processes in a
+    #: cgroup v1 memory group whose limit leaves the OS page cache the rest of the budget
+    #: (:class:`ingestlab.servers.cgroups.MemoryCap`); only for servers outside the lab's process.
+    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
+    #: Share of the memory budget the engine's own cache gets under the ``"cgroup"`` limit.
+    CGROUP_CACHE_SHARE: ClassVar[float] = 0.25
 
     _registry: ClassVar[dict[str, type["Engine"]]] = {}
 
@@ -294,6 +303,28 @@ class Engine:
     def upsert_clause(self, key: str, others: Sequence[str]) -> str:
         """The engine's conflict clause for :meth:`upsert_sql` (engines override)."""
         raise UnsupportedOperationError(f"{self.NAME}: no upsert")
+
+    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold the engine's caches to ``budget_bytes`` under ``limit`` (one of :attr:`MEMORY_LIMITS`)."""
+        raise UnsupportedOperationError(f"{self.NAME}: no memory budget settings")
+
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """Bytes of the engine's own cache under ``limit``: the budget, or its :attr:`CGROUP_CACHE_SHARE`.
+
+        Raises
+        ------
+        ConfigError
+            When the engine does not know ``limit``.
+
+        Examples
+        --------
+        >>> from ingestlab.engines.postgres import Postgres
+        >>> Postgres.__new__(Postgres).cache_bytes(256 * 2**20, "cgroup") // 2**20
+        64
+        """
+        if limit not in self.MEMORY_LIMITS:
+            raise ConfigError("MEMORY_LIMIT", limit, f"one of {sorted(self.MEMORY_LIMITS)} for {self.NAME}")
+        return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
 
     def insert_select_sql(self, target: str, source: str) -> str:
         """``INSERT INTO target SELECT * FROM source``."""

@@ -324,9 +324,12 @@ class MySQL(Engine):
     #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE``
     #: of existing ones (InnoDB reads the old row's page to find the duplicate).
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-    #: How :meth:`memory_budget_settings` keeps reads off RAM, for the run's metadata.
-    MEMORY_MECHANISM: ClassVar[str] = ("innodb_buffer_pool_size of the budget's size and innodb_flush_method = "
-                                       "O_DIRECT: data files are read and written without the OS page cache")
+    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
+        "cgroup": "innodb_buffer_pool_size of a quarter of the budget, innodb_flush_method = fsync (buffered "
+                  "I/O), and the server in a memory cgroup that leaves the OS page cache the rest of the budget",
+        "engine": "innodb_buffer_pool_size of the budget's size and innodb_flush_method = O_DIRECT: data files "
+                  "are read and written without the OS page cache",
+    }
 
     def upsert_clause(self, key: str, others: Sequence[str]) -> str:
         """``ON DUPLICATE KEY UPDATE`` every other column from ``VALUES(col)``.
@@ -381,13 +384,26 @@ class MySQL(Engine):
             raise failed[0]
         return sent[0]
 
-    def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
-        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`).
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
 
-        The buffer pool is at least 5 MB, the smallest InnoDB accepts; the settings returned
-        (and recorded) say what was used.
+        Examples
+        --------
+        >>> MySQL.__new__(MySQL).cache_bytes(8 * 2**20, "cgroup") // 2**20
+        6
         """
-        return {"innodb_buffer_pool_size": str(max(int(budget_bytes), 5 * 2**20)), "innodb_flush_method": "O_DIRECT"}
+        return max(super().cache_bytes(budget_bytes, limit), 6 * 2**20)
+
+    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold InnoDB's caches to ``budget_bytes`` (see :attr:`MEMORY_LIMITS`, :meth:`cache_bytes`).
+
+        Examples
+        --------
+        >>> MySQL.__new__(MySQL).memory_budget_settings(256 * 2**20, "cgroup")
+        {'innodb_buffer_pool_size': '67108864', 'innodb_flush_method': 'fsync'}
+        """
+        return {"innodb_buffer_pool_size": str(self.cache_bytes(budget_bytes, limit)),
+                "innodb_flush_method": "O_DIRECT" if limit == "engine" else "fsync"}
 
     #: ``SHOW GLOBAL STATUS`` counters :meth:`io_counters` reports, under the lab's names.
     IO_COUNTERS: ClassVar[dict[str, str]] = {

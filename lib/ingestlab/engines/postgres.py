@@ -189,10 +189,13 @@ class Postgres(Engine):
     #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE``
     #: of existing ones (PostgreSQL has no write that skips reading the old row).
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-    #: How :meth:`memory_budget_settings` keeps reads off RAM, for the run's metadata.
-    MEMORY_MECHANISM: ClassVar[str] = ("shared_buffers of the budget's size and debug_io_direct = data: data "
-                                       "files are read and written with O_DIRECT, so no OS page cache "
-                                       "holds table or index pages")
+    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
+        "cgroup": "shared_buffers of a quarter of the budget, buffered I/O through the OS page cache, and the "
+                  "server's processes in a memory cgroup that leaves the page cache the rest of the budget",
+        "engine": "shared_buffers of the budget's size and debug_io_direct = data: data files are read and "
+                  "written with O_DIRECT, so no OS page cache holds table or index pages (each new or evicted "
+                  "page is one write)",
+    }
 
     def upsert_clause(self, key: str, others: Sequence[str]) -> str:
         """``ON CONFLICT (key) DO UPDATE SET`` every other column from ``EXCLUDED``.
@@ -229,15 +232,29 @@ class Postgres(Engine):
             cur.close()
         return stream.bytes_read
 
-    def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
-        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`)."""
-        return {"shared_buffers": f"{max(int(budget_bytes) // 1024, 128)}kB", "debug_io_direct": "data"}
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""
+        return max(super().cache_bytes(budget_bytes, limit), 128 * 1024)
+
+    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold PostgreSQL's caches to ``budget_bytes`` (see :attr:`MEMORY_LIMITS`).
+
+        Examples
+        --------
+        >>> Postgres.__new__(Postgres).memory_budget_settings(256 * 2**20, "cgroup")
+        {'shared_buffers': '65536kB'}
+        """
+        settings = {"shared_buffers": f"{self.cache_bytes(budget_bytes, limit) // 1024}kB"}
+        if limit == "engine":
+            settings["debug_io_direct"] = "data"
+        return settings
 
     def io_counters(self) -> dict[str, float]:
         """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
 
         ``blocks_read`` counts shared blocks that were not in ``shared_buffers`` and were
-        read from the data files (with ``debug_io_direct = data``, from the disk itself).
+        read from the data files: with ``debug_io_direct = data`` from the disk itself, with
+        buffered I/O from the OS page cache or the disk (the memory cgroup's device reads tell which).
         ``pg_stat_statements`` updates these when each statement ends, so a difference
         around one statement is exact.
 

@@ -56,10 +56,12 @@ class RocksDB(Engine):
     #: with overwrite (read the old document, then write), and the blind write of the seed's
     #: patched ArangoDB.
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
-    #: How :meth:`memory_budget_settings` keeps reads off RAM, for the run's metadata.
-    MEMORY_MECHANISM: ClassVar[str] = ("block cache of the budget's size, direct reads (O_DIRECT: no OS page "
-                                       "cache), 10-bit bloom filter per SST file as ArangoDB sets it, "
-                                       "no compression")
+    #: Only the engine's own limit: RocksDB runs inside the lab's Python process, which a memory
+    #: cgroup of the budget's size would starve.
+    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
+        "engine": "block cache of the budget's size, direct reads (O_DIRECT: no OS page cache), 10-bit bloom "
+                  "filter per SST file as ArangoDB sets it, no compression",
+    }
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.rocksdb import RocksDBStore
@@ -125,9 +127,9 @@ class RocksDB(Engine):
         """The lab settings in force and RocksDB's own record of its options (``OPTIONS-*``)."""
         return {**{f"lab.{k}": v for k, v in self.server.settings.items()}, **self.server.options_in_force()}
 
-    def memory_budget_settings(self, budget_bytes: int) -> dict[str, str]:
-        """Settings that keep reads within ``budget_bytes`` of cache (see :attr:`MEMORY_MECHANISM`)."""
-        return {"block_cache_bytes": str(int(budget_bytes)), "use_direct_reads": "true",
+    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold RocksDB's reads to ``budget_bytes`` of cache (see :attr:`MEMORY_LIMITS`)."""
+        return {"block_cache_bytes": str(self.cache_bytes(budget_bytes, limit)), "use_direct_reads": "true",
                 "bloom_bits_per_key": "10", "compression": "none"}
 
     def io_counters(self) -> dict[str, float]:

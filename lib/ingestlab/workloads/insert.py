@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any, Sequence
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
 from ingestlab import datagen, models
 from ingestlab.engines import Engine

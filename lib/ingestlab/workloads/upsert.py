@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -12,11 +13,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
 from ingestlab import datagen, models
 from ingestlab.engines import Engine
-from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError
+from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.servers import cgroups
 from ingestlab.timing import time_call
 from ingestlab.workloads._params import one_of, positive_int, subset
@@ -25,6 +26,15 @@ NOTEBOOK = "03_upsert_beyond_ram"
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
 NEW_KEYS = ("sequential", "random")
+#: How memory is limited (see :attr:`ingestlab.engines.Engine.MEMORY_LIMITS`): ``"cgroup"``
+#: caps the server's processes with a memory cgroup over buffered I/O, as the seed's machines
+#: had an OS page cache; ``"engine"`` gives the engine a cache of the budget and ``O_DIRECT``.
+#: Engines inside the lab's process (RocksDB) always use their own.
+MEMORY_LIMITS = ("cgroup", "engine")
+#: Least free memory under a memory cap, shared by the OS page cache and the server's own
+#: memory beyond what it held when capped (a 10 000-row ``INSERT … VALUES`` of 12 MB took
+#: PostgreSQL 18 ~100 MB while it ran): tiny budgets still leave a statement room to run.
+MIN_FREE_BYTES = 16 * 2**20
 #: Sizes per SCALE. ``paper``: the seed's 10 000-document batches and its 256 MB caches
 #: (PostgreSQL's shared_buffers, ArangoDB's block cache), with a data set 10 × that budget.
 SCALES: dict[str, dict[str, int]] = {
@@ -56,6 +66,7 @@ class Params:
     batch_rows: int
     batches: int
     new_keys: str
+    memory_limit: str
     memory_budget_mb: int
     dataset_multiple: float
     seed: int
@@ -94,7 +105,7 @@ def eligible_engines() -> list[str]:
 def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: str = "smoke", disk_profile: str = "local",
              batch_rows: int | None = None, batches: int | None = None, new_keys: str = "sequential",
              memory_budget_mb: int | None = None, dataset_multiple: float | None = None,
-             seed: int | None = None) -> Params:
+             seed: int | None = None, memory_limit: str = "cgroup") -> Params:
     """Check notebook 03's parameters without starting anything; return them resolved.
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter,
@@ -125,6 +136,7 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
         raise ConfigError("BATCH_ROWS", batch_rows, "an integer ≥ 4 (the smallest batch is BATCH_ROWS / 4)")
     batches = positive_int("BATCHES", size["batches"] if batches is None else batches)
     one_of("NEW_KEYS", new_keys, NEW_KEYS)
+    one_of("MEMORY_LIMIT", memory_limit, MEMORY_LIMITS)
     memory_budget_mb = positive_int("MEMORY_BUDGET_MB", size["memory_budget_mb"] if memory_budget_mb is None
                                     else memory_budget_mb)
     if memory_budget_mb < 2:
@@ -140,7 +152,8 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
         seed_source = "given"
     sizes = tuple(max(1, round(batch_rows * f)) for f in SIZE_FRACTIONS)
     rows = math.ceil(multiple * memory_budget_mb * 2**20 / datagen.DOC_BYTES)
-    params = Params(engines, scale, disk_profile, batch_rows, batches, new_keys, memory_budget_mb, float(multiple),
+    params = Params(engines, scale, disk_profile, batch_rows, batches, new_keys, memory_limit, memory_budget_mb,
+                    float(multiple),
                     int(seed), seed_source, sizes, rows)
     # overwrite and blind overwrite draw disjoint keys from the data set; random new keys fill its gaps
     needed = 2 * params.rows_per_operation()
@@ -207,20 +220,28 @@ def _count(engine: Engine) -> int:
     return engine.count_keys() if engine.KEY_VALUE else engine.count_rows(TABLE)
 
 
-def _load(engine: Engine, params: Params) -> dict[str, Any]:
-    """Create and load the data set; return the load's facts."""
+def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str, Any]:
+    """Create and load the data set (a progress bar of rows sent); return the load's facts."""
     rng = np.random.default_rng([params.seed, 0])
-    chunks = datagen.document_chunks(params.dataset_rows, rng)
-    t0 = time.perf_counter()
-    if engine.KEY_VALUE:
-        engine.bulk_load_pairs((datagen.key_bytes(2 * np.arange(s, s + len(d), dtype=np.int64)),
-                                datagen.row_values(d)) for s, d in chunks)
-    else:
-        engine.execute(engine.drop_table_sql(TABLE))
-        engine.execute(engine.create_table_sql(TABLE, COLUMNS, primary_key=(KEY,)))
-        engine.bulk_load_tsv(TABLE, [c for c, _ in COLUMNS],
-                             (datagen.tsv_lines(2 * np.arange(s, s + len(d), dtype=np.int64), d) for s, d in chunks))
-    load_s = time.perf_counter() - t0
+    with tqdm(total=params.dataset_rows, desc=f"{engine.NAME} load", unit="row", unit_scale=True,
+              disable=not progress, file=sys.stderr) as bar:
+
+        def chunks():
+            for start, docs in datagen.document_chunks(params.dataset_rows, rng):
+                yield start, docs
+                bar.update(len(docs))
+
+        t0 = time.perf_counter()
+        if engine.KEY_VALUE:
+            engine.bulk_load_pairs((datagen.key_bytes(2 * np.arange(s, s + len(d), dtype=np.int64)),
+                                    datagen.row_values(d)) for s, d in chunks())
+        else:
+            engine.execute(engine.drop_table_sql(TABLE))
+            engine.execute(engine.create_table_sql(TABLE, COLUMNS, primary_key=(KEY,)))
+            engine.bulk_load_tsv(TABLE, [c for c, _ in COLUMNS],
+                                 (datagen.tsv_lines(2 * np.arange(s, s + len(d), dtype=np.int64), d)
+                                  for s, d in chunks()))
+        load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     if engine.KEY_VALUE:
         engine.settle()
@@ -258,8 +279,12 @@ def _delta(after: dict, before: dict, prefix: str = "") -> dict[str, float]:
 
 
 def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndarray, device: str,
-                   limits, *, bar=None) -> tuple[pd.DataFrame, dict]:
-    """Time every batch of one operation, throttled by ``limits``; return (samples, throttle metadata)."""
+                   limits, *, cap: cgroups.MemoryCap | None = None, bar=None) -> tuple[pd.DataFrame, dict]:
+    """Time every batch of one operation, throttled by ``limits``; return (samples, throttle metadata).
+
+    Under a memory ``cap`` each row also has the group's page cache and anonymous memory
+    after the batch and its peak during the batch (``mem_*_bytes``).
+    """
     rng = np.random.default_rng([params.seed, 2, OPERATIONS.index(operation)])
     schedule = batch_schedule(params)
     sql_cache: dict = {}
@@ -269,13 +294,16 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
             batch_keys = keys[used:used + n]
             used += n
             call = _batch_call(engine, operation, batch_keys, datagen.documents(n, rng), sql_cache)
+            if cap is not None:
+                cap.reset_peak()
             dev0, grp0, eng0 = cgroups.disk_counters(device), group.counters(), engine.io_counters()
             found: list = []
             started, elapsed = time_call(lambda: found.append(call()))
             dev1, grp1, eng1 = cgroups.disk_counters(device), group.counters(), engine.io_counters()
             row = {"batch_no": batch_no, "warmup": warmup, "rows": n, "bytes": n * datagen.DOC_BYTES,
                    "elapsed_s": elapsed / 1e9, "started_ns": started,
-                   **_delta(dev1, dev0, "dev_"), **_delta(grp1, grp0), **_delta(eng1, eng0, "engine_")}
+                   **_delta(dev1, dev0, "dev_"), **_delta(grp1, grp0), **_delta(eng1, eng0, "engine_"),
+                   **(cap.levels() if cap is not None else {})}
             if isinstance(found[0], int):
                 row["keys_found"] = found[0]
             rows_out.append(row)
@@ -294,6 +322,8 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
         frame["cgroup_write_iops"] = frame["cgroup_write_ios"] / frame["elapsed_s"]
     if "engine_blocks_read" in frame.columns:
         frame["blocks_read_per_row"] = frame["engine_blocks_read"] / frame["rows"]
+    reads = frame["cgroup_read_ios"] if "cgroup_read_ios" in frame.columns else frame["dev_read_ios"]
+    frame["disk_reads_per_row"] = reads / frame["rows"]
     return frame, meta
 
 
@@ -304,11 +334,18 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
     Ctrl-C); every cgroup is removed on the way out. Samples are appended to ``run`` after
     each operation, so an interrupted run keeps what it measured. Per engine:
 
-    1. **Memory budget.** The engine restarts with its :meth:`memory_budget_settings` (for
-       PostgreSQL ``shared_buffers`` + ``debug_io_direct = data``; for RocksDB a block cache of
-       the budget, direct reads and a 10-bit bloom filter; for MariaDB the buffer pool and
-       ``O_DIRECT``), recorded with the engine's metadata. That the data really come from disk is
-       *measured*, not assumed: every batch records the engine's own count of blocks read.
+    1. **Memory budget** (``MEMORY_LIMIT``). ``"cgroup"``: the server restarts with a quarter of
+       the budget as its own cache (``shared_buffers``, the InnoDB buffer pool) and buffered
+       I/O, and its processes go into a memory cgroup; after the load the group's limit is set
+       to the memory they hold plus the rest of the budget (at least :data:`MIN_FREE_BYTES`),
+       which the OS page cache and the statements' own memory share, as on a machine with
+       that much RAM (:class:`ingestlab.servers.cgroups.MemoryCap`). ``"engine"``, and
+       always for RocksDB (it runs in this process): the engine's own cache of the budget with
+       ``O_DIRECT`` (PostgreSQL ``debug_io_direct = data``; RocksDB direct reads and a 10-bit
+       bloom filter; MariaDB ``O_DIRECT``). Where a memory cgroup is not possible the run says
+       so and uses ``"engine"``. The limit in force is recorded per engine, and that reads
+       really go to the disk is *measured*: every batch records the engine's count of blocks
+       read and the disk reads of its processes.
     2. **Data set.** ``DATASET_MULTIPLE × MEMORY_BUDGET_MB`` of documents built as the seed
        builds them (:func:`ingestlab.datagen.documents`), keys ``0, 2, 4, …`` (even), loaded
        by the engine's fastest path (``COPY``, ``LOAD DATA LOCAL``, ``WriteBatch`` without WAL),
@@ -332,38 +369,61 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
        and must equal what was written.
 
     Per batch the samples keep the client's wall time, the device's I/O from ``/proc/diskstats``
-    (which includes other processes on the machine), the cgroup's own I/O when throttled, and
-    the engine's counters (``engine_blocks_read``...).
+    (which includes other processes on the machine), the cgroup's own I/O when throttled, the
+    engine's counters (``engine_blocks_read``...) and, under a memory cap, the group's memory.
 
     Returns
     -------
     dict
-        ``samples`` (one row per batch), ``loads`` (one row per engine) and ``checks`` (key
-        counts after the load and after each operation, with the disk profile in force).
+        ``samples`` (one row per batch), ``loads`` (one row per engine), ``checks`` (key
+        counts after the load and after each operation, with the disk profile in force) and
+        ``memory`` (one row per engine: the memory limit in force and, under a cap, its parts).
     """
     plan = key_plan(params)
     limits = cgroups.PROFILES[params.disk_profile]
-    out: dict[str, list] = {"samples": [], "loads": [], "checks": []}
+    out: dict[str, list] = {"samples": [], "loads": [], "checks": [], "memory": []}
     for name in params.engines:
-        engine = Engine.get(name)
-        try:
+        with contextlib.ExitStack() as stack:
+            engine = Engine.get(name)
+            limit, cap = _memory_limit(engine, params, run, stack)
+            stack.callback(engine.close)  # runs before the memory group is removed
             engine.start()
-            engine.apply_settings(engine.memory_budget_settings(params.budget_bytes))
+            settings = engine.memory_budget_settings(params.budget_bytes, limit)
+            engine.apply_settings(settings)
+            if cap is not None:
+                cap.add(_engine_pids(engine))  # before the load: pages are charged to who touches them first
             device = cgroups.device_of(engine.server.directory)
-            run.record_engine(engine, memory_budget={"mb": params.memory_budget_mb,
-                                                     "mechanism": engine.MEMORY_MECHANISM,
-                                                     "settings": engine.memory_budget_settings(params.budget_bytes)},
-                              device=device)
-            load = _load(engine, params)
+            run.record_engine(engine, device=device, memory_budget={
+                "mb": params.memory_budget_mb, "limit": limit, "limit_requested": params.memory_limit,
+                "mechanism": engine.MEMORY_LIMITS[limit], "settings": settings})
+            load = _load(engine, params, progress=progress)
             out["loads"].append(load)
             run.append(pd.DataFrame([load]), table="loads")
+            memory = {"engine": name, "memory_limit": limit, "memory_limit_requested": params.memory_limit,
+                      "budget_bytes": params.budget_bytes,
+                      "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit)}
+            if cap is not None:
+                memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
+                              cgroup=str(cap.path))
+            out["memory"].append(memory)
+            run.append(pd.DataFrame([memory]), table="memory")
             expected = params.dataset_rows
             out["checks"].append(_check(engine, "load", expected, params.disk_profile, "local", None, run))
             for operation in engine.UPSERT_OPERATIONS:
                 keys = plan.new if operation == "insert" else plan.existing[operation]
                 with tqdm(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
                           disable=not progress, file=sys.stderr) as bar:
-                    frame, meta = _run_operation(engine, operation, params, keys, device, limits, bar=bar)
+                    try:
+                        frame, meta = _run_operation(engine, operation, params, keys, device, limits, cap=cap,
+                                                     bar=bar)
+                    except Exception as exc:
+                        if cap is not None and cap.oom_kills():
+                            raise IngestlabError(
+                                f"{name} {operation}: the kernel killed a server process at the memory cap of "
+                                f"{memory['limit_bytes'] / 2**20:.0f} MB ({memory['free_bytes'] / 2**20:.0f} MB "
+                                f"free after the load); raise MEMORY_BUDGET_MB, lower BATCH_ROWS or use "
+                                f"MEMORY_LIMIT='engine'") from exc
+                        raise
                 effective = params.disk_profile if (limits is None or meta["applied"]) else "local"
                 if effective != params.disk_profile:
                     message = (f"DISK_PROFILE={params.disk_profile!r} could not be applied to {name} {operation} "
@@ -371,16 +431,38 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
                     warnings.warn(message, stacklevel=2)
                     run.note(message)
                 frame = frame.assign(engine=name, operation=operation, disk_profile=effective,
-                                     disk_profile_requested=params.disk_profile, new_keys=params.new_keys)
+                                     disk_profile_requested=params.disk_profile, new_keys=params.new_keys,
+                                     memory_limit=limit)
                 run.append(frame)
                 out["samples"].append(frame)
                 if operation == "insert":
                     expected += len(keys)
                 out["checks"].append(_check(engine, operation, expected, effective, params.disk_profile, meta, run))
-        finally:
-            engine.close()
     return {k: pd.DataFrame(v) if k != "samples" else (pd.concat(v, ignore_index=True) if v else pd.DataFrame())
             for k, v in out.items()}
+
+
+def _memory_limit(engine: Engine, params: Params, run,
+                  stack: contextlib.ExitStack) -> tuple[str, cgroups.MemoryCap | None]:
+    """The memory limit ``engine`` runs under, and its memory group (entered on ``stack``) for ``"cgroup"``.
+
+    ``"cgroup"`` falls back to ``"engine"`` for an engine that has no separate server
+    process (noted in the run) or where no memory cgroup can be made (a warning too).
+    """
+    if params.memory_limit == "engine":
+        return "engine", None
+    if params.memory_limit not in engine.MEMORY_LIMITS:
+        run.note(f"{engine.NAME}: MEMORY_LIMIT={params.memory_limit!r} does not apply (it runs inside the lab's "
+                 f"process); its own limit is used: {engine.MEMORY_LIMITS['engine']}")
+        return "engine", None
+    cap = stack.enter_context(cgroups.memory_cap([], label=f"{engine.NAME}-memory"))
+    if not cap.applied:
+        message = (f"MEMORY_LIMIT={params.memory_limit!r} could not be applied to {engine.NAME} ({cap.reason}); "
+                   f"it runs with MEMORY_LIMIT='engine': {engine.MEMORY_LIMITS['engine']}")
+        warnings.warn(message, stacklevel=3)
+        run.note(message)
+        return "engine", None
+    return "cgroup", cap
 
 
 def _check(engine: Engine, phase: str, expected: int, profile: str, requested: str, throttle: dict | None,
@@ -407,8 +489,13 @@ def statistics(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
     One row per engine × operation × disk profile: ``batches``, ``batch_rows``, the six
     statistics in ms, ``read_iops`` (device reads per second over those batches, from
     ``/proc/diskstats``), ``cgroup_read_iops`` (the throttled processes' own, when
-    throttled), ``read_iops_limit`` (the profile's), ``blocks_read_per_row`` (the
-    engine's own count), and the same three for writes (``write_iops``...).
+    throttled), ``read_iops_limit`` (the profile's), ``read_mb_s`` (the throttled processes'
+    when throttled, else the device's) beside ``read_mb_s_limit``, ``blocks_read_per_row`` (the
+    engine's own count of blocks it did not find in its cache), ``disk_reads_per_row``
+    (reads that reached the disk: the throttled processes' own, else the device's), the
+    same three for writes (``write_iops``...), and the ``memory_limit`` in force with,
+    under a memory cap, the median ``page_cache_mb`` after a batch and the ``peak_memory_mb``
+    of the server's processes during one.
     """
     full = _full(samples, batch_rows).assign(ms=lambda d: d["elapsed_s"] * 1e3)
     keys = ["engine", "operation", "disk_profile"]
@@ -425,15 +512,54 @@ def statistics(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
         else:
             row["cgroup_read_iops"] = np.nan
         row["read_iops_limit"] = limits.read_iops if limits and limits.read_iops else np.nan
+        read_bytes = g["cgroup_read_bytes"] if "cgroup_read_bytes" in g.columns and g["cgroup_read_bytes"].notna().any() \
+            else g["dev_read_bytes"]
+        row["read_mb_s"] = read_bytes.sum() / g["elapsed_s"].sum() / 1e6
+        row["read_mb_s_limit"] = limits.read_bps / 1e6 if limits and limits.read_bps else np.nan
         row["blocks_read_per_row"] = (g["engine_blocks_read"].sum() / g["rows"].sum()
                                       if "engine_blocks_read" in g.columns else np.nan)
+        reads = g["cgroup_read_ios"] if "cgroup_read_ios" in g.columns and g["cgroup_read_ios"].notna().any() \
+            else g["dev_read_ios"]
+        row["disk_reads_per_row"] = reads.sum() / g["rows"].sum()
         row["write_iops"] = g["dev_write_ios"].sum() / g["elapsed_s"].sum()
         row["cgroup_write_iops"] = (g["cgroup_write_ios"].sum() / g["elapsed_s"].sum()
                                     if "cgroup_write_ios" in g.columns and g["cgroup_write_ios"].notna().any()
                                     else np.nan)
         row["write_iops_limit"] = limits.write_iops if limits and limits.write_iops else np.nan
+        row["memory_limit"] = g["memory_limit"].iloc[0] if "memory_limit" in g.columns else None
+        row["page_cache_mb"] = (g["mem_page_cache_bytes"].median() / 2**20
+                                if "mem_page_cache_bytes" in g.columns else np.nan)
+        row["peak_memory_mb"] = g["mem_peak_bytes"].max() / 2**20 if "mem_peak_bytes" in g.columns else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def reads_per_row(samples: pd.DataFrame) -> pd.DataFrame:
+    """Reads per row of every measured batch, by engine and operation, from both sides, tidy.
+
+    ``counter`` is ``"engine: blocks not in its cache"`` (the engine's own count: PostgreSQL
+    ``shared_blks_read``, InnoDB ``Innodb_buffer_pool_reads``, RocksDB block-cache misses) or
+    ``"disk: reads of its processes"`` (the blkio cgroup's count when throttled, else the
+    device's, which includes the rest of the machine). Under a memory cap an engine's miss
+    may still be found in the OS page cache; the disk count says how many were not.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine``, ``operation``, ``counter``, ``reads``, ``rows``, ``per_row``.
+    """
+    measured = samples[~samples["warmup"]]
+    disk = measured["cgroup_read_ios"] if "cgroup_read_ios" in measured.columns else measured["dev_read_ios"]
+    if "cgroup_read_ios" in measured.columns:
+        disk = disk.fillna(measured["dev_read_ios"])
+    frames = []
+    for counter, reads in (("engine: blocks not in its cache", measured.get("engine_blocks_read")),
+                           ("disk: reads of its processes", disk)):
+        if reads is None:
+            continue
+        frames.append(measured[["engine", "operation", "rows"]].assign(counter=counter, reads=reads))
+    out = pd.concat(frames).groupby(["engine", "operation", "counter"], sort=False)[["reads", "rows"]].sum()
+    return out.reset_index().assign(per_row=lambda d: d["reads"] / d["rows"])
 
 
 def ratios(samples: pd.DataFrame, batch_rows: int, *, seed: int = 0) -> pd.DataFrame:
