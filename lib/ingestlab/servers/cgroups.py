@@ -384,7 +384,7 @@ class MemoryCap(Group):
     def _read(self, name: str) -> int | None:
         try:
             return int((self.path / name).read_text().split()[0])
-        except (OSError, ValueError, IndexError, TypeError):
+        except (OSError, ValueError, IndexError):
             return None
 
     def cap(self, free_bytes: int, *, attempts: int = 5) -> dict[str, int]:

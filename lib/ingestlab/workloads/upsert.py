@@ -153,8 +153,7 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
     sizes = tuple(max(1, round(batch_rows * f)) for f in SIZE_FRACTIONS)
     rows = math.ceil(multiple * memory_budget_mb * 2**20 / datagen.DOC_BYTES)
     params = Params(engines, scale, disk_profile, batch_rows, batches, new_keys, memory_limit, memory_budget_mb,
-                    float(multiple),
-                    int(seed), seed_source, sizes, rows)
+                    float(multiple), int(seed), seed_source, sizes, rows)
     # overwrite and blind overwrite draw disjoint keys from the data set; random new keys fill its gaps
     needed = 2 * params.rows_per_operation()
     if needed > rows:
@@ -322,8 +321,11 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
         frame["cgroup_write_iops"] = frame["cgroup_write_ios"] / frame["elapsed_s"]
     if "engine_blocks_read" in frame.columns:
         frame["blocks_read_per_row"] = frame["engine_blocks_read"] / frame["rows"]
-    reads = frame["cgroup_read_ios"] if "cgroup_read_ios" in frame.columns else frame["dev_read_ios"]
-    frame["disk_reads_per_row"] = reads / frame["rows"]
+    # reads that reached the disk for this engine: its processes' own when throttled, else the device's
+    own = "cgroup_read_ios" in frame.columns
+    frame["disk_read_ios"] = frame["cgroup_read_ios"] if own else frame["dev_read_ios"]
+    frame["disk_read_bytes"] = frame["cgroup_read_bytes"] if own else frame["dev_read_bytes"]
+    frame["disk_reads_per_row"] = frame["disk_read_ios"] / frame["rows"]
     return frame, meta
 
 
@@ -489,8 +491,8 @@ def statistics(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
     One row per engine × operation × disk profile: ``batches``, ``batch_rows``, the six
     statistics in ms, ``read_iops`` (device reads per second over those batches, from
     ``/proc/diskstats``), ``cgroup_read_iops`` (the throttled processes' own, when
-    throttled), ``read_iops_limit`` (the profile's), ``read_mb_s`` (the throttled processes'
-    when throttled, else the device's) beside ``read_mb_s_limit``, ``blocks_read_per_row`` (the
+    throttled), ``read_iops_limit`` (the profile's), ``read_mb_s`` (``disk_read_bytes``: the
+    throttled processes' when throttled, else the device's) beside ``read_mb_s_limit``, ``blocks_read_per_row`` (the
     engine's own count of blocks it did not find in its cache), ``disk_reads_per_row``
     (reads that reached the disk: the throttled processes' own, else the device's), the
     same three for writes (``write_iops``...), and the ``memory_limit`` in force with,
@@ -512,15 +514,11 @@ def statistics(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
         else:
             row["cgroup_read_iops"] = np.nan
         row["read_iops_limit"] = limits.read_iops if limits and limits.read_iops else np.nan
-        read_bytes = g["cgroup_read_bytes"] if "cgroup_read_bytes" in g.columns and g["cgroup_read_bytes"].notna().any() \
-            else g["dev_read_bytes"]
-        row["read_mb_s"] = read_bytes.sum() / g["elapsed_s"].sum() / 1e6
+        row["read_mb_s"] = g["disk_read_bytes"].sum() / g["elapsed_s"].sum() / 1e6
         row["read_mb_s_limit"] = limits.read_bps / 1e6 if limits and limits.read_bps else np.nan
         row["blocks_read_per_row"] = (g["engine_blocks_read"].sum() / g["rows"].sum()
                                       if "engine_blocks_read" in g.columns else np.nan)
-        reads = g["cgroup_read_ios"] if "cgroup_read_ios" in g.columns and g["cgroup_read_ios"].notna().any() \
-            else g["dev_read_ios"]
-        row["disk_reads_per_row"] = reads.sum() / g["rows"].sum()
+        row["disk_reads_per_row"] = g["disk_read_ios"].sum() / g["rows"].sum()
         row["write_iops"] = g["dev_write_ios"].sum() / g["elapsed_s"].sum()
         row["cgroup_write_iops"] = (g["cgroup_write_ios"].sum() / g["elapsed_s"].sum()
                                     if "cgroup_write_ios" in g.columns and g["cgroup_write_ios"].notna().any()
@@ -549,15 +547,9 @@ def reads_per_row(samples: pd.DataFrame) -> pd.DataFrame:
         ``engine``, ``operation``, ``counter``, ``reads``, ``rows``, ``per_row``.
     """
     measured = samples[~samples["warmup"]]
-    disk = measured["cgroup_read_ios"] if "cgroup_read_ios" in measured.columns else measured["dev_read_ios"]
-    if "cgroup_read_ios" in measured.columns:
-        disk = disk.fillna(measured["dev_read_ios"])
-    frames = []
-    for counter, reads in (("engine: blocks not in its cache", measured.get("engine_blocks_read")),
-                           ("disk: reads of its processes", disk)):
-        if reads is None:
-            continue
-        frames.append(measured[["engine", "operation", "rows"]].assign(counter=counter, reads=reads))
+    frames = [measured[["engine", "operation", "rows"]].assign(counter=counter, reads=measured[column])
+              for counter, column in (("engine: blocks not in its cache", "engine_blocks_read"),
+                                      ("disk: reads of its processes", "disk_read_ios"))]
     out = pd.concat(frames).groupby(["engine", "operation", "counter"], sort=False)[["reads", "rows"]].sum()
     return out.reset_index().assign(per_row=lambda d: d["reads"] / d["rows"])
 
