@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 from decimal import Decimal
+from typing import Any, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 _BASE_DATE = dt.date(2024, 1, 15)
 
@@ -161,3 +165,46 @@ def row_values(docs: np.ndarray) -> list[bytes]:
     """Each document of an ``(n, width)`` byte array as one ``bytes`` value."""
     raw, width = docs.tobytes(), docs.shape[1]
     return [raw[i:i + width] for i in range(0, len(raw), width)]
+
+
+def rows_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table:
+    """Row tuples as a ``pyarrow.Table`` with ``columns``, the chunk :meth:`Engine.bulk_load` takes.
+
+    Examples
+    --------
+    >>> rows_table(["id", "name"], [(1, "a"), (2, "b")]).to_pydict()
+    {'id': [1, 2], 'name': ['a', 'b']}
+    """
+    values = list(zip(*rows)) if rows else [()] * len(columns)
+    return pa.table({name: pa.array(list(col)) for name, col in zip(columns, values)})
+
+
+def document_table(keys: np.ndarray, docs: np.ndarray, columns: Sequence[str] = ("id", "doc")) -> pa.Table:
+    """Keys and an ``(n, width)`` byte array of ASCII documents as a two-column ``pyarrow.Table``, without copying rows.
+
+    Examples
+    --------
+    >>> document_table(np.array([7, 9]), np.frombuffer(b"1,23,4", dtype=np.uint8).reshape(2, 3)).to_pydict()
+    {'id': [7, 9], 'doc': ['1,2', '3,4']}
+    """
+    n, width = docs.shape
+    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * width).tobytes())
+    text = pa.Array.from_buffers(pa.string(), n, [None, offsets, pa.py_buffer(np.ascontiguousarray(docs).tobytes())])
+    return pa.table({columns[0]: pa.array(np.asarray(keys, dtype=np.int64)), columns[1]: text})
+
+
+def csv_bytes(table: pa.Table, *, null: str = "") -> bytes:
+    r"""``table`` as CSV without a header: every value quoted, NULL written bare as ``null``.
+
+    PostgreSQL's ``COPY … (FORMAT csv)`` reads a bare empty field as NULL; MySQL's ``LOAD DATA
+    … OPTIONALLY ENCLOSED BY '"' ESCAPED BY ''`` reads a bare ``NULL`` as NULL and a doubled
+    quote inside a quoted field as a quote, so any text survives either.
+
+    Examples
+    --------
+    >>> csv_bytes(rows_table(["id", "s"], [(1, "a,b"), (2, None)]), null="NULL")
+    b'"1","a,b"\n"2",NULL\n'
+    """
+    out = io.BytesIO()
+    pa_csv.write_csv(table, out, pa_csv.WriteOptions(include_header=False, quoting_style="all_valid", null_string=null))
+    return out.getvalue()

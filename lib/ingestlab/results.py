@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ingestlab import _paths
-from ingestlab.engines.base import mask_url
+from ingestlab.conninfo import mask_url
 
 #: Packages whose versions every run records.
 RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "pymysql",

@@ -12,9 +12,10 @@ from typing import Any, Callable
 import pandas as pd
 
 from ingestlab import _paths
-from ingestlab.engines.base import PASSWORDS_ENV, parse_url, password_key, split_password
+from ingestlab.conninfo import PASSWORDS_ENV, parse_url, password_key, split_password
 from ingestlab.errors import ConfigError
-from ingestlab.servers import cgroups, reap
+from ingestlab import cgroups
+from ingestlab.servers import reap
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"

@@ -1,7 +1,13 @@
-"""Per-statement wall-clock timing: every sample kept, warm-up flagged."""
+"""The lab's one clock: every timed region, per-statement samples (all kept, warm-up flagged), latency summaries.
+
+Nothing else in the package reads ``time.perf_counter``: adapters return what the server
+reports, and the workloads time the client's side through this module (ClickBench's driver
+owns the clock the same way; its systems never time themselves).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Callable, Iterable, Sequence
 
@@ -11,11 +17,76 @@ import pandas as pd
 SAMPLE_COLUMNS = ["statement_no", "warmup", "rows", "bytes", "elapsed_s", "started_ns"]
 
 
+#: What :func:`anatomy frames <ingestlab.anatomy.frame>` name the client clock's source.
+CLOCK = "client perf_counter_ns"
+
+
+def now_ns() -> int:
+    """The clock's current reading in nanoseconds (monotonic; only differences mean anything)."""
+    return time.perf_counter_ns()
+
+
 def time_call(fn: Callable[..., Any], *args: Any) -> tuple[int, int]:
-    """Call ``fn(*args)``; return ``(start_ns, elapsed_ns)`` from ``time.perf_counter_ns``."""
+    """Call ``fn(*args)``; return ``(start_ns, elapsed_ns)`` from the lab's clock."""
     t0 = time.perf_counter_ns()
     fn(*args)
     return t0, time.perf_counter_ns() - t0
+
+
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """What :func:`timed` returns: the call's result and when and how long it ran."""
+
+    result: Any
+    started_ns: int
+    elapsed_ns: int
+
+    @property
+    def ms(self) -> float:
+        """The elapsed time in milliseconds."""
+        return self.elapsed_ns / 1e6
+
+
+def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Timed:
+    """Call ``fn(*args, **kwargs)`` on the lab's clock; return its result with the time it took.
+
+    Examples
+    --------
+    >>> t = timed(sum, [1, 2])
+    >>> t.result, t.elapsed_ns >= 0
+    (3, True)
+    """
+    t0 = time.perf_counter_ns()
+    result = fn(*args, **kwargs)
+    return Timed(result, t0, time.perf_counter_ns() - t0)
+
+
+class Stopwatch:
+    """A span on the lab's clock, for a step that is not one call (a load with its progress bar).
+
+    Examples
+    --------
+    >>> with Stopwatch() as sw:
+    ...     _ = sum(range(10))
+    >>> sw.seconds >= 0
+    True
+    """
+
+    def __init__(self) -> None:
+        self.started_ns = 0
+        self.elapsed_ns = 0
+
+    def __enter__(self) -> "Stopwatch":
+        self.started_ns = time.perf_counter_ns()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.elapsed_ns = time.perf_counter_ns() - self.started_ns
+
+    @property
+    def seconds(self) -> float:
+        """The span in seconds (0 until the block ends)."""
+        return self.elapsed_ns / 1e9
 
 
 def time_statements(

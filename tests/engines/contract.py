@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from ingestlab import datagen
+from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import SEED_COLUMNS, STEPS
+from ingestlab.errors import UnsupportedOperationError
 from ingestlab.servers.base import is_running
 
 COLS = [c for c, _ in SEED_COLUMNS]
@@ -46,8 +47,7 @@ class EngineContract:
         assert eng.server_version()[0].isdigit()
 
     def test_identifiers_are_quoted_by_the_dialect(self, eng):
-        eng.execute(eng.drop_table_sql(ODD_TABLE))
-        eng.execute(eng.create_table_sql(ODD_TABLE, SEED_COLUMNS))
+        eng.reset_table(ODD_TABLE, SEED_COLUMNS)
         rows = datagen.seed_rows(7, seed=1)
         eng.execute(eng.insert_sql(ODD_TABLE, COLS, len(rows)), [v for r in rows for v in r])
         assert eng.count_rows(ODD_TABLE) == 7
@@ -56,9 +56,8 @@ class EngineContract:
     def test_insert_select_and_bulk_path_keep_every_row(self, eng):
         rows = datagen.seed_rows(250, seed=2)
         for t in ("c_src", "c_dst"):
-            eng.execute(eng.drop_table_sql(t))
-            eng.execute(eng.create_table_sql(t, SEED_COLUMNS))
-        eng.bulk_load("c_src", COLS, rows)
+            eng.reset_table(t, SEED_COLUMNS)
+        assert eng.bulk_load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
         assert eng.count_rows("c_src") == 250
         eng.execute(eng.insert_select_sql("c_dst", "c_src"))
         assert eng.count_rows("c_dst") == 250
@@ -79,14 +78,30 @@ class EngineContract:
         assert meta["engine"] == self.engine and meta["server_version"] and isinstance(meta["settings"], dict)
 
     def test_statement_anatomy_is_tidy(self, eng):
-        eng.execute(eng.drop_table_sql("c_anat"))
-        eng.execute(eng.create_table_sql("c_anat", SEED_COLUMNS))
+        eng.reset_table("c_anat", SEED_COLUMNS)
         frame = eng.statement_anatomy("c_anat", COLS, datagen.seed_rows(5, start_id=100, seed=3))
-        assert {"pass", "statement_no", "component", "ms", "source"} <= set(frame.columns)
-        # every measured part is a duration; only remainders (total minus parts) may dip below 0
-        parts = frame[~frame["component"].isin(["outside_executor", "other"])].dropna(subset=["ms"])
+        assert list(frame.columns) == anatomy.COLUMNS
+        # every measured part is a duration; only the remainder (total minus parts) may dip below 0
+        parts = frame[frame["component"] != anatomy.UNEXPLAINED].dropna(subset=["ms"])
         assert not parts.empty and (parts["ms"] >= 0).all()
-        assert eng.count_rows("c_anat") > 0
+        assert anatomy.UNEXPLAINED in set(frame["component"]) and eng.count_rows("c_anat") == 5
+        summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
+        assert summary["client_total_ms"] > 0 and summary["unexplained_share"] < 1
+
+    def test_table_models_and_partitions_create_tables_that_take_rows(self, eng):
+        rows = datagen.seed_rows(40, seed=4)
+        for model in eng.TABLE_MODELS:
+            for partitions in sorted({1, min(4, eng.MAX_PARTITIONS)}):
+                eng.reset_table("c_model", SEED_COLUMNS, model=model, partitions=partitions)
+                eng.execute(eng.insert_sql("c_model", COLS, len(rows)), [v for r in rows for v in r])
+                assert eng.count_rows("c_model") == 40, (model, partitions)
+        eng.execute(eng.drop_table_sql("c_model"))
+
+    def test_a_missing_step_names_the_engine_and_the_step(self, eng):
+        for step in STEPS:
+            if not eng.has(step):
+                with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no {step}"):
+                    eng.has(step, check=True)
 
     def test_close_stops_the_local_server(self, tmp_path, monkeypatch):
         reason = self.skip_reason()

@@ -14,14 +14,15 @@ import pytest
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.doris import Doris
-from ingestlab.engines.starrocks import ProfileCapture, profile_anatomy
+from ingestlab.engines.starrocks import StarRocks
+from ingestlab.engines.starrocks import ProfileCapture, profile_parts
 from ingestlab.errors import ConfigError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import EngineContract
 
 URL = "doris://root@127.0.0.1:9230/ingestlab?http_port=8230"
 COLS = [c for c, _ in SEED_COLUMNS]
-DIALECT = "doris"
+DIALECT = Doris.SQLGLOT_DIALECT
 
 
 class TestDorisContract(EngineContract):
@@ -67,7 +68,7 @@ def test_aggregate_ddl_parses_with_the_doris_dialect(doris):
 def test_aggregate_ddl_parses_with_the_starrocks_dialect(doris):
     sql = doris.create_table_sql("t", SEED_COLUMNS, model="aggregate", key=["id"], aggregate={"amount": "SUM"})
     assert "`amount` DECIMAL(10,2) SUM" in sql and "`name` VARCHAR(100) REPLACE" in sql
-    assert table_names(parse_sql(sql, "starrocks")) == ["t"]
+    assert table_names(parse_sql(sql, StarRocks.SQLGLOT_DIALECT)) == ["t"]
 
 
 def test_doris_has_no_primary_key_model(doris):
@@ -123,8 +124,8 @@ def test_profile_is_read_from_the_fes_http_api():
         (get,) = pair.frontend.requests
         assert get["method"] == "GET" and get["path"] == "/api/profile/text?query_id=f7efdc4c092d4b14-95e0f7f7783974d3"
         assert get["headers"]["Authorization"].startswith("Basic ")
-        frame = profile_anatomy([ProfileCapture("q", 80_000.0, texts)], Doris.PROFILE_TEXTS)
-        row = frame[frame["pass"] == "profile"].set_index("component")["ms"]
+        parts, _ = profile_parts(ProfileCapture("q", texts), Doris.PROFILE_TEXTS)
+        row = dict((name, ms) for name, ms, _ in parts)
         assert row["server_total"] == pytest.approx(74_000.0)  # "Total: 1min14sec"
         doris.close()
     finally:

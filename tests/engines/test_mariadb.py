@@ -84,13 +84,13 @@ class TestMariaDB(EngineContract):
     def test_load_data_local_keeps_quotes_commas_backslashes_and_nulls(self, eng):
         _fresh_table(eng, "odd_values")
         rows = [(1, 'say "hi", then \\leave', None, None), (2, "NULL", None, None), (3, "", None, None)]
-        eng.bulk_load("odd_values", COLS, rows)
+        assert eng.bulk_load("odd_values", COLS, [datagen.rows_table(COLS, rows)]) == 3
         assert sorted(eng.execute("SELECT id, name, amount, dt FROM odd_values")) == rows
 
     def test_generated_sql_parses_as_mysql(self, eng):
         sql = eng.create_table_sql("t`x", SEED_COLUMNS)
-        assert table_names(parse_sql(sql, "mysql")) == ["t`x"]
-        parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), "mysql")
+        assert table_names(parse_sql(sql, eng.SQLGLOT_DIALECT)) == ["t`x"]
+        parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), eng.SQLGLOT_DIALECT)
         assert eng.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")
 
     def test_a_remote_url_refuses_global_settings_without_the_opt_in(self, eng):

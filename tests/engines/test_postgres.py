@@ -1,6 +1,8 @@
 import pytest
 
+from ingestlab import datagen
 from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
 from tests.engines.contract import EngineContract
 from tests.engines.upsert_contract import UpsertContract
 
@@ -22,20 +24,22 @@ class TestPostgres(EngineContract):
 
     def test_anatomy_splits_planning_execution_and_wal_flush(self, eng):
         eng.apply_settings({"synchronous_commit": "on"})
-        eng.execute(eng.drop_table_sql("anat"))
-        eng.execute(eng.create_table_sql("anat", [("id", "BIGINT"), ("name", "VARCHAR(100)"),
-                                                 ("amount", "DECIMAL(10,2)"), ("dt", "DATE")]))
-        from ingestlab import datagen
-
-        frame = eng.statement_anatomy("anat", ["id", "name", "amount", "dt"], datagen.seed_rows(10, seed=5))
+        eng.reset_table("anat", SEED_COLUMNS)
+        frame = eng.statement_anatomy("anat", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(10, seed=5))
         stats = frame[frame["pass"] == "stats"].set_index("component")
-        assert {"client_total", "planning", "execution", "wal_flush"} <= set(stats.index)
+        assert {"client_total", "planning", "execution", "wal_flush", "unexplained"} <= set(stats.index)
         assert stats.loc["wal_fsyncs", "count"] >= 0.9  # one WAL flush per commit
-        explain = frame[frame["pass"] == "explain"]
-        assert explain["statement_no"].nunique() == 10
-        per = explain.pivot(index="statement_no", columns="component", values="ms")
-        assert (per["client_total"] > per["planning"] + per["execution"]).all()
+        per = frame[frame["pass"] == "server"].pivot(index="statement_no", columns="component", values="ms")
+        assert len(per) == 10 and (per["planning"] > 0).all() and (per["execution"] > 0).all()
+        assert (per["client_total"] > per["planning"] + per["execution"] + per["wal_flush"]).all()
         eng.apply_settings({})
+
+    def test_partitions_and_models_are_what_the_catalog_says(self, eng):
+        eng.reset_table("parts", SEED_COLUMNS, model="primary_key_indexes", partitions=8)
+        assert eng.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = '\"parts\"'::regclass")[0][0] == 8
+        assert eng.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'parts'")[0][0] == 4
+        eng.reset_table("parts", SEED_COLUMNS, model="unlogged")
+        assert eng.execute("SELECT relpersistence FROM pg_class WHERE relname = 'parts'")[0][0] == "u"
 
 
 def test_a_url_selects_the_postgres_adapter_without_connecting():

@@ -15,6 +15,8 @@ from ingestlab.errors import ConfigError, ConstraintError, ServerError, Unsuppor
 from ingestlab.servers import reap
 from ingestlab.servers.rocksdb import RocksDBStore
 
+from tests.engines.upsert_contract import UpsertContract
+
 BUDGET = {"block_cache_bytes": str(1 << 20), "use_direct_reads": "true", "bloom_bits_per_key": "10",
           "compression": "none"}
 
@@ -61,7 +63,7 @@ def test_options_survive_a_reopen_of_a_database_with_data(eng):
     live = eng.settings()
     assert live["use_direct_reads"] == "true" and live["filter_policy"].startswith("bloomfilter")
     assert live["compression"] == "kNoCompression" and live["lab.block_cache_bytes"] == str(1 << 20)
-    assert eng.count_keys() == 2
+    assert eng.count_rows("kv") == 2
     eng.apply_settings({})  # and back: the stored options do not stick either
     assert eng.settings()["use_direct_reads"] == "false"
 
@@ -70,14 +72,14 @@ def test_insert_refuses_an_existing_key_and_writes_nothing(eng):
     eng.insert(_keys([10, 12]), _values(2, 1))
     with pytest.raises(ConstraintError, match="exists"):
         eng.insert(_keys([14, 12]), _values(2, 2))
-    assert eng.count_keys() == 2 and eng.db.get(_keys([14])[0]) is None
+    assert eng.count_rows("kv") == 2 and eng.db.get(_keys([14])[0]) is None
 
 
 def test_upsert_reads_every_key_and_replaces_the_values(eng):
     old, new = _values(3, 3), _values(3, 4)
     eng.put(_keys([1, 2, 3]), old)
     assert eng.upsert(_keys([2, 3, 4]), new) == 2
-    assert eng.count_keys() == 4
+    assert eng.count_rows("kv") == 4
     assert eng.db.get(_keys([3])[0]) == new[1]
 
 
@@ -86,16 +88,16 @@ def test_blind_put_replaces_without_reading(eng):
     before = eng.io_counters()["keys_read"]
     eng.put(_keys([5, 6]), _values(2, 6))
     assert eng.io_counters()["keys_read"] == before
-    assert eng.count_keys() == 2
+    assert eng.count_rows("kv") == 2
 
 
 def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filter(eng):
     eng.apply_settings(BUDGET)
     n = 3000
     docs = datagen.documents(n, np.random.default_rng(7))
-    assert eng.bulk_load_pairs([(_keys(2 * np.arange(n)), datagen.row_values(docs))]) == n
-    eng.settle()
-    assert eng.count_keys() == n and eng.data_bytes() >= n * datagen.DOC_BYTES
+    assert eng.bulk_load("kv", ["id", "doc"], [datagen.document_table(2 * np.arange(n), docs)]) == n
+    eng.settle("kv")
+    assert eng.count_rows("kv") == n and eng.data_bytes("kv") >= n * datagen.DOC_BYTES
     eng.apply_settings(BUDGET)  # an empty block cache
     c0 = eng.io_counters()
     found = eng.upsert(_keys([100, 2000, 4000]), datagen.row_values(docs[:3]))
@@ -110,15 +112,34 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
 @pytest.mark.parametrize("call", [
     lambda e: e.execute("SELECT 1"),
     lambda e: e.quote("t"),
-    lambda e: e.create_table_sql("t", [("id", "BIGINT")]),
+    lambda e: e.table_ddl("t", [("id", "BIGINT")]),
     lambda e: e.insert_sql("t", ["id"]),
-    lambda e: e.count_rows("t"),
-    lambda e: e.bulk_load("t", ["id"], [(1,)]),
+    lambda e: e.insert_select_sql("t", "u"),
     lambda e: e.statement_anatomy("t", ["id"], [(1,)]),
 ])
 def test_what_makes_no_sense_for_a_key_value_store_is_unsupported(eng, call):
-    with pytest.raises(UnsupportedOperationError):
+    with pytest.raises(UnsupportedOperationError, match="rocksdb: no .*: RocksDB is a key-value store"):
         call(eng)
+
+
+def test_capability_queries_say_why_a_step_is_missing():
+    assert not RocksDB.has("execute") and RocksDB.has("bulk_load")
+    with pytest.raises(UnsupportedOperationError, match="rocksdb: no statement_anatomy: RocksDB is a key-value"):
+        RocksDB.has("statement_anatomy", check=True)
+
+
+def test_reset_table_empties_the_keyspace(eng):
+    eng.put(_keys([1, 2, 3]), _values(3, 8))
+    eng.reset_table("kv", [("id", "BIGINT"), ("doc", "TEXT")], key=("id",))
+    assert eng.count_rows("kv") == 0
+
+
+class TestRocksDBUpsert(UpsertContract):
+    engine = "rocksdb"
+
+    @staticmethod
+    def read_doc(eng, key: int) -> bytes:
+        return eng.db.get(_keys([key])[0])
 
 
 def test_an_unknown_setting_fails_before_the_store_closes(eng):

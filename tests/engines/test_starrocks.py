@@ -13,14 +13,15 @@ import sqlglot
 
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
-from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_anatomy
+from ingestlab import anatomy, datagen
+from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import EngineContract
 
 URL = "starrocks://root:secret@127.0.0.1:9030/ingestlab?http_port=8030"
 COLS = [c for c, _ in SEED_COLUMNS]
-DIALECT = "starrocks"
+DIALECT = StarRocks.SQLGLOT_DIALECT
 
 
 class TestStarRocksContract(EngineContract):
@@ -134,33 +135,35 @@ def test_analyze_profile_statement_has_the_documented_form(sr):
 
 def test_profile_texts_become_the_seeds_split_of_total_time():
     text = corpus_body("starrocks_analyze_profile", "sr_radiant_explain_analyze_select_join_ansi_remnants.txt")
-    captures = [ProfileCapture("q0", 900.0, {"starrocks_analyze_profile": text}),
-                ProfileCapture("q1", 1000.0, {"starrocks_analyze_profile": text})]
-    frame = profile_anatomy(captures, StarRocks.PROFILE_TEXTS)
+    captures = [ProfileCapture("q0", {"starrocks_analyze_profile": text}),
+                ProfileCapture("q1", {"starrocks_analyze_profile": text})]
+    split = [profile_parts(c, StarRocks.PROFILE_TEXTS) for c in captures]
+    frame = anatomy.frame("profile", [900.0, 1000.0], [p for p, _ in split], extras=[e for _, e in split])
     per = frame[frame["pass"] == "profile"].pivot(index="statement_no", columns="component", values="ms")
     from ingestlab.profiles import parse
 
     summary = parse(text, "starrocks_analyze_profile").summary
     assert per.loc[1, "execution"] == pytest.approx(summary["execution_ms"])
     assert per.loc[1, "fe_overhead"] == pytest.approx(summary["total_ms"] - summary["execution_ms"])
-    assert per.loc[1, "other"] == pytest.approx(1000.0 - summary["total_ms"])
+    assert per.loc[1, "unexplained"] == pytest.approx(1000.0 - summary["total_ms"])
     stats = frame[frame["pass"] == "stats"].set_index("component")["ms"]
     assert stats["client_total"] == 1000.0  # statement 0 is warm-up
 
 
 def test_a_raw_load_profile_gives_its_total():
     text = corpus_body("starrocks_analyze_profile", "sr_docs_streamload_load_profile_raw_in_table.txt")
-    frame = profile_anatomy([ProfileCapture("q", 10_000.0, {"starrocks_analyze_profile": text})], StarRocks.PROFILE_TEXTS)
-    row = frame[frame["pass"] == "profile"].set_index("component")["ms"]
+    parts, extras = profile_parts(ProfileCapture("q", {"starrocks_analyze_profile": text}), StarRocks.PROFILE_TEXTS)
+    row = anatomy.frame("profile", [10_000.0], [parts], extras=[extras])
+    row = row[row["pass"] == "profile"].set_index("component")["ms"]
     assert row["server_total"] == pytest.approx(9571.0)  # "Total: 9s571ms"; no ExecutionTime in a load's tree
-    assert row["other"] == pytest.approx(10_000.0 - 9571.0)
+    assert row["unexplained"] == pytest.approx(10_000.0 - 9571.0)
 
 
 def test_bulk_load_is_a_stream_load_to_the_urls_fe():
     pair = FrontendAndBackend(corpus_body("stream_load_response", "sr_docs_helm_weatherdata.txt"))
     try:
         sr = Engine.from_url(f"starrocks://root:pw@127.0.0.1:9030/ingestlab?http_port={pair.frontend.port}")
-        sr.bulk_load("t1", COLS, [(1, "a", "1.00", "2024-01-15")])
+        assert sr.bulk_load("t1", COLS, [datagen.rows_table(COLS, [(1, "a", "1.00", "2024-01-15")])]) == 22931
         (be,) = pair.backend.requests
         assert be["path"] == "/api/ingestlab/t1/_stream_load" and be["headers"]["label"].startswith("ingestlab_t1_")
         assert be["headers"]["columns"] == "id,name,amount,dt" and "group_commit" not in be["headers"]

@@ -12,12 +12,13 @@ import pytest
 
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
 from tests.engines._support import corpus_body, parse_sql, table_names
 from tests.engines.contract import EngineContract
 
 URL = "yugabytedb://yugabyte:pw@127.0.0.1:5433/yugabyte?label=rf1"
-DIALECT = "postgres"
+DIALECT = YugabyteDB.SQLGLOT_DIALECT
 
 
 class TestYugabyteDBContract(EngineContract):

@@ -1,5 +1,7 @@
 import pytest
 
+from ingestlab import anatomy
+
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import insert
@@ -60,7 +62,7 @@ def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
     measured = data["samples"][~data["samples"]["warmup"]]
     assert (measured.groupby(["variant", "scenario"])["rows"].sum() == 120).all()
     assert set(measured["scenario"]) == set(insert.SCENARIOS)  # bulk = LOAD DATA LOCAL INFILE
-    parts = insert.anatomy_summary(data["anatomy"])
-    assert {"stats_commit", "stats_other", "stats_client_total"} <= set(parts.columns)
-    assert "commit" in set(insert.anatomy_parts(parts)["component"])
-    assert len(insert.describe_anatomy(parts)) == 2
+    parts = anatomy.summary(data["anatomy"])
+    assert {"commit_ms", "unexplained_ms", "client_total_ms", "unexplained_share"} <= set(parts.columns)
+    assert "commit" in set(anatomy.parts(parts)["component"])
+    assert len(anatomy.describe(parts)) == 2

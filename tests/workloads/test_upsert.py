@@ -7,8 +7,8 @@ import pytest
 from ingestlab import datagen
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
-from ingestlab.servers import cgroups
-from ingestlab.workloads import upsert
+from ingestlab import cgroups
+from ingestlab.workloads import upsert, upsert_analysis as analysis
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -174,16 +174,16 @@ def test_where_a_memory_cap_is_impossible_the_engine_limits_itself_and_says_why(
 def test_tables_of_a_run_have_the_published_columns(tmp_path):
     p = _tiny("rocksdb", seed=5)
     s = upsert.measure(p, Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run"), progress=False)["samples"]
-    stats = upsert.statistics(s, p.batch_rows)
+    stats = analysis.statistics(s, p.batch_rows)
     assert list(stats.columns[:12]) == ["engine", "operation", "disk_profile", "batches", "batch_rows", "min_ms",
                                         "median_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms", "read_iops"]
     assert (stats["batches"] == p.batches).all() and len(stats) == 3
-    fits = upsert.fit(s, p.batch_rows)
+    fits = analysis.fit(s, p.batch_rows)
     assert {"variant", "overhead_ms", "overhead_ci_low_ms", "per_row_us", "per_row_ci_low_us", "r2",
             "n_points"} <= set(fits.columns)
-    ratios = upsert.ratios(s, p.batch_rows)
+    ratios = analysis.ratios(s, p.batch_rows)
     assert set(ratios["operation"]) == {"overwrite", "blind_overwrite"}
-    comparison = upsert.live_vs_published(ratios, stats)
+    comparison = analysis.live_vs_published(ratios, stats)
     assert comparison["published"].notna().any() and comparison["live"].notna().all()
 
 
@@ -213,12 +213,14 @@ def test_where_throttling_is_impossible_the_run_goes_on_as_local_and_says_why(tm
 
 def test_statistics_are_the_seeds_over_full_batches_only():
     ms = [100.0, 200.0, 300.0, 400.0]
-    s = pd.DataFrame({"engine": "e", "operation": "insert", "disk_profile": "local", "warmup": [True] + [False] * 5,
+    s = pd.DataFrame({**dict.fromkeys(upsert.SAMPLE_COLUMNS, np.nan), "engine": "e", "operation": "insert",
+                      "disk_profile": "local", "memory_limit": "engine", "warmup": [True] + [False] * 5,
                       "rows": [10, 10, 10, 10, 10, 5], "elapsed_s": [9.0] + [m / 1e3 for m in ms] + [0.001],
                       "dev_read_ios": [0, 1, 1, 1, 1, 0], "disk_read_ios": [0, 1, 1, 1, 1, 0],
                       "disk_read_bytes": [0, 4096, 4096, 4096, 4096, 0], "dev_write_ios": 0,
                       "engine_blocks_read": 0.0})
-    row = upsert.statistics(s, 10).iloc[0]
+    row = analysis.statistics(s, 10).iloc[0]
+    assert np.isnan(row["cgroup_read_iops"]) and np.isnan(row["page_cache_mb"])  # not measured: NaN, not 0
     assert row["batches"] == 4 and row["min_ms"] == 100 and row["max_ms"] == 400
     assert row["median_ms"] == 250 and row["mean_ms"] == 250 and row["p90_ms"] == pytest.approx(370)
     assert row["read_iops"] == pytest.approx(4 / 1.0) and row["read_mb_s"] == pytest.approx(4 * 4096 / 1e6)
@@ -229,14 +231,14 @@ def test_fit_recovers_a_known_overhead_and_per_row_cost():
     rows = np.repeat([250, 500, 1000], 6)
     s = pd.DataFrame({"engine": "e", "operation": "overwrite", "disk_profile": "local", "warmup": False,
                       "rows": rows, "elapsed_s": 0.040 + rows * 2.5e-3 + rng.normal(0, 0.01, len(rows))})
-    ols = upsert.fit(s, 1000).query("method == 'ols'").iloc[0]
+    ols = analysis.fit(s, 1000).query("method == 'ols'").iloc[0]
     assert ols["overhead_ci_low_ms"] <= 40 <= ols["overhead_ci_high_ms"]
     assert ols["per_row_ci_low_us"] <= 2500 <= ols["per_row_ci_high_us"]
     assert ols["write_time_s"] == pytest.approx(2.5, rel=0.02)
 
 
 def test_published_ratios_are_the_seeds_15x_and_281x():
-    pub = upsert.published_statistics().set_index(["engine", "operation"])
+    pub = analysis.published_statistics().set_index(["engine", "operation"])
     arango = pub.loc[("ArangoDB 3.4 (seed)", "overwrite"), "mean_ms"] / pub.loc[("ArangoDB 3.4 (seed)", "insert"), "mean_ms"]
     pg = pub.loc[("PostgreSQL 9.6 (seed)", "overwrite"), "mean_ms"] / pub.loc[("PostgreSQL 9.6 (seed)", "insert"), "mean_ms"]
     assert round(arango) == 15 and round(pg) == 281

@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import functools
-import json
-import os
-import re
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
 
+from ingestlab import anatomy, timing
+from ingestlab.conninfo import MASK, mask_url, parse_url, password_from_env
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
-
-#: Environment variable through which the batch runner hands passwords to a notebook kernel,
-#: so that they never appear in the executed notebook: a JSON object ``{"user@host:port": pw}``.
-PASSWORDS_ENV = "INGESTLAB_PASSWORDS"
-#: What a password is replaced by wherever a URL is shown.
-MASK = "***"
 
 #: The seed's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
 SEED_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -27,82 +19,157 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("amount", "DECIMAL(10,2)"),
     ("dt", "DATE"),
 )
+#: Steps that exist when another one does (the base implements them over it).
+_BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause"}
+#: The contract's steps that an engine may lack (see :meth:`Engine.has`).
+STEPS: tuple[str, ...] = (
+    "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
+    "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
+    "memory_budget_settings", "statement_anatomy", "set_session",
+)
+
+
+def _unsupported(reason: str) -> Callable:
+    """Mark a default step of the base as missing until an engine implements it."""
+    def mark(method: Callable) -> Callable:
+        method.__unsupported__ = reason
+        return method
+    return mark
+
+
+def _switched_off(step: str, reason: str) -> Callable:
+    """A method that raises for a step an engine declares in :attr:`Engine.UNSUPPORTED`."""
+    def method(self, *args: Any, **kwargs: Any):
+        raise UnsupportedOperationError(f"{self.NAME}: no {step}: {reason}")
+    method.__name__ = step
+    method.__doc__ = f"Not available on this engine: {reason}."
+    method.__unsupported__ = reason
+    return method
 
 
 class Engine:
-    """One database engine, reached through its Python DB-API driver.
+    """One database engine, reached through its Python driver; subclasses override only what differs.
 
-    The contract (what every adapter provides; subclasses override only what differs):
+    The contract, declared here once (every step and every capability flag, with its default):
 
     * **Registry.** Subclasses with a :attr:`NAME` register themselves. ``Engine.get(name)``
-      returns the lab's local instance of that engine (an embedded server the lab starts and
-      stops) when the engine has one; ``Engine.from_url(url)`` returns an adapter for an
-      existing server; ``Engine.resolve(target)`` accepts either. Nothing connects until
-      :meth:`start`.
-    * **Lifecycle.** :meth:`start` starts the local server if there is one and opens the
-      measuring connection (autocommit on, so every statement is its own transaction and
-      its commit is inside its timing); it is idempotent. :meth:`close` closes connections
-      and stops the local server; it is idempotent and safe after a failure.
-    * **Variants.** :meth:`apply_settings` puts server settings in force: a local server is
-      restarted with them (and only them); a remote server gets session-level ``SET`` where
-      the engine allows it, else :class:`UnsupportedOperationError`. :meth:`settings` reads
-      back every setting that differs from the server's default, for the run's metadata.
-    * **SQL.** DDL and DML are generated here with identifiers quoted by SQLAlchemy's
-      dialect quoting (:meth:`quote`); values always travel as driver parameters.
-    * **Times.** This class measures nothing itself: :mod:`ingestlab.timing` wraps
-      :meth:`execute` with the client's wall clock (``perf_counter_ns``). Server-reported
-      times come from :meth:`statement_anatomy`, whose rows say which instrument each
-      number comes from.
-
-    Capabilities are class attributes, documented where they are set.
+      returns the lab's local instance of that engine (a server the lab starts and stops)
+      when it has one; ``Engine.from_url(url)`` an adapter for an existing server;
+      ``Engine.resolve(target)`` accepts either; ``Engine.classes()`` lists them. Nothing
+      connects until :meth:`start`.
+    * **Lifecycle.** :meth:`start` starts the local server if any and opens the measuring
+      connection (autocommit: every statement is its own transaction, its commit inside its
+      time); idempotent. :meth:`close` closes it and stops the local server; idempotent and
+      safe after a failure.
+    * **Variants.** :meth:`apply_settings` puts settings in force: a local server restarts
+      with them (and only them), a remote one gets session settings where the engine allows
+      it. :meth:`settings` reads back every setting that differs from the server's default.
+    * **Tables.** :meth:`table_ddl` writes the statements that create a table of a key model
+      (:attr:`TABLE_MODELS`), hash-partitioned or bucketed into ``partitions``
+      (≤ :attr:`MAX_PARTITIONS`); :meth:`reset_table` drops and creates it. Identifiers are
+      quoted by SQLAlchemy's dialect quoting (:meth:`quote`); values always travel as driver
+      parameters.
+    * **Writes.** :meth:`bulk_load` loads chunks (``pyarrow.Table``) through the engine's
+      bulk path (:attr:`BULK_PATH`) and returns the rows sent; :meth:`prepare_write` builds
+      one batch of an operation of :attr:`UPSERT_OPERATIONS` (statement text and parameters
+      ready, before any clock starts) and returns the call to time.
+    * **State.** :meth:`count_rows`, :meth:`data_bytes` (bytes on disk), :meth:`settle` (no
+      background work left: checkpoint, flush, compaction), :meth:`io_counters` (cumulative
+      engine counters under the lab's names: ``blocks_read``...), :meth:`memory_budget_settings`
+      (settings that hold the engine to a memory budget under one of :attr:`MEMORY_LIMITS`).
+    * **Times.** No adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s.
+      :meth:`statement_anatomy` times single-row INSERTs on that clock and asks the engine's
+      :meth:`anatomy_recorder` what the server reported for each (server-side parts only);
+      :func:`ingestlab.anatomy.frame` builds the one table shape, the remainder named
+      ``unexplained`` everywhere.
+    * **Missing steps.** A step an engine lacks raises :class:`UnsupportedOperationError`
+      naming the engine and the step; :meth:`has` says whether a step is there, and with
+      ``check=True`` raises with the reason (psycopg's ``Capabilities``). A subclass switches
+      off what it must not inherit in :attr:`UNSUPPORTED`, explicitly.
     """
 
+    # -- identity and connection --------------------------------------------------------------
     #: Registry name (``"postgres"``); empty on abstract families.
     NAME: ClassVar[str] = ""
     #: URL schemes (before any ``+driver``) that select this engine in :meth:`from_url`.
     URL_SCHEMES: ClassVar[tuple[str, ...]] = ()
-    #: SQLAlchemy drivername used to connect (``"postgresql+psycopg2"``).
+    #: SQLAlchemy drivername used to connect and to quote (``"postgresql+psycopg2"``).
     DRIVERNAME: ClassVar[str] = ""
     #: Default port of the engine's SQL protocol.
     DEFAULT_PORT: ClassVar[int | None] = None
-    #: sqlglot dialect name of the SQL this adapter generates.
+    #: Name of the database argument of the driver's ``connect()``.
+    DATABASE_KEY: ClassVar[str] = "database"
+    #: DB-API placeholder style of the driver.
+    PLACEHOLDER: ClassVar[str] = "%s"
+    #: URL query keys the lab reads itself and never hands to the driver (``label``: see :attr:`label`).
+    LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label",)
+    #: sqlglot dialect of the SQL this adapter writes (tests validate it with this dialect).
     SQLGLOT_DIALECT: ClassVar[str] = ""
-    #: Format of :meth:`statement_anatomy`'s source (``"explain_json"``, ``"show_profile"``...).
-    PROFILE_KIND: ClassVar[str | None] = None
-    #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
-    BULK_PATH: ClassVar[str | None] = None
     #: Whether ``Engine.get(NAME)`` can start a local server on this machine.
     HAS_LOCAL_SERVER: ClassVar[bool] = False
-    #: Commit-protocol variants for notebook 01: variant name → settings.
+
+    # -- variants and instruments -------------------------------------------------------------
+    #: Commit-protocol variants (notebook 01): variant name → settings.
     COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
     #: Settings every local run carries so that the anatomy instruments work (recorded).
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
-    #: Whether the engine is a key-value store without SQL (RocksDB): workloads then use its
-    #: key methods (``count_keys``...) instead of SQL.
-    KEY_VALUE: ClassVar[bool] = False
-    #: DB-API placeholder style of the driver.
-    PLACEHOLDER: ClassVar[str] = "%s"
-    #: URL query keys the lab reads itself and never hands to the driver: ``label`` (see
-    #: :attr:`label`); engines add their own (``http_port``...).
-    LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label",)
-    #: Notebook 03's ways of holding the engine to a memory budget (see :meth:`memory_budget_settings`),
-    #: name → what it does, in words for the run's metadata. ``"engine"``: the engine's own cache of
-    #: the budget's size, data files opened ``O_DIRECT`` (no OS page cache). ``"cgroup"``: an engine
-    #: cache of :attr:`CGROUP_CACHE_SHARE` of the budget, buffered I/O, and the server's processes in a
-    #: cgroup v1 memory group whose limit leaves the OS page cache the rest of the budget
-    #: (:class:`ingestlab.servers.cgroups.MemoryCap`); only for servers outside the lab's process.
+    #: Parser kind (a key of ``ingestlab.profiles.KINDS``) of the server output the anatomy reads, if any.
+    PROFILE_KIND: ClassVar[str | None] = None
+
+    # -- tables and writes --------------------------------------------------------------------
+    #: Table models :meth:`table_ddl` writes: name → what it is, in words.
+    TABLE_MODELS: ClassVar[dict[str, str]] = {}
+    #: The model of a table without a key, and of one with a key (:meth:`table_ddl`'s defaults).
+    DEFAULT_MODEL: ClassVar[str | None] = None
+    KEYED_MODEL: ClassVar[str | None] = None
+    #: Most hash partitions (buckets) :meth:`table_ddl` writes; 1: the engine does not partition.
+    MAX_PARTITIONS: ClassVar[int] = 1
+    #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
+    BULK_PATH: ClassVar[str | None] = None
+    #: Notebook 03's operations this engine runs: ``insert`` (new keys), ``overwrite`` (an
+    #: insert that replaces an existing key after reading it), ``blind_overwrite`` (one that
+    #: does not read it).
+    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ()
+
+    # -- memory -----------------------------------------------------------------------------
+    #: Ways of holding the engine to a memory budget (:meth:`memory_budget_settings`), name → what
+    #: it does, in words for the run's metadata. ``"engine"``: the engine's own cache of the
+    #: budget's size, data files opened ``O_DIRECT``. ``"cgroup"``: an engine cache of
+    #: :attr:`CGROUP_CACHE_SHARE` of the budget, buffered I/O, and the server's processes in a
+    #: memory cgroup leaving the OS page cache the rest (:class:`ingestlab.cgroups.MemoryCap`).
     MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
     #: Share of the memory budget the engine's own cache gets under the ``"cgroup"`` limit.
     CGROUP_CACHE_SHARE: ClassVar[float] = 0.25
 
-    _registry: ClassVar[dict[str, type["Engine"]]] = {}
+    # -- steps switched off ---------------------------------------------------------------------
+    #: Steps of :data:`STEPS` this class must not inherit: step → why (they raise
+    #: :class:`UnsupportedOperationError` with that reason).
+    UNSUPPORTED: ClassVar[dict[str, str]] = {}
+
+    __registry: ClassVar[dict[str, type["Engine"]]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        for step, reason in cls.__dict__.get("UNSUPPORTED", {}).items():
+            if step not in STEPS:
+                raise TypeError(f"{cls.__name__}.UNSUPPORTED names {step!r}, not a step of {STEPS}")
+            setattr(cls, step, _switched_off(step, reason))
         if cls.NAME:
-            Engine._registry[cls.NAME] = cls
+            Engine.__registry[cls.NAME] = cls
 
-    # -- registry --------------------------------------------------------------------
+    # -- registry --------------------------------------------------------------------------
+    @classmethod
+    def classes(cls) -> dict[str, type["Engine"]]:
+        """Registered adapters by name, sorted.
+
+        Examples
+        --------
+        >>> import ingestlab.engines
+        >>> Engine.classes()["postgres"].__name__
+        'Postgres'
+        """
+        return dict(sorted(Engine.__registry.items()))
+
     @classmethod
     def names(cls) -> list[str]:
         """Registered engine names, sorted.
@@ -113,13 +180,13 @@ class Engine:
         >>> "postgres" in Engine.names()
         True
         """
-        return sorted(cls._registry)
+        return list(cls.classes())
 
     @classmethod
     def get(cls, name: str) -> "Engine":
         """The adapter registered as ``name``, with its local server when it has one."""
         try:
-            engine_cls = cls._registry[name]
+            engine_cls = Engine.__registry[name]
         except KeyError:
             raise ConfigError("TARGET", name, "an engine name, one of " + ", ".join(cls.names())
                               + ", or a URL such as postgresql://user@host:5432/db") from None
@@ -130,10 +197,10 @@ class Engine:
         """An adapter for the existing server at ``url`` (``scheme://user:pw@host:port/db``)."""
         parsed = parse_url(url)
         scheme = parsed.drivername.split("+", 1)[0]
-        for engine_cls in cls._registry.values():
+        for engine_cls in Engine.__registry.values():
             if scheme in engine_cls.URL_SCHEMES:
                 return engine_cls(url=parsed)
-        schemes = sorted({s for c in cls._registry.values() for s in c.URL_SCHEMES})
+        schemes = sorted({s for c in Engine.__registry.values() for s in c.URL_SCHEMES})
         raise ConfigError("TARGET", mask_url(url), "a URL whose scheme is one of " + ", ".join(schemes))
 
     @classmethod
@@ -142,6 +209,38 @@ class Engine:
         if not isinstance(target, str) or not target.strip():
             raise ConfigError("TARGET", target, "an engine name (" + ", ".join(cls.names()) + ") or a URL")
         return cls.from_url(target) if "://" in target else cls.get(target.strip())
+
+    @classmethod
+    def class_of(cls, target: str) -> type["Engine"]:
+        """The adapter class ``target`` (a name or URL) selects, without finding a server."""
+        if isinstance(target, str) and "://" not in target and target.strip() in Engine.__registry:
+            return Engine.__registry[target.strip()]
+        return type(cls.resolve(target))
+
+    # -- capabilities ------------------------------------------------------------------------
+    @classmethod
+    def has(cls, step: str, *, check: bool = False) -> bool:
+        """Whether this engine implements ``step`` (one of :data:`STEPS`).
+
+        Parameters
+        ----------
+        check : bool
+            Raise :class:`UnsupportedOperationError` with the reason instead of returning False.
+
+        Examples
+        --------
+        >>> import ingestlab.engines
+        >>> Engine.classes()["rocksdb"].has("execute"), Engine.classes()["postgres"].has("execute")
+        (False, True)
+        """
+        if step not in STEPS:
+            raise ConfigError("step", step, "one of " + ", ".join(STEPS))
+        reason = getattr(getattr(cls, step), "__unsupported__", None)
+        if reason is None and step in _BUILT_ON:
+            reason = getattr(getattr(cls, _BUILT_ON[step]), "__unsupported__", None)
+        if reason is not None and check:
+            raise UnsupportedOperationError(f"{cls.NAME or cls.__name__}: no {step}: {reason}")
+        return reason is None
 
     # -- construction and lifecycle -------------------------------------------------------
     def __init__(self, url: URL | None = None):
@@ -156,6 +255,7 @@ class Engine:
         self._conn = None
         self._cursor = None
         self._settings: dict[str, str] = {}
+        self._sql_cache: dict[tuple, str] = {}
 
     @classmethod
     def example_url(cls) -> str:
@@ -222,7 +322,7 @@ class Engine:
 
     @property
     def conn(self):
-        """The measuring DB-API connection (autocommit)."""
+        """The measuring connection (autocommit)."""
         if self._conn is None:
             raise EngineUnavailableError(f"{self.NAME}: call start() first")
         return self._conn
@@ -233,14 +333,12 @@ class Engine:
             return self.server.connect_kwargs()
         args = self.url.translate_connect_args(username="user", database=self.DATABASE_KEY)
         if self.url.password is not None and str(self.url.password) == MASK:
-            args["password"] = _password_from_env(self.url)
+            args["password"] = password_from_env(self.url)
         args.update({k: v for k, v in self.url.query.items() if k not in self.LAB_QUERY_KEYS})
         return args
 
-    DATABASE_KEY: ClassVar[str] = "database"
-
     def connect(self):
-        """A new DB-API connection with autocommit on."""
+        """A new connection with autocommit on (engines implement it)."""
         raise NotImplementedError
 
     # -- statements --------------------------------------------------------------------
@@ -273,9 +371,10 @@ class Engine:
         """The engine's spelling of a portable column type. Default: unchanged."""
         return sql_type
 
+    # -- tables ----------------------------------------------------------------------------
     def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
                          primary_key: Sequence[str] = (), **options) -> str:
-        """``CREATE TABLE`` for ``columns`` (name, type). Engines add their clauses."""
+        """One ``CREATE TABLE`` for ``columns`` (name, type); engines add their clauses."""
         if options:
             raise UnsupportedOperationError(f"{self.NAME}: table options {sorted(options)} not supported")
         cols = [f"{self.quote(n)} {self.column_type(t)}" for n, t in columns]
@@ -283,9 +382,41 @@ class Engine:
             cols.append("PRIMARY KEY (" + ", ".join(map(self.quote, primary_key)) + ")")
         return f"CREATE TABLE {self.quote(table)} (" + ", ".join(cols) + ")"
 
+    def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
+        """``model``, checked against :attr:`TABLE_MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
+        chosen = model or (self.KEYED_MODEL if key else self.DEFAULT_MODEL)
+        if self.TABLE_MODELS and chosen not in self.TABLE_MODELS:
+            raise ConfigError("MODELS", model, f"one of {', '.join(self.TABLE_MODELS)} for {self.NAME}")
+        return chosen
+
+    def check_partitions(self, partitions: int | None) -> int:
+        """``partitions`` as a whole number from 1 to :attr:`MAX_PARTITIONS` (None: 1)."""
+        n = 1 if partitions is None else partitions
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= self.MAX_PARTITIONS:
+            raise ConfigError("PARTITIONS", partitions, f"an integer from 1 to {self.MAX_PARTITIONS} for {self.NAME}")
+        return n
+
+    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+                  model: str | None = None, partitions: int | None = None) -> list[str]:
+        """The statements that create ``table``: its key model, its hash partitions, its indexes.
+
+        Default: one ``CREATE TABLE`` with ``key`` as primary key, no models, no partitions.
+        """
+        self.resolve_model(model, key)
+        self.check_partitions(partitions)
+        return [self.create_table_sql(table, columns, primary_key=key)]
+
     def drop_table_sql(self, table: str) -> str:
         """``DROP TABLE IF EXISTS``."""
         return f"DROP TABLE IF EXISTS {self.quote(table)}"
+
+    def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+                    model: str | None = None, partitions: int | None = None) -> None:
+        """Drop ``table`` if it exists and create it empty (:meth:`table_ddl`)."""
+        statements = self.table_ddl(table, columns, key=key, model=model, partitions=partitions)
+        self.execute(self.drop_table_sql(table))
+        for statement in statements:
+            self.execute(statement)
 
     def insert_sql(self, table: str, columns: Sequence[str], n_rows: int = 1) -> str:
         """A multi-row ``INSERT … VALUES`` with driver placeholders for ``n_rows`` rows."""
@@ -300,10 +431,84 @@ class Engine:
             raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
         return f"{self.insert_sql(table, columns, n_rows)} {self.upsert_clause(key, others)}"
 
+    @_unsupported("no conflict clause for an upsert")
     def upsert_clause(self, key: str, others: Sequence[str]) -> str:
         """The engine's conflict clause for :meth:`upsert_sql` (engines override)."""
         raise UnsupportedOperationError(f"{self.NAME}: no upsert")
 
+    def insert_select_sql(self, target: str, source: str) -> str:
+        """``INSERT INTO target SELECT * FROM source``."""
+        return f"INSERT INTO {self.quote(target)} SELECT * FROM {self.quote(source)}"
+
+    # -- writes ----------------------------------------------------------------------------
+    @_unsupported("no bulk path in the lab")
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """Load ``chunks`` (``pyarrow.Table``, columns in ``columns``' order) through :attr:`BULK_PATH`.
+
+        Parameters
+        ----------
+        replace : bool
+            Empty the table in the same transaction first (PostgreSQL then writes the rows
+            frozen, ``COPY … FREEZE``).
+
+        Returns
+        -------
+        int
+            Rows sent.
+        """
+        raise UnsupportedOperationError(f"{self.NAME}: no bulk_load: no bulk path in the lab")
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
+        """One batch of ``operation`` on ``chunk`` (a ``pyarrow.Table``), built now, as a call to time.
+
+        The statement text and its parameters are made before the clock starts; the returned
+        call runs the batch as one transaction and returns the keys found, where the engine
+        counts them, else None.
+        """
+        if operation not in self.UPSERT_OPERATIONS:
+            raise UnsupportedOperationError(
+                f"{self.NAME}: no {operation}; its operations are {', '.join(self.UPSERT_OPERATIONS) or 'none'}")
+        n = chunk.num_rows
+        sql = self._sql_cache.get((operation, table, n))
+        if sql is None:
+            sql = self._sql_cache[(operation, table, n)] = self.write_sql(operation, table, columns, key, n)
+        params = [v for row in zip(*(chunk.column(c).to_pylist() for c in columns)) for v in row]
+        execute = self.execute
+
+        def write() -> None:
+            execute(sql, params)
+        return write
+
+    def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:
+        """The statement of one batch of ``operation``: ``insert`` or ``overwrite`` (engines add others)."""
+        if operation == "insert":
+            return self.insert_sql(table, columns, n_rows)
+        if operation == "overwrite":
+            return self.upsert_sql(table, columns, key, n_rows)
+        raise UnsupportedOperationError(f"{self.NAME}: no statement for {operation}")
+
+    # -- state -----------------------------------------------------------------------------
+    def count_rows(self, table: str) -> int:
+        """``SELECT count(*)`` of ``table``."""
+        return int(self.execute(f"SELECT count(*) FROM {self.quote(table)}")[0][0])
+
+    @_unsupported("cannot tell a table's bytes on disk")
+    def data_bytes(self, table: str) -> int:
+        """Bytes on disk of ``table`` with its indexes."""
+        raise UnsupportedOperationError(f"{self.NAME}: no data_bytes")
+
+    @_unsupported("cannot settle a table")
+    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+        """Leave ``table`` quiet for timed writes: fresh statistics, nothing dirty or pending."""
+        raise UnsupportedOperationError(f"{self.NAME}: no settle")
+
+    @_unsupported("no I/O counters")
+    def io_counters(self) -> dict[str, float]:
+        """Cumulative engine I/O counters under the lab's names (``blocks_read``, ``blocks_hit``...)."""
+        raise UnsupportedOperationError(f"{self.NAME}: no io_counters")
+
+    # -- memory ----------------------------------------------------------------------------
+    @_unsupported("no memory budget settings")
     def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
         """Settings that hold the engine's caches to ``budget_bytes`` under ``limit`` (one of :attr:`MEMORY_LIMITS`)."""
         raise UnsupportedOperationError(f"{self.NAME}: no memory budget settings")
@@ -325,18 +530,6 @@ class Engine:
         if limit not in self.MEMORY_LIMITS:
             raise ConfigError("MEMORY_LIMIT", limit, f"one of {sorted(self.MEMORY_LIMITS)} for {self.NAME}")
         return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
-
-    def insert_select_sql(self, target: str, source: str) -> str:
-        """``INSERT INTO target SELECT * FROM source``."""
-        return f"INSERT INTO {self.quote(target)} SELECT * FROM {self.quote(source)}"
-
-    def count_rows(self, table: str) -> int:
-        """``SELECT count(*)`` of ``table``."""
-        return int(self.execute(f"SELECT count(*) FROM {self.quote(table)}")[0][0])
-
-    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """Load ``rows`` through the engine's bulk path (:attr:`BULK_PATH`)."""
-        raise UnsupportedOperationError(f"{self.NAME} has no bulk path in the lab")
 
     # -- settings and metadata ------------------------------------------------------------
     def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:
@@ -378,69 +571,38 @@ class Engine:
             "instrument_settings": dict(self.INSTRUMENT_SETTINGS) if self.is_local else {},
         }
 
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
-        """Split single-row INSERTs of ``rows`` into server-reported parts (tidy frame)."""
+    # -- anatomy -------------------------------------------------------------------------
+    @_unsupported("no instrument that splits a statement")
+    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+        """What reads the server's parts of each statement ``sql`` of an anatomy pass (engines override)."""
         raise UnsupportedOperationError(f"{self.NAME}: no statement anatomy")
+
+    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
+        """Split single-row INSERTs of ``rows`` into the server's parts and the unexplained rest.
+
+        Each INSERT runs as in the measurements (autocommit, one round trip) on the lab's
+        clock; right after each one the engine's :meth:`anatomy_recorder` reads what the
+        server reported, outside the clock.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Tidy, see :func:`ingestlab.anatomy.frame`.
+        """
+        self.has("statement_anatomy", check=True)
+        if not rows:
+            raise ConfigError("rows", rows, "at least one row to insert")
+        recorder = self.anatomy_recorder(self.insert_sql(table, columns, 1))
+        client_ms = []
+        with recorder:
+            for row in rows:
+                run = timing.timed(self.execute, recorder.sql, row)
+                client_ms.append(run.ms)
+                recorder.statement(run.result)
+        return anatomy.frame(recorder.PASS, client_ms, recorder.parts, extras=recorder.extras,
+                             counters=recorder.counters)
 
 
 @functools.lru_cache(maxsize=None)
 def _dialect(drivername: str):
     return make_url(drivername + "://").get_dialect()()
-
-
-def parse_url(url: str | URL) -> URL:
-    """Parse a database URL, raising :class:`ConfigError` (password masked) when malformed.
-
-    Examples
-    --------
-    >>> parse_url("postgresql://u:secret@127.0.0.1:5432/db").port
-    5432
-    """
-    if isinstance(url, URL):
-        return url
-    try:
-        parsed = make_url(url)
-        parsed.port  # noqa: B018 - a non-numeric port raises only when read
-    except (ArgumentError, ValueError) as exc:
-        raise ConfigError("TARGET", mask_url(url), "a URL such as postgresql://user@host:5432/db") from exc
-    if not parsed.host and not parsed.query.get("host"):
-        raise ConfigError("TARGET", mask_url(url), "a URL with a host, such as postgresql://user@host:5432/db")
-    return parsed
-
-
-_PW_IN_URL = re.compile(r"(?P<head>[a-z0-9+.-]+://[^:/@\s]*:)(?P<pw>[^@\s]*)(?P<tail>@)", re.I)
-
-
-def mask_url(url: str | URL) -> str:
-    """``url`` with its password replaced by ``***``; works on malformed URLs too.
-
-    Examples
-    --------
-    >>> mask_url("mysql://root:hunter2@127.0.0.1:3306/db")
-    'mysql://root:***@127.0.0.1:3306/db'
-    """
-    if isinstance(url, URL):
-        return url.render_as_string(hide_password=True)
-    return _PW_IN_URL.sub(lambda m: m["head"] + MASK + m["tail"], str(url))
-
-
-def split_password(url: str) -> tuple[str, str | None]:
-    """``(masked url, password)``: what the runner injects and what it hands over privately."""
-    parsed = parse_url(url)
-    if parsed.password is None or str(parsed.password) == MASK:
-        return url, None
-    return mask_url(url), str(parsed.password)
-
-
-def password_key(url: URL) -> str:
-    """The key under which :data:`PASSWORDS_ENV` holds ``url``'s password."""
-    return f"{url.username or ''}@{url.host or ''}:{url.port or ''}"
-
-
-def _password_from_env(url: URL) -> str:
-    try:
-        return json.loads(os.environ.get(PASSWORDS_ENV, "{}"))[password_key(url)]
-    except (KeyError, json.JSONDecodeError):
-        raise ConfigError("TARGET", mask_url(url),
-                          f"the password for {password_key(url)} in ${PASSWORDS_ENV} "
-                          "(set by `ingestlab run`), or a URL with the password") from None

@@ -8,7 +8,7 @@ import time
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.starrocks import StarRocks
-from ingestlab.engines.stream_load import StreamLoadResult
+from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import LoadError, UnsupportedOperationError
 
 
@@ -45,6 +45,8 @@ class Doris(StarRocks):
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY",
     }
+    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write).
+    KEYED_MODEL = "unique"
     TABLE_PROPERTY_OPTIONS = StarRocks.TABLE_PROPERTY_OPTIONS + ("group_commit_interval_ms",)
     TABLE_DEFAULT_KEYS = StarRocks.TABLE_DEFAULT_KEYS + ("group_commit_interval_ms",)
     LAB_QUERY_KEYS = StarRocks.LAB_QUERY_KEYS + ("group_commit_interval_ms",)

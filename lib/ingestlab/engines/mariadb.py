@@ -27,6 +27,11 @@ class MariaDB(MySQL):
     NAME = "mariadb"
     URL_SCHEMES = ("mariadb",)
     HAS_LOCAL_SERVER = True
+    TABLE_MODELS: ClassVar[dict[str, str]] = {
+        **{k: v for k, v in MySQL.TABLE_MODELS.items() if k != "myisam"},
+        "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
+    }
+    MODEL_ENGINES: ClassVar[dict[str, str]] = {"aria": "Aria"}
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",

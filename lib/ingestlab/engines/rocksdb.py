@@ -6,6 +6,8 @@ import re
 import time
 from typing import Any, ClassVar, Iterable, Sequence
 
+import pyarrow as pa
+
 from ingestlab.engines.base import Engine
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
@@ -32,12 +34,12 @@ _TICKER_LINE = re.compile(r"^(rocksdb\.[a-z0-9._]+) COUNT : (\d+)$", re.M)
 class RocksDB(Engine):
     """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
 
-    Not SQL: there is one keyspace of bytes keys and bytes values, written through
-    :meth:`insert`, :meth:`upsert`, :meth:`put` and :meth:`bulk_load_pairs`, each one
-    ``WriteBatch`` (atomic, written to the WAL without fsync, as ArangoDB writes with
-    ``waitForSync: false``). The SQL part of the contract — :meth:`execute`, :meth:`quote`
-    and the statement builders, ``count_rows``, ``statement_anatomy`` — raises
-    :class:`UnsupportedOperationError`. Settings are the lab's option names of
+    Not SQL: there is one keyspace of bytes keys and bytes values. The contract's table steps
+    work on it (:meth:`reset_table` empties it, :meth:`bulk_load`, :meth:`count_rows`,
+    :meth:`data_bytes`, :meth:`settle`); :meth:`prepare_write` runs :meth:`insert`,
+    :meth:`upsert` or :meth:`put`, each one ``WriteBatch`` (atomic, written to the WAL
+    without fsync, as ArangoDB writes with ``waitForSync: false``). The SQL steps are
+    switched off (:attr:`UNSUPPORTED`). Settings are the lab's option names of
     :data:`ingestlab.servers.rocksdb.SETTINGS`; :meth:`settings` reads back what RocksDB
     itself wrote to its ``OPTIONS`` file, which shows whether a reopen kept them. There is
     no remote RocksDB, so there are no URL schemes.
@@ -48,8 +50,13 @@ class RocksDB(Engine):
     BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""
-    #: Not SQL: keys and values through this class's own methods.
-    KEY_VALUE: ClassVar[bool] = True
+    #: Not SQL: the contract's table steps work on the store's one keyspace of bytes keys and
+    #: values; the SQL steps are switched off.
+    UNSUPPORTED: ClassVar[dict[str, str]] = {
+        step: "RocksDB is a key-value store without SQL" for step in (
+            "execute", "quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql", "set_session",
+            "statement_anatomy")
+    }
     #: Statistics are always collected, so that block reads can be counted in every variant.
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
     #: Notebook 03's operations: ArangoDB's insert (look the key up, then write), its insert
@@ -85,36 +92,22 @@ class RocksDB(Engine):
         """There is no URL: RocksDB runs inside the lab's Python process."""
         return "(none: RocksDB runs inside the lab's Python process)"
 
-    # -- not SQL -------------------------------------------------------------------------
-    def _not_sql(self, what: str):
-        raise UnsupportedOperationError(f"rocksdb is a key-value store: no {what}")
-
-    def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
-        self._not_sql("SQL statements")
-
-    def quote(self, identifier: str) -> str:
-        self._not_sql("SQL identifiers")
-
-    def create_table_sql(self, table, columns, *, primary_key=(), **options) -> str:
-        self._not_sql("tables")
-
-    def drop_table_sql(self, table: str) -> str:
-        self._not_sql("tables")
-
-    def insert_sql(self, table, columns, n_rows: int = 1) -> str:
-        self._not_sql("INSERT statements (use insert/upsert/put)")
-
-    def insert_select_sql(self, target: str, source: str) -> str:
-        self._not_sql("INSERT … SELECT")
-
-    def count_rows(self, table: str) -> int:
-        self._not_sql("tables (use count_keys)")
-
-    def bulk_load(self, table, columns, rows) -> None:
-        self._not_sql("tables (use bulk_load_pairs)")
-
-    def set_session(self, settings: dict[str, str]) -> None:
-        self._not_sql("sessions")
+    # -- tables: one keyspace ----------------------------------------------------------------
+    def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+                    model: str | None = None, partitions: int | None = None) -> None:
+        """Empty the store's one keyspace (``table`` names it in results only); the key is the first column."""
+        self.check_partitions(partitions)
+        self.resolve_model(model, key)
+        db = self.db
+        it = db.iter()
+        it.seek_to_first()
+        first = it.key() if it.valid() else None
+        it.seek_to_last()
+        last = it.key() if it.valid() else None
+        del it
+        if first is not None:
+            db.delete_range(first, last)  # [first, last)
+            db.delete(last)
 
     # -- metadata ------------------------------------------------------------------------
     def server_version(self) -> str:
@@ -149,24 +142,36 @@ class RocksDB(Engine):
         return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
 
     # -- keys and values -------------------------------------------------------------------
-    def bulk_load_pairs(self, chunks: Iterable[tuple[Sequence[bytes], Sequence[bytes]]]) -> int:
-        """Load ``(keys, values)`` chunks, one ``WriteBatch`` each, without the WAL; return the pairs written.
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """Write the chunks' (key, value) pairs, one ``WriteBatch`` each, without the WAL; return the pairs written.
 
-        The fastest write path short of building SST files: no WAL (a crash loses the load,
-        which is then redone) and one batch per chunk. Call :meth:`settle` afterwards.
+        The first of ``columns`` is the key (an integer, stored big-endian), the second the
+        value. The fastest write path short of building SST files: no WAL (a crash loses the
+        load, which is then redone). Call :meth:`settle` afterwards.
         """
         from rocksdict import WriteBatch, WriteOptions
 
+        if replace:
+            self.reset_table(table, ())
         opts = WriteOptions()
         opts.disable_wal = True
         n = 0
-        for keys, values in chunks:
+        for chunk in chunks:
+            keys, values = _pairs(chunk, columns)
             batch = WriteBatch(raw_mode=True)
-            for key, value in zip(keys, values):
-                batch.put(key, value)
+            for k, v in zip(keys, values):
+                batch.put(k, v)
             self.db.write(batch, opts)
             n += len(keys)
         return n
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any):
+        """One ``WriteBatch`` of ``insert``, ``overwrite`` (:meth:`upsert`) or ``blind_overwrite`` (:meth:`put`)."""
+        method = {"insert": self.insert, "overwrite": self.upsert, "blind_overwrite": self.put}.get(operation)
+        if method is None:
+            raise UnsupportedOperationError(f"rocksdb: no {operation}; its operations are {self.UPSERT_OPERATIONS}")
+        keys, values = _pairs(chunk, columns)
+        return lambda: method(keys, values)
 
     def insert(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
         """ArangoDB's insert: look up every key (a bloom filter answers "absent" without a read), then write.
@@ -209,8 +214,8 @@ class RocksDB(Engine):
             batch.put(key, value)
         self.db.write(batch)
 
-    def count_keys(self) -> int:
-        """Count every key by a full scan that does not fill the block cache."""
+    def count_rows(self, table: str) -> int:
+        """Count every key of the keyspace by a full scan that does not fill the block cache."""
         from rocksdict import ReadOptions
 
         opts = ReadOptions()
@@ -220,11 +225,11 @@ class RocksDB(Engine):
             n += 1
         return n
 
-    def data_bytes(self) -> int:
+    def data_bytes(self, table: str) -> int:
         """Bytes of the SST files (call after :meth:`settle` so that nothing waits in a memtable)."""
         return int(self.db.property_int_value("rocksdb.total-sst-files-size") or 0)
 
-    def settle(self, timeout_s: float = 600.0) -> None:
+    def settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Flush the memtable and wait until no compaction runs or is pending."""
         db = self.db
         db.flush(True)
@@ -236,6 +241,15 @@ class RocksDB(Engine):
             if not (running or pending or flushes):
                 return
             time.sleep(0.1)
+
+
+def _pairs(chunk: Any, columns: Sequence[str]) -> tuple[list[bytes], list[bytes]]:
+    """The (keys, values) of a chunk: its first column as big-endian keys, its second as bytes."""
+    from ingestlab import datagen
+
+    keys = datagen.key_bytes(chunk.column(columns[0]).to_numpy())
+    values = chunk.column(columns[1]).cast(pa.binary()).to_pylist()
+    return keys, values
 
 
 class _Handle:

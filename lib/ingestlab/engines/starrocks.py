@@ -8,9 +8,9 @@ import re
 import time
 from typing import Any, ClassVar, Iterable, Sequence
 
-from ingestlab.engines._anatomy import anatomy_frame
+from ingestlab import anatomy
 from ingestlab.engines.mysql import MySQL, sql_value
-from ingestlab.engines.stream_load import StreamLoadClient, StreamLoadResult
+from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 
 _PROPERTY = re.compile(r"^[a-z][a-z0-9_.]*$")
@@ -18,20 +18,17 @@ _PROPERTY = re.compile(r"^[a-z][a-z0-9_.]*$")
 
 @dataclasses.dataclass(frozen=True)
 class ProfileCapture:
-    """The server's own record of one statement, as raw text, beside the client's time.
+    """The server's own record of one statement, as raw text.
 
     Attributes
     ----------
     query_id : str
         The statement's query id.
-    client_ms : float
-        The statement's client wall clock (the profile statements are not in it).
     texts : dict
         Profile kind (``ingestlab.profiles.KINDS``) → the text the server returned.
     """
 
     query_id: str
-    client_ms: float
     texts: dict[str, str]
 
 
@@ -65,9 +62,23 @@ class StarRocks(MySQL):
     BULK_PATH = "stream_load"
     #: One deployment has one commit protocol; compare deployments with ``?label=`` instead.
     COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
+    #: Nothing of InnoDB's applies: no upsert study (notebook 03 needs a local server), no
+    #: memory budget, no InnoDB counters or dirty pages; tables are bucketed, not partitioned by key.
+    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ()
+    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
+    UNSUPPORTED: ClassVar[dict[str, str]] = {
+        "memory_budget_settings": "a cluster's memory is set in its BE configuration, not per session",
+        "io_counters": "the FE's MySQL protocol has no InnoDB-style I/O counters",
+        "settle": "compaction runs on the backends and cannot be awaited through the FE",
+        "data_bytes": "tablet sizes are reported by SHOW DATA, not per statement",
+    }
+    DEFAULT_MODEL = "duplicate"
+    KEYED_MODEL = "primary"
+    #: Buckets (tablets) per table: the adapter allows up to 1024.
+    MAX_PARTITIONS = 1024
     #: The FE's HTTP port when the URL has no ``http_port``.
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
-    #: ``create_table_sql(model=...)`` → the key clause of that table model.
+    #: Table models (``create_table_sql(model=...)``) → the key clause of that model.
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY", "primary": "PRIMARY KEY",
     }
@@ -211,6 +222,20 @@ class StarRocks(MySQL):
                                                for k, v in properties.items()) + ")"
         return sql
 
+    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+                  model: str | None = None, partitions: int | None = None) -> list[str]:
+        """One ``CREATE TABLE`` of a model in :attr:`TABLE_MODELS`, ``partitions`` buckets (tablets).
+
+        Examples
+        --------
+        >>> sr = StarRocks.__new__(StarRocks); sr.url = None
+        >>> sr.table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="unique", partitions=8)
+        ['CREATE TABLE `t` (`id` BIGINT, `v` INT) UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 8']
+        """
+        model = self.resolve_model(model, key)
+        buckets = self.check_partitions(partitions) if partitions is not None else None
+        return [self.create_table_sql(table, columns, model=model, key=list(key) or None, buckets=buckets)]
+
     def drop_table_sql(self, table: str) -> str:
         """``DROP TABLE IF EXISTS … FORCE``: no copy left in the recycle bin for a day."""
         return f"DROP TABLE IF EXISTS {self.quote(table)} FORCE"
@@ -246,18 +271,22 @@ class StarRocks(MySQL):
         """Load ``rows`` with one Stream Load (a fresh label); return the reply."""
         return self.stream_load_client().load(table, columns, rows)
 
-    def bulk_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """Stream Load of ``rows`` (see :meth:`stream_load`); the reply is kept in :attr:`last_load`."""
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """One Stream Load of the chunks' rows (see :meth:`stream_load`); the reply is kept in :attr:`last_load`.
+
+        Returns the rows the server reports loaded. With ``replace`` the table is emptied first.
+        """
+        if replace:
+            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+        rows = (row for chunk in chunks for row in zip(*(chunk.column(c).to_pylist() for c in columns)))
         self.last_load = self.stream_load(table, columns, rows)
+        return int(self.last_load.summary.get("loaded_rows") or 0)
 
     # -- profiles --------------------------------------------------------------------------
-    def capture_profile(self, sql: str, params: Sequence[Any] | None = None) -> ProfileCapture:
-        """Run ``sql`` (profiling on) timed by the client, then fetch its profile texts."""
-        t0 = time.perf_counter_ns()
-        self.execute(sql, params)
-        client_ms = (time.perf_counter_ns() - t0) / 1e6
+    def capture_profile(self) -> ProfileCapture:
+        """The profile texts of the statement this session ran last (profiling on)."""
         query_id = str(self.execute(self.LAST_QUERY_ID_SQL)[0][0])
-        return ProfileCapture(query_id, client_ms, self._profile_texts(query_id))
+        return ProfileCapture(query_id, self._profile_texts(query_id))
 
     def _profile_texts(self, query_id: str) -> dict[str, str]:
         self._wait_for_profile(query_id)
@@ -278,65 +307,69 @@ class StarRocks(MySQL):
                     f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
             time.sleep(0.05)
 
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
-        """Split single-row INSERTs into the profile's execution and FE overhead, beside the client's time.
+    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+        """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.
 
-        Profiling is switched on for the pass and back to its previous value after it.
-
-        Returns
-        -------
-        pandas.DataFrame
-            As :func:`profile_anatomy`; the raw texts are in :attr:`last_profiles`.
+        Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
+        previous value after it; after each INSERT its query id, ``ANALYZE PROFILE FROM '<id>'``
+        and the raw profile (``get_query_profile('<id>')``) are read and kept in
+        :attr:`last_profiles`. Parts: ``execution`` (ExecutionTime: the backends' work) and
+        ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan, transaction, commit and publish
+        in the FE); the unexplained rest is the network and the client. Extras
+        ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
         """
-        sql = self.insert_sql(table, columns, 1)
-        previous = self.execute("SELECT @@enable_profile")[0][0]
-        self.execute(self.ENABLE_PROFILE_SQL)
-        try:
-            self.last_profiles = [self.capture_profile(sql, row) for row in rows]
-        finally:
-            self.execute("SET enable_profile = %s", [sql_value(previous)])
-        return profile_anatomy(self.last_profiles, self.PROFILE_TEXTS)
+        return _ProfileRecorder(self, sql)
 
 
-def profile_anatomy(captures: Sequence[ProfileCapture], kinds: Sequence[str]):
-    """The tidy anatomy of profiled statements: the seed's split of TotalTime, per statement.
+class _ProfileRecorder(anatomy.Recorder):
+    """The profiles of a pass's INSERTs (see :meth:`StarRocks.anatomy_recorder`)."""
 
-    Each capture's texts are parsed with ``ingestlab.profiles.parse`` in the order of
-    ``kinds``; the first that reports a number gives it.
+    PASS = "profile"
 
-    Returns
-    -------
-    pandas.DataFrame
-        Pass ``profile``, per statement: ``client_total``; ``execution`` (ExecutionTime:
-        the backends' work); ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan,
-        transaction, commit and publish in the FE, as the seed splits it); ``other``
-        (client total − TotalTime: network and client); extras ``olap_table_sink`` and
-        ``planning`` when the profile has them (parts of the above, not added). Pass
-        ``stats``: the means (see :func:`~ingestlab.engines._anatomy.anatomy_frame`).
+    def begin(self) -> None:
+        self.previous = self.engine.execute("SELECT @@enable_profile")[0][0]
+        self.engine.execute(self.engine.ENABLE_PROFILE_SQL)
+        self.engine.last_profiles = []
+
+    def statement(self, result: Any) -> None:
+        capture = self.engine.capture_profile()
+        self.engine.last_profiles.append(capture)
+        parts, extras = profile_parts(capture, self.engine.PROFILE_TEXTS)
+        self.parts.append(parts)
+        self.extras.append(extras)
+
+    def end(self) -> None:
+        self.engine.execute("SET enable_profile = %s", [sql_value(self.previous)])
+
+
+def profile_parts(capture: "ProfileCapture", kinds: Sequence[str]) -> tuple[list, list]:
+    """The seed's split of one statement's TotalTime, from its profile texts: (parts, extras).
+
+    Each text is parsed with ``ingestlab.profiles.parse`` in the order of ``kinds``; the first
+    that reports a number gives it. Parts: ``execution`` and ``fe_overhead`` (TotalTime −
+    ExecutionTime), or ``server_total`` when the profile has no ExecutionTime; extras:
+    ``olap_table_sink`` and ``planning`` when the profile has them.
     """
     from ingestlab.profiles import parse
 
-    parts, extras = [], []
-    for capture in captures:
-        summary: dict[str, Any] = {}
-        source: dict[str, str] = {}
-        for kind in kinds:
-            text = capture.texts.get(kind) or ""
-            if text.strip():
-                for key, value in parse(text, kind).summary.items():
-                    if key not in summary and isinstance(value, (int, float)) and not isinstance(value, bool):
-                        summary[key], source[key] = float(value), kind
-        total, execution = summary.get("total_ms"), summary.get("execution_ms")
-        statement = []
-        if total is not None and execution is not None:
-            statement += [("execution", execution, f"{source['execution_ms']} ExecutionTime"),
-                          ("fe_overhead", total - execution, f"{source['total_ms']} TotalTime - ExecutionTime")]
-        elif total is not None:
-            statement.append(("server_total", total, f"{source['total_ms']} TotalTime"))
-        parts.append(statement)
-        extras.append([(key.removesuffix("_ms"), summary[key], math.nan, f"{source[key]} {key}")
-                       for key in ("olap_table_sink_ms", "planning_ms") if key in summary])
-    return anatomy_frame("profile", [c.client_ms for c in captures], parts, extras=extras)
+    summary: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    for kind in kinds:
+        text = capture.texts.get(kind) or ""
+        if text.strip():
+            for key, value in parse(text, kind).summary.items():
+                if key not in summary and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    summary[key], source[key] = float(value), kind
+    total, execution = summary.get("total_ms"), summary.get("execution_ms")
+    parts = []
+    if total is not None and execution is not None:
+        parts += [("execution", execution, f"{source['execution_ms']} ExecutionTime"),
+                  ("fe_overhead", total - execution, f"{source['total_ms']} TotalTime - ExecutionTime")]
+    elif total is not None:
+        parts.append(("server_total", total, f"{source['total_ms']} TotalTime"))
+    extras = [(key.removesuffix("_ms"), summary[key], math.nan, f"{source[key]} {key}")
+              for key in ("olap_table_sink_ms", "planning_ms") if key in summary]
+    return parts, extras
 
 
 def _property_name(name: str) -> str:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
-import time
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
-from ingestlab.engines._anatomy import anatomy_frame
+from ingestlab import anatomy
 from ingestlab.engines.postgres import Postgres
 
 
@@ -41,40 +40,41 @@ class YugabyteDB(Postgres):
     }
     SESSION_SETTINGS: ClassVar[frozenset[str]] = Postgres.SESSION_SETTINGS | {
         "yb_disable_transactional_writes", "yb_enable_upsert_mode"}
+    #: A cluster the lab does not manage: no memory budget (notebook 03 by URL is issue J's).
+    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
+    UNSUPPORTED: ClassVar[dict[str, str]] = {
+        "memory_budget_settings": "a cluster's memory is set in its tserver flags, not per session",
+    }
     #: Statement prefix of the anatomy (the INSERT follows).
     EXPLAIN_PREFIX: ClassVar[str] = "EXPLAIN (ANALYZE, DIST) "
     #: Storage-layer counters of the EXPLAIN summary recorded per statement.
     STORAGE_COUNTERS: ClassVar[tuple[str, ...]] = (
         "storage_write_requests", "storage_flush_requests", "storage_read_requests", "catalog_read_requests")
 
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
-        """Split single-row INSERTs into planning, execution and the rest, with DocDB's counters.
+    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+        """Each INSERT run under ``EXPLAIN (ANALYZE, DIST)``: planning, execution and DocDB's counters.
 
-        Returns
-        -------
-        pandas.DataFrame
-            Pass ``explain``, per statement: ``client_total``, ``planning``, ``execution``,
-            ``other`` (client total − planning − execution: round trip, parse, commit), and
-            extras ``storage_execution`` (ms spent in DocDB, inside execution) and the
-            storage request counts (:attr:`STORAGE_COUNTERS`, ``count``). Pass ``stats``:
-            the means (see :func:`~ingestlab.engines._anatomy.anatomy_frame`).
+        Parts ``planning`` and ``execution``; extras ``storage_execution`` (ms spent in DocDB,
+        inside execution) and the storage request counts (:attr:`STORAGE_COUNTERS`, ``count``).
         """
+        return _ExplainRecorder(self, self.EXPLAIN_PREFIX + sql)
+
+
+class _ExplainRecorder(anatomy.Recorder):
+    """Parses each statement's ``EXPLAIN (ANALYZE, DIST)`` output (see :meth:`YugabyteDB.anatomy_recorder`)."""
+
+    PASS = "explain"
+    SOURCE = "EXPLAIN (ANALYZE, DIST)"
+
+    def statement(self, result: Any) -> None:
         from ingestlab.profiles import parse
 
-        explain = self.EXPLAIN_PREFIX + self.insert_sql(table, columns, 1)
-        client, parts, extras = [], [], []
-        for row in rows:
-            t0 = time.perf_counter_ns()
-            plan = self.execute(explain, row)
-            client.append((time.perf_counter_ns() - t0) / 1e6)
-            summary = parse("\n".join(str(r[0]) for r in plan), self.PROFILE_KIND).summary
-            source = "EXPLAIN (ANALYZE, DIST)"
-            parts.append([(name, float(summary[key]), f"{source} {key}")
-                          for name, key in (("planning", "planning_ms"), ("execution", "execution_ms"))
-                          if key in summary])
-            found = [("storage_execution", float(summary["storage_execution_ms"]), math.nan,
-                      f"{source} storage_execution_ms")] if "storage_execution_ms" in summary else []
-            found += [(key, math.nan, float(summary[key]), f"{source} {key}")
-                      for key in self.STORAGE_COUNTERS if key in summary]
-            extras.append(found)
-        return anatomy_frame("explain", client, parts, extras=extras)
+        summary = parse("\n".join(str(r[0]) for r in result), self.engine.PROFILE_KIND).summary
+        self.parts.append([(name, float(summary[key]), f"{self.SOURCE} {key}")
+                           for name, key in (("planning", "planning_ms"), ("execution", "execution_ms"))
+                           if key in summary])
+        found = [("storage_execution", float(summary["storage_execution_ms"]), math.nan,
+                  f"{self.SOURCE} storage_execution_ms")] if "storage_execution_ms" in summary else []
+        found += [(key, math.nan, float(summary[key]), f"{self.SOURCE} {key}")
+                  for key in self.engine.STORAGE_COUNTERS if key in summary]
+        self.extras.append(found)

@@ -77,7 +77,7 @@ def validate(target: str = "postgres", scale: str = "smoke", n: int | None = Non
     warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True)
     profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
     scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))
-    engine_cls = type(Engine.resolve(target))
+    engine_cls = Engine.class_of(target)
     known = list(engine_cls.COMMIT_VARIANTS) or ["default"]
     variants = subset("VARIANTS", known if variants is None else variants, known)
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -101,12 +101,14 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
     timed) so that the measured statements write into an empty table, as in the seed.
     """
     cols = [c for c, _ in SEED_COLUMNS]
-    if scenario == "bulk" and engine.BULK_PATH is None:
-        raise UnsupportedOperationError(f"{engine.NAME} has no bulk path")
+    if scenario == "bulk":
+        engine.has("bulk_load", check=True)
 
     def prepare(chunk: list[tuple]):
-        # SQL text and parameters are built before the clock starts
-        if scenario in ("bulk", "insert_select"):
+        # SQL text and parameters (or the bulk path's table) are built before the clock starts
+        if scenario == "bulk":
+            return [datagen.rows_table(cols, chunk)]
+        if scenario == "insert_select":
             return chunk
         return engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row]
 
@@ -136,8 +138,7 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
 
 
 def _reset_table(engine: Engine) -> None:
-    engine.execute(engine.drop_table_sql(TABLE))
-    engine.execute(engine.create_table_sql(TABLE, SEED_COLUMNS))
+    engine.reset_table(TABLE, SEED_COLUMNS)
 
 
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
@@ -164,16 +165,12 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
             engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
             labels = {"engine": engine.label, "variant": variant}
-            if "insert_select" in params.scenarios:
-                engine.execute(engine.drop_table_sql(SOURCE))
-                engine.execute(engine.create_table_sql(SOURCE, SEED_COLUMNS))
             with tqdm(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
                     rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
                     warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
-                        engine.execute(engine.drop_table_sql(SOURCE))
-                        engine.execute(engine.create_table_sql(SOURCE, SEED_COLUMNS))
+                        engine.reset_table(SOURCE, SEED_COLUMNS)
                         engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
                     for scenario in params.scenarios:
                         frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar)
@@ -223,65 +220,6 @@ def published_fits() -> pd.DataFrame:
                                by=["engine", "deployment", "version"])
 
 
-def anatomy_summary(anatomy: pd.DataFrame) -> pd.DataFrame:
-    """Per (engine, variant): the median of each EXPLAIN-pass component and the stats-pass means.
-
-    The ``other`` component is what the client waited for beyond plan, execution and the
-    WAL flush that ``pg_stat_io`` saw: network round trip, parse, the rest of commit.
-    """
-    explain = (anatomy[anatomy["pass"] == "explain"]
-               .groupby(["engine", "variant", "component"], sort=False)["ms"].median()
-               .unstack("component"))
-    stats = (anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
-             .pivot_table(index=["engine", "variant"], columns="component", values="ms", sort=False))
-    out = stats.add_prefix("stats_").join(explain.add_prefix("explain_"))
-    parts = [c for c in ("stats_planning", "stats_execution", "stats_wal_flush") if c in out.columns]
-    if "stats_client_total" in out.columns and parts:
-        out["stats_other"] = out["stats_client_total"] - out[parts].sum(axis=1)
-    return out.reset_index()
-
-
-def anatomy_parts(parts: pd.DataFrame, top: int = 5) -> pd.DataFrame:
-    """The parts of a statement's client time per (engine, variant), long form, for a stacked bar.
-
-    An engine's ``stats`` pass holds ``client_total`` and parts that add up to it (PostgreSQL:
-    planning, execution, WAL flush; MariaDB: its stages), so every ``stats_`` column of
-    :func:`anatomy_summary` but the client total is a part. Beyond the ``top`` largest (by
-    their largest value in any variant) the parts are summed as ``smaller parts``; ``other``
-    is always shown.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``engine``, ``variant``, ``component``, ``ms``.
-    """
-    cols = [c for c in parts.columns if c.startswith("stats_") and c != "stats_client_total"]
-    long = (parts.melt(id_vars=["engine", "variant"], value_vars=cols, var_name="component", value_name="ms")
-            .dropna(subset=["ms"]))
-    long["component"] = long["component"].str.removeprefix("stats_")
-    size = long.groupby("component")["ms"].max().drop("other", errors="ignore").sort_values(ascending=False)
-    keep = set(size.index[:top]) | {"other"}
-    long.loc[~long["component"].isin(keep), "component"] = "smaller parts"
-    order = [c for c in long["component"].unique() if c not in ("smaller parts", "other")] + ["smaller parts", "other"]
-    long["component"] = pd.Categorical(long["component"], categories=order)
-    out = long.groupby(["engine", "variant", "component"], sort=False, observed=True, as_index=False)["ms"].sum()
-    return out.sort_values("component", kind="stable").assign(component=lambda d: d["component"].astype(str))
-
-
-def describe_anatomy(parts: pd.DataFrame, top: int = 3) -> list[str]:
-    """One sentence per (engine, variant): the client's time per statement and its largest parts."""
-    totals = parts.set_index(["engine", "variant"])["stats_client_total"]
-    out = []
-    for (engine, variant), group in anatomy_parts(parts, top=len(parts.columns)).groupby(["engine", "variant"],
-                                                                                          sort=False):
-        total = float(totals.loc[(engine, variant)])
-        largest = "; ".join(f"{r.component} {r.ms:.3f} ms ({100 * r.ms / total:.0f} %)"
-                            for r in group.sort_values("ms", ascending=False).head(top).itertuples())
-        out.append(f"**{engine} {variant}**: {total:.3f} ms per single-row INSERT on the client's clock "
-                   f"(mean); largest parts: {largest}.")
-    return out
-
-
 def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: dict | None) -> pd.DataFrame:
     """Live numbers beside the seed's: overhead, commit-protocol difference, batching speed-up.
 
@@ -324,3 +262,58 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
                               "live_ci_low": float("nan"), "live_ci_high": float("nan"),
                               "live_label": "median totals over repeats"})
     return models.compare_with_published(pd.DataFrame(rows_live), pd.DataFrame(rows_pub))
+
+
+# -- what the notebook says -----------------------------------------------------------------
+def describe_single_row(summary: pd.DataFrame) -> list[str]:
+    """The single-row INSERT's median, P95 and P99 per variant, and the warm-up statements left out."""
+    single = summary[summary["scenario"] == "single_row"]
+    parts = [f"**{r.variant}** {r.median_ms:.3f} ms ({r.p95_ms:.3f}, {r.p99_ms:.3f}) over {int(r.n)} statements"
+             for r in single.itertuples()]
+    return ["Single-row INSERT, median (P95, P99): " + "; ".join(parts)
+            + f". Warm-up statements excluded: {int(summary['warmup_n'].sum())}."]
+
+
+def variant_difference(fits: pd.DataFrame, variants: Sequence[str]) -> dict | None:
+    """The first variant's overhead minus the last's, with its CI; None with fewer than two variants."""
+    if len(variants) < 2:
+        return None
+    return models.overhead_difference(fits, {"variant": variants[0]}, {"variant": variants[-1]})
+
+
+def describe_fit(fits: pd.DataFrame, summary: pd.DataFrame, diff: dict | None) -> list[str]:
+    """Per variant the fitted overhead and write time beside the single-row median; then the variants' difference."""
+    from ingestlab import report
+
+    medians = summary[summary["scenario"] == "single_row"].set_index("variant")["median_ms"]
+    lines = [f"**{r.variant}**: {report.format_estimate(r.overhead_ms, r.overhead_ci_low_ms, r.overhead_ci_high_ms)} "
+             f"per statement, write time {r.write_time_s * 1e3:.2f} ms, R² {r.r2:.4f}, single-row median "
+             f"{medians.get(r.variant, float('nan')):.3f} ms" for r in fits[fits["method"] == "ols"].itertuples()]
+    if diff is not None:
+        first, last = fits["variant"].iloc[0], fits["variant"].iloc[-1]
+        lines.append(f"**{first}** costs {report.format_estimate(diff['diff_ms'], diff['diff_ci_low_ms'], diff['diff_ci_high_ms'])}"
+                     f" more per statement than **{last}**, {diff['ratio']:.2f}× its overhead.")
+    return lines
+
+
+def scale_table(diff: dict | None) -> pd.DataFrame:
+    """The seed's scale table for the variants' difference (empty with one variant)."""
+    return models.scale_table(diff) if diff is not None else pd.DataFrame()
+
+
+def anatomy_figure(table: pd.DataFrame):
+    """A stacked bar of the anatomy's parts per variant (:func:`ingestlab.anatomy.parts`), or None without anatomy."""
+    from ingestlab import anatomy, figures
+
+    if table.empty:
+        return None
+    return figures.plot_stacked(anatomy.parts(table), x="ms", y="variant", hue="component").figure
+
+
+def headline(fits: pd.DataFrame, diff: dict | None, anatomy_table: pd.DataFrame) -> dict[str, float]:
+    """The run's headline numbers: overhead per variant, the variants' difference, the unexplained share."""
+    out = {f"overhead_ms[{r.variant}]": float(r.overhead_ms) for r in fits[fits["method"] == "ols"].itertuples()}
+    out.update({k: float(v) for k, v in (diff or {}).items()})
+    if not anatomy_table.empty:
+        out.update({f"unexplained_share[{r.variant}]": float(r.unexplained_share) for r in anatomy_table.itertuples()})
+    return out

@@ -15,11 +15,9 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
-from ingestlab import datagen, models
+from ingestlab import cgroups, datagen, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
-from ingestlab.servers import cgroups
-from ingestlab.timing import time_call
 from ingestlab.workloads._params import one_of, positive_int, subset
 
 NOTEBOOK = "03_upsert_beyond_ram"
@@ -48,12 +46,6 @@ WARMUP_BATCHES = 1
 TABLE = "ingestlab_upsert"
 COLUMNS: tuple[tuple[str, str], ...] = (("id", "BIGINT"), ("doc", "TEXT"))
 KEY = "id"
-#: Published table of the seed's batch statistics, and how its engines pair with live ones.
-PUBLISHED = "arangodb_upsert_batch_times"
-PUBLISHED_PAIRS = {"rocksdb": "ArangoDB", "postgres": "PostgreSQL"}
-PUBLISHED_OPERATIONS = {"insert_new_keys": "insert", "upsert_existing_keys": "overwrite"}
-#: Columns of the seed's statistics table, in its order.
-STATISTICS = ("min", "median", "mean", "p90", "p99", "max")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,8 +90,7 @@ class Params:
 
 def eligible_engines() -> list[str]:
     """Registered engines that can run notebook 03 here: a local instance and upsert operations."""
-    return [name for name in Engine.names()
-            if getattr(Engine._registry[name], "UPSERT_OPERATIONS", ()) and Engine._registry[name].HAS_LOCAL_SERVER]
+    return [name for name, cls in Engine.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
 
 
 def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: str = "smoke", disk_profile: str = "local",
@@ -215,62 +206,41 @@ def _engine_pids(engine: Engine) -> list[int]:
     return [pid] if pid == os.getpid() else cgroups.process_tree(pid)
 
 
-def _count(engine: Engine) -> int:
-    return engine.count_keys() if engine.KEY_VALUE else engine.count_rows(TABLE)
+#: Every column of a batch sample, filled once per batch: NaN where this run could not measure
+#: it (no block device, no throttle, no memory cap, an engine without the counter).
+SAMPLE_COLUMNS: tuple[str, ...] = (
+    "batch_no", "warmup", "rows", "bytes", "elapsed_s", "started_ns", "keys_found",
+    "dev_read_ios", "dev_read_bytes", "dev_write_ios", "dev_write_bytes",
+    "cgroup_read_ios", "cgroup_read_bytes", "cgroup_write_ios", "cgroup_write_bytes",
+    "engine_blocks_read",
+    "mem_page_cache_bytes", "mem_anon_bytes", "mem_shmem_bytes", "mem_peak_bytes", "mem_failcnt",
+)
+COLUMN_NAMES = [c for c, _ in COLUMNS]
 
 
 def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str, Any]:
-    """Create and load the data set (a progress bar of rows sent); return the load's facts."""
+    """Create and load the data set (a progress bar of rows sent), then settle; return the load's facts."""
     rng = np.random.default_rng([params.seed, 0])
+    engine.reset_table(TABLE, COLUMNS, key=(KEY,))
     with tqdm(total=params.dataset_rows, desc=f"{engine.NAME} load", unit="row", unit_scale=True,
               disable=not progress, file=sys.stderr) as bar:
 
         def chunks():
             for start, docs in datagen.document_chunks(params.dataset_rows, rng):
-                yield start, docs
+                yield datagen.document_table(2 * np.arange(start, start + len(docs), dtype=np.int64), docs)
                 bar.update(len(docs))
 
-        t0 = time.perf_counter()
-        if engine.KEY_VALUE:
-            engine.bulk_load_pairs((datagen.key_bytes(2 * np.arange(s, s + len(d), dtype=np.int64)),
-                                    datagen.row_values(d)) for s, d in chunks())
-        else:
-            engine.execute(engine.drop_table_sql(TABLE))
-            engine.execute(engine.create_table_sql(TABLE, COLUMNS, primary_key=(KEY,)))
-            engine.bulk_load_tsv(TABLE, [c for c, _ in COLUMNS],
-                                 (datagen.tsv_lines(2 * np.arange(s, s + len(d), dtype=np.int64), d)
-                                  for s, d in chunks()))
-        load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    if engine.KEY_VALUE:
-        engine.settle()
-        disk = engine.data_bytes()
-    else:
+        with timing.Stopwatch() as load:
+            engine.bulk_load(TABLE, COLUMN_NAMES, chunks(), replace=True)
+    with timing.Stopwatch() as settle:
         engine.settle(TABLE)
-        disk = engine.table_bytes(TABLE)
-    settle_s = time.perf_counter() - t0
+    disk = engine.data_bytes(TABLE)
     return {"engine": engine.NAME, "rows": params.dataset_rows, "payload_bytes": params.dataset_bytes,
             "payload_gb": params.dataset_bytes / 1e9, "memory_budget_mb": params.memory_budget_mb,
             "payload_multiple": params.dataset_bytes / params.budget_bytes, "disk_bytes": disk,
-            "disk_gb": disk / 1e9, "disk_multiple": disk / params.budget_bytes, "load_s": load_s,
-            "load_mb_s": params.dataset_bytes / load_s / 1e6, "settle_s": settle_s,
+            "disk_gb": disk / 1e9, "disk_multiple": disk / params.budget_bytes, "load_s": load.seconds,
+            "load_mb_s": params.dataset_bytes / load.seconds / 1e6, "settle_s": settle.seconds,
             "bulk_path": engine.BULK_PATH}
-
-
-def _batch_call(engine: Engine, operation: str, keys: np.ndarray, docs: np.ndarray,
-                sql_cache: dict) -> Callable[[], Any]:
-    """The batch as a ready call: statement text and parameters (or key and value lists) built beforehand."""
-    if engine.KEY_VALUE:
-        kv = (datagen.key_bytes(keys), datagen.row_values(docs))
-        method = {"insert": engine.insert, "overwrite": engine.upsert, "blind_overwrite": engine.put}[operation]
-        return lambda: method(*kv)
-    n, cols = len(keys), [c for c, _ in COLUMNS]
-    if (operation, n) not in sql_cache:
-        sql_cache[(operation, n)] = (engine.insert_sql(TABLE, cols, n) if operation == "insert"
-                                     else engine.upsert_sql(TABLE, cols, KEY, n))
-    sql = sql_cache[(operation, n)]
-    params = [v for key, doc in zip(keys.tolist(), datagen.row_values(docs)) for v in (key, doc.decode("ascii"))]
-    return lambda: engine.execute(sql, params)
 
 
 def _delta(after: dict, before: dict, prefix: str = "") -> dict[str, float]:
@@ -281,51 +251,43 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
                    limits, *, cap: cgroups.MemoryCap | None = None, bar=None) -> tuple[pd.DataFrame, dict]:
     """Time every batch of one operation, throttled by ``limits``; return (samples, throttle metadata).
 
-    Under a memory ``cap`` each row also has the group's page cache and anonymous memory
-    after the batch and its peak during the batch (``mem_*_bytes``).
+    Every sample has :data:`SAMPLE_COLUMNS` (and the engine's other counters as ``engine_*``);
+    under a memory ``cap`` also the group's page cache and anonymous memory after the batch
+    and its peak during it (``mem_*_bytes``).
     """
     rng = np.random.default_rng([params.seed, 2, OPERATIONS.index(operation)])
-    schedule = batch_schedule(params)
-    sql_cache: dict = {}
     rows_out, used = [], 0
     with cgroups.throttle(_engine_pids(engine), limits, device=device, label=f"{engine.NAME}-{operation}") as group:
-        for batch_no, warmup, n in schedule:
+        for batch_no, warmup, n in batch_schedule(params):
             batch_keys = keys[used:used + n]
             used += n
-            call = _batch_call(engine, operation, batch_keys, datagen.documents(n, rng), sql_cache)
+            call = engine.prepare_write(operation, TABLE, COLUMN_NAMES, KEY,
+                                        datagen.document_table(batch_keys, datagen.documents(n, rng)))
             if cap is not None:
                 cap.reset_peak()
             dev0, grp0, eng0 = cgroups.disk_counters(device), group.counters(), engine.io_counters()
-            found: list = []
-            started, elapsed = time_call(lambda: found.append(call()))
+            run = timing.timed(call)
             dev1, grp1, eng1 = cgroups.disk_counters(device), group.counters(), engine.io_counters()
-            row = {"batch_no": batch_no, "warmup": warmup, "rows": n, "bytes": n * datagen.DOC_BYTES,
-                   "elapsed_s": elapsed / 1e9, "started_ns": started,
-                   **_delta(dev1, dev0, "dev_"), **_delta(grp1, grp0), **_delta(eng1, eng0, "engine_"),
-                   **(cap.levels() if cap is not None else {})}
-            if isinstance(found[0], int):
-                row["keys_found"] = found[0]
+            row = dict.fromkeys(SAMPLE_COLUMNS, np.nan)
+            row.update(batch_no=batch_no, warmup=warmup, rows=n, bytes=n * datagen.DOC_BYTES,
+                       elapsed_s=run.elapsed_ns / 1e9, started_ns=run.started_ns, keys_found=run.result,
+                       **_delta(dev1, dev0, "dev_"), **_delta(grp1, grp0), **_delta(eng1, eng0, "engine_"),
+                       **(cap.levels() if cap is not None else {}))
             rows_out.append(row)
             if bar is not None:
                 bar.update(1)
         meta = group.metadata()
-    frame = pd.DataFrame(rows_out)
-    for col in ("dev_read_ios", "dev_read_bytes", "dev_write_ios", "dev_write_bytes"):
-        if col not in frame.columns:  # a data directory on a file system without a block device
-            frame[col] = np.nan
-    frame["read_iops"] = frame["dev_read_ios"] / frame["elapsed_s"]
-    frame["read_mb_s"] = frame["dev_read_bytes"] / frame["elapsed_s"] / 1e6
-    frame["write_iops"] = frame["dev_write_ios"] / frame["elapsed_s"]
-    if "cgroup_read_ios" in frame.columns:
-        frame["cgroup_read_iops"] = frame["cgroup_read_ios"] / frame["elapsed_s"]
-        frame["cgroup_write_iops"] = frame["cgroup_write_ios"] / frame["elapsed_s"]
-    if "engine_blocks_read" in frame.columns:
-        frame["blocks_read_per_row"] = frame["engine_blocks_read"] / frame["rows"]
+    frame = pd.DataFrame(rows_out).astype({"keys_found": float})
+    throttled = frame["cgroup_read_ios"].notna().any()
     # reads that reached the disk for this engine: its processes' own when throttled, else the device's
-    own = "cgroup_read_ios" in frame.columns
-    frame["disk_read_ios"] = frame["cgroup_read_ios"] if own else frame["dev_read_ios"]
-    frame["disk_read_bytes"] = frame["cgroup_read_bytes"] if own else frame["dev_read_bytes"]
-    frame["disk_reads_per_row"] = frame["disk_read_ios"] / frame["rows"]
+    frame["disk_read_ios"] = frame["cgroup_read_ios"] if throttled else frame["dev_read_ios"]
+    frame["disk_read_bytes"] = frame["cgroup_read_bytes"] if throttled else frame["dev_read_bytes"]
+    per_s = 1 / frame["elapsed_s"]
+    frame = frame.assign(read_iops=frame["dev_read_ios"] * per_s, read_mb_s=frame["dev_read_bytes"] * per_s / 1e6,
+                         write_iops=frame["dev_write_ios"] * per_s, cgroup_read_iops=frame["cgroup_read_ios"] * per_s,
+                         cgroup_write_iops=frame["cgroup_write_ios"] * per_s,
+                         blocks_read_per_row=frame["engine_blocks_read"] / frame["rows"],
+                         disk_reads_per_row=frame["disk_read_ios"] / frame["rows"])
     return frame, meta
 
 
@@ -341,7 +303,7 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
        I/O, and its processes go into a memory cgroup; after the load the group's limit is set
        to the memory they hold plus the rest of the budget (at least :data:`MIN_FREE_BYTES`),
        which the OS page cache and the statements' own memory share, as on a machine with
-       that much RAM (:class:`ingestlab.servers.cgroups.MemoryCap`). ``"engine"``, and
+       that much RAM (:class:`ingestlab.cgroups.MemoryCap`). ``"engine"``, and
        always for RocksDB (it runs in this process): the engine's own cache of the budget with
        ``O_DIRECT`` (PostgreSQL ``debug_io_direct = data``; RocksDB direct reads and a 10-bit
        bloom filter; MariaDB ``O_DIRECT``). Where a memory cgroup is not possible the run says
@@ -365,7 +327,7 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
        every run unless ``SEED`` is given — re-used keys would be found in the cache.
     5. **Disk profile.** During the timed batches only, the engine's processes (for RocksDB,
        this Python process, whose threads include RocksDB's flushes and compactions) are held
-       in a blkio cgroup with the profile's limits (:mod:`ingestlab.servers.cgroups`); where
+       in a blkio cgroup with the profile's limits (:mod:`ingestlab.cgroups`); where
        that is not possible the run continues unthrottled, labelled ``local``, and says why.
     6. **Checks.** After the load and after each operation the keys are counted (unthrottled)
        and must equal what was written.
@@ -469,7 +431,7 @@ def _memory_limit(engine: Engine, params: Params, run,
 
 def _check(engine: Engine, phase: str, expected: int, profile: str, requested: str, throttle: dict | None,
            run) -> dict:
-    counted = _count(engine)
+    counted = engine.count_rows(TABLE)
     row = {"engine": engine.NAME, "phase": phase, "expected_keys": expected, "counted_keys": counted,
            "ok": counted == expected, "disk_profile": profile, "disk_profile_requested": requested,
            "throttled": bool(throttle and throttle["applied"]), "throttle_reason": (throttle or {}).get("reason"),
@@ -480,188 +442,13 @@ def _check(engine: Engine, phase: str, expected: int, profile: str, requested: s
     return row
 
 
-# -- analysis ----------------------------------------------------------------------------
-def _full(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
-    return samples[~samples["warmup"] & (samples["rows"] == batch_rows)]
-
-
-def statistics(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
-    """The seed's per-batch statistics (min, median, mean, P90, P99, max) of full-size batches.
-
-    One row per engine × operation × disk profile: ``batches``, ``batch_rows``, the six
-    statistics in ms, ``read_iops`` (device reads per second over those batches, from
-    ``/proc/diskstats``), ``cgroup_read_iops`` (the throttled processes' own, when
-    throttled), ``read_iops_limit`` (the profile's), ``read_mb_s`` (``disk_read_bytes``: the
-    throttled processes' when throttled, else the device's) beside ``read_mb_s_limit``, ``blocks_read_per_row`` (the
-    engine's own count of blocks it did not find in its cache), ``disk_reads_per_row``
-    (reads that reached the disk: the throttled processes' own, else the device's), the
-    same three for writes (``write_iops``...), and the ``memory_limit`` in force with,
-    under a memory cap, the median ``page_cache_mb`` after a batch and the ``peak_memory_mb``
-    of the server's processes during one.
-    """
-    full = _full(samples, batch_rows).assign(ms=lambda d: d["elapsed_s"] * 1e3)
-    keys = ["engine", "operation", "disk_profile"]
-    rows = []
-    for key, g in full.groupby(keys, sort=False):
-        ms = g["ms"].to_numpy()
-        limits = cgroups.PROFILES.get(key[2])
-        row = dict(zip(keys, key), batches=len(g), batch_rows=batch_rows,
-                   min_ms=ms.min(), median_ms=np.median(ms), mean_ms=ms.mean(), p90_ms=np.percentile(ms, 90),
-                   p99_ms=np.percentile(ms, 99), max_ms=ms.max(),
-                   read_iops=g["dev_read_ios"].sum() / g["elapsed_s"].sum())
-        if "cgroup_read_ios" in g.columns and g["cgroup_read_ios"].notna().any():
-            row["cgroup_read_iops"] = g["cgroup_read_ios"].sum() / g["elapsed_s"].sum()
-        else:
-            row["cgroup_read_iops"] = np.nan
-        row["read_iops_limit"] = limits.read_iops if limits and limits.read_iops else np.nan
-        row["read_mb_s"] = g["disk_read_bytes"].sum() / g["elapsed_s"].sum() / 1e6
-        row["read_mb_s_limit"] = limits.read_bps / 1e6 if limits and limits.read_bps else np.nan
-        row["blocks_read_per_row"] = (g["engine_blocks_read"].sum() / g["rows"].sum()
-                                      if "engine_blocks_read" in g.columns else np.nan)
-        row["disk_reads_per_row"] = g["disk_read_ios"].sum() / g["rows"].sum()
-        row["write_iops"] = g["dev_write_ios"].sum() / g["elapsed_s"].sum()
-        row["cgroup_write_iops"] = (g["cgroup_write_ios"].sum() / g["elapsed_s"].sum()
-                                    if "cgroup_write_ios" in g.columns and g["cgroup_write_ios"].notna().any()
-                                    else np.nan)
-        row["write_iops_limit"] = limits.write_iops if limits and limits.write_iops else np.nan
-        row["memory_limit"] = g["memory_limit"].iloc[0] if "memory_limit" in g.columns else None
-        row["page_cache_mb"] = (g["mem_page_cache_bytes"].median() / 2**20
-                                if "mem_page_cache_bytes" in g.columns else np.nan)
-        row["peak_memory_mb"] = g["mem_peak_bytes"].max() / 2**20 if "mem_peak_bytes" in g.columns else np.nan
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def reads_per_row(samples: pd.DataFrame) -> pd.DataFrame:
-    """Reads per row of every measured batch, by engine and operation, from both sides, tidy.
-
-    ``counter`` is ``"engine: blocks not in its cache"`` (the engine's own count: PostgreSQL
-    ``shared_blks_read``, InnoDB ``Innodb_buffer_pool_reads``, RocksDB block-cache misses) or
-    ``"disk: reads of its processes"`` (the blkio cgroup's count when throttled, else the
-    device's, which includes the rest of the machine). Under a memory cap an engine's miss
-    may still be found in the OS page cache; the disk count says how many were not.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``engine``, ``operation``, ``counter``, ``reads``, ``rows``, ``per_row``.
-    """
-    measured = samples[~samples["warmup"]]
-    frames = [measured[["engine", "operation", "rows"]].assign(counter=counter, reads=measured[column])
-              for counter, column in (("engine: blocks not in its cache", "engine_blocks_read"),
-                                      ("disk: reads of its processes", "disk_read_ios"))]
-    out = pd.concat(frames).groupby(["engine", "operation", "counter"], sort=False)[["reads", "rows"]].sum()
-    return out.reset_index().assign(per_row=lambda d: d["reads"] / d["rows"])
-
-
-def ratios(samples: pd.DataFrame, batch_rows: int, *, seed: int = 0) -> pd.DataFrame:
-    """Every operation's batch time over the insert's, full-size batches, median and mean, bootstrap 95 % CI.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``engine``, ``disk_profile``, ``operation``, ``statistic`` (``median``/``mean``),
-        ``ratio``, ``ci_low``, ``ci_high``, ``n_a``, ``n_b``.
-    """
-    full = _full(samples, batch_rows)
-    rows = []
-    for (engine, profile), g in full.groupby(["engine", "disk_profile"], sort=False):
-        base = g.loc[g["operation"] == "insert", "elapsed_s"]
-        if len(base) < 2:
-            continue
-        for operation in [o for o in OPERATIONS if o != "insert" and o in set(g["operation"])]:
-            a = g.loc[g["operation"] == operation, "elapsed_s"]
-            if len(a) < 2:
-                continue
-            for name, stat in (("median", np.median), ("mean", np.mean)):
-                r = models.ratio_ci(a, base, statistic=stat, seed=seed)
-                rows.append({"engine": engine, "disk_profile": profile, "operation": operation, "statistic": name,
-                             **r})
-    return pd.DataFrame(rows)
-
-
-def fit(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
-    """``batch_time = overhead + rows × per_row_cost`` per engine × operation × disk profile.
-
-    OLS (with 95 % CIs) and Theil–Sen over the measured batches of every size.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``engine``, ``variant`` (the operation), ``disk_profile``, ``method``,
-        ``overhead_ms`` (the intercept: per-batch cost) with CI, ``per_row_us`` with CI,
-        ``write_time_s`` (the rows part of a full batch: ``BATCH_ROWS × per_row_cost``),
-        ``r2``, ``n_points``.
-    """
-    measured = samples[~samples["warmup"]]
-    fits = models.fit_linear(measured, x="rows", y="elapsed_s", by=["engine", "operation", "disk_profile"])
-    out = pd.DataFrame({
-        "engine": fits["engine"], "variant": fits["operation"], "disk_profile": fits["disk_profile"],
-        "method": fits["method"],
-        "overhead_ms": fits["intercept"] * 1e3, "overhead_ci_low_ms": fits["intercept_ci_low"] * 1e3,
-        "overhead_ci_high_ms": fits["intercept_ci_high"] * 1e3,
-        "write_time_s": fits["slope"] * batch_rows,
-        "per_row_us": fits["slope"] * 1e6, "per_row_ci_low_us": fits["slope_ci_low"] * 1e6,
-        "per_row_ci_high_us": fits["slope_ci_high"] * 1e6, "r2": fits["r2"], "n_points": fits["n_points"],
-    })
-    return out
-
-
-def published_statistics() -> pd.DataFrame:
-    """The seed's statistics tables as rows like :func:`statistics`' (``engine`` = the seed's engine)."""
-    from ingestlab import published
-
-    table = published.load(PUBLISHED)
-    wide = table.pivot_table(index=["engine", "version", "scenario", "rows_per_batch"], columns="statistic",
-                             values="batch_ms", sort=False).reset_index()
-    batches = table.groupby(["engine", "scenario"], sort=False)["batches"].first()
-    rows = []
-    for _, r in wide.iterrows():
-        n = batches.get((r["engine"], r["scenario"]))
-        rows.append({"engine": f"{r['engine']} {r['version']} (seed)",
-                     "operation": PUBLISHED_OPERATIONS[r["scenario"]], "disk_profile": "seed: GCE 500 GB",
-                     "batches": n if pd.notna(n) else np.nan, "batch_rows": r["rows_per_batch"],
-                     **{f"{s}_ms": r[s] for s in STATISTICS},
-                     "read_iops": np.nan, "cgroup_read_iops": np.nan, "read_iops_limit": 375.0,
-                     "blocks_read_per_row": np.nan, "write_iops": np.nan, "cgroup_write_iops": np.nan,
-                     "write_iops_limit": 750.0})
-    return pd.DataFrame(rows)
-
-
-def live_vs_published(ratio_table: pd.DataFrame, stats: pd.DataFrame) -> pd.DataFrame:
-    """The seed's overwrite/insert ratios and batch times beside the live ones (paired engines).
-
-    ArangoDB is paired with RocksDB (its storage engine), PostgreSQL 9.6 with PostgreSQL 18.
-    The seed's ratios are of its mean and median batch times; the live ones carry bootstrap
-    CIs. Live rows of engines without a seed counterpart appear with no published value.
-
-    Returns
-    -------
-    pandas.DataFrame
-        See :func:`ingestlab.models.compare_with_published`; ``quantity`` names the number.
-    """
-    pub_stats = published_statistics()
-    pub_rows, live_rows = [], []
-    for _, r in ratio_table[ratio_table["operation"] == "overwrite"].iterrows():
-        label = PUBLISHED_PAIRS.get(r["engine"])
-        q = f"overwrite/insert {r['statistic']}: {r['engine']} [{r['disk_profile']}]"
-        if label is not None:
-            p = pub_stats[pub_stats["engine"].str.startswith(label + " ")].set_index("operation")
-            q += f" vs {label} (seed)"
-            pub_rows.append({"quantity": q, "published": p.loc["overwrite", f"{r['statistic']}_ms"]
-                             / p.loc["insert", f"{r['statistic']}_ms"], "published_label": "ratio of seed tables"})
-        live_rows.append({"quantity": q, "live": r["ratio"], "live_ci_low": r["ci_low"], "live_ci_high": r["ci_high"],
-                          "live_label": "bootstrap 95 % CI"})
-    for _, s in stats.iterrows():
-        label = PUBLISHED_PAIRS.get(s["engine"])
-        if label is None or s["operation"] not in ("insert", "overwrite"):
-            continue
-        p = pub_stats[pub_stats["engine"].str.startswith(label + " ")].set_index("operation")
-        q = f"{s['operation']} median batch (ms): {s['engine']} [{s['disk_profile']}] vs {label} (seed)"
-        pub_rows.append({"quantity": q, "published": p.loc[s["operation"], "median_ms"],
-                         "published_label": "seed table"})
-        live_rows.append({"quantity": q, "live": s["median_ms"], "live_ci_low": np.nan, "live_ci_high": np.nan,
-                          "live_label": f"median of {s['batches']} batches"})
-    live = pd.DataFrame(live_rows, columns=["quantity", "live", "live_ci_low", "live_ci_high", "live_label"])
-    pub = pd.DataFrame(pub_rows, columns=["quantity", "published", "published_label"])
-    return models.compare_with_published(live, pub)
+def describe_params(params: Params, results_dir) -> str:
+    """The run's set-up in one paragraph: data set against the budget, batches, disk and memory limits, seed."""
+    limits = cgroups.PROFILES[params.disk_profile]
+    return (f"Results: `{results_dir}`. Data set: **{params.dataset_rows:,} documents** of {datagen.DOC_BYTES} bytes = "
+            f"**{params.dataset_bytes / 1e9:.3g} GB**, **{params.dataset_bytes / params.budget_bytes:.1f} ×** the "
+            f"{params.memory_budget_mb} MB memory budget. Batches of {', '.join(map(str, params.batch_sizes))} rows, "
+            f"{params.batches} of each per operation after one warm-up batch. Disk profile **{params.disk_profile}**"
+            + (f" ({limits.describe()})" if limits else "")
+            + f"; memory limit **{params.memory_limit}**; new keys {params.new_keys}; seed {params.seed} "
+            f"({params.seed_source}).")

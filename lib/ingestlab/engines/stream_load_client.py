@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-import time
 import uuid
 from typing import Any, Iterable, Sequence
 from urllib.parse import quote, urljoin, urlsplit
 
+from ingestlab import timing
 from ingestlab.errors import ConfigError, LoadError, ProfileParseError
 
 #: What the ``column_separator`` header says (StarRocks and Doris read ``\xNN`` as one byte),
@@ -165,23 +165,23 @@ class StreamLoadClient:
 
         url = self.url(table)
         urls = [url]
-        t0 = time.perf_counter_ns()
-        try:
-            for _ in range(self.max_redirects + 1):
-                response = self.session.put(url, data=body, headers=headers, allow_redirects=False,
-                                            timeout=self.timeout_s)
-                location = response.headers.get("Location")
-                if response.status_code not in _REDIRECTS or not location:
-                    break
-                url = urljoin(url, location)
-                if urlsplit(url).scheme not in ("http", "https"):
-                    raise LoadError(f"Stream Load redirected to a non-HTTP URL: {url}")
-                urls.append(url)
-            else:
-                raise LoadError(f"Stream Load into {table}: more than {self.max_redirects} redirects: {urls}")
-        except requests.RequestException as exc:
-            raise LoadError(f"Stream Load into {table} at {url}: {exc}") from exc
-        client_ms = (time.perf_counter_ns() - t0) / 1e6
+        with timing.Stopwatch() as clock:
+            try:
+                for _ in range(self.max_redirects + 1):
+                    response = self.session.put(url, data=body, headers=headers, allow_redirects=False,
+                                                timeout=self.timeout_s)
+                    location = response.headers.get("Location")
+                    if response.status_code not in _REDIRECTS or not location:
+                        break
+                    url = urljoin(url, location)
+                    if urlsplit(url).scheme not in ("http", "https"):
+                        raise LoadError(f"Stream Load redirected to a non-HTTP URL: {url}")
+                    urls.append(url)
+                else:
+                    raise LoadError(f"Stream Load into {table}: more than {self.max_redirects} redirects: {urls}")
+            except requests.RequestException as exc:
+                raise LoadError(f"Stream Load into {table} at {url}: {exc}") from exc
+        client_ms = clock.elapsed_ns / 1e6
         reply, summary = parse_reply(response.text, response.status_code, url)
         return StreamLoadResult(table=table, label=headers.get("label"), http_status=response.status_code,
                                 urls=tuple(urls), reply=reply, summary=summary, client_ms=client_ms)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ingestlab.servers import cgroups
-from ingestlab.servers.cgroups import DiskLimits
+from ingestlab import cgroups
+from ingestlab.cgroups import DiskLimits
 
 REASON = cgroups.unavailable_reason()
 needs_blkio = pytest.mark.skipif(REASON is not None, reason=f"no blkio throttling here: {REASON}")
@@ -120,7 +120,7 @@ def test_children_forked_inside_are_moved_out_too(tmp_path):
 def test_reap_removes_the_groups_of_a_killed_owner(tmp_path, sleeper):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers import cgroups
+        from ingestlab import cgroups
         group = cgroups.Throttle(cgroups.DiskLimits(read_iops=375), {cgroups.device_of(tmp_path)!r}, label="orphan").open()
         group.add([{sleeper.pid}])
         print(group.path, flush=True)
@@ -218,7 +218,7 @@ def test_the_cap_holds_the_page_cache_to_its_budget_and_is_removed_after(writer)
 def test_reap_removes_memory_groups_of_a_killed_owner(sleeper):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers import cgroups
+        from ingestlab import cgroups
         group = cgroups.MemoryCap(label="orphan").open()
         group.add([{sleeper.pid}])
         print(group.path, flush=True)

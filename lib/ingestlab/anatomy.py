@@ -1,0 +1,211 @@
+"""Statement anatomy: the one tidy shape every engine's split of a statement's time takes, and its summaries.
+
+An adapter says what its server reported for each statement (a :class:`Recorder`); the
+engine contract times the statements on the lab's clock (:mod:`ingestlab.timing`) and
+:func:`frame` builds the table, naming what no instrument covers :data:`UNEXPLAINED`
+everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import pandas as pd
+
+from ingestlab.timing import CLOCK
+
+#: The part of a statement's client time that no instrument covers (client time − the parts).
+UNEXPLAINED = "unexplained"
+#: The client's wall clock of the whole statement.
+CLIENT_TOTAL = "client_total"
+#: A part of one statement: (component, ms, source).
+Part = tuple[str, float, str]
+#: A measure of one statement that is not a part of its time: (component, ms, count, source).
+Extra = tuple[str, float, float, str]
+#: Columns of an anatomy frame, in order.
+COLUMNS = ["pass", "statement_no", "component", "ms", "count", "source", "warmup"]
+
+
+class Recorder:
+    """What a server reports about each statement of an anatomy pass; adapters subclass it.
+
+    The engine runs :attr:`sql` once per row on its measuring connection, timed by the lab's
+    clock, and calls :meth:`statement` with each result right after the clock stops; the
+    recorder reads its instruments there (or, in :meth:`end`, for all statements at once).
+    Entering starts the instruments and exiting stops them, also on an error.
+
+    Attributes
+    ----------
+    PASS : str
+        The pass's name in the frame (``"server"``, ``"stages"``, ``"profile"``...).
+    sql : str
+        The statement run per row (an ``INSERT``, or the ``EXPLAIN …`` that runs it).
+    parts, extras : list of list
+        Per statement: its :data:`Part` and :data:`Extra` tuples.
+    counters : dict
+        Per-statement means of counters read around the pass: name → (value, source).
+    """
+
+    PASS: str = "server"
+
+    def __init__(self, engine: Any, sql: str):
+        self.engine = engine
+        self.sql = sql
+        self.parts: list[list[Part]] = []
+        self.extras: list[list[Extra]] = []
+        self.counters: dict[str, tuple[float, str]] = {}
+
+    def begin(self) -> None:
+        """Before the first statement: turn instruments on, read counters. Default: nothing."""
+
+    def statement(self, result: Any) -> None:
+        """After each statement (the clock stopped): read what the server reported. Default: nothing."""
+
+    def end(self) -> None:
+        """After the last statement (also after an error): read the rest, turn instruments off."""
+
+    def __enter__(self) -> "Recorder":
+        self.begin()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.end()
+
+
+def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[Part]], *,
+          extras: Sequence[Sequence[Extra]] | None = None,
+          counters: dict[str, tuple[float, str]] | None = None) -> pd.DataFrame:
+    """Per-statement rows and their means, in the shape of :meth:`Engine.statement_anatomy`.
+
+    Pass ``pass_name`` has, per statement: ``client_total`` (the lab's clock), each part
+    (repeated names summed), :data:`UNEXPLAINED` = client total − sum of the parts, and the
+    extras (measures that are not parts of the time: counts, or a time inside a part).
+    Statement 0 is flagged ``warmup`` when there are more: right after ``CREATE TABLE`` it
+    also opens the table. Pass ``stats`` (``statement_no = -1``) has the mean over the other
+    statements of ``client_total``, every part and the remainder, so its ``ms`` rows other
+    than ``client_total`` add up to it, then one ``count`` row (ms NaN) per counted extra
+    (its mean) and per counter.
+
+    Examples
+    --------
+    >>> f = frame("stages", [1.0, 0.5, 0.7], [[("commit", 0.6, "s")], [("commit", 0.2, "s")],
+    ...                                       [("commit", 0.4, "s")]])
+    >>> f[f["pass"] == "stats"].set_index("component")["ms"].round(3).to_dict()
+    {'client_total': 0.6, 'commit': 0.3, 'unexplained': 0.3}
+    """
+    rows = []
+    for i, total in enumerate(client_ms):
+        summed: dict[str, list] = {}
+        for name, ms, source in (parts[i] if i < len(parts) else ()):
+            entry = summed.setdefault(name, [0.0, source])
+            entry[0] += ms
+        rows.append({"pass": pass_name, "statement_no": i, "component": CLIENT_TOTAL, "ms": total,
+                     "source": CLOCK})
+        rows += [{"pass": pass_name, "statement_no": i, "component": k, "ms": v, "source": src}
+                 for k, (v, src) in summed.items()]
+        rows.append({"pass": pass_name, "statement_no": i, "component": UNEXPLAINED,
+                     "ms": total - sum(v for v, _ in summed.values()), "source": "client_total - sum of the parts"})
+        for name, ms, count, source in (extras[i] if extras and i < len(extras) else ()):
+            rows.append({"pass": pass_name, "statement_no": i, "component": name, "ms": ms, "count": count,
+                         "source": source, "extra": True})
+    out = pd.DataFrame(rows)
+    if "extra" not in out.columns:
+        out["extra"] = False
+    out["extra"] = out["extra"].astype("boolean").fillna(False).astype(bool)
+    out["warmup"] = (out["statement_no"] == 0) & (len(client_ms) > 1)
+    timed = out[~out["warmup"] & ~out["extra"]]
+    wide = timed.pivot_table(index="statement_no", columns="component", values="ms", aggfunc="sum", sort=False)
+    means = wide.fillna(0.0).mean()  # a part a statement skipped took 0 ms in it
+    sources = timed.drop_duplicates("component").set_index("component")["source"]
+    stats = [{"pass": "stats", "statement_no": -1, "component": c, "ms": float(means[c]), "warmup": False,
+              "source": f"mean over {len(wide)} statements of {sources[c]}"} for c in wide.columns]
+    if "count" not in out.columns:
+        out["count"] = math.nan
+    counted = out[out["extra"] & ~out["warmup"] & out["count"].notna()]
+    for name, g in counted.groupby("component", sort=False):
+        stats.append({"pass": "stats", "statement_no": -1, "component": name, "ms": math.nan,
+                      "count": float(g["count"].mean()), "warmup": False,
+                      "source": f"mean over {len(g)} statements of {g['source'].iloc[0]}"})
+    stats += [{"pass": "stats", "statement_no": -1, "component": name, "ms": math.nan, "count": value,
+               "warmup": False, "source": source} for name, (value, source) in (counters or {}).items()]
+    out = pd.concat([out.drop(columns="extra"), pd.DataFrame(stats)], ignore_index=True)
+    if "count" not in out.columns:
+        out["count"] = math.nan
+    return out[COLUMNS]
+
+
+def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
+    """Per group, the mean of every part of a statement and what share of it stays unexplained.
+
+    Reads the ``stats`` pass, whose parts add up to the client total (extras and counts are
+    left out), so the same function serves every engine, whatever its instrument.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``client_total_ms``, one ``<part>_ms`` column per part (in the
+        order the statement passes through them, :data:`UNEXPLAINED` last) and
+        ``unexplained_share`` (unexplained ÷ client total).
+
+    Examples
+    --------
+    >>> f = frame("x", [1.0, 0.5, 0.7], [[("commit", 0.6, "s")], [("commit", 0.2, "s")], [("commit", 0.4, "s")]])
+    >>> summary(f.assign(engine="e", variant="v")).round(3).to_dict("records")
+    [{'engine': 'e', 'variant': 'v', 'client_total_ms': 0.6, 'commit_ms': 0.3, 'unexplained_ms': 0.3, 'unexplained_share': 0.5}]
+    """
+    if anatomy.empty:
+        return pd.DataFrame()
+    by = [c for c in by if c in anatomy.columns]
+    stats = anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
+    order = list(dict.fromkeys([CLIENT_TOTAL, *[c for c in stats["component"] if c != UNEXPLAINED], UNEXPLAINED]))
+    wide = stats.pivot_table(index=by, columns="component", values="ms", sort=False).reindex(columns=order)
+    wide.columns = [f"{c}_ms" for c in wide.columns]
+    wide["unexplained_share"] = wide[f"{UNEXPLAINED}_ms"] / wide[f"{CLIENT_TOTAL}_ms"]
+    return wide.reset_index()
+
+
+def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
+    """The parts of :func:`summary` in long form, for a stacked bar, in the statement's order.
+
+    Beyond the ``top`` largest parts (by their largest value in any group) the rest are summed
+    as ``smaller parts``; :data:`UNEXPLAINED` is always shown, last.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``component``, ``ms``.
+    """
+    by = [c for c in by if c in table.columns]
+    cols = [c for c in table.columns if c.endswith("_ms") and c != f"{CLIENT_TOTAL}_ms"]
+    long = (table.melt(id_vars=by, value_vars=cols, var_name="component", value_name="ms").dropna(subset=["ms"]))
+    long["component"] = long["component"].str.removesuffix("_ms")
+    size = long.groupby("component")["ms"].max().drop(UNEXPLAINED, errors="ignore").sort_values(ascending=False)
+    keep = set(size.index[:top]) | {UNEXPLAINED}
+    long.loc[~long["component"].isin(keep), "component"] = "smaller parts"
+    order = [c for c in long["component"].unique() if c not in ("smaller parts", UNEXPLAINED)]
+    long["component"] = pd.Categorical(long["component"], categories=order + ["smaller parts", UNEXPLAINED])
+    out = long.groupby([*by, "component"], sort=False, observed=True, as_index=False)["ms"].sum()
+    return out.sort_values("component", kind="stable").assign(component=lambda d: d["component"].astype(str))
+
+
+def describe(table: pd.DataFrame, top: int = 3) -> list[str]:
+    """One sentence per engine and variant: the client's time per statement, its largest parts, the unexplained share.
+
+    Examples
+    --------
+    >>> f = frame("x", [1.0, 0.5, 0.7], [[("commit", 0.6, "s")], [("commit", 0.2, "s")], [("commit", 0.4, "s")]])
+    >>> print(describe(summary(f.assign(engine="e", variant="v")))[0])
+    **e v**: 0.600 ms per single-row INSERT on the client's clock (mean); largest parts: commit 0.300 ms (50 %); unexplained 0.300 ms (50 %).
+    """
+    out = []
+    for row in table.to_dict("records"):
+        total = row[f"{CLIENT_TOTAL}_ms"]
+        known = {k.removesuffix("_ms"): v for k, v in row.items()
+                 if k.endswith("_ms") and k not in (f"{CLIENT_TOTAL}_ms", f"{UNEXPLAINED}_ms") and pd.notna(v)}
+        largest = "; ".join(f"{name} {ms:.3f} ms ({100 * ms / total:.0f} %)"
+                            for name, ms in sorted(known.items(), key=lambda kv: -kv[1])[:top])
+        out.append(f"**{row.get('engine', '')} {row.get('variant', '')}**: {total:.3f} ms per single-row INSERT on "
+                   f"the client's clock (mean); largest parts: {largest}; {UNEXPLAINED} "
+                   f"{row[f'{UNEXPLAINED}_ms']:.3f} ms ({100 * row['unexplained_share']:.0f} %).")
+    return out
