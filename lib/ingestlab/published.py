@@ -1,4 +1,4 @@
-"""The numeric tables of the five seed studies, as tidy frames read from ``data/published``."""
+"""The numeric tables of the five seed studies, as tidy frames read from ``data/published``, and what they state."""
 
 from __future__ import annotations
 
@@ -173,6 +173,33 @@ def profile_split(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     }).reset_index()
     out.insert(3, "variant", variant_label(out))
     return out
+
+
+def profile_components(split: pd.DataFrame) -> pd.DataFrame:
+    """:func:`profile_split` in long form: the BE's execution and the FE's share of each variant's TotalTime.
+
+    Parameters
+    ----------
+    split : pandas.DataFrame
+        :func:`profile_split`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``variant``, ``component`` (``"ExecutionTime (BE)"``, ``"TotalTime − ExecutionTime (FE)"``)
+        and ``ms``; for :func:`ingestlab.figures.plot_stacked`.
+
+    Examples
+    --------
+    >>> parts = profile_components(profile_split())
+    >>> parts.groupby("variant")["ms"].sum().round(1).to_dict()
+    {'shared-data 4.0.5': 67.5, 'shared-nothing 4.0.5': 100.0}
+    """
+    parts = split.melt(id_vars=["variant"], value_vars=["execution_time_ms", "fe_overhead_ms"],
+                       var_name="component", value_name="ms")
+    parts["component"] = parts["component"].map({"execution_time_ms": "ExecutionTime (BE)",
+                                                  "fe_overhead_ms": "TotalTime − ExecutionTime (FE)"})
+    return parts
 
 
 def component_sweeps(frame: pd.DataFrame | None = None) -> pd.DataFrame:
