@@ -1,3 +1,5 @@
+import IPython
+import IPython.display
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import numpy as np
@@ -5,25 +7,36 @@ import pandas as pd
 import pytest
 import seaborn as sns
 
-from ingestlab import figures
+from ingestlab import figures, models, published
 
 
-def test_save_writes_png_svg_pdf_into_the_notebook_folder(tmp_path):
+def test_save_writes_png_svg_pdf_into_the_folder_and_closes_the_figure(tmp_path):
     figures.use_article_theme()
     fig, ax = plt.subplots()
     ax.plot([1, 2], [3, 4])
-    paths = figures.save(fig, "line", notebook="99_test", directory=tmp_path / "99_test")
-    figures.close(fig)
-    assert sorted(p.suffix for p in paths) == [".pdf", ".png", ".svg"]
-    assert all(p.stat().st_size > 0 and p.parent.name == "99_test" for p in paths)
+    assert figures.save(fig, "line", notebook="99_test", directory=tmp_path / "99_test") is None
+    paths = sorted((tmp_path / "99_test").iterdir())
+    assert [p.name for p in paths] == ["line.pdf", "line.png", "line.svg"]
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert plt.get_fignums() == []
 
 
 def test_save_uses_figures_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_FIGURES_DIR", str(tmp_path))
-    fig = plt.figure()
-    figures.save(fig, "empty", notebook="nb")
-    figures.close(fig)
+    figures.save(plt.figure(), "empty", notebook="nb")
     assert (tmp_path / "nb" / "empty.png").exists()
+    assert plt.get_fignums() == []
+
+
+def test_save_displays_the_figure_once_under_ipython_only(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    fig = plt.figure()
+    figures.save(fig, "outside", notebook="nb", directory=tmp_path)
+    assert shown == []
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
+    figures.save(fig, "inside", notebook="nb", directory=tmp_path)
+    assert shown == [fig] and plt.get_fignums() == []
 
 
 def test_save_rejects_path_like_names(tmp_path):
@@ -83,3 +96,42 @@ def test_plot_overhead_fit_draws_solid_ols_and_dashed_two_point_lines():
     assert styles == {"async: 0.6 ms/load": "-", "off: 54 ms/load (2 points)": "--"}
     assert ax.get_xlabel() == "loads" and ax.get_xscale() == ax.get_yscale() == "log"
     figures.close(ax.figure)
+
+
+def test_plot_component_sweeps_draws_a_panel_per_factor_with_its_own_axis_label():
+    sweeps = published.component_sweeps()
+    fig = figures.plot_component_sweeps(sweeps)
+    assert [ax.get_xlabel() for ax in fig.axes] == ["buckets", "columns", "table model"]
+    assert [ax.get_legend() is not None for ax in fig.axes] == [True, False, False]
+    model = sweeps[sweeps["factor"] == "model"]
+    assert [t.get_text() for t in fig.axes[2].get_xticklabels()] == list(dict.fromkeys(model["level"]))
+    assert len(fig.axes[0].texts) == (sweeps["factor"] == "buckets").sum()
+    figures.close(fig)
+
+
+def test_plot_sync_insert_titles_each_insert_size_and_keeps_one_legend():
+    sync = published.time_per_request(pd.concat([published.load("doris_group_commit_sync_small_batch"),
+                                                 published.load("doris_group_commit_sync_large_batch")]))
+    fig = figures.plot_sync_insert(sync)
+    assert [ax.get_title() for ax in fig.axes] == ["1 row per INSERT", "1,000 rows per INSERT"]
+    assert [ax.get_legend() is not None for ax in fig.axes] == [False, True]
+    assert all(ax.get_yscale() == "log" for ax in fig.axes)
+    figures.close(fig)
+
+
+def test_plot_scan_times_puts_limit_1_in_its_own_panel():
+    scan = published.load("starrocks_csv_scan_times")
+    scan = scan.assign(system=scan["engine"] + " · " + scan["stage"])
+    fig = figures.plot_scan_times(scan)
+    assert [ax.get_title() for ax in fig.axes] == ["full scan and COUNT(*)", "LIMIT 1"]
+    assert len(fig.axes[1].patches) == (scan["scenario"] == "limit_1").sum()
+    figures.close(fig)
+
+
+def test_plot_stream_load_shows_throughput_and_the_fit_per_load():
+    loads = published.stream_load_batches()
+    fits = models.fit_load_overhead(loads, by=["variant", "group_commit_mode", "concurrency"])
+    fig = figures.plot_stream_load(loads, fits)
+    assert [ax.get_ylabel() for ax in fig.axes] == ["rows per s", "total time (s)"]
+    assert fig.axes[1].get_xlabel() == "loads"
+    figures.close(fig)

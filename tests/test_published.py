@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import published
+from ingestlab import models, published
 from ingestlab.errors import ConfigError
 
 SEEDS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
@@ -284,3 +284,146 @@ def test_stream_load_batches_give_back_the_seeds_data_set_in_every_run():
     assert per_byte == pytest.approx([1 / loads["bytes_per_row"].iloc[0]] * len(loads))
     assert 100 < loads["bytes_per_row"].iloc[0] < 200
     assert set(loads["variant"]) == {"async, 10 clients", "async, 30 clients", "off, 10 clients", "off, 30 clients"}
+
+
+# -- the sentences and headline numbers of notebook 00 --------------------------------------
+
+@pytest.fixture(scope="module")
+def section():
+    """The tables notebook 00 computes, by the names it gives them."""
+    t = {"points": published.overhead_points()}
+    t["fits"] = models.fit_overhead(t["points"], by=["engine", "deployment", "version"])
+    t["fits"].insert(1, "variant", published.variant_label(t["fits"]))
+    t["diff"] = models.overhead_difference(t["fits"], {"variant": "shared-nothing 4.0.4"},
+                                           {"variant": "shared-data 4.0.5"})
+    printed = published.load("starrocks_insert_overhead_scale")[["n_statements", "extra_printed"]]
+    t["scale"] = models.scale_table(t["diff"]).merge(printed, on="n_statements")
+    t["split"] = published.profile_split()
+    t["sweeps"] = published.component_sweeps()
+    effects = published.load("starrocks_component_effects").rename(columns={"scenario": "factor"})
+    t["slopes"] = models.fit_sweep(t["sweeps"].dropna(subset=["level_value"]), x="level_value", y="median_ms",
+                                   by=["deployment", "factor"]).merge(effects, on=["deployment", "factor"])
+    t["ratios"] = models.ratio_table(published.load("arangodb_upsert_batch_times"), value="batch_ms",
+                                     between="scenario", a="upsert_existing_keys", b="insert_new_keys",
+                                     by=["engine", "statistic"])
+    scan = published.load("starrocks_csv_scan_times")
+    t["scan"] = scan.assign(system=scan["engine"] + " · " + scan["stage"].str.replace("_", " "))
+    starrocks = scan[(scan["engine"] == "StarRocks") & (scan["storage"] == "hdfs")]
+    t["speedup"] = models.ratio_table(starrocks, value="elapsed_s", between="stage", a="initial",
+                                      b="after_pr_30137", by=["scenario"]).set_index("scenario")
+    t["loads"] = published.stream_load_batches()
+    t["load_fits"] = models.fit_load_overhead(t["loads"], by=["variant", "group_commit_mode", "concurrency"])
+    t["sync"] = published.time_per_request(pd.concat([published.load("doris_group_commit_sync_small_batch"),
+                                                      published.load("doris_group_commit_sync_large_batch")],
+                                                     ignore_index=True))
+    t["interval_fits"] = models.fit_sweep(t["sync"], x="group_commit_interval_ms", y="request_ms",
+                                          by=["rows_per_insert", "concurrency", "nereids_planner"])
+    return t
+
+
+def paragraphs(text: str) -> list[str]:
+    return text.split("\n\n")
+
+
+def test_table_sizes_count_each_tables_rows():
+    sizes = published.table_sizes().set_index("table")["rows"]
+    assert sizes.to_dict() == EXPECTED_ROWS
+
+
+def test_describe_overhead_fits_states_each_ols_overhead_with_its_ci(section):
+    text = published.describe_overhead_fits(section["fits"], section["points"], alpha=0.1)
+    ols = section["fits"][section["fits"]["method"] == "ols"]
+    assert len(paragraphs(text)) == len(ols)
+    for line, r in zip(paragraphs(text), ols.itertuples()):
+        assert line.startswith(f"**{r.variant}**: {r.overhead_ms:.1f} ms per statement (90 % CI "
+                               f"{r.overhead_ci_low_ms:.1f}–{r.overhead_ci_high_ms:.1f})")
+        assert f"write time {r.write_time_s:.3f} s" in line and f"R² {r.r2:.6f}" in line
+
+
+def test_describe_scale_states_the_difference_and_the_largest_scale(section):
+    diff, scale = section["diff"], section["scale"]
+    text = published.describe_scale(diff, scale, a="shared-nothing 4.0.4", b="shared-data 4.0.5")
+    assert text.startswith(f"Shared-nothing 4.0.4 pays {diff['diff_ms']:.1f} ms (95 % CI {diff['diff_ci_low_ms']:.1f}–")
+    assert f"{diff['ratio']:.2f}×" in text and f"{scale['extra_s'].iloc[-1] / 60:.0f} min" in text
+    assert f"{scale['n_statements'].iloc[-1]:,} statements" in text
+
+
+def test_describe_profile_split_states_each_deployment_and_their_difference(section):
+    split = section["split"].set_index("deployment")
+    lines = paragraphs(published.describe_profile_split(section["split"], section["fits"]))
+    assert len(lines) == len(split) + 1
+    assert all(f"+ FE {r.fe_overhead_ms:.1f} ms" in line for line, r in zip(lines, split.itertuples()))
+    fe = split.loc["shared-nothing", "fe_overhead_ms"] - split.loc["shared-data", "fe_overhead_ms"]
+    assert f"FE {fe:+.1f} ms" in lines[-1]
+
+
+def test_describe_component_slopes_states_each_slope_and_the_model_spread(section):
+    text = published.describe_component_slopes(section["slopes"], section["sweeps"], section["fits"])
+    assert all(f"**{r.deployment}, {r.factor}**: {r.slope:+.3f} ms per {r.per_unit}" in text
+               for r in section["slopes"].itertuples())
+    model = section["sweeps"][section["sweeps"]["factor"] == "model"].groupby("deployment")["median_ms"]
+    assert all(f"{v:g} ms ({d})" in text for d, v in (model.max() - model.min()).items())
+
+
+def test_describe_upsert_ratios_states_the_mean_ratio_per_engine(section):
+    mean = section["ratios"][section["ratios"]["statistic"] == "mean"]
+    text = published.describe_upsert_ratios(section["ratios"])
+    assert all(f"**{r.engine}**: the mean overwrite batch takes {r.ratio:.1f}×" in text for r in mean.itertuples())
+
+
+def test_describe_csv_scan_states_each_querys_speedup(section):
+    text = published.describe_csv_scan(section["scan"], section["speedup"])
+    assert len(paragraphs(text)) == section["scan"]["scenario"].nunique()
+    assert all(f"**{q}**: StarRocks" in text and f"(before ÷ after: {r:.2f})" in text
+               for q, r in section["speedup"]["ratio"].items())
+
+
+def test_describe_peak_memory_states_each_engine_against_the_least():
+    memory = published.load("starrocks_csv_peak_memory")
+    text = published.describe_peak_memory(memory)
+    assert all(f"{r.engine} {r.peak_mb:g} MB (printed {r.peak_printed}, {r.peak_mb / memory['peak_mb'].min():.2f}×"
+               in text for r in memory.itertuples())
+
+
+def test_describe_load_fits_states_every_group_and_what_group_commit_saves(section):
+    fits = section["load_fits"].set_index("variant")
+    lines = paragraphs(published.describe_load_fits(section["loads"], section["load_fits"]))
+    assert len(lines) == len(fits) + 2
+    async_10 = fits.loc["async, 10 clients"]
+    assert any(line.startswith(f"**async, 10 clients**: {async_10['overhead_ms']:.3f} ms per load (95 % CI")
+               for line in lines)
+    saving = fits.loc["off, 10 clients", "overhead_ms"] / async_10["overhead_ms"]
+    assert f"one load costs {saving:.0f}× what it costs with it (10 clients)" in lines[-1]
+
+
+def test_describe_interval_fits_states_each_one_row_slope(section):
+    fits = section["interval_fits"]
+    small = fits[fits["rows_per_insert"] == 1]
+    text = published.describe_interval_fits(section["sync"], fits)
+    assert len(paragraphs(text)) == len(small) + 1
+    assert all(f"{r.slope:.2f} (95 % CI {r.slope_ci_low:.2f}–{r.slope_ci_high:.2f}) × interval" in text
+               for r in small.itertuples())
+
+
+def test_describe_jdbc_and_docdb_state_their_tables_numbers():
+    jdbc = published.time_per_request(published.load("doris_group_commit_jdbc"))
+    text = published.describe_jdbc(jdbc, published.load("doris_group_commit_examples"))
+    assert all(f"{r.rows_per_s:,.0f} rows/s at {r.concurrency} clients" in text for r in jdbc.itertuples())
+    docdb = published.load("yugabytedb_docdb_rows_inserted")
+    docdb = docdb.assign(docdb_entries_per_row=docdb["docdb_inserted_rows"] / docdb["rows"])
+    assert all(f"{r.scenario} {r.docdb_entries_per_row:g}" in published.describe_docdb(docdb)
+               for r in docdb.itertuples())
+
+
+def test_headline_records_the_sections_numbers(section):
+    names = ("fits", "diff", "split", "ratios", "speedup", "load_fits", "interval_fits")
+    numbers = published.headline(**{name: section[name] for name in names})
+    fits = section["fits"][section["fits"]["method"] == "ols"]
+    assert numbers["starrocks_overhead_ms[shared-data 4.0.5]"] == pytest.approx(
+        fits.set_index("variant").loc["shared-data 4.0.5", ["overhead_ms", "overhead_ci_low_ms",
+                                                             "overhead_ci_high_ms"]].tolist())
+    assert numbers["starrocks_shared_nothing_extra_ms"][0] == section["diff"]["diff_ms"]
+    assert numbers["starrocks_csv_full_scan_speedup"] == section["speedup"].loc["full_scan_order_by_limit_1", "ratio"]
+    slopes = [k for k in numbers if k.startswith("doris_sync_1row_interval_slope[")]
+    assert "doris_sync_1row_interval_slope[30 clients, nereids on]" in slopes and len(slopes) == 6
+    assert len(numbers) == 3 + 1 + 2 + 2 + 1 + 3 + 6

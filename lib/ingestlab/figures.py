@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Sequence
@@ -17,6 +18,7 @@ from ingestlab import _paths
 #: Formats every figure is saved in.
 FORMATS = ("png", "svg", "pdf")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_log = logging.getLogger(__name__)
 
 
 def use_article_theme() -> None:
@@ -27,8 +29,13 @@ def use_article_theme() -> None:
 
 
 def save(fig: matplotlib.figure.Figure, name: str, *, notebook: str, directory: str | Path | None = None
-         ) -> list[Path]:
-    """Write ``fig`` as PNG (300 dpi), SVG and PDF to ``figures/<notebook>/<name>.*``.
+         ) -> None:
+    """Write ``fig`` as PNG (300 dpi), SVG and PDF to ``figures/<notebook>/<name>.*``, show it, close it.
+
+    Under IPython (a notebook) the figure is displayed inline once; it is then closed, so
+    the inline backend does not draw it a second time and figures do not pile up in memory.
+    Nothing is returned, so the call can end a notebook cell without printing anything;
+    the paths written go to this module's logger (level INFO).
 
     Parameters
     ----------
@@ -39,24 +46,36 @@ def save(fig: matplotlib.figure.Figure, name: str, *, notebook: str, directory: 
     notebook : str
         The notebook's name; figures of one notebook share a folder.
     directory : path, optional
-        Root folder instead of the lab's ``figures/`` (``$INGESTLAB_FIGURES_DIR``).
+        Folder to write into instead of ``figures/<notebook>`` under the lab's figures
+        directory (``$INGESTLAB_FIGURES_DIR``).
 
-    Returns
-    -------
-    list of Path
-        The files written.
+    Raises
+    ------
+    ValueError
+        If ``name`` or ``notebook`` is not a plain file name.
     """
     for label, value in (("name", name), ("notebook", notebook)):
         if not _NAME.match(value):
             raise ValueError(f"figure {label}={value!r}: use letters, digits, '_', '.', '-'")
     folder = Path(directory) if directory else _paths.figures_dir() / notebook
     folder.mkdir(parents=True, exist_ok=True)
-    paths = []
     for fmt in FORMATS:
         path = folder / f"{name}.{fmt}"
         fig.savefig(path, dpi=300 if fmt == "png" else None, metadata=_metadata(fmt))
-        paths.append(path)
-    return paths
+        _log.info("saved %s", path)
+    _show(fig)
+    close(fig)
+
+
+def _show(fig: matplotlib.figure.Figure) -> None:
+    # display only inside IPython; a script or a test has nowhere to show the figure
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(fig)
 
 
 def _metadata(fmt: str) -> dict:
@@ -276,3 +295,87 @@ def plot_linear_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, h
     ax.set_ylabel(_axis_label(y))
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
+
+
+def _panels(data: pd.DataFrame, col: str, *, figsize: tuple[float, float], **subplots) -> tuple:
+    # one axes per level of `col`, in the data's order: (figure, [(axes, level, rows), ...])
+    groups = list(data.groupby(col, sort=False))
+    fig, axes = plt.subplots(1, len(groups), figsize=figsize, squeeze=False, **subplots)
+    return fig, [(ax, level, part) for ax, (level, part) in zip(axes[0], groups)]
+
+
+def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str | None = "deployment",
+                          col: str = "factor") -> matplotlib.figure.Figure:
+    """One :func:`plot_sweep` panel per swept table parameter, sharing the ``y`` axis.
+
+    ``data`` is :func:`ingestlab.published.component_sweeps`: a numeric factor (buckets,
+    columns) is drawn to scale over ``level_value``, the table model as categories over
+    ``level``. Each point carries its value; the legend sits in the first panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A row of panels, one per level of ``col``.
+    """
+    fig, panels = _panels(data, col, figsize=(11, 3.6), sharey=True)
+    for i, (ax, factor, part) in enumerate(panels):
+        numeric = part["level_value"].notna().all()
+        plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
+                   legend=i == 0)
+        ax.set_xlabel(factor if numeric else "table model")
+    return fig
+
+
+def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms", y: str = "rows_per_s",
+                     hue: str | None = "concurrency", style: str | None = "nereids_planner",
+                     col: str = "rows_per_insert") -> matplotlib.figure.Figure:
+    """One :func:`plot_sweep` panel (log ``y``) per INSERT size, titled with it; the legend right of the last.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A row of panels, one per level of ``col`` (rows per INSERT), smallest first.
+    """
+    fig, panels = _panels(data.sort_values(col, kind="stable"), col, figsize=(11, 3.9))
+    for i, (ax, rows, part) in enumerate(panels):
+        plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
+                   legend="outside" if i == len(panels) - 1 else False)
+        ax.set_title(f"{rows:,} row{'s' if rows > 1 else ''} per INSERT")
+    return fig
+
+
+def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "system", hue: str = "scenario",
+                    apart: str = "limit_1") -> matplotlib.figure.Figure:
+    """Scan times as :func:`plot_bars` on log axes: the ``hue`` levels, and the level ``apart`` beside them.
+
+    The ``LIMIT 1`` query runs in a fraction of the full scan's time, so it gets its own
+    panel (and no ``hue``) rather than a bar too short to read.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the ``y`` categories: "full scan and COUNT(*)" and "LIMIT 1".
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
+    plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
+    plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
+    axes[0].set_title("full scan and COUNT(*)")
+    axes[1].set_title(apart.replace("limit_", "LIMIT "))
+    return fig
+
+
+def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "variant") -> matplotlib.figure.Figure:
+    """Stream Load runs: rows/s against the load size (log–log), and total time against loads with each fit.
+
+    ``data`` is :func:`ingestlab.published.stream_load_batches`, ``fits`` its
+    :func:`ingestlab.models.fit_load_overhead` by ``hue`` (:func:`plot_overhead_fit`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels side by side.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
+    plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True)
+    plot_overhead_fit(data, fits, x="n_loads", hue=hue, ax=axes[1], per="load")
+    return fig

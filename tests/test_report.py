@@ -1,0 +1,61 @@
+"""Tests for ingestlab.report: estimates with CIs, Markdown text and headline numbers."""
+
+import doctest
+import math
+
+import pandas as pd
+import pytest
+
+from ingestlab import report
+
+NAN = math.nan
+
+
+def test_doctests_pass():
+    assert doctest.testmod(report).failed == 0
+
+
+@pytest.mark.parametrize("value, low, high, expected", [
+    (0.3, 0.271, 0.328, "0.300 ms (95 % CI 0.271–0.328)"),
+    (64.17, 63.3, 65.1, "64.17 ms (95 % CI 63.30–65.10)"),
+    (93.2, 61.4, 124.4, "93 ms (95 % CI 61–124)"),
+    (2_095_331.0, 2_000_000.0, 2_200_000.0, "2,095,331 ms (95 % CI 2,000,000–2,200,000)"),
+    (0.00042, 0.00040, 0.00044, "0.000420 ms (95 % CI 0.000400–0.000440)"),
+    (0.3, NAN, NAN, "0.300 ms (no CI)"),
+    (54.2, 54.2, NAN, "54.2 ms (no CI)"),
+])
+def test_format_estimate_keeps_two_significant_digits_of_the_ci_half_width(value, low, high, expected):
+    assert report.format_estimate(value, low, high) == expected
+
+
+def test_format_estimate_never_writes_scientific_notation():
+    for value in (1e-6, 1e9, 123456789.123):
+        text = report.format_estimate(value, value * 0.9, value * 1.1)
+        assert "e" not in text.replace("(no CI)", "")
+
+
+def test_format_estimate_states_the_confidence_level_and_unit():
+    assert report.format_estimate(1.04, 0.99, 1.08, unit="", digits=2, ci=0.9) == "1.04 (90 % CI 0.99–1.08)"
+    assert report.format_estimate(-0.5, -1.25, 0.25, unit="s", digits=2) == "-0.50 s (95 % CI -1.25–0.25)"
+
+
+def test_format_estimate_from_finds_the_ci_columns_of_either_naming():
+    row = pd.Series({"write_time_s": 93.2, "write_time_ci_low_s": 61.4, "write_time_ci_high_s": 124.4,
+                     "slope": 1.0, "slope_ci_low": 0.9, "slope_ci_high": 1.1})
+    assert report.format_estimate_from(row, "write_time_s", unit="s") == "93 s (95 % CI 61–124)"
+    assert report.format_estimate_from(row, "slope", unit="") == "1.00 (95 % CI 0.90–1.10)"
+    with pytest.raises(KeyError, match="rows_per_s"):
+        report.format_estimate_from({"rows_per_s": 1.0}, "rows_per_s")
+
+
+def test_markdown_renders_paragraphs_in_jupyter_and_stays_a_string():
+    text = report.markdown(f"**{v}**" for v in "ab")
+    assert isinstance(text, str) and text == "**a**\n\n**b**"
+    assert text._repr_markdown_() == text
+
+
+def test_headline_from_names_each_row_and_records_json_floats():
+    table = pd.DataFrame({"engine": ["x", "y"], "n": [2, 3], "ratio": [1.5, 2.0]}).set_index("engine")
+    numbers = report.headline_from(table, "ratio[{engine}, {n}]", "ratio")
+    assert numbers == {"ratio[x, 2]": 1.5, "ratio[y, 3]": 2.0}
+    assert all(type(v) is float for v in numbers.values())
