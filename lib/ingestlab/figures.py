@@ -28,7 +28,7 @@ def use_article_theme() -> None:
                       "axes.titleweight": "bold", "svg.fonttype": "none", "pdf.fonttype": 42})
 
 
-def save(fig: matplotlib.figure.Figure, name: str, *, notebook: str, directory: str | Path | None = None
+def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, directory: str | Path | None = None
          ) -> None:
     """Write ``fig`` as PNG (300 dpi), SVG and PDF to ``figures/<notebook>/<name>.*``, show it, close it.
 
@@ -39,8 +39,8 @@ def save(fig: matplotlib.figure.Figure, name: str, *, notebook: str, directory: 
 
     Parameters
     ----------
-    fig : matplotlib.figure.Figure
-        The figure.
+    fig : matplotlib.figure.Figure or None
+        The figure; None writes and shows nothing.
     name : str
         File stem: letters, digits, ``_ . -``.
     notebook : str
@@ -57,6 +57,8 @@ def save(fig: matplotlib.figure.Figure, name: str, *, notebook: str, directory: 
     for label, value in (("name", name), ("notebook", notebook)):
         if not _NAME.match(value):
             raise ValueError(f"figure {label}={value!r}: use letters, digits, '_', '.', '-'")
+    if fig is None:  # a figure function with nothing to draw (e.g. a run without anatomy)
+        return
     folder = Path(directory) if directory else _paths.figures_dir() / notebook
     folder.mkdir(parents=True, exist_ok=True)
     for fmt in FORMATS:

@@ -179,3 +179,15 @@ def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "varia
     })
     out["warmup_n"] = ms[ms["warmup"]].groupby(by, sort=False).size().reindex(out.index).fillna(0)
     return out.astype(float).reset_index()
+
+
+def measured_ms(samples: pd.DataFrame) -> pd.DataFrame:
+    """The measured (non-warm-up) samples with their time in milliseconds as ``elapsed_ms``.
+
+    Examples
+    --------
+    >>> measured_ms(pd.DataFrame({"warmup": [True, False], "elapsed_s": [1.0, 0.002]}))["elapsed_ms"].tolist()
+    [2.0]
+    """
+    measured = samples[~samples["warmup"]]
+    return measured.assign(elapsed_ms=measured["elapsed_s"] * 1e3)
