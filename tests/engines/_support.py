@@ -113,3 +113,26 @@ class FrontendAndBackend:
     def close(self) -> None:
         self.frontend.close()
         self.backend.close()
+
+
+class SQLValidator:
+    """One-line SQL checks in the dialect of an engine class (sqlglot's ``Validator``, with the dialect from the adapter).
+
+    ``class TestDorisSQL(SQLValidator): engine_class = Doris`` and each case is one call:
+    ``self.validate(doris.table_ddl(...)[0], tables=["t"])``.
+    """
+
+    engine_class = None
+
+    @property
+    def dialect(self) -> str:
+        """The sqlglot dialect of the adapter under test (its ``SQLGLOT_DIALECT``)."""
+        return self.engine_class.SQLGLOT_DIALECT
+
+    def validate(self, sql: str, *, tables: list[str] | None = None) -> exp.Expression:
+        """``sql`` parsed in :attr:`dialect` (a parse error fails the test); its tables checked when given."""
+        tree = parse_sql(sql, self.dialect)
+        assert not isinstance(tree, exp.Command), f"sqlglot's {self.dialect} dialect did not parse it: {sql}"
+        if tables is not None:
+            assert table_names(tree) == tables, sql
+        return tree

@@ -7,6 +7,8 @@ subclass may set ``skip_reason()`` for an engine that cannot run on this machine
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ingestlab import anatomy, datagen
@@ -118,3 +120,25 @@ class EngineContract:
         engine.close()  # idempotent
         assert not is_running(pid)
         assert not directory.exists()
+
+
+class RemoteContract(EngineContract):
+    """The contract against a server the lab cannot start here, given by ``$<url_env>``; skipped, saying so, without it.
+
+    ``class TestStarRocksContract(RemoteContract): engine = "starrocks"; url_env = "INGESTLAB_TEST_STARROCKS_URL";
+    stack = "compose/starrocks-*.yml"``.
+    """
+
+    url_env: str = ""
+    stack: str = ""
+
+    @classmethod
+    def target(cls) -> str:
+        return os.environ.get(cls.url_env, "")
+
+    @classmethod
+    def skip_reason(cls) -> str | None:
+        if not cls.target():
+            return (f"{Engine.classes()[cls.engine].__name__} cannot run on this machine (no binaries, no Docker "
+                    f"engine); start {cls.stack} elsewhere and set {cls.url_env}")
+        return None

@@ -7,7 +7,6 @@ record what the client sends (see tests/engines/test_stream_load.py), not a Dori
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -18,26 +17,17 @@ from ingestlab.engines.starrocks import StarRocks
 from ingestlab.engines.starrocks import ProfileCapture, profile_parts
 from ingestlab.errors import ConfigError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
-from tests.engines.contract import EngineContract
+from tests.engines.contract import RemoteContract
 
 URL = "doris://root@127.0.0.1:9230/ingestlab?http_port=8230"
 COLS = [c for c, _ in SEED_COLUMNS]
 DIALECT = Doris.SQLGLOT_DIALECT
 
 
-class TestDorisContract(EngineContract):
+class TestDorisContract(RemoteContract):
     engine = "doris"
-
-    @classmethod
-    def target(cls) -> str:
-        return os.environ.get("INGESTLAB_TEST_DORIS_URL", "")
-
-    @classmethod
-    def skip_reason(cls) -> str | None:
-        if not cls.target():
-            return ("Doris cannot run on this machine (no binaries, no Docker engine); start "
-                    "compose/doris.yml elsewhere and set INGESTLAB_TEST_DORIS_URL")
-        return None
+    url_env = "INGESTLAB_TEST_DORIS_URL"
+    stack = "compose/doris.yml"
 
 
 @pytest.fixture

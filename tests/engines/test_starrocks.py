@@ -6,7 +6,6 @@ only when INGESTLAB_TEST_STARROCKS_URL names a cluster; everything else here nee
 
 from __future__ import annotations
 
-import os
 
 import pytest
 import sqlglot
@@ -17,26 +16,17 @@ from ingestlab import anatomy, datagen
 from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
-from tests.engines.contract import EngineContract
+from tests.engines.contract import RemoteContract
 
 URL = "starrocks://root:secret@127.0.0.1:9030/ingestlab?http_port=8030"
 COLS = [c for c, _ in SEED_COLUMNS]
 DIALECT = StarRocks.SQLGLOT_DIALECT
 
 
-class TestStarRocksContract(EngineContract):
+class TestStarRocksContract(RemoteContract):
     engine = "starrocks"
-
-    @classmethod
-    def target(cls) -> str:
-        return os.environ.get("INGESTLAB_TEST_STARROCKS_URL", "")
-
-    @classmethod
-    def skip_reason(cls) -> str | None:
-        if not cls.target():
-            return ("StarRocks cannot run on this machine (no binaries, no Docker engine); start "
-                    "compose/starrocks-*.yml elsewhere and set INGESTLAB_TEST_STARROCKS_URL")
-        return None
+    url_env = "INGESTLAB_TEST_STARROCKS_URL"
+    stack = "compose/starrocks-*.yml"
 
 
 @pytest.fixture

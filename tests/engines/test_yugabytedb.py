@@ -6,7 +6,6 @@ only when INGESTLAB_TEST_YUGABYTEDB_URL names a server.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -15,25 +14,16 @@ from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
 from tests.engines._support import corpus_body, parse_sql, table_names
-from tests.engines.contract import EngineContract
+from tests.engines.contract import RemoteContract
 
 URL = "yugabytedb://yugabyte:pw@127.0.0.1:5433/yugabyte?label=rf1"
 DIALECT = YugabyteDB.SQLGLOT_DIALECT
 
 
-class TestYugabyteDBContract(EngineContract):
+class TestYugabyteDBContract(RemoteContract):
     engine = "yugabytedb"
-
-    @classmethod
-    def target(cls) -> str:
-        return os.environ.get("INGESTLAB_TEST_YUGABYTEDB_URL", "")
-
-    @classmethod
-    def skip_reason(cls) -> str | None:
-        if not cls.target():
-            return ("YugabyteDB cannot run on this machine (no binaries, no Docker engine); start "
-                    "compose/yugabytedb.yml elsewhere and set INGESTLAB_TEST_YUGABYTEDB_URL")
-        return None
+    url_env = "INGESTLAB_TEST_YUGABYTEDB_URL"
+    stack = "compose/yugabytedb.yml"
 
 
 @pytest.fixture

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
-import textwrap
-import time
 
 import pymysql
 import pytest
 
 from ingestlab.engines import Engine
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.servers import reap
-from ingestlab.servers.base import is_running
 from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, unavailable_reason
+from tests.servers.local_server import LocalServerContract
 
 
 
@@ -85,25 +80,13 @@ def test_stop_is_a_clean_sigterm_shutdown(tmp_path):
     server.stop()  # idempotent
 
 
-@needs_mariadb
-def test_reap_stops_a_server_whose_owner_died(tmp_path):
-    code = textwrap.dedent(f"""
-        import os
-        from ingestlab.servers.mariadb import MariaDBServer
-        s = MariaDBServer({str(tmp_path / 'mariadb-999999')!r}).start()
-        print(s.pid(), flush=True)
-        os._exit(0)  # the owner dies without stopping its server
-    """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    pid = int(out.stdout.split()[-1])
-    assert is_running(pid)
-    stopped = reap(tmp_path)
-    assert [p.name for p in stopped] == ["mariadb-999999"]
-    deadline = time.monotonic() + 30
-    while is_running(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not is_running(pid)
-    assert not (tmp_path / "mariadb-999999").exists()
+class TestMariaDBServer(LocalServerContract):
+    server = "ingestlab.servers.mariadb:MariaDBServer"
+    kind = "mariadb"
+
+    @classmethod
+    def skip_reason(cls) -> str | None:
+        return unavailable_reason()
 
 
 def test_missing_binaries_say_how_to_install_them(tmp_path, monkeypatch):

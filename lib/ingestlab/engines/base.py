@@ -124,6 +124,8 @@ class Engine:
     KEYED_MODEL: ClassVar[str | None] = None
     #: Most hash partitions (buckets) :meth:`table_ddl` writes; 1: the engine does not partition.
     MAX_PARTITIONS: ClassVar[int] = 1
+    #: Secondary indexes of a model that has them (``primary_key_indexes``): on the first columns after the key.
+    SECONDARY_INDEXES: ClassVar[int] = 3
     #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
     BULK_PATH: ClassVar[str | None] = None
     #: Notebook 03's operations this engine runs: ``insert`` (new keys), ``overwrite`` (an
@@ -405,6 +407,16 @@ class Engine:
         self.resolve_model(model, key)
         self.check_partitions(partitions)
         return [self.create_table_sql(table, columns, primary_key=key)]
+
+    def secondary_index_columns(self, names: Sequence[str], key: Sequence[str]) -> list[str]:
+        """The columns a model with secondary indexes indexes: the first :attr:`SECONDARY_INDEXES` outside the key.
+
+        Examples
+        --------
+        >>> Engine.__new__(Engine).secondary_index_columns(["id", "a", "b", "c", "d"], ["id"])
+        ['a', 'b', 'c']
+        """
+        return [c for c in names if c not in key][:self.SECONDARY_INDEXES]
 
     def drop_table_sql(self, table: str) -> str:
         """``DROP TABLE IF EXISTS``."""

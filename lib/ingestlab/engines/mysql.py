@@ -180,8 +180,6 @@ class MySQL(Engine):
     KEYED_MODEL = "primary_key"
     #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
     MAX_PARTITIONS = 8192
-    #: Secondary indexes of the ``primary_key_indexes`` model: on the first columns after the key.
-    SECONDARY_INDEXES: ClassVar[int] = 3
     #: Storage engine of each model (``ENGINE=``).
     MODEL_ENGINES: ClassVar[dict[str, str]] = {"myisam": "MyISAM"}
 
@@ -202,7 +200,7 @@ class MySQL(Engine):
         sql = self.create_table_sql(table, columns, primary_key=keyed)
         if model == "primary_key_indexes":
             indexes = [f"INDEX {self.quote(f'{table}_{col}_idx')} ({self.quote(col)})"
-                       for col in [c for c in names if c not in keyed][:self.SECONDARY_INDEXES]]
+                       for col in self.secondary_index_columns(names, keyed)]
             sql = sql[:-1] + ", " + ", ".join(indexes) + ")"
         sql += f" ENGINE={self.MODEL_ENGINES.get(model, 'InnoDB')}"
         if n > 1:
@@ -496,7 +494,7 @@ class _ProfileRecorder(anatomy.Recorder):
         for query_id in ids:
             profile = parse([(state, duration) for q, state, duration in records if q == query_id],
                             "mariadb_show_profile")
-            self.parts.append([(name, float(ms), self.SOURCE)
+            self.parts.append([(stage_component(name), float(ms), self.SOURCE)
                                for name, _, ms in profile.operators.itertuples(index=False)])
         self.pending = 0
 

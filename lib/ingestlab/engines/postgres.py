@@ -93,8 +93,6 @@ class Postgres(Engine):
     KEYED_MODEL = "primary_key"
     #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
     MAX_PARTITIONS = 1024
-    #: Secondary indexes of the ``primary_key_indexes`` model: on the first columns after the key.
-    SECONDARY_INDEXES: ClassVar[int] = 3
 
     def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                   model: str | None = None, partitions: int | None = None) -> list[str]:
@@ -124,7 +122,7 @@ class Postgres(Engine):
                        f"FOR VALUES WITH (MODULUS {n}, REMAINDER {i})" for i in range(n) if n > 1]
         if model == "primary_key_indexes":
             statements += [f"CREATE INDEX {self.quote(f'{table}_{col}_idx')} ON {self.quote(table)} ({self.quote(col)})"
-                           for col in [c for c in names if c not in keyed][:self.SECONDARY_INDEXES]]
+                           for col in self.secondary_index_columns(names, keyed)]
         return statements
 
     # -- bulk path -----------------------------------------------------------------------
