@@ -58,10 +58,19 @@ def test_scenario_totals_exclude_warmup():
 def test_overhead_difference_ci_brackets_the_true_difference():
     a = _synthetic(np.random.default_rng(6), overhead_s=0.003, noise_s=1e-4).assign(variant="a")
     b = _synthetic(np.random.default_rng(7), overhead_s=0.001, noise_s=1e-4).assign(variant="b")
-    fits = models.fit_overhead(pd.concat([a, b]), by=["variant"], robust=False)
-    d = models.overhead_difference(fits, {"variant": "a"}, {"variant": "b"})
+    points = pd.concat([a, b])
+    d = models.overhead_difference(points, {"variant": "a"}, {"variant": "b"})
     assert d["diff_ci_low_ms"] < 2.0 < d["diff_ci_high_ms"]
     assert d["ratio"] == pytest.approx(3.0, rel=0.01)
+    # the interaction model's difference is the difference of the separate fits
+    fits = models.fit_overhead(points, by=["variant"], robust=False).set_index("variant")
+    assert d["diff_ms"] == pytest.approx(fits.loc["a", "overhead_ms"] - fits.loc["b", "overhead_ms"])
+
+
+def test_overhead_difference_refuses_a_fits_table():
+    fits = models.fit_overhead(_synthetic(np.random.default_rng(6)).assign(variant="a"), by=["variant"])
+    with pytest.raises(ValueError, match="takes the points"):
+        models.overhead_difference(fits, {"variant": "a"}, {"variant": "b"})
 
 
 def test_scale_table_scales_linearly():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,11 +11,76 @@ from scipy import stats
 
 #: Statement counts of the seed's scale table.
 SCALE_NS = (1, 10, 100, 1_000, 10_000, 100_000)
+#: Working variance models of :func:`fit_linear`: name → ``ci_method`` suffix.
+_VARIANCE_MODELS = {"constant": "var_const", "proportional": "var_prop_x"}
+#: Above this leverage HC2 cannot see a point's variance (its residual is ~0 whatever the noise).
+_MAX_LEVERAGE = 0.99
+
+
+class _Fit(NamedTuple):
+    table: pd.DataFrame  # per coefficient: estimate, se, ci_low, ci_high, df
+    r2: float
+    df_resid: float
+    ci_method: str
+
+
+def _working_variance(x: pd.Series, variance: str, labels: dict) -> np.ndarray:
+    if variance == "constant":
+        return np.ones(len(x))
+    if (x <= 0).any():
+        raise ValueError(f"variance='proportional' needs {x.name} > 0, got {float(x.min())} for {labels}; "
+                         "use variance='constant'")
+    return x.to_numpy(float)
+
+
+def _robust_fit(X: pd.DataFrame, y: pd.Series, *, omega: np.ndarray, variance: str, alpha: float) -> _Fit:
+    """OLS with HC2 errors and Bell–McCaffrey df under ``Var(y) ∝ omega``, or that model's covariance."""
+    ols = sm.OLS(y, X).fit()
+    leverage = ols.get_influence().hat_matrix_diag
+    suffix = _VARIANCE_MODELS[variance]
+    contrasts = np.eye(X.shape[1])
+    if leverage.max() < _MAX_LEVERAGE:
+        cov = sm.OLS(y, X).fit(cov_type="HC2").cov_params().to_numpy()
+        dfs = [_bell_mccaffrey_df(X.to_numpy(float), leverage, omega, c) for c in contrasts]
+        ci_method = f"hc2_bm_{suffix}"
+    else:
+        # the working model's covariance of the OLS estimate, its scale from the model's WLS residuals
+        scale = sm.WLS(y, X, weights=1 / omega).fit().scale
+        bread = ols.normalized_cov_params.to_numpy()
+        Xa = X.to_numpy(float)
+        cov = scale * bread @ (Xa.T * omega) @ Xa @ bread
+        dfs = [ols.df_resid] * X.shape[1]
+        ci_method = f"model_{suffix}"
+    se = np.sqrt(np.diag(cov))
+    q = stats.t.ppf(1 - alpha / 2, dfs)
+    table = pd.DataFrame({"estimate": ols.params.to_numpy(), "se": se, "ci_low": ols.params.to_numpy() - q * se,
+                          "ci_high": ols.params.to_numpy() + q * se, "df": dfs}, index=X.columns)
+    return _Fit(table, float(ols.rsquared), float(ols.df_resid), ci_method)
+
+
+def _bell_mccaffrey_df(X: np.ndarray, leverage: np.ndarray, omega: np.ndarray, contrast: np.ndarray) -> float:
+    """Satterthwaite df of the HC2 variance of ``contrast · β`` when ``Var(y) ∝ omega``.
+
+    Bell & McCaffrey (2002), in the form of Imbens & Kolesár (2016, eq. 9): with ``M = I − H``
+    and ``G = M · diag(a)``, ``a_i = contrast' (X'X)⁻¹ x_i / √(1 − h_i)``, the df is
+    ``tr(G'ΩG)² / ‖G'ΩG‖²``. statsmodels has HC2 but not this df.
+    """
+    xtx_inv = np.linalg.pinv(X.T @ X)
+    M = np.eye(len(X)) - X @ xtx_inv @ X.T
+    G = M * ((X @ xtx_inv @ contrast) / np.sqrt(1 - leverage))
+    B = G.T @ (omega[:, None] * G)
+    return float(np.trace(B) ** 2 / (B ** 2).sum())
 
 
 def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05,
-               robust: bool = True) -> pd.DataFrame:
-    """Fit ``y = intercept + slope · x`` per group: OLS, and Theil–Sen beside it.
+               robust: bool = True, variance: str = "constant") -> pd.DataFrame:
+    """Fit ``y = intercept + slope · x`` per group: OLS with robust CIs, and Theil–Sen beside it.
+
+    The estimate is OLS; its intervals are HC2 (statsmodels) with a t quantile on
+    Bell–McCaffrey degrees of freedom computed under the working ``variance`` model (see the
+    module docstring). When a point's leverage is so close to 1 that HC2 cannot see its
+    variance (no repeat at an extreme ``x``), the working model's own covariance is used.
+    ``ci_method`` says which.
 
     Parameters
     ----------
@@ -29,42 +94,58 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
         1 − confidence level of the intervals.
     robust : bool
         Also fit Theil–Sen (scipy), whose slope interval is distribution-free.
+    variance : {"constant", "proportional"}
+        Working variance model: ``"proportional"`` to ``x`` when ``y`` is a sum of ``x``
+        independent costs (``x`` must then be > 0), else ``"constant"``. It sets the
+        degrees of freedom and the fallback, never the estimate.
 
     Returns
     -------
     pandas.DataFrame
         One row per group and method (``ols``, ``theil_sen``): ``slope``, ``slope_se``,
-        ``slope_ci_low``, ``slope_ci_high``, ``intercept`` (+ CI for OLS), ``r2``, ``n_points``.
+        ``slope_ci_low``, ``slope_ci_high``, ``intercept`` (+ CI for OLS), ``r2``, ``n_points``,
+        ``df_resid``, ``ci_method`` and ``ci_df`` (degrees of freedom of the slope's interval).
+
+    Raises
+    ------
+    ValueError
+        If a group has fewer than 3 points or 2 distinct ``x`` values, ``variance`` is not one
+        of the two models, or ``variance="proportional"`` meets an ``x`` ≤ 0.
 
     Examples
     --------
     >>> df = pd.DataFrame({"x": [1, 2, 3, 4], "y": [2.0, 4.1, 5.9, 8.0]})
-    >>> round(float(fit_linear(df, x="x", y="y", robust=False)["slope"].iloc[0]), 2)
-    1.98
+    >>> fit = fit_linear(df, x="x", y="y", robust=False).iloc[0]
+    >>> round(float(fit["slope"]), 2), fit["ci_method"], bool(fit["slope_ci_low"] < 1.98 < fit["slope_ci_high"])
+    (1.98, 'hc2_bm_var_const', True)
     """
+    if variance not in _VARIANCE_MODELS:
+        raise ValueError(f"variance={variance!r} is not valid: expected one of {sorted(_VARIANCE_MODELS)}")
     by = [c for c in by if c in frame.columns]
     groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
     rows = []
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         labels = dict(zip(by, key))
-        g = g[[x, y]].dropna()
+        g = g[[x, y]].dropna().astype(float)
         if len(g) < 3 or g[x].nunique() < 2:
             raise ValueError(f"fit needs ≥ 3 points at ≥ 2 distinct {x} values, got {len(g)} for {labels}")
-        X = sm.add_constant(g[x].astype(float), has_constant="add")
-        res = sm.OLS(g[y].astype(float), X).fit()
-        ci = res.conf_int(alpha)
-        rows.append({**labels, "method": "ols", "slope": res.params[x], "slope_se": res.bse[x],
-                     "slope_ci_low": ci.loc[x, 0], "slope_ci_high": ci.loc[x, 1],
-                     "intercept": res.params["const"], "intercept_ci_low": ci.loc["const", 0],
-                     "intercept_ci_high": ci.loc["const", 1], "r2": res.rsquared, "n_points": len(g),
-                     "df_resid": res.df_resid})
+        omega = _working_variance(g[x], variance, labels)
+        X = sm.add_constant(g[x], has_constant="add")
+        fit = _robust_fit(X, g[y], omega=omega, variance=variance, alpha=alpha)
+        s, c = fit.table.loc[x], fit.table.loc["const"]
+        rows.append({**labels, "method": "ols", "slope": s["estimate"], "slope_se": s["se"],
+                     "slope_ci_low": s["ci_low"], "slope_ci_high": s["ci_high"],
+                     "intercept": c["estimate"], "intercept_ci_low": c["ci_low"],
+                     "intercept_ci_high": c["ci_high"], "r2": fit.r2, "n_points": len(g),
+                     "df_resid": fit.df_resid, "ci_method": fit.ci_method, "ci_df": s["df"]})
         if robust:
-            ts = stats.theilslopes(g[y].astype(float), g[x].astype(float), alpha=1 - alpha)
+            ts = stats.theilslopes(g[y], g[x], alpha=1 - alpha)
             rows.append({**labels, "method": "theil_sen", "slope": ts.slope, "slope_se": np.nan,
                          "slope_ci_low": ts.low_slope, "slope_ci_high": ts.high_slope,
                          "intercept": ts.intercept, "intercept_ci_low": np.nan, "intercept_ci_high": np.nan,
-                         "r2": np.nan, "n_points": len(g), "df_resid": len(g) - 2})
+                         "r2": np.nan, "n_points": len(g), "df_resid": len(g) - 2, "ci_method": "theil_sen",
+                         "ci_df": np.nan})
     return pd.DataFrame(rows)
 
 
@@ -91,7 +172,7 @@ def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant
     >>> round(float(fit_overhead(t, robust=False)["overhead_ms"].iloc[0]), 1)
     64.2
     """
-    fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust)
+    fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust, variance="proportional")
     out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
                                "intercept_ci_high": "write_time_ci_high_s"})
     for col in ("slope", "slope_se", "slope_ci_low", "slope_ci_high"):
@@ -112,23 +193,68 @@ def scenario_totals(samples: pd.DataFrame, by: Sequence[str] = ("engine", "varia
             .reset_index())
 
 
-def overhead_difference(fits: pd.DataFrame, a: dict, b: dict, alpha: float = 0.05) -> dict:
-    """Difference ``a − b`` of two OLS overheads, with a CI (independent fits, Welch df).
+def overhead_difference(frame: pd.DataFrame, a: dict, b: dict, *, x: str = "n_statements", y: str = "total_s",
+                        alpha: float = 0.05) -> dict:
+    """Difference ``a − b`` of two per-statement overheads, from one model with an interaction.
 
-    ``a`` and ``b`` select one OLS row each by column values, e.g. ``{"variant": "sync_on"}``.
+    The points of ``a`` and ``b`` are fitted together as
+    ``y = write_time + overhead · x + side · (Δwrite_time + Δoverhead · x)`` with ``side`` 1 for
+    ``a``'s points and 0 for ``b``'s, so ``Δoverhead`` and its interval come straight from the
+    model: OLS, HC2 errors, Bell–McCaffrey df under ``Var(y) ∝ x`` (as :func:`fit_overhead`;
+    the two sides' variances are not assumed equal).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The points the overheads are fitted on (as given to :func:`fit_overhead`), not the fits.
+    a, b : dict
+        Column values selecting each side's points, e.g. ``{"variant": "sync_on"}``.
+    x, y : str
+        Column names of the statement count and the total time in seconds.
+    alpha : float
+        1 − confidence level of the interval.
 
     Returns
     -------
     dict
-        ``diff_ms``, ``diff_ci_low_ms``, ``diff_ci_high_ms``, ``ratio`` (a / b).
+        ``diff_ms``, ``diff_ci_low_ms``, ``diff_ci_high_ms``, ``ratio`` (a / b) and ``ci_df``
+        (all numbers; the interval is :func:`fit_overhead`'s ``ci_method``).
+
+    Raises
+    ------
+    ValueError
+        If ``frame`` lacks ``x`` or ``y`` (a fits table, say), or a side selects fewer than
+        3 points at 2 distinct ``x`` values, or both sides select the same point.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"variant": ["a"] * 3 + ["b"] * 3, "n_statements": [1000, 10, 1] * 2,
+    ...                   "total_s": [3.05, 0.081, 0.053, 1.05, 0.061, 0.051]})
+    >>> d = overhead_difference(t, {"variant": "a"}, {"variant": "b"})
+    >>> round(d["diff_ms"], 2), round(d["ratio"], 2), d["diff_ci_low_ms"] < 2.0 < d["diff_ci_high_ms"]
+    (2.0, 3.0, True)
     """
-    ra, rb = (_one(fits[fits["method"] == "ols"], sel) for sel in (a, b))
-    se = np.hypot(ra["overhead_se_ms"], rb["overhead_se_ms"])
-    dfw = se**4 / (ra["overhead_se_ms"]**4 / ra["df_resid"] + rb["overhead_se_ms"]**4 / rb["df_resid"])
-    t = stats.t.ppf(1 - alpha / 2, dfw)
-    diff = ra["overhead_ms"] - rb["overhead_ms"]
-    return {"diff_ms": diff, "diff_ci_low_ms": diff - t * se, "diff_ci_high_ms": diff + t * se,
-            "ratio": ra["overhead_ms"] / rb["overhead_ms"]}
+    missing = [c for c in (x, y) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"overhead_difference takes the points (columns {x!r}, {y!r}), as fit_overhead does, "
+                         f"not a fits table: missing {missing}")
+    in_a, in_b = (_mask(frame, sel) for sel in (a, b))
+    if (in_a & in_b).any():
+        raise ValueError(f"a={a} and b={b} select the same points")
+    part = frame.loc[in_a | in_b, [x, y]].astype(float).assign(side=in_a[in_a | in_b].astype(float))
+    part = part.dropna()
+    for sel, side in ((a, 1.0), (b, 0.0)):
+        pts = part[part["side"] == side]
+        if len(pts) < 3 or pts[x].nunique() < 2:
+            raise ValueError(f"overhead_difference: {sel} selects {len(pts)} points at {pts[x].nunique()} "
+                             f"distinct {x} values; each side needs ≥ 3 at ≥ 2")
+    X = sm.add_constant(part[[x, "side"]].assign(**{f"{x}:side": part[x] * part["side"]}), has_constant="add")
+    fit = _robust_fit(X, part[y], omega=_working_variance(part[x], "proportional", {"a": a, "b": b}),
+                      variance="proportional", alpha=alpha)
+    d, base = fit.table.loc[f"{x}:side"], fit.table.loc[x, "estimate"]
+    return {"diff_ms": float(d["estimate"]) * 1e3, "diff_ci_low_ms": float(d["ci_low"]) * 1e3,
+            "diff_ci_high_ms": float(d["ci_high"]) * 1e3, "ratio": float((base + d["estimate"]) / base),
+            "ci_df": float(d["df"])}
 
 
 def scale_table(diff: dict, ns: Iterable[int] = SCALE_NS) -> pd.DataFrame:
@@ -195,17 +321,17 @@ def compare_with_published(live: pd.DataFrame, published: pd.DataFrame, *, on: S
     return out
 
 
-def _one(frame: pd.DataFrame, sel: dict) -> pd.Series:
-    mask = np.ones(len(frame), bool)
+def _mask(frame: pd.DataFrame, sel: dict) -> pd.Series:
+    mask = pd.Series(True, index=frame.index)
     for k, v in sel.items():
-        mask &= (frame[k] == v).to_numpy()
-    if mask.sum() != 1:
-        raise ValueError(f"expected exactly one fit matching {sel}, found {int(mask.sum())}")
-    return frame[mask].iloc[0]
+        if k not in frame.columns:
+            raise ValueError(f"selection {sel} names column {k!r}, which the frame lacks")
+        mask &= frame[k] == v
+    return mask
 
 
-def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05
-              ) -> pd.DataFrame:
+def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05,
+              variance: str = "constant") -> pd.DataFrame:
     """Slope of ``y`` against ``x`` per group, as far as each group's points allow.
 
     Published sweeps often print two points per parameter, and a line through two points
@@ -227,12 +353,15 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
         Grouping columns (those absent from ``frame`` are ignored).
     alpha : float
         1 − confidence level of the OLS intervals.
+    variance : {"constant", "proportional"}
+        Working variance model of the OLS intervals (see :func:`fit_linear`).
 
     Returns
     -------
     pandas.DataFrame
         One row per group, the columns of :func:`fit_linear` (``slope``, its CI,
-        ``intercept``, its CI, ``r2``, ``n_points``, ``df_resid``) and ``method``.
+        ``intercept``, its CI, ``r2``, ``n_points``, ``df_resid``, ``ci_method``, ``ci_df``)
+        and ``method``; groups without an OLS fit have ``ci_method`` ``"none"``.
 
     Examples
     --------
@@ -251,7 +380,8 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
         g = g[[x, y]].dropna()
         distinct = g[x].nunique()
         if len(g) >= 3 and distinct >= 2:
-            rows.append(fit_linear(g.assign(**labels), x=x, y=y, by=by, alpha=alpha, robust=False).iloc[0].to_dict())
+            rows.append(fit_linear(g.assign(**labels), x=x, y=y, by=by, alpha=alpha, robust=False,
+                                   variance=variance).iloc[0].to_dict())
             continue
         row = {**labels, "method": "none", "slope": np.nan, "intercept": np.nan, "r2": np.nan}
         if distinct == 2:
@@ -260,9 +390,9 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
             row.update(method="two_point", slope=slope, intercept=y0 - slope * x0, r2=1.0)
         rows.append({**row, "slope_se": np.nan, "slope_ci_low": np.nan, "slope_ci_high": np.nan,
                      "intercept_ci_low": np.nan, "intercept_ci_high": np.nan, "n_points": len(g),
-                     "df_resid": max(len(g) - 2, 0)})
+                     "df_resid": max(len(g) - 2, 0), "ci_method": "none", "ci_df": np.nan})
     columns = [*by, "method", "slope", "slope_se", "slope_ci_low", "slope_ci_high", "intercept",
-               "intercept_ci_low", "intercept_ci_high", "r2", "n_points", "df_resid"]
+               "intercept_ci_low", "intercept_ci_high", "r2", "n_points", "df_resid", "ci_method", "ci_df"]
     return pd.DataFrame(rows)[columns]
 
 
@@ -302,7 +432,7 @@ def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit
     >>> fits["method"].tolist(), fits["overhead_ms"].round(2).tolist()
     (['ols', 'two_point'], [1.0, 50.0])
     """
-    fits = fit_sweep(frame, x=x, y=y, by=by, alpha=alpha)
+    fits = fit_sweep(frame, x=x, y=y, by=by, alpha=alpha, variance="proportional")
     out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
                                "intercept_ci_high": "write_time_ci_high_s"})
     for col in ("slope", "slope_se", "slope_ci_low", "slope_ci_high"):
