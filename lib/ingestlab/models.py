@@ -33,28 +33,32 @@ def _working_variance(x: pd.Series, variance: str, labels: dict) -> np.ndarray:
     return x.to_numpy(float)
 
 
-def _robust_fit(X: pd.DataFrame, y: pd.Series, *, omega: np.ndarray, variance: str, alpha: float) -> _Fit:
-    """OLS with HC2 errors and Bell–McCaffrey df under ``Var(y) ∝ omega``, or that model's covariance."""
-    ols = sm.OLS(y, X).fit()
+def _robust_fit(X: dict[str, np.ndarray], y: np.ndarray, *, omega: np.ndarray, variance: str, alpha: float
+                ) -> _Fit:
+    """OLS of ``y`` on the columns ``X`` with HC2 errors and Bell–McCaffrey df under ``Var(y) ∝ omega``.
+
+    Falls back to the working model's covariance when a leverage is too close to 1 for HC2.
+    """
+    # arrays, not frames: statsmodels' pandas wrapping would dominate the time of the calibration tests
+    Xa, ya = np.column_stack(list(X.values())).astype(float), np.asarray(y, float)
+    ols = sm.OLS(ya, Xa).fit()
     leverage = ols.get_influence().hat_matrix_diag
     suffix = _VARIANCE_MODELS[variance]
-    contrasts = np.eye(X.shape[1])
     if leverage.max() < _MAX_LEVERAGE:
-        cov = sm.OLS(y, X).fit(cov_type="HC2").cov_params().to_numpy()
-        dfs = [_bell_mccaffrey_df(X.to_numpy(float), leverage, omega, c) for c in contrasts]
+        cov = ols.get_robustcov_results(cov_type="HC2").cov_params()
+        dfs = [_bell_mccaffrey_df(Xa, leverage, omega, c) for c in np.eye(Xa.shape[1])]
         ci_method = f"hc2_bm_{suffix}"
     else:
         # the working model's covariance of the OLS estimate, its scale from the model's WLS residuals
-        scale = sm.WLS(y, X, weights=1 / omega).fit().scale
-        bread = ols.normalized_cov_params.to_numpy()
-        Xa = X.to_numpy(float)
+        scale = sm.WLS(ya, Xa, weights=1 / omega).fit().scale
+        bread = ols.normalized_cov_params
         cov = scale * bread @ (Xa.T * omega) @ Xa @ bread
-        dfs = [ols.df_resid] * X.shape[1]
+        dfs = [ols.df_resid] * Xa.shape[1]
         ci_method = f"model_{suffix}"
     se = np.sqrt(np.diag(cov))
-    q = stats.t.ppf(1 - alpha / 2, dfs)
-    table = pd.DataFrame({"estimate": ols.params.to_numpy(), "se": se, "ci_low": ols.params.to_numpy() - q * se,
-                          "ci_high": ols.params.to_numpy() + q * se, "df": dfs}, index=X.columns)
+    half = stats.t.ppf(1 - alpha / 2, dfs) * se
+    table = pd.DataFrame({"estimate": ols.params, "se": se, "ci_low": ols.params - half,
+                          "ci_high": ols.params + half, "df": dfs}, index=list(X))
     return _Fit(table, float(ols.rsquared), float(ols.df_resid), ci_method)
 
 
@@ -131,8 +135,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
         if len(g) < 3 or g[x].nunique() < 2:
             raise ValueError(f"fit needs ≥ 3 points at ≥ 2 distinct {x} values, got {len(g)} for {labels}")
         omega = _working_variance(g[x], variance, labels)
-        X = sm.add_constant(g[x], has_constant="add")
-        fit = _robust_fit(X, g[y], omega=omega, variance=variance, alpha=alpha)
+        fit = _robust_fit({"const": np.ones(len(g)), x: g[x].to_numpy()}, g[y].to_numpy(), omega=omega,
+                          variance=variance, alpha=alpha)
         s, c = fit.table.loc[x], fit.table.loc["const"]
         rows.append({**labels, "method": "ols", "slope": s["estimate"], "slope_se": s["se"],
                      "slope_ci_low": s["ci_low"], "slope_ci_high": s["ci_high"],
@@ -155,22 +159,38 @@ def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant
 
     ``frame`` holds one row per scenario run: how many statements it took (``x``) and its
     total time in seconds (``y``), all runs writing the same rows, so the intercept is the
-    write time and the slope the fixed per-statement overhead.
+    write time and the slope the fixed per-statement overhead. A run's total is a sum of
+    ``x`` statement latencies, so its variance grows with ``x``: the OLS intervals are
+    :func:`fit_linear`'s with ``variance="proportional"`` (see the module docstring).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per scenario run.
+    by : sequence of str
+        Grouping columns (those absent from ``frame`` are ignored).
+    x, y : str
+        Column names of the statement count (> 0) and the total time in seconds.
+    alpha : float
+        1 − confidence level of the intervals.
+    robust : bool
+        Also fit Theil–Sen.
 
     Returns
     -------
     pandas.DataFrame
         One row per group and method: ``overhead_ms`` with ``overhead_se_ms``,
         ``overhead_ci_low_ms``, ``overhead_ci_high_ms`` (95 % by default), ``write_time_s``
-        with its CI, ``r2``, ``n_points``.
+        with its CI, ``r2``, ``n_points``, ``df_resid``, ``ci_method``, ``ci_df``.
 
     Examples
     --------
     The seed's shared-data table (1000 × single row, 10 × 100, 1 × 1000):
 
     >>> t = pd.DataFrame({"n_statements": [1000, 10, 1], "total_s": [64.39, 0.823, 0.326]})
-    >>> round(float(fit_overhead(t, robust=False)["overhead_ms"].iloc[0]), 1)
-    64.2
+    >>> fit = fit_overhead(t, robust=False).iloc[0]
+    >>> round(float(fit["overhead_ms"]), 1), fit["ci_method"]
+    (64.2, 'model_var_prop_x')
     """
     fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust, variance="proportional")
     out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
@@ -248,7 +268,7 @@ def overhead_difference(frame: pd.DataFrame, a: dict, b: dict, *, x: str = "n_st
         if len(pts) < 3 or pts[x].nunique() < 2:
             raise ValueError(f"overhead_difference: {sel} selects {len(pts)} points at {pts[x].nunique()} "
                              f"distinct {x} values; each side needs ≥ 3 at ≥ 2")
-    X = sm.add_constant(part[[x, "side"]].assign(**{f"{x}:side": part[x] * part["side"]}), has_constant="add")
+    X = {"const": np.ones(len(part)), x: part[x], "side": part["side"], f"{x}:side": part[x] * part["side"]}
     fit = _robust_fit(X, part[y], omega=_working_variance(part[x], "proportional", {"a": a, "b": b}),
                       variance="proportional", alpha=alpha)
     d, base = fit.table.loc[f"{x}:side"], fit.table.loc[x, "estimate"]
@@ -403,7 +423,8 @@ def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit
     The lab's model with loads (or commits) in place of statements: runs that write the
     same rows in ``x`` loads take ``y`` seconds; the slope is the fixed cost of one load
     and the intercept the time the rows take when loads are free. Groups are fitted as
-    :func:`fit_sweep` allows (``ols`` with CIs, ``two_point`` without, ``none``).
+    :func:`fit_sweep` allows (``ols`` with CIs, ``two_point`` without, ``none``), the OLS
+    intervals with ``variance="proportional"``, as :func:`fit_overhead`.
 
     Parameters
     ----------
@@ -421,7 +442,8 @@ def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit
     pandas.DataFrame
         One row per group: ``method``, ``overhead_ms`` with ``overhead_se_ms``,
         ``overhead_ci_low_ms``, ``overhead_ci_high_ms``, ``write_time_s`` with its CI,
-        ``r2``, ``n_points``, ``df_resid`` — the columns of :func:`fit_overhead`.
+        ``r2``, ``n_points``, ``df_resid``, ``ci_method``, ``ci_df`` — the columns of
+        :func:`fit_overhead`.
 
     Examples
     --------
