@@ -259,3 +259,20 @@ def test_overhead_difference_ci_holds_when_variance_grows_with_statements():
     coverage = ((diffs["diff_ci_low_ms"] <= truth) & (truth <= diffs["diff_ci_high_ms"])).mean()
     width = (diffs["diff_ci_high_ms"] - diffs["diff_ci_low_ms"]).median() / (2 * 1.96 * diffs["diff_ms"].std())
     assert coverage >= 0.92 and width < 3.0
+
+
+def test_fit_linear_names_its_interval_and_checks_the_variance_model():
+    line = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 5.0], "y": [3.0, 5.1, 6.9, 9.0, 11.2]})
+    assert models.fit_linear(line, x="x", y="y")["ci_method"].tolist() == ["hc2_bm_var_const", "theil_sen"]
+    assert models.fit_linear(line, x="x", y="y", robust=False,
+                             variance="proportional")["ci_method"].tolist() == ["hc2_bm_var_prop_x"]
+    with pytest.raises(ValueError, match="variance='poisson'"):
+        models.fit_linear(line, x="x", y="y", variance="poisson")
+    with pytest.raises(ValueError, match="x > 0"):
+        models.fit_linear(line.assign(x=line["x"] - 3), x="x", y="y", variance="proportional")
+
+
+def test_fit_sweep_names_no_interval_where_it_fits_none():
+    pair = pd.DataFrame({"x": [1.0, 64.0], "y": [60.0, 70.0]})
+    fit = models.fit_sweep(pair, x="x", y="y").iloc[0]
+    assert fit["ci_method"] == "none" and np.isnan(fit["ci_df"])
