@@ -276,3 +276,14 @@ def test_fit_sweep_names_no_interval_where_it_fits_none():
     pair = pd.DataFrame({"x": [1.0, 64.0], "y": [60.0, 70.0]})
     fit = models.fit_sweep(pair, x="x", y="y").iloc[0]
     assert fit["ci_method"] == "none" and np.isnan(fit["ci_df"])
+
+
+def test_bell_mccaffrey_df_is_welch_satterthwaite_for_two_groups():
+    # difference of two group means: the df reduce to Welch's, under equal and unequal variances
+    side = np.r_[np.ones(3), np.zeros(5)]
+    X = np.column_stack([np.ones(8), side])
+    leverage = sm.OLS(np.arange(8.0), X).fit().get_influence().hat_matrix_diag
+    for var_a, var_b in ((1.0, 1.0), (4.0, 1.0)):
+        omega = np.where(side == 1, var_a, var_b)
+        welch = (var_a / 3 + var_b / 5) ** 2 / ((var_a / 3) ** 2 / 2 + (var_b / 5) ** 2 / 4)
+        assert models._bell_mccaffrey_df(X, leverage, omega, np.array([0.0, 1.0])) == pytest.approx(welch)
