@@ -274,11 +274,11 @@ def describe_single_row(summary: pd.DataFrame) -> list[str]:
             + f". Warm-up statements excluded: {int(summary['warmup_n'].sum())}."]
 
 
-def variant_difference(fits: pd.DataFrame, variants: Sequence[str]) -> dict | None:
-    """The first variant's overhead minus the last's, with its CI; None with fewer than two variants."""
+def variant_difference(totals: pd.DataFrame, variants: Sequence[str]) -> dict | None:
+    """The first variant's overhead minus the last's from one model of both variants' totals; None with one variant."""
     if len(variants) < 2:
         return None
-    return models.overhead_difference(fits, {"variant": variants[0]}, {"variant": variants[-1]})
+    return models.overhead_difference(totals, {"variant": variants[0]}, {"variant": variants[-1]})
 
 
 def describe_fit(fits: pd.DataFrame, summary: pd.DataFrame, diff: dict | None) -> list[str]:
