@@ -355,7 +355,7 @@ class ExplainParser:
         for line_no, line in lines[start:]:
             if _FOOTER.match(line.strip()):
                 break
-            kept.append((line_no, re.sub(r"\s*\+$", "", line)))  # psql's wrapped-line marker
+            kept.append((line_no, re.sub(r"\s*[+↵]$", "", line)))  # psql's wrapped-line marker
         while len(kept) > 1 and not kept[-1][1].strip():
             kept.pop()  # so a cut document is reported at its last real line
         source = "\n".join(line for _, line in kept)

@@ -199,16 +199,9 @@ def _explain_string_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]
     if not nonblank:
         raise ProfileParseError("no ANALYZE PROFILE output found: the input is empty")
     i, no, head = nonblank[0]
-    if re.match(r"^\s*Explain String\s*\|\s*$", head):
-        # A GUI client's export: no left border, a dashed rule ending in '+', rows ending in '|'.
-        out = []
-        for row_no, row in lines[i + 2 :]:
-            if not row.strip():
-                continue
-            if not row.rstrip().endswith("|"):
-                raise ProfileParseError("table row is not closed by '|' (truncated?)", row_no, row)
-            out.append((row_no, row.rstrip()[:-1]))
-        return out
+    if head.strip() == "Explain String":
+        # A GUI client's export, its column bars already peeled: the rows follow the header.
+        return [(row_no, row) for row_no, row in lines[i + 1 :] if row.strip()]
     vertical = [(k, no, line) for k, (no, line) in enumerate(lines) if line.lstrip().startswith("Explain String:")]
     if vertical:
         k, no, line = vertical[0]
