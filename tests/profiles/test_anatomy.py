@@ -52,7 +52,7 @@ def test_load_anatomy_shows_status_rows_and_time_split(sample):
     assert (load["status"], load["loaded_rows"], load["load_time_ms"]) == ("Success", 22931, 404.0)
     assert load["time_split"] == {
         "begin_txn_ms": 1.0,
-        "stream_load_put_ms": 7.0,
+        "stream_load_plan_ms": 7.0,
         "write_data_ms": 372.0,
         "commit_and_publish_ms": 23.0,
     }
