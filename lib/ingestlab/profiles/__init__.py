@@ -48,6 +48,7 @@ KINDS: dict[str, str] = {
     "postgres_explain_json": "PostgreSQL EXPLAIN (FORMAT JSON) output",
     "yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON",
     "mariadb_show_profile": "MariaDB/MySQL SHOW PROFILE (client table or cursor rows)",
+    "mysql_stage_events": "MySQL/MariaDB performance_schema stage events (events_stages_history[_long]) as printed",
 }
 
 # Detection order matters: a load reply or an EXPLAIN is unambiguous; YugabyteDB output is

@@ -20,6 +20,8 @@ _SECTION = re.compile(r"^(?P<name>[^-\s].*?):(?:\((?P<attrs>.*)\))?\s*$")
 _STAT_CHILD = re.compile(r"^__(?P<stat>MAX|MIN|SUM|AVG)_OF_(?P<key>.+)$")
 # Metric groups that are legitimately empty, even as the very last line of a profile.
 _METRIC_GROUPS = {"CommonMetrics", "UniqueMetrics", "CommonCounters", "CustomCounters"}
+# Scanner groups a StarRocks BE prints empty when the scan read nothing (StarRocks issue 20957).
+_METRIC_GROUPS |= {"FileScanner", "FilePRead"}
 _BARE_FLAG = re.compile(r"^(Is[A-Z]\w*|Sql Statement)$")
 _MULTILINE_KEYS = {"Sql Statement"}
 
