@@ -27,6 +27,7 @@ _GLUED_JSON = re.compile(
     r"(?=[{\[]\s*(?:[\"']|$))",
     re.IGNORECASE,
 )
+_COMMENTED_TABLE = re.compile(r"^(?P<mark>\s*(?:#|--) ?)(?=[|+])")
 _REPLY_KEY = re.compile(r"^\s*[\"'](?P<key>[A-Za-z][A-Za-z ]*)[\"']\s*:\s*\S")
 
 
@@ -45,6 +46,19 @@ def _gui_column_bars(lines: list[str]) -> tuple[list[str], str | None]:
         else:
             out.append(_BAR_END.sub("", line))
     return out, "trailing ' |' column bars of a GUI client's export"
+
+
+def _comment_marks(lines: list[str]) -> tuple[list[str], str | None]:
+    """``# |a|b|`` / ``-- +---+``: a result pasted into a SQL file as comments; drop the marks."""
+    count = 0
+    out = []
+    for line in lines:
+        match = _COMMENTED_TABLE.match(line)
+        if match:
+            count += 1
+            line = line[match.end("mark"):]
+        out.append(line)
+    return out, (f"{count} SQL comment mark(s) before table lines" if count >= 2 else None)
 
 
 def _one_column_box(lines: list[str]) -> tuple[list[str], str | None]:
@@ -132,7 +146,10 @@ def _arrow_notes(lines: list[str]) -> tuple[list[str], str | None]:
     out = []
     for line in lines:
         new = _ARROW_NOTE.sub("", line)
-        count += new != line
+        if new != line:
+            count += 1
+            # the reader may also have bracketed the line the note is about: "[Key: 1]   <-- note"
+            new = re.sub(r"^(\s*)\[(.*)\]$", r"\1\2", new)
         out.append(new)
     return out, (f"{count} '<----' note(s) at line ends" if count else None)
 
@@ -181,6 +198,7 @@ def _bare_reply(lines: list[str]) -> tuple[list[str], str | None]:
 # Order matters: a GUI export's bars go before the table steps look for '|' rows, and the
 # log and prompt prefixes go before the reply check looks for a line starting with a key.
 _STEPS: tuple[_Step, ...] = (
+    _comment_marks,
     _gui_column_bars,
     _one_column_box,
     _box_table_notes_and_wraps,

@@ -20,7 +20,8 @@ _MARKERS = re.compile(
     r"Doris Version:|^\s*Changed ?Session ?Variables:\s*$"
     r"|^\s*(MergedProfile|DetailProfile|Execution Summary|ChangedSessionVariables|Fragments):\s*$"
     r"|^\s*- (Profile ID|Task Type|Task State):"
-    r"|^\s*[A-Z_]+_OPERATOR\(.*\):\s*$"
+    r"|^\s*[A-Z_]+_OPERATOR\s*\(.*\):(?:\(ExecTime:.*\))?\s*$"
+    r"|^\s*PipelineTask\s*\(index=\d+\):\(ExecTime:"
     r"|^\|\s*Profile ID\s*\|"
     r"|^\|\s*Instances\s*\|\s*Host\s*\|"
     r"|^\s*WaitAndFetchResultTime:"
@@ -29,7 +30,7 @@ _MARKERS = re.compile(
 )
 _BOX_TITLE = re.compile(r"^\[(?P<id>-?\d+): (?P<name>[^\]]+)\]$")
 _BOX_ATTRS = re.compile(r"^\((?P<attrs>.*)\)$")
-_CONTAINERS = ("Execution Profile", "Instance", "Fragment")
+_CONTAINERS = ("Execution Profile", "Instance", "Fragment", "PipelineTask")
 _COUNTER_GROUPS = {"CommonCounters", "CustomCounters", "Counters"}
 
 # (counter in the Summary section, summary key): the first one found wins.

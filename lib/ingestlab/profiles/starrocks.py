@@ -347,7 +347,15 @@ def _parse_profilelist(lines: list[tuple[int, str]], builder: ProfileBuilder) ->
         raise ProfileParseError("no SHOW PROFILELIST table (QueryId | StartTime | Time | State | Statement) found")
     statuses: dict[str, int] = {}
     for table in tables:
+        query_id = ""
         for line_no, record in table.records():
+            if not record.get("QueryId", "") and query_id and not any(
+                cell for column, cell in record.items() if column != "Statement"
+            ):
+                # A statement with a line break: the client prints its next line as a row of
+                # empty cells.
+                builder.add(query_id, "Statement", record.get("Statement", ""), line_no)
+                continue
             query_id = record.get("QueryId", "")
             if not query_id:
                 raise ProfileParseError("profile list row without a QueryId", line_no, " | ".join(record.values()))
@@ -356,5 +364,5 @@ def _parse_profilelist(lines: list[tuple[int, str]], builder: ProfileBuilder) ->
                     builder.add(query_id, column, cell, line_no)
             state = record.get("State", "")
             statuses[state] = statuses.get(state, 0) + 1
-    builder.summary["profile_count"] = sum(len(t.rows) for t in tables)
+    builder.summary["profile_count"] = sum(statuses.values())
     builder.summary["status_counts"] = statuses
