@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, parse, parse_file, stream_load
+from ingestlab.profiles import anatomy, detect, format_anatomy, parse, parse_file, stream_load
 
 CATEGORIES = ("stream_load_response",)
 
@@ -121,3 +121,25 @@ def test_corrupt_reply_raises_with_the_line(text, line_no, message):
 def test_text_without_a_reply_raises():
     with pytest.raises(ProfileParseError, match="no Stream Load reply"):
         parse("curl -T data.csv http://{fe_host}:{port}/api/{db}/{table}/_stream_load\n", "stream_load_response")
+
+
+def test_the_fes_own_rejection_is_a_failed_load_with_its_message():
+    text = '{"status":"FAILED","msg":"There is no 100-continue header"}'
+    assert detect(text) == "stream_load_response"
+    s = parse(text).summary
+    assert (s["status"], s["message"]) == ("FAILED", "There is no 100-continue header")
+
+
+def test_doris_receive_time_is_read_and_shown_under_write_data():
+    text = ('{"TxnId": 1, "Label": "l", "Status": "Success", "LoadTimeMs": 32, "BeginTxnTimeMs": 0,'
+            ' "StreamLoadPutTimeMs": 4, "WriteDataTimeMs": 4, "ReceiveDataTimeMs": 6, "CommitAndPublishTimeMs": 22}')
+    a = anatomy(parse(text))
+    assert a["load"]["receive_data_ms"] == 6.0
+    assert a["load"]["other_ms"] == 2.0  # 32 - (0 + 4 + 4 + 22): receive time overlaps the write
+    assert "receive data" in format_anatomy(a)
+
+
+def test_a_prompt_glued_to_the_reply_is_peeled():
+    p = parse('mysql> {"Status": "Success", "TxnId": 9, "Label": "x", "LoadTimeMs": 5}')
+    assert p.summary["txn_id"] == 9
+    assert p.peeled == ["1 prompt(s) or label(s) glued to the JSON that follows"]
