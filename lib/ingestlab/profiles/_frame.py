@@ -18,7 +18,7 @@ _ONE_COLUMN_TOP = re.compile(r"^\s*(?:\+-+\+|[╔┌][═─]+[╗┐])\s*$")
 _ONE_COLUMN_RULE = re.compile(r"^\s*(?:\+-+\+|[╠╟├╞][═─]+[╣╢┤╡]|[╚└][═─]+[╝┘])\s*$")
 _ONE_COLUMN_SIDES = ("|", "║", "│")
 _ARROW_NOTE = re.compile(r"(?<=\S)\s{2,}<-{2,}.*$")
-_GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.\-]+:\d+\] ")
+_GLOG_PREFIX = re.compile(r"^(?P<prefix>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.\-]+:\d+\] )")
 # "mysql> {", "$ curl ... {", "Stream load result: {": a prompt, command or label, then JSON
 # that opens on the same line (a brace or bracket followed by a quote or the line end).
 _GLUED_JSON = re.compile(
@@ -48,17 +48,24 @@ def _gui_column_bars(lines: list[str]) -> tuple[list[str], str | None]:
     return out, "trailing ' |' column bars of a GUI client's export"
 
 
-def _comment_marks(lines: list[str]) -> tuple[list[str], str | None]:
-    """``# |a|b|`` / ``-- +---+``: a result pasted into a SQL file as comments; drop the marks."""
+def _strip_prefixes(
+    lines: list[str], pattern: re.Pattern, group: str, what: str, least: int = 1
+) -> tuple[list[str], str | None]:
+    """Cut the part of each line that `pattern`'s `group` matches; say how many lines had it."""
     count = 0
     out = []
     for line in lines:
-        match = _COMMENTED_TABLE.match(line)
-        if match:
+        match = pattern.match(line)
+        if match and match[group].strip():
             count += 1
-            line = line[match.end("mark"):]
+            line = line[match.end(group):]
         out.append(line)
-    return out, (f"{count} SQL comment mark(s) before table lines" if count >= 2 else None)
+    return out, (f"{count} {what}" if count >= least else None)
+
+
+def _comment_marks(lines: list[str]) -> tuple[list[str], str | None]:
+    """``# |a|b|`` / ``-- +---+``: a result pasted into a SQL file as comments; drop the marks."""
+    return _strip_prefixes(lines, _COMMENTED_TABLE, "mark", "SQL comment mark(s) before table lines", least=2)
 
 
 def _one_column_box(lines: list[str]) -> tuple[list[str], str | None]:
@@ -156,28 +163,12 @@ def _arrow_notes(lines: list[str]) -> tuple[list[str], str | None]:
 
 def _log_prefixes(lines: list[str]) -> tuple[list[str], str | None]:
     """``I0404 15:02:35.842590  3703 file.cpp:475] `` before a backend log's first line."""
-    count = 0
-    out = []
-    for line in lines:
-        match = _GLOG_PREFIX.match(line)
-        if match:
-            count += 1
-            line = line[match.end():]
-        out.append(line)
-    return out, (f"{count} backend log prefix(es)" if count else None)
+    return _strip_prefixes(lines, _GLOG_PREFIX, "prefix", "backend log prefix(es)")
 
 
 def _glued_prompts(lines: list[str]) -> tuple[list[str], str | None]:
     """``mysql> {...``, ``$ curl ... {``, ``Stream load result: {``: the JSON starts mid-line."""
-    count = 0
-    out = []
-    for line in lines:
-        match = _GLUED_JSON.match(line)
-        if match and match["prefix"].strip():
-            count += 1
-            line = line[match.end("prefix"):]
-        out.append(line)
-    return out, (f"{count} prompt(s) or label(s) glued to the JSON that follows" if count else None)
+    return _strip_prefixes(lines, _GLUED_JSON, "prefix", "prompt(s) or label(s) glued to the JSON that follows")
 
 
 def _bare_reply(lines: list[str]) -> tuple[list[str], str | None]:
