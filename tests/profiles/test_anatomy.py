@@ -8,6 +8,7 @@ import math
 import pytest
 
 from ingestlab.profiles import anatomy, format_anatomy, parse, parse_file
+from ingestlab.profiles._anatomy import UNIT_SUFFIXES
 
 CATEGORIES = ()  # every category
 
@@ -52,7 +53,7 @@ def test_load_anatomy_shows_status_rows_and_time_split(sample):
     assert (load["status"], load["loaded_rows"], load["load_time_ms"]) == ("Success", 22931, 404.0)
     assert load["time_split"] == {
         "begin_txn_ms": 1.0,
-        "stream_load_put_ms": 7.0,
+        "stream_load_plan_ms": 7.0,
         "write_data_ms": 372.0,
         "commit_and_publish_ms": 23.0,
     }
@@ -86,3 +87,31 @@ def test_explain_anatomy_reports_planning_and_execution(sample):
 def test_format_anatomy_renders_a_minimal_dict():
     text = format_anatomy({"kind": "x", "top_operators": []})
     assert text == "x"
+
+
+def test_every_metric_key_carries_its_unit(real_file):
+    metrics = anatomy(parse_file(real_file))["metrics"]
+    assert all(key.endswith(UNIT_SUFFIXES) for key in metrics), sorted(metrics)
+
+
+def test_json_anatomy_prints_every_number_the_parser_extracted(sample):
+    a = anatomy(parse(sample("postgres_explain/pg_pev2_insert_10m_wal_jit_french_psql.txt")))
+    m = a["metrics"]
+    assert (m["wal_records"], m["wal_fpi"], m["wal_bytes"]) == (10000000, 1, 590001027)
+    assert (m["root_actual_rows"], m["temp_written_blocks"], m["jit_ms"]) == (0, 17090, 0.795)
+    yb = anatomy(parse(sample("yugabyte_explain/yb_docs_explain_analyze_dist_select_seqscan_kvstore.txt")))
+    assert any(k.startswith("storage_") and k.endswith("_requests") for k in yb["metrics"])
+    text = format_anatomy(a)
+    assert "wal_bytes" in text and "590,001,027" in text
+
+
+def test_profile_command_json_carries_metrics_peeled_and_warnings(tmp_path, capsys):
+    from ingestlab.cli import main
+
+    path = tmp_path / "reply.txt"
+    path.write_text('mysql> {"Status": "Success", "TxnId": 1, "Label": "x", "LoadTimeMs": 5, "LoadBytes": 10}\n')
+    assert main(["profile", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metrics"]["load_bytes"] == 10 and out["peeled"] and out["warnings"] == []
+    assert main(["profile", str(path)]) == 0
+    assert "peeled:" in capsys.readouterr().out

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "ingestlab.profiles",
     "ingestlab.profiles._anatomy",
+    "ingestlab.profiles._frame",
     "ingestlab.profiles._relaxed_json",
     "ingestlab.profiles._text",
     "ingestlab.profiles._units",

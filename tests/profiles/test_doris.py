@@ -158,3 +158,45 @@ def test_operator_block_cut_inside_a_counter_name_raises():
     with pytest.raises(ProfileParseError, match="truncated") as err:
         parse(text)
     assert err.value.line_no == 3
+
+
+DORIS_3X = """\
+Summary:
+   - Profile ID: 4f9f3a7b5c2e4a1d-9b8c7d6e5f4a3b2c
+   - Task Type: QUERY
+   - Total: 1sec120ms
+   - Task State: OK
+Execution Summary:
+   - Plan Time: 12ms
+ChangedSessionVariables:
+[{"VarName":"enable_profile","CurrentValue":"true","DefaultValue":"false"},
+ {"VarName":"profile_level","CurrentValue":"2","DefaultValue":"1"}]
+MergedProfile:
+     Fragments:
+       Fragment 0:
+         Pipeline 0(instance_num=1):
+           OLAP_SCAN_OPERATOR(id=0):
+             CommonCounters:
+               - ExecTime: avg 95.241us, max 95.241us, min 95.241us
+             CustomCounters:
+               - ReadColumns: [l_orderkey, l_partkey,
+                 , l_suppkey, l_linenumber]
+               - RowsRead: sum 10, avg 10, max 10, min 10
+"""
+
+
+def test_changed_session_variables_as_a_json_array_and_a_list_over_two_lines():
+    """Hand-written in the Doris 3.x shape (no published sample of the JSON form was found)."""
+    p = parse(DORIS_3X)
+    assert (p.summary["total_ms"], p.summary["planning_ms"]) == (1120.0, 12.0)
+    assert p.items[p.items["path"] == "ChangedSessionVariables/profile_level"]["value_raw"].tolist() == ["2", "1"]
+    columns = p.items[p.items["key"] == "ReadColumns"]["value_raw"].iloc[0]
+    assert columns.startswith("[l_orderkey") and columns.endswith("l_linenumber]")
+    assert p.value("RowsRead", stat="sum") == 10
+
+
+def test_malformed_session_variable_json_names_its_line():
+    text = DORIS_3X.replace('"DefaultValue":"1"}]', '"DefaultValue":"1"')
+    with pytest.raises(ProfileParseError, match="ChangedSessionVariables") as err:
+        parse(text, "doris_profile")
+    assert err.value.line_no is not None and err.value.line_no >= 9

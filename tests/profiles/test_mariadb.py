@@ -117,3 +117,47 @@ def test_table_cut_before_its_border_raises():
 def test_empty_rows_raise():
     with pytest.raises(ProfileParseError):
         mariadb.stages([])
+
+
+def test_stage_events_with_raw_picosecond_timer_wait():
+    """Hand-written in the mysql client's shape for SELECT EVENT_NAME, TIMER_WAIT FROM events_stages_history."""
+    text = (
+        "+--------------------------------+-------------+\n"
+        "| EVENT_NAME                     | TIMER_WAIT  |\n"
+        "+--------------------------------+-------------+\n"
+        "| stage/sql/starting             |    58000000 |\n"
+        "| stage/sql/Opening tables       | 27480000000 |\n"
+        "| stage/sql/executing            |     1000000 |\n"
+        "+--------------------------------+-------------+\n"
+        "3 rows in set (0.00 sec)\n"
+    )
+    p = parse(text)
+    assert p.kind == "mysql_stage_events"
+    assert p.summary["stages_ms"] == {"stage/sql/starting": 0.058, "stage/sql/Opening tables": 27.48,
+                                      "stage/sql/executing": 0.001}
+    assert p.summary["total_ms"] == pytest.approx(27.539)
+
+
+def test_stage_events_with_format_pico_time_text():
+    text = (
+        "+----------------------+-----------+\n"
+        "| EVENT_NAME           | latency   |\n"
+        "+----------------------+-----------+\n"
+        "| stage/sql/starting   | 58.00 us  |\n"
+        "| stage/sql/statistics | 27.48 ms  |\n"
+        "| stage/sql/end        | 300 ps    |\n"
+        "+----------------------+-----------+\n"
+    )
+    p = parse(text)
+    assert p.summary["slowest_stage"] == "stage/sql/statistics"
+    assert p.summary["total_ms"] == pytest.approx(0.058 + 27.48 + 3e-7)
+
+
+def test_a_stage_event_table_cut_short_is_an_error_with_its_line():
+    text = (
+        "+--------------------+------+\n| EVENT_NAME         | ms   |\n+--------------------+------+\n"
+        "| stage/sql/starting | 0.05 |\n| stage/sql/init     | 0.01 |\n| stage/sql/end      | 0."
+    )
+    with pytest.raises(ProfileParseError) as err:
+        parse(text, "mysql_stage_events")
+    assert err.value.line_no == 6

@@ -184,3 +184,72 @@ def test_localized_psql_timing_after_the_plan_is_not_a_failure():
     p = parse(text)
     assert p.summary["execution_ms"] == 0.02
     assert "temps" not in " ".join(p.summary)
+
+
+# Hand-written in the shape PostgreSQL 14+ prints a write to a partitioned table: one
+# "Update on <partition> <alias>" line per partition under the ModifyTable node.
+PARTITIONED_UPDATE = textwrap.dedent(
+    """\
+     Update on public.t1  (cost=0.00..70.00 rows=0 width=0) (actual time=0.120..0.121 rows=0 loops=1)
+       Update on public.t1_p1 t1_1
+       Update on public.t1_p2 t1_2
+       ->  Append  (cost=0.00..70.00 rows=20 width=14) (actual time=0.020..0.050 rows=2 loops=1)
+             ->  Seq Scan on public.t1_p1 t1_1  (cost=0.00..35.00 rows=10 width=14) (actual time=0.010..0.020 rows=1 loops=1)
+                   Filter: (t1_1.a = 1)
+             ->  Seq Scan on public.t1_p2 t1_2  (cost=0.00..35.00 rows=10 width=14) (actual time=0.005..0.010 rows=1 loops=1)
+                   Filter: (t1_2.a = 1)
+     Planning Time: 0.200 ms
+     Execution Time: 0.300 ms
+    """
+)
+
+
+def test_partition_targets_under_a_write_are_read_not_rejected():
+    p = parse(PARTITIONED_UPDATE)
+    assert p.summary["target_relation_count"] == 2
+    targets = p.items[p.items["key"] == "Target Relation"]["value_raw"].tolist()
+    assert targets == ["public.t1_p1 t1_1", "public.t1_p2 t1_2"]
+    assert (p.summary["planning_ms"], p.summary["execution_ms"]) == (0.2, 0.3)
+
+
+def test_a_target_line_outside_a_write_is_still_an_error():
+    text = PARTITIONED_UPDATE.replace("Update on public.t1  (", "Seq Scan on public.t1  (", 1)
+    with pytest.raises(ProfileParseError, match="unrecognised") as err:
+        parse(text, "postgres_explain_text")
+    assert err.value.line_no == 2
+
+
+def test_cte_listed_at_the_root_is_counted_once_on_the_scan_that_reads_it():
+    text = textwrap.dedent(
+        """\
+         Hash Join  (cost=1.0..2.0 rows=1 width=4) (actual time=100.0..120.0 rows=1 loops=1)
+           CTE x
+             ->  Seq Scan on big  (cost=0.0..1.0 rows=1 width=4) (actual time=0.1..90.0 rows=1 loops=1)
+           ->  CTE Scan on x  (cost=0.0..1.0 rows=1 width=4) (actual time=0.2..95.0 rows=1 loops=1)
+           ->  Hash  (cost=1.0..1.0 rows=1 width=4) (actual time=10.0..10.0 rows=1 loops=1)
+                 ->  Seq Scan on small  (cost=0.0..1.0 rows=1 width=4) (actual time=0.1..9.0 rows=1 loops=1)
+         Planning Time: 0.100 ms
+         Execution Time: 120.500 ms
+        """
+    )
+    p = parse(text)
+    own = p.operators.set_index("name")["time_ms"]
+    assert own["CTE Scan on x"] == pytest.approx(5.0)  # 95 minus the CTE's 90, not 95
+    assert own["Hash Join"] == pytest.approx(15.0)  # 120 minus the scan (95) and the hash (10) only
+    assert p.summary["operator_self_sum_ms"] == pytest.approx(120.0)
+    assert p.warnings == []
+
+
+def test_child_self_time_never_exceeds_its_parent_and_a_surplus_is_reported():
+    text = textwrap.dedent(
+        """\
+         Gather  (cost=1.0..2.0 rows=3 width=4) (actual time=1.0..10.0 rows=3 loops=1)
+           ->  Parallel Seq Scan on t  (cost=0.0..1.0 rows=1 width=4) (actual time=0.5..9.0 rows=1 loops=3)
+         Planning Time: 0.100 ms
+         Execution Time: 10.100 ms
+        """
+    )
+    p = parse(text)
+    own = p.operators.set_index("name")["time_ms"]
+    assert own["Parallel Seq Scan on t"] == pytest.approx(10.0)  # 27 ms over three workers, capped at the Gather's 10
+    assert p.summary["operator_self_sum_ms"] == pytest.approx(10.0)

@@ -231,3 +231,32 @@ def test_analyze_profile_ending_on_an_operator_raises():
 
 def test_sniff_ignores_other_engines_output():
     assert starrocks.sniff("Planning Time: 0.1 ms\nExecution Time: 0.2 ms") is None
+
+
+def test_a_be_log_fragment_tree_gives_execution_and_sink_time():
+    text = (
+        "I0404 15:02:35.842590  3703 plan_fragment_executor.cpp:475] "
+        "Fragment db4c06f6-ff52-db32-e2ca-0c60f0c9c397:(Active: 10.460ms, non-child: 0.00%)\n"
+        "  OlapTableSink:(Active: 11.669ms, non-child: 100.00%)\n"
+        "     - TxnID: 20\n"
+    )
+    p = parse(text)
+    assert p.kind == "starrocks_profile"
+    assert (p.summary["execution_ms"], p.summary["olap_table_sink_ms"]) == (10.46, 11.669)
+    assert p.peeled == ["1 backend log prefix(es)"]
+    assert p.warnings  # the sink's 11.669 ms exceed the fragment's 10.460 ms: said, not hidden
+
+
+def test_a_profile_list_statement_continued_on_an_empty_celled_row():
+    text = (
+        "+------+------+------+----------+--------------+\n"
+        "| QueryId | StartTime | Time | State | Statement |\n"
+        "+------+------+------+----------+--------------+\n"
+        "| q1 | 2024 | 5ms | Finished | select 1,    |\n"
+        "|      |      |      |          | 2            |\n"
+        "+------+------+------+----------+--------------+\n"
+    )
+    p = parse(text)
+    assert p.summary["profile_count"] == 1
+    assert p.items[(p.items["path"] == "q1") & (p.items["key"] == "Statement")]["value_raw"].tolist() == [
+        "select 1,", "2"]

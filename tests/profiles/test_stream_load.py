@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, parse, parse_file, stream_load
+from ingestlab.profiles import anatomy, detect, format_anatomy, parse, parse_file, stream_load
 
 CATEGORIES = ("stream_load_response",)
 
@@ -14,7 +14,7 @@ def test_every_real_reply_parses_with_a_status(real_file, body_of):
     assert detect(body_of(real_file)) == "stream_load_response"
     profile = parse_file(real_file)
     assert profile.summary["status"] in {"Success", "OK", "Fail", "PREPARE"}
-    assert profile.summary["replies"] >= 1
+    assert profile.summary["reply_count"] >= 1
 
 
 def test_every_real_reply_yields_its_rows_and_time_split(real_file, body_of):
@@ -48,7 +48,8 @@ def test_starrocks_plan_time_is_the_put_step(sample):
     s = parse(sample("stream_load_response/sr_docs_flink_faq_fail_timeout_by_txn_manager.txt")).summary
     assert s["status"] == "Fail"
     assert s["message"] == "timeout by txn manager"  # the trailing "--..." annotation is dropped
-    assert s["stream_load_put_ms"] == 7.0  # StreamLoadPlanTimeMs
+    assert s["stream_load_plan_ms"] == 7.0  # StreamLoadPlanTimeMs keeps its own name
+    assert "stream_load_put_ms" not in s
     assert s["write_data_ms"] == 120278.0
 
 
@@ -64,7 +65,7 @@ def test_trailing_comma_missing_comma_and_comments_are_tolerated(sample):
 
 def test_group_commit_insert_replies_in_python_dict_style(sample):
     p = parse(sample("stream_load_response/doris_docs_group_commit_insert_async_mode.txt"))
-    assert p.summary["replies"] == 2
+    assert p.summary["reply_count"] == 2
     assert (p.summary["status"], p.summary["txn_id"]) == ("PREPARE", 181508)  # txnId was the string '181508'
     assert p.summary["label"] == "group_commit_a145ce07f1c972fc-bd2c54597052a9ad"
     sync = parse(sample("stream_load_response/doris_docs_group_commit_insert_sync_mode.txt")).summary
@@ -91,7 +92,7 @@ def test_last_reply_wins_and_python_literals_are_read():
         "{'Status': 'OK', 'Label': 'l1', 'TxnId': 5, 'GroupCommit': False, 'ErrorURL': None, 'LoadTimeMs': 12}\n"
     )
     p = parse(text)
-    assert p.summary["replies"] == 2
+    assert p.summary["reply_count"] == 2
     assert p.summary["group_commit"] is False
     assert "error_url" not in p.summary
     assert p.summary["load_time_ms"] == 12.0
@@ -120,3 +121,25 @@ def test_corrupt_reply_raises_with_the_line(text, line_no, message):
 def test_text_without_a_reply_raises():
     with pytest.raises(ProfileParseError, match="no Stream Load reply"):
         parse("curl -T data.csv http://{fe_host}:{port}/api/{db}/{table}/_stream_load\n", "stream_load_response")
+
+
+def test_the_fes_own_rejection_is_a_failed_load_with_its_message():
+    text = '{"status":"FAILED","msg":"There is no 100-continue header"}'
+    assert detect(text) == "stream_load_response"
+    s = parse(text).summary
+    assert (s["status"], s["message"]) == ("FAILED", "There is no 100-continue header")
+
+
+def test_doris_receive_time_is_read_and_shown_under_write_data():
+    text = ('{"TxnId": 1, "Label": "l", "Status": "Success", "LoadTimeMs": 32, "BeginTxnTimeMs": 0,'
+            ' "StreamLoadPutTimeMs": 4, "WriteDataTimeMs": 4, "ReceiveDataTimeMs": 6, "CommitAndPublishTimeMs": 22}')
+    a = anatomy(parse(text))
+    assert a["load"]["receive_data_ms"] == 6.0
+    assert a["load"]["other_ms"] == 2.0  # 32 - (0 + 4 + 4 + 22): receive time overlaps the write
+    assert "receive data" in format_anatomy(a)
+
+
+def test_a_prompt_glued_to_the_reply_is_peeled():
+    p = parse('mysql> {"Status": "Success", "TxnId": 9, "Label": "x", "LoadTimeMs": 5}')
+    assert p.summary["txn_id"] == 9
+    assert p.peeled == ["1 prompt(s) or label(s) glued to the JSON that follows"]

@@ -20,6 +20,7 @@ import os
 from ..errors import ConfigError, ProfileParseError
 from . import doris, mariadb, postgres, starrocks, stream_load, yugabyte
 from ._anatomy import anatomy, format_anatomy
+from ._frame import peel
 from ._profile import ITEM_COLUMNS, OPERATOR_COLUMNS, Profile
 from ._text import blank_fixture_header
 
@@ -33,6 +34,7 @@ __all__ = [
     "format_anatomy",
     "parse",
     "parse_file",
+    "peel",
 ]
 
 #: Every format `detect` can return, with what produces it.
@@ -46,6 +48,7 @@ KINDS: dict[str, str] = {
     "postgres_explain_json": "PostgreSQL EXPLAIN (FORMAT JSON) output",
     "yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON",
     "mariadb_show_profile": "MariaDB/MySQL SHOW PROFILE (client table or cursor rows)",
+    "mysql_stage_events": "MySQL/MariaDB performance_schema stage events (events_stages_history[_long]) as printed",
 }
 
 # Detection order matters: a load reply or an EXPLAIN is unambiguous; YugabyteDB output is
@@ -79,6 +82,7 @@ def detect(text: str) -> str:
         raise ProfileParseError(f"cannot detect a profile format in a {type(text).__name__}")
     if not text.strip():
         raise ProfileParseError("cannot detect a profile format: the input is empty")
+    text, _ = peel(text)
     for module in _MODULES:
         kind = module.sniff(text)
         if kind:
@@ -97,7 +101,8 @@ def parse(text: str, kind: str | None = None) -> Profile:
     Parameters
     ----------
     text : str
-        The output (for ``mariadb_show_profile`` also cursor rows).
+        The output (for ``mariadb_show_profile`` also cursor rows). Client, terminal and
+        log framing around it is peeled first (see `peel`) and listed in ``Profile.peeled``.
     kind : str, optional
         One of `KINDS`; detected with `detect` when omitted.
 
@@ -112,12 +117,18 @@ def parse(text: str, kind: str | None = None) -> Profile:
     ConfigError
         When `kind` is not one of `KINDS`.
     """
+    peeled: list[str] = []
+    if isinstance(text, str):
+        # Framing is peeled here, once, so that every format parser gains from every step.
+        text, peeled = peel(text)
     if kind is None:
         kind = detect(text)
     if kind not in _PARSERS:
         raise ConfigError("kind", kind, f"one of {', '.join(KINDS)}")
     try:
-        return _PARSERS[kind].parse(text, kind)
+        profile = _PARSERS[kind].parse(text, kind)
+        profile.peeled = peeled + [p for p in profile.peeled if p not in peeled]
+        return profile
     except ProfileParseError:
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:

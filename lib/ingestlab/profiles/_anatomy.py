@@ -7,17 +7,41 @@ from typing import Any
 
 from ._profile import Profile
 
-__all__ = ["anatomy", "format_anatomy"]
+__all__ = ["UNIT_SUFFIXES", "anatomy", "format_anatomy"]
 
-#: The sequential parts of a Stream Load's LoadTimeMs; ReadDataTimeMs overlaps WriteDataTimeMs.
-_LOAD_SEQUENCE = ("begin_txn_ms", "stream_load_put_ms", "write_data_ms", "commit_and_publish_ms")
+#: The sequential parts of a Stream Load's LoadTimeMs (plan: StarRocks' name for put).
+_LOAD_SEQUENCE = ("begin_txn_ms", "stream_load_put_ms", "stream_load_plan_ms", "write_data_ms", "commit_and_publish_ms")
+#: Parts measured while the data is written: shown under write data, not added to the split.
+_LOAD_OVERLAPPING = ("read_data_ms", "received_data_ms", "receive_data_ms")
 _LOAD_FIELDS = (
     "status", "label", "txn_id", "message", "total_rows", "loaded_rows", "filtered_rows",
     "unselected_rows", "load_bytes", "load_time_ms", "group_commit", "two_phase_commit", "error_url",
 )
 _TIME_KEYS = ("Time", "Total", "TotalTime", "ActiveTime")
 _STATE_KEYS = ("State", "Task State", "QueryState")
-_ENGINES = ("starrocks", "doris", "postgres", "yugabyte", "mariadb")
+_ENGINES = ("starrocks", "doris", "postgres", "yugabyte", "mariadb", "mysql")
+#: How a metric's key names its unit: a time, a size, or what is counted.
+UNIT_SUFFIXES = (
+    "_ms", "_bytes", "_pct", "_rows", "_blocks", "_records", "_fpi", "_requests", "_calls", "_count",
+    "_loops", "_rows_scanned", "_counts",
+)
+# Keys shown at the top of the anatomy; the text rendering lists every other metric below them.
+_HEADLINE = ("total_ms", "execution_ms", "fe_overhead_ms", "planning_ms", "olap_table_sink_ms", "load_time_ms")
+
+
+def _metrics(summary: dict[str, Any]) -> dict[str, Any]:
+    """Every number of the summary (identifiers and flags aside), under its unit-carrying key."""
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key.endswith("_id") or key == "seq" or isinstance(value, bool):  # identifiers, flags
+            continue
+        if isinstance(value, (int, float)):
+            out[key] = value
+        elif isinstance(value, dict) and value and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()
+        ):
+            out[key] = dict(value)
+    return out
 
 
 def _clean(value: Any) -> Any:
@@ -72,7 +96,10 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
         ``planning_ms``, ``olap_table_sink_ms``, ``top_operators`` (``name``, ``path``,
         ``time_ms``, ``share_pct`` of all operator time); ``load`` for load replies and
         load profiles (status, rows, bytes, ``time_split`` and ``other_ms``); ``entries``
-        for profile lists; ``notes`` (e.g. the input was truncated).
+        for profile lists; ``metrics``: every number the parser extracted into the summary
+        (WAL, buffers, root rows, storage requests, stage times...), each key ending in its
+        unit (`UNIT_SUFFIXES`); ``peeled`` (framing removed before parsing); ``warnings``
+        (e.g. operator self-times that add up to more than the statement's time); ``notes``.
     """
     s = profile.summary
     engine = s.get("engine") or next((e for e in _ENGINES if profile.kind.startswith(e)), None)
@@ -110,7 +137,7 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
                 # Published replies whose parts add up to more than LoadTimeMs exist
                 # (transaction loads); a negative remainder would only mislead.
                 load["other_ms"] = other if other >= 0 else None
-        for nested in ("read_data_ms", "received_data_ms"):
+        for nested in _LOAD_OVERLAPPING:
             if nested in s:
                 load[nested] = s[nested]
         out["load"] = load
@@ -123,7 +150,17 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
     if profile.kind.startswith("postgres") or profile.kind.startswith("yugabyte"):
         notes.append("operator times are exclusive times derived from inclusive actual times x loops")
     out["notes"] = notes
+    out["metrics"] = _metrics(s)
+    out["peeled"] = list(profile.peeled)
+    out["warnings"] = list(profile.warnings)
     return _clean(out)
+
+
+def _number(value: Any) -> str:
+    """A count in full (1,000,000), a measure to three decimals without trailing zeros."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
 def _ms(value: Any) -> str:
@@ -186,6 +223,10 @@ def format_anatomy(anatomy: dict[str, Any]) -> str:
             lines.append(f"    {key.removesuffix('_ms').replace('_', ' '):<20}{_ms(value):>14}")
         if load.get("other_ms") is not None:
             lines.append(f"    {'other':<20}{_ms(load['other_ms']):>14}")
+        for key in _LOAD_OVERLAPPING:
+            if load.get(key) is not None:
+                label = key.removesuffix("_ms").replace("_", " ")
+                lines.append(f"    {label:<20}{_ms(load[key]):>14}  (while writing, not added)")
         if load.get("error_url"):
             lines.append(f"  errors: {load['error_url']}")
     if a.get("top_operators"):
@@ -198,6 +239,17 @@ def format_anatomy(anatomy: dict[str, Any]) -> str:
         for entry in a["entries"]:
             row = f"    {entry['id'][:40]:<40}{_ms(entry.get('time_ms')):>16}  {entry.get('state') or ''}"
             lines.append(row.rstrip())
+    shown = set(_HEADLINE) | set((load or {}).get("time_split") or {}) | set(_LOAD_FIELDS) | set(_LOAD_OVERLAPPING)
+    rest = {k: v for k, v in (a.get("metrics") or {}).items() if k not in shown}
+    if rest:
+        lines.append("  figures:")
+        for key, value in rest.items():
+            shown_value = ", ".join(f"{k}={_number(v)}" for k, v in value.items()) if isinstance(value, dict) else _number(value)
+            lines.append(f"    {key:<30}{shown_value}")
+    for what in a.get("peeled") or []:
+        lines.append(f"  peeled: {what}")
+    for warning in a.get("warnings") or []:
+        lines.append(f"  warning: {warning}")
     for note in a.get("notes") or []:
         lines.append(f"  note: {note}")
     return "\n".join(lines)

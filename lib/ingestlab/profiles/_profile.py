@@ -40,12 +40,20 @@ class Profile:
     operators : pandas.DataFrame
         One row per operator or stage with its own (exclusive) time: ``name``, ``path``,
         ``time_ms``. Empty for formats without operators.
+    peeled : list of str
+        The client, terminal or log framing removed before parsing (``mysql>`` glued to a
+        reply, a GUI client's column bars...), one phrase each; empty when there was none.
+    warnings : list of str
+        What the parser noticed but did not hide: operator self-times that add up to more
+        than the statement's time, a Stream Load reply whose parts overlap, ...
     """
 
     kind: str
     summary: dict[str, Any]
     items: pd.DataFrame
     operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(OPERATOR_COLUMNS)))
+    peeled: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def value(self, key: str, path: str | None = None, stat: str | None = None) -> float:
         """Return the first numeric value of `key` (optionally under `path`), NaN if absent.
@@ -134,6 +142,7 @@ class ProfileBuilder:
         self.summary: dict[str, Any] = {}
         self._items: list[tuple] = []
         self._operators: list[tuple] = []
+        self.warnings: list[str] = []
 
     def add(
         self, path: str, key: str, raw: str, line_no: int | None = None, stat: str | None = None
@@ -185,8 +194,37 @@ class ProfileBuilder:
         frame["line_no"] = frame["line_no"].astype("Int64")
         return frame
 
-    def build(self) -> Profile:
+    def check_operator_sum(self) -> None:
+        """Compare the operators' self-times with the statement's time; warn on a surplus.
+
+        Adds ``operator_self_sum_ms`` to the summary. Self-times that add up to more than
+        ``execution_ms`` (else ``total_ms``) mean parallel work counted once per worker, or
+        time counted on two operators; either way the shares shown are not a breakdown of
+        the wall-clock time, and the warning says so instead of hiding it.
+        """
+        if not self._operators:
+            return
+        total = sum(time_ms for _, _, time_ms in self._operators)
+        self.summary["operator_self_sum_ms"] = round(total, 6)
+        reference = next(
+            (self.summary[k] for k in ("execution_ms", "total_ms") if isinstance(self.summary.get(k), (int, float))),
+            None,
+        )
+        if reference is None or math.isnan(reference) or reference <= 0:
+            return
+        # A rounding margin: engines print each operator's time rounded to 1 us or 0.001 ms.
+        if total > reference * 1.01 + 0.01 * len(self._operators):
+            self.warnings.append(
+                f"operator self-times add up to {total:,.3f} ms, {100.0 * total / reference:.0f}% of the "
+                f"statement's {reference:,.3f} ms: parallel work counted per worker, or time counted twice"
+            )
+
+    def build(self, peeled: list[str] | None = None) -> Profile:
         """Freeze into a `Profile`, cleaning the summary (no NaN, derived overhead)."""
+        self.check_operator_sum()
         operators = pd.DataFrame(self._operators, columns=list(OPERATOR_COLUMNS))
         operators["time_ms"] = operators["time_ms"].astype(float)
-        return Profile(self.kind, clean_summary(self.summary), self.items_frame(), operators)
+        return Profile(
+            self.kind, clean_summary(self.summary), self.items_frame(), operators,
+            list(peeled or []), list(self.warnings),
+        )

@@ -20,6 +20,8 @@ _SECTION = re.compile(r"^(?P<name>[^-\s].*?):(?:\((?P<attrs>.*)\))?\s*$")
 _STAT_CHILD = re.compile(r"^__(?P<stat>MAX|MIN|SUM|AVG)_OF_(?P<key>.+)$")
 # Metric groups that are legitimately empty, even as the very last line of a profile.
 _METRIC_GROUPS = {"CommonMetrics", "UniqueMetrics", "CommonCounters", "CustomCounters"}
+# Scanner groups a StarRocks BE prints empty when the scan read nothing (StarRocks issue 20957).
+_METRIC_GROUPS |= {"FileScanner", "FilePRead"}
 _BARE_FLAG = re.compile(r"^(Is[A-Z]\w*|Sql Statement)$")
 _MULTILINE_KEYS = {"Sql Statement"}
 
@@ -91,17 +93,29 @@ def indent_tree(lines: list[tuple[int, str]]) -> list[Line]:
     return roots
 
 
+def _open_brackets(text: str) -> int:
+    return text.count("[") - text.count("]")
+
+
 def join_continuations(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Fold the continuation lines of a multi-line ``- Sql Statement:`` into that item.
+    """Fold continuation lines into their item: a multi-line ``- Sql Statement:``, a list value.
 
     A statement continues until the next ``- item`` at its own indentation or shallower, or
-    a section header shallower than it.
+    a section header shallower than it. A value that opens more ``[`` than it closes (Doris
+    ``- ReadColumns: [a, b,``) continues on the next lines until its brackets balance.
     """
     out: list[tuple[int, str]] = []
     open_indent: int | None = None
+    brackets = 0
     for line_no, raw in lines:
         text = raw.lstrip(" ")
         indent = len(raw) - len(text)
+        if brackets > 0 and not (text.startswith("- ") and _ITEM.match(text) and indent <= _indent_of(out[-1][1])):
+            prev_no, prev = out[-1]
+            out[-1] = (prev_no, prev + " " + text.rstrip())
+            brackets += _open_brackets(text)
+            continue
+        brackets = 0
         if open_indent is not None:
             is_item = text.startswith("- ")
             ends = (is_item and indent <= open_indent) or (
@@ -115,8 +129,14 @@ def join_continuations(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
         item = _ITEM.match(text)
         if item and item["key"] in _MULTILINE_KEYS:
             open_indent = indent
+        elif item and item["value"] and _open_brackets(item["value"]) > 0:
+            brackets = _open_brackets(item["value"])
         out.append((line_no, raw))
     return out
+
+
+def _indent_of(raw: str) -> int:
+    return len(raw) - len(raw.lstrip(" "))
 
 
 def _item_parts(line: Line) -> tuple[str, str, int | None]:

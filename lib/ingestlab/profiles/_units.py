@@ -23,8 +23,9 @@ UNITS = ("ms", "bytes", "count", "percent", "bytes_per_s", "count_per_s", "cost"
 # Every engine here prints "no value" in its own way; all of them mean NaN.
 _MISSING = {"?", "NULL", "N/A", "NaN", "nan", "-"}
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|min|sec|s|m|h|d)")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ps|ns|us|µs|ms|min|sec|s|m|h|d)")
 _DURATION_FACTOR_MS = {
+    "ps": 1e-9,  # MySQL's FORMAT_PICO_TIME prints "300 ps"
     "ns": 1e-6,
     "us": 1e-3,
     "µs": 1e-3,
@@ -104,7 +105,7 @@ def parse_duration_ms(text: str) -> float:
         return int(exact["ns"]) / 1e6
     if re.fullmatch(r"0+(?:\.0+)?", s):
         return 0.0  # StarRocks prints a zero duration without a unit
-    compact = re.sub(r"^(\d+(?:\.\d+)?)\s+(ns|us|µs|ms|min|sec|s|m|h)$", r"\1\2", s)
+    compact = re.sub(r"^(\d+(?:\.\d+)?)\s+(ps|ns|us|µs|ms|min|sec|s|m|h)$", r"\1\2", s)
     pos, total = 0, 0.0
     for part in _DURATION_PART.finditer(compact):
         if part.start() != pos:

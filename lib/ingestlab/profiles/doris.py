@@ -6,6 +6,7 @@ import re
 
 from ..errors import ProfileParseError
 from ._profile import Profile, ProfileBuilder, lookup, lookup_text
+from ._relaxed_json import RelaxedJSONError, loads_at
 from ._table import Table, find_box_tables, find_pipe_tables, read_vertical
 from ._text import is_prompt, numbered_lines
 from ._tree import Section, read_counter_tree
@@ -16,10 +17,11 @@ __all__ = ["KINDS", "parse", "sniff"]
 KINDS = ("doris_profile",)
 
 _MARKERS = re.compile(
-    r"Doris Version:"
+    r"Doris Version:|^\s*Changed ?Session ?Variables:\s*$"
     r"|^\s*(MergedProfile|DetailProfile|Execution Summary|ChangedSessionVariables|Fragments):\s*$"
     r"|^\s*- (Profile ID|Task Type|Task State):"
-    r"|^\s*[A-Z_]+_OPERATOR\(.*\):\s*$"
+    r"|^\s*[A-Z_]+_OPERATOR\s*\(.*\):(?:\(ExecTime:.*\))?\s*$"
+    r"|^\s*PipelineTask\s*\(index=\d+\):\(ExecTime:"
     r"|^\|\s*Profile ID\s*\|"
     r"|^\|\s*Instances\s*\|\s*Host\s*\|"
     r"|^\s*WaitAndFetchResultTime:"
@@ -28,7 +30,7 @@ _MARKERS = re.compile(
 )
 _BOX_TITLE = re.compile(r"^\[(?P<id>-?\d+): (?P<name>[^\]]+)\]$")
 _BOX_ATTRS = re.compile(r"^\((?P<attrs>.*)\)$")
-_CONTAINERS = ("Execution Profile", "Instance", "Fragment")
+_CONTAINERS = ("Execution Profile", "Instance", "Fragment", "PipelineTask")
 _COUNTER_GROUPS = {"CommonCounters", "CustomCounters", "Counters"}
 
 # (counter in the Summary section, summary key): the first one found wins.
@@ -125,10 +127,39 @@ def _add_operators(sections: list[Section], builder: ProfileBuilder) -> None:
         builder.add_operator(name, path, own)
 
 
+def _take_json_variables(body: list[tuple[int, str]], builder: ProfileBuilder) -> None:
+    """Doris 3.x prints ``ChangedSessionVariables:`` as a JSON array: read it, drop its lines."""
+    for i, (line_no, line) in enumerate(body):
+        if line.strip() not in ("ChangedSessionVariables:", "Changed Session Variables:"):
+            continue
+        j = i + 1
+        while j < len(body) and not body[j][1].strip():
+            j += 1
+        if j >= len(body) or not body[j][1].lstrip().startswith("["):
+            return
+        text = "\n".join(l for _, l in body[j:])
+        start = len(body[j][1]) - len(body[j][1].lstrip())
+        try:
+            variables, end = loads_at(text, start)
+        except RelaxedJSONError as exc:
+            bad = min(j + text.count("\n", 0, exc.pos), len(body) - 1)
+            raise ProfileParseError(f"malformed ChangedSessionVariables JSON: {exc}", *body[bad]) from exc
+        last = j + text.count("\n", 0, end)
+        for entry in variables if isinstance(variables, list) else []:
+            if isinstance(entry, dict):
+                name = str(entry.get("VarName", "?"))
+                for key, value in entry.items():
+                    if key != "VarName":
+                        builder.add_number(f"ChangedSessionVariables/{name}", key, None, None, value, line_no)
+        del body[i : last + 1]
+        return
+
+
 def _parse_tree(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
     body = list(lines)
     while body and (not body[0][1].strip() or is_prompt(body[0][1])):
         body.pop(0)
+    _take_json_variables(body, builder)
     # Pull out bare pipe tables (ChangedSessionVariables) and their header line.
     for table, start, end in reversed(find_pipe_tables(body)):
         name = "Table"

@@ -1,4 +1,4 @@
-"""Parse MariaDB/MySQL ``SHOW PROFILE`` output: stages and their durations."""
+"""Parse MariaDB/MySQL statement stages: ``SHOW PROFILE`` and performance_schema stage events."""
 
 from __future__ import annotations
 
@@ -11,25 +11,49 @@ import pandas as pd
 
 from ..errors import ProfileParseError
 from ._profile import Profile, ProfileBuilder
-from ._table import find_box_tables, read_vertical
+from ._table import Table, find_box_tables, read_vertical
 from ._text import numbered_lines
+from ._units import parse_duration_ms
 
 __all__ = ["KINDS", "parse", "sniff", "stages"]
 
-KINDS = ("mariadb_show_profile",)
+KINDS = ("mariadb_show_profile", "mysql_stage_events")
 
 _BOX_HEADER = re.compile(r"^\|\s*Status\s*\|\s*Duration\s*\|", re.MULTILINE)
 _TAB_HEADER = re.compile(r"^Status\tDuration\b", re.MULTILINE)
 _VERTICAL = re.compile(r"^\s*Status: .*\n\s*Duration: [\d.]+\s*$", re.MULTILINE)
 # Columns that SHOW PROFILE prints in seconds.
 _SECONDS = {"Duration", "CPU_user", "CPU_system"}
+# A performance_schema stage event row: "| stage/sql/Opening tables | ... |", or with the
+# instrument prefix cut off by the query (SUBSTRING_INDEX(EVENT_NAME, '/', -1)).
+_KNOWN_STAGES = (
+    "starting", "checking permissions", "Opening tables", "init", "System lock", "optimizing",
+    "statistics", "preparing", "executing", "Sending data", "end", "query end", "closing tables",
+    "freeing items", "cleaning up", "waiting for handler commit", "update", "updating",
+)
+_STAGE_ROW = re.compile(
+    r"^\s*\|(?:[^|\n]*\|)?\s*(?:stage/\w+/|(?:" + "|".join(map(re.escape, _KNOWN_STAGES)) + r")\s*\|)",
+    re.MULTILINE,
+)
+# Duration column names -> unit of a bare number in them (a number with a unit is read as such).
+_STAGE_COLUMN_UNITS = (
+    (re.compile(r"(?i)^(?:sum_|avg_)?timer_wait$"), "ps"),
+    (re.compile(r"(?i)^(?:duration|seconds?|duration_s|secs?)$"), "s"),
+    (re.compile(r"(?i)^(?:ms|duration_ms|time_ms|milliseconds)$"), "ms"),
+    (re.compile(r"(?i)^(?:us|µs|duration_us|microseconds)$"), "us"),
+    (re.compile(r"(?i)(?:latency|duration|wait|time)"), None),
+)
+_BARE_TO_SECONDS = {"ps": 1e-12, "s": 1.0, "ms": 1e-3, "us": 1e-6}
 
 
 def sniff(data: Any) -> str | None:
-    """Return ``mariadb_show_profile`` for SHOW PROFILE text or cursor rows, else None."""
+    """Return ``mariadb_show_profile`` (SHOW PROFILE text or cursor rows), ``mysql_stage_events``
+    (performance_schema stage events as the mysql client prints them), else None."""
     if isinstance(data, str):
         if _BOX_HEADER.search(data) or _TAB_HEADER.search(data) or _VERTICAL.search(data):
             return KINDS[0]
+        if len(_STAGE_ROW.findall(data)) >= 3:
+            return KINDS[1]
         return None
     try:
         rows = list(data)
@@ -37,6 +61,44 @@ def sniff(data: Any) -> str | None:
         return None
     if rows and all(isinstance(r, Sequence) and not isinstance(r, str) and len(r) >= 2 for r in rows):
         return KINDS[0]
+    return None
+
+
+def _stage_seconds(column: str, cell: str) -> float:
+    """A stage event duration in seconds: '58.00 us', '27.48 ms', or a bare number in the column's unit."""
+    text = cell.strip()
+    unit = next((u for pattern, u in _STAGE_COLUMN_UNITS if pattern.search(column)), None)
+    try:
+        return float(text) * _BARE_TO_SECONDS[unit] if unit else parse_duration_ms(text) / 1e3
+    except (KeyError, ValueError):
+        return parse_duration_ms(text) / 1e3
+
+
+def _stage_event_records(tables: list[Table]) -> tuple[list[str], list[tuple[int | None, list[str]]]] | None:
+    """A performance_schema stage-event table, as SHOW PROFILE's Status/Duration (seconds) rows."""
+    for table in tables:
+        records = table.records()
+        if not records:
+            continue
+        known = {name.lower() for name in _KNOWN_STAGES}
+
+        def is_stage_column(column: str) -> bool:
+            cells = [r.get(column, "") for _, r in records]
+            named = sum(c.startswith("stage/") or c.lower() in known for c in cells)
+            return named == len(cells) or (named >= 3 and named >= 0.6 * len(cells))
+
+        name_col = next((c for c in table.header if is_stage_column(c)), None)
+        if name_col is None:
+            continue
+        for column in table.header:
+            if column == name_col or not any(p.search(column) for p, _ in _STAGE_COLUMN_UNITS):
+                continue
+            try:
+                seconds = [_stage_seconds(column, r[column]) for _, r in records]
+            except ValueError:
+                continue
+            rows = [(no, [r[name_col], repr(sec)]) for (no, r), sec in zip(records, seconds)]
+            return ["Status", "Duration"], rows
     return None
 
 
@@ -58,7 +120,10 @@ def _records_from_text(text: str) -> tuple[list[str], list[tuple[int | None, lis
     if vertical:
         header = [key for _, key, _ in vertical[0]]
         return header, [(fields[0][0], [value for _, _, value in fields]) for fields in vertical if fields]
-    raise ProfileParseError("no SHOW PROFILE table (Status | Duration) found")
+    events = _stage_event_records(find_box_tables(lines)) if _STAGE_ROW.search(text) else None
+    if events:
+        return events
+    raise ProfileParseError("no SHOW PROFILE table (Status | Duration) or stage-event table (stage/... | duration) found")
 
 
 def _records_from_rows(rows: Iterable[Sequence[Any]]) -> tuple[list[str], list[tuple[int | None, list[Any]]]]:
@@ -125,7 +190,12 @@ def stages(data: str | Iterable[Sequence[Any]]) -> pd.DataFrame:
 
 
 def parse(data: str | Iterable[Sequence[Any]], kind: str = KINDS[0]) -> Profile:
-    """Parse SHOW PROFILE output into a `Profile`.
+    """Parse SHOW PROFILE output, or performance_schema stage events, into a `Profile`.
+
+    Stage events are read from a mysql-client table with a ``stage/...`` column and a
+    duration column: ``TIMER_WAIT`` (picoseconds), ``FORMAT_PICO_TIME`` text (``58.00 us``,
+    ``27.48 ms``), or a bare number under a name that says its unit (``Duration`` seconds,
+    ``ms``).
 
     Returns
     -------
@@ -153,7 +223,7 @@ def parse(data: str | Iterable[Sequence[Any]], kind: str = KINDS[0]) -> Profile:
     by_stage = frame.groupby("stage", sort=False)["duration_ms"].sum()
     slowest = frame.loc[frame["duration_ms"].idxmax()]
     builder.summary.update(
-        engine="mariadb",
+        engine="mysql" if kind == "mysql_stage_events" else "mariadb",
         total_ms=float(frame["duration_ms"].sum()),
         stage_count=int(len(frame)),
         slowest_stage=str(slowest["stage"]),

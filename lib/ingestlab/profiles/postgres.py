@@ -23,7 +23,11 @@ _NODE = re.compile(
 )
 _PROPERTY = re.compile(r"^(?P<key>[A-Za-z][^:()]*?)\s?:(?:\s+(?P<value>.*))?$")
 _TRIGGER = re.compile(r"^Trigger (?P<name>.+?): time=(?P<time>[\d.]+) calls=(?P<calls>\d+)$")
-_GROUP = re.compile(r"^(CTE \S+|SubPlan \d+|InitPlan \d+.*)$")
+_GROUP = re.compile(r"^(CTE \S+|(?:SubPlan|InitPlan)\b.*)$")
+# "Update on public.t1 t1_1": the per-partition targets that PostgreSQL 14+ (and YugabyteDB)
+# list under a write to a partitioned table, before its child plan.
+_MODIFY_TARGET = re.compile(r"^(?:Insert|Update|Delete|Merge) on \S+(?: \S+)?$")
+_CTE_SCAN = re.compile(r"^CTE Scan on (?P<cte>\S+)")
 _FOOTER = re.compile(r"^\(\d+ [^\d\s()]+\)$")
 _SUMMARY_STARTERS = re.compile(
     r"^(Planning [Tt]ime|Execution [Tt]ime|Total runtime|Planning|JIT|Settings|Query Identifier|Serialization)$"
@@ -59,6 +63,10 @@ class _Node:
     actual_total: float | None = None
     actual_loops: int = 1
     executed: bool = True
+    #: The group a subplan is listed under (``CTE name``, ``InitPlan 1``...), None for a plain child.
+    subplan: str | None = None
+    #: The node's conditions and outputs as printed, to find which node reads an InitPlan's $N.
+    detail: str = ""
     children: list[_Node] = field(default_factory=list)
     counters: dict[str, float] = field(default_factory=dict)
 
@@ -235,6 +243,8 @@ class ExplainParser:
         last_line: tuple[int, str] | None = None  # the last line read as part of the plan
         triggers_ms = 0.0
         trigger_calls = 0
+        group: str | None = None  # a "CTE x" / "InitPlan 1" line: it names the next node
+        targets = 0
         for line_no, raw in numbered_lines(text):
             line = raw.replace("\u200b", "").rstrip()
             stripped = line.strip()
@@ -249,6 +259,7 @@ class ExplainParser:
                 if in_summary or (root is not None and "->" not in node_match["lead"]):
                     break  # a second plan (query diagnostics repeat it): read the first only
                 node = self._add_node(node_match, line_no, stack, siblings, builder)
+                node.subplan, group = group, None
                 root = root or node
                 last_key = None
                 last_line = (line_no, raw)
@@ -266,6 +277,13 @@ class ExplainParser:
             prop = _PROPERTY.match(stripped)
             if prop is None:
                 if _GROUP.match(stripped) and not in_summary:
+                    group = stripped
+                    continue
+                if _MODIFY_TARGET.match(stripped) and not in_summary and stack and stack[-1].label.startswith(
+                    stripped.split(" on ", 1)[0] + " on "
+                ):
+                    targets += 1
+                    builder.add_number(stack[-1].path, "Target Relation", None, None, stripped[stripped.index(" on ") + 4 :], line_no)
                     continue
                 if in_summary:
                     break  # whatever follows the plan (a psql command, a localized footer)
@@ -280,6 +298,7 @@ class ExplainParser:
                     path = f"{node.path}/{last_key[0]}"
                 elif not key.startswith("Metric "):
                     last_key = (key, indent)
+                node.detail += f" {value}"
                 self._add_property(builder, node, path, key, value, line_no)
                 continue
             if block and indent <= block[1]:
@@ -300,6 +319,8 @@ class ExplainParser:
         if trigger_calls:
             builder.summary["trigger_ms"] = round(triggers_ms, 6)
             builder.summary["trigger_calls"] = trigger_calls
+        if targets:
+            builder.summary["target_relation_count"] = targets
         return root, last_line
 
     def _add_node(
@@ -355,7 +376,7 @@ class ExplainParser:
         for line_no, line in lines[start:]:
             if _FOOTER.match(line.strip()):
                 break
-            kept.append((line_no, re.sub(r"\s*\+$", "", line)))  # psql's wrapped-line marker
+            kept.append((line_no, re.sub(r"\s*[+↵]$", "", line)))  # psql's wrapped-line marker
         while len(kept) > 1 and not kept[-1][1].strip():
             kept.pop()  # so a cut document is reported at its last real line
         source = "\n".join(line for _, line in kept)
@@ -436,7 +457,8 @@ class ExplainParser:
         seen[label] = seen.get(label, 0) + 1
         name = label if seen[label] == 1 else f"{label} ({seen[label]})"
         path = f"{parent_path}/{name}" if parent_path else name
-        node = _Node(label, path, 0, None)
+        node = _Node(label, path, 0, None, subplan=plan.get("Subplan Name"))
+        node.detail = " ".join(str(v) for k, v in plan.items() if k != "Plans" and isinstance(v, (str, list)))
         self._json_fields({k: v for k, v in plan.items() if k != "Plans"}, path, builder)
         for key, value in plan.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -466,23 +488,78 @@ class ExplainParser:
             if counter in root.counters:
                 summary[key] = root.counters[counter]
         analyzed = False
+        deferred = _deferred_subplans(root)
+        # A CTE's subplan runs inside the CTE Scan that reads it; its time is taken off the
+        # scans in plan order, each giving up at most its own time.
+        cte_left = {n.subplan[4:]: n.inclusive_ms or 0.0 for n in _walk(root) if (n.subplan or "").startswith("CTE ")}
 
-        def walk(node: _Node) -> None:
+        def walk(node: _Node, parent_ms: float | None) -> None:
             nonlocal analyzed
             inclusive = node.inclusive_ms
             if node.actual_total is not None:
                 analyzed = True
             if inclusive is not None:
-                children = sum(c.inclusive_ms or 0.0 for c in node.children)
-                builder.add_operator(node.label, node.path, max(inclusive - children, 0.0))
+                inside = [c for c in node.children if id(c) not in deferred]
+                own = inclusive - sum(c.inclusive_ms or 0.0 for c in inside)
+                own -= sum(sub.inclusive_ms or 0.0 for sub, reader in deferred.values() if reader is node)
+                scan = _CTE_SCAN.match(node.label)
+                if scan and cte_left.get(scan["cte"]):
+                    taken = min(cte_left[scan["cte"]], max(own, 0.0))
+                    cte_left[scan["cte"]] -= taken
+                    own -= taken
+                # loops x per-loop time over-counts parallel workers; an operator's own time
+                # cannot exceed the time of the operator it runs under
+                own = max(own, 0.0) if parent_ms is None else min(max(own, 0.0), parent_ms)
+                builder.add_operator(node.label, node.path, own)
             for child in node.children:
-                walk(child)
+                walk(child, inclusive if inclusive is not None else parent_ms)
 
-        walk(root)
+        walk(root, None)
         if analyzed and "execution_ms" not in summary:
             raise ProfileParseError(
                 "EXPLAIN ANALYZE output has no 'Execution Time' line (truncated?)", *(last_line or (None, None))
             )
+
+
+def _deferred_subplans(root: _Node) -> dict[int, tuple[_Node, _Node | None]]:
+    """Subplans whose time is inside another node than the one they are listed under.
+
+    A CTE runs inside the CTE Scans that read it (reader None: the scans are found by name).
+    An InitPlan runs when a node first reads its ``$N``; when that node is below the node the
+    InitPlan is listed under, the reader's actual time holds the InitPlan's. Both would be
+    counted twice if subtracted from the node they are listed under.
+
+    Returns
+    -------
+    dict
+        ``id(subplan root) -> (subplan root, reader or None)``.
+    """
+    out: dict[int, tuple[_Node, _Node | None]] = {}
+    for parent in _walk(root):
+        for child in parent.children:
+            name = child.subplan or ""
+            if name.startswith("CTE "):
+                out[id(child)] = (child, None)
+                continue
+            params = re.findall(r"\$\d+", name) if name.startswith("InitPlan") else []
+            if not params:
+                continue
+            pattern = re.compile("|".join(re.escape(p) + r"(?!\d)" for p in params))
+            inside = {id(n) for n in _walk(child)}
+            reader = next(
+                (n for n in _walk(parent) if id(n) not in inside and pattern.search(n.detail)), None
+            )
+            if reader is not None and reader is not parent:
+                out[id(child)] = (child, reader)
+    return out
+
+
+def _walk(node: _Node) -> list[_Node]:
+    """The node and all nodes below it, depth first."""
+    out = [node]
+    for child in node.children:
+        out.extend(_walk(child))
+    return out
 
 
 _PARSER = ExplainParser()

@@ -18,7 +18,12 @@ KINDS = ("starrocks_profile", "starrocks_analyze_profile", "starrocks_profilelis
 _EXPLAIN_HEADER = re.compile(r"^\W*Explain String\b", re.MULTILINE)
 _PROFILELIST_HEADER = re.compile(r"^\|\s*QueryId\s*\|\s*StartTime\s*\|\s*Time\s*\|\s*State\s*\|", re.MULTILINE)
 _RAW_ROOT = re.compile(r"^\W{0,2}(Query|Load):\s*$", re.MULTILINE)
-_RAW_MARKERS = re.compile(r"StarRocks Version:|\(plan_node_id=|^\s*(CommonMetrics|UniqueMetrics):\s*$", re.MULTILINE)
+_RAW_MARKERS = re.compile(
+    r"StarRocks Version:|\(plan_node_id=|^\s*(CommonMetrics|UniqueMetrics):\s*$"
+    # a fragment instance tree as the BE writes it to be.INFO (its log prefix already peeled)
+    r"|^Fragment [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\(Active: ",
+    re.MULTILINE,
+)
 _ANALYZED_PLAIN = re.compile(r"^Summary\s*$.*^\s*(Total|Execution)Time:", re.MULTILINE | re.DOTALL)
 _FRAGMENT = re.compile(r"^Fragment \d+$")
 _GLYPH = re.compile(r"[└├]──")
@@ -166,7 +171,9 @@ def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
         summary["execution_ms"] = lookup(items, "QueryExecutionWallTime", under=f"{root}/Execution")
     if summary.get("execution_ms") is None:
         for section in sections:
-            if section.name.startswith("Execution Profile"):
+            # "Fragment <instance id>" at the top: a BE log's tree of one fragment instance
+            top_fragment = section.name.startswith("Fragment ") and section.path == section.name
+            if section.name.startswith("Execution Profile") or top_fragment:
                 summary["execution_ms"] = section.get("Active")
                 break
 
@@ -178,9 +185,15 @@ def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
         name = _operator_name(section)
         if name not in best or own > best[name][0]:
             best[name] = (own, section.path.rsplit("/", 1)[0] if section.name in _METRIC_GROUPS else section.path)
+    if not best:
+        # Non-pipeline trees time their nodes as Active x % non-child, as Doris' old ones do.
+        for section in sections[1:]:
+            active, share = section.get("Active"), section.get("% non-child")
+            if active is not None and share is not None and not section.name.startswith("Fragment "):
+                best[section.name] = (active * share / 100.0, section.path)
     for name, (own, path) in best.items():
         builder.add_operator(name, path, own)
-    sinks = [own for name, (own, _) in best.items() if name.startswith("OLAP_TABLE_SINK")]
+    sinks = [own for name, (own, _) in best.items() if name.startswith(("OLAP_TABLE_SINK", "OlapTableSink"))]
     if sinks:
         summary["olap_table_sink_ms"] = max(sinks)
     if truncated:
@@ -199,16 +212,9 @@ def _explain_string_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]
     if not nonblank:
         raise ProfileParseError("no ANALYZE PROFILE output found: the input is empty")
     i, no, head = nonblank[0]
-    if re.match(r"^\s*Explain String\s*\|\s*$", head):
-        # A GUI client's export: no left border, a dashed rule ending in '+', rows ending in '|'.
-        out = []
-        for row_no, row in lines[i + 2 :]:
-            if not row.strip():
-                continue
-            if not row.rstrip().endswith("|"):
-                raise ProfileParseError("table row is not closed by '|' (truncated?)", row_no, row)
-            out.append((row_no, row.rstrip()[:-1]))
-        return out
+    if head.strip() == "Explain String":
+        # A GUI client's export, its column bars already peeled: the rows follow the header.
+        return [(row_no, row) for row_no, row in lines[i + 1 :] if row.strip()]
     vertical = [(k, no, line) for k, (no, line) in enumerate(lines) if line.lstrip().startswith("Explain String:")]
     if vertical:
         k, no, line = vertical[0]
@@ -341,7 +347,15 @@ def _parse_profilelist(lines: list[tuple[int, str]], builder: ProfileBuilder) ->
         raise ProfileParseError("no SHOW PROFILELIST table (QueryId | StartTime | Time | State | Statement) found")
     statuses: dict[str, int] = {}
     for table in tables:
+        query_id = ""
         for line_no, record in table.records():
+            if not record.get("QueryId", "") and query_id and not any(
+                cell for column, cell in record.items() if column != "Statement"
+            ):
+                # A statement with a line break: the client prints its next line as a row of
+                # empty cells.
+                builder.add(query_id, "Statement", record.get("Statement", ""), line_no)
+                continue
             query_id = record.get("QueryId", "")
             if not query_id:
                 raise ProfileParseError("profile list row without a QueryId", line_no, " | ".join(record.values()))
@@ -350,5 +364,5 @@ def _parse_profilelist(lines: list[tuple[int, str]], builder: ProfileBuilder) ->
                     builder.add(query_id, column, cell, line_no)
             state = record.get("State", "")
             statuses[state] = statuses.get(state, 0) + 1
-    builder.summary["profile_count"] = sum(len(t.rows) for t in tables)
+    builder.summary["profile_count"] = sum(statuses.values())
     builder.summary["status_counts"] = statuses

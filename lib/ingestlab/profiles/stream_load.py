@@ -15,8 +15,10 @@ __all__ = ["KINDS", "SUMMARY_FIELDS", "TIME_PARTS", "parse", "replies", "sniff"]
 KINDS = ("stream_load_response",)
 
 #: Reply field (lower-cased, underscores removed) -> (summary key, kind of value).
-#: StarRocks renamed StreamLoadPutTimeMs to StreamLoadPlanTimeMs; both are the FE planning
-#: step of a Stream Load and share one summary key.
+#: StarRocks prints StreamLoadPlanTimeMs where Doris (and StarRocks before 2.5) print
+#: StreamLoadPutTimeMs; each keeps its own name, and both are the step between BeginTxn and
+#: WriteData. Doris' ReceiveDataTimeMs and StarRocks' ReceivedDataTimeMs are network receive
+#: times measured while the data is written, so they overlap WriteDataTimeMs.
 SUMMARY_FIELDS: dict[str, tuple[str, str]] = {
     "status": ("status", "text"),
     "label": ("label", "text"),
@@ -34,9 +36,10 @@ SUMMARY_FIELDS: dict[str, tuple[str, str]] = {
     "loadtimems": ("load_time_ms", "ms"),
     "begintxntimems": ("begin_txn_ms", "ms"),
     "streamloadputtimems": ("stream_load_put_ms", "ms"),
-    "streamloadplantimems": ("stream_load_put_ms", "ms"),
+    "streamloadplantimems": ("stream_load_plan_ms", "ms"),
     "readdatatimems": ("read_data_ms", "ms"),
     "receiveddatatimems": ("received_data_ms", "ms"),
+    "receivedatatimems": ("receive_data_ms", "ms"),
     "writedatatimems": ("write_data_ms", "ms"),
     "commitandpublishtimems": ("commit_and_publish_ms", "ms"),
     "groupcommit": ("group_commit", "bool"),
@@ -48,8 +51,10 @@ SUMMARY_FIELDS: dict[str, tuple[str, str]] = {
 TIME_PARTS = (
     "begin_txn_ms",
     "stream_load_put_ms",
+    "stream_load_plan_ms",
     "read_data_ms",
     "received_data_ms",
+    "receive_data_ms",
     "write_data_ms",
     "commit_and_publish_ms",
 )
@@ -58,11 +63,13 @@ TIME_PARTS = (
 _REPLY_START = re.compile(r"\{(?=\s*[\"'])")
 _STATUS = re.compile(r"[\"']status[\"']\s*:", re.IGNORECASE)
 _IDENTITY = re.compile(r"[\"'](txnid|label)[\"']\s*:", re.IGNORECASE)
+# The FE's own rejection, before any transaction exists: {"status": "FAILED", "msg": "..."}.
+_FE_REJECTION = re.compile(r"[\"']status[\"']\s*:\s*[\"']\w+[\"']\s*,\s*[\"']msg[\"']\s*:")
 
 
 def sniff(text: str) -> str | None:
     """Return ``stream_load_response`` if the text holds a load reply object."""
-    if _REPLY_START.search(text) and _STATUS.search(text) and _IDENTITY.search(text):
+    if _REPLY_START.search(text) and _STATUS.search(text) and (_IDENTITY.search(text) or _FE_REJECTION.search(text)):
         return KINDS[0]
     return None
 
@@ -147,7 +154,9 @@ def parse(text: str, kind: str = KINDS[0]) -> Profile:
         Summary keys: ``status``, ``label``, ``txn_id``, ``message``, ``total_rows``,
         ``loaded_rows``, ``filtered_rows``, ``unselected_rows``, ``load_bytes``,
         ``load_time_ms`` and its parts (`TIME_PARTS`), ``group_commit``,
-        ``two_phase_commit``, ``error_url``, ``replies`` (how many were found), as present.
+        ``two_phase_commit``, ``error_url``, ``reply_count`` (how many were found), as
+        present. The FE's rejection (``{"status": "FAILED", "msg": ...}``, lower-case keys,
+        no transaction) gives ``status`` and ``message`` only.
 
     Raises
     ------
@@ -178,7 +187,7 @@ def parse(text: str, kind: str = KINDS[0]) -> Profile:
         if mapped:
             key, how = mapped
             builder.summary.setdefault(key, _convert(value, how))
-    builder.summary["replies"] = len(found)
+    builder.summary["reply_count"] = len(found)
     if "load_time_ms" in builder.summary:
         builder.summary["total_ms"] = builder.summary["load_time_ms"]
     return builder.build()

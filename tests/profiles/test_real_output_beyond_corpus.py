@@ -1,0 +1,231 @@
+"""Real published output the shared corpus does not hold: each file's key numbers, read by eye."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from ingestlab.errors import ProfileParseError
+from ingestlab.profiles import anatomy, detect, parse_file
+from ingestlab.profiles._text import blank_fixture_header
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+#: fixture -> (kind, expected numbers). A key names a summary field, ``ops:<name>`` an operator's
+#: own time (ms), ``item:<key>[@stat]`` the first value of an item, ``peeled`` how many kinds of
+#: framing were peeled. Every value was read from the fixture by eye, not from the parser.
+EXPECTED: dict[str, tuple[str, dict]] = {
+    # --- Stream Load replies (Doris and StarRocks) ---
+    "stream_load_response/doris_pr40735_receive_data_time_label_glued": ("stream_load_response", {
+        "status": "Success", "load_time_ms": 32.0, "begin_txn_ms": 0.0, "stream_load_put_ms": 4.0,
+        "write_data_ms": 4.0, "receive_data_ms": 6.0, "commit_and_publish_ms": 22.0, "loaded_rows": 6, "peeled": 1,
+    }),
+    "stream_load_response/doris_pr41946_fail_too_many_filtered_rows": ("stream_load_response", {
+        "status": "Fail", "message": "[DATA_QUALITY_ERROR]too many filtered rows", "load_time_ms": 78.0,
+        "write_data_ms": 72.0, "receive_data_ms": 7.0, "loaded_rows": 0, "filtered_rows": 2, "peeled": 1,
+    }),
+    "stream_load_response/sr_issue771_publish_timeout": ("stream_load_response", {
+        "status": "Publish Timeout", "load_time_ms": 210454.0, "begin_txn_ms": 82.0, "stream_load_put_ms": 2.0,
+        "read_data_ms": 11653.0, "write_data_ms": 135367.0, "loaded_rows": 8000000, "load_bytes": 1078508675,
+    }),
+    "stream_load_response/sr_issue30602_be_reply_plan_time": ("stream_load_response", {
+        "status": "Success", "load_time_ms": 5397.0, "begin_txn_ms": 1.0, "stream_load_plan_ms": 2.0,
+        "read_data_ms": 18.0, "write_data_ms": 5369.0, "commit_and_publish_ms": 24.0, "loaded_rows": 3233,
+    }),
+    "stream_load_response/sr_issue30602_fe_rejection_lowercase": ("stream_load_response", {
+        "status": "FAILED", "message": "There is no 100-continue header",
+    }),
+    # --- YugabyteDB EXPLAIN (ANALYZE, DIST) ---
+    "yugabyte_explain/yb_issue26770_insert_fk_trigger": ("yugabyte_explain", {
+        "planning_ms": 0.035, "execution_ms": 94.859, "trigger_ms": 94.756, "storage_read_requests": 1,
+        "storage_write_requests": 1, "catalog_read_requests": 0, "storage_flush_requests": 0,
+        "storage_read_execution_ms": 94.696, "storage_execution_ms": 94.696, "peak_memory_bytes": 133 * 1024,
+    }),
+    "yugabyte_explain/yb_issue26963_insert_arrow_notes": ("yugabyte_explain", {
+        "planning_ms": 0.033, "execution_ms": 8.586, "storage_write_requests": 1, "storage_read_requests": 0,
+        "storage_execution_ms": 0.0, "peeled": 1,
+    }),
+    "yugabyte_explain/yb_issue15289_update_zero_counts": ("yugabyte_explain", {
+        "planning_ms": 0.128, "execution_ms": 26.143, "storage_read_requests": 0, "storage_write_requests": 0,
+        "root_operation": "Update",
+    }),
+    "yugabyte_explain/yb_issue19493_update_flush_note": ("yugabyte_explain", {
+        "planning_ms": 0.111, "execution_ms": 6.485, "storage_read_requests": 1, "storage_write_requests": 1,
+        "catalog_read_requests": 1, "storage_flush_requests": 1, "peak_memory_bytes": 24 * 1024, "peeled": 1,
+    }),
+    # --- PostgreSQL EXPLAIN, text and JSON ---
+    "postgres_explain/pev2_dbeaver_delete_wal_column_bars": ("postgres_explain_text", {
+        "planning_ms": 0.037, "execution_ms": 4024.335, "wal_records": 5000000, "wal_fpi": 7015,
+        "wal_bytes": 327276611, "root_operation": "Delete", "shared_hit_blocks": 5000000, "peeled": 1,
+    }),
+    "postgres_explain/pev2_psql_unicode_border_text": ("postgres_explain_text", {
+        "planning_ms": 0.040, "execution_ms": 2.228, "root_node_type": "Nested Loop", "peeled": 1,
+    }),
+    "postgres_explain/pev2_psql_ascii_border_json": ("postgres_explain_json", {
+        "planning_ms": 0.049, "execution_ms": 2.487, "peeled": 1,
+    }),
+    "postgres_explain/pev2_psql_unicode_wrap_marks_json": ("postgres_explain_json", {
+        "planning_ms": 0.042, "execution_ms": 2.123,
+    }),
+    "postgres_explain/pev2_initplan_read_by_index_scan": ("postgres_explain_text", {
+        "planning_ms": 1.555, "execution_ms": 1938.457, "root_actual_total_ms": 1938.292,
+        # InitPlan 2 (1736.419 ms) runs inside the Index Scan (1931.146 ms) that reads $1
+        "ops:Index Scan using pk_vendor on vendor v": 1931.146 - 1736.419,
+        "ops:Aggregate": 1938.292 - 1931.146,
+    }),
+    "postgres_explain/pev2_cte_scan_reads_cte_per_loop": ("postgres_explain_text", {
+        "planning_ms": 0.650, "execution_ms": 2999.940,
+        "ops:CTE Scan on acl_row": 0.650 * 4379 - 0.607 * 4379,
+    }),
+    "postgres_explain/pev2_cte_listed_at_root_read_by_scan": ("postgres_explain_text", {
+        "execution_ms": 1001.133,
+        # the CTE (1001.076 ms) runs inside the first CTE Scan; the root's own time is ~0
+        "ops:Result": 1001.087 - 1001.085,
+        "ops:CTE Scan on test": 1001.082 - 1001.076,
+    }),
+    "postgres_explain/pev2_io_timings_read_and_write": ("postgres_explain_text", {
+        "planning_ms": 3.115, "execution_ms": 79515.870,
+    }),
+    "postgres_explain/pev2_planned_partitions_hashagg_time_footer": ("postgres_explain_text", {
+        "planning_ms": 0.201, "execution_ms": 438.186, "root_actual_total_ms": 413.626,
+    }),
+    "postgres_explain/pev2_planning_buffers_long_query": ("postgres_explain_text", {
+        "planning_ms": 38.350, "execution_ms": 156803.034,
+    }),
+    "postgres_explain/pev2_hash_buckets_original": ("postgres_explain_text", {
+        "planning_ms": 0.119, "execution_ms": 10244.597,
+    }),
+    # --- StarRocks raw profile, ANALYZE PROFILE, SHOW PROFILELIST ---
+    "starrocks_profile/sr_issue20957_be_log_fragment_stream_load": ("starrocks_profile", {
+        "execution_ms": 10.460, "olap_table_sink_ms": 11.669, "ops:FILE_SCAN_NODE (id=0)": 0.200197 * 1.91 / 100,
+        "peeled": 1,
+    }),
+    "starrocks_analyze_profile/sr_sqlfile_commented_analyze_profile_insert_overwrite": ("starrocks_analyze_profile", {
+        "total_ms": 471.0, "execution_ms": 35.661, "fe_overhead_ms": 471.0 - 35.661, "status": "Finished",
+        "scan_ms": 1.172, "network_ms": 1.012, "peak_memory_bytes": 1.682 * 1024**2, "peeled": 1,
+    }),
+    "starrocks_profilelist/sr_pr43145_broker_load_running": ("starrocks_profilelist", {
+        "profile_count": 1, "status_counts": {"Running": 1},
+        "item:Time": 123_000.0,
+    }),
+    "starrocks_profilelist/sr_sqlfile_commented_profilelist_two_line_statement": ("starrocks_profilelist", {
+        "profile_count": 4, "status_counts": {"Finished": 4}, "item:Time": 14.0, "peeled": 1,
+    }),
+    # --- Doris profiles (2.1 operator blocks) ---
+    "doris_profile/doris21_docs_merged_exchange_operator": ("doris_profile", {
+        "item:ExecTime@max": 0.706351, "item:ExecTime@avg": 0.700357, "item:WaitForData0@max": 9.476,
+        "ops:EXCHANGE_OPERATOR  (id=4)": 0.706351,
+    }),
+    "doris_profile/doris21_docs_execution_exchange_operator": ("doris_profile", {
+        "item:ExecTime": 0.706351, "item:InitTime": 0.647605, "ops:EXCHANGE_OPERATOR  (id=4)": 0.706351,
+    }),
+    "doris_profile/doris21_docs_pipeline_task": ("doris_profile", {
+        "item:ExecuteTime": 1.656, "item:WaitWorkerTime": 0.063868,
+        "ops:DATA_STREAM_SINK_OPERATOR  (id=8,dst_id=8)": 1.688,
+        "ops:AGGREGATION_OPERATOR  (id=7  ,  nereids_id=648)": 0.39812,
+    }),
+    "doris_profile/doris_pr27883_merged_hash_join_uint_aggregates": ("doris_profile", {
+        "item:ExecTime@max": 1.85, "item:ExecTime@avg": 0.357853, "item:ProbeRows@sum": 39631.0,
+    }),
+    # --- MySQL/MariaDB stages (performance_schema) ---
+    "mysql_stages/mysql_manual_stages_history_long_duration_s": ("mysql_stage_events", {
+        "total_ms": 28.302, "stage_count": 15, "slowest_stage": "stage/sql/Opening tables", "slowest_stage_ms": 27.759,
+    }),
+    "mysql_stages/krogh_book_stages_format_pico_time_latency": ("mysql_stage_events", {
+        "total_ms": 1.3523, "stage_count": 16, "slowest_stage": "executing", "slowest_stage_ms": 1.18,
+    }),
+    "mysql_stages/krogh_book_trace_digest_stage_latency": ("mysql_stage_events", {
+        "total_ms": 1.04151269, "stage_count": 17, "slowest_stage": "Sending data", "slowest_stage_ms": 0.52841,
+    }),
+}
+
+#: The eight kinds of output the issue names, and the fixture folders that hold each.
+KIND_FOLDERS = {
+    "StarRocks raw profile": ("starrocks_profile",),
+    "StarRocks ANALYZE PROFILE": ("starrocks_analyze_profile",),
+    "StarRocks SHOW PROFILELIST": ("starrocks_profilelist",),
+    "Doris profile": ("doris_profile",),
+    "Stream Load reply": ("stream_load_response",),
+    "PostgreSQL EXPLAIN": ("postgres_explain",),
+    "YugabyteDB EXPLAIN": ("yugabyte_explain",),
+    "MySQL/MariaDB stages": ("mysql_stages",),
+}
+
+
+def _actual(profile, key: str):
+    if key == "peeled":
+        return len(profile.peeled)
+    if key.startswith("ops:"):
+        ops = profile.operators[profile.operators["name"] == key[4:]]
+        return float(ops["time_ms"].iloc[0]) if len(ops) else None
+    if key.startswith("item:"):
+        name, _, stat = key[5:].partition("@")
+        return profile.value(name, stat=stat or None)
+    return profile.summary.get(key)
+
+
+def _mismatches(name: str) -> list[str]:
+    kind, expected = EXPECTED[name]
+    profile = parse_file(FIXTURES / f"{name}.txt")
+    wrong = [] if profile.kind == kind else [f"kind {profile.kind} != {kind}"]
+    for key, want in expected.items():
+        got = _actual(profile, key)
+        if isinstance(want, float):
+            ok = isinstance(got, (int, float)) and not math.isnan(got) and math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-6)
+        else:
+            ok = got == want
+        if not ok:
+            wrong.append(f"{key}: {got!r} != {want!r}")
+    return wrong
+
+
+def _outcome(name: str) -> list[str]:
+    try:
+        return _mismatches(name)
+    except ProfileParseError as exc:
+        return [f"parse error: {exc}"]
+
+
+def test_every_fixture_file_has_expected_numbers_and_a_source_header():
+    files = {str(p.relative_to(FIXTURES).with_suffix("")) for p in FIXTURES.glob("*/*.txt")}
+    assert files == set(EXPECTED)
+    for name in files:
+        head = (FIXTURES / f"{name}.txt").read_text(encoding="utf-8").split("# ---- verbatim", 1)[0]
+        assert head.startswith("# source: ") and "# statement: " in head and "# transform: " in head, name
+
+
+def test_there_are_thirty_new_outputs_covering_all_eight_kinds():
+    assert len(EXPECTED) >= 30
+    for kind, folders in KIND_FOLDERS.items():
+        assert any(name.split("/")[0] in folders for name in EXPECTED), f"no new real output of kind {kind}"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_new_real_output_parses_with_its_key_numbers(name):
+    assert _outcome(name) == []
+
+
+def test_at_least_ninety_percent_of_new_real_outputs_parse_right():
+    failed = {name: wrong for name in EXPECTED if (wrong := _outcome(name))}
+    rate = 1 - len(failed) / len(EXPECTED)
+    assert rate >= 0.9, f"{rate:.0%} parse right; wrong: {json.dumps(failed, indent=1)}"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_new_real_output_is_detected_and_its_anatomy_is_json(name):
+    body = blank_fixture_header((FIXTURES / f"{name}.txt").read_text(encoding="utf-8"))
+    assert detect(body) == EXPECTED[name][0]
+    a = anatomy(parse_file(FIXTURES / f"{name}.txt"))
+    assert json.loads(json.dumps(a, allow_nan=False)) == a
+
+
+def test_operator_self_times_of_postgres_fixtures_add_up_to_no_more_than_the_root():
+    for name in EXPECTED:
+        if not name.startswith("postgres_explain/pev2_c") and "initplan" not in name:
+            continue
+        p = parse_file(FIXTURES / f"{name}.txt")
+        assert p.summary["operator_self_sum_ms"] <= p.summary["root_actual_total_ms"] + 1e-6, name
+        assert p.warnings == [], name
