@@ -39,6 +39,7 @@ reproduce: $(STAMP)
 	$(BIN)/ingestlab run all --out $(OUT) --summary
 
 test: $(STAMP) engines
+	$(BIN)/ruff check lib tests bench
 	$(BIN)/python -m pytest --nbval-lax tests lib/ingestlab notebooks
 
 lab: $(STAMP)

@@ -1,9 +1,9 @@
 """The pins in pyproject.toml and environment.yml must be the same list."""
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]

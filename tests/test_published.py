@@ -294,7 +294,7 @@ def section():
     t = {"points": published.overhead_points()}
     t["fits"] = models.fit_overhead(t["points"], by=["engine", "deployment", "version"])
     t["fits"].insert(1, "variant", published.variant_label(t["fits"]))
-    t["diff"] = models.overhead_difference(t["fits"], {"variant": "shared-nothing 4.0.4"},
+    t["diff"] = models.overhead_difference(t["points"], {"variant": "shared-nothing 4.0.4"},
                                            {"variant": "shared-data 4.0.5"})
     printed = published.load("starrocks_insert_overhead_scale")[["n_statements", "extra_printed"]]
     t["scale"] = models.scale_table(t["diff"]).merge(printed, on="n_statements")

@@ -11,10 +11,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ingestlab import _paths
+from ingestlab import _paths, cgroups
 from ingestlab.conninfo import PASSWORDS_ENV, parse_url, password_key, split_password
 from ingestlab.errors import ConfigError
-from ingestlab import cgroups
 from ingestlab.servers import reap
 
 #: Notebook parameter that receives the run's output directory.

@@ -7,14 +7,12 @@ record what the client sends (see tests/engines/test_stream_load.py), not a Dori
 
 from __future__ import annotations
 
-
 import pytest
 
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.doris import Doris
-from ingestlab.engines.starrocks import StarRocks
-from ingestlab.engines.starrocks import ProfileCapture, profile_parts
+from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import RemoteContract

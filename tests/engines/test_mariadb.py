@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab import datagen
-from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
-from ingestlab.errors import UnsupportedOperationError
 from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
 from tests.engines.contract import EngineContract

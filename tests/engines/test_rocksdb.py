@@ -14,7 +14,6 @@ from ingestlab.engines.rocksdb import RocksDB
 from ingestlab.errors import ConfigError, ConstraintError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
 from ingestlab.servers.rocksdb import RocksDBStore
-
 from tests.engines.upsert_contract import UpsertContract
 
 BUDGET = {"block_cache_bytes": str(1 << 20), "use_direct_reads": "true", "bloom_bits_per_key": "10",

@@ -6,13 +6,12 @@ only when INGESTLAB_TEST_STARROCKS_URL names a cluster; everything else here nee
 
 from __future__ import annotations
 
-
 import pytest
 import sqlglot
 
+from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
-from ingestlab import anatomy, datagen
 from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names

@@ -16,8 +16,13 @@ from decimal import Decimal
 import pytest
 import requests
 
-from ingestlab.engines.stream_load_client import (COLUMN_SEPARATOR, StreamLoadClient, encode_rows, make_label,
-                                           parse_reply)
+from ingestlab.engines.stream_load_client import (
+    COLUMN_SEPARATOR,
+    StreamLoadClient,
+    encode_rows,
+    make_label,
+    parse_reply,
+)
 from ingestlab.errors import ConfigError, LoadError
 from tests.engines._support import FrontendAndBackend, corpus_body, corpus_files
 

@@ -6,7 +6,6 @@ only when INGESTLAB_TEST_YUGABYTEDB_URL names a server.
 
 from __future__ import annotations
 
-
 import pytest
 
 from ingestlab.engines import Engine

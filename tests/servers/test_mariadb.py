@@ -9,11 +9,9 @@ import pytest
 
 from ingestlab.engines import Engine
 from ingestlab.errors import EngineUnavailableError, ServerError
+from ingestlab.servers.base import is_running
 from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, unavailable_reason
 from tests.servers.local_server import LocalServerContract
-
-
-
 
 needs_mariadb = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 

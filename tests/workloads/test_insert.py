@@ -1,7 +1,6 @@
 import pytest
 
 from ingestlab import anatomy
-
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import insert

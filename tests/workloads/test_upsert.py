@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import datagen
+from ingestlab import cgroups, datagen
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
-from ingestlab import cgroups
-from ingestlab.workloads import upsert, upsert_analysis as analysis
+from ingestlab.workloads import upsert
+from ingestlab.workloads import upsert_analysis as analysis
 
 
 @pytest.mark.parametrize("kwargs, name", [

@@ -13,13 +13,15 @@ Examples
 'postgres'
 """
 
+from ingestlab.engines import (
+    doris,  # noqa: F401 - registers the adapter
+    mariadb,  # noqa: F401 - registers the adapter
+    mysql,  # noqa: F401 - registers the adapter
+    postgres,  # noqa: F401 - registers the adapter
+    rocksdb,  # noqa: F401 - registers the adapter
+    starrocks,  # noqa: F401 - registers the adapter
+    yugabytedb,  # noqa: F401 - registers the adapter
+)
 from ingestlab.engines.base import Engine, mask_url
-from ingestlab.engines import postgres  # noqa: F401 - registers the adapter
-from ingestlab.engines import rocksdb  # noqa: F401 - registers the adapter
-from ingestlab.engines import mysql  # noqa: F401 - registers the adapter
-from ingestlab.engines import mariadb  # noqa: F401 - registers the adapter
-from ingestlab.engines import starrocks  # noqa: F401 - registers the adapter
-from ingestlab.engines import doris  # noqa: F401 - registers the adapter
-from ingestlab.engines import yugabytedb  # noqa: F401 - registers the adapter
 
 __all__ = ["Engine", "mask_url"]

@@ -51,7 +51,7 @@ class MySQL(Engine):
     DEFAULT_PORT = 3306
     SQLGLOT_DIALECT = "mysql"
     #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
-    PROFILE_KIND = "mariadb_show_profile"
+    PROFILE_KIND = "mysql_stage_events"
     BULK_PATH = "load_data_local"
     #: ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
     #: 2 writes it at commit and syncs it about once a second, 0 does both about once a second.

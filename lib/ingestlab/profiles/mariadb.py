@@ -83,8 +83,8 @@ def _stage_event_records(tables: list[Table]) -> tuple[list[str], list[tuple[int
         known = {name.lower() for name in _KNOWN_STAGES}
 
         def is_stage_column(column: str) -> bool:
-            cells = [r.get(column, "") for _, r in records]
-            named = sum(c.startswith("stage/") or c.lower() in known for c in cells)
+            cells = [r.get(column, "") for _, r in records]  # noqa: B023 - called within this iteration only
+            named = sum(c.startswith("stage/") or c.lower() in known for c in cells)  # noqa: B023
             return named == len(cells) or (named >= 3 and named >= 0.6 * len(cells))
 
         name_col = next((c for c in table.header if is_stage_column(c)), None)

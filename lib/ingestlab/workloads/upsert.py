@@ -9,7 +9,7 @@ import os
 import sys
 import time
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
