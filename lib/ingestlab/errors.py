@@ -69,3 +69,7 @@ class ConstraintError(IngestlabError):
 
 class DataLossError(IngestlabError):
     """Raised when a table or store holds a different number of rows or keys than were written."""
+
+
+class WrongAnswerError(IngestlabError):
+    """Raised when an engine's answer to a query differs from the one the data's generator knows."""

@@ -381,3 +381,33 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True)
     plot_overhead_fit(data, fits, x="n_loads", hue=hue, ax=axes[1], per="load")
     return fig
+
+
+def plot_size_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str = "gb", y: str = "seconds", hue: str = "engine",
+                  ax: plt.Axes | None = None) -> plt.Axes:
+    """``y`` against size on log–log axes, one colour per ``hue``, with each ``fixed + x · per_gb`` fit.
+
+    ``fits`` has ``hue``, ``method``, ``fixed_s`` and ``per_gb_s`` (as
+    :func:`ingestlab.workloads.csv_scan.fit` returns); only ``ols`` rows are drawn, as
+    curves over the observed sizes (a fixed cost bends the line on log–log axes).
+    """
+    ax = ax or plt.figure().gca()
+    levels = list(dict.fromkeys(data[hue]))
+    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=24, legend=False,
+                    zorder=3)
+    grid = np.geomspace(data[x].min(), data[x].max(), 50)
+    for _, f in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
+        line = f["fixed_s"] + grid * f["per_gb_s"]
+        keep = line > 0
+        ax.plot(grid[keep], line[keep], color=palette[f[hue]], lw=1,
+                label=f"{f[hue]}: {f['fixed_s']:.2g} s + {f['per_gb_s']:.3g} s/GB")
+    for level in levels:
+        if level not in set(fits.loc[fits["method"] == "ols", hue]):
+            ax.plot([], [], "o", color=palette[level], label=f"{level} (no fit)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("table size (GB)")
+    ax.set_ylabel(_axis_label(y if y.endswith("_s") else y + "_s"))
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax

@@ -569,3 +569,24 @@ def ratio_table(frame: pd.DataFrame, *, value: str, between: str, a, b, by: Sequ
     wide = wide.dropna(subset=[a, b])
     out = pd.DataFrame({str(a): wide[a], str(b): wide[b], "ratio": wide[a] / wide[b]})
     return out.reset_index(drop=not by)
+
+
+def slope_ratio(a: float, se_a: float, df_a: float, b: float, se_b: float, df_b: float, alpha: float = 0.05) -> dict:
+    """``a / b`` of two independent estimates with a CI from the delta method on the log scale.
+
+    ``log(a/b)`` has standard error ``sqrt((se_a/a)² + (se_b/b)²)``; the interval uses a t
+    quantile with the smaller of the two residual degrees of freedom (conservative).
+
+    Examples
+    --------
+    >>> r = slope_ratio(1.0, 0.05, 10, 2.0, 0.1, 10)
+    >>> round(r["ratio"], 2), r["ci_low"] < 0.5 < r["ci_high"]
+    (0.5, True)
+    """
+    if a <= 0 or b <= 0:
+        return {"ratio": a / b, "ci_low": np.nan, "ci_high": np.nan, "df": min(df_a, df_b)}
+    se = float(np.hypot(se_a / a, se_b / b))
+    t = stats.t.ppf(1 - alpha / 2, max(min(df_a, df_b), 1))
+    ratio = a / b
+    return {"ratio": float(ratio), "ci_low": float(ratio * np.exp(-t * se)), "ci_high": float(ratio * np.exp(t * se)),
+            "df": min(df_a, df_b)}
