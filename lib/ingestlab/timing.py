@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a frame is built, so a measuring child process can use the
+    import pandas as pd  # clock without paying pandas' import and memory
 
 #: Columns of a samples frame, in order.
 SAMPLE_COLUMNS = ["statement_no", "warmup", "rows", "bytes", "elapsed_s", "started_ns"]
@@ -138,6 +139,8 @@ def time_statements(
         if progress is not None:
             progress(1)
     n = len(statements)
+    import pandas as pd
+
     return pd.DataFrame({
         "statement_no": [i - warmup for i in range(n)],
         "warmup": [i < warmup for i in range(n)],
@@ -159,6 +162,7 @@ def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "varia
 
     Examples
     --------
+    >>> import pandas as pd
     >>> df = pd.DataFrame({"scenario": ["a"] * 4, "warmup": [True, False, False, False],
     ...                    "elapsed_s": [9.0, 0.001, 0.002, 0.003]})
     >>> latency_summary(df, by=["scenario"])[["n", "median_ms", "warmup_n"]].values.tolist()
@@ -168,6 +172,8 @@ def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "varia
     ms = samples.assign(ms=samples["elapsed_s"] * 1e3)
     measured = ms[~ms["warmup"]]
     grouped = measured.groupby(by, sort=False)["ms"]
+    import pandas as pd
+
     out = pd.DataFrame({
         "n": grouped.size(),
         "median_ms": grouped.median(),
@@ -186,6 +192,7 @@ def measured_ms(samples: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> measured_ms(pd.DataFrame({"warmup": [True, False], "elapsed_s": [1.0, 0.002]}))["elapsed_ms"].tolist()
     [2.0]
     """

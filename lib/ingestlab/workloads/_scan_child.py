@@ -1,7 +1,7 @@
 """One CSV-scan query on one engine, run as its own process: ``python -m ingestlab.workloads._scan_child SPEC``.
 
 The process imports only its engine's library, reads the spec (JSON: ``engine``, ``query``,
-``table_dir``, ``files``), times the query on its own clock (``time.perf_counter`` around the
+``table_dir``, ``files``), times the query on the lab's clock (:func:`ingestlab.timing.timed` around the
 query and the fetch of its answer) and prints one JSON line: ``seconds``, ``cpu_s`` (this
 process's user + system CPU over the query, all threads), ``baseline_rss_mb`` (its RSS just
 before the query: interpreter and library), ``answer`` and, for PostgreSQL, the server
@@ -17,7 +17,8 @@ import os
 import re
 import resource
 import sys
-import time
+
+from ingestlab import timing
 
 NAMES = ["id", "user_id", "name", "tags", "note", "score"]
 _DT = re.compile(r"dt=([^/]+)/")
@@ -239,9 +240,10 @@ def main(spec: dict) -> dict:
         out = {"version": version, "baseline_rss_mb": _rss_mb()}
         backend = state.get("backend")
         server_cpu0 = _backend(backend)[1] if backend else None
-        cpu0, t0 = _cpu(), time.perf_counter()
-        rows = run()
-        out["seconds"] = time.perf_counter() - t0
+        cpu0 = _cpu()
+        query = timing.timed(run)
+        rows = query.result
+        out["seconds"] = query.elapsed_ns / 1e9
         out["cpu_s"] = _cpu() - cpu0
         if backend:
             out["server_peak_rss_mb"], cpu1 = _backend(backend)

@@ -19,7 +19,7 @@ import pandas as pd
 import psutil
 from tqdm import tqdm
 
-from ingestlab import _paths, hivetext, models
+from ingestlab import _paths, hivetext, models, timing
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads._params import one_of, positive_int, subset
 
@@ -156,12 +156,12 @@ def drop_caches() -> None:
 def read_floor(table: hivetext.Table, buffer_mb: int = 8) -> float:
     """Seconds to read every file of ``table`` to nowhere, in ``buffer_mb`` blocks (one thread)."""
     buf = bytearray(buffer_mb << 20)
-    t0 = time.perf_counter()
-    for path in table.files:
-        with open(path, "rb", buffering=0) as f:
-            while f.readinto(buf):
-                pass
-    return time.perf_counter() - t0
+    with timing.Stopwatch() as clock:
+        for path in table.files:
+            with open(path, "rb", buffering=0) as f:
+                while f.readinto(buf):
+                    pass
+    return clock.seconds
 
 
 # -- one query in one child process ---------------------------------------------------------------
