@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ingestlab.timing import CLOCK
@@ -27,6 +28,16 @@ Extra = tuple[str, float, float, str]
 COLUMNS = ["pass", "statement_no", "component", "ms", "count", "source", "warmup"]
 
 
+def _median_ci(samples: Sequence[float], seed: int = 0) -> tuple[float, float]:
+    """Bootstrap 95 % CI of the median (percentile method); NaN with fewer than 3 samples."""
+    values = np.asarray(samples, dtype=float)
+    if len(values) < 3:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    medians = np.median(rng.choice(values, size=(2000, len(values)), replace=True), axis=1)
+    return float(np.percentile(medians, 2.5)), float(np.percentile(medians, 97.5))
+
+
 class Recorder:
     """What a server reports about each statement of an anatomy pass; adapters subclass it.
 
@@ -39,8 +50,10 @@ class Recorder:
     ----------
     PASS : str
         The pass's name in the frame (``"server"``, ``"stages"``, ``"profile"``...).
+    table, columns :
+        Where the pass writes.
     sql : str
-        The statement run per row (an ``INSERT``, or the ``EXPLAIN …`` that runs it).
+        The statement run per row: the single-row ``INSERT`` (an engine may wrap it: ``EXPLAIN …``).
     parts, extras : list of list
         Per statement: its :data:`Part` and :data:`Extra` tuples.
     counters : dict
@@ -48,19 +61,45 @@ class Recorder:
     """
 
     PASS: str = "server"
+    #: The parts in the order a statement passes through them (those not named keep theirs, after).
+    ORDER: tuple[str, ...] = ()
 
-    def __init__(self, engine: Any, sql: str):
+    def __init__(self, engine: Any, table: str, columns: Sequence[str]):
         self.engine = engine
-        self.sql = sql
+        self.table = table
+        self.columns = list(columns)
+        self.sql = engine.insert_sql(table, columns, 1)
         self.parts: list[list[Part]] = []
         self.extras: list[list[Extra]] = []
         self.counters: dict[str, tuple[float, str]] = {}
+        self.rungs: dict[str, list[float]] = {}
+        self.rung_sources: dict[str, str] = {}
+
+    def rung(self, name: str, ms: float, source: str) -> None:
+        """One sample of a ladder rung: a part no instrument reports per statement, measured beside it.
+
+        Rungs are measured after each statement of the pass, outside its clock, on the same
+        connection (an empty round trip, a prepared statement against an unprepared one...);
+        each statement's anatomy then carries the rung's median as a part, and the ladder
+        itself (median with its CI) is kept in the frame as pass ``ladder``.
+        """
+        self.rungs.setdefault(name, []).append(ms)
+        self.rung_sources[name] = source
+
+    def ladder(self) -> pd.DataFrame:
+        """The rungs: ``component``, ``ms`` (median), ``ci_low_ms``/``ci_high_ms`` (bootstrap 95 %), ``n``, ``source``."""
+        rows = []
+        for name, samples in self.rungs.items():
+            low, high = _median_ci(samples)
+            rows.append({"component": name, "ms": float(np.median(samples)), "ci_low_ms": low, "ci_high_ms": high,
+                         "n": len(samples), "source": f"ladder: {self.rung_sources[name]}"})
+        return pd.DataFrame(rows, columns=["component", "ms", "ci_low_ms", "ci_high_ms", "n", "source"])
 
     def begin(self) -> None:
         """Before the first statement: turn instruments on, read counters. Default: nothing."""
 
-    def statement(self, result: Any) -> None:
-        """After each statement (the clock stopped): read what the server reported. Default: nothing."""
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
+        """After each statement (the clock stopped) that wrote ``row``: read what the server reported. Default: nothing."""
 
     def end(self) -> None:
         """After the last statement (also after an error): read the rest, turn instruments off."""
@@ -75,7 +114,8 @@ class Recorder:
 
 def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[Part]], *,
           extras: Sequence[Sequence[Extra]] | None = None,
-          counters: dict[str, tuple[float, str]] | None = None) -> pd.DataFrame:
+          counters: dict[str, tuple[float, str]] | None = None,
+          ladder: pd.DataFrame | None = None, order: Sequence[str] = ()) -> pd.DataFrame:
     """Per-statement rows and their means, in the shape of :meth:`Engine.statement_anatomy`.
 
     Pass ``pass_name`` has, per statement: ``client_total`` (the lab's clock), each part
@@ -85,7 +125,9 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
     also opens the table. Pass ``stats`` (``statement_no = -1``) has the mean over the other
     statements of ``client_total``, every part and the remainder, so its ``ms`` rows other
     than ``client_total`` add up to it, then one ``count`` row (ms NaN) per counted extra
-    (its mean) and per counter.
+    (its mean) and per counter. A ``ladder`` (:meth:`Recorder.ladder`) adds each rung's median
+    to every statement's parts and its rows as pass ``ladder``; ``order`` lists the parts in the
+    order a statement passes through them (others follow in the order given).
 
     Examples
     --------
@@ -95,11 +137,14 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
     {'client_total': 0.6, 'commit': 0.3, 'unexplained': 0.3}
     """
     rows = []
+    rungs = [] if ladder is None or ladder.empty else [(r.component, r.ms, r.source) for r in ladder.itertuples()]
     for i, total in enumerate(client_ms):
         summed: dict[str, list] = {}
-        for name, ms, source in (parts[i] if i < len(parts) else ()):
+        for name, ms, source in [*rungs, *(parts[i] if i < len(parts) else ())]:
             entry = summed.setdefault(name, [0.0, source])
             entry[0] += ms
+        rank = {name: i for i, name in enumerate(order)}
+        summed = dict(sorted(summed.items(), key=lambda kv: rank.get(kv[0], len(rank))))
         rows.append({"pass": pass_name, "statement_no": i, "component": CLIENT_TOTAL, "ms": total,
                      "source": CLOCK})
         rows += [{"pass": pass_name, "statement_no": i, "component": k, "ms": v, "source": src}
@@ -129,40 +174,53 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
                       "source": f"mean over {len(g)} statements of {g['source'].iloc[0]}"})
     stats += [{"pass": "stats", "statement_no": -1, "component": name, "ms": math.nan, "count": value,
                "warmup": False, "source": source} for name, (value, source) in (counters or {}).items()]
-    out = pd.concat([out.drop(columns="extra"), pd.DataFrame(stats)], ignore_index=True)
+    ladder_rows = [] if ladder is None or ladder.empty else [
+        {"pass": "ladder", "statement_no": -1, "component": r.component, "ms": r.ms, "count": r.n, "warmup": False,
+         "source": f"{r.source}; median of {r.n}, 95 % CI {r.ci_low_ms:.4f}–{r.ci_high_ms:.4f} ms"}
+        for r in ladder.itertuples()]
+    out = pd.concat([out.drop(columns="extra"), pd.DataFrame(stats), pd.DataFrame(ladder_rows)], ignore_index=True)
     if "count" not in out.columns:
         out["count"] = math.nan
     return out[COLUMNS]
 
 
 def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
-    """Per group, the mean of every part of a statement and what share of it stays unexplained.
+    """Per group, the median of every part of a statement and what share of the client's median stays unexplained.
 
-    Reads the ``stats`` pass, whose parts add up to the client total (extras and counts are
-    left out), so the same function serves every engine, whatever its instrument.
+    The parts are those of the ``stats`` pass (extras and counts are left out), so the same
+    function serves every engine, whatever its instrument. Each part's median is taken over
+    the measured statements (warm-up left out); :data:`UNEXPLAINED` is the client's median
+    wall time minus the parts' medians, so a heavy tail in one part cannot hide in a mean.
 
     Returns
     -------
     pandas.DataFrame
         One row per group: ``client_total_ms``, one ``<part>_ms`` column per part (in the
-        order the statement passes through them, :data:`UNEXPLAINED` last) and
-        ``unexplained_share`` (unexplained ÷ client total).
+        order the statement passes through them, :data:`UNEXPLAINED` last), ``unexplained_share``
+        (unexplained ÷ the client's median) and ``n`` (statements).
 
     Examples
     --------
-    >>> f = frame("x", [1.0, 0.5, 0.7], [[("commit", 0.6, "s")], [("commit", 0.2, "s")], [("commit", 0.4, "s")]])
+    >>> f = frame("x", [1.0, 0.5, 0.7, 0.6], [[("commit", 0.6, "s")], [("commit", 0.2, "s")], [("commit", 0.4, "s")],
+    ...                                       [("commit", 0.3, "s")]])
     >>> summary(f.assign(engine="e", variant="v")).round(3).to_dict("records")
-    [{'engine': 'e', 'variant': 'v', 'client_total_ms': 0.6, 'commit_ms': 0.3, 'unexplained_ms': 0.3, 'unexplained_share': 0.5}]
+    [{'engine': 'e', 'variant': 'v', 'client_total_ms': 0.6, 'commit_ms': 0.3, 'unexplained_ms': 0.3, 'unexplained_share': 0.5, 'n': 3}]
     """
     if anatomy.empty:
         return pd.DataFrame()
     by = [c for c in by if c in anatomy.columns]
     stats = anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
-    order = list(dict.fromkeys([CLIENT_TOTAL, *[c for c in stats["component"] if c != UNEXPLAINED], UNEXPLAINED]))
-    wide = stats.pivot_table(index=by, columns="component", values="ms", sort=False).reindex(columns=order)
-    wide.columns = [f"{c}_ms" for c in wide.columns]
-    wide["unexplained_share"] = wide[f"{UNEXPLAINED}_ms"] / wide[f"{CLIENT_TOTAL}_ms"]
-    return wide.reset_index()
+    names = [c for c in dict.fromkeys(stats["component"]) if c not in (CLIENT_TOTAL, UNEXPLAINED)]
+    per = anatomy[~anatomy["pass"].isin(["stats", "ladder"]) & ~anatomy["warmup"].astype(bool)
+                  & anatomy["component"].isin([CLIENT_TOTAL, *names])]
+    wide = per.pivot_table(index=[*by, "statement_no"], columns="component", values="ms", aggfunc="sum", sort=False)
+    wide = wide.reindex(columns=[CLIENT_TOTAL, *names]).fillna({n: 0.0 for n in names})
+    medians = wide.groupby(level=by, sort=False).median() if by else wide.median().to_frame().T
+    medians[UNEXPLAINED] = medians[CLIENT_TOTAL] - medians[names].sum(axis=1)
+    medians.columns = [f"{c}_ms" for c in medians.columns]
+    medians["unexplained_share"] = medians[f"{UNEXPLAINED}_ms"] / medians[f"{CLIENT_TOTAL}_ms"]
+    medians["n"] = wide.groupby(level=by, sort=False).size() if by else len(wide)
+    return medians.reset_index()
 
 
 def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
@@ -196,7 +254,7 @@ def describe(table: pd.DataFrame, top: int = 3) -> list[str]:
     --------
     >>> f = frame("x", [1.0, 0.5, 0.7], [[("commit", 0.6, "s")], [("commit", 0.2, "s")], [("commit", 0.4, "s")]])
     >>> print(describe(summary(f.assign(engine="e", variant="v")))[0])
-    **e v**: 0.600 ms per single-row INSERT on the client's clock (mean); largest parts: commit 0.300 ms (50 %); unexplained 0.300 ms (50 %).
+    **e v**: 0.600 ms per single-row INSERT on the client's clock (median of 2); largest parts: commit 0.300 ms (50 %); unexplained 0.300 ms (50 %).
     """
     out = []
     for row in table.to_dict("records"):
@@ -206,6 +264,13 @@ def describe(table: pd.DataFrame, top: int = 3) -> list[str]:
         largest = "; ".join(f"{name} {ms:.3f} ms ({100 * ms / total:.0f} %)"
                             for name, ms in sorted(known.items(), key=lambda kv: -kv[1])[:top])
         out.append(f"**{row.get('engine', '')} {row.get('variant', '')}**: {total:.3f} ms per single-row INSERT on "
-                   f"the client's clock (mean); largest parts: {largest}; {UNEXPLAINED} "
+                   f"the client's clock (median of {row['n']}); largest parts: {largest}; {UNEXPLAINED} "
                    f"{row[f'{UNEXPLAINED}_ms']:.3f} ms ({100 * row['unexplained_share']:.0f} %).")
     return out
+
+
+def ladder(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
+    """The ladder's rungs per group: ``component``, median ``ms``, ``n`` and the source with its CI."""
+    rows = anatomy[anatomy["pass"] == "ladder"] if not anatomy.empty else anatomy
+    return rows[[c for c in (*by, "component", "ms", "count", "source") if c in rows.columns]].rename(
+        columns={"count": "n"}).reset_index(drop=True)

@@ -585,8 +585,8 @@ class Engine:
 
     # -- anatomy -------------------------------------------------------------------------
     @_unsupported("no instrument that splits a statement")
-    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
-        """What reads the server's parts of each statement ``sql`` of an anatomy pass (engines override)."""
+    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """What reads the server's parts of each single-row INSERT into ``table`` of an anatomy pass (engines override)."""
         raise UnsupportedOperationError(f"{self.NAME}: no statement anatomy")
 
     def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
@@ -604,15 +604,15 @@ class Engine:
         self.has("statement_anatomy", check=True)
         if not rows:
             raise ConfigError("rows", rows, "at least one row to insert")
-        recorder = self.anatomy_recorder(self.insert_sql(table, columns, 1))
+        recorder = self.anatomy_recorder(table, columns)
         client_ms = []
         with recorder:
             for row in rows:
                 run = timing.timed(self.execute, recorder.sql, row)
                 client_ms.append(run.ms)
-                recorder.statement(run.result)
+                recorder.statement(run.result, row)
         return anatomy.frame(recorder.PASS, client_ms, recorder.parts, extras=recorder.extras,
-                             counters=recorder.counters)
+                             counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER)
 
 
 @functools.lru_cache(maxsize=None)

@@ -11,7 +11,7 @@ import time
 import warnings
 from typing import Any, ClassVar, Iterable, Sequence
 
-from ingestlab import anatomy, datagen
+from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 
@@ -259,7 +259,7 @@ class MySQL(Engine):
         return sent[0]
 
     # -- anatomy ---------------------------------------------------------------------------
-    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """The server's stages of each statement: performance_schema's history, else ``SHOW PROFILE``.
 
         On MariaDB 10.11 both report the same stages; performance_schema is preferred because
@@ -272,7 +272,7 @@ class MySQL(Engine):
         :attr:`ANATOMY_COUNTERS` is recorded as counts (global counters: other clients of a
         shared server add to them).
         """
-        return _StagesRecorder(self, sql) if self._has_stage_history() else _ProfileRecorder(self, sql)
+        return (_StagesRecorder if self._has_stage_history() else _ProfileRecorder)(self, table, columns)
 
     def _counters(self) -> dict[str, float]:
         marks = ", ".join(["%s"] * len(self.ANATOMY_COUNTERS))
@@ -300,6 +300,13 @@ class MySQL(Engine):
             "SELECT t.THREAD_ID, s.EVENT_ID FROM performance_schema.threads t "
             "JOIN performance_schema.events_statements_current s ON s.THREAD_ID = t.THREAD_ID "
             "WHERE t.PROCESSLIST_ID = CONNECTION_ID()")[0])
+
+    def _ps_statement_ms(self, thread_id: int, marker: int, event: str) -> list[float]:
+        """Server time (ms) of each of this session's statements of kind ``event`` since ``marker``, in order."""
+        return [float(ps) / 1e9 for (ps,) in self.execute(
+            "SELECT TIMER_WAIT FROM performance_schema.events_statements_history_long "
+            "WHERE THREAD_ID = %s AND EVENT_ID > %s AND EVENT_NAME = %s ORDER BY EVENT_ID",
+            [thread_id, marker, event])]
 
     def _ps_stages(self, thread_id: int, marker: int, n: int) -> list[list[tuple[str, float]]]:
         statements = [r[0] for r in self.execute(
@@ -438,24 +445,48 @@ def _check_variable(name: str) -> None:
 
 
 class _StagesRecorder(anatomy.Recorder):
-    """Each statement's stages from ``performance_schema.events_stages_history_long``, read after the pass."""
+    """Each statement's stages from ``performance_schema``, read after the pass, and a ladder beside them.
+
+    Instruments: the stages of each INSERT (``events_stages_history_long``) and, as
+    ``outside_stages``, the statement's own server time (``events_statements_history_long``)
+    minus its stages. Ladder, after each statement on the same connection: ``driver`` — the
+    driver formatting the INSERT's parameters (``cursor.mogrify``); ``round_trip`` — ``DO 0``
+    on the client's clock minus its server time (performance_schema): the driver, the socket
+    both ways and the server's command loop.
+    """
 
     PASS = "stages"
     SOURCE = "performance_schema.events_stages_history_long"
+    PROBE = "DO 0"
+    ORDER = ("driver", "round_trip")  # then the stages, in the order the server ran them
 
     def begin(self) -> None:
         self.counters0 = self.engine._counters()
         self.thread_id, self.marker = self.engine._ps_position()
         self.n = 0
+        self.probe_ms: list[float] = []
 
-    def statement(self, result: Any) -> None:
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
+        cursor = self.engine.conn.cursor()
+        self.rung("driver", timing.timed(cursor.mogrify, self.sql, row).ms,
+                  f"{type(cursor).__module__.split('.')[0]} cursor.mogrify of the INSERT")
+        cursor.close()
+        self.probe_ms.append(timing.timed(self.engine.execute, self.PROBE).ms)
 
     def end(self) -> None:
+        engine = self.engine
         if self.n:
-            stages = self.engine._ps_stages(self.thread_id, self.marker, self.n)
-            self.parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s] for s in stages]
-        self.counters = _counter_changes(self.counters0, self.engine._counters(), self.n)
+            stages = engine._ps_stages(self.thread_id, self.marker, self.n)
+            totals = engine._ps_statement_ms(self.thread_id, self.marker, "statement/sql/insert")
+            self.parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s]
+                          + [("outside_stages", total - sum(ms for _, ms in s),
+                              "events_statements_history_long TIMER_WAIT minus its stages")]
+                          for s, total in zip(stages, totals)]
+            probes = engine._ps_statement_ms(self.thread_id, self.marker, "statement/sql/do")
+            for client, server in zip(self.probe_ms, probes):
+                self.rung("round_trip", client - server, f"'{self.PROBE}' on the client's clock minus its server time")
+        self.counters = _counter_changes(self.counters0, engine._counters(), self.n)
 
 
 class _ProfileRecorder(anatomy.Recorder):
@@ -467,6 +498,7 @@ class _ProfileRecorder(anatomy.Recorder):
 
     PASS = "stages"
     SOURCE = "SHOW PROFILE (information_schema.PROFILING)"
+    ORDER = ("driver",)
 
     def begin(self) -> None:
         self.counters0 = self.engine._counters()
@@ -476,7 +508,11 @@ class _ProfileRecorder(anatomy.Recorder):
         self.engine.execute("SET SESSION profiling_history_size = %s", [self.engine.PROFILING_HISTORY])
         self.engine.execute("SET SESSION profiling = 1")
 
-    def statement(self, result: Any) -> None:
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
+        cursor = self.engine.conn.cursor()
+        self.rung("driver", timing.timed(cursor.mogrify, self.sql, row).ms,
+                  f"{type(cursor).__module__.split('.')[0]} cursor.mogrify of the INSERT")
+        cursor.close()
         self.pending += 1
         self.n += 1
         if self.pending == self.block:

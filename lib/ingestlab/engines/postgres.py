@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, Iterable, Sequence
 
-from ingestlab import anatomy, datagen
+from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine
 from ingestlab.errors import EngineUnavailableError
 from ingestlab.servers.base import LocalServer
@@ -159,9 +159,9 @@ class Postgres(Engine):
         return counted[0]
 
     # -- anatomy --------------------------------------------------------------------------
-    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Per statement: plan and execution time (``pg_stat_statements``) and the commit's WAL flush (``pg_stat_io``)."""
-        return _StatsRecorder(self, sql)
+        return _StatsRecorder(self, table, columns)
 
     # -- notebook 03: upsert beyond RAM -----------------------------------------------------
     #: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE`` of existing ones
@@ -270,25 +270,50 @@ class _ChunkReader:
 
 
 class _StatsRecorder(anatomy.Recorder):
-    """Reads, after each statement, its share of PostgreSQL's cumulative statistics.
+    """Reads, after each statement, its share of PostgreSQL's cumulative statistics, then climbs a ladder.
 
-    ``pg_stat_statements`` adds a statement's plan and execution time when it ends, so the
-    change around one statement is its own; ``pg_stat_io``'s WAL rows (write and fsync
-    time: the commit's flush) and ``pg_stat_wal`` are reported by the backend at most once a
-    second unless asked, so each read first calls ``pg_stat_force_next_flush()``. The reads
-    run between the timed statements, never inside them.
+    Instruments, per statement: ``pg_stat_statements`` adds a statement's plan and execution
+    time when it ends, so the change around one statement is its own; ``pg_stat_io``'s WAL
+    rows (write and fsync time: the commit's flush) and ``pg_stat_wal`` are reported by the
+    backend at most once a second unless asked, so each read first calls
+    ``pg_stat_force_next_flush()``.
+
+    Ladder, after each statement on the same connection (rungs, see :meth:`Recorder.rung`):
+    ``driver`` — psycopg2 formatting the INSERT's parameters (``cursor.mogrify``);
+    ``round_trip`` — an empty query (``;``): the client library, the socket both ways and the
+    backend's loop, no statement; ``parse_analyze`` — the same INSERT into a probe table inside
+    a transaction, unprepared minus ``EXECUTE`` of it prepared (parsing, analysis, rewriting);
+    ``commit`` — that transaction's ``COMMIT`` minus the round trip minus its WAL flush
+    (``pg_stat_io``): the commit record, the lock and snapshot release. Every read and rung
+    runs between the timed statements, never inside them.
     """
 
     PASS = "server"
+    ORDER = ("driver", "round_trip", "parse_analyze", "planning", "execution", "commit", "wal_flush")
     _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
              "FROM pg_stat_statements WHERE query LIKE 'INSERT%%'")
     _IO = ("SELECT coalesce(sum(write_time), 0) + coalesce(sum(fsync_time), 0), coalesce(sum(fsyncs), 0) "
            "FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'")
     _WAL = "SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal"
+    PREPARED = "ingestlab_probe"
 
     def begin(self) -> None:
-        self.has_pgss = bool(self.engine.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+        engine = self.engine
+        self.has_pgss = bool(engine.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+        self.probe = f"{self.table}_probe"
+        engine.execute(engine.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} (LIKE {engine.quote(self.table)})")
+        marks = ", ".join(f"${i + 1}" for i in range(len(self.columns)))
+        probe_insert = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(f"PREPARE {self.PREPARED} AS " + probe_insert.rsplit(" VALUES ", 1)[0] + f" VALUES ({marks})")
+        self.probe_insert = probe_insert
+        self.probe_execute = f"EXECUTE {self.PREPARED} (" + ", ".join(["%s"] * len(self.columns)) + ")"
         self.last = self._read()
+
+    def end(self) -> None:
+        if getattr(self, "probe", None) and self.engine._conn is not None:
+            self.engine.execute(f"DEALLOCATE {self.PREPARED}")
+            self.engine.execute(self.engine.drop_table_sql(self.probe))
 
     def _read(self) -> tuple[float, ...]:
         execute = self.engine.execute
@@ -296,10 +321,9 @@ class _StatsRecorder(anatomy.Recorder):
         pgss = execute(self._PGSS)[0] if self.has_pgss else (math.nan, math.nan)
         return tuple(map(float, (*pgss, *execute(self._IO)[0], *execute(self._WAL)[0])))
 
-    def statement(self, result: Any) -> None:
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
         now = self._read()
         plan, execution, wal_ms, fsyncs, records, fpi, wal_bytes = (a - b for a, b in zip(now, self.last))
-        self.last = now
         parts = [("planning", plan, "pg_stat_statements.total_plan_time"),
                  ("execution", execution, "pg_stat_statements.total_exec_time")] if self.has_pgss else []
         self.parts.append(parts + [("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time")])
@@ -307,3 +331,33 @@ class _StatsRecorder(anatomy.Recorder):
                             ("wal_records", math.nan, records, "pg_stat_wal.wal_records"),
                             ("wal_fpi", math.nan, fpi, "pg_stat_wal.wal_fpi"),
                             ("wal_bytes", math.nan, wal_bytes, "pg_stat_wal.wal_bytes")])
+        self._climb(row, now)
+        self.last = self._read()
+
+    def _empty_query(self) -> None:
+        import psycopg2
+
+        try:
+            self.engine.execute(";")
+        except psycopg2.ProgrammingError:  # "can't execute an empty query": the server's answer to ';'
+            pass
+
+    def _climb(self, row: Sequence[Any], before: tuple[float, ...]) -> None:
+        """One sample of every rung (see the class docstring)."""
+        engine = self.engine
+        cursor = engine.conn.cursor()
+        self.rung("driver", timing.timed(cursor.mogrify, self.sql, row).ms, "psycopg2 cursor.mogrify of the INSERT")
+        cursor.close()
+        round_trip = timing.timed(self._empty_query).ms
+        self.rung("round_trip", round_trip, "empty query ';' on the same connection")
+        engine.execute("BEGIN")
+        unprepared = timing.timed(engine.execute, self.probe_insert, row).ms
+        commit = timing.timed(engine.execute, "COMMIT").ms
+        flushed = self._read()[2] - before[2]
+        engine.execute("BEGIN")
+        prepared = timing.timed(engine.execute, self.probe_execute, row).ms
+        engine.execute("COMMIT")
+        self.rung("parse_analyze", unprepared - prepared,
+                  "INSERT in a transaction, unprepared minus EXECUTE of it prepared")
+        self.rung("commit", commit - round_trip - flushed,
+                  "COMMIT of a one-INSERT transaction minus round_trip minus its WAL flush (pg_stat_io)")

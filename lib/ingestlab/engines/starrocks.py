@@ -307,7 +307,7 @@ class StarRocks(MySQL):
                     f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
             time.sleep(0.05)
 
-    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.
 
         Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
@@ -318,7 +318,7 @@ class StarRocks(MySQL):
         in the FE); the unexplained rest is the network and the client. Extras
         ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
         """
-        return _ProfileRecorder(self, sql)
+        return _ProfileRecorder(self, table, columns)
 
 
 class _ProfileRecorder(anatomy.Recorder):
@@ -331,7 +331,7 @@ class _ProfileRecorder(anatomy.Recorder):
         self.engine.execute(self.engine.ENABLE_PROFILE_SQL)
         self.engine.last_profiles = []
 
-    def statement(self, result: Any) -> None:
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
         capture = self.engine.capture_profile()
         self.engine.last_profiles.append(capture)
         parts, extras = profile_parts(capture, self.engine.PROFILE_TEXTS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.postgres import Postgres
@@ -51,13 +51,15 @@ class YugabyteDB(Postgres):
     STORAGE_COUNTERS: ClassVar[tuple[str, ...]] = (
         "storage_write_requests", "storage_flush_requests", "storage_read_requests", "catalog_read_requests")
 
-    def anatomy_recorder(self, sql: str) -> anatomy.Recorder:
+    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Each INSERT run under ``EXPLAIN (ANALYZE, DIST)``: planning, execution and DocDB's counters.
 
         Parts ``planning`` and ``execution``; extras ``storage_execution`` (ms spent in DocDB,
         inside execution) and the storage request counts (:attr:`STORAGE_COUNTERS`, ``count``).
         """
-        return _ExplainRecorder(self, self.EXPLAIN_PREFIX + sql)
+        recorder = _ExplainRecorder(self, table, columns)
+        recorder.sql = self.EXPLAIN_PREFIX + recorder.sql
+        return recorder
 
 
 class _ExplainRecorder(anatomy.Recorder):
@@ -66,7 +68,7 @@ class _ExplainRecorder(anatomy.Recorder):
     PASS = "explain"
     SOURCE = "EXPLAIN (ANALYZE, DIST)"
 
-    def statement(self, result: Any) -> None:
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
         from ingestlab.profiles import parse
 
         summary = parse("\n".join(str(r[0]) for r in result), self.engine.PROFILE_KIND).summary
