@@ -60,7 +60,9 @@ def sweep_table(samples: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     table = pd.DataFrame(out)
     table["level_label"] = table["level"].where(~((table["factor"] == "partitions") & (table["level_value"] == 1)),
                                                 table["partition_layout"])
-    return table.sort_values([*GROUP, "factor", "level_value"], kind="stable").reset_index(drop=True)
+    order = {f: i for i, f in enumerate(LEVEL_COLUMNS)}  # partitions, columns, model: the seed's order
+    return (table.sort_values([*GROUP, "factor", "level_value"], key=lambda c: c.map(order) if c.name == "factor" else c,
+                              kind="stable").reset_index(drop=True))
 
 
 def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
