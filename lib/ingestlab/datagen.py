@@ -36,6 +36,73 @@ def seed_rows(n: int, *, start_id: int = 0, seed: int = 0) -> list[tuple]:
     return rows
 
 
+#: Types of the columns :func:`wide_columns` adds after the seed's four, in turn: portable
+#: spellings that PostgreSQL, MariaDB/MySQL, StarRocks and Doris all accept.
+WIDE_TYPES: tuple[str, ...] = ("INT", "VARCHAR(32)", "DECIMAL(12,4)", "DATE", "BIGINT", "SMALLINT", "BOOLEAN")
+
+
+def wide_columns(n: int) -> tuple[tuple[str, str], ...]:
+    """The seed's table widened to ``n`` typed columns: ``SEED_COLUMNS``, then ``c04``, ``c05``… of :data:`WIDE_TYPES`.
+
+    Examples
+    --------
+    >>> [t for _, t in wide_columns(6)]
+    ['BIGINT', 'VARCHAR(100)', 'DECIMAL(10,2)', 'DATE', 'INT', 'VARCHAR(32)']
+    >>> wide_columns(5)[-1]
+    ('c04', 'INT')
+    """
+    from ingestlab.engines.base import SEED_COLUMNS
+
+    if n < len(SEED_COLUMNS):
+        raise ValueError(f"wide_columns: at least the seed's {len(SEED_COLUMNS)} columns, not {n}")
+    extra = [(f"c{i:02d}", WIDE_TYPES[(i - len(SEED_COLUMNS)) % len(WIDE_TYPES)])
+             for i in range(len(SEED_COLUMNS), n)]
+    return (*SEED_COLUMNS, *extra)
+
+
+def wide_rows(columns: Sequence[tuple[str, str]], n: int, *, start_id: int = 0, seed: int = 0) -> list[tuple]:
+    """``n`` rows for :func:`wide_columns`' table: the seed's four values, then every added column filled.
+
+    No value is NULL: a wider table writes a value in every column it adds. Ids are
+    ``start_id … start_id + n − 1``.
+
+    Examples
+    --------
+    >>> rows = wide_rows(wide_columns(11), 3, start_id=5, seed=1)
+    >>> [r[0] for r in rows], len(rows[0]), any(v is None for r in rows for v in r)
+    ([5, 6, 7], 11, False)
+    >>> [type(v).__name__ for v in rows[0][4:]]
+    ['int', 'str', 'Decimal', 'date', 'int', 'int', 'bool']
+    """
+    base = len(_SEED_TYPES)
+    rows = seed_rows(n, start_id=start_id, seed=seed)
+    rng = np.random.default_rng([seed, 1])
+    extra = [_column_values(sql_type, n, rng) for _, sql_type in columns[base:]]
+    return [row + tuple(col[i] for col in extra) for i, row in enumerate(rows)]
+
+
+_SEED_TYPES = ("BIGINT", "VARCHAR(100)", "DECIMAL(10,2)", "DATE")
+
+
+def _column_values(sql_type: str, n: int, rng: np.random.Generator) -> list:
+    # Python values the drivers send as the column's type
+    kind = sql_type.split("(", 1)[0]
+    if kind in ("INT", "BIGINT", "SMALLINT"):
+        high = {"SMALLINT": 2**15, "INT": 2**31, "BIGINT": 2**62}[kind]
+        return [int(v) for v in rng.integers(-high, high, n)]
+    if kind == "VARCHAR":
+        width = int(sql_type[len(kind) + 1:-1])
+        letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype="S1")
+        return [b"".join(rng.choice(letters, int(k))).decode() for k in rng.integers(1, width + 1, n)]
+    if kind == "DECIMAL":
+        return [Decimal(int(v)).scaleb(-4) for v in rng.integers(0, 10**12, n)]
+    if kind == "DATE":
+        return [_BASE_DATE + dt.timedelta(days=int(d)) for d in rng.integers(0, 3650, n)]
+    if kind == "BOOLEAN":
+        return [bool(v) for v in rng.integers(0, 2, n)]
+    raise ValueError(f"no generator for column type {sql_type!r}; types: {', '.join(WIDE_TYPES)}")
+
+
 def row_bytes(row: tuple) -> int:
     """Payload bytes of a row as text (what a CSV line of it would carry, without separators)."""
     return sum(len(str(v)) for v in row)

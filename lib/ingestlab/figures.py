@@ -411,3 +411,49 @@ def plot_size_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str = "gb", y: s
     ax.set_ylabel(_axis_label(y if y.endswith("_s") else y + "_s"))
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
+
+
+def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "series", col: str = "factor",
+                       log_factors: Sequence[str] = ("partitions",)) -> matplotlib.figure.Figure:
+    """Median with its CI against each numeric factor's level, and each group's fitted line, one panel per factor.
+
+    ``data`` has ``col``, ``hue``, ``level_value``, ``median_ms`` and ``median_ci_low_ms`` /
+    ``median_ci_high_ms`` (notebook 02's sweep table); ``fits`` has ``col``, ``hue``,
+    ``method``, ``slope_ms``, ``intercept_ms`` and ``unit``: ``ols`` lines are drawn over
+    each panel's levels. Factors in ``log_factors`` get a log₂ ``x`` axis.
+    """
+    data = data[data["level_value"].notna()]
+    fig, panels = _panels(data, col, figsize=(5.2 * data[col].nunique(), 3.8), sharey=False)
+    levels = list(dict.fromkeys(data[hue]))
+    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    for ax, factor, part in panels:
+        for series, g in part.groupby(hue, sort=False):
+            g = g.sort_values("level_value")
+            err = np.vstack([g["median_ms"] - g["median_ci_low_ms"], g["median_ci_high_ms"] - g["median_ms"]])
+            ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(err), fmt="o", capsize=3, ms=5,
+                        color=palette[series], label=series)
+            lo, hi = g["level_value"].min(), g["level_value"].max()
+            grid = np.geomspace(lo, hi, 50) if factor in log_factors else np.linspace(lo, hi, 50)
+            for fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].itertuples():
+                ax.plot(grid, fit.intercept_ms + fit.slope_ms * grid, color=palette[series], lw=1,
+                        label=f"{series}: {fit.slope_ms:+.2g} {fit.unit}")
+        if factor in log_factors:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(factor)
+        ax.set_ylabel("median single-row INSERT (ms)")
+        ax.legend(fontsize="x-small")
+    return fig
+
+
+def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib.figure.Figure:
+    """Each table model's difference from the baseline model, with its CI (a point-range chart).
+
+    ``data`` has ``level`` (the model), ``slope_ms`` (the difference) and its CI bounds
+    ``slope_ci_low_ms`` / ``slope_ci_high_ms``, and ``hue``.
+    """
+    fig = plt.figure(figsize=(6.4, 1.4 + 0.4 * data["level"].nunique()))
+    ax = plot_estimates(data, x="slope_ms", y="level", low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue,
+                        ax=fig.gca())
+    ax.axvline(0, color="0.4", lw=0.8)
+    ax.set_xlabel("median difference from the baseline model (ms)")
+    return fig

@@ -119,6 +119,9 @@ class Engine:
     # -- tables and writes --------------------------------------------------------------------
     #: Table models :meth:`table_ddl` writes: name → what it is, in words.
     TABLE_MODELS: ClassVar[dict[str, str]] = {}
+    #: Models of :attr:`TABLE_MODELS` whose writes skip the commit's log flush (no WAL or redo
+    #: log): notebook 02 reports their effect as the commit's, not the storage pipeline's.
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ()
     #: The model of a table without a key, and of one with a key (:meth:`table_ddl`'s defaults).
     DEFAULT_MODEL: ClassVar[str | None] = None
     KEYED_MODEL: ClassVar[str | None] = None
@@ -126,6 +129,13 @@ class Engine:
     MAX_PARTITIONS: ClassVar[int] = 1
     #: Secondary indexes of a model that has them (``primary_key_indexes``): on the first columns after the key.
     SECONDARY_INDEXES: ClassVar[int] = 3
+    #: What one of :meth:`table_ddl`'s ``partitions`` is on this engine (labels, units of a sweep's slope).
+    PARTITION_UNIT: ClassVar[str] = "partition"
+    #: What :meth:`table_ddl` writes for ``partitions=1``, in words (notebook 02's labels).
+    ONE_PARTITION: ClassVar[str] = "plain table"
+    #: Partition counts notebook 02's paper-scale sweep adds on this engine, where routing a row
+    #: among many partitions may start to cost something.
+    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = ()
     #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
     BULK_PATH: ClassVar[str | None] = None
     #: Notebook 03's operations this engine runs: ``insert`` (new keys), ``overwrite`` (an

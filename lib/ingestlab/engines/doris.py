@@ -47,6 +47,10 @@ class Doris(StarRocks):
     }
     #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write).
     KEYED_MODEL = "unique"
+    #: UNIQUE KEY tables are merge-on-write (the default since Doris 2.1, written out for older ones).
+    MODEL_PROPERTIES: ClassVar[dict[str, dict[str, str]]] = {
+        "unique": {"enable_unique_key_merge_on_write": "true"},
+    }
     TABLE_PROPERTY_OPTIONS = StarRocks.TABLE_PROPERTY_OPTIONS + ("group_commit_interval_ms",)
     TABLE_DEFAULT_KEYS = StarRocks.TABLE_DEFAULT_KEYS + ("group_commit_interval_ms",)
     LAB_QUERY_KEYS = StarRocks.LAB_QUERY_KEYS + ("group_commit_interval_ms",)

@@ -32,6 +32,7 @@ class MariaDB(MySQL):
         "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
     }
     MODEL_ENGINES: ClassVar[dict[str, str]] = {"aria": "Aria"}
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",

@@ -177,6 +177,7 @@ class MySQL(Engine):
         "myisam": "MyISAM table with a primary key: no transactions, no redo log",
     }
     DEFAULT_MODEL = "no_key"
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("myisam",)
     KEYED_MODEL = "primary_key"
     #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
     MAX_PARTITIONS = 8192

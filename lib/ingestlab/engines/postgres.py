@@ -90,9 +90,12 @@ class Postgres(Engine):
         "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
     }
     DEFAULT_MODEL = "no_key"
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("unlogged",)
     KEYED_MODEL = "primary_key"
     #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
     MAX_PARTITIONS = 1024
+    #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).
+    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
 
     def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                   model: str | None = None, partitions: int | None = None) -> list[str]:

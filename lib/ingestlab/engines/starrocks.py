@@ -76,6 +76,10 @@ class StarRocks(MySQL):
     KEYED_MODEL = "primary"
     #: Buckets (tablets) per table: the adapter allows up to 1024.
     MAX_PARTITIONS = 1024
+    PARTITION_UNIT = "bucket"
+    ONE_PARTITION = "1 bucket (one tablet)"
+    #: ``PROPERTIES`` each table model's :meth:`table_ddl` writes (model → name → value).
+    MODEL_PROPERTIES: ClassVar[dict[str, dict[str, str]]] = {}
     #: The FE's HTTP port when the URL has no ``http_port``.
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
     #: Table models (``create_table_sql(model=...)``) → the key clause of that model.
@@ -234,7 +238,8 @@ class StarRocks(MySQL):
         """
         model = self.resolve_model(model, key)
         buckets = self.check_partitions(partitions) if partitions is not None else None
-        return [self.create_table_sql(table, columns, model=model, key=list(key) or None, buckets=buckets)]
+        return [self.create_table_sql(table, columns, model=model, key=list(key) or None, buckets=buckets,
+                                      properties=self.MODEL_PROPERTIES.get(model))]
 
     def drop_table_sql(self, table: str) -> str:
         """``DROP TABLE IF EXISTS … FORCE``: no copy left in the recycle bin for a day."""

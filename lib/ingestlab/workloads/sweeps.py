@@ -1,0 +1,378 @@
+"""Notebook 02's workload: single-row INSERTs into tables that differ in one storage parameter at a time."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
+from ingestlab.timing import time_statements
+from ingestlab.workloads._params import one_of, positive_int, subset
+
+NOTEBOOK = "02_component_sweeps"
+#: The table parameters a sweep changes, one at a time, from the baseline.
+FACTORS = ("partitions", "columns", "model")
+#: Sizes per SCALE. ``paper`` is the seed's 200 statements after 20 warm-up ones, in rounds.
+SCALES: dict[str, dict[str, int]] = {
+    "smoke": {"statements": 40, "warmup": 20, "repeats": 2, "profile_n": 6},
+    "paper": {"statements": 200, "warmup": 20, "repeats": 5, "profile_n": 30},
+}
+#: The seed's levels: buckets (here partitions) and columns.
+DEFAULT_PARTITIONS = (1, 4, 8, 16, 32, 64)
+DEFAULT_COLUMNS = (4, 20, 50)
+#: Most columns a swept table may have (PostgreSQL allows 1 600, InnoDB 1 017).
+MAX_COLUMNS = 1000
+#: ``variant`` value that stands for each engine's first commit variant (its server default).
+DEFAULT_VARIANT = "default"
+TABLE = "ingestlab_sweep"
+#: Ids of warm-up rows start here, far from the measured ones (0, 1, …).
+WARMUP_START_ID = -10**9
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One table: its hash partitions (buckets), its column count and its key model."""
+
+    partitions: int
+    n_columns: int
+    model: str
+
+    @property
+    def name(self) -> str:
+        """A short label: ``p16 c4 no_key``."""
+        return f"p{self.partitions} c{self.n_columns} {self.model}"
+
+    def value(self, factor: str) -> Any:
+        """This table's level of ``factor`` (one of :data:`FACTORS`)."""
+        return {"partitions": self.partitions, "columns": self.n_columns, "model": self.model}[factor]
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """Validated parameters of notebook 02 (see :func:`validate`)."""
+
+    targets: tuple[str, ...]
+    scale: str
+    variants: tuple[str, ...]
+    factors: tuple[str, ...]
+    partitions: tuple[int, ...]
+    columns: tuple[int, ...]
+    models: tuple[str, ...] | None
+    statements: int
+    warmup: int
+    repeats: int
+    profile_n: int
+    seed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as a plain dict (for ``run.json``)."""
+        return dataclasses.asdict(self)
+
+
+def int_levels(name: str, value: Any, default: Sequence[int]) -> tuple[int, ...]:
+    """A sweep's levels: positive integers from a list or a comma-separated string, sorted, distinct.
+
+    Examples
+    --------
+    >>> int_levels("PARTITIONS", "8, 1,4", ())
+    (1, 4, 8)
+    >>> int_levels("COLUMNS", "4,x", ())
+    Traceback (most recent call last):
+    ...
+    ingestlab.errors.ConfigError: COLUMNS='x' is not valid: expected positive integers, comma-separated (e.g. 1,4,8)
+    """
+    if value is None:
+        return tuple(default)
+    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else (
+        list(value) if isinstance(value, (list, tuple)) else [value])
+    items = [v for v in items if v != ""]
+    if not items:
+        raise ConfigError(name, value, "a non-empty list of positive integers (e.g. 1,4,8)")
+    levels = []
+    for item in items:
+        number = item
+        if isinstance(item, str):
+            try:
+                number = int(item)
+            except ValueError:
+                raise ConfigError(name, item, "positive integers, comma-separated (e.g. 1,4,8)") from None
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ConfigError(name, item, "positive integers, comma-separated (e.g. 1,4,8)")
+        levels.append(number)
+    return tuple(sorted(set(levels)))
+
+
+def validate(targets: Sequence[str] | str = "postgres,mariadb", scale: str = "smoke",
+             variants: Sequence[str] | str | None = None, factors: Sequence[str] | str | None = None,
+             partitions: Sequence[int] | str | None = None, columns: Sequence[int] | str | None = None,
+             models: Sequence[str] | str | None = None, statements: int | None = None, warmup: int | None = None,
+             repeats: int | None = None, profile_n: int | None = None, seed: int = 0) -> Params:
+    """Check notebook 02's parameters without starting anything; return them resolved.
+
+    Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter, the
+    value and what is accepted: a level that is not a positive integer, more partitions than
+    a target's ``MAX_PARTITIONS``, fewer columns than the seed's table, a model or variant no
+    target has, or a factor a target cannot vary. ``None`` means "the SCALE's size" / "all".
+
+    Examples
+    --------
+    >>> validate("postgres").partitions
+    (1, 4, 8, 16, 32, 64)
+    >>> validate("mariadb", models="unlogged")
+    Traceback (most recent call last):
+    ...
+    ingestlab.errors.ConfigError: MODELS='unlogged' is not valid: expected each one of: mariadb: no_key, primary_key, primary_key_indexes, aria
+    """
+    one_of("SCALE", scale, SCALES)
+    size = SCALES[scale]
+    classes = _target_classes(targets)
+    factors = subset("FACTORS", list(FACTORS) if factors is None else factors, FACTORS)
+    partitions = int_levels("PARTITIONS", partitions, DEFAULT_PARTITIONS)
+    columns = int_levels("COLUMNS", columns, DEFAULT_COLUMNS)
+    if columns[0] < len(SEED_COLUMNS) or columns[-1] > MAX_COLUMNS:
+        bad = columns[0] if columns[0] < len(SEED_COLUMNS) else columns[-1]
+        raise ConfigError("COLUMNS", bad, f"integers from {len(SEED_COLUMNS)} (the seed's table) to {MAX_COLUMNS}")
+    for target, cls in classes.items():
+        _check_factors(target, cls, factors, partitions)
+    model_names = None if models is None else _models(models, classes, "model" in factors)
+    variant_names = _variants(variants, classes)
+    return Params(tuple(classes), scale, variant_names, factors, partitions, columns, model_names,
+                  positive_int("STATEMENTS", size["statements"] if statements is None else statements),
+                  positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True),
+                  positive_int("REPEATS", size["repeats"] if repeats is None else repeats),
+                  positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True),
+                  _seed(seed))
+
+
+def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
+    items = [t.strip() for t in targets.split(",")] if isinstance(targets, str) else list(targets or [])
+    items = [t for t in items if t]
+    if not items:
+        raise ConfigError("TARGETS", targets, "engine names (" + ", ".join(Engine.names()) + ") or URLs, comma-separated")
+    classes = {}
+    for target in items:
+        try:
+            cls = Engine.class_of(target)
+        except ConfigError as exc:
+            raise ConfigError("TARGETS", exc.value, exc.accepted) from None
+        if not (cls.has("table_ddl") and cls.has("execute")):
+            sql = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl") and c.has("execute"))
+            raise ConfigError("TARGETS", target, f"an engine with SQL tables ({sql})")
+        classes[target] = cls
+    return classes
+
+
+def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], partitions: Sequence[int]) -> None:
+    if "partitions" in factors and cls.MAX_PARTITIONS < 2:
+        raise ConfigError("FACTORS", "partitions", f"factors {cls.NAME} can vary: columns" +
+                          (", model" if cls.TABLE_MODELS else "") + f" ({cls.NAME} does not partition tables)")
+    if "model" in factors and not cls.TABLE_MODELS:
+        raise ConfigError("FACTORS", "model", f"factors {cls.NAME} can vary: partitions, columns "
+                          f"({cls.NAME} has one table model)")
+    if partitions[-1] > cls.MAX_PARTITIONS:
+        raise ConfigError("PARTITIONS", partitions[-1],
+                          f"at most {cls.MAX_PARTITIONS} {cls.PARTITION_UNIT}s for {target}")
+
+
+def _models(models: Sequence[str] | str, classes: dict[str, type[Engine]], swept: bool) -> tuple[str, ...]:
+    known = list(dict.fromkeys(m for cls in classes.values() for m in cls.TABLE_MODELS))
+    accepted = "each one of: " + "; ".join(f"{t}: {', '.join(c.TABLE_MODELS)}" for t, c in classes.items())
+    items = [v.strip() for v in models.split(",")] if isinstance(models, str) else list(models)
+    for item in items:
+        if item and item not in known:
+            raise ConfigError("MODELS", item, accepted)
+    chosen = subset("MODELS", models, known)
+    for target, cls in classes.items():
+        own = [m for m in chosen if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
+        if swept and not own:
+            raise ConfigError("MODELS", models, f"at least one model of {target} besides its baseline "
+                              f"{cls.DEFAULT_MODEL}: {', '.join(m for m in cls.TABLE_MODELS if m != cls.DEFAULT_MODEL)}")
+    return chosen
+
+
+def _variants(variants: Sequence[str] | str | None, classes: dict[str, type[Engine]]) -> tuple[str, ...]:
+    known = [DEFAULT_VARIANT, *dict.fromkeys(v for cls in classes.values() for v in cls.COMMIT_VARIANTS)]
+    chosen = subset("VARIANTS", [DEFAULT_VARIANT] if variants is None else variants, known)
+    for target, cls in classes.items():
+        if DEFAULT_VARIANT not in chosen and not set(chosen) & set(cls.COMMIT_VARIANTS):
+            raise ConfigError("VARIANTS", ",".join(chosen), f"at least one variant of {target}: "
+                              + ", ".join([DEFAULT_VARIANT, *cls.COMMIT_VARIANTS]))
+    return chosen
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError("SEED", seed, "an integer")
+    return seed
+
+
+# -- what runs on each engine ------------------------------------------------------------------
+def variants_for(params: Params, cls: type[Engine]) -> list[str]:
+    """The commit variants ``cls`` runs: its own among ``params.variants``, ``default`` as its first.
+
+    Examples
+    --------
+    >>> from ingestlab.engines.postgres import Postgres
+    >>> variants_for(validate("postgres,mariadb", variants="default,sync_off"), Postgres)
+    ['sync_on', 'sync_off']
+    """
+    first = next(iter(cls.COMMIT_VARIANTS), DEFAULT_VARIANT)
+    names = [first if v == DEFAULT_VARIANT else v for v in params.variants]
+    return [v for v in dict.fromkeys(names) if v in cls.COMMIT_VARIANTS or v == first]
+
+
+def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
+    """Each swept factor's levels on ``cls``, the baseline's first.
+
+    Partitions add the engine's :attr:`~ingestlab.engines.base.Engine.SWEEP_EXTRA_PARTITIONS`
+    at paper scale; models are the engine's own among ``params.models`` (all when None),
+    its default model first. A factor not swept keeps only its baseline level.
+
+    Examples
+    --------
+    >>> from ingestlab.engines.postgres import Postgres
+    >>> levels(validate("postgres", scale="paper"), Postgres)["partitions"]
+    [1, 4, 8, 16, 32, 64, 256, 1024]
+    >>> levels(validate("postgres", models="unlogged"), Postgres)["model"]
+    ['no_key', 'unlogged']
+    """
+    extra = cls.SWEEP_EXTRA_PARTITIONS if params.scale == "paper" else ()
+    parts = sorted(set(params.partitions) | {p for p in extra if p <= cls.MAX_PARTITIONS})
+    models = [m for m in (params.models or cls.TABLE_MODELS) if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
+    out = {"partitions": parts, "columns": list(params.columns), "model": [cls.DEFAULT_MODEL, *models]}
+    return {f: values if f in params.factors else values[:1] for f, values in out.items()}
+
+
+def configurations(params: Params, cls: type[Engine]) -> list[Config]:
+    """The tables measured on ``cls``: the baseline, then one per other level of each factor.
+
+    Examples
+    --------
+    >>> from ingestlab.engines.mariadb import MariaDB
+    >>> [c.name for c in configurations(validate("mariadb", partitions="1,8", columns="4,5", models="aria"), MariaDB)]
+    ['p1 c4 no_key', 'p8 c4 no_key', 'p1 c5 no_key', 'p1 c4 aria']
+    """
+    lv = levels(params, cls)
+    base = Config(lv["partitions"][0], lv["columns"][0], lv["model"][0])
+    out = [base]
+    out += [dataclasses.replace(base, partitions=p) for p in lv["partitions"][1:]]
+    out += [dataclasses.replace(base, n_columns=c) for c in lv["columns"][1:]]
+    out += [dataclasses.replace(base, model=m) for m in lv["model"][1:]]
+    return out
+
+
+def config_labels(engine: Engine, config: Config, baseline: Config) -> dict[str, Any]:
+    """The columns every sample of ``config`` carries: its levels, whether it is the baseline, the units."""
+    return {"config": config.name, "partitions": config.partitions, "n_columns": config.n_columns,
+            "model": config.model, "baseline": config == baseline, "baseline_model": baseline.model,
+            "partition_unit": engine.PARTITION_UNIT,
+            "model_skips_commit_flush": config.model in engine.COMMIT_FREE_MODELS,
+            "partition_layout": engine.ONE_PARTITION if config.partitions == 1
+            else f"{config.partitions} {engine.PARTITION_UNIT}s"}
+
+
+# -- measuring -----------------------------------------------------------------------------
+def run_configuration(engine: Engine, config: Config, rows: list[tuple], warm: list[tuple]) -> pd.DataFrame:
+    """Create ``config``'s table empty, run ``warm`` then ``rows`` as single-row INSERTs; return the samples.
+
+    Warm-up statements write into the same table first (kept, flagged); afterwards the table
+    must hold every row written, else :class:`~ingestlab.errors.DataLossError`.
+    """
+    columns = datagen.wide_columns(config.n_columns)
+    names = [n for n, _ in columns]
+    engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
+    sql = engine.insert_sql(TABLE, names, 1)  # built before the clock starts
+    statements = [*warm, *rows]
+    frame = time_statements(lambda row: engine.execute(sql, row), statements, rows=[1] * len(statements),
+                            bytes_=[datagen.row_bytes(r) for r in statements], warmup=len(warm))
+    check_rows(engine, config, len(statements))
+    return frame
+
+
+def check_rows(engine: Engine, config: Config, written: int) -> None:
+    """Raise :class:`~ingestlab.errors.DataLossError` unless the table holds ``written`` rows."""
+    held = engine.count_rows(TABLE)
+    if held != written:
+        raise DataLossError(f"{engine.label} {config.name}: table holds {held} rows after {written} were written")
+
+
+def configuration_anatomy(engine: Engine, config: Config, rows: list[tuple]) -> pd.DataFrame:
+    """The engine's statement anatomy of ``rows`` written one by one into ``config``'s fresh table."""
+    columns = datagen.wide_columns(config.n_columns)
+    engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
+    frame = engine.statement_anatomy(TABLE, [n for n, _ in columns], rows)
+    check_rows(engine, config, len(rows))
+    return frame
+
+
+def measure(params: Params, run) -> dict[str, pd.DataFrame]:
+    """Run notebook 02's sweeps end to end; each engine is started and stopped inside.
+
+    Per engine and commit variant: every configuration (:func:`configurations`) gets a
+    fresh table, ``warmup`` then ``statements`` single-row autocommit INSERTs, once per
+    round; the configurations run in a new random order in each of ``repeats`` rounds, so
+    drift in the machine reaches all of them alike. Then, per configuration, the engine's
+    statement anatomy of ``profile_n`` more INSERTs into a fresh table. Samples are
+    appended to ``run`` after every configuration, so an interrupted run keeps them.
+
+    Returns
+    -------
+    dict
+        ``samples`` (one row per statement, warm-up flagged) and ``anatomy`` (tidy, see
+        :meth:`Engine.statement_anatomy`, with the configuration's columns).
+    """
+    out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
+    rng = np.random.default_rng(params.seed)
+    for target in params.targets:
+        engine = Engine.resolve(target)
+        try:
+            engine.start()
+            for variant in variants_for(params, type(engine)):
+                engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
+                run.record_engine(engine, variant=variant)
+                _measure_variant(engine, variant, params, run, rng, out)
+        finally:
+            engine.close()
+    return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
+
+
+def _measure_variant(engine: Engine, variant: str, params: Params, run, rng: np.random.Generator,
+                     out: dict[str, list[pd.DataFrame]]) -> None:
+    configs = configurations(params, type(engine))
+    labels = {"engine": engine.label, "variant": variant}
+    total = len(configs) * params.repeats * (params.statements + params.warmup)
+    with tqdm(total=total, desc=f"{engine.label} {variant}", unit="stmt") as bar:
+        for rnd in range(params.repeats):
+            width = {c.n_columns: datagen.wide_columns(c.n_columns) for c in configs}
+            rows = {n: datagen.wide_rows(cols, params.statements, seed=params.seed * 1000 + rnd)
+                    for n, cols in width.items()}
+            warm = {n: datagen.wide_rows(cols, params.warmup, start_id=WARMUP_START_ID, seed=params.seed + 7)
+                    for n, cols in width.items()}
+            for position, i in enumerate(rng.permutation(len(configs))):
+                config = configs[i]
+                frame = run_configuration(engine, config, rows[config.n_columns], warm[config.n_columns])
+                frame = frame.assign(**labels, round=rnd, position=position,
+                                     **config_labels(engine, config, configs[0]))
+                run.append(frame)
+                out["samples"].append(frame)
+                bar.update(len(frame))
+    if not params.profile_n:
+        return
+    for config in configs:
+        rows = datagen.wide_rows(datagen.wide_columns(config.n_columns), params.profile_n, start_id=10**9,
+                                 seed=params.seed + 13)
+        try:
+            frame = configuration_anatomy(engine, config, rows)
+        except UnsupportedOperationError as exc:
+            run.note(f"{engine.label} {variant}: no anatomy ({exc})")
+            return
+        frame = frame.assign(**labels, **config_labels(engine, config, configs[0]))
+        run.append(frame, table="anatomy")
+        out["anatomy"].append(frame)

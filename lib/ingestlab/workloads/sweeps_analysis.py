@@ -1,0 +1,393 @@
+"""Notebook 02's analysis: medians with CIs per level, slopes and model effects, their share of the overhead."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ingestlab import anatomy, models, report
+
+#: Factor → the sample column that holds its level.
+LEVEL_COLUMNS = {"partitions": "partitions", "columns": "n_columns", "model": "model"}
+#: Factors with numeric levels, fitted with a slope.
+NUMERIC = ("partitions", "columns")
+#: An effect over the swept range at least this share of the single-row INSERT's own time
+#: (with a CI that excludes zero) would make that storage parameter what sets the price.
+LARGE_SHARE = 0.5
+GROUP = ["engine", "variant"]
+
+
+def factor_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each factor's sweep: those whose other two levels are the baseline's.
+
+    The baseline configuration belongs to every factor, so its rows appear once per factor.
+    Adds ``factor``, ``level`` (text), ``level_value`` (NaN for the model) and ``series``
+    (engine and variant); factors swept at one level only are left out.
+    """
+    base = (frame[frame["baseline"]].drop_duplicates(GROUP)
+            .set_index(GROUP)[list(LEVEL_COLUMNS.values())].add_suffix("_base"))
+    merged = frame.join(base, on=GROUP)
+    parts = []
+    for factor, col in LEVEL_COLUMNS.items():
+        others = [c for c in LEVEL_COLUMNS.values() if c != col]
+        mask = np.logical_and.reduce([merged[c] == merged[c + "_base"] for c in others])
+        part = frame[mask].assign(factor=factor, level=frame.loc[mask, col].astype(str),
+                                  level_value=frame.loc[mask, col].astype(float) if factor in NUMERIC else np.nan)
+        swept = part.groupby(GROUP)["level"].transform("nunique") > 1
+        parts.append(part[swept])
+    out = pd.concat(parts, ignore_index=True)
+    return out.assign(series=out["engine"] + " " + out["variant"])
+
+
+def sweep_table(samples: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """One row per engine × variant × factor × level: the median single-row INSERT with its bootstrap CI.
+
+    Warm-up statements are left out. ``median_ci_*`` is a percentile bootstrap over the
+    level's statements of every round; ``p95_ms``, ``n`` and ``rounds`` beside it.
+    """
+    rows = factor_rows(samples[~samples["warmup"]])
+    out = []
+    keys = [*GROUP, "series", "factor", "level", "level_value", "baseline", "partition_layout", "partition_unit"]
+    for key, g in rows.groupby(keys, sort=False, dropna=False):
+        ms = g["elapsed_s"].to_numpy() * 1e3
+        ci = models.median_ci(ms, seed=seed)
+        out.append({**dict(zip(keys, key)), "median_ms": ci["median"], "median_ci_low_ms": ci["ci_low"],
+                    "median_ci_high_ms": ci["ci_high"], "p95_ms": float(np.percentile(ms, 95)), "n": len(ms),
+                    "rounds": g["round"].nunique()})
+    table = pd.DataFrame(out)
+    table["level_label"] = table["level"].where(~((table["factor"] == "partitions") & (table["level_value"] == 1)),
+                                                table["partition_layout"])
+    order = {f: i for i, f in enumerate(LEVEL_COLUMNS)}  # partitions, columns, model: the seed's order
+    return (table.sort_values([*GROUP, "factor", "level_value"], key=lambda c: c.map(order) if c.name == "factor" else c,
+                              kind="stable").reset_index(drop=True))
+
+
+def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """Slopes per partition and per column (OLS over each round's median at each level), model differences.
+
+    A numeric factor's points are the median of every (round, level): drift between rounds
+    widens the CI instead of hiding in it. A model's effect is the difference of its median
+    from the baseline model's, with a bootstrap CI over the statements. ``effect_ms`` is the
+    factor's effect over its whole swept range (slope × range, or the difference), and
+    ``share_of_overhead`` that effect over the baseline's median single-row INSERT.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine, variant, factor, level, method, slope_ms, slope_ci_low_ms, slope_ci_high_ms,
+        unit, intercept_ms, r2, n_points, effect_ms`` (+ CI), ``baseline_median_ms``,
+        ``share_of_overhead`` (+ CI).
+    """
+    rows = factor_rows(samples[~samples["warmup"]])
+    per_round = (rows[rows["factor"].isin(NUMERIC)]
+                 .groupby([*GROUP, "factor", "level_value", "round"], sort=False)["elapsed_s"].median()
+                 .mul(1e3).rename("median_ms").reset_index())
+    lines = models.fit_sweep(per_round, x="level_value", y="median_ms", by=[*GROUP, "factor"])
+    span = per_round.groupby([*GROUP, "factor"])["level_value"].agg(["min", "max"])
+    unit = rows.drop_duplicates(GROUP).set_index(GROUP)
+    numeric = []
+    for r in lines.itertuples():
+        lo, hi = span.loc[(r.engine, r.variant, r.factor)]
+        per = unit.loc[(r.engine, r.variant), "partition_unit"] if r.factor == "partitions" else "column"
+        numeric.append({"engine": r.engine, "variant": r.variant, "factor": r.factor, "level": f"{lo:g}–{hi:g}",
+                        "method": r.method, "slope_ms": r.slope, "slope_ci_low_ms": r.slope_ci_low,
+                        "slope_ci_high_ms": r.slope_ci_high, "unit": f"ms per {per}", "intercept_ms": r.intercept,
+                        "r2": r.r2, "n_points": r.n_points, "range": hi - lo})
+    out = pd.DataFrame(numeric)
+    if not out.empty:
+        for end in ("", "_ci_low", "_ci_high"):
+            out[f"effect{end}_ms"] = out[f"slope{end}_ms"] * out["range"]
+    out = pd.concat([out.drop(columns="range", errors="ignore"), _model_effects(rows, seed=seed)], ignore_index=True)
+    base = sweeps[sweeps["baseline"]].drop_duplicates(GROUP).set_index(GROUP)["median_ms"]
+    out["baseline_median_ms"] = [base.loc[(e, v)] for e, v in zip(out["engine"], out["variant"])]
+    for end in ("", "_ci_low", "_ci_high"):
+        out["share_of_overhead" + end.replace("_ci", "")] = out[f"effect{end}_ms"] / out["baseline_median_ms"]
+    return out.rename(columns={"share_of_overhead_low": "share_ci_low", "share_of_overhead_high": "share_ci_high"})
+
+
+def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
+    models_rows = rows[rows["factor"] == "model"]
+    out = []
+    for (engine, variant), g in models_rows.groupby(GROUP, sort=False):
+        base_model = g["baseline_model"].iloc[0]
+        base = g.loc[g["model"] == base_model, "elapsed_s"].to_numpy() * 1e3
+        for model, m in g[g["model"] != base_model].groupby("model", sort=False):
+            d = models.median_difference_ci(m["elapsed_s"].to_numpy() * 1e3, base, seed=seed)
+            out.append({"engine": engine, "variant": variant, "factor": "model", "level": model,
+                        "skips_commit_flush": bool(m["model_skips_commit_flush"].iloc[0]),
+                        "method": "bootstrap_median_difference", "slope_ms": d["diff"],
+                        "slope_ci_low_ms": d["ci_low"], "slope_ci_high_ms": d["ci_high"],
+                        "unit": f"ms vs {base_model}", "n_points": d["n_a"] + d["n_b"],
+                        "effect_ms": d["diff"], "effect_ci_low_ms": d["ci_low"], "effect_ci_high_ms": d["ci_high"]})
+    return pd.DataFrame(out)
+
+
+# -- where the extra time goes ----------------------------------------------------------------
+def anatomy_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The anatomy's mean parts per configuration (:func:`ingestlab.anatomy.summary`), by factor and level."""
+    if frame.empty:
+        return pd.DataFrame()
+    rows = factor_rows(frame)
+    return anatomy.summary(rows, by=[*GROUP, "factor", "level", "level_value"])
+
+
+def statement_parts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every profiled statement's time parts in long form (a part it skipped: 0 ms), by factor and level."""
+    stats = frame[(frame["pass"] == "stats") & frame["ms"].notna()]
+    parts = set(stats["component"])
+    timed = frame[(frame["pass"] != "stats") & ~frame["warmup"] & frame["component"].isin(parts)]
+    rows = factor_rows(timed)
+    keys = [*GROUP, "series", "factor", "level", "statement_no"]
+    wide = rows.groupby([*keys, "component"], sort=False)["ms"].sum().unstack("component", fill_value=0.0)
+    long = wide.reset_index().melt(id_vars=keys, var_name="component", value_name="ms")
+    numeric = long["factor"].isin(NUMERIC)
+    return long.assign(level_value=pd.to_numeric(long["level"].where(numeric), errors="coerce"))
+
+
+def attribution(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per numeric factor, the slope of each anatomy part against the level, over every profiled statement.
+
+    The parts are the engine's own (PostgreSQL: planning, execution, wal_flush; MariaDB:
+    its stages; StarRocks/Doris: execution and fe_overhead from TotalTime − ExecutionTime),
+    ``client_total`` the lab's clock and ``unexplained`` the rest, so the parts' slopes add
+    up to the client's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine, variant, factor, component, slope_ms`` with CI, ``n_points``, and
+        ``share_of_slope`` (the part's slope over ``client_total``'s).
+    """
+    if frame.empty:
+        return pd.DataFrame()
+    parts = statement_parts(frame)
+    parts = parts[parts["factor"].isin(NUMERIC)]
+    if parts.empty:
+        return pd.DataFrame()
+    fits = models.fit_sweep(parts, x="level_value", y="ms", by=[*GROUP, "factor", "component"])
+    fits = fits.rename(columns={"slope": "slope_ms", "slope_ci_low": "slope_ci_low_ms",
+                                "slope_ci_high": "slope_ci_high_ms"})
+    total = fits[fits["component"] == anatomy.CLIENT_TOTAL].set_index([*GROUP, "factor"])["slope_ms"]
+    fits["share_of_slope"] = fits["slope_ms"] / [total.get((e, v, f), np.nan)
+                                                 for e, v, f in zip(fits["engine"], fits["variant"], fits["factor"])]
+    return fits[[*GROUP, "factor", "component", "method", "slope_ms", "slope_ci_low_ms", "slope_ci_high_ms",
+                 "n_points", "share_of_slope"]]
+
+
+# -- the seed's question, and its numbers ------------------------------------------------------
+def significant(row) -> bool:
+    """Whether an effect's CI excludes zero."""
+    low, high = row["effect_ci_low_ms"], row["effect_ci_high_ms"]
+    return bool(math.isfinite(low) and math.isfinite(high) and (low > 0 or high < 0))
+
+
+def verdict(fits: pd.DataFrame) -> pd.DataFrame:
+    """Per engine and variant: the largest effect (by share of the overhead) and whether storage sets the price.
+
+    The storage pipeline "sets the price" when some factor's effect over its swept range
+    is at least :data:`LARGE_SHARE` of the baseline single-row INSERT and its CI excludes 0.
+    Models that skip the commit's log flush (``skips_commit_flush``: PostgreSQL's unlogged,
+    MariaDB's Aria) change the commit, not the storage pipeline: they are reported apart.
+    """
+    rows = []
+    fits = fits.assign(skips_commit_flush=fits.get("skips_commit_flush", pd.Series(False, index=fits.index))
+                       .fillna(False).astype(bool))
+    for (engine, variant), every in fits.groupby(GROUP, sort=False):
+        g = every[~every["skips_commit_flush"]]
+        g = g.assign(abs_share=g["share_of_overhead"].abs(), sig=[significant(r) for _, r in g.iterrows()])
+        top = g.sort_values("abs_share", ascending=False).iloc[0]
+        commit = every[every["skips_commit_flush"]]
+        rows.append({"engine": engine, "variant": variant, "largest_factor": top["factor"],
+                     "largest_level": top["level"], "largest_share": top["share_of_overhead"],
+                     "largest_effect_ms": top["effect_ms"], "baseline_median_ms": top["baseline_median_ms"],
+                     "storage_sets_price": bool(((g["abs_share"] >= LARGE_SHARE) & g["sig"]).any()),
+                     "significant_factors": ", ".join(dict.fromkeys(g.loc[g["sig"], "factor"])),
+                     "commit_free": "; ".join(f"{r.level} {100 * r.share_of_overhead:+.0f} %" for r in commit.itertuples())})
+    return pd.DataFrame(rows)
+
+
+def describe_sweeps(sweeps: pd.DataFrame) -> list[str]:
+    """Per engine and variant, each numeric factor's medians at its first and last level, with CIs."""
+    lines = []
+    for (engine, variant, factor), g in sweeps[sweeps["factor"].isin(NUMERIC)].groupby([*GROUP, "factor"],
+                                                                                       sort=False):
+        first, last = g.iloc[0], g.iloc[-1]
+        lines.append(f"**{engine} {variant}, {factor}**: median single-row INSERT "
+                     f"{_median(first)} at {first['level_label']} → {_median(last)} at {last['level_label']} "
+                     f"({int(last['n'])} statements per level over {int(last['rounds'])} rounds).")
+    return lines
+
+
+def _median(row) -> str:
+    return report.format_estimate(row["median_ms"], row["median_ci_low_ms"], row["median_ci_high_ms"], digits=3)
+
+
+def describe_fits(fits: pd.DataFrame) -> list[str]:
+    """Per fit: the slope or difference with its CI, its effect over the range and its share of the overhead."""
+    lines = []
+    for _, r in fits.iterrows():
+        what = f"{r['factor']} {r['level']}" if r["factor"] != "model" else f"model {r['level']}"
+        lines.append(f"**{r['engine']} {r['variant']}, {what}**: "
+                     f"{report.format_estimate(r['slope_ms'], r['slope_ci_low_ms'], r['slope_ci_high_ms'], unit=r['unit'])}"
+                     + (f", {r['effect_ms']:+.3f} ms over the sweep" if r["factor"] in NUMERIC else "")
+                     + f" = {_share(r)} of the baseline's {r['baseline_median_ms']:.3f} ms.")
+    return lines
+
+
+def _share(r) -> str:
+    return (f"{100 * r['share_of_overhead']:+.0f} % (95 % CI {100 * r['share_ci_low']:+.0f} to "
+            f"{100 * r['share_ci_high']:+.0f} %)" if math.isfinite(r["share_ci_low"])
+            else f"{100 * r['share_of_overhead']:+.0f} % (no CI)")
+
+
+def answer(fits: pd.DataFrame) -> list[str]:
+    """The seed's question — is the storage pipeline what makes a single-row INSERT expensive? — per engine."""
+    lines = []
+    for v in verdict(fits).itertuples():
+        said = "**yes**" if v.storage_sets_price else "**no**"
+        sig = f"effects whose CI excludes 0: {v.significant_factors}" if v.significant_factors else \
+            "no effect's CI excludes 0"
+        lines.append(f"**{v.engine} {v.variant}** — does the storage layout set the price of a single-row INSERT? "
+                     f"{said}: the largest effect over the swept range is {v.largest_factor} ({v.largest_level}), "
+                     f"{v.largest_effect_ms:+.3f} ms = {100 * v.largest_share:+.0f} % of the baseline's "
+                     f"{v.baseline_median_ms:.3f} ms ({sig}; the threshold is {100 * LARGE_SHARE:.0f} % with a CI "
+                     "excluding 0): "
+                     + ("that table parameter moves the price by at least half of it."
+                        if v.storage_sets_price else
+                        "the fixed per-statement overhead, which no table parameter moves, dominates.")
+                     + (f" Models that skip the commit's log flush, set apart as the commit's effect, not the "
+                        f"storage pipeline's: {v.commit_free}." if v.commit_free else ""))
+    return lines
+
+
+def describe_attribution(table: pd.DataFrame, fits: pd.DataFrame, top: int = 2) -> list[str]:
+    """For each numeric slope whose CI excludes 0: the anatomy parts that carry most of it."""
+    if table.empty:
+        return ["No anatomy was recorded, so the slopes are not attributed."]
+    lines = []
+    for _, f in fits[fits["factor"].isin(NUMERIC)].iterrows():
+        parts = table[(table["engine"] == f["engine"]) & (table["variant"] == f["variant"])
+                      & (table["factor"] == f["factor"])]
+        total = parts[parts["component"] == anatomy.CLIENT_TOTAL]
+        parts = parts[parts["component"] != anatomy.CLIENT_TOTAL].sort_values("slope_ms", ascending=False)
+        if total.empty:
+            continue
+        biggest = "; ".join(f"{p.component} {p.slope_ms:+.2g} ms ({100 * p.share_of_slope:.0f} %)"
+                            for p in parts.head(top).itertuples())
+        sig = "" if significant(f) else " (the timed slope's CI includes 0: read as noise)"
+        lines.append(f"**{f['engine']} {f['variant']}, {f['factor']}**: the profiled statements' slope is "
+                     f"{total['slope_ms'].iloc[0]:+.2g} {f['unit']}{sig}; largest parts: {biggest}.")
+    return lines
+
+
+# -- live vs published ----------------------------------------------------------------------
+def published_effects() -> pd.DataFrame:
+    """The seed's per-unit costs and its share of the overhead, per deployment and factor.
+
+    ``share_of_overhead`` is the printed delta over the printed median at the sweep's first
+    level (for the table model: over the DUPLICATE median), computed here, not printed.
+    """
+    from ingestlab import published
+
+    effects = published.load("starrocks_component_effects")
+    sweeps = published.component_sweeps()
+    first = sweeps.groupby(["deployment", "factor"], sort=False)["median_ms"].first()
+    effects = effects.assign(factor=effects["scenario"])
+    effects["first_median_ms"] = [first.loc[(d, f)] for d, f in zip(effects["deployment"], effects["factor"])]
+    effects["share_of_overhead"] = effects["delta_ms"] / effects["first_median_ms"]
+    return effects
+
+
+#: The seed's factor name for each live factor.
+SEED_FACTOR = {"partitions": "buckets", "columns": "columns", "model": "model"}
+
+
+def live_vs_published(fits: pd.DataFrame, sweeps: pd.DataFrame) -> pd.DataFrame:
+    """The seed's medians and per-unit effects beside the live slopes, medians and shares.
+
+    Per live engine × variant and seed deployment: ms per partition (seed: per tablet), ms
+    per column, the largest model difference (seed: the models' spread), each factor's share
+    of the overhead, and the medians at the seed's end points (1 and 64, 4 and 50).
+    """
+    from ingestlab import published
+
+    seed = published_effects().set_index(["deployment", "factor"])
+    seed_medians = published.component_sweeps()
+    pub_rows, live_rows = [], []
+
+    def add(quantity, published_value, label, live, low, high, live_label):
+        pub_rows.append({"quantity": quantity, "published": published_value, "published_label": label})
+        live_rows.append({"quantity": quantity, "live": live, "live_ci_low": low, "live_ci_high": high,
+                          "live_label": live_label})
+
+    for (engine, variant), g in fits.groupby(GROUP, sort=False):
+        for deployment in seed.index.get_level_values(0).unique():
+            where = f"{engine} {variant} | seed {deployment}"
+            for factor in g["factor"].unique():
+                s = seed.loc[(deployment, SEED_FACTOR[factor])]
+                rows = g[g["factor"] == factor]
+                r = rows.iloc[0]
+                if factor in NUMERIC:
+                    add(f"{r['unit']} | seed per {s['per_unit'] or 'unit'} | {where}", s["per_unit_ms"],
+                        f"seed: {s['per_unit_printed']}", r["slope_ms"], r["slope_ci_low_ms"], r["slope_ci_high_ms"],
+                        f"live OLS slope over {r['level']}")
+                else:
+                    r = rows.loc[rows["effect_ms"].abs().idxmax()]
+                    sign = 1.0 if r["effect_ms"] >= 0 else -1.0  # the CI of |difference| is the signed one, turned
+                    low, high = sorted((sign * r["effect_ci_low_ms"], sign * r["effect_ci_high_ms"]))
+                    add(f"largest model difference, ms | seed spread | {where}", s["delta_ms"],
+                        f"seed: {s['delta_printed']}", sign * r["effect_ms"], low, high,
+                        f"live |{r['level']} − {r['unit'].removeprefix('ms vs ')}|")
+                add(f"share of overhead, {factor} | {where}", s["share_of_overhead"],
+                    "seed: delta / first median", r["share_of_overhead"], r["share_ci_low"], r["share_ci_high"],
+                    "live effect / baseline median")
+            for factor, level in (("partitions", 1), ("partitions", 64), ("columns", 4), ("columns", 50)):
+                live = sweeps[(sweeps["engine"] == engine) & (sweeps["variant"] == variant)
+                              & (sweeps["factor"] == factor) & (sweeps["level_value"] == level)]
+                pub = seed_medians[(seed_medians["deployment"] == deployment)
+                                   & (seed_medians["factor"] == SEED_FACTOR[factor])
+                                   & (seed_medians["level_value"] == level)]
+                if len(live) and len(pub):
+                    add(f"median ms at {level} {factor} | {where}", pub["median_ms"].iloc[0], "seed median",
+                        live["median_ms"].iloc[0], live["median_ci_low_ms"].iloc[0], live["median_ci_high_ms"].iloc[0],
+                        "live median, bootstrap CI")
+    return models.compare_with_published(pd.DataFrame(live_rows), pd.DataFrame(pub_rows))
+
+
+def describe_published() -> list[str]:
+    """The seed's own answer, computed the same way from its printed numbers."""
+    effects = published_effects()
+    lines = []
+    for deployment, g in effects.groupby("deployment", sort=False):
+        top = g.loc[g["share_of_overhead"].abs().idxmax()]
+        lines.append(f"**seed, StarRocks {deployment}**: the largest effect is {top['factor']} "
+                     f"({top['delta_printed']}) = {100 * top['share_of_overhead']:.0f} % of the "
+                     f"{top['first_median_ms']:g} ms median — "
+                     + ("at or above" if abs(top["share_of_overhead"]) >= LARGE_SHARE else "below")
+                     + f" the {100 * LARGE_SHARE:.0f} % threshold; the seed printed no interval.")
+    return lines
+
+
+def headline(fits: pd.DataFrame) -> dict[str, float]:
+    """Every slope or difference and its share of the overhead, keyed by engine, variant, factor and level."""
+    out = {}
+    for _, r in fits.iterrows():
+        key = f"{r['engine']} {r['variant']} {r['factor']} {r['level']}"
+        out[f"slope_ms[{key}]"] = float(r["slope_ms"])
+        out[f"share_of_overhead[{key}]"] = float(r["share_of_overhead"])
+    return out
+
+
+def effects_for_plot(fits: pd.DataFrame) -> pd.DataFrame:
+    """The model rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_model_effects`."""
+    models_ = fits[fits["factor"] == "model"]
+    return models_.assign(series=models_["engine"] + " " + models_["variant"])
+
+
+def fits_for_plot(fits: pd.DataFrame, names: Sequence[str] = NUMERIC) -> pd.DataFrame:
+    """The numeric rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_sweep_medians`."""
+    numeric = fits[fits["factor"].isin(names)]
+    return numeric.assign(series=numeric["engine"] + " " + numeric["variant"])

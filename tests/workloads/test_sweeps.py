@@ -1,0 +1,252 @@
+"""Notebook 02's sweeps: validation before anything starts, real smoke runs, row checks, the fits on synthetic data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.errors import ConfigError, DataLossError
+from ingestlab.results import Run
+from ingestlab.workloads import sweeps
+from ingestlab.workloads import sweeps_analysis as analysis
+from tests.engines._support import parse_sql, table_names
+
+SR_URL = "starrocks://root@127.0.0.1:9030/ingestlab"
+DORIS_URL = "doris://root@127.0.0.1:9030/ingestlab"
+
+
+# -- validation ------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, name, value", [
+    ({"partitions": "1,0"}, "PARTITIONS", "0"),
+    ({"partitions": "1,2.5"}, "PARTITIONS", "2.5"),
+    ({"partitions": "1,-4"}, "PARTITIONS", "-4"),
+    ({"partitions": "1,4096"}, "PARTITIONS", 4096),                       # PostgreSQL's MAX_PARTITIONS is 1024
+    ({"targets": "mariadb", "partitions": "1,9000"}, "PARTITIONS", 9000),  # MariaDB's is 8192
+    ({"columns": "4,x"}, "COLUMNS", "x"),
+    ({"columns": "2,4"}, "COLUMNS", 2),
+    ({"columns": "4,5000"}, "COLUMNS", 5000),
+    ({"models": "no_key,columnstore"}, "MODELS", "columnstore"),
+    ({"targets": "mariadb", "models": "unlogged"}, "MODELS", "unlogged"),
+    ({"models": "no_key"}, "MODELS", "no_key"),                            # no model to compare with
+    ({"targets": "oracle"}, "TARGETS", "oracle"),
+    ({"targets": "rocksdb"}, "TARGETS", "rocksdb"),                        # no SQL tables to vary
+    ({"factors": "partitions,colour"}, "FACTORS", "colour"),
+    ({"variants": "sync_off"}, "VARIANTS", "sync_off"),                    # MariaDB has no such variant
+    ({"statements": 0}, "STATEMENTS", 0),
+    ({"repeats": -1}, "REPEATS", -1),
+    ({"warmup": 1.5}, "WARMUP", 1.5),
+    ({"scale": "huge"}, "SCALE", "huge"),
+])
+def test_bad_parameters_fail_before_any_server_starts(kwargs, name, value, tmp_path, monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
+    with pytest.raises(ConfigError) as err:
+        sweeps.validate(**{"targets": "postgres,mariadb", **kwargs})
+    assert err.value.name == name and err.value.value == value and "expected" in str(err.value)
+    assert not (tmp_path / "lab").exists()
+
+
+def test_the_runner_rejects_a_bad_sweep_value_with_the_notebooks_own_check():
+    from ingestlab import runner
+
+    with pytest.raises(ConfigError, match="PARTITIONS"):
+        runner.check_parameters(runner.find_notebook("02"), {"PARTITIONS": "1,4,zero"})
+
+
+def test_a_factor_the_target_cannot_vary_is_named():
+    class NoPartitions(Engine.classes()["postgres"]):
+        NAME = ""  # not registered: the registry keeps the real postgres
+        MAX_PARTITIONS = 1
+
+    with pytest.raises(ConfigError) as err:
+        sweeps._check_factors("flat", NoPartitions, ("partitions",), (1,))
+    assert err.value.name == "FACTORS" and err.value.value == "partitions" and "columns" in err.value.accepted
+
+
+def test_levels_follow_scale_and_engine():
+    pg, maria = Engine.classes()["postgres"], Engine.classes()["mariadb"]
+    paper = sweeps.validate("postgres,mariadb", scale="paper")
+    assert sweeps.levels(paper, pg)["partitions"] == [1, 4, 8, 16, 32, 64, 256, 1024]
+    assert sweeps.levels(paper, maria)["partitions"] == [1, 4, 8, 16, 32, 64]
+    assert sweeps.levels(paper, maria)["model"] == ["no_key", "primary_key", "primary_key_indexes", "aria"]
+    assert (paper.statements, paper.warmup) == (200, 20)
+    assert sweeps.variants_for(paper, pg) == ["sync_on"] and sweeps.variants_for(paper, maria) == ["flush_1"]
+    configs = sweeps.configurations(sweeps.validate("postgres", factors="columns"), pg)
+    assert [c.name for c in configs] == ["p1 c4 no_key", "p1 c20 no_key", "p1 c50 no_key"]
+
+
+# -- the generated SQL of engines that cannot run here ------------------------------------------
+@pytest.mark.parametrize("url", [SR_URL, DORIS_URL])
+@pytest.mark.parametrize("buckets", [1, 16, 64])
+def test_bucketed_tables_of_every_model_parse_in_the_engines_dialect(url, buckets):
+    engine = Engine.from_url(url)
+    columns = datagen.wide_columns(20)
+    for model in engine.TABLE_MODELS:
+        if (engine.NAME, model) == ("doris", "aggregate"):
+            continue  # sqlglot's doris dialect has no grammar for `col TYPE REPLACE`; see the next test
+        (sql,) = engine.table_ddl(sweeps.TABLE, columns, model=model, partitions=buckets)
+        tree = parse_sql(sql, engine.SQLGLOT_DIALECT)
+        assert table_names(tree) == [sweeps.TABLE]
+        assert f"DISTRIBUTED BY HASH(`id`) BUCKETS {buckets}" in sql
+        assert engine.TABLE_MODELS[model] + "(`id`)" in sql
+        assert sql.count("`c") == 16 or model == "aggregate"
+
+
+def test_doris_unique_tables_are_merge_on_write_and_aggregate_parses_as_starrocks():
+    doris = Engine.from_url(DORIS_URL)
+    (unique,) = doris.table_ddl("t", datagen.wide_columns(4), model="unique", partitions=8)
+    assert '"enable_unique_key_merge_on_write" = "true"' in unique
+    (aggregate,) = doris.table_ddl("t", datagen.wide_columns(4), model="aggregate", partitions=8)
+    assert table_names(parse_sql(aggregate, Engine.classes()["starrocks"].SQLGLOT_DIALECT)) == ["t"]
+    (duplicate,) = Engine.from_url(SR_URL).table_ddl("t", datagen.wide_columns(4), model="unique")
+    assert "merge_on_write" not in duplicate
+
+
+def test_starrocks_and_doris_validate_without_a_server():
+    params = sweeps.validate(f"{SR_URL},{DORIS_URL}", models="aggregate,unique,primary")
+    sr, doris = (Engine.class_of(t) for t in params.targets)
+    assert sweeps.levels(params, sr)["model"] == ["duplicate", "aggregate", "unique", "primary"]
+    assert sweeps.levels(params, doris)["model"] == ["duplicate", "aggregate", "unique"]
+    assert sweeps.variants_for(params, sr) == ["default"] and sr.PARTITION_UNIT == "bucket"
+    with pytest.raises(ConfigError, match="PARTITIONS"):
+        sweeps.validate(SR_URL, partitions="1,2048")
+
+
+# -- real smoke runs ---------------------------------------------------------------------------
+def _small(target: str, **kwargs):
+    return sweeps.validate(target, partitions="1,4,16", columns="4,12", statements=12, warmup=3, repeats=2,
+                           profile_n=3, **kwargs)
+
+
+def _check_run(data, params, run, engine_cls):
+    samples = data["samples"]
+    configs = sweeps.configurations(params, engine_cls)
+    measured = samples[~samples["warmup"]]
+    per = measured.groupby(["config", "round"]).size()
+    assert len(per) == len(configs) * params.repeats and (per == params.statements).all()
+    assert (samples[samples["warmup"]].groupby(["config", "round"]).size() == params.warmup).all()
+    assert run.table()["elapsed_s"].tolist() == samples["elapsed_s"].tolist()
+    # every round ran every table, each round in its own order
+    orders = samples.drop_duplicates(["round", "config"]).groupby("round")["config"].apply(tuple)
+    assert all(sorted(o) == sorted(c.name for c in configs) for o in orders)
+    sweep = analysis.sweep_table(samples)
+    assert set(sweep["factor"]) == {"partitions", "columns", "model"}
+    assert (sweep["median_ci_low_ms"] <= sweep["median_ms"]).all() and (sweep["median_ms"] <= sweep["median_ci_high_ms"]).all()
+    assert sweep.loc[(sweep["factor"] == "partitions") & (sweep["level_value"] == 1), "level_label"].tolist() == [
+        engine_cls.ONE_PARTITION]
+    fits = analysis.fit(samples, sweep)
+    numeric = fits[fits["factor"] != "model"].set_index("factor")
+    assert set(numeric.index) == {"partitions", "columns"} and (numeric["method"] == "ols").all()
+    assert numeric[["slope_ci_low_ms", "slope_ci_high_ms"]].notna().all().all()
+    assert set(fits.loc[fits["factor"] == "model", "level"]) == set(engine_cls.TABLE_MODELS) - {engine_cls.DEFAULT_MODEL}
+    assert fits["share_of_overhead"].notna().all()
+    assert not data["anatomy"].empty and not analysis.attribution(data["anatomy"]).empty
+    assert len(analysis.answer(fits)) == 1
+    return fits
+
+
+def test_smoke_measure_on_postgres_writes_every_row(tmp_path):
+    params = _small("postgres")
+    run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path)
+    data = sweeps.measure(params, run)
+    fits = _check_run(data, params, run, Engine.classes()["postgres"])
+    parts = set(data["anatomy"]["component"])
+    assert {"planning", "execution", "wal_flush"} <= parts
+    assert fits.loc[fits["level"] == "unlogged", "skips_commit_flush"].tolist() == [True]
+
+
+def test_smoke_measure_on_mariadb_writes_every_row(tmp_path):
+    from ingestlab.errors import EngineUnavailableError
+    from ingestlab.servers.mariadb import find_binary
+
+    try:
+        find_binary("mariadbd")
+    except EngineUnavailableError as exc:
+        pytest.skip(str(exc))
+    params = _small("mariadb")
+    run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path)
+    data = sweeps.measure(params, run)
+    _check_run(data, params, run, Engine.classes()["mariadb"])
+    assert "commit" in set(data["anatomy"]["component"])
+
+
+class _Short:
+    """An engine whose table keeps one row fewer than it was sent (a stand-in for the row check only)."""
+
+    label = "short"
+
+    def count_rows(self, table):
+        return 9
+
+
+def test_a_table_that_lost_a_row_raises():
+    with pytest.raises(DataLossError, match="9 rows after 10"):
+        sweeps.check_rows(_Short(), sweeps.Config(1, 4, "no_key"), 10)
+
+
+# -- the analysis on synthetic data -----------------------------------------------------------
+def _synthetic(per_partition=0.002, per_column=0.01, keyed=0.05, base=0.30, noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    configs = ([(p, 4, "no_key") for p in (1, 4, 16, 64)] + [(1, c, "no_key") for c in (20, 50)]
+               + [(1, 4, "primary_key")])
+    rows = []
+    for rnd in range(4):
+        for p, c, m in configs:
+            ms = (base + per_partition * (p - 1) + per_column * (c - 4) + (keyed if m == "primary_key" else 0)
+                  + rng.normal(0, noise, 100))
+            rows.append(pd.DataFrame({
+                "engine": "synthetic", "variant": "v", "round": rnd, "warmup": False, "elapsed_s": ms / 1e3,
+                "config": f"p{p} c{c} {m}", "partitions": p, "n_columns": c, "model": m,
+                "baseline": (p, c, m) == (1, 4, "no_key"), "baseline_model": "no_key", "partition_unit": "partition",
+                "partition_layout": "plain table" if p == 1 else f"{p} partitions", "model_skips_commit_flush": False}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_fit_recovers_known_slopes_and_model_difference_within_ci():
+    samples = _synthetic()
+    sweep = analysis.sweep_table(samples)
+    fits = analysis.fit(samples, sweep).set_index("factor")
+    for factor, truth in (("partitions", 0.002), ("columns", 0.01), ("model", 0.05)):
+        r = fits.loc[factor]
+        assert r["slope_ci_low_ms"] <= truth <= r["slope_ci_high_ms"], factor
+    assert fits.loc["partitions", "unit"] == "ms per partition" and fits.loc["columns", "unit"] == "ms per column"
+    assert fits.loc["model", "unit"] == "ms vs no_key"
+    share = fits.loc["columns", "share_of_overhead"]
+    assert share == pytest.approx(fits.loc["columns", "slope_ms"] * 46 / sweep.loc[sweep["baseline"], "median_ms"].iloc[0])
+    assert len(sweep) == 4 + 3 + 2 and (sweep["n"] == 400).all()
+
+
+def test_verdict_says_no_for_a_flat_sweep_and_yes_for_a_steep_one():
+    flat = analysis.fit(s := _synthetic(per_partition=0, per_column=0, keyed=0), analysis.sweep_table(s))
+    assert not analysis.verdict(flat)["storage_sets_price"].iloc[0]
+    assert "**no**" in analysis.answer(flat)[0]
+    steep = analysis.fit(s := _synthetic(per_column=0.02), analysis.sweep_table(s))  # +0.92 ms on 0.30 ms
+    v = analysis.verdict(steep).iloc[0]
+    assert v["storage_sets_price"] and v["largest_factor"] == "columns"
+
+
+def test_live_vs_published_puts_the_seed_beside_the_live_slopes():
+    samples = _synthetic()
+    sweep = analysis.sweep_table(samples)
+    table = analysis.live_vs_published(analysis.fit(samples, sweep), sweep)
+    per_tablet = table[table["quantity"].str.startswith("ms per partition") & table["quantity"].str.contains("shared-data")]
+    assert per_tablet["published"].tolist() == [0.15]
+    assert per_tablet["live_ci_low"].iloc[0] <= 0.002 <= per_tablet["live_ci_high"].iloc[0]
+    medians = table[table["quantity"].str.startswith("median ms at 64 partitions")]
+    assert sorted(medians["published"]) == [70, 98]
+    shares = analysis.published_effects().set_index(["deployment", "factor"])["share_of_overhead"]
+    assert shares[("shared-data", "buckets")] == pytest.approx(9.5 / 60)
+
+
+def test_the_figures_draw_from_the_tables():
+    from ingestlab import figures
+
+    samples = _synthetic()
+    sweep = analysis.sweep_table(samples)
+    fits = analysis.fit(samples, sweep)
+    fig = figures.plot_sweep_medians(sweep, analysis.fits_for_plot(fits))
+    assert [ax.get_xlabel() for ax in fig.axes] == ["partitions", "columns"] and fig.axes[0].get_xscale() == "log"
+    figures.close(fig)
+    fig = figures.plot_model_effects(analysis.effects_for_plot(fits))
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["primary_key"]
+    figures.close(fig)
