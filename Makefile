@@ -42,8 +42,12 @@ test: $(STAMP) engines
 	$(BIN)/ruff check lib tests bench
 	$(BIN)/python -m pytest --nbval-lax tests lib/ingestlab notebooks
 
+# JupyterLab rooted at the repository (runs/, figures/ and data/ in its file browser) on a kernel named
+# "ingestlab" (this venv); as root it needs --allow-root, which is harmless in a private container.
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/python -m ipykernel install --sys-prefix --name ingestlab --display-name "ingestlab (.venv)" >/dev/null
+	$(BIN)/jupyter lab --notebook-dir=. $$(test "$$(id -u)" = 0 && echo --allow-root) \
+	  --MappingKernelManager.default_kernel_name=ingestlab
 
 figures: $(STAMP)
 	$(BIN)/ingestlab run all --out $(OUT)

@@ -25,7 +25,9 @@ def use_article_theme() -> None:
     """Set the lab's figure look (seaborn ``whitegrid``, paper context, colour-blind palette)."""
     sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.1,
                   rc={"figure.figsize": (6.4, 3.6), "figure.dpi": 100, "savefig.bbox": "tight",
-                      "axes.titleweight": "bold", "svg.fonttype": "none", "pdf.fonttype": 42})
+                      "axes.titleweight": "bold", "svg.fonttype": "none", "pdf.fonttype": 42,
+                      # clip-path and other ids from a fixed salt: the same figure gives the same SVG bytes
+                      "svg.hashsalt": "ingestlab"})
 
 
 def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, directory: str | Path | None = None
