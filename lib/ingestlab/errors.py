@@ -69,3 +69,7 @@ class ConstraintError(IngestlabError):
 
 class DataLossError(IngestlabError):
     """Raised when a table or store holds a different number of rows or keys than were written."""
+
+
+class ClientCrashError(IngestlabError):
+    """Raised when a client process of the concurrency driver dies or fails before its run ends."""

@@ -9,6 +9,7 @@ from typing import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -380,4 +381,22 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
     plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True)
     plot_overhead_fit(data, fits, x="n_loads", hue=hue, ax=axes[1], per="load")
+    return fig
+
+
+def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
+                    x: str = "clients", logy: bool = False) -> matplotlib.figure.Figure:
+    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
+
+    Panels share the ``y`` axis and are titled ``<col> = <level>``; the legend sits right of
+    the last panel.
+    """
+    fig, panels = _panels(data, col, figsize=(4.2 * data[col].nunique() + 1.5, 3.6), sharey=True)
+    for i, (ax, level, part) in enumerate(panels):
+        plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
+                   legend="outside" if i == len(panels) - 1 else False)
+        ax.set_xticks(sorted(part[x].unique()))
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.minorticks_off()
+        ax.set_title(f"{col.replace('_', ' ')} = {level}")
     return fig
