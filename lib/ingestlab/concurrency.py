@@ -341,6 +341,8 @@ def _client_loop(plan: ClientPlan, outbox, start) -> None:
             params[slot] = next_id
             next_id += 1
         run = timing.timed(execute, plan.sql, params)
+        if not interval_ns:  # closed loop: the statement starts when the client is ready for it
+            intended = run.started_ns
         warm = run.started_ns < t_measure
         if not warm and cpu_measure is None:
             cpu_measure = timing.cpu_ns()

@@ -19,8 +19,8 @@ from ingestlab.workloads._params import one_of, positive_int
 #: Sizes per SCALE. ``paper``: the grid of the issue (1…64 clients, 1/10/100 rows per INSERT).
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"clients": (1, 4), "rows_per_insert": (1, 10), "duration_s": 1.0, "warmup_s": 0.25, "n_variants": 2},
-    "paper": {"clients": (1, 2, 4, 8, 16, 32, 64), "rows_per_insert": (1, 10, 100), "duration_s": 5.0,
-              "warmup_s": 1.0, "n_variants": None},
+    "paper": {"clients": (1, 2, 4, 8, 16, 32, 64), "rows_per_insert": (1, 10, 100), "duration_s": 3.0,
+              "warmup_s": 0.5, "n_variants": None},
 }
 #: Most rows one INSERT may carry (PostgreSQL allows 65 535 parameters; 4 columns a row).
 MAX_ROWS_PER_INSERT = 10_000
