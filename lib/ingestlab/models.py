@@ -400,12 +400,8 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
     >>> round(float(fit.loc["a", "estimate"]), 2), round(float(fit.loc["r", "estimate"]), 3)
     (0.2, 0.01)
     """
-    by = [c for c in by if c in frame.columns]
-    groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
     rows = []
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        labels = dict(zip(by, key))
+    for labels, g in _grouped(frame, by):
         g = g[[y, *terms]].replace([np.inf, -np.inf], np.nan).dropna(subset=[y])
         used = [t for t in terms if g[t].notna().all() and g[t].nunique() > 1]
         if len(g) < len(used) + 2:
@@ -422,3 +418,13 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
                          "ci_high": ci.loc[name, 1] if found else np.nan,
                          "r2": res.rsquared, "n_points": len(g), "df_resid": res.df_resid})
     return pd.DataFrame(rows)
+
+
+def _grouped(frame: pd.DataFrame, by: Sequence[str]):
+    """``(labels, rows)`` per group of ``by`` (columns absent from ``frame`` ignored; none: one group)."""
+    by = [c for c in by if c in frame.columns]
+    if not by:
+        yield {}, frame
+        return
+    for key, g in frame.groupby(by, sort=False, dropna=False):
+        yield dict(zip(by, key if isinstance(key, tuple) else (key,))), g
