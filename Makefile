@@ -3,7 +3,7 @@
 #   make test        unit, integration and notebook tests
 #   make lab         JupyterLab on the project's kernel
 #   make figures     re-export every article figure to figures/
-#   make bench       harness-fidelity benchmarks (lab vs pgbench / mariadb-slap)
+#   make bench       harness-fidelity benchmarks (lab vs pgbench / mariadb-slap, one client and many)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -55,6 +55,7 @@ figures: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/insert_fidelity.py
+	$(BIN)/python bench/group_commit_fidelity.py
 
 clean:
 	rm -rf .lab runs .pytest_cache

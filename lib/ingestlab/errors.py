@@ -73,3 +73,7 @@ class DataLossError(IngestlabError):
 
 class WrongAnswerError(IngestlabError):
     """Raised when an engine's answer to a query differs from the one the data's generator knows."""
+
+
+class ClientCrashError(IngestlabError):
+    """Raised when a client process of the concurrency driver dies or fails before its run ends."""

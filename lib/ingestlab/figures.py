@@ -9,6 +9,7 @@ from typing import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -458,4 +459,20 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
                         ax=fig.gca())
     ax.axvline(0, color="0.4", lw=0.8)
     ax.set_xlabel("median difference from the baseline model (ms)")
+
+def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
+                    x: str = "clients", logy: bool = False) -> matplotlib.figure.Figure:
+    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
+
+    Panels share the ``y`` axis and are titled ``<col> = <level>``; the legend sits right of
+    the last panel.
+    """
+    fig, panels = _panels(data, col, figsize=(4.2 * data[col].nunique() + 1.5, 3.6), sharey=True)
+    for i, (ax, level, part) in enumerate(panels):
+        plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
+                   legend="outside" if i == len(panels) - 1 else False)
+        ax.set_xticks(sorted(part[x].unique()))
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.minorticks_off()
+        ax.set_title(f"{col.replace('_', ' ')} = {level}")
     return fig

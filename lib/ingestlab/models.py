@@ -626,3 +626,70 @@ def slope_ratio(a: float, se_a: float, df_a: float, b: float, se_b: float, df_b:
     ratio = a / b
     return {"ratio": float(ratio), "ci_low": float(ratio * np.exp(-t * se)), "ci_high": float(ratio * np.exp(t * se)),
             "df": min(df_a, df_b)}
+
+def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence[str] = (), alpha: float = 0.05,
+              cov_type: str = "HC3") -> pd.DataFrame:
+    """Fit ``y = intercept + Σ coefficient_i · term_i`` per group by OLS, with heteroscedasticity-robust CIs.
+
+    For models with more than one regressor, e.g. notebook 04's time per statement against
+    the share of a log flush each commit pays and the rows it carries. Terms that do not
+    vary within a group are dropped there (their coefficient is NaN), so a group where
+    every commit had its own flush still gets a per-row fit.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per observation.
+    y : str
+        The response column.
+    terms : sequence of str
+        The regressor columns.
+    by : sequence of str
+        Grouping columns (those absent from ``frame`` are ignored).
+    alpha : float
+        1 − confidence level of the intervals.
+    cov_type : str
+        statsmodels covariance estimator (``"HC3"``: robust to unequal variances; ``"nonrobust"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group and coefficient (``term``: ``intercept`` or a term): ``estimate``,
+        ``se``, ``ci_low``, ``ci_high``, and the group's ``r2``, ``n_points``, ``df_resid``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": [1.0, 0.5, 0.25, 1.0, 0.5, 0.25], "r": [1, 1, 1, 10, 10, 10]})
+    >>> df["t"] = 0.1 + 0.2 * df["a"] + 0.01 * df["r"] + [0.001, -0.001, 0.0, 0.0, 0.001, -0.001]
+    >>> fit = fit_terms(df, y="t", terms=["a", "r"]).set_index("term")
+    >>> round(float(fit.loc["a", "estimate"]), 2), round(float(fit.loc["r", "estimate"]), 3)
+    (0.2, 0.01)
+    """
+    rows = []
+    for labels, g in _grouped(frame, by):
+        g = g[[y, *terms]].replace([np.inf, -np.inf], np.nan).dropna(subset=[y])
+        used = [t for t in terms if g[t].notna().all() and g[t].nunique() > 1]
+        if len(g) < len(used) + 2:
+            raise ValueError(f"fit of {y} on {used} needs ≥ {len(used) + 2} points, got {len(g)} for {labels}")
+        X = sm.add_constant(g[used].astype(float), has_constant="add")
+        res = sm.OLS(g[y].astype(float), X).fit(cov_type=cov_type)
+        ci = res.conf_int(alpha)
+        for name in ["const", *terms]:
+            found = name in res.params.index
+            rows.append({**labels, "term": "intercept" if name == "const" else name,
+                         "estimate": res.params[name] if found else np.nan,
+                         "se": res.bse[name] if found else np.nan,
+                         "ci_low": ci.loc[name, 0] if found else np.nan,
+                         "ci_high": ci.loc[name, 1] if found else np.nan,
+                         "r2": res.rsquared, "n_points": len(g), "df_resid": res.df_resid})
+    return pd.DataFrame(rows)
+
+
+def _grouped(frame: pd.DataFrame, by: Sequence[str]):
+    """``(labels, rows)`` per group of ``by`` (columns absent from ``frame`` ignored; none: one group)."""
+    by = [c for c in by if c in frame.columns]
+    if not by:
+        yield {}, frame
+        return
+    for key, g in frame.groupby(by, sort=False, dropna=False):
+        yield dict(zip(by, key if isinstance(key, tuple) else (key,))), g

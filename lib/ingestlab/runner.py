@@ -37,10 +37,11 @@ def find_notebook(key: str) -> Path:
 
 def _validators() -> dict[str, Callable[..., Any]]:
     # imported here: the workloads import engines, which the CLI's other commands do not need
-    from ingestlab.workloads import csv_scan, insert, sweeps, upsert
+    from ingestlab.workloads import csv_scan, group_commit, insert, sweeps, upsert
 
     return {"01_insert_anatomy": insert.validate, sweeps.NOTEBOOK: sweeps.validate,
-            "03_upsert_beyond_ram": upsert.validate, "06_csv_scan": csv_scan.validate}
+            "03_upsert_beyond_ram": upsert.validate, "04_group_commit": group_commit.validate,
+            "06_csv_scan": csv_scan.validate}
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:

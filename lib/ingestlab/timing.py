@@ -27,6 +27,24 @@ def now_ns() -> int:
     return time.perf_counter_ns()
 
 
+def cpu_ns() -> int:
+    """CPU time (user + system) this process has used, in nanoseconds: what the client itself costs.
+
+    Examples
+    --------
+    >>> cpu_ns() >= 0
+    True
+    """
+    return time.process_time_ns()
+
+
+def sleep_until(deadline_ns: int) -> None:
+    """Sleep until the clock reads ``deadline_ns`` (returns at once when it already has)."""
+    left = deadline_ns - time.perf_counter_ns()
+    if left > 0:
+        time.sleep(left / 1e9)
+
+
 def time_call(fn: Callable[..., Any], *args: Any) -> tuple[int, int]:
     """Call ``fn(*args)``; return ``(start_ns, elapsed_ns)`` from the lab's clock."""
     t0 = time.perf_counter_ns()

@@ -25,7 +25,8 @@ _BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clau
 STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
     "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
-    "memory_budget_settings", "statement_anatomy", "set_session",
+    "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters",
+    "stream_load_group_headers", "group_commit_interval_sql",
 )
 
 
@@ -111,6 +112,12 @@ class Engine:
     # -- variants and instruments -------------------------------------------------------------
     #: Commit-protocol variants (notebook 01): variant name → settings.
     COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
+    #: Commit-grouping variants (notebook 04): variant name → settings that let one log flush
+    #: serve the commits of several clients (``default`` is the engine as installed). Empty:
+    #: the engine has no grouping to vary; :attr:`GROUP_COMMIT_NOTE` says what it has instead.
+    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
+    #: One sentence on commit grouping in this engine, for refusals and the run's notes.
+    GROUP_COMMIT_NOTE: ClassVar[str] = ""
     #: Settings every local run carries so that the anatomy instruments work (recorded).
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     #: Parser kind (a key of ``ingestlab.profiles.KINDS``) of the server output the anatomy reads, if any.
@@ -255,10 +262,12 @@ class Engine:
         return reason is None
 
     # -- construction and lifecycle -------------------------------------------------------
-    def __init__(self, url: URL | None = None):
+    def __init__(self, url: URL | None = None, *, client_kwargs: dict | None = None):
         self.url = url
         self.server: LocalServer | None = None
-        if url is None:
+        #: Set for a client of another process's server (:meth:`client`): its connect arguments.
+        self._client_kwargs = dict(client_kwargs) if client_kwargs is not None else None
+        if url is None and client_kwargs is None:
             if not self.HAS_LOCAL_SERVER:
                 raise EngineUnavailableError(
                     f"{self.NAME} has no local server in the lab; give its URL instead "
@@ -268,6 +277,16 @@ class Engine:
         self._cursor = None
         self._settings: dict[str, str] = {}
         self._sql_cache: dict[tuple, str] = {}
+
+    @classmethod
+    def client(cls, connect_kwargs: dict) -> "Engine":
+        """An adapter that only connects, with ``connect_kwargs`` (another process's :meth:`connect_kwargs`).
+
+        A client process of :mod:`ingestlab.concurrency` builds one: no server to start or
+        stop, no URL to parse; :meth:`start` opens its connection and :meth:`close` closes it.
+        The arguments travel to the process through a pipe, never on its command line.
+        """
+        return cls(None, client_kwargs=connect_kwargs)
 
     @classmethod
     def example_url(cls) -> str:
@@ -341,6 +360,8 @@ class Engine:
 
     def connect_kwargs(self) -> dict:
         """Driver ``connect()`` arguments, from the local server or the URL."""
+        if self._client_kwargs is not None:
+            return dict(self._client_kwargs)
         if self.server is not None:
             return self.server.connect_kwargs()
         args = self.url.translate_connect_args(username="user", database=self.DATABASE_KEY)
@@ -529,6 +550,27 @@ class Engine:
         """Cumulative engine I/O counters under the lab's names (``blocks_read``, ``blocks_hit``...)."""
         raise UnsupportedOperationError(f"{self.NAME}: no io_counters")
 
+    @_unsupported("no counters of commits and log flushes")
+    def commit_counters(self) -> dict[str, float]:
+        """Cumulative server counters of log flushes and commits, under the lab's and the engine's names.
+
+        ``flushes`` is always there: the syncs of the log that make commits durable (its
+        change over a run against the commits the clients saw acknowledged gives commits per
+        flush: grouping observed rather than assumed). Other keys are the engine's own
+        counters as it names them. Read between runs, never inside a timed region.
+        """
+        raise UnsupportedOperationError(f"{self.NAME}: no commit counters")
+
+    @_unsupported("no group commit on the bulk path")
+    def stream_load_group_headers(self, variant: str) -> dict[str, str]:
+        """Stream Load headers that put a load under commit-grouping ``variant`` (of :attr:`GROUP_COMMIT_VARIANTS`)."""
+        raise UnsupportedOperationError(f"{self.NAME}: no group commit headers")
+
+    @_unsupported("no table property for a group commit interval")
+    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
+        """The statement that sets ``table``'s group commit interval to ``interval_ms``."""
+        raise UnsupportedOperationError(f"{self.NAME}: no group commit interval")
+
     # -- memory ----------------------------------------------------------------------------
     @_unsupported("no memory budget settings")
     def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
@@ -566,6 +608,15 @@ class Engine:
         else:
             self.set_session(self._settings)
         return dict(self._settings)
+
+    def client_settings(self) -> dict[str, str]:
+        """Settings each client connection must set itself for the variant in force (session scope).
+
+        A local server was restarted with the variant's settings, so its clients set nothing;
+        on a remote server the variant lives in the measuring session, and every other
+        connection sets it again (:meth:`set_session`).
+        """
+        return {} if self.is_local else dict(self._settings)
 
     def set_session(self, settings: dict[str, str]) -> None:
         """Session-level settings on a remote server (engines override)."""

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.engines.stream_load_client import StreamLoadResult
-from ingestlab.errors import LoadError, UnsupportedOperationError
+from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError
 
 
 class Doris(StarRocks):
@@ -42,6 +42,10 @@ class Doris(StarRocks):
         "sync_mode": {"group_commit": "sync_mode"},
         "async_mode": {"group_commit": "async_mode"},
     }
+    #: Notebook 04's variants are the same three modes, set per session on every client.
+    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = COMMIT_VARIANTS
+    GROUP_COMMIT_NOTE = ("Doris groups INSERT … VALUES and Stream Loads of many clients into one internal load "
+                         "when group_commit is sync_mode or async_mode, committed every group_commit_interval_ms")
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY",
     }
@@ -86,6 +90,31 @@ class Doris(StarRocks):
             return super().stream_load(table, columns, rows)
         return self.stream_load_client().load(table, columns, rows, label=None,
                                               extra_headers={"group_commit": self.group_commit})
+
+    def stream_load_group_headers(self, variant: str) -> dict[str, str]:
+        """The ``group_commit`` header of ``variant`` (``off_mode`` sends none: a plain labelled load).
+
+        Examples
+        --------
+        >>> Doris.__new__(Doris).stream_load_group_headers("async_mode")
+        {'group_commit': 'async_mode'}
+        """
+        if variant not in self.GROUP_COMMIT_VARIANTS:
+            raise ConfigError("VARIANTS", variant, "one of " + ", ".join(self.GROUP_COMMIT_VARIANTS) + " for doris")
+        mode = self.GROUP_COMMIT_VARIANTS[variant]["group_commit"]
+        return {} if mode == "off_mode" else {"group_commit": mode}
+
+    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
+        """``ALTER TABLE … SET ("group_commit_interval_ms" = "N")``: how often the table commits its group.
+
+        Examples
+        --------
+        >>> Doris.__new__(Doris).group_commit_interval_sql("dt", 2000)
+        'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
+        """
+        if isinstance(interval_ms, bool) or not isinstance(interval_ms, int) or interval_ms < 1:
+            raise ConfigError("INTERVAL_MS", interval_ms, "an integer number of milliseconds ≥ 1")
+        return f'ALTER TABLE {self.quote(table)} SET ("group_commit_interval_ms" = "{interval_ms}")'
 
     def count_rows(self, table: str) -> int:
         """``SELECT count(*)``; in ``async_mode`` after one group commit interval, when the rows are visible."""

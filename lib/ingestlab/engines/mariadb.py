@@ -33,6 +33,23 @@ class MariaDB(MySQL):
     }
     MODEL_ENGINES: ClassVar[dict[str, str]] = {"aria": "Aria"}
     COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
+
+    #: With the binary log on, a commit is prepared in InnoDB (redo log synced), written to the
+    #: binary log (synced, ``sync_binlog = 1``) and committed; MariaDB's binlog group commit
+    #: lets one leader write and sync the binary log for every commit queued behind it, and
+    #: ``binlog_commit_wait_count`` / ``binlog_commit_wait_usec`` make the leader wait for that
+    #: many commits (or that long) to widen the group. ``flush_2`` writes the redo log at
+    #: commit and syncs it about once a second (a crash of the machine loses up to a second).
+    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "default": {},
+        "binlog": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
+                   "sync_binlog": "1"},
+        "binlog_wait_8": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
+                          "sync_binlog": "1", "binlog_commit_wait_count": "8", "binlog_commit_wait_usec": "2000"},
+        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+    }
+    GROUP_COMMIT_NOTE = ("MariaDB groups InnoDB redo-log syncs by itself and, with the binary log on, binlog "
+                         "commits (binlog_commit_wait_count/usec widen the group)")
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",

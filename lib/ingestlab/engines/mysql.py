@@ -79,8 +79,8 @@ class MySQL(Engine):
     #: ``SHOW PROFILE`` keeps at most this many statements per session.
     PROFILING_HISTORY: ClassVar[int] = 100
 
-    def __init__(self, url=None):
-        super().__init__(url)
+    def __init__(self, url=None, **kwargs):
+        super().__init__(url, **kwargs)
         self._saved_globals: dict[str, Any] = {}
 
     # -- connection ------------------------------------------------------------------------
@@ -148,6 +148,33 @@ class MySQL(Engine):
                 warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}",
                               stacklevel=2)
             del self._saved_globals[name]
+
+    def client_settings(self) -> dict[str, str]:
+        """The session-scoped settings of the variant (global ones are in force server-wide already)."""
+        return {k: v for k, v in super().client_settings().items() if k in self.SESSION_SETTINGS}
+
+    #: Status counters :meth:`commit_counters` reads (``SHOW GLOBAL STATUS``).
+    COMMIT_COUNTERS: ClassVar[tuple[str, ...]] = (
+        "Innodb_os_log_fsyncs", "Innodb_data_fsyncs", "Binlog_commits", "Binlog_group_commits",
+        "Binlog_group_commit_trigger_count", "Binlog_group_commit_trigger_timeout", "Com_insert")
+
+    def commit_counters(self) -> dict[str, float]:
+        """Redo-log syncs plus, with a synced binary log, its group commits (``flushes``), and the raw counters.
+
+        InnoDB's redo-log syncs are ``Innodb_os_log_fsyncs`` where the server has it (MySQL,
+        MariaDB < 10.8); MariaDB 10.8+ counts them in ``Innodb_data_fsyncs`` with the (rarer)
+        data-file syncs, so there ``flushes`` is an upper bound and commits per flush a lower
+        one. With ``log_bin`` on and ``sync_binlog = 1`` every binlog group commit
+        (``Binlog_group_commits``) is one more sync. Global counters: other clients of a
+        shared server add to them.
+        """
+        marks = ", ".join(["%s"] * len(self.COMMIT_COUNTERS))
+        rows = self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.COMMIT_COUNTERS))
+        counters = {str(name): float(value) for name, value in rows}
+        log_bin, sync_binlog = self.execute("SELECT @@log_bin, @@sync_binlog")[0]
+        redo = counters.get("Innodb_os_log_fsyncs", counters.get("Innodb_data_fsyncs", float("nan")))
+        binlog = counters.get("Binlog_group_commits", 0.0) if int(log_bin) and int(sync_binlog) == 1 else 0.0
+        return {"flushes": redo + binlog, **counters}
 
     def server_version(self) -> str:
         return str(self.execute(self.VERSION_SQL)[0][0])

@@ -34,6 +34,19 @@ class Postgres(Engine):
         "sync_on": {"synchronous_commit": "on"},
         "sync_off": {"synchronous_commit": "off"},
     }
+    #: ``commit_delay`` (µs) makes a committing backend wait before it flushes the WAL, when at
+    #: least ``commit_siblings`` other transactions are open, so that one flush carries the
+    #: commits that arrive meanwhile; ``synchronous_commit = off`` acknowledges before the
+    #: flush (the WAL writer flushes every ``wal_writer_delay``): a crash loses the last commits.
+    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "default": {},
+        "commit_delay_100": {"commit_delay": "100", "commit_siblings": "5"},
+        "sync_off": {"synchronous_commit": "off"},
+        "commit_delay_10": {"commit_delay": "10", "commit_siblings": "1"},
+        "commit_delay_1000": {"commit_delay": "1000", "commit_siblings": "5"},
+    }
+    GROUP_COMMIT_NOTE = ("PostgreSQL always groups: a backend that finds the WAL already flushed past its "
+                         "commit record skips its own flush; commit_delay waits to widen the group")
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
         "pg_stat_statements.track_planning": "on",
@@ -41,8 +54,10 @@ class Postgres(Engine):
         "track_wal_io_timing": "on",
     }
     #: Settings a client may change per session on a remote server.
-    SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({"synchronous_commit", "commit_delay",
+    SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({"synchronous_commit", "commit_delay", "commit_siblings",
                                                             "work_mem", "maintenance_work_mem"})
+    #: Seconds :meth:`commit_counters` waits for finished clients' backends to exit (and report).
+    CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.postgres import PostgresServer
@@ -227,6 +242,33 @@ class Postgres(Engine):
             "coalesce(sum(wal_fpi), 0), coalesce(sum(wal_bytes), 0) FROM pg_stat_statements")[0]
         return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
                         map(float, row)))
+
+    def commit_counters(self) -> dict[str, float]:
+        """WAL syncs of every process (``pg_stat_io``, object ``wal``), WAL records and the database's commits.
+
+        ``flushes`` is the sum of ``fsyncs`` over every backend type (client backends, the WAL
+        writer, the checkpointer). A backend reports its I/O when it exits or at most once a
+        second, so the read first waits (up to :attr:`CLIENT_EXIT_WAIT_S`) for the other
+        client backends of this user to be gone, then forces this backend's own report.
+        """
+        self._wait_for_other_clients()
+        execute = self.execute
+        execute("SELECT pg_stat_force_next_flush()")
+        fsyncs, writes = execute("SELECT coalesce(sum(fsyncs), 0), coalesce(sum(writes), 0) "
+                                 "FROM pg_stat_io WHERE object = 'wal'")[0]
+        records, wal_bytes = execute("SELECT wal_records, wal_bytes FROM pg_stat_wal")[0]
+        commits = execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")[0][0]
+        return {"flushes": float(fsyncs), "wal_writes": float(writes), "wal_records": float(records),
+                "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
+
+    def _wait_for_other_clients(self) -> None:
+        import time
+
+        deadline = time.monotonic() + self.CLIENT_EXIT_WAIT_S
+        while time.monotonic() < deadline and self.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                "AND usename = current_user AND pid <> pg_backend_pid()")[0][0]:
+            time.sleep(0.02)
 
     def data_bytes(self, table: str) -> int:
         """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""

@@ -44,7 +44,13 @@ class YugabyteDB(Postgres):
     MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "memory_budget_settings": "a cluster's memory is set in its tserver flags, not per session",
+        "commit_counters": "commits are Raft log writes on the tablet servers; the SQL layer's WAL statistics "
+                           "do not count them",
     }
+    #: PostgreSQL's WAL settings do not reach DocDB's Raft log: no grouping variant to vary.
+    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+    GROUP_COMMIT_NOTE = ("YugabyteDB replicates each write through its tablets' Raft logs, which batch "
+                         "concurrent writes themselves; PostgreSQL's commit_delay does not apply")
     #: Statement prefix of the anatomy (the INSERT follows).
     EXPLAIN_PREFIX: ClassVar[str] = "EXPLAIN (ANALYZE, DIST) "
     #: Storage-layer counters of the EXPLAIN summary recorded per statement.

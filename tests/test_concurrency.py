@@ -1,0 +1,65 @@
+import pytest
+
+from ingestlab import datagen
+from ingestlab.concurrency import MAX_CLIENTS, ClientRun, check_clients
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.errors import ConfigError
+
+COLS = [c for c, _ in SEED_COLUMNS]
+
+
+@pytest.mark.parametrize("value", [0, -1, MAX_CLIENTS + 1, 2.5, True, "4"])
+def test_check_clients_refuses_what_it_cannot_run(value):
+    with pytest.raises(ConfigError, match="CLIENTS"):
+        check_clients(value)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    engine = Engine.get("postgres").start()
+    yield engine
+    engine.close()
+
+
+def test_plans_carry_connect_arguments_not_a_command_line(postgres):
+    driver = ClientRun(postgres, "t", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=2,
+                       warmup_s=0.1, duration_s=0.1)
+    plans = driver.plans()
+    assert [p.client for p in plans] == [0, 1, 2]
+    assert all(p.connect_kwargs == postgres.connect_kwargs() and p.session_settings == {} for p in plans)
+    assert plans[0].sql == postgres.insert_sql("t", COLS, 2)
+
+
+def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres):
+    postgres.reset_table("t_closed", SEED_COLUMNS)
+    driver = ClientRun(postgres, "t_closed", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=5,
+                       warmup_s=0.2, duration_s=0.5)
+    samples = driver.run()
+    assert driver.completed and samples["warmup"].any() and (~samples["warmup"]).any()
+    assert postgres.count_rows("t_closed") == samples["rows"].sum()
+    assert postgres.execute('SELECT count(DISTINCT "id") FROM "t_closed"')[0][0] == samples["rows"].sum()
+    assert (samples["latency_s"] == samples["elapsed_s"]).all()
+    # one statement at a time per client
+    for _, part in samples.groupby("client"):
+        ends = part["started_ns"] + part["elapsed_s"] * 1e9
+        assert (part["started_ns"].iloc[1:].to_numpy() >= ends.iloc[:-1].to_numpy()).all()
+    cpu = driver.cpu_table()
+    assert len(cpu) == 3 and (cpu["cpu_us_per_statement"] > 0).all() and (cpu["cpu_share"] < 1).all()
+
+
+def test_open_loop_keeps_its_schedule_and_counts_latency_from_the_intended_start(postgres):
+    postgres.reset_table("t_open", SEED_COLUMNS)
+    driver = ClientRun(postgres, "t_open", COLS, datagen.seed_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
+                       warmup_s=0.0, duration_s=1.0, loop="open", rate=200)
+    samples = driver.run()
+    assert 190 <= len(samples) <= 201
+    assert (samples["latency_s"] >= samples["elapsed_s"] - 1e-9).all()
+    assert (samples["started_ns"] >= samples["intended_ns"]).all()
+    assert postgres.count_rows("t_open") == len(samples)
+
+
+def test_open_loop_needs_a_rate(postgres):
+    with pytest.raises(ConfigError, match="RATE"):
+        ClientRun(postgres, "t", COLS, (1, "a", 1.0, None), clients=1, rows_per_insert=1, warmup_s=0, duration_s=1,
+                  loop="open")

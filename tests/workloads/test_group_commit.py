@@ -1,0 +1,163 @@
+import json
+import threading
+
+import pandas as pd
+import pytest
+
+from ingestlab.engines import Engine
+from ingestlab.engines.doris import Doris
+from ingestlab.engines.starrocks import StarRocks
+from ingestlab.errors import ClientCrashError, ConfigError
+from ingestlab.results import Run
+from ingestlab.servers import base as servers_base
+from ingestlab.workloads import group_commit
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"clients": "0"}, "CLIENTS"),
+    ({"clients": [1, 97]}, "CLIENTS"),
+    ({"clients": "-3"}, "CLIENTS"),
+    ({"clients": "two"}, "CLIENTS"),
+    ({"rows_per_insert": "0"}, "ROWS_PER_INSERT"),
+    ({"rows_per_insert": [10_001]}, "ROWS_PER_INSERT"),
+    ({"variants": "commit_delay_7"}, "VARIANTS"),
+    ({"variants": "sync_mode"}, "VARIANTS"),
+    ({"duration_s": 0}, "DURATION_S"),
+    ({"warmup_s": -1}, "WARMUP_S"),
+    ({"loop": "half_open"}, "LOOP"),
+    ({"loop": "open"}, "RATE"),
+    ({"rate": 100.0}, "RATE"),
+    ({"scale": "huge"}, "SCALE"),
+    ({"target": "oracle"}, "TARGET"),
+    ({"target": "starrocks://root@127.0.0.1:9030/db"}, "TARGET"),
+])
+def test_bad_parameters_name_themselves_before_anything_starts(kwargs, name, tmp_path, monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
+    with pytest.raises(ConfigError) as err:
+        group_commit.validate(**{"target": "postgres", **kwargs})
+    assert err.value.name == name and "expected" in str(err.value)
+    assert not (tmp_path / "lab").exists()
+
+
+def test_a_doris_variant_on_postgres_says_whose_it_is():
+    with pytest.raises(ConfigError, match="sync_mode is a variant of doris"):
+        group_commit.validate("postgres", variants="default,sync_mode")
+
+
+def test_starrocks_is_refused_naming_its_nearest_equivalent():
+    with pytest.raises(ConfigError, match="merge commit"):
+        group_commit.validate("starrocks://root@127.0.0.1:9030/db")
+
+
+def test_defaults_follow_the_scale():
+    assert group_commit.validate(scale="paper").clients == (1, 2, 4, 8, 16, 32, 64)
+    assert group_commit.validate(scale="paper").rows_per_insert == (1, 10, 100)
+    assert group_commit.validate(scale="paper").variants == tuple(Engine.classes()["postgres"].GROUP_COMMIT_VARIANTS)
+    assert group_commit.validate("doris://root@h:9030/db", variants="async_mode").variants == ("async_mode",)
+
+
+# -- Doris and StarRocks by URL: generated statements and headers only (no server here) ------------
+def test_doris_variants_set_group_commit_per_client_session():
+    doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab?http_port=8030")
+    doris._settings = dict(doris.GROUP_COMMIT_VARIANTS["sync_mode"])  # what apply_settings records
+    assert doris.client_settings() == {"group_commit": "sync_mode"}
+    assert doris.set_sql("group_commit") == "SET SESSION group_commit = %s"
+
+
+@pytest.mark.parametrize("variant, headers", [
+    ("off_mode", {}), ("sync_mode", {"group_commit": "sync_mode"}), ("async_mode", {"group_commit": "async_mode"}),
+])
+def test_doris_stream_load_carries_the_group_commit_header(variant, headers):
+    doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab")
+    assert doris.stream_load_group_headers(variant) == headers
+    sent = doris.stream_load_client().headers(["id", "name"], label=None, extra=headers)
+    assert "label" not in sent and sent.get("group_commit") == headers.get("group_commit")
+
+
+def test_doris_interval_is_a_table_property():
+    doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab")
+    assert doris.group_commit_interval_sql("dt", 2000) == 'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
+    with pytest.raises(ConfigError, match="INTERVAL_MS"):
+        doris.group_commit_interval_sql("dt", 0)
+    ddl = Engine.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").create_table_sql("dt", [("id", "INT")])
+    assert '"group_commit_interval_ms" = "50"' in ddl
+
+
+def test_starrocks_nearest_equivalent_is_merge_commit_headers():
+    sr = Engine.from_url("starrocks://root@127.0.0.1:9030/ingestlab")
+    assert sr.stream_load_group_headers("merge_commit_sync", 250) == {
+        "enable_merge_commit": "true", "merge_commit_async": "false", "merge_commit_interval_ms": "250",
+        "merge_commit_parallel": "2"}
+    assert not StarRocks.has("commit_counters") and not Doris.has("commit_counters")
+
+
+def test_doris_replies_group_by_transaction():
+    replies = ["{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
+               "{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
+               json.dumps({"TxnId": 7009, "Label": "group_commit_c84d2099208436ab_96e33fda01eddba8",
+                           "GroupCommit": True, "Status": "Success", "NumberLoadedRows": 2})]
+    groups = group_commit.doris_groups(replies).set_index("txn_id")
+    assert groups.loc[181508, "statements"] == 2 and groups.loc[7009, "statements"] == 1
+    assert groups["group_commit"].all()
+
+
+# -- live runs -----------------------------------------------------------------------------------
+def test_measure_counts_every_row_and_observes_grouping(tmp_path):
+    params = group_commit.validate("postgres", clients="1,8", rows_per_insert="1,10", variants="default,sync_off",
+                                   duration_s=0.6, warmup_s=0.2)
+    run = Run("04_group_commit", params.as_dict(), tmp_path)
+    data = group_commit.measure(params, run)
+    tp = data["throughput"]
+    assert len(tp) == 2 * 2 * 2
+    for col in ["rows_per_s", "mb_per_s", "statements_per_s", "latency_median_ms", "latency_p99_ms",
+                "commits_per_flush"]:
+        assert tp[col].notna().all() and (tp[col] > 0).all(), col
+    assert (tp.loc[tp["clients"] == 1, "commits_per_flush"].between(0.5, 1.5)).any()
+    sync_off = tp[tp["variant"] == "sync_off"]
+    assert (sync_off["commits_per_flush"] > 10).all()
+    assert len(pd.read_parquet(tmp_path / "results.parquet")) == len(data["samples"])
+    assert data["samples"].groupby("clients")["client"].nunique().to_dict() == {1: 1, 8: 8}
+    assert set(data["samples"]["loop"]) == {"closed"}
+    assert (tmp_path / "throughput.csv").exists()
+    fits = group_commit.fit(tp)
+    assert set(fits["term"]) == {"intercept", "flush_share", "rows_per_insert"}
+    assert not group_commit.speedups(data["samples"], tp).empty
+
+
+def test_a_killed_client_stops_every_client_and_the_server_and_keeps_partial_results(tmp_path):
+    params = group_commit.validate("postgres", clients="4", rows_per_insert="1", variants="default",
+                                   duration_s=5.0, warmup_s=0.2)
+    run = Run("04_group_commit", params.as_dict(), tmp_path)
+    pids: list[int] = []
+
+    def kill_one(client_pids):
+        import os
+        import signal
+
+        pids.extend(client_pids)
+        threading.Timer(1.0, os.kill, (client_pids[1], signal.SIGKILL)).start()
+
+    with pytest.raises(ClientCrashError, match="client 1"):
+        group_commit.measure(params, run, on_start=kill_one)
+    assert not any(servers_base.is_running(pid) for pid in pids)
+    assert not servers_base._LIVE  # the server was stopped
+    meta = json.loads((tmp_path / "run.json").read_text())
+    assert meta["completed"] is False and any("stopped" in n for n in meta["notes"])
+    partial = pd.read_parquet(tmp_path / "results.parquet")
+    assert len(partial) > 0 and partial["client"].nunique() >= 3  # the killed one may not have reported yet
+
+
+def test_mariadb_binlog_group_commit_is_counted(tmp_path):
+    from ingestlab.errors import EngineUnavailableError
+    from ingestlab.servers.mariadb import find_binary
+
+    try:
+        find_binary("mariadbd")
+    except EngineUnavailableError as exc:
+        pytest.skip(str(exc))
+    params = group_commit.validate("mariadb", clients="8", rows_per_insert="1", variants="binlog_wait_8",
+                                   duration_s=0.6, warmup_s=0.2)
+    data = group_commit.measure(params, Run("04_group_commit", params.as_dict(), tmp_path))
+    tp = data["throughput"].iloc[0]
+    assert tp["counter_Binlog_commits"] == tp["commits"]
+    assert tp["counter_Binlog_group_commits"] > 0 and tp["commits_per_flush"] > 0
