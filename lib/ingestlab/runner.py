@@ -36,11 +36,20 @@ def find_notebook(key: str) -> Path:
     raise ConfigError("NOTEBOOK", key, "'all' or one of " + ", ".join(f"{k} ({p.stem})" for k, p in books.items()))
 
 
-def _validators() -> dict[str, Callable[..., Any]]:
-    # imported here: the workloads import engines, which the CLI's other commands do not need
-    from ingestlab.workloads import insert, upsert
+#: Each notebook's parameter validation: notebook stem → workload module of ``ingestlab.workloads``.
+VALIDATORS = {"01_insert_anatomy": "insert", "03_upsert_beyond_ram": "upsert"}
 
-    return {"01_insert_anatomy": insert.validate, "03_upsert_beyond_ram": upsert.validate}
+
+def _validators() -> dict[str, Callable[..., Any]]:
+    """Each notebook's ``validate``, imported only when called (a workload imports its engines and
+    statistics, which other notebooks and the CLI's other commands do not need)."""
+    import importlib
+
+    def lazy(module: str) -> Callable[..., Any]:
+        def validate(**params: Any) -> Any:
+            return importlib.import_module(f"ingestlab.workloads.{module}").validate(**params)
+        return validate
+    return {stem: lazy(module) for stem, module in VALIDATORS.items()}
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:

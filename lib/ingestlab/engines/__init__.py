@@ -21,5 +21,6 @@ from ingestlab.engines import mariadb  # noqa: F401 - registers the adapter
 from ingestlab.engines import starrocks  # noqa: F401 - registers the adapter
 from ingestlab.engines import doris  # noqa: F401 - registers the adapter
 from ingestlab.engines import yugabytedb  # noqa: F401 - registers the adapter
+from ingestlab.engines import arangodb  # noqa: F401 - registers the adapter
 
 __all__ = ["Engine", "mask_url"]
