@@ -111,7 +111,7 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
     """
     items = [v.strip() for v in engines.split(",")] if isinstance(engines, str) else list(engines or [])
     names = [v for v in items if v and "://" not in v]
-    if names or not items:
+    if names or not any(items):
         subset("ENGINES", names or engines, eligible_engines())
     out = []
     for item in filter(None, items):
