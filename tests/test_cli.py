@@ -117,3 +117,16 @@ def test_profile_command_reports_a_corrupt_file_clearly(body, tmp_path, capsys):
     assert main(["profile", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ingestlab: error:") and "line" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("url", ["arangodb://u:secret@127.0.0.1:1/db", "yugabytedb://u:secret@127.0.0.1:1/db"])
+def test_a_server_url_on_a_closed_port_fails_fast_in_one_line_and_writes_nothing(url, tmp_path):
+    out = tmp_path / "out"
+    started = time.monotonic()
+    res = _cli("run", "03", "-p", "ENGINES", url, "--out", str(out), env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+    assert time.monotonic() - started < 10
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach" in lines[0] and url.replace("secret", "***") in lines[0]
+    assert "Traceback" not in res.stderr and "secret" not in res.stdout + res.stderr
+    assert not out.exists() and not (tmp_path / "lab").exists()

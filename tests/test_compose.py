@@ -53,6 +53,7 @@ LAB_URLS = {
     "yugabytedb.yml": "yugabytedb://yugabyte@127.0.0.1:5433/yugabyte",
     "postgres.yml": "postgresql://postgres@127.0.0.1:5432/postgres",
     "mariadb.yml": "mariadb://root@127.0.0.1:3306/ingestlab",
+    "arangodb.yml": "arangodb://root@127.0.0.1:8529/_system",
 }
 
 # Host port -> container port that each stack publishes, all on 127.0.0.1.
@@ -63,7 +64,19 @@ PUBLISHED = {
     "yugabytedb.yml": {5433: 5433},
     "postgres.yml": {5432: 5432},
     "mariadb.yml": {3306: 3306},
+    "arangodb.yml": {8529: 8529},
 }
+
+# Override files (``docker compose -f <base> -f <override>``): override -> base stack.
+# They are checked against the schema alone and, merged into their base, by every convention.
+OVERRIDES = {"yugabytedb-cloud-375.yml": "yugabytedb.yml"}
+
+# The ArangoDB seed's machine: a 4 GB VM on a cloud volume of 375 read / 750 write IOPS and
+# 60 MB/s, and its start options (seed arangodb-upsert-beyond-ram.ru.txt). Stack -> service.
+SEED_DISK = {"device_read_iops": 375, "device_write_iops": 750, "device_read_bps": "60mb", "device_write_bps": "60mb"}
+SEED_OPTIONS = ("--cache.size=256000000", "--query.memory-limit=100000000", "--rocksdb.block-cache-size=256000000",
+                "--rocksdb.enforce-block-cache-size-limit=true", "--rocksdb.total-write-buffer-size=100000000")
+SEED_MACHINES = {"arangodb.yml": "arangodb", "yugabytedb-cloud-375.yml": "yugabytedb"}
 
 # Stream Load redirect target of the StarRocks/Doris stacks: the backend
 # service, the environment variable its start script turns into be_http_port /
@@ -77,7 +90,7 @@ REDIRECT_BACKENDS = {
 STACK_FILES = sorted(LAB_URLS)
 # What is really in compose/: the generic checks run on every file found, so a
 # new stack is checked before anyone adds it to the tables above.
-COMPOSE_FILES = sorted(p.name for p in COMPOSE_DIR.glob("*.yml"))
+COMPOSE_FILES = sorted(p.name for p in COMPOSE_DIR.glob("*.yml") if p.name not in OVERRIDES)
 
 Problems = list[str]
 
@@ -87,6 +100,21 @@ Problems = list[str]
 
 def load(name: str) -> dict[str, Any]:
     return yaml.safe_load((COMPOSE_DIR / name).read_text(encoding="utf-8"))
+
+
+def merge(base: Any, override: Any) -> Any:
+    """``override`` merged into ``base`` as Compose merges files: mappings key by key, the rest replaced."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        out = dict(base)
+        for key, value in override.items():
+            out[key] = merge(base.get(key), value) if key in base else value
+        return out
+    return copy.deepcopy(override)
+
+
+def load_merged(name: str) -> dict[str, Any]:
+    """A stack as Compose runs it: an override file merged into its base, or the file itself."""
+    return merge(load(OVERRIDES[name]), load(name)) if name in OVERRIDES else load(name)
 
 
 def readme_text() -> str:
@@ -401,11 +429,38 @@ def check_host_ports_distinct(docs: dict[str, dict[str, Any]]) -> Problems:
     return problems
 
 
-README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|mariadb)://[^`\s]+)`")
+README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|mariadb|arangodb)://[^`\s]+)`")
+
+
+def check_seed_machine(doc: dict[str, Any], service: str, *, memory: str | None = "4g",
+                       options: tuple[str, ...] = SEED_OPTIONS) -> Problems:
+    """The seed's disk limits on every device of ``service``'s blkio_config, its memory, its start options."""
+    svc = services(doc).get(service)
+    if svc is None:
+        return [f"no service {service!r}"]
+    problems = []
+    blkio = svc.get("blkio_config") or {}
+    for key, rate in SEED_DISK.items():
+        entries = blkio.get(key) or []
+        if not entries:
+            problems.append(f"{service}: no blkio_config.{key}")
+        for entry in entries:
+            if str(entry.get("rate")).lower() != str(rate) or not resolve_defaults(str(entry.get("path", ""))):
+                problems.append(f"{service}: blkio_config.{key} is {entry}, the seed's volume has {rate}")
+    limit = ((svc.get("deploy") or {}).get("resources") or {}).get("limits", {}).get("memory")
+    if memory is not None and str(limit).lower() != memory:
+        problems.append(f"{service}: memory limit {limit!r}, the seed's VM had {memory}")
+    command = as_strings(svc.get("command"))
+    problems += [f"{service}: the seed's option {o} is not in the command" for o in options if o not in command]
+    return problems
 
 
 def check_readme(readme: str, files: list[str]) -> Problems:
     problems = []
+    for override, base in OVERRIDES.items():
+        command = f"docker compose -f compose/{base} -f compose/{override} up -d"
+        if command not in readme:
+            problems.append(f"README lacks `{command}`")
     for file in files:
         for command in (f"docker compose -f compose/{file} up -d", f"docker compose -f compose/{file} down -v"):
             if command not in readme:
@@ -434,6 +489,40 @@ def schema() -> dict[str, Any]:
 def test_compose_folder_holds_exactly_the_expected_stacks():
     assert COMPOSE_FILES == STACK_FILES, "every compose/*.yml needs its lab URL and ports in the tables of this test"
     assert not list(COMPOSE_DIR.glob("*.yaml")), "use the .yml extension"
+
+
+@pytest.mark.parametrize("file", sorted(OVERRIDES))
+def test_override_validates_alone_and_merged_into_its_base(file, schema):
+    assert check_schema(load(file), schema) == []
+    merged = load_merged(file)
+    assert check_schema(merged, schema) == []
+    for check in (check_project_name, check_healthchecks, check_ports_localhost, check_images_pinned,
+                  check_memory_limits):
+        assert check(merged) == [], check.__name__
+    assert check_volumes(merged, COMPOSE_DIR) == [] and check_no_literal_secrets(merged, readme_text()) == []
+    assert check_published_ports(merged, PUBLISHED[OVERRIDES[file]]) == []
+
+
+@pytest.mark.parametrize("file", sorted(SEED_MACHINES))
+def test_seed_machine_is_rebuilt(file):
+    """arangodb.yml: the seed's 4 GB, its volume's IOPS and MB/s, its start options; the YugabyteDB
+    override: the same volume (its memory and options are YugabyteDB's own)."""
+    own = file == "arangodb.yml"
+    problems = check_seed_machine(load_merged(file), SEED_MACHINES[file], memory="4g",
+                                  options=SEED_OPTIONS if own else ())
+    assert problems == []
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d["services"]["arangodb"]["blkio_config"]["device_read_iops"][0].update(rate=3000),
+    lambda d: d["services"]["arangodb"]["blkio_config"].pop("device_write_bps"),
+    lambda d: d["services"]["arangodb"]["deploy"]["resources"]["limits"].update(memory="8g"),
+    lambda d: d["services"]["arangodb"]["command"].remove("--rocksdb.block-cache-size=256000000"),
+], ids=["read iops", "no write bps", "memory", "block cache option"])
+def test_seed_machine_check_fails_on_a_different_machine(mutate):
+    doc = copy.deepcopy(load("arangodb.yml"))
+    mutate(doc)
+    assert check_seed_machine(doc, "arangodb")
 
 
 @pytest.mark.parametrize("file", COMPOSE_FILES)

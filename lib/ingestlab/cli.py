@@ -57,6 +57,8 @@ def _run(args) -> int:
     keys = list(runner.notebooks()) if args.notebook == "all" else [args.notebook]
     for key in keys:
         runner.find_notebook(key)  # every name checked before anything runs
+    if args.notebook != "all":
+        runner.check_parameters(runner.find_notebook(args.notebook), params)  # and every value
     if args.notebook == "all":
         for key in keys:  # parameters given with 'all' must mean the same in every notebook
             runner.check_parameters(runner.find_notebook(key),

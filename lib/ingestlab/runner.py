@@ -35,20 +35,48 @@ def find_notebook(key: str) -> Path:
     raise ConfigError("NOTEBOOK", key, "'all' or one of " + ", ".join(f"{k} ({p.stem})" for k, p in books.items()))
 
 
-def _validators() -> dict[str, Callable[..., Any]]:
-    # imported here: the workloads import engines, which the CLI's other commands do not need
-    from ingestlab.workloads import csv_scan, group_commit, insert, sweeps, upsert
+#: Each notebook's parameter validation: notebook stem → workload module of ``ingestlab.workloads``.
+VALIDATORS = {"01_insert_anatomy": "insert", "02_component_sweeps": "sweeps", "03_upsert_beyond_ram": "upsert",
+              "04_group_commit": "group_commit", "06_csv_scan": "csv_scan"}
 
-    return {"01_insert_anatomy": insert.validate, sweeps.NOTEBOOK: sweeps.validate,
-            "03_upsert_beyond_ram": upsert.validate, "04_group_commit": group_commit.validate,
-            "06_csv_scan": csv_scan.validate}
+
+def _validators() -> dict[str, Callable[..., Any]]:
+    """Each notebook's ``validate``, imported only when called (a workload imports its engines and
+    statistics, which other notebooks and the CLI's other commands do not need)."""
+    import importlib
+
+    def lazy(module: str) -> Callable[..., Any]:
+        def validate(**params: Any) -> Any:
+            return importlib.import_module(f"ingestlab.workloads.{module}").validate(**params)
+        return validate
+    return {stem: lazy(module) for stem, module in VALIDATORS.items()}
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:
-    """The notebook's ``parameters`` cell as papermill reads it: name → {default, type, help}."""
-    import papermill
+    """The notebook's ``parameters`` cell as papermill reads it: name → {name, default, inferred_type_name, help}.
 
-    return papermill.inspect_notebook(str(path))
+    Read with :mod:`ast` from the notebook's JSON, the way ``papermill.inspect_notebook``
+    reads ``NAME: type = default  # help`` lines, without importing papermill (seconds of
+    imports a command that only checks its parameters does not need).
+    """
+    import ast
+
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    source = next(("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), "")
+    lines = source.splitlines()
+    out: dict[str, dict] = {}
+    for node in ast.parse(source).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if not isinstance(target, ast.Name) or getattr(node, "value", None) is None:
+            continue
+        line = lines[node.end_lineno - 1]
+        comment = line[node.end_col_offset:].strip()
+        out[target.id] = {
+            "name": target.id, "default": ast.get_source_segment(source, node.value),
+            "inferred_type_name": ast.get_source_segment(source, node.annotation) if isinstance(node, ast.AnnAssign)
+            else "None", "help": comment[1:].strip() if comment.startswith("#") else ""}
+    return out
 
 
 def coerce(value: str) -> Any:

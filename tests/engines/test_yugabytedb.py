@@ -14,6 +14,7 @@ from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
 from tests.engines._support import corpus_body, parse_sql, table_names
 from tests.engines.contract import RemoteContract
+from tests.engines.upsert_contract import UpsertContract
 
 URL = "yugabytedb://yugabyte:pw@127.0.0.1:5433/yugabyte?label=rf1"
 DIALECT = YugabyteDB.SQLGLOT_DIALECT
@@ -65,3 +66,18 @@ def test_explain_dist_output_gives_planning_execution_and_storage_counters():
 def test_no_local_server_and_how_to_get_one():
     with pytest.raises(EngineUnavailableError, match="compose"):
         Engine.get("yugabytedb")
+
+
+def test_blind_overwrite_is_a_plain_insert_run_under_upsert_mode(yb):
+    assert yb.UPSERT_OPERATIONS == ("insert", "overwrite", "blind_overwrite")
+    assert yb.BLIND_WRITE_SETTINGS == {"yb_enable_upsert_mode": "on"}
+    blind = yb.write_sql("blind_overwrite", "t", ["id", "doc"], "id", 2)
+    assert blind == yb.insert_sql("t", ["id", "doc"], 2) and "ON CONFLICT" not in blind
+    assert table_names(parse_sql(blind.replace("%s", "1"), DIALECT)) == ["t"]
+    assert "ON CONFLICT" in yb.write_sql("overwrite", "t", ["id", "doc"], "id", 2)
+
+
+class TestYugabyteDBUpsert(UpsertContract):
+    engine = "yugabytedb"
+    target = TestYugabyteDBContract.target
+    skip_reason = TestYugabyteDBContract.skip_reason

@@ -243,3 +243,27 @@ def test_published_ratios_are_the_seeds_15x_and_281x():
     pg = pub.loc[("PostgreSQL 9.6 (seed)", "overwrite"), "mean_ms"] / pub.loc[("PostgreSQL 9.6 (seed)", "insert"), "mean_ms"]
     assert round(arango) == 15 and round(pg) == 281
     assert datagen.DOC_BYTES == pytest.approx(1200, abs=5)
+
+
+def test_server_urls_are_accepted_beside_local_engines_without_engine_names_in_the_check():
+    p = upsert.validate("postgres,arangodb://root@127.0.0.1:8529/_system,yugabytedb://yugabyte@127.0.0.1:5433/yugabyte",
+                        seed=1, reach=False)
+    assert p.engines[1].startswith("arangodb://") and p.engines[2].startswith("yugabytedb://")
+
+
+def test_a_url_is_eligible_only_for_an_engine_with_upsert_operations():
+    with pytest.raises(ConfigError, match="upsert operations") as err:
+        upsert.validate("starrocks://root:pw@127.0.0.1:9030/db", reach=False)
+    assert err.value.name == "ENGINES" and "pw@" not in str(err.value)
+
+
+def test_a_listening_server_passes_the_reachability_check_and_a_closed_port_fails_it():
+    import socket
+
+    with socket.socket() as listener:  # a TCP port that accepts; nothing is sent to it
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert upsert.validate(f"arangodb://root@127.0.0.1:{port}/_system", seed=1).engines
+    with pytest.raises(ConfigError, match=r"cannot reach arangodb://u:\*\*\*@127.0.0.1:1/db"):
+        upsert.validate("arangodb://u:pw@127.0.0.1:1/db")

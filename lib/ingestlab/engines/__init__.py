@@ -14,6 +14,7 @@ Examples
 """
 
 from ingestlab.engines import (
+    arangodb,  # noqa: F401 - registers the adapter
     doris,  # noqa: F401 - registers the adapter
     mariadb,  # noqa: F401 - registers the adapter
     mysql,  # noqa: F401 - registers the adapter

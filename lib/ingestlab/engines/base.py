@@ -294,6 +294,32 @@ class Engine:
         scheme = cls.URL_SCHEMES[0] if cls.URL_SCHEMES else cls.NAME
         return f"{scheme}://user@127.0.0.1:{cls.DEFAULT_PORT}/ingestlab"
 
+    #: Seconds :meth:`check_reachable` waits for a server's port.
+    REACH_TIMEOUT_S: ClassVar[float] = 5.0
+
+    def check_reachable(self, timeout_s: float | None = None) -> None:
+        """Fail fast when the server at :attr:`url` does not accept a TCP connection (nothing is sent).
+
+        A lab-local engine, or a URL without a TCP host (a Unix socket), passes. Used by
+        parameter validation, so that an unreachable server fails before anything is written.
+
+        Raises
+        ------
+        EngineUnavailableError
+            Naming the URL, its password masked, and the reason.
+        """
+        import socket
+
+        host = self.url.host if self.url is not None else None
+        if not host or host.startswith("/"):
+            return
+        port = self.url.port or self.DEFAULT_PORT
+        try:
+            socket.create_connection((host, port), timeout=timeout_s or self.REACH_TIMEOUT_S).close()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise EngineUnavailableError(f"cannot reach {self.display_url}: {reason}") from None
+
     def make_server(self) -> LocalServer:
         """A new local server for this engine (only when :attr:`HAS_LOCAL_SERVER`)."""
         raise UnsupportedOperationError(f"{self.NAME} has no local server")
@@ -520,6 +546,7 @@ class Engine:
 
         def write() -> None:
             execute(sql, params)
+        write.sql, write.params = sql, params  # what the call runs, for adapters that run it elsewhere
         return write
 
     def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:

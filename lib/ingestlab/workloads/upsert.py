@@ -16,6 +16,7 @@ import pandas as pd
 from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
 from ingestlab import cgroups, datagen, timing
+from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.workloads._params import one_of, positive_int, subset
@@ -88,20 +89,60 @@ class Params:
         return out
 
 
+#: What the run records as the memory limit of an engine whose server the lab does not run.
+SERVER_LIMIT = "server"
+
+
 def eligible_engines() -> list[str]:
-    """Registered engines that can run notebook 03 here: a local instance and upsert operations."""
+    """Registered engines that can run notebook 03 here by name: a local instance and upsert operations.
+
+    Any engine with upsert operations can run by URL besides (see :func:`check_engines`).
+    """
     return [name for name, cls in Engine.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
+
+
+def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[str, ...]:
+    """``ENGINES`` as a tuple: local engine names, or URLs of servers (``arangodb://…``, ``yugabytedb://…``).
+
+    A name must be one of :func:`eligible_engines` whose programs are found here; a URL must
+    select an engine with upsert operations and, with ``reach``, its server must accept a
+    connection within a few seconds (nothing is sent). Messages show URLs with the password
+    masked.
+    """
+    items = [v.strip() for v in engines.split(",")] if isinstance(engines, str) else list(engines or [])
+    names = [v for v in items if v and "://" not in v]
+    if names or not any(items):
+        subset("ENGINES", names or engines, eligible_engines())
+    out = []
+    for item in filter(None, items):
+        try:
+            engine = Engine.resolve(item)  # finds the programs, or parses the URL; starts nothing
+            if not engine.UPSERT_OPERATIONS:
+                raise ConfigError("ENGINES", engine.display_url, "an engine with upsert operations: "
+                                  + ", ".join(n for n, c in Engine.classes().items() if c.UPSERT_OPERATIONS))
+            if reach:
+                engine.check_reachable()
+        except EngineUnavailableError as exc:
+            raise ConfigError("ENGINES", mask_url(item), f"an engine that can run from this machine ({exc})") from None
+        except ConfigError as exc:
+            if exc.name == "ENGINES":
+                raise
+            raise ConfigError("ENGINES", mask_url(item), f"a valid engine URL ({exc.accepted})") from None
+        out.append(item)
+    return tuple(out)
 
 
 def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: str = "smoke", disk_profile: str = "local",
              batch_rows: int | None = None, batches: int | None = None, new_keys: str = "sequential",
              memory_budget_mb: int | None = None, dataset_multiple: float | None = None,
-             seed: int | None = None, memory_limit: str = "cgroup") -> Params:
+             seed: int | None = None, memory_limit: str = "cgroup", *, reach: bool = True) -> Params:
     """Check notebook 03's parameters without starting anything; return them resolved.
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter,
     the value and what is accepted. ``None`` means "the SCALE's value"; ``seed=None`` draws
     a seed from the clock (recorded), so that every run overwrites keys no earlier run read.
+    ``ENGINES`` may name servers by URL (:func:`check_engines`; ``reach=False`` skips the
+    check that they accept connections).
 
     Examples
     --------
@@ -115,12 +156,7 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
-    engines = subset("ENGINES", engines, eligible_engines())
-    for name in engines:
-        try:
-            Engine.get(name)  # finds the engine's programs; starts nothing
-        except EngineUnavailableError as exc:
-            raise ConfigError("ENGINES", name, f"an engine that can run on this machine ({exc})") from None
+    engines = check_engines(engines, reach=reach)
     one_of("DISK_PROFILE", disk_profile, cgroups.PROFILES)
     batch_rows = positive_int("BATCH_ROWS", size["batch_rows"] if batch_rows is None else batch_rows)
     if batch_rows < 4:
@@ -200,6 +236,8 @@ def batch_schedule(params: Params) -> list[tuple[int, bool, int]]:
 
 
 def _engine_pids(engine: Engine) -> list[int]:
+    if not engine.is_local:
+        return []
     pid = engine.server.pid()
     if pid is None:
         return []
@@ -222,7 +260,7 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
     """Create and load the data set (a progress bar of rows sent), then settle; return the load's facts."""
     rng = np.random.default_rng([params.seed, 0])
     engine.reset_table(TABLE, COLUMNS, key=(KEY,))
-    with tqdm(total=params.dataset_rows, desc=f"{engine.NAME} load", unit="row", unit_scale=True,
+    with tqdm(total=params.dataset_rows, desc=f"{engine.label} load", unit="row", unit_scale=True,
               disable=not progress, file=sys.stderr) as bar:
 
         def chunks():
@@ -235,7 +273,7 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
     with timing.Stopwatch() as settle:
         engine.settle(TABLE)
     disk = engine.data_bytes(TABLE)
-    return {"engine": engine.NAME, "rows": params.dataset_rows, "payload_bytes": params.dataset_bytes,
+    return {"engine": engine.label, "rows": params.dataset_rows, "payload_bytes": params.dataset_bytes,
             "payload_gb": params.dataset_bytes / 1e9, "memory_budget_mb": params.memory_budget_mb,
             "payload_multiple": params.dataset_bytes / params.budget_bytes, "disk_bytes": disk,
             "disk_gb": disk / 1e9, "disk_multiple": disk / params.budget_bytes, "load_s": load.seconds,
@@ -257,6 +295,7 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
     """
     rng = np.random.default_rng([params.seed, 2, OPERATIONS.index(operation)])
     rows_out, used = [], 0
+    disk_counters = cgroups.disk_counters if device is not None else (lambda _device: {})
     with cgroups.throttle(_engine_pids(engine), limits, device=device, label=f"{engine.NAME}-{operation}") as group:
         for batch_no, warmup, n in batch_schedule(params):
             batch_keys = keys[used:used + n]
@@ -265,9 +304,9 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
                                         datagen.document_table(batch_keys, datagen.documents(n, rng)))
             if cap is not None:
                 cap.reset_peak()
-            dev0, grp0, eng0 = cgroups.disk_counters(device), group.counters(), engine.io_counters()
+            dev0, grp0, eng0 = disk_counters(device), group.counters(), engine.io_counters()
             run = timing.timed(call)
-            dev1, grp1, eng1 = cgroups.disk_counters(device), group.counters(), engine.io_counters()
+            dev1, grp1, eng1 = disk_counters(device), group.counters(), engine.io_counters()
             row = dict.fromkeys(SAMPLE_COLUMNS, np.nan)
             row.update(batch_no=batch_no, warmup=warmup, rows=n, bytes=n * datagen.DOC_BYTES,
                        elapsed_s=run.elapsed_ns / 1e9, started_ns=run.started_ns, keys_found=run.result,
@@ -332,6 +371,12 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
     6. **Checks.** After the load and after each operation the keys are counted (unthrottled)
        and must equal what was written.
 
+    7. **Servers by URL** (``arangodb://…``, ``yugabytedb://…``): the lab starts nothing and
+       limits nothing — memory and disk are the server's own (``compose/arangodb.yml`` rebuilds
+       the seed's 4 GB machine and its throttled volume). Such an engine runs with memory limit
+       ``"server"`` and disk profile ``"local"`` (both noted in ``run.json``); the device and
+       cgroup counters are NaN, the engine's own counters are kept.
+
     Per batch the samples keep the client's wall time, the device's I/O from ``/proc/diskstats``
     (which includes other processes on the machine), the cgroup's own I/O when throttled, the
     engine's counters (``engine_blocks_read``...) and, under a memory cap, the group's memory.
@@ -346,26 +391,33 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
     plan = key_plan(params)
     limits = cgroups.PROFILES[params.disk_profile]
     out: dict[str, list] = {"samples": [], "loads": [], "checks": [], "memory": []}
-    for name in params.engines:
+    for target in params.engines:
         with contextlib.ExitStack() as stack:
-            engine = Engine.get(name)
+            engine = Engine.resolve(target)
+            name = engine.label
             limit, cap = _memory_limit(engine, params, run, stack)
             stack.callback(engine.close)  # runs before the memory group is removed
             engine.start()
-            settings = engine.memory_budget_settings(params.budget_bytes, limit)
+            settings = engine.memory_budget_settings(params.budget_bytes, limit) if engine.is_local else {}
             engine.apply_settings(settings)
             if cap is not None:
                 cap.add(_engine_pids(engine))  # before the load: pages are charged to who touches them first
-            device = cgroups.device_of(engine.server.directory)
+            device = cgroups.device_of(engine.server.directory) if engine.is_local else None
+            engine_limits = limits if engine.is_local else None
+            if not engine.is_local and limits is not None:
+                run.note(f"{name}: DISK_PROFILE={params.disk_profile!r} is not applied to a server the lab does not "
+                         f"run (its disk is its own, e.g. compose/arangodb.yml's blkio_config); measured as 'local'")
             run.record_engine(engine, device=device, memory_budget={
                 "mb": params.memory_budget_mb, "limit": limit, "limit_requested": params.memory_limit,
-                "mechanism": engine.MEMORY_LIMITS[limit], "settings": settings})
+                "mechanism": engine.MEMORY_LIMITS.get(limit, "the server's own configuration, not set by the lab"),
+                "settings": settings})
             load = _load(engine, params, progress=progress)
             out["loads"].append(load)
             run.append(pd.DataFrame([load]), table="loads")
             memory = {"engine": name, "memory_limit": limit, "memory_limit_requested": params.memory_limit,
                       "budget_bytes": params.budget_bytes,
-                      "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit)}
+                      "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit) if engine.is_local
+                      else math.nan}
             if cap is not None:
                 memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
                               cgroup=str(cap.path))
@@ -378,8 +430,8 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
                 with tqdm(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
                           disable=not progress, file=sys.stderr) as bar:
                     try:
-                        frame, meta = _run_operation(engine, operation, params, keys, device, limits, cap=cap,
-                                                     bar=bar)
+                        frame, meta = _run_operation(engine, operation, params, keys, device, engine_limits,
+                                                     cap=cap, bar=bar)
                     except Exception as exc:
                         if cap is not None and cap.oom_kills():
                             raise IngestlabError(
@@ -388,8 +440,10 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
                                 f"free after the load); raise MEMORY_BUDGET_MB, lower BATCH_ROWS or use "
                                 f"MEMORY_LIMIT='engine'") from exc
                         raise
-                effective = params.disk_profile if (limits is None or meta["applied"]) else "local"
-                if effective != params.disk_profile:
+                effective = params.disk_profile if (engine_limits is None or meta["applied"]) else "local"
+                if not engine.is_local:
+                    effective = "local"
+                elif effective != params.disk_profile:
                     message = (f"DISK_PROFILE={params.disk_profile!r} could not be applied to {name} {operation} "
                                f"({meta['reason']}); it was measured unthrottled and is labelled 'local'")
                     warnings.warn(message, stacklevel=2)
@@ -413,6 +467,11 @@ def _memory_limit(engine: Engine, params: Params, run,
     ``"cgroup"`` falls back to ``"engine"`` for an engine that has no separate server
     process (noted in the run) or where no memory cgroup can be made (a warning too).
     """
+    if not engine.is_local:
+        run.note(f"{engine.label}: MEMORY_LIMIT={params.memory_limit!r} does not apply to a server the lab does not "
+                 f"run; its memory is its own configuration (e.g. compose/arangodb.yml): recorded as "
+                 f"{SERVER_LIMIT!r}")
+        return SERVER_LIMIT, None
     if params.memory_limit == "engine":
         return "engine", None
     if params.memory_limit not in engine.MEMORY_LIMITS:
@@ -432,13 +491,13 @@ def _memory_limit(engine: Engine, params: Params, run,
 def _check(engine: Engine, phase: str, expected: int, profile: str, requested: str, throttle: dict | None,
            run) -> dict:
     counted = engine.count_rows(TABLE)
-    row = {"engine": engine.NAME, "phase": phase, "expected_keys": expected, "counted_keys": counted,
+    row = {"engine": engine.label, "phase": phase, "expected_keys": expected, "counted_keys": counted,
            "ok": counted == expected, "disk_profile": profile, "disk_profile_requested": requested,
            "throttled": bool(throttle and throttle["applied"]), "throttle_reason": (throttle or {}).get("reason"),
            "cgroup": (throttle or {}).get("cgroup"), "device": (throttle or {}).get("device")}
     run.append(pd.DataFrame([row]), table="checks")
     if counted != expected:
-        raise DataLossError(f"{engine.NAME} after {phase}: {counted} keys counted, {expected} written")
+        raise DataLossError(f"{engine.label} after {phase}: {counted} keys counted, {expected} written")
     return row
 
 
