@@ -38,9 +38,10 @@ def find_notebook(key: str) -> Path:
 
 def _validators() -> dict[str, Callable[..., Any]]:
     # imported here: the workloads import engines, which the CLI's other commands do not need
-    from ingestlab.workloads import insert, upsert
+    from ingestlab.workloads import insert, million, upsert
 
-    return {"01_insert_anatomy": insert.validate, "03_upsert_beyond_ram": upsert.validate}
+    return {"01_insert_anatomy": insert.validate, "03_upsert_beyond_ram": upsert.validate,
+            "05_million_rows": million.validate}
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:
