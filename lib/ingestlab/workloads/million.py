@@ -133,19 +133,25 @@ def counts(method: str, rows: int, batch_rows: int) -> tuple[int, int]:
 
 
 @dataclasses.dataclass
-class _Data:
-    """One data set in the forms the methods need, built before any clock."""
+class Data:
+    """One data set in the forms the methods need, built before any clock (see :func:`make_data`)."""
 
     rows: list[tuple]
     chunks: list[pa.Table]
     csv: str
 
+    def remove(self) -> None:
+        """Delete the CSV file."""
+        if os.path.exists(self.csv):
+            os.unlink(self.csv)
+
     @classmethod
-    def make(cls, n: int, path: str) -> "_Data":
+    def make(cls, n: int, path: str) -> "Data":
         ids = np.arange(1, n + 1, dtype=np.int32)
         zeros = np.zeros(n, dtype=np.int32)
         table = pa.table({"id": ids, "a": zeros, "b": zeros, "c": zeros, "d": zeros})
         chunks = [table.slice(i, CHUNK_ROWS) for i in range(0, n, CHUNK_ROWS)]
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "wb") as out:
             for chunk in chunks:
                 out.write(datagen.csv_bytes(chunk))
@@ -153,7 +159,12 @@ class _Data:
         return cls(list(zip(ids.tolist(), *([zeros.tolist()] * 4))), chunks, path)
 
 
-def _prepare(engine: Engine, method: str, data: _Data, ddl: list[str], setting, batch_rows: int
+def make_data(n: int, tag: str = "load") -> Data:
+    """The seed's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in the lab directory."""
+    return Data.make(n, str(_paths.lab_dir() / f"million-{tag}-{os.getpid()}.csv"))
+
+
+def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, batch_rows: int
              ) -> Callable[[], Any]:
     """The call that loads ``data`` by ``method``, with its statements built now (before the clock)."""
     cols = COLUMN_NAMES
@@ -171,7 +182,7 @@ def _prepare(engine: Engine, method: str, data: _Data, ddl: list[str], setting, 
                                  transaction=method == "executemany")
 
 
-def load_once(engine: Engine, method: str, setting, data: _Data, *, batch_rows: int) -> dict:
+def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: int) -> dict:
     """Load ``data`` into a fresh ``demo`` by ``method`` under ``setting``; check and measure it.
 
     The table is dropped and created (or, with ``create_in_load``, created by the load
@@ -229,17 +240,16 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     lab = _paths.lab_dir()
     disk_rate = pd.DataFrame([disk.sequential_write(lab, SCALES[params.scale]["disk_mb"])])
     run.save_csv(disk_rate, "disk")
-    stem = lab / f"million-{os.getpid()}"
-    data = _Data.make(params.rows, f"{stem}.csv")
-    warm = _Data.make(params.warmup_rows, f"{stem}-warmup.csv") if params.warmup_rows else None
+    data = make_data(params.rows)
+    warm = make_data(params.warmup_rows, "warmup") if params.warmup_rows else None
     frames = []
     try:
         for target in _expand(params.targets, params.versions):
             frames += _measure_target(target, params, run, data, warm)
     finally:
-        for path in (data.csv, warm.csv if warm else None):
-            if path:
-                os.unlink(path)
+        data.remove()
+        if warm is not None:
+            warm.remove()
     return {"loads": pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), "disk": disk_rate}
 
 
@@ -248,7 +258,7 @@ def _note(run, text: str) -> None:
     run.note(text)
 
 
-def _measure_target(target: str, params: Params, run, data: _Data, warm: _Data | None) -> list[pd.DataFrame]:
+def _measure_target(target: str, params: Params, run, data: Data, warm: Data | None) -> list[pd.DataFrame]:
     cls = Engine.class_of(target)
     reason = cls.unavailable_reason() if "://" not in target else None
     if reason:
