@@ -89,7 +89,7 @@ def validate(targets: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     >>> validate("postgres", methods="copy")
     Traceback (most recent call last):
     ...
-    ingestlab.errors.ConfigError: METHODS=copy is not valid: expected each item one of 'generate', 'bulk', 'native_client', 'batches', 'pipeline', 'executemany', 'autocommit'
+    ingestlab.errors.ConfigError: METHODS='copy' is not valid: expected each item one of 'generate', 'bulk', 'native_client', 'batches', 'pipeline', 'executemany', 'autocommit'
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
