@@ -3,7 +3,7 @@
 #   make test        unit, integration and notebook tests
 #   make lab         JupyterLab on the project's kernel
 #   make figures     re-export every article figure to figures/
-#   make bench       harness-fidelity benchmarks (lab vs pgbench / mariadb-slap, one client and many)
+#   make bench       harness-fidelity benchmarks (lab vs pgbench / mariadb-slap, one client and many; lab COPY vs psql \copy)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -25,8 +25,9 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-# MariaDB from Debian's packages, when this user can install them (root + apt); the lab
-# starts mariadbd itself, so no service is enabled. Without it, MariaDB tests skip and say why.
+# MariaDB and PostgreSQL 15 from Debian's packages, when this user can install them (root + apt);
+# the lab starts mariadbd and postgres itself, so no service is enabled (Debian's postgresql-15
+# creates a cluster and may start it; the lab never uses it). Without them, their tests skip and say why.
 engines:
 	@if command -v mariadbd >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -34,6 +35,13 @@ engines:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null) \
 	    || echo "warning: could not install mariadb-server; MariaDB tests will skip"; \
 	else echo "note: mariadbd not found and cannot be installed here; MariaDB tests will skip"; fi
+	@# PostgreSQL 15 (Debian) for notebook 05's versions; the lab runs its binaries itself, never the service
+	@if [ -x /usr/lib/postgresql/15/bin/postgres ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing postgresql-15 (Debian) ..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null) \
+	    || echo "warning: could not install postgresql-15; its tests skip and notebook 05 runs without it"; \
+	else echo "note: PostgreSQL 15 not found and cannot be installed here; notebook 05 runs without it"; fi
 
 reproduce: $(STAMP)
 	$(BIN)/ingestlab run all --out $(OUT) --summary
@@ -56,6 +64,7 @@ figures: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/insert_fidelity.py
 	$(BIN)/python bench/group_commit_fidelity.py
+	$(BIN)/python bench/copy_fidelity.py
 
 clean:
 	rm -rf .lab runs .pytest_cache

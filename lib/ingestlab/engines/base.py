@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from sqlalchemy.engine import URL, make_url
 
@@ -20,14 +21,50 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dt", "DATE"),
 )
 #: Steps that exist when another one does (the base implements them over it).
-_BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause"}
+_BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause", "prepare_insert": "execute"}
 #: The contract's steps that an engine may lack (see :meth:`Engine.has`).
 STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
     "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
     "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters",
     "stream_load_group_headers", "group_commit_interval_sql",
+    "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadSetting:
+    """One way of loading a table that trades safety for speed (notebook 05), as an engine declares it.
+
+    Parameters
+    ----------
+    description : str
+        What it does and what it gives up, in words (recorded with every result).
+    server : mapping
+        Settings put in force by :meth:`Engine.apply_settings` (a local server restarts with
+        them; a remote one gets them per session where it allows).
+    session : mapping
+        Settings of the measuring session only (:meth:`Engine.set_session`), after ``server``.
+    model : str, optional
+        The table model (:attr:`Engine.TABLE_MODELS`); None: the keyed default.
+    key_after_load : bool
+        Create the table without its primary key, load, then add the key (timed apart).
+    create_in_load : bool
+        Create the table inside the load's own transaction (PostgreSQL's ``COPY … FREEZE``).
+    methods : tuple of str, optional
+        The only load methods the setting applies to (None: all).
+    server_flags : mapping
+        Flags the server must have been started with, which no client can set (recorded, not set).
+    """
+
+    description: str
+    server: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    session: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    model: str | None = None
+    key_after_load: bool = False
+    create_in_load: bool = False
+    methods: tuple[str, ...] | None = None
+    server_flags: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _unsupported(reason: str) -> Callable:
@@ -108,6 +145,9 @@ class Engine:
     SQLGLOT_DIALECT: ClassVar[str] = ""
     #: Whether ``Engine.get(NAME)`` can start a local server on this machine.
     HAS_LOCAL_SERVER: ClassVar[bool] = False
+    #: Registry name of the engine this one is another version of (``"postgres"`` for
+    #: ``postgres15``); :meth:`versions` lists them together.
+    VERSION_OF: ClassVar[str] = ""
 
     # -- variants and instruments -------------------------------------------------------------
     #: Commit-protocol variants (notebook 01): variant name → settings.
@@ -149,6 +189,9 @@ class Engine:
     #: insert that replaces an existing key after reading it), ``blind_overwrite`` (one that
     #: does not read it).
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ()
+
+    #: Notebook 05's settings that trade safety for load speed: name → :class:`LoadSetting`.
+    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
 
     # -- memory -----------------------------------------------------------------------------
     #: Ways of holding the engine to a memory budget (:meth:`memory_budget_settings`), name → what
@@ -200,6 +243,23 @@ class Engine:
         True
         """
         return list(cls.classes())
+
+    @classmethod
+    def versions(cls, name: str) -> list[str]:
+        """``name`` and the registered engines that are other versions of it (:attr:`VERSION_OF`).
+
+        Examples
+        --------
+        >>> import ingestlab.engines
+        >>> Engine.versions("postgres")
+        ['postgres', 'postgres15']
+        """
+        return [name] + [n for n, c in cls.classes().items() if c.VERSION_OF and c.VERSION_OF == name]
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why ``Engine.get(NAME)`` cannot start its local server on this machine, or None. Default: None."""
+        return None
 
     @classmethod
     def get(cls, name: str) -> "Engine":
@@ -509,9 +569,75 @@ class Engine:
         """``INSERT INTO target SELECT * FROM source``."""
         return f"INSERT INTO {self.quote(target)} SELECT * FROM {self.quote(source)}"
 
+    def add_primary_key_sql(self, table: str, key: Sequence[str]) -> str:
+        """``ALTER TABLE … ADD PRIMARY KEY (key)``: the key of a table loaded without it."""
+        return f"ALTER TABLE {self.quote(table)} ADD PRIMARY KEY (" + ", ".join(map(self.quote, key)) + ")"
+
+    @_unsupported("no server-side row generator in the lab")
+    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
+        """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
+
+        The seed's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
+        engine's own row generator (engines override).
+        """
+        raise UnsupportedOperationError(f"{self.NAME}: no generate_rows_sql")
+
+    def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                       rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:
+        """``INSERT … VALUES`` of ``rows``, ``rows_per_statement`` a statement, built now, as a call to time.
+
+        Statement texts and parameters are made before the clock starts. The call runs them on
+        the measuring connection, each its own transaction (autocommit), or all in one
+        (``transaction=True``: ``BEGIN`` … ``COMMIT``), one ``execute`` (one round trip) per
+        statement — never the driver's ``executemany``, which PyMySQL rewrites into multi-row
+        INSERTs. It returns the statements run.
+        """
+        if isinstance(rows_per_statement, bool) or not isinstance(rows_per_statement, int) or rows_per_statement < 1:
+            raise ConfigError("BATCH_ROWS", rows_per_statement, "an integer ≥ 1")
+        statements = []
+        for i in range(0, len(rows), rows_per_statement):
+            chunk = rows[i:i + rows_per_statement]
+            sql = self._sql_cache.get(("insert", table, len(chunk)))
+            if sql is None:
+                sql = self._sql_cache[("insert", table, len(chunk))] = self.insert_sql(table, columns, len(chunk))
+            statements.append((sql, [v for row in chunk for v in row] if rows_per_statement > 1 else list(chunk[0])))
+        conn = self.conn
+
+        def write() -> int:
+            with conn.cursor() as cur:
+                if transaction:
+                    cur.execute("BEGIN")
+                for sql, params in statements:
+                    cur.execute(sql, params)
+                if transaction:
+                    cur.execute("COMMIT")
+            return len(statements)
+        return write
+
+    @_unsupported("the driver has no pipeline mode")
+    def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+                                ) -> Callable[[], int]:
+        """Single-row INSERTs of ``rows`` in one transaction, sent without waiting for each reply, as a call to time.
+
+        The driver's pipeline mode (PostgreSQL's, through psycopg 3): one statement per row,
+        one commit, but not one round trip per statement. Returns the statements run.
+        """
+        raise UnsupportedOperationError(f"{self.NAME}: no pipeline mode")
+
+    @_unsupported("no command-line client of the engine's own in the lab")
+    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """Load the CSV file ``path`` (:func:`ingestlab.datagen.csv_bytes`'s format) with the engine's own client.
+
+        PostgreSQL: ``psql -c '\\copy …'``; MariaDB: ``mariadb --local-infile -e 'LOAD DATA LOCAL …'``.
+        A process is started per call: that start is part of what the client costs. Returns
+        the rows the client reported.
+        """
+        raise UnsupportedOperationError(f"{self.NAME}: no native_load")
+
     # -- writes ----------------------------------------------------------------------------
     @_unsupported("no bulk path in the lab")
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                  create: Sequence[str] = ()) -> int:
         """Load ``chunks`` (``pyarrow.Table``, columns in ``columns``' order) through :attr:`BULK_PATH`.
 
         Parameters
@@ -519,6 +645,9 @@ class Engine:
         replace : bool
             Empty the table in the same transaction first (PostgreSQL then writes the rows
             frozen, ``COPY … FREEZE``).
+        create : sequence of str
+            Statements that create the table, run in the load's transaction where the engine
+            has transactional DDL (PostgreSQL then writes the rows frozen too); else just before.
 
         Returns
         -------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 from ingestlab.engines.mysql import MySQL
 from ingestlab.servers.base import LocalServer
@@ -66,6 +66,30 @@ class MariaDB(MySQL):
     SETTINGS_SQL: ClassVar[str] = (
         "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES "
         "WHERE GLOBAL_VALUE_ORIGIN NOT IN ('COMPILE-TIME', 'AUTO') ORDER BY 1")
+
+    NATIVE_CLIENT: ClassVar[str] = "mariadb"
+
+    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
+        """``INSERT … SELECT seq, 0, … FROM seq_1_to_<n>``: MariaDB's Sequence engine, its generate_series.
+
+        The Sequence storage engine (built into MariaDB since 10.1) makes the virtual table
+        ``seq_1_to_<n>`` on the fly; nothing is stored. (MySQL has no such engine: see
+        :meth:`MySQL.generate_rows_sql`.)
+
+        Examples
+        --------
+        >>> MariaDB.__new__(MariaDB).generate_rows_sql("demo", ["id", "a"], 3)
+        'INSERT INTO `demo` (`id`, `a`) SELECT seq, 0 FROM seq_1_to_3'
+        """
+        cols = ", ".join(map(self.quote, columns))
+        zeros = ", 0" * (len(columns) - 1)
+        return f"INSERT INTO {self.quote(table)} ({cols}) SELECT seq{zeros} FROM seq_1_to_{int(n)}"
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        from ingestlab.servers.mariadb import unavailable_reason
+
+        return unavailable_reason()
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.mariadb import MariaDBServer

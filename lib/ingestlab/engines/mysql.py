@@ -12,8 +12,8 @@ import warnings
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine
-from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
+from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 
 _VARIABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
 _INTEGER = re.compile(r"^-?\d+$")
@@ -243,11 +243,13 @@ class MySQL(Engine):
                 "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' "
                 f"LINES TERMINATED BY '\\n' ({cols})")
 
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                  create: Sequence[str] = ()) -> int:
         """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
 
         The driver reads the pipe as the "file", so nothing is written to disk twice. With
-        ``replace`` the table is emptied first (``TRUNCATE``).
+        ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
+        commits at once in MySQL: there is no load into a table created in its transaction).
         """
         import pymysql
 
@@ -267,6 +269,8 @@ class MySQL(Engine):
 
         writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
         try:
+            for statement in create:
+                self.execute(statement)
             if replace:
                 self.execute(f"TRUNCATE TABLE {self.quote(table)}")
             writer.start()
@@ -285,6 +289,55 @@ class MySQL(Engine):
         if failed:
             raise failed[0]
         return sent[0]
+
+    # -- notebook 05: one million rows ---------------------------------------------------------
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
+    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("the server's defaults: innodb_flush_log_at_trx_commit = 1, table with its primary key"),
+        "async_commit": LoadSetting("innodb_flush_log_at_trx_commit = 2: the redo log is written at commit and "
+                                    "synced about once a second (an OS crash may lose the last second)",
+                                    server={"innodb_flush_log_at_trx_commit": "2"}),
+        "no_unique_checks": LoadSetting("unique_checks = 0 for the session: InnoDB may skip the duplicate-key "
+                                        "check of secondary unique indexes (the data must have no duplicates)",
+                                        session={"unique_checks": "0"}),
+        "key_after_load": LoadSetting("no primary key during the load (InnoDB clusters on a hidden row id), "
+                                      "ADD PRIMARY KEY after (a table rebuild, timed apart)", key_after_load=True),
+    }
+    #: The client the lab runs for :meth:`native_load`.
+    NATIVE_CLIENT: ClassVar[str] = "mysql"
+
+    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
+        """A recursive CTE counting 1…n (MySQL 8 needs ``cte_max_recursion_depth`` ≥ n for the session).
+
+        Examples
+        --------
+        >>> MySQL.__new__(MySQL).generate_rows_sql("demo", ["id", "a"], 3)
+        'INSERT INTO `demo` (`id`, `a`) WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3) SELECT n, 0 FROM g'
+        """
+        cols = ", ".join(map(self.quote, columns))
+        zeros = ", 0" * (len(columns) - 1)
+        return (f"INSERT INTO {self.quote(table)} ({cols}) WITH RECURSIVE g (n) AS "
+                f"(SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < {int(n)}) SELECT n{zeros} FROM g")
+
+    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """``mysql --local-infile=1 -e 'LOAD DATA LOCAL INFILE …'`` (MariaDB: ``mariadb``); returns the rows loaded."""
+        import subprocess
+
+        args = self.connect_kwargs()
+        client = shutil.which(self.NATIVE_CLIENT)
+        if client is None:
+            raise EngineUnavailableError(f"{self.NATIVE_CLIENT} (the engine's command-line client) not found")
+        where = ([f"--socket={args['unix_socket']}"] if args.get("unix_socket")
+                 else [f"--host={args.get('host', '127.0.0.1')}", f"--port={args.get('port', self.DEFAULT_PORT)}"])
+        quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
+        sql = self.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
+        command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
+                   f"--user={args.get('user', '')}", args.get("database", ""), "-e", sql]
+        env = {**os.environ, **({"MYSQL_PWD": str(args["password"])} if args.get("password") else {})}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise ServerError(f"{self.NATIVE_CLIENT} LOAD DATA LOCAL failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        return int(done.stdout.split()[-1])
 
     # -- anatomy ---------------------------------------------------------------------------
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Iterable, Sequence
+import os
+import shutil
+import subprocess
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine
-from ingestlab.errors import EngineUnavailableError
+from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.servers.base import LocalServer
 
 
@@ -59,10 +62,30 @@ class Postgres(Engine):
     #: Seconds :meth:`commit_counters` waits for finished clients' backends to exit (and report).
     CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
 
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
+    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("the server's defaults: synchronous_commit = on, logged table with its primary key"),
+        "async_commit": LoadSetting("synchronous_commit = off: a commit returns before its WAL is flushed "
+                                    "(a crash may lose the last commits, never corrupt)",
+                                    server={"synchronous_commit": "off"}),
+        "unlogged": LoadSetting("UNLOGGED table: no WAL for its pages (emptied after a crash, not replicated)",
+                                model="unlogged"),
+        "key_after_load": LoadSetting("no primary key during the load, ADD PRIMARY KEY after (timed apart): "
+                                      "duplicates are found only at the end", key_after_load=True),
+        "copy_freeze": LoadSetting("COPY … FREEZE into a table created in the same transaction: rows written "
+                                   "frozen and all-visible (other sessions see them even before their snapshot)",
+                                   create_in_load=True, methods=("bulk",)),
+    }
+
     def make_server(self) -> LocalServer:
         from ingestlab.servers.postgres import PostgresServer
 
         return PostgresServer()
+
+    def close(self) -> None:
+        """Close the pipeline connection (if one was opened), then as every engine."""
+        self._close_pipeline()
+        super().close()
 
     def connect(self):
         import psycopg2
@@ -87,6 +110,18 @@ class Postgres(Engine):
             super().set_session({k: settings[k] for k in unknown})
         for name, value in settings.items():
             self.execute(sql.SQL("SELECT set_config({}, {}, false)").format(sql.Literal(name), sql.Literal(value)))
+        self._session = {**getattr(self, "_session", {}), **{k: str(v) for k, v in settings.items()}}
+        self._close_pipeline()  # the next pipeline connection gets the new session settings
+
+    def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:
+        self._session = {}
+        self._close_pipeline()  # a local server restarts: its connections end
+        return super().apply_settings(settings)
+
+    def _close_pipeline(self) -> None:
+        pipe, self._pipeline_conn = getattr(self, "_pipeline_conn", None), None
+        if pipe is not None:
+            pipe.close()
 
     def server_version(self) -> str:
         return self.execute("SHOW server_version")[0][0]
@@ -143,13 +178,85 @@ class Postgres(Engine):
                            for col in self.secondary_index_columns(names, keyed)]
         return statements
 
+    # -- notebook 05: one million rows -------------------------------------------------------
+    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
+        """``INSERT … SELECT g, 0, … FROM generate_series(1, n)``: the seed's statement.
+
+        Examples
+        --------
+        >>> Postgres.__new__(Postgres).generate_rows_sql("demo", ["id", "a", "b"], 3)
+        'INSERT INTO "demo" ("id", "a", "b") SELECT g, 0, 0 FROM generate_series(1, 3) AS g'
+        """
+        cols = ", ".join(map(self.quote, columns))
+        zeros = ", 0" * (len(columns) - 1)
+        return f"INSERT INTO {self.quote(table)} ({cols}) SELECT g{zeros} FROM generate_series(1, {int(n)}) AS g"
+
+    def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+                                ) -> Callable[[], int]:
+        """Single-row INSERTs in one transaction in libpq's pipeline mode, through psycopg 3.
+
+        A second connection (psycopg 3; psycopg2 has no pipeline mode), opened now with the
+        session settings in force, runs ``executemany`` inside ``conn.pipeline()``: every
+        statement is sent without waiting for the previous reply, one commit at the end.
+        """
+        conn = self._pipeline_connection()
+        sql = self.insert_sql(table, columns, 1)
+        rows = [tuple(r) for r in rows]
+
+        def write() -> int:
+            with conn.transaction(), conn.pipeline(), conn.cursor() as cur:
+                cur.executemany(sql, rows)
+            return len(rows)
+        return write
+
+    def _pipeline_connection(self):
+        if getattr(self, "_pipeline_conn", None) is None:
+            import psycopg
+
+            kwargs = self.connect_kwargs()
+            try:
+                conn = psycopg.connect(**kwargs, autocommit=True)
+            except psycopg.OperationalError as exc:
+                raise EngineUnavailableError(f"cannot connect to {self.display_url} (psycopg 3): {exc}") from exc
+            for name, value in getattr(self, "_session", {}).items():
+                conn.execute("SELECT set_config(%s, %s, false)", [name, value])
+            self._pipeline_conn = conn
+        return self._pipeline_conn
+
+    def psql_path(self) -> str:
+        """The ``psql`` of the server's own version when the lab runs the server, else the one on PATH."""
+        if self.server is not None and (self.server.bin_dir() / "psql").exists():
+            return str(self.server.bin_dir() / "psql")
+        found = shutil.which("psql")
+        if found is None:
+            raise EngineUnavailableError("psql not found (Debian: apt-get install -y postgresql-client)")
+        return found
+
+    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """``psql -c '\\copy table (columns) FROM path (FORMAT csv)'``; returns the rows psql reported (``COPY n``)."""
+        args = self.connect_kwargs()
+        cols = ", ".join(map(self.quote, columns))
+        quoted = str(path).replace("'", "''")
+        command = [self.psql_path(), "-X", "-v", "ON_ERROR_STOP=1", "-h", str(args.get("host", "")),
+                   "-U", str(args.get("user", "")), "-d", str(args.get("dbname", "")),
+                   "-c", f"\\copy {self.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
+        if args.get("port"):
+            command += ["-p", str(args["port"])]
+        env = {**os.environ, **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise ServerError(f"psql \\copy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        return int(done.stdout.split()[-1])
+
     # -- bulk path -----------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                  create: Sequence[str] = ()) -> int:
         """One ``COPY table (columns) FROM STDIN (FORMAT csv)``, streamed chunk by chunk; return the rows sent.
 
         With ``replace``, ``TRUNCATE`` and ``COPY … FREEZE`` run in one transaction, which lets
         COPY write the rows frozen and the pages all-visible: no later VACUUM or first read
-        rewrites every page to set hint bits.
+        rewrites every page to set hint bits. With ``create``, the table is created in that
+        transaction instead, with the same effect.
         """
         counted = [0]
 
@@ -159,10 +266,12 @@ class Postgres(Engine):
                 yield datagen.csv_bytes(chunk)
 
         cols = ", ".join(map(self.quote, columns))
-        freeze = ", FREEZE" if replace else ""
+        freeze = ", FREEZE" if replace or create else ""
         cur = self.conn.cursor()
         try:
             cur.execute("BEGIN")
+            for statement in create:
+                cur.execute(statement)
             if replace:
                 cur.execute(f"TRUNCATE {self.quote(table)}")
             cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT csv{freeze})",
@@ -284,6 +393,31 @@ class Postgres(Engine):
         self.execute(f"ALTER TABLE {self.quote(table)} SET (autovacuum_enabled = false)")
         self.execute(f"ANALYZE {self.quote(table)}")
         self.execute("CHECKPOINT")
+
+
+class Postgres15(Postgres):
+    """PostgreSQL 15 from Debian's ``postgresql-15`` package, started by the lab like the embedded 18.
+
+    ``Engine.get("postgres15")`` runs ``/usr/lib/postgresql/15/bin`` in ``.lab/postgres15-<pid>/``
+    on a socket only, never as the Debian service (see
+    :class:`~ingestlab.servers.postgres.DebianPostgresServer`). Everything else is
+    :class:`Postgres`; its anatomy lacks the WAL flush part (``pg_stat_io`` is new in 16).
+    """
+
+    NAME = "postgres15"
+    URL_SCHEMES = ()
+    VERSION_OF = "postgres"
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        from ingestlab.servers.postgres import DebianPostgresServer, debian_unavailable_reason
+
+        return debian_unavailable_reason(DebianPostgresServer.MAJOR)
+
+    def make_server(self) -> LocalServer:
+        from ingestlab.servers.postgres import DebianPostgresServer
+
+        return DebianPostgresServer()
 
 
 class _ChunkReader:

