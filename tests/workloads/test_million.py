@@ -83,7 +83,7 @@ def test_fit_recovers_known_overhead_and_per_row_cost_within_ci():
 
 
 def test_median_ci_reaches_its_stated_confidence():
-    r = models.median_ci([3.0, 1.0, 2.0, 5.0, 4.0])
+    r = models.median_ci_exact([3.0, 1.0, 2.0, 5.0, 4.0])
     assert (r["median"], r["ci_low"], r["ci_high"]) == (3.0, 1.0, 5.0)
     assert r["confidence"] == pytest.approx(1 - 2 / 32)
 

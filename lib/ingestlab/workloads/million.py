@@ -312,7 +312,7 @@ def medians(loads: pd.DataFrame) -> pd.DataFrame:
     """Per system × setting × method: median seconds and rows/s over the runs, with distribution-free CIs.
 
     Warm-up loads are left out (counted in ``warmup_n``). The CI is the order-statistic
-    interval of :func:`ingestlab.models.median_ci`; ``ci_confidence`` says what it reaches.
+    interval of :func:`ingestlab.models.median_ci_exact`; ``ci_confidence`` says what it reaches.
     """
     measured = loads[~loads["warmup"]]
     warm = loads[loads["warmup"]].groupby(GROUP).size()
