@@ -52,5 +52,7 @@ figures: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/insert_fidelity.py
 
+# Only orphaned servers' folders are removed: a live run's server and data stay.
 clean:
-	rm -rf .lab runs .pytest_cache
+	@if [ -x $(BIN)/ingestlab ]; then $(BIN)/ingestlab clean; fi
+	rm -rf runs .pytest_cache

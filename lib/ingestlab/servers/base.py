@@ -363,8 +363,8 @@ def reap_socket_dirs() -> list[Path]:
     """Remove ``/tmp/ingestlab-<kind>-<pid>-*`` socket directories whose owner process is gone."""
     removed = []
     for path in SOCKET_ROOT.glob(SOCKET_PREFIX + "*"):
-        match = re.match(re.escape(SOCKET_PREFIX) + r"[a-z0-9_]+-(\d+)-", path.name)
-        if match and path.is_dir() and not _alive(int(match.group(1))):
+        match = re.match(re.escape(SOCKET_PREFIX) + r"([a-z0-9_]+)-(\d+)-", path.name)
+        if match and match.group(1) in _kinds() and path.is_dir() and not _alive(int(match.group(2))):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
