@@ -183,12 +183,10 @@ def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path, signum):
 
 
 @pytest.mark.skipif(unavailable_reason() is not None or os.geteuid() != 0, reason="needs MariaDB and root (runuser)")
-def test_during_a_run_nobody_else_can_enter_the_labs_mariadb(tmp_path):
+def test_during_a_run_nobody_else_can_enter_the_labs_mariadb(tmp_path, lab_tmp):
     from tests.servers.local_server import listening_tcp_ports
 
-    lab, out = tmp_path / "lab", tmp_path / "out"
-    lab.mkdir()
-    os.chmod(tmp_path, 0o755)
+    lab, out = lab_tmp, tmp_path / "out"  # the lab folder must be reachable by user mysql
     proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "TARGET", "mariadb",
                              "-p", "REPEATS", "200", "-p", "VARIANTS", "flush_1"],
                             env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
@@ -212,3 +210,13 @@ def test_during_a_run_nobody_else_can_enter_the_labs_mariadb(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=120)
+
+
+@pytest.mark.slow
+def test_three_kills_at_random_moments_leave_nothing_after_one_more_run(lab_tmp):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import kill_runs
+
+    rounds = [kill_runs.one_round(i, "01", delay, lab_tmp) for i, delay in enumerate([1.0, 6.0, 15.0])]
+    del lab_tmp
+    assert all(r["follow_up_rc"] == 0 and not r["left"] for r in rounds), rounds

@@ -217,7 +217,9 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         injected[RESULTS_PARAM] = str(target.resolve())
         partial = target / f".{path.stem}.partial.ipynb"
         error: RunError | None = None
+        kernel_log = _KernelStderr(target / "kernel.log")
         try:
+            kernel_log.__enter__()
             papermill.execute_notebook(str(path), str(partial), parameters=injected,
                                        cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
                                        stderr_file=sys.stderr if progress else None)  # the kernel's own bars
@@ -233,6 +235,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         finally:
             _keep_notebook(partial, target / path.name)
             _stop_own_kernels()
+            kernel_log.__exit__()
             reap()
             cgroups.reap()  # blkio and memory groups of a kernel that was killed
             restored = [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
@@ -265,6 +268,39 @@ class _passwords_in_env:
             os.environ.pop(PASSWORDS_ENV, None)
         else:
             os.environ[PASSWORDS_ENV] = self.before
+
+
+class _KernelStderr:
+    """Context: file descriptor 2, which the kernel inherits, goes to ``path``; ``sys.stderr`` stays the terminal.
+
+    A kernel's own messages (its warnings, the traceback of a kernel stopped mid-cell) then land in
+    the run's ``kernel.log`` instead of between the lines ``ingestlab`` prints.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.saved_fd: int | None = None
+        self.saved_stderr = None
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved_fd = os.dup(2)
+        log_fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        self.saved_stderr = sys.stderr
+        sys.stderr = open(os.dup(self.saved_fd), "w", buffering=1, closefd=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved_fd is None:
+            return
+        sys.stderr.flush()
+        sys.stderr.close()
+        sys.stderr = self.saved_stderr
+        os.dup2(self.saved_fd, 2)
+        os.close(self.saved_fd)
+        self.saved_fd = None
 
 
 # -- output folder ---------------------------------------------------------------------------
