@@ -66,5 +66,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/group_commit_fidelity.py
 	$(BIN)/python bench/copy_fidelity.py
 
+# Only orphaned servers' folders are removed: a live run's server and data stay.
 clean:
-	rm -rf .lab runs .pytest_cache
+	@if [ -x $(BIN)/ingestlab ]; then $(BIN)/ingestlab clean; fi
+	rm -rf runs .pytest_cache

@@ -14,6 +14,7 @@ Usage: ``python bench/group_commit_fidelity.py [--seconds 3] [--rounds 2] [--cli
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -59,7 +60,8 @@ def pgbench_rate(engine: Engine, clients: int, seconds: float) -> float:
     kw = engine.server.connect_kwargs()
     out = subprocess.run([str(bin_dir() / "pgbench"), "-n", "-c", str(clients), "-j", str(clients), "-T",
                           str(max(1, round(seconds))), "-f", f.name, "-h", kw["host"], "-U", kw["user"], kw["dbname"]],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PGPASSWORD": kw.get("password") or ""}).stdout
     Path(f.name).unlink()
     return float(re.search(r"tps = ([0-9.]+) \(without initial connection time\)", out).group(1))
 
@@ -78,7 +80,8 @@ def slap_rate(engine: Engine, clients: int, seconds: float, expected_rate: float
         out = subprocess.run([str(find_binary("mariadb-slap")), "--no-defaults", f"--socket={kw['unix_socket']}",
                               f"--user={kw['user']}", f"--create-schema={kw['database']}", "--no-drop",
                               f"--query={literal_insert(engine, '1')}", f"--concurrency={clients}", "--iterations=1",
-                              f"--number-of-queries={n}"], capture_output=True, text=True, check=True).stdout
+                              f"--number-of-queries={n}"], capture_output=True, text=True, check=True,
+                             env={**os.environ, "MYSQL_PWD": kw.get("password") or ""}).stdout
     seconds_run = float(re.search(r"Average number of seconds to run all queries: ([0-9.]+) seconds", out).group(1))
     return n / (seconds_run if seconds_run > 0 else sw.seconds)
 

@@ -12,6 +12,7 @@ Usage: ``python bench/insert_fidelity.py [--n 1000] [--rounds 8] [--engines post
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -54,7 +55,8 @@ def pgbench_round(engine: Engine, n: int) -> float:
     kw = engine.server.connect_kwargs()
     out = subprocess.run([str(bin_dir() / "pgbench"), "-n", "-c", "1", "-t", str(n), "-f", f.name,
                           "-h", kw["host"], "-U", kw["user"], kw["dbname"]],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PGPASSWORD": kw["password"]}).stdout
     Path(f.name).unlink()
     return float(re.search(r"latency average = ([0-9.]+) ms", out).group(1))
 
@@ -76,7 +78,8 @@ def slap_round(engine: Engine, n: int) -> float:
     out = subprocess.run([str(find_binary("mariadb-slap")), "--no-defaults", f"--socket={kw['unix_socket']}",
                           f"--user={kw['user']}", f"--create-schema={kw['database']}", "--no-drop",
                           f"--query={query}", "--concurrency=1", "--iterations=1", f"--number-of-queries={n}"],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "MYSQL_PWD": kw["password"]}).stdout
     seconds = float(re.search(r"Average number of seconds to run all queries: ([0-9.]+) seconds", out).group(1))
     return seconds * 1e3 / n
 

@@ -69,9 +69,9 @@ def test_ctrl_c_leaves_no_postgres_behind_and_keeps_partial_results(tmp_path):
 def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
     from ingestlab.servers.postgres import PostgresServer
 
-    secret = "s3cret-Pw-77"
     with PostgresServer(lab_tmp / "pg") as server:
-        url = f"postgresql://postgres:{secret}@/postgres?host={server.pgdata}"
+        secret = server.password
+        url = f"postgresql://postgres:{secret}@/postgres?host={server.socket_dir}"
         res = _cli("run", "01", "--out", str(tmp_path / "out"), "--no-progress", "-p", "TARGET", url,
                    "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",
                    env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})

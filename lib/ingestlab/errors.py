@@ -77,3 +77,30 @@ class WrongAnswerError(IngestlabError):
 
 class ClientCrashError(IngestlabError):
     """Raised when a client process of the concurrency driver dies or fails before its run ends."""
+
+
+class PreflightError(IngestlabError):
+    """Raised when a target, the output folder or the disk fails the checks made before a notebook starts."""
+
+
+class RunError(IngestlabError):
+    """Raised when a notebook fails during a run: one line with the root cause, the traceback in a log.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's name.
+    cause : str
+        The root cause in one line (``"OperationalError: server closed the connection"``).
+    log : path
+        The file holding the full traceback.
+    exit_code : int
+        The ``ingestlab`` exit code for this kind of failure (see ``ingestlab.cli``).
+    """
+
+    def __init__(self, notebook: str, cause: str, log, exit_code: int):
+        self.notebook = notebook
+        self.cause = cause
+        self.log = log
+        self.exit_code = exit_code
+        super().__init__(f"{notebook} failed: {cause} (traceback: {log})")

@@ -52,8 +52,9 @@ class Run:
     def __init__(self, notebook: str, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None):
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         self.notebook = notebook
-        self.dir = Path(out_dir) if out_dir else _paths.results_dir() / notebook / stamp
+        self.dir = Path(out_dir) if out_dir else _paths.results_dir() / notebook / f"{stamp}-{os.getpid()}"
         self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "fits.csv").unlink(missing_ok=True)  # a previous run's fits must not stand beside this run
         self.meta: dict[str, Any] = {
             "notebook": notebook,
             "completed": False,
@@ -101,7 +102,7 @@ class Run:
     def save_csv(self, frame: pd.DataFrame, name: str) -> Path:
         """Write a derived table as ``<name>.csv`` in the run directory."""
         path = self.dir / f"{name}.csv"
-        frame.to_csv(path, index=False)
+        _atomic(path, lambda tmp: frame.to_csv(tmp, index=False))
         return path
 
     def finish(self, fits: pd.DataFrame | None = None, headline: dict | None = None) -> None:
@@ -109,7 +110,8 @@ class Run:
         if fits is not None:
             fits = fits.assign(notebook=self.notebook)
             cols = [c for c in FIT_COLUMNS if c in fits.columns]
-            fits[cols + [c for c in fits.columns if c not in cols]].to_csv(self.dir / "fits.csv", index=False)
+            ordered = fits[cols + [c for c in fits.columns if c not in cols]]
+            _atomic(self.dir / "fits.csv", lambda tmp: ordered.to_csv(tmp, index=False))
         if headline is not None:
             self.meta["headline"] = headline
         self.meta["completed"] = True
@@ -117,9 +119,45 @@ class Run:
 
     def _write_meta(self) -> None:
         self.meta["ended_at"] = _now()
-        tmp = self.dir / "run.json.tmp"
-        tmp.write_text(json.dumps(self.meta, indent=2, default=str))
-        tmp.replace(self.dir / "run.json")
+        text = json.dumps(self.meta, indent=2, default=str)
+        _atomic(self.dir / "run.json", lambda tmp: tmp.write_text(text))
+
+
+def record_outcome(directory: str | os.PathLike, notebook: str, parameters: dict[str, Any],
+                   error: dict | None, restored: list[dict] | None = None) -> None:
+    """Add a failure (``error``: cause, exit code, traceback file) and settings put back to ``run.json``.
+
+    The batch runner calls this after the kernel is gone; a ``run.json`` is created (with
+    ``completed: false``) when the notebook failed before writing one.
+    """
+    path = Path(directory) / "run.json"
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        meta = {"notebook": notebook, "completed": False, "started_at": None, "ended_at": _now(),
+                "parameters": {k: _mask(v) for k, v in parameters.items()}}
+    if error is not None:
+        meta["completed"] = False
+        meta["error"] = error
+    if restored:
+        meta.setdefault("settings_restored", []).extend(restored)
+    text = json.dumps(meta, indent=2, default=str)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic(path, lambda tmp: tmp.write_text(text))
+    except OSError:  # a full or read-only disk: the terminal line still says what failed
+        pass
+
+
+def _atomic(path: Path, write) -> None:
+    """``write(tmp)`` then rename ``tmp`` over ``path``; a failed write leaves ``path`` as it was and no tmp."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        write(tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def load_run(directory: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
@@ -131,9 +169,7 @@ def load_run(directory: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
 
 
 def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_suffix(".parquet.tmp")
-    frame.to_parquet(tmp, index=False)
-    tmp.replace(path)
+    _atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def _mask(value: Any) -> Any:

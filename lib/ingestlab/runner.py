@@ -3,21 +3,51 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
+import re
+import secrets as _secrets
+import shutil
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
-from ingestlab import _paths, cgroups
-from ingestlab.conninfo import PASSWORDS_ENV, parse_url, password_key, split_password
-from ingestlab.errors import ConfigError
+from ingestlab import _paths, cgroups, journal, results
+from ingestlab.conninfo import (
+    PASSWORDS_ENV,
+    mask_url,
+    parse_url,
+    password_key,
+    split_password,
+    with_password_placeholder,
+)
+from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
 from ingestlab.servers import reap
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
+
+#: Exit codes of ``ingestlab run`` (also in the README and ``ingestlab run --help``).
+EXIT_OK = 0
+EXIT_BUG = 1  #: an unexpected error in ingestlab itself (traceback in a log file)
+EXIT_USAGE = 2  #: bad parameters or arguments; nothing was started
+EXIT_PREFLIGHT = 3  #: a target, the output folder or the disk failed the checks; nothing was started
+EXIT_FAILED = 4  #: the notebook failed during the run (partial results kept)
+EXIT_SERVER_LOST = 5  #: a server or its connection was lost during the run
+EXIT_RESOURCES = 6  #: out of memory or disk space during the run
+#: 128 + the signal: 130 Ctrl-C (SIGINT), 129 SIGHUP, 143 SIGTERM.
+
+#: How many seconds a connection attempt of the pre-flight checks may take.
+PREFLIGHT_TIMEOUT_S = 5
+#: Disk the run's data set takes on a server, as a multiple of its raw bytes (indexes, WAL, copies).
+DISK_FACTOR = 3.0
+#: Free space a run's output folder needs at least (executed notebook, results, figures).
+OUT_MIN_FREE_BYTES = 50 * 2**20
 
 
 def notebooks() -> dict[str, Path]:
@@ -107,17 +137,30 @@ def check_parameters(path: Path, parameters: dict[str, Any]) -> dict[str, Any]:
     Values are checked by the experiment's own ``validate`` (the same call the notebook
     makes), with the notebook's defaults for what is not given.
     """
+    return validated_parameters(path, parameters)[0]
+
+
+def validated_parameters(path: Path, parameters: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """:func:`check_parameters`, also returning what the experiment's ``validate`` resolved (or None)."""
     declared = declared_parameters(path)
     for name in parameters:
+        if name == RESULTS_PARAM:
+            raise ConfigError("-p", name, "another parameter: the runner sets RESULTS_DIR itself (use --out DIR)")
         if name not in declared:
             raise ConfigError("-p", name, f"a parameter of {path.stem}: " + ", ".join(sorted(declared)))
+    for name, value in parameters.items():
+        items = [v.strip() for v in value.split(",")] if isinstance(value, str) and "," in value else []
+        twice = sorted({v for v in items if items.count(v) > 1})
+        if twice:  # two servers or variants under one label would be pooled into one fit
+            raise ConfigError(name, value, f"a list naming each item once ({', '.join(twice)} is given twice)")
     validate = _validators().get(path.stem)
+    resolved = None
     if validate is not None:
         values = {k: _literal(v["default"]) for k, v in declared.items()}
         values.update(parameters)
         values.pop(RESULTS_PARAM, None)
-        validate(**{k.lower(): v for k, v in values.items()})
-    return parameters
+        resolved = validate(**{k.lower(): v for k, v in values.items()})
+    return parameters, resolved
 
 
 def _literal(text: str) -> Any:
@@ -129,62 +172,457 @@ def _literal(text: str) -> Any:
         return text
 
 
-def hide_passwords(parameters: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Replace URL passwords by ``***``; return (parameters to inject, passwords by key)."""
+def hide_passwords(parameters: dict[str, Any], password: str | None = None
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
+    """Replace URL passwords by ``***``; return (parameters to inject, passwords by key).
+
+    ``password`` (from ``--password-file`` or ``$INGESTLAB_PASSWORD``) goes to every URL
+    that gives none; without it, such URLs are left to the driver's own sources
+    (``~/.pgpass``, ``$PGPASSWORD``, the MySQL option file ``~/.my.cnf``).
+    """
     clean, secrets = {}, {}
     for name, value in parameters.items():
         if isinstance(value, str) and "://" in value:
-            masked, password = split_password(value)
-            if password is not None:
-                secrets[password_key(parse_url(masked))] = password
-            value = masked
+            items = []
+            for item in value.split(",") if "," in value and value.count("://") > 1 else [value]:
+                masked, secret = split_password(item)
+                if secret is None and password is not None and parse_url(item).password is None:
+                    masked, secret = with_password_placeholder(item), password
+                if secret is not None:
+                    secrets[password_key(parse_url(masked))] = secret
+                items.append(masked)
+            value = ",".join(items)
         clean[name] = value
     return clean, secrets
 
 
+def url_targets(parameters: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(parameter, URL)`` for every database URL among the parameters (comma lists split)."""
+    found = []
+    for name, value in parameters.items():
+        if isinstance(value, str) and "://" in value:
+            found += [(name, v.strip()) for v in (value.split(",") if value.count("://") > 1 else [value])]
+    return found
+
+
 def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | os.PathLike | None = None,
-                 *, progress: bool = True) -> Path:
+                 *, progress: bool = True, password: str | None = None, mode: str = "new") -> Path:
     """Execute one notebook into ``<out>/<notebook>/`` and return that directory.
 
-    The directory receives the executed notebook, and — through the notebook's
-    ``RESULTS_DIR`` parameter — ``results.parquet``, ``run.json``, ``fits.csv`` and the
-    other tables. Parameters are checked first; passwords in URLs travel to the kernel
-    through an environment variable, never into the notebook. Whatever happens, servers
-    the notebook left running under the lab directory are stopped afterwards.
+    The directory receives the executed notebook (written to a temporary name and renamed),
+    and — through the notebook's ``RESULTS_DIR`` parameter — ``results.parquet``,
+    ``run.json``, ``fits.csv`` and the other tables. Parameters are checked first, then the
+    pre-flight checks (:func:`preflight`) run; passwords travel to the kernel through an
+    environment variable, never into the notebook. Whatever happens, servers the notebook
+    left running under the lab directory are stopped afterwards, settings changed on a
+    user's server are put back, and a failure is recorded in ``run.json``.
+
+    Parameters
+    ----------
+    password : str, optional
+        Password for URL targets that give none (``--password-file``, ``$INGESTLAB_PASSWORD``).
+    mode : {"new", "force", "resume"}
+        What to do when ``<out>/<notebook>`` exists: refuse (``new``), empty it first
+        (``force``), or continue the interrupted run in it (``resume``).
+
+    Raises
+    ------
+    ConfigError, PreflightError
+        Before anything starts.
+    RunError
+        When the notebook fails; its ``exit_code`` says how.
     """
     import papermill
 
     path = find_notebook(key)
-    parameters = check_parameters(path, dict(parameters or {}))
+    parameters, resolved = validated_parameters(path, dict(parameters or {}))
     out_dir = Path(out) if out else default_out()
     target = out_dir / path.stem
-    target.mkdir(parents=True, exist_ok=True)
-    injected, secrets = hide_passwords(parameters)
-    injected[RESULTS_PARAM] = str(target.resolve())
-    env_before = os.environ.get(PASSWORDS_ENV)
-    if secrets:
-        os.environ[PASSWORDS_ENV] = json.dumps(secrets)
-    try:
-        papermill.execute_notebook(str(path), str(target / path.name), parameters=injected,
-                                   cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
-                                   stderr_file=sys.stderr if progress else None)  # the kernel's own bars
-    finally:
-        if env_before is None:
-            os.environ.pop(PASSWORDS_ENV, None)
-        else:
-            os.environ[PASSWORDS_ENV] = env_before
-        reap()
-        cgroups.reap()  # blkio and memory groups of a kernel that was killed
+    injected, secrets = hide_passwords(parameters, password)
+    with _passwords_in_env(secrets):
+        preflight(path, injected, resolved, target, mode)
+        reap()  # servers a killed run left behind, before this one starts its own
+        cgroups.reap()
+        prepare_output(target, mode)
+        injected[RESULTS_PARAM] = str(target.resolve())
+        partial = target / f".{path.stem}.partial.ipynb"
+        error: RunError | None = None
+        kernel_log = _KernelStderr(target / "kernel.log")
+        try:
+            kernel_log.__enter__()
+            papermill.execute_notebook(str(path), str(partial), parameters=injected,
+                                       cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
+                                       stderr_file=sys.stderr if progress else None)  # the kernel's own bars
+        except papermill.PapermillExecutionError as exc:
+            error = _run_error(path.stem, target, exc.ename, exc.evalue, exc.traceback)
+        except OSError as exc:
+            error = _run_error(path.stem, target, type(exc).__name__, str(exc), [str(exc)])
+        except KeyboardInterrupt as exc:
+            code = 128 + getattr(exc, "signum", signal.SIGINT)
+            results.record_outcome(target, path.stem, injected, {"cause": _SIGNAL_WORDS.get(code, "interrupted"),
+                                                                 "exit_code": code})
+            raise
+        finally:
+            _keep_notebook(partial, target / path.name)
+            _stop_own_kernels()
+            kernel_log.__exit__()
+            reap()
+            cgroups.reap()  # blkio and memory groups of a kernel that was killed
+            restored = [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
+            if restored:
+                results.record_outcome(target, path.stem, injected, None, restored=restored)
+    if error is not None:
+        results.record_outcome(target, path.stem, injected, {"cause": error.cause, "exit_code": error.exit_code,
+                                                             "traceback": str(error.log)})
+        raise error
     return target
 
 
+_SIGNAL_WORDS = {130: "interrupted (SIGINT)", 129: "interrupted (SIGHUP)", 143: "interrupted (SIGTERM)"}
+
+
+class _passwords_in_env:
+    """Context: :data:`PASSWORDS_ENV` holds ``secrets`` (for the kernel and the pre-flight checks)."""
+
+    def __init__(self, secrets: dict[str, str]):
+        self.secrets = secrets
+        self.before = None
+
+    def __enter__(self):
+        self.before = os.environ.get(PASSWORDS_ENV)
+        if self.secrets:
+            os.environ[PASSWORDS_ENV] = json.dumps(self.secrets)
+
+    def __exit__(self, *exc):
+        if self.before is None:
+            os.environ.pop(PASSWORDS_ENV, None)
+        else:
+            os.environ[PASSWORDS_ENV] = self.before
+
+
+class _KernelStderr:
+    """Context: file descriptor 2, which the kernel inherits, goes to ``path``; ``sys.stderr`` stays the terminal.
+
+    A kernel's own messages (its warnings, the traceback of a kernel stopped mid-cell) then land in
+    the run's ``kernel.log`` instead of between the lines ``ingestlab`` prints.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.saved_fd: int | None = None
+        self.saved_stderr = None
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved_fd = os.dup(2)
+        log_fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        self.saved_stderr = sys.stderr
+        sys.stderr = open(os.dup(self.saved_fd), "w", buffering=1, closefd=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved_fd is None:
+            return
+        sys.stderr.flush()
+        sys.stderr.close()
+        sys.stderr = self.saved_stderr
+        os.dup2(self.saved_fd, 2)
+        os.close(self.saved_fd)
+        self.saved_fd = None
+
+
+# -- output folder ---------------------------------------------------------------------------
+def prepare_output(target: Path, mode: str = "new") -> Path:
+    """Create ``target``; an existing non-empty one is refused unless ``mode`` is force or resume."""
+    if target.exists() and not target.is_dir():
+        raise PreflightError(f"--out: {target} is a file, not a folder")
+    if target.is_dir() and any(target.iterdir()):
+        if mode == "force":
+            shutil.rmtree(target)
+        elif mode != "resume":
+            raise ConfigError("--out", str(target.parent), "a new folder: it already holds a run of "
+                              f"{target.name} (add --resume to continue it, --force to replace it)")
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _check_output(target: Path, mode: str) -> None:
+    probe_dir = target
+    while not probe_dir.exists():
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir():
+        raise PreflightError(f"--out: {probe_dir} is a file, not a folder")
+    if target.is_dir() and any(target.iterdir()) and mode == "new":
+        prepare_output(target, mode)  # raises the refusal
+    try:
+        probe = probe_dir / f".ingestlab-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise PreflightError(f"--out: cannot write in {probe_dir}: {exc.strerror or exc}") from None
+    free = shutil.disk_usage(probe_dir).free
+    if free < OUT_MIN_FREE_BYTES:
+        raise PreflightError(f"--out: only {free / 2**20:.0f} MB free on the disk of {probe_dir}; a run's outputs "
+                             f"need {OUT_MIN_FREE_BYTES / 2**20:.0f} MB")
+
+
+def _keep_notebook(partial: Path, final: Path) -> None:
+    """Rename the executed notebook into place if it is whole; drop a truncated one."""
+    if not partial.exists():
+        return
+    try:
+        json.loads(partial.read_text())
+    except (OSError, ValueError):
+        partial.unlink(missing_ok=True)
+        return
+    partial.replace(final)
+
+
+# -- pre-flight -------------------------------------------------------------------------------
+def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Path, mode: str = "new") -> None:
+    """Check, before the notebook starts, everything a run needs that validation cannot see.
+
+    The output folder (writable, a folder, free space, not a previous run's), the disk for
+    the run's data set, and every URL target: reachable within :data:`PREFLIGHT_TIMEOUT_S`,
+    the login and database accepted, the URL's options known to the driver, the right to
+    create a table, and the settings the variants need allowed (``?set_global=true``).
+    Settings a killed run left changed on a target are put back here.
+
+    Raises
+    ------
+    PreflightError
+        One line naming what failed (passwords masked).
+    """
+    _check_output(target, mode)
+    _check_disk(resolved)
+    variants = tuple(getattr(resolved, "variants", ()) or ())
+    for name, url in url_targets(parameters):
+        _check_target(name, url, variants)
+
+
+def _check_disk(resolved: Any) -> None:
+    from ingestlab import datagen
+
+    rows = getattr(resolved, "dataset_rows", None)
+    if not rows:
+        return
+    need = rows * datagen.DOC_BYTES * DISK_FACTOR
+    lab = _paths.lab_dir()
+    probe = lab if lab.exists() else _paths.REPO
+    free = shutil.disk_usage(probe).free
+    if need > free:
+        raise PreflightError(f"disk: the run's data set ({rows:,} rows) needs about {need / 2**30:.1f} GB on the "
+                             f"servers' disk ({probe}), which has {free / 2**30:.1f} GB free; lower DATASET_MULTIPLE "
+                             "or MEMORY_BUDGET_MB, or set $INGESTLAB_LAB_DIR to a larger disk")
+
+
+def _check_target(name: str, url: str, variants: tuple[str, ...]) -> None:
+    from ingestlab.engines import Engine
+    from ingestlab.engines.base import SEED_COLUMNS
+
+    engine = Engine.from_url(url)
+    where = f"{name} {engine.display_url}"
+    before = os.environ.get("PGCONNECT_TIMEOUT")
+    os.environ["PGCONNECT_TIMEOUT"] = str(PREFLIGHT_TIMEOUT_S)
+    try:
+        engine.start()
+        table = f"ingestlab_preflight_{os.getpid()}"
+        engine.reset_table(table, SEED_COLUMNS)
+        engine.execute(engine.drop_table_sql(table))
+    except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
+        raise PreflightError(f"{where}: unknown URL option ({_one_line(str(exc))})") from None
+    except _driver_errors() as exc:
+        raise PreflightError(f"{where}: {_one_line(_unwrap(exc))}") from None
+    finally:
+        if before is None:
+            os.environ.pop("PGCONNECT_TIMEOUT", None)
+        else:
+            os.environ["PGCONNECT_TIMEOUT"] = before
+        engine.close()
+    for variant in variants:
+        settings = engine.COMMIT_VARIANTS.get(variant, {})
+        global_only = sorted(set(settings) - set(engine.SESSION_SETTINGS))
+        if global_only and not getattr(engine, "set_global_allowed", False):
+            raise PreflightError(f"{where}: variant {variant} needs {', '.join(global_only)}, a server-wide "
+                                 "setting; add ?set_global=true to the URL to allow it (put back at the end), or "
+                                 "leave that variant out with -p VARIANTS")
+    _restore_journal(url)
+
+
+def _driver_errors() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = [IngestlabError, OSError]
+    try:
+        import psycopg2
+
+        found.append(psycopg2.Error)
+    except ImportError:
+        pass
+    try:
+        import pymysql
+
+        found.append(pymysql.err.MySQLError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _unwrap(exc: BaseException) -> str:
+    """The message of the innermost exception ``exc`` was raised from, with its class name."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+# -- settings changed on users' servers -------------------------------------------------------
+def _restore_journal(url: str) -> list[dict]:
+    """Put back settings a killed run left changed on the server at ``url``; return what was done."""
+    entry = journal.pending(url)
+    if not entry:
+        return []
+    from ingestlab.engines import Engine
+
+    engine = Engine.from_url(url)
+    done = []
+    try:
+        engine.start()
+        for name, value in entry["settings"].items():
+            engine.execute(engine.set_sql(name, "GLOBAL"), [value])
+            journal.forget(url, name)
+            done.append({"url": mask_url(url), "setting": name, "restored_to": value})
+    except _driver_errors() as exc:
+        print(f"ingestlab: warning: could not put back {', '.join(entry['settings'])} on {mask_url(url)} "
+              f"({_one_line(_unwrap(exc))}); journal kept in {journal.path()}", file=sys.stderr)
+    finally:
+        engine.close()
+    return done
+
+
+# -- failures ---------------------------------------------------------------------------------
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)|[A-Za-z_][\w.]*Error\w*)"
+                       r"(?::\s?(.*))?$")
+_DURING = "During handling of the above exception, another exception occurred"
+_CAUSE = "The above exception was the direct cause of the following exception"
+_LOST = {"OperationalError", "InterfaceError", "EngineUnavailableError", "ServerError", "LoadError",
+         "ConnectionError", "ConnectionResetError", "ConnectionRefusedError", "BrokenPipeError"}
+
+
+def root_cause(ename: str, evalue: str, traceback: list[str]) -> tuple[str, str]:
+    """The failure that started it all, as ``(exception class, message)``.
+
+    In a chain, an exception raised *while handling* another (a cleanup that failed because
+    the server was gone) hides the first one: the first is the cause. An exception raised
+    *from* another (``raise LabError(...) from exc``) carries its cause in its message: the
+    outermost of those is kept.
+
+    Examples
+    --------
+    >>> tb = ["OperationalError: server closed the connection", "", _DURING + ":", "",
+    ...       "ServerError: pg_ctl stop failed"]
+    >>> root_cause("ServerError", "pg_ctl stop failed", tb)
+    ('OperationalError', 'server closed the connection')
+    """
+    text = _ANSI.sub("", "\n".join(traceback))
+    first_group = text.split(_DURING)[0]
+    found = None
+    for line in first_group.splitlines():
+        match = _EXC_LINE.match(line.strip())
+        if match and not line.startswith((" ", "\t")):
+            found = (match.group(1).rsplit(".", 1)[-1], (match.group(2) or "").strip())
+    if found is None or _DURING not in text:
+        found = found if found and found[0] != ename else (ename, str(evalue))
+    return found
+
+
+def _describe(ename: str, message: str) -> tuple[str, int]:
+    if ename == "InterfaceError" and message.replace(" ", "") in ("(0,'')", ""):
+        message = "the connection to the server is closed (the server stopped or was killed)"
+    code = EXIT_FAILED
+    if ename in _LOST:
+        code = EXIT_SERVER_LOST
+    if ename == "MemoryError" or "No space left on device" in message or f"[Errno {errno.ENOSPC}]" in message:
+        code = EXIT_RESOURCES
+    if ename == "MemoryError" and not message:
+        message = "out of memory"
+    return _one_line(f"{ename}: {message}" if message else ename)[:600], code
+
+
+def _run_error(notebook: str, target: Path, ename: str, evalue: str, traceback: list[str]) -> RunError:
+    log = target / "error.log"
+    text = _ANSI.sub("", "\n".join(traceback or [f"{ename}: {evalue}"]))
+    try:
+        tmp = log.with_name(log.name + ".tmp")
+        tmp.write_text(text + "\n")
+        tmp.replace(log)
+    except OSError:
+        log = Path(f"/tmp/ingestlab-error-{os.getpid()}-{_secrets.token_hex(3)}.log")
+        log.write_text(text + "\n")
+    name, message = root_cause(ename, evalue, traceback or [])
+    cause, code = _describe(name, message)
+    if code == EXIT_FAILED and _describe(ename, str(evalue))[1] != EXIT_FAILED:
+        code = _describe(ename, str(evalue))[1]
+    return RunError(notebook, cause, log, code)
+
+
+def _stop_own_kernels(timeout_s: float = 10.0) -> None:
+    """SIGTERM (then SIGKILL) kernels this process started that are still alive; their handlers stop servers."""
+    me = str(os.getpid())
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[-1].split()[1] == me and b"ipykernel" in cmdline:
+            children.append(int(entry.name))
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+    deadline = time.monotonic() + timeout_s
+    for pid in children:
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            time.sleep(0.05)
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
 def default_out() -> Path:
-    """``runs/<UTC timestamp>`` in the repository."""
-    return _paths.REPO / "runs" / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    """``runs/<UTC timestamp>-<random>`` in the repository: two runs started in one second get two folders."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return _paths.REPO / "runs" / f"{stamp}-{_secrets.token_hex(3)}"
 
 
 def summary(out: str | os.PathLike) -> pd.DataFrame:
-    """Every ``fits.csv`` under ``out`` in one table (OLS rows first)."""
+    """Every ``fits.csv`` under ``out`` in one table (OLS rows first).
+
+    Raises
+    ------
+    ConfigError
+        When ``out`` is not a folder.
+    """
+    if not Path(out).is_dir():
+        raise ConfigError("OUT", str(out), "a run folder (the --out of an earlier `ingestlab run`)")
     frames = [pd.read_csv(p) for p in sorted(Path(out).glob("*/fits.csv"))]
     if not frames:
         return pd.DataFrame()

@@ -107,14 +107,14 @@ class EngineContract:
                 with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no {step}"):
                     eng.has(step, check=True)
 
-    def test_close_stops_the_local_server(self, tmp_path, monkeypatch):
+    def test_close_stops_the_local_server(self, lab_tmp, monkeypatch):
         reason = self.skip_reason()
         if reason:
             pytest.skip(reason)
         if "://" in self.target():
             pytest.skip(f"{self.engine} runs on a server the lab does not manage")
         # its own lab directory: the class's server lives in <lab>/<kind>-<this pid> already
-        monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path))
+        monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))  # a folder the server's OS user can enter
         engine = Engine.get(self.engine).start()
         pid, directory = engine.server.pid(), engine.server.directory
         assert pid

@@ -67,7 +67,10 @@ def mariadb():
 
 
 def _url(mariadb, query: str = "") -> str:
-    return f"mysql://root@127.0.0.1:{mariadb.server.port}/ingestlab{query}"
+    # the lab's server has no TCP listener: reach it by its socket, with its password
+    sep = "&" if query else "?"
+    return (f"mysql://root:{mariadb.server.password}@localhost/ingestlab{query}{sep}"
+            f"unix_socket={mariadb.server.socket_path}")
 
 
 def test_a_remote_url_refuses_global_settings_without_the_opt_in(mariadb):

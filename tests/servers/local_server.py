@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ingestlab.servers import reap
-from ingestlab.servers.base import is_running
+from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_running, processes_using
 
 
 class LocalServerContract:
@@ -69,3 +69,84 @@ class LocalServerContract:
         server.stop()
         server.stop()  # idempotent
         assert not is_running(pid) and not server.directory.exists()
+
+    def test_a_server_started_from_a_deep_folder_works(self, lab_tmp):
+        reason = self.skip_reason()
+        if reason:
+            pytest.skip(reason)
+        deep = lab_tmp / ("d" * 60) / ("e" * 60)  # a checkout 120+ characters deep
+        deep.mkdir(parents=True)
+        with self.server_class()(deep / f"{self.kind}-1") as server:
+            assert server.pid() and is_running(server.pid())
+            assert len(str(server.socket_dir)) < 60
+
+    def test_nobody_else_can_connect_over_socket_or_tcp(self, lab_tmp):
+        reason = self.skip_reason() or _no_other_user()
+        if reason:
+            pytest.skip(reason)
+        with self.server_class()(lab_tmp / f"{self.kind}-1") as server:
+            assert oct(server.socket_dir.stat().st_mode & 0o777) == "0o700"
+            assert not listening_tcp_ports(server.pid()), "the server listens on TCP"
+            sockets = [str(p) for p in server.socket_dir.iterdir() if p.is_socket()] or [str(server.socket_dir)]
+            probe = textwrap.dedent(f"""
+                import socket, sys
+                for path in {sockets!r}:
+                    s = socket.socket(socket.AF_UNIX)
+                    try:
+                        s.connect(path)
+                    except OSError as exc:
+                        print("refused", path, exc)
+                    else:
+                        sys.exit("connected to " + path)
+            """)
+            res = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-I", "-c", probe],
+                                 capture_output=True, text=True, timeout=60)
+            assert res.returncode == 0 and "refused" in res.stdout, res.stdout + res.stderr
+
+    @pytest.mark.parametrize("delay_s", [0.05, 0.4, 1.2])
+    def test_a_kill_while_starting_leaves_nothing_after_reap(self, lab_tmp, delay_s):
+        reason = self.skip_reason()
+        if reason:
+            pytest.skip(reason)
+        module, name = self.server.split(":")
+        folder = lab_tmp / f"{self.kind}-999998"
+        code = f"from {module} import {name}\n{name}({str(folder)!r}).start()\nimport time\ntime.sleep(60)\n"
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        time.sleep(delay_s)
+        proc.kill()  # SIGKILL: no atexit, no handler
+        proc.wait()
+        reap(lab_tmp)
+        assert not folder.exists()
+        assert not processes_using(folder)
+        assert not list(SOCKET_ROOT.glob(f"{SOCKET_PREFIX}{self.kind}-{proc.pid}-*"))
+
+
+def _no_other_user() -> str | None:
+    import os
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        return "needs root and runuser to act as user nobody"
+    return None
+
+
+def listening_tcp_ports(pid: int) -> list[int]:
+    """TCP ports process ``pid`` listens on (from /proc: its socket inodes in LISTEN state)."""
+    import os
+    from pathlib import Path
+
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports

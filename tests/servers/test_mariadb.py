@@ -25,8 +25,8 @@ def _variables(server: MariaDBServer, *names: str) -> dict[str, tuple[str, str]]
 
 
 @needs_mariadb
-def test_restart_puts_exactly_the_given_settings_in_force(tmp_path):
-    server = MariaDBServer(tmp_path / "mariadb-1")
+def test_restart_puts_exactly_the_given_settings_in_force(lab_tmp):
+    server = MariaDBServer(lab_tmp / "mariadb-1")
     server.settings = {"innodb_flush_log_at_trx_commit": "2", "max_connections": "77"}
     with server:
         server.restart({"innodb_flush_log_at_trx_commit": "0"})
@@ -36,22 +36,31 @@ def test_restart_puts_exactly_the_given_settings_in_force(tmp_path):
 
 
 @needs_mariadb
-def test_it_listens_on_its_own_socket_and_on_loopback_only(tmp_path):
-    with MariaDBServer(tmp_path / "mariadb-1") as server:
-        got = _variables(server, "socket", "bind_address", "port", "datadir")
-        assert got["socket"][0] == str(server.socket_path) and server.socket_path.parent == server.directory
-        assert got["bind_address"][0] == "127.0.0.1" and int(got["port"][0]) == server.port
+def test_it_listens_on_a_private_socket_only_and_needs_its_password(lab_tmp):
+    with MariaDBServer(lab_tmp / "mariadb-1") as server:
+        got = _variables(server, "socket", "skip_networking", "datadir")
+        assert got["socket"][0] == str(server.socket_path) and len(str(server.socket_path)) < 100
+        assert got["skip_networking"][0] == "ON"
         assert got["datadir"][0].startswith(str(server.directory))
+        assert oct(server.socket_dir.stat().st_mode & 0o777) == "0o700"
+        assert oct(server.log_file.stat().st_mode & 0o777) == "0o600"
+        with pytest.raises(pymysql.err.OperationalError, match="Access denied"):
+            pymysql.connect(unix_socket=str(server.socket_path), user="root", password="")
+
+
+@needs_mariadb
+def test_tcp_on_request_is_loopback_only(lab_tmp):
+    with MariaDBServer(lab_tmp / "mariadb-1", tcp=True) as server:
+        got = _variables(server, "bind_address", "port")
+        assert got["bind_address"][0] == "127.0.0.1" and int(got["port"][0]) == server.port
         with socket.create_connection(("127.0.0.1", server.port), timeout=5):
             pass
-        with pymysql.connect(host="127.0.0.1", port=server.port, user="root", database="ingestlab") as conn:
-            assert "MariaDB" in conn.get_server_info()  # root over TCP from 127.0.0.1 too
 
 
 @needs_mariadb
 @pytest.mark.parametrize("name", ["max_connections=1 --skip-grant-tables", "datadir", "skip-grant-tables", "Port"])
-def test_setting_names_are_checked_not_injected(tmp_path, name):
-    with MariaDBServer(tmp_path / "mariadb-1") as server:
+def test_setting_names_are_checked_not_injected(lab_tmp, name):
+    with MariaDBServer(lab_tmp / "mariadb-1") as server:
         pid = server.pid()
         with pytest.raises(ServerError, match="setting name"):
             server.restart({name: "1"})
@@ -59,8 +68,8 @@ def test_setting_names_are_checked_not_injected(tmp_path, name):
 
 
 @needs_mariadb
-def test_a_server_that_cannot_start_fails_with_its_log(tmp_path):
-    server = MariaDBServer(tmp_path / "mariadb-1")
+def test_a_server_that_cannot_start_fails_with_its_log(lab_tmp):
+    server = MariaDBServer(lab_tmp / "mariadb-1")
     server.settings = {"no_such_option": "1"}
     with pytest.raises(ServerError, match="(?s)exited with code.*unknown variable"):
         server.start()
@@ -68,8 +77,8 @@ def test_a_server_that_cannot_start_fails_with_its_log(tmp_path):
 
 
 @needs_mariadb
-def test_stop_is_a_clean_sigterm_shutdown(tmp_path):
-    server = MariaDBServer(tmp_path / "mariadb-1", keep=True)
+def test_stop_is_a_clean_sigterm_shutdown(lab_tmp):
+    server = MariaDBServer(lab_tmp / "mariadb-1", keep=True)
     with server:
         pid = server.pid()
     assert not is_running(pid)

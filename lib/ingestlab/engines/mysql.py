@@ -11,7 +11,7 @@ import time
 import warnings
 from typing import Any, ClassVar, Iterable, Sequence
 
-from ingestlab import anatomy, datagen, timing
+from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 
@@ -93,6 +93,14 @@ class MySQL(Engine):
         except pymysql.err.MySQLError as exc:
             raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}") from exc
 
+    def connect_kwargs(self) -> dict:
+        """PyMySQL arguments; a URL without a password also reads the MySQL option file ``~/.my.cnf`` ([client])."""
+        args = super().connect_kwargs()
+        option_file = os.path.expanduser("~/.my.cnf")
+        if self.server is None and "password" not in args and os.path.isfile(option_file):
+            args["read_default_file"] = option_file
+        return args
+
     def close(self) -> None:
         """Put back global variables the lab changed (``?set_global=true``), then close."""
         if self._saved_globals and self._conn is not None:
@@ -134,6 +142,7 @@ class MySQL(Engine):
             if name in global_names:
                 if name not in self._saved_globals:
                     self._saved_globals[name] = self.execute(f"SELECT @@GLOBAL.{name}")[0][0]
+                    journal.record(self.url, name, self._saved_globals[name])  # put back by the next run if killed
                 self.execute(self.set_sql(name, "GLOBAL"), [sql_value(value)])
             else:
                 self.execute(self.set_sql(name, "SESSION"), [sql_value(value)])
@@ -144,9 +153,10 @@ class MySQL(Engine):
         for name in sorted(names):
             try:
                 self.execute(self.set_sql(name, "GLOBAL"), [self._saved_globals[name]])
+                journal.forget(self.url, name)
             except pymysql.err.MySQLError as exc:
-                warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}",
-                              stacklevel=2)
+                warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}; "
+                              "the next run against this URL will", stacklevel=2)
             del self._saved_globals[name]
 
     def client_settings(self) -> dict[str, str]:

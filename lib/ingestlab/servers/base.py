@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import abc
 import atexit
+import fcntl
 import logging
 import os
+import pwd
 import re
+import secrets
 import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -20,19 +24,35 @@ log = logging.getLogger(__name__)
 
 #: File, in every server directory, holding the server's process id while it runs.
 PID_FILE = "server.pid"
+#: File, in every server directory, that its owner (the lab process) holds locked while it
+#: lives: created before anything else, so that a kill at any moment leaves a folder the
+#: reaper recognises as orphaned.
+OWNER_LOCK = "owner.lock"
+#: File, in every server directory, naming the server's private socket directory.
+SOCKET_DIR_FILE = "socket_dir"
+#: Where private socket directories live: short, whatever the checkout's depth (a Unix
+#: socket path holds at most 107 bytes).
+SOCKET_ROOT = Path("/tmp")
+SOCKET_PREFIX = "ingestlab-"
 
 
 class LocalServer(abc.ABC):
     """A database server started by the lab in a private directory.
 
-    The directory is ``<lab dir>/<KIND>-<pid of this Python process>-<n>`` unless given. The
-    server listens on a private socket (and, where a client needs TCP, on 127.0.0.1 only).
-    :meth:`start` is idempotent; :meth:`stop` is idempotent and also runs at interpreter exit
-    and on SIGTERM, and removes the directory unless ``keep=True``.
+    The directory is ``<lab dir>/<KIND>-<pid of this Python process>-<n>`` unless given. Before
+    anything else, :meth:`start` creates it (mode 0700) and takes the lock ``owner.lock``
+    in it, which this process holds while it lives; :func:`reap` removes only folders whose
+    lock is free, and finds their server processes by the folder in their command line, so a
+    kill at any moment (even before the server wrote a pid file) is cleaned up by the next
+    run. The server listens only on a socket in a private 0700 directory under ``/tmp``
+    (:attr:`socket_dir`, short whatever the checkout's depth), owned by the OS user the
+    server runs as (:attr:`SYSTEM_USER` when the lab runs as root) and protected by a random
+    password (:attr:`password`); its logs are 0600. :meth:`start` is idempotent;
+    :meth:`stop` is idempotent and also runs at interpreter exit and on SIGTERM, and removes
+    the directory unless ``keep=True``.
 
     Subclasses set :attr:`KIND` and implement :meth:`_start`, :meth:`_stop` and
-    :meth:`restart`; they write the server's pid to ``<directory>/server.pid`` so that
-    :func:`reap` can find it.
+    :meth:`restart`; they write the server's pid to ``<directory>/server.pid``.
 
     Parameters
     ----------
@@ -43,16 +63,21 @@ class LocalServer(abc.ABC):
     """
 
     KIND: ClassVar[str] = ""
+    #: OS user the server runs as when the lab runs as root (None: the lab's own user).
+    SYSTEM_USER: ClassVar[str | None] = None
     _seq: ClassVar[int] = 0
 
     def __init__(self, directory: str | os.PathLike | None = None, *, keep: bool = False):
         if directory is None:
             LocalServer._seq += 1
             directory = _paths.lab_dir() / f"{self.KIND}-{os.getpid()}-{LocalServer._seq}"
-        self.directory = Path(directory)
+        self.directory = Path(directory).absolute()
         self.keep = keep
         self.running = False
         self.settings: dict[str, str] = {}
+        self.socket_dir: Path | None = None
+        self._lock_fd: int | None = None
+        self._password: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> "LocalServer":
@@ -63,6 +88,7 @@ class LocalServer(abc.ABC):
         _install_signal_handler()
         _LIVE.add(self)
         try:
+            self._claim()
             self._start()
         except BaseException:
             self.stop()
@@ -80,7 +106,76 @@ class LocalServer(abc.ABC):
                 self.running = False
                 if not self.keep:
                     shutil.rmtree(self.directory, ignore_errors=True)
+        self._release()
         self.running = False
+
+    # -- the folder, its lock, its socket directory and its password ---------------------
+    def system_user(self) -> pwd.struct_passwd | None:
+        """The OS user the server runs as (:attr:`SYSTEM_USER` when the lab is root), or None."""
+        if os.geteuid() != 0 or self.SYSTEM_USER is None:
+            return None
+        try:
+            return pwd.getpwnam(self.SYSTEM_USER)
+        except KeyError:  # no such user on this machine: the server runs as root
+            return None
+
+    def give(self, path: Path, mode: int) -> Path:
+        """``chmod`` ``path`` to ``mode`` and hand it to the server's OS user (when there is one)."""
+        os.chmod(path, mode)
+        user = self.system_user()
+        if user is not None:
+            os.chown(path, user.pw_uid, user.pw_gid)
+        return path
+
+    def private_file(self, path: Path) -> Path:
+        """Create ``path`` empty if missing, mode 0600, owned by the server's user (logs)."""
+        path.touch(mode=0o600, exist_ok=True)
+        return self.give(path, 0o600)
+
+    def _claim(self) -> None:
+        self.directory.mkdir(exist_ok=True, mode=0o700)
+        if self._lock_fd is None:
+            fd = os.open(self.directory / OWNER_LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise ServerError(f"{self.directory} is in use by another live lab process") from None
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._lock_fd = fd
+        self.give(self.directory, 0o700)
+
+    def private_socket_dir(self) -> Path:
+        """The server's socket directory: ``/tmp/ingestlab-<kind>-<pid>-XXXX``, 0700, recorded for :func:`reap`."""
+        if self.socket_dir is None or not self.socket_dir.is_dir():
+            self.socket_dir = Path(tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{self.KIND}-{os.getpid()}-",
+                                                    dir=SOCKET_ROOT))
+            (self.directory / SOCKET_DIR_FILE).write_text(f"{self.socket_dir}\n")
+            self.give(self.socket_dir, 0o700)
+        return self.socket_dir
+
+    def _release(self) -> None:
+        if self.socket_dir is not None:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
+            self.socket_dir = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @property
+    def password(self) -> str:
+        """The server's random password, made on first use and kept (0600) in its folder."""
+        if self._password is None:
+            path = self.directory / "lab.secret"
+            try:
+                self._password = path.read_text().strip()
+            except OSError:
+                self._password = secrets.token_urlsafe(18)
+                fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as out:
+                    out.write(self._password + "\n")
+        return self._password
 
     def __enter__(self) -> "LocalServer":
         return self.start()
@@ -129,12 +224,13 @@ def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
 
 
 def _install_signal_handler() -> None:
-    """Stop live servers on SIGTERM too (Jupyter and papermill send it to kernels)."""
-    try:
-        if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not in the main thread: atexit still covers normal exits
-        pass
+    """Stop live servers on SIGTERM and SIGHUP too (Jupyter and papermill send SIGTERM to kernels)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(signum) in (signal.SIG_DFL, None):
+                signal.signal(signum, _on_sigterm)
+        except ValueError:  # not in the main thread: atexit still covers normal exits
+            pass
 
 
 def _read_pid(path: Path) -> int | None:
@@ -152,11 +248,14 @@ def _read_pid(path: Path) -> int | None:
 
 
 def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0) -> list[Path]:
-    """Stop every server still running under ``directory`` and remove its folder.
+    """Stop every orphaned server under ``directory`` and remove its folder and socket directory.
 
-    A notebook kernel that is killed (Ctrl-C in the batch runner, a crash) cannot stop the
-    servers it started; the runner calls this afterwards. Servers are found by the
-    ``server.pid`` file each one writes.
+    A notebook kernel that is killed (Ctrl-C in the batch runner, SIGKILL, a crash) cannot
+    stop the servers it started; the runner calls this before and after every run. A server
+    folder is orphaned when no live process holds its ``owner.lock`` (older folders without
+    one: when the pid in its name is gone). Its processes are found by its pid file and by
+    the folder in their command line (so also a server killed while starting), and stopped
+    with SIGTERM, then SIGKILL after ``timeout_s``.
 
     Parameters
     ----------
@@ -168,22 +267,107 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
     Returns
     -------
     list of Path
-        The server directories that were found running and stopped.
+        The orphaned server folders that were removed.
     """
     root = Path(directory) if directory else _paths.lab_dir()
-    stopped = []
-    if not root.exists():
-        return stopped
-    for pid_file in sorted(root.glob(f"*/{PID_FILE}")):
-        owner = _owner_pid(pid_file.parent)
-        if owner is not None and _alive(owner):
-            continue  # another live lab process owns it
-        pid = _read_pid(pid_file)
-        if pid is not None:
-            _terminate(pid, timeout_s)
-            stopped.append(pid_file.parent)
-        shutil.rmtree(pid_file.parent, ignore_errors=True)
-    return stopped
+    removed: list[Path] = []
+    if root.exists():
+        for folder in sorted(p for p in root.iterdir() if is_server_folder(p)):
+            if owner_alive(folder):
+                continue
+            pids = set(processes_using(folder))
+            pid = _read_pid(folder / PID_FILE)
+            if pid is not None:
+                pids.add(pid)
+            for pid in sorted(pids):
+                _terminate(pid, timeout_s)
+            _remove_socket_dir(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    reap_socket_dirs()
+    return removed
+
+
+def _kinds() -> set[str]:
+    import importlib
+    import pkgutil
+
+    import ingestlab.servers as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    return {cls.KIND for cls in _subclasses(LocalServer) if cls.KIND}
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [sub for direct in cls.__subclasses__() for sub in [direct, *_subclasses(direct)]]
+
+
+def is_server_folder(path: Path) -> bool:
+    """Whether ``path`` is a lab server's folder (it has an owner lock, a pid file or a server's name)."""
+    if not path.is_dir() or path.is_symlink():
+        return False
+    if (path / OWNER_LOCK).exists() or (path / PID_FILE).exists():
+        return True
+    match = re.match(r"^([a-z0-9_]+)-\d+(?:-\d+)?$", path.name)
+    return bool(match) and match.group(1) in _kinds()
+
+
+def owner_alive(folder: Path) -> bool:
+    """Whether a live process owns the server folder (holds its lock, or is the pid in its name)."""
+    try:
+        fd = os.open(folder / OWNER_LOCK, os.O_RDWR)
+    except FileNotFoundError:
+        owner = _owner_pid(folder)
+        return owner is not None and _alive(owner) and owner != os.getpid()
+    except OSError:
+        return True  # cannot tell: leave it alone
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def processes_using(folder: Path) -> list[int]:
+    """Processes whose command line names ``folder`` (a server and its helpers, started or starting)."""
+    needle = os.fsencode(str(Path(folder).absolute()))
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        for arg in cmdline.split(b"\0"):
+            at = arg.find(needle)
+            if at >= 0 and arg[at + len(needle):at + len(needle) + 1] in (b"", b"/"):
+                found.append(int(entry.name))
+                break
+    return [pid for pid in found if is_running(pid)]
+
+
+def _remove_socket_dir(folder: Path) -> None:
+    try:
+        path = Path((folder / SOCKET_DIR_FILE).read_text().strip())
+    except OSError:
+        return
+    if path.parent == SOCKET_ROOT and path.name.startswith(SOCKET_PREFIX):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def reap_socket_dirs() -> list[Path]:
+    """Remove ``/tmp/ingestlab-<kind>-<pid>-*`` socket directories whose owner process is gone."""
+    removed = []
+    for path in SOCKET_ROOT.glob(SOCKET_PREFIX + "*"):
+        match = re.match(re.escape(SOCKET_PREFIX) + r"([a-z0-9_]+)-(\d+)-", path.name)
+        if match and match.group(1) in _kinds() and path.is_dir() and not _alive(int(match.group(2))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 def _owner_pid(server_dir: Path) -> int | None:

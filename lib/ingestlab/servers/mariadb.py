@@ -27,6 +27,7 @@ INSTALL_HINT = ("install MariaDB 10.11 (Debian/Ubuntu: `apt-get install -y maria
 # Option names are passed as ``--name=value``; MariaDB reads ``-`` and ``_`` alike.
 _SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:[-.][a-z0-9_]+)*$")
 _SERVER_BINARIES = ("mariadbd", "mariadb-install-db")
+_ACCESS_DENIED = 1045
 
 
 def find_binary(name: str) -> Path:
@@ -48,12 +49,14 @@ def find_binary(name: str) -> Path:
 
 
 class MariaDBServer(LocalServer):
-    """A private ``mariadbd``: its own data directory, socket and 127.0.0.1 port, root without password.
+    """A private ``mariadbd``: its own data directory and private socket, root with a random password.
 
     The data directory is created once with ``mariadb-install-db``; the server then runs
-    with ``--no-defaults`` (no ``/etc/mysql`` file is read), listens on a socket in the
-    server directory and on a free TCP port bound to 127.0.0.1 (for clients that need TCP),
-    and logs to ``mariadbd.err`` there. Settings are command-line options ``--name=value``,
+    with ``--no-defaults`` (no ``/etc/mysql`` file is read) as the OS user ``mysql`` when the
+    lab runs as root, listens only on a socket in its private 0700 directory
+    (``--skip-networking``; ``tcp=True`` adds a free port on 127.0.0.1 for a client that
+    needs TCP), accepts only ``root@localhost`` with :attr:`password`, and logs (0600) to
+    ``mariadbd.err`` in the server directory. Settings are command-line options ``--name=value``,
     so :meth:`restart` is a stop and a start with the new options, and
     ``information_schema.SYSTEM_VARIABLES.GLOBAL_VALUE_ORIGIN`` reads ``COMMAND-LINE`` for
     each. The server runs as a child of this process in its own session; ``server.pid``
@@ -61,6 +64,7 @@ class MariaDBServer(LocalServer):
     """
 
     KIND = "mariadb"
+    SYSTEM_USER = "mysql"  # Debian's package creates it
     #: Database created on first start; :meth:`connect_kwargs` selects it.
     DATABASE: ClassVar[str] = "ingestlab"
     #: Seconds to wait for the server to accept connections, and for it to exit on SIGTERM.
@@ -72,9 +76,10 @@ class MariaDBServer(LocalServer):
         "defaults_file", "defaults_extra_file", "no_defaults", "skip_networking", "skip_grant_tables",
     })
 
-    def __init__(self, directory=None, *, keep: bool = False):
+    def __init__(self, directory=None, *, keep: bool = False, tcp: bool = False):
         super().__init__(directory, keep=keep)
         self.binaries = {name: find_binary(name) for name in _SERVER_BINARIES}
+        self.tcp = tcp
         self.port: int | None = None
         self._proc: subprocess.Popen | None = None
 
@@ -86,8 +91,8 @@ class MariaDBServer(LocalServer):
 
     @property
     def socket_path(self) -> Path:
-        """The server's Unix socket."""
-        return self.directory / "mariadb.sock"
+        """The server's Unix socket (in its private socket directory, made on first use)."""
+        return self.private_socket_dir() / "mariadb.sock"
 
     @property
     def log_file(self) -> Path:
@@ -104,48 +109,70 @@ class MariaDBServer(LocalServer):
     # -- lifecycle ---------------------------------------------------------------------------
     def _start(self) -> None:
         _check_settings(self.settings, self.RESERVED)
-        if len(str(self.socket_path)) > 100:  # sun_path holds 108 bytes
-            raise ServerError(f"socket path too long for a Unix socket ({len(str(self.socket_path))} chars): "
-                              f"{self.socket_path}; use a shorter server directory")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.private_socket_dir()
         first = not (self.datadir / "mysql").is_dir()
         if first:
             self._install()
         self._launch()
         if first:
-            import pymysql
-
-            with pymysql.connect(**self._login_kwargs()) as conn, conn.cursor() as cur:
-                cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.DATABASE}`")
+            self._secure()
 
     def _install(self) -> None:
+        self.private_file(self.log_file)
+        log = self.private_file(self.directory / "install.log")
         args = [str(self.binaries["mariadb-install-db"]), "--no-defaults", f"--datadir={self.datadir}",
-                "--auth-root-authentication-method=normal", "--skip-test-db"]
-        if os.geteuid() == 0:
-            args.append("--user=root")
-        log = self.directory / "install.log"
+                f"--tmpdir={self.tmpdir}", "--auth-root-authentication-method=normal", "--skip-test-db",
+                *self._user_option()]
         try:
             with open(log, "wb") as out:
                 subprocess.run(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                               check=True, timeout=120)
+                               check=True, timeout=120, env=_private_umask())
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             raise ServerError(f"mariadb-install-db failed: {exc}\n{log.read_text(errors='replace')[-2000:]}") from exc
 
+    def _secure(self) -> None:
+        """Leave one account, ``root@localhost`` with :attr:`password`, and create the database."""
+        import pymysql
+
+        with pymysql.connect(unix_socket=str(self.socket_path), user="root", password="") as conn, \
+                conn.cursor() as cur:
+            cur.execute("SELECT User, Host FROM mysql.global_priv WHERE User <> 'mariadb.sys' "
+                        "AND NOT (User = 'root' AND Host = 'localhost')")
+            for user, host in cur.fetchall():
+                cur.execute("DROP USER %s@%s", (user, host))
+            cur.execute("ALTER USER root@localhost IDENTIFIED BY %s", (self.password,))
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.DATABASE}`")
+
+    def _user_option(self) -> list[str]:
+        user = self.system_user()
+        if user is not None:
+            return [f"--user={user.pw_name}"]
+        return ["--user=root"] if os.geteuid() == 0 else []  # mariadbd refuses root without it
+
+    @property
+    def tmpdir(self) -> Path:
+        """The server's own temporary folder: with ``/tmp``, two servers starting together collide on the
+        names of their temporary tables (``#sql-temptable-…``) and one's install fails."""
+        path = self.private_socket_dir() / "tmp"  # under /tmp: the server's user can reach it from any checkout
+        if not path.exists():
+            path.mkdir()
+            self.give(path, 0o700)
+        return path
+
     def command(self) -> list[str]:
         """The ``mariadbd`` command line for the current :attr:`settings`."""
+        network = [f"--port={self.port}", "--bind-address=127.0.0.1"] if self.tcp else ["--skip-networking"]
         args = [str(self.binaries["mariadbd"]), "--no-defaults", f"--datadir={self.datadir}",
-                f"--socket={self.socket_path}", f"--port={self.port}", "--bind-address=127.0.0.1",
-                f"--pid-file={self.directory / 'mariadbd.pid'}", f"--log-error={self.log_file}"]
-        if os.geteuid() == 0:
-            args.append("--user=root")  # mariadbd refuses to run as root without it
+                f"--socket={self.socket_path}", *network, f"--pid-file={self.directory / 'mariadbd.pid'}",
+                f"--log-error={self.log_file}", f"--tmpdir={self.tmpdir}", *self._user_option()]
         return args + [f"--{name}={value}" for name, value in self.settings.items()]
 
     def _launch(self) -> None:
-        if self.port is None:
+        if self.tcp and self.port is None:
             self.port = _free_port()
-        with open(self.log_file, "ab") as log:
+        with open(self.private_file(self.log_file), "ab") as log:
             self._proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=log, start_new_session=True)
+                                          stderr=log, start_new_session=True, env=_private_umask())
         (self.directory / PID_FILE).write_text(f"{self._proc.pid}\n")
         self._wait_ready()
 
@@ -163,6 +190,10 @@ class MariaDBServer(LocalServer):
                 try:
                     pymysql.connect(**self._login_kwargs(), connect_timeout=2).close()
                     return
+                except pymysql.err.OperationalError as exc:
+                    if exc.args and exc.args[0] == _ACCESS_DENIED:  # up, before _secure set the password
+                        return
+                    last = exc
                 except pymysql.err.MySQLError as exc:
                     last = exc
             time.sleep(0.02)
@@ -196,11 +227,11 @@ class MariaDBServer(LocalServer):
         self._launch()
 
     def connect_kwargs(self) -> dict:
-        """PyMySQL ``connect()`` arguments: the private socket, user ``root``, database ``ingestlab``."""
+        """PyMySQL ``connect()`` arguments: the private socket, ``root`` and its password, database ``ingestlab``."""
         return {**self._login_kwargs(), "database": self.DATABASE}
 
     def _login_kwargs(self) -> dict:
-        return {"unix_socket": str(self.socket_path), "user": "root", "password": ""}
+        return {"unix_socket": str(self.socket_path), "user": "root", "password": self.password}
 
 
 def unavailable_reason() -> str | None:
@@ -221,6 +252,11 @@ def _check_settings(settings: dict[str, str], reserved: frozenset[str]) -> None:
             raise ServerError(f"setting name {name!r} is reserved: the lab sets --{name} itself")
         if "\n" in str(value) or "\0" in str(value):
             raise ServerError(f"value of {name} holds a newline or NUL: {value!r}")
+
+
+def _private_umask() -> dict[str, str]:
+    """The environment with mariadbd's own umask variables set so it creates files 0600, folders 0700."""
+    return {**os.environ, "UMASK": "0600", "UMASK_DIR": "0700"}
 
 
 def _free_port() -> int:

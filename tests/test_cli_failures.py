@@ -1,0 +1,222 @@
+"""Failures after validation, as a hostile or clumsy user meets them: one line, a distinct exit code, nothing left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_server_folder, processes_using
+from ingestlab.servers.mariadb import unavailable_reason
+
+BIN = Path(sys.executable).parent / "ingestlab"
+SMALL = ["-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2", "-p", "VARIANTS", "sync_on"]
+
+
+def _cli(*args, lab: Path, timeout=300, env_extra=None):
+    env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab), **(env_extra or {})}
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _one_line(res, code: int, *needles: str) -> str:
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("ingestlab:") and "warning" not in ln]
+    assert res.returncode == code, res.stderr[-3000:]
+    assert len(lines) == 1, res.stderr[-3000:]
+    assert "Traceback" not in res.stderr and "File \"" not in res.stderr, res.stderr[-3000:]
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def pg(tmp_path_factory):
+    """A lab PostgreSQL to reach by URL, with a password full of URL-hostile characters."""
+    import psycopg2
+
+    from ingestlab import _paths
+    from ingestlab.servers.postgres import PostgresServer
+
+    server = PostgresServer(_paths.lab_dir() / f"test-pg-{os.getpid()}").start()
+    secret = "p@ss w:rd%2/x"
+    with psycopg2.connect(**server.connect_kwargs()) as conn, conn.cursor() as cur:
+        cur.execute("ALTER USER postgres PASSWORD %s", (secret,))
+        cur.execute("CREATE ROLE weak LOGIN PASSWORD 'weak'")
+    conn.close()
+    server._password = secret
+    yield server
+    server.stop()
+
+
+def _url(pg, password: str | None = None, db: str = "postgres", query: str = "") -> str:
+    cred = "postgres" if password is None else f"postgres:{password}"
+    return f"postgresql://{cred}@localhost/{db}?host={pg.socket_dir}{query}"
+
+
+@pytest.mark.parametrize("case, target, needle", [
+    ("closed port", "postgresql://u@127.0.0.1:1/db", "Connection refused"),
+    ("wrong password", "WRONG", "password authentication failed"),
+    ("unknown database", "NODB", "does not exist"),
+    ("unknown URL option", "BADOPT", "invalid connection option"),
+])
+def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, case, target, needle):
+    target = {"WRONG": _url(pg, "not-it"), "NODB": _url(pg, pg.password, db="nodb"),
+              "BADOPT": _url(pg, pg.password, query="&bogus=1")}.get(target, target)
+    started = time.monotonic()
+    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), "-p", "TARGET", target, *SMALL,
+               lab=tmp_path / "lab", timeout=60)
+    line = _one_line(res, 3, "pre-flight check failed: TARGET", needle)
+    assert time.monotonic() - started < 30
+    assert "not-it" not in res.stderr and pg.password not in res.stderr
+    assert "***" in line or "u@127.0.0.1" in line
+    assert not (tmp_path / "lab").exists() or not any(is_server_folder(p) for p in (tmp_path / "lab").iterdir())
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (["--out", "/etc/hostname"], 3, "is a file"),
+    (["-p", "TARGET", "rocksdb"], 2, "TARGET='rocksdb'"),
+    (["-p", "SCENARIOS", "bulk"], 2, "SCENARIOS='bulk'"),
+    (["-p", "SEED", "-1"], 2, "SEED=-1"),
+    (["-p", "N", "100000000000"], 2, "N=100000000000"),
+    (["-p", "VARIANTS", "sync_on,sync_on"], 2, "given twice"),
+    (["-p", "RESULTS_DIR", "/tmp/x"], 2, "RESULTS_DIR"),
+])
+def test_known_bad_combinations_are_refused_up_front(tmp_path, args, code, needle):
+    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), *args, lab=tmp_path / "lab", timeout=60)
+    _one_line(res, code, needle)
+    assert not (tmp_path / "lab").exists()
+
+
+def test_other_commands_fail_in_one_line(tmp_path):
+    _one_line(_cli("summary", "/nonexistent", lab=tmp_path), 2, "/nonexistent")
+    _one_line(_cli("run", "all", "-p", "NO_SUCH", "1", lab=tmp_path), 2, "NO_SUCH")
+    _one_line(_cli("run", "03", "-p", "ENGINES", "postgres,postgres", lab=tmp_path), 2, "given twice")
+    _one_line(_cli("run", "03", "-p", "DATASET_MULTIPLE", "9999", "-p", "MEMORY_BUDGET_MB", "100000",
+                   "--out", str(tmp_path / "o"), lab=tmp_path / "lab"), 3, "disk")
+
+
+def test_a_password_with_any_character_works_from_a_file_and_reaches_no_output(pg, tmp_path):
+    pw_file = tmp_path / "pw"
+    pw_file.write_text(pg.password + "\n")
+    out = tmp_path / "out"
+    res = _cli("run", "01", "--no-progress", "--out", str(out), "--password-file", str(pw_file),
+               "-p", "TARGET", _url(pg), *SMALL, lab=tmp_path / "lab")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "warning" not in res.stderr
+    for path in [p for p in out.rglob("*") if p.is_file()]:
+        assert pg.password.encode() not in path.read_bytes(), path
+    # the same password raw in the URL still works, with a warning, and is masked everywhere
+    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out2"), "-p", "TARGET", _url(pg, pg.password),
+               *SMALL, lab=tmp_path / "lab")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "visible to every user" in res.stderr and pg.password not in res.stderr
+    meta = json.loads((tmp_path / "out2" / "01_insert_anatomy" / "run.json").read_text())
+    assert "postgres:***@localhost" in meta["parameters"]["TARGET"]
+    for path in [p for p in (tmp_path / "out2").rglob("*") if p.is_file()]:
+        assert pg.password.encode() not in path.read_bytes(), path
+        assert b"ss w:rd" not in path.read_bytes(), path
+
+
+def test_an_existing_out_is_refused_unless_forced(tmp_path):
+    target = tmp_path / "out" / "01_insert_anatomy"
+    target.mkdir(parents=True)
+    (target / "fits.csv").write_text("stale\n")
+    _one_line(_cli("run", "01", "--out", str(tmp_path / "out"), *SMALL, lab=tmp_path / "lab"), 2, "--resume", "--force")
+    assert (target / "fits.csv").read_text() == "stale\n"
+
+
+def _wait_for(predicate, timeout_s: float = 120.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def _server_pids(lab: Path) -> list[int]:
+    return [p for d in lab.glob("*-*") if is_server_folder(d) for p in processes_using(d)] if lab.exists() else []
+
+
+def test_a_server_killed_mid_run_gives_one_line_exit_5_and_the_error_in_run_json(tmp_path):
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
+                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: (out / "01_insert_anatomy" / "results.parquet").exists())
+    for pid in _server_pids(lab):
+        os.kill(pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=180)
+    res = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    line = _one_line(res, 5, "01_insert_anatomy failed:", "traceback:")
+    log = Path(line.rsplit("traceback: ", 1)[1].rstrip(")"))
+    assert log.exists() and "Traceback" in log.read_text()
+    meta = json.loads((out / "01_insert_anatomy" / "run.json").read_text())
+    assert meta["completed"] is False and meta["error"]["exit_code"] == 5
+    assert not _server_pids(lab)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path, signum):
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
+                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: (out / "01_insert_anatomy" / "results.parquet").exists())
+    pids = _server_pids(lab)
+    assert pids
+    proc.send_signal(signum)  # to the ingestlab process only, as timeout, systemd and schedulers do
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum, err[-2000:]
+    assert f"interrupted by {signal.Signals(signum).name}" in err and "Traceback" not in err
+    assert not _server_pids(lab) and not any(is_server_folder(p) for p in lab.iterdir())
+    assert not list(SOCKET_ROOT.glob(f"{SOCKET_PREFIX}postgres-*")) or all(
+        not any(lab.iterdir()) for _ in [0])
+    meta = json.loads((out / "01_insert_anatomy" / "run.json").read_text())
+    assert meta["completed"] is False and meta["error"]["exit_code"] == 128 + signum
+
+
+@pytest.mark.skipif(unavailable_reason() is not None or os.geteuid() != 0, reason="needs MariaDB and root (runuser)")
+def test_during_a_run_nobody_else_can_enter_the_labs_mariadb(tmp_path, lab_tmp):
+    from tests.servers.local_server import listening_tcp_ports
+
+    lab, out = lab_tmp, tmp_path / "out"  # the lab folder must be reachable by user mysql
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "TARGET", "mariadb",
+                             "-p", "REPEATS", "200", "-p", "VARIANTS", "flush_1"],
+                            env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: (out / "01_insert_anatomy" / "results.parquet").exists(), 180)
+        folder = next(d for d in lab.iterdir() if d.name.startswith("mariadb-"))
+        pid = int((folder / "server.pid").read_text())
+        socket_dir = Path((folder / "socket_dir").read_text().strip())
+        assert not listening_tcp_ports(pid)
+        probe = (f"import socket\nfor fam, addr in [(socket.AF_UNIX, {str(socket_dir / 'mariadb.sock')!r}), "
+                 "(socket.AF_INET, ('127.0.0.1', 3306))]:\n"
+                 "    s = socket.socket(fam)\n"
+                 "    try:\n        s.connect(addr)\n    except OSError as exc:\n        print('refused', exc)\n"
+                 "    else:\n        raise SystemExit('connected to %r' % (addr,))\n")
+        res = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-I", "-c", probe],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and len(res.stdout.splitlines()) == 2, res.stdout + res.stderr
+        res = subprocess.run(["runuser", "-u", "nobody", "--", "ls", str(folder)], capture_output=True, text=True)
+        assert res.returncode != 0  # logs, data and the password file are out of reach too
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
+
+
+@pytest.mark.slow
+def test_three_kills_at_random_moments_leave_nothing_after_one_more_run(lab_tmp):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import kill_runs
+
+    rounds = [kill_runs.one_round(i, "01", delay, lab_tmp) for i, delay in enumerate([1.0, 6.0, 15.0])]
+    del lab_tmp
+    assert all(r["follow_up_rc"] == 0 and not r["left"] for r in rounds), rounds
