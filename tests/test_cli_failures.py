@@ -116,7 +116,7 @@ def test_a_password_with_any_character_works_from_a_file_and_reaches_no_output(p
     assert res.returncode == 0, res.stderr[-3000:]
     assert "visible to every user" in res.stderr and pg.password not in res.stderr
     meta = json.loads((tmp_path / "out2" / "01_insert_anatomy" / "run.json").read_text())
-    assert "postgres:***@localhost" in meta["parameters"]["TARGET"]
+    assert "postgres:***@localhost" in meta["parameters"]["target"]
     for path in [p for p in (tmp_path / "out2").rglob("*") if p.is_file()]:
         assert pg.password.encode() not in path.read_bytes(), path
         assert b"ss w:rd" not in path.read_bytes(), path

@@ -37,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="output directory (default: runs/<UTC timestamp>-<random>)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
-                       help="continue the interrupted run in --out from its last complete configuration")
+                       help="run again into the folder of an interrupted run in --out, keeping what it holds "
+                            "(every configuration is measured again: skipping completed ones is not done yet)")
     again.add_argument("--force", action="store_true", help="replace an earlier run in --out")
     run.add_argument("--password-file", type=Path,
                      help="file whose first line is the password of URL targets that give none "

@@ -459,6 +459,8 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
                         ax=fig.gca())
     ax.axvline(0, color="0.4", lw=0.8)
     ax.set_xlabel("median difference from the baseline model (ms)")
+    return fig
+
 
 def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
                     x: str = "clients", logy: bool = False) -> matplotlib.figure.Figure:

@@ -223,7 +223,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         Password for URL targets that give none (``--password-file``, ``$INGESTLAB_PASSWORD``).
     mode : {"new", "force", "resume"}
         What to do when ``<out>/<notebook>`` exists: refuse (``new``), empty it first
-        (``force``), or continue the interrupted run in it (``resume``).
+        (``force``), or run into it again keeping what it holds (``resume``: every configuration
+        is measured again; skipping those an interrupted run completed is not implemented yet).
 
     Raises
     ------
@@ -343,7 +344,7 @@ def prepare_output(target: Path, mode: str = "new") -> Path:
             shutil.rmtree(target)
         elif mode != "resume":
             raise ConfigError("--out", str(target.parent), "a new folder: it already holds a run of "
-                              f"{target.name} (add --resume to continue it, --force to replace it)")
+                              f"{target.name} (add --resume to run into it again, --force to replace it)")
     target.mkdir(parents=True, exist_ok=True)
     return target
 
