@@ -11,19 +11,33 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 OUT    ?= runs/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: reproduce test lab figures bench clean engines help
+.PHONY: reproduce test lab figures bench clean engines client-headers help
 .DEFAULT_GOAL := help
 
 help:
 	@sed -n 's/^#   //p' Makefile
 
-$(STAMP): pyproject.toml
+# mysqlclient (the C driver MariaDB is measured through) builds from source; where it cannot, the
+# lab measures through PyMySQL and says so once per run (run.json, each sample's `driver`).
+$(STAMP): pyproject.toml | client-headers
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@$(BIN)/python -m pip install --quiet -e ".[dev,mysql-c]" 2>$(VENV)/mysqlclient-build.log \
+	  || { echo "note: mysqlclient could not be built (see $(VENV)/mysqlclient-build.log); MariaDB/MySQL will be measured through PyMySQL"; \
+	       $(BIN)/python -m pip install --quiet -e ".[dev]"; }
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/nbstripout --install --attributes .gitattributes; fi
 	@rm -f $(VENV)/.installed-*
 	@touch $@
+
+# What mysqlclient builds with (MariaDB's client headers, pkg-config, a C compiler), from Debian's
+# packages when this user can install them (root + apt); without them pip installs PyMySQL only.
+client-headers:
+	@if pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing MariaDB client headers, pkg-config and a C compiler (Debian) ..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmariadb-dev pkg-config build-essential >/dev/null) \
+	    || echo "warning: could not install them; MariaDB/MySQL will be measured through PyMySQL"; \
+	else echo "note: no MariaDB/MySQL client headers and no way to install them here; MariaDB/MySQL will be measured through PyMySQL"; fi
 
 # MariaDB from Debian's packages, when this user can install them (root + apt); the lab
 # starts mariadbd itself, so no service is enabled. Without it, MariaDB tests skip and say why.

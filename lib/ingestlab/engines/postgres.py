@@ -24,6 +24,7 @@ class Postgres(Engine):
     NAME = "postgres"
     URL_SCHEMES = ("postgresql", "postgres")
     DRIVERNAME = "postgresql+psycopg2"
+    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
     PROFILE_KIND = "postgres_explain_json"
@@ -50,8 +51,7 @@ class Postgres(Engine):
         return PostgresServer()
 
     def connect(self):
-        import psycopg2
-
+        psycopg2 = self.dbapi
         try:
             conn = psycopg2.connect(**self.connect_kwargs())
         except psycopg2.OperationalError as exc:
