@@ -60,6 +60,11 @@ class Engine:
       when it has one; ``Engine.from_url(url)`` an adapter for an existing server;
       ``Engine.resolve(target)`` accepts either; ``Engine.classes()`` lists them. Nothing
       connects until :meth:`start`.
+    * **Driver.** :attr:`DRIVERS` lists the Python drivers an adapter can measure through,
+      preferred first; a URL's ``+driver`` picks one, else the first that imports does
+      (:attr:`driver`; a fallback is warned once and kept in :attr:`driver_note`).
+      :meth:`metadata` records the driver and its version, and workloads label every sample
+      with it.
     * **Lifecycle.** :meth:`start` starts the local server if any and opens the measuring
       connection (autocommit: every statement is its own transaction, its commit inside its
       time); idempotent. :meth:`close` closes it and stops the local server; idempotent and
@@ -75,7 +80,8 @@ class Engine:
     * **Writes.** :meth:`bulk_load` loads chunks (``pyarrow.Table``) through the engine's
       bulk path (:attr:`BULK_PATH`) and returns the rows sent; :meth:`prepare_write` builds
       one batch of an operation of :attr:`UPSERT_OPERATIONS` (statement text and parameters
-      ready, before any clock starts) and returns the call to time.
+      ready, before any clock starts) and returns the call to time; :meth:`statement_call` does
+      the same for one statement (rendered by the driver now, sent by the call).
     * **State.** :meth:`count_rows`, :meth:`data_bytes` (bytes on disk), :meth:`settle` (no
       background work left: checkpoint, flush, compaction), :meth:`io_counters` (cumulative
       engine counters under the lab's names: ``blocks_read``...), :meth:`memory_budget_settings`
