@@ -10,7 +10,7 @@ alike. Like is compared with like:
   client (``Engine.render``) and sends it as one simple-protocol query; the references send
   exactly that text: pgbench (``-M simple``) a script made from the lab's rendered statement
   with the id replaced by ``:id`` (drawn from the same range), mariadb-slap a file of the
-  lab's rendered statements, one per query.
+  lab's rendered statements, one per query, in the lab's connection character set.
 * **Same statistic.** PostgreSQL: ``pgbench -l`` logs every transaction's latency (whole µs),
   so the lab's per-statement median and mean are divided by pgbench's. MariaDB:
   ``mariadb-slap`` reports only each run's time (ms, to the millisecond, over ``n`` queries;
@@ -112,8 +112,9 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
     """``mariadb-slap`` sending ``n`` of the lab's rendered statements on one connection; its mean.
 
     ``mariadb-slap`` ships with the server (same version, nothing to install) and, like the
-    lab, connects over the server's socket, in autocommit, and sends each statement as one
-    text query (``mysql_real_query``), reading the reply (``mysql_store_result``). It reports
+    lab, connects over the server's socket, in autocommit, in the lab's character set
+    (``--init-command=SET NAMES utf8mb4``: its own default is latin1), and sends each
+    statement as one text query (``mysql_real_query``), reading the reply (``mysql_store_result``). It reports
     only the run's time, with three decimals in seconds: over ``n`` ≥ 1000 statements that
     rounding is ≤ 0.5 µs per statement; its connect (a fraction of a millisecond) is inside.
     """
@@ -128,7 +129,7 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
         path.write_text(";\n".join(statements))
         out = subprocess.run([str(find_binary("mariadb-slap")), "--no-defaults", f"--socket={kw['unix_socket']}",
                               f"--user={kw['user']}", f"--create-schema={kw['database']}", "--no-drop",
-                              f"--query={path}", "--delimiter=;", "--concurrency=1", "--iterations=1",
+                              f"--init-command=SET NAMES {engine.CHARSET}", f"--query={path}", "--delimiter=;", "--concurrency=1", "--iterations=1",
                               f"--number-of-queries={n}"],
                              capture_output=True, text=True, check=True).stdout
     sent = engine.count_rows(TABLE) - before

@@ -77,6 +77,8 @@ class MySQL(Engine):
         "unique_checks", "foreign_key_checks", "sql_log_bin", "transaction_isolation",
         "innodb_lock_wait_timeout", "sql_mode", "profiling", "profiling_history_size",
     })
+    #: The connection's character set (``SET NAMES``): the server parses every statement in it.
+    CHARSET: ClassVar[str] = "utf8mb4"
     #: Statement that returns the server's version string.
     VERSION_SQL: ClassVar[str] = "SELECT VERSION()"
     #: Statement listing (name, value) of every global variable not at its compiled-in default.
@@ -96,7 +98,7 @@ class MySQL(Engine):
     # -- connection ------------------------------------------------------------------------
     def connect(self):
         dbapi = self.dbapi
-        kwargs = {"charset": "utf8mb4", **self.connect_kwargs(), "autocommit": True, "local_infile": True}
+        kwargs = {"charset": self.CHARSET, **self.connect_kwargs(), "autocommit": True, "local_infile": True}
         try:
             return dbapi.connect(**kwargs)
         except dbapi.MySQLError as exc:
