@@ -175,10 +175,14 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
         # warm-up of both paths: kept in the results, flagged, left out of the ratios
         run.append(lab_round(engine, rows_for(200, rng), warmup=True).assign(round=-1, path="lab", **labels))
         run.append(reference(engine, 200, rng).assign(round=-1, path=label, warmup=True, **labels), table="reference")
-        for i in range(rounds):
-            run.append(lab_round(engine, rows_for(n, rng)).assign(round=i, path="lab", **labels))
-            run.append(reference(engine, n, rng).assign(round=i, path=label, warmup=False, **labels),
-                       table="reference")
+        for i in range(rounds):  # the order alternates too: neither path always follows the other's file writes
+            lab_rows = rows_for(n, rng)
+            for path in (("lab", label) if i % 2 == 0 else (label, "lab")):
+                if path == "lab":
+                    run.append(lab_round(engine, lab_rows).assign(round=i, path="lab", **labels))
+                else:
+                    run.append(reference(engine, n, rng).assign(round=i, path=label, warmup=False, **labels),
+                               table="reference")
         driver = engine.driver_metadata()
     finally:
         engine.close()
