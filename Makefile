@@ -11,23 +11,38 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 OUT    ?= runs/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: reproduce test lab figures bench clean engines help
+.PHONY: reproduce test lab figures bench clean engines client-headers help
 .DEFAULT_GOAL := help
 
 help:
 	@sed -n 's/^#   //p' Makefile
 
-$(STAMP): pyproject.toml
+# mysqlclient (the C driver MariaDB is measured through) builds from source; where it cannot, the
+# lab measures through PyMySQL and says so once per run (run.json, each sample's `driver`).
+$(STAMP): pyproject.toml | client-headers
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@$(BIN)/python -m pip install --quiet -e ".[dev,mysql-c]" 2>$(VENV)/mysqlclient-build.log \
+	  || { echo "note: mysqlclient could not be built (see $(VENV)/mysqlclient-build.log); MariaDB/MySQL will be measured through PyMySQL"; \
+	       $(BIN)/python -m pip install --quiet -e ".[dev]"; }
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/nbstripout --install --attributes .gitattributes; fi
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# What mysqlclient builds with (MariaDB's client headers, pkg-config, a C compiler), from Debian's
+# packages when this user can install them (root + apt); without them pip installs PyMySQL only.
+client-headers:
+	@if pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing MariaDB client headers, pkg-config and a C compiler (Debian) ..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmariadb-dev pkg-config build-essential >/dev/null) \
+	    || echo "warning: could not install them; MariaDB/MySQL will be measured through PyMySQL"; \
+	else echo "note: no MariaDB/MySQL client headers and no way to install them here; MariaDB/MySQL will be measured through PyMySQL"; fi
+
 # MariaDB and PostgreSQL 15 from Debian's packages, when this user can install them (root + apt);
-# the lab starts mariadbd and postgres itself, so no service is enabled (Debian's postgresql-15
-# creates a cluster and may start it; the lab never uses it). Without them, their tests skip and say why.
+# the lab starts mariadbd and postgres itself, so no service is enabled (postgresql-15 is installed with
+# create_main_cluster = false: no cluster, so nothing for an init system to start). Without them, their
+# tests skip and say why.
 engines:
 	@if command -v mariadbd >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -38,7 +53,9 @@ engines:
 	@# PostgreSQL 15 (Debian) for notebook 05's versions; the lab runs its binaries itself, never the service
 	@if [ -x /usr/lib/postgresql/15/bin/postgres ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing postgresql-15 (Debian) ..."; \
+	  echo "installing postgresql-15 (Debian; no cluster, no service) ..."; \
+	  mkdir -p /etc/postgresql-common/createcluster.d && \
+	  echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/ingestlab.conf; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null) \
 	    || echo "warning: could not install postgresql-15; its tests skip and notebook 05 runs without it"; \
 	else echo "note: PostgreSQL 15 not found and cannot be installed here; notebook 05 runs without it"; fi

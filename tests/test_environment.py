@@ -1,4 +1,4 @@
-"""The pins in pyproject.toml and environment.yml must be the same list."""
+"""The pins in pyproject.toml (dependencies and extras) and environment.yml must be the same list."""
 
 import re
 from pathlib import Path
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_environment_yml_pins_what_pyproject_pins():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pyproject = set(project["dependencies"]) | set(project["optional-dependencies"]["dev"])
+    pyproject = set(project["dependencies"]).union(*project["optional-dependencies"].values())
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     conda_pins = {p for p in pip if not p.startswith("-e")}

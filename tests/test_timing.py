@@ -27,3 +27,15 @@ def test_summary_gives_percentiles_not_only_means():
     assert s["p95_ms"] == pytest.approx(95.05)
     assert s["p99_ms"] == pytest.approx(99.01)
     assert s["n"] == 100
+
+
+def test_time_statements_labels_the_driver_and_leaves_the_collector_as_it_found_it():
+    import gc
+
+    from ingestlab.timing import time_statements
+
+    seen = []
+    frame = time_statements(lambda s: seen.append(gc.isenabled()), [1, 2], rows=[1, 1], bytes_=[1, 1], driver="x")
+    assert seen == [False, False] and gc.isenabled()
+    assert frame["driver"].tolist() == ["x", "x"] and (frame["elapsed_s"] >= 0).all()
+    assert frame["started_ns"].is_monotonic_increasing

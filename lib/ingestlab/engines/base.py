@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
+import warnings
+from importlib import metadata as importlib_metadata
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from sqlalchemy.engine import URL, make_url
@@ -21,12 +24,13 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dt", "DATE"),
 )
 #: Steps that exist when another one does (the base implements them over it).
-_BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause", "prepare_insert": "execute"}
+_BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause", "prepare_insert": "execute",
+             "statement_call": "execute"}
 #: The contract's steps that an engine may lack (see :meth:`Engine.has`).
 STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
     "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
-    "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters",
+    "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters", "statement_call",
     "stream_load_group_headers", "group_commit_interval_sql",
     "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
 )
@@ -95,6 +99,11 @@ class Engine:
       when it has one; ``Engine.from_url(url)`` an adapter for an existing server;
       ``Engine.resolve(target)`` accepts either; ``Engine.classes()`` lists them. Nothing
       connects until :meth:`start`.
+    * **Driver.** :attr:`DRIVERS` lists the Python drivers an adapter can measure through,
+      preferred first; a URL's ``+driver`` picks one, else the first that imports does
+      (:attr:`driver`; a fallback is warned once and kept in :attr:`driver_note`).
+      :meth:`metadata` records the driver and its version, and workloads label every sample
+      with it.
     * **Lifecycle.** :meth:`start` starts the local server if any and opens the measuring
       connection (autocommit: every statement is its own transaction, its commit inside its
       time); idempotent. :meth:`close` closes it and stops the local server; idempotent and
@@ -110,7 +119,8 @@ class Engine:
     * **Writes.** :meth:`bulk_load` loads chunks (``pyarrow.Table``) through the engine's
       bulk path (:attr:`BULK_PATH`) and returns the rows sent; :meth:`prepare_write` builds
       one batch of an operation of :attr:`UPSERT_OPERATIONS` (statement text and parameters
-      ready, before any clock starts) and returns the call to time.
+      ready, before any clock starts) and returns the call to time; :meth:`statement_call` does
+      the same for one statement (rendered by the driver now, sent by the call).
     * **State.** :meth:`count_rows`, :meth:`data_bytes` (bytes on disk), :meth:`settle` (no
       background work left: checkpoint, flush, compaction), :meth:`io_counters` (cumulative
       engine counters under the lab's names: ``blocks_read``...), :meth:`memory_budget_settings`
@@ -131,8 +141,12 @@ class Engine:
     NAME: ClassVar[str] = ""
     #: URL schemes (before any ``+driver``) that select this engine in :meth:`from_url`.
     URL_SCHEMES: ClassVar[tuple[str, ...]] = ()
-    #: SQLAlchemy drivername used to connect and to quote (``"postgresql+psycopg2"``).
+    #: SQLAlchemy drivername of the default driver, and the dialect that quotes (``"postgresql+psycopg2"``).
     DRIVERNAME: ClassVar[str] = ""
+    #: Python drivers the adapter can measure through: SQLAlchemy driver name (a URL's ``+driver``)
+    #: → (module, pip distribution), preferred first. Without ``+driver`` the first one that
+    #: imports is used (see :attr:`driver`); a fallback is noted once and recorded.
+    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {}
     #: Default port of the engine's SQL protocol.
     DEFAULT_PORT: ClassVar[int | None] = None
     #: Name of the database argument of the driver's ``connect()``.
@@ -337,6 +351,11 @@ class Engine:
         self._cursor = None
         self._settings: dict[str, str] = {}
         self._sql_cache: dict[tuple, str] = {}
+        self._driver: tuple[str, str | None] | None = None
+        requested = self.requested_driver
+        if requested and requested not in self.DRIVERS:
+            raise ConfigError("TARGET", self.display_url, f"a URL whose +driver is one of {', '.join(self.DRIVERS)} "
+                                                          f"for {self.NAME}, or none (default: {self.default_driver})")
 
     @classmethod
     def client(cls, connect_kwargs: dict) -> "Engine":
@@ -406,6 +425,60 @@ class Engine:
             return f"{self.NAME} (lab-local server)"
         return mask_url(self.url)
 
+    # -- driver ------------------------------------------------------------------------------
+    @property
+    def default_driver(self) -> str | None:
+        """The preferred driver of :attr:`DRIVERS` (the one :attr:`DRIVERNAME` names)."""
+        return next(iter(self.DRIVERS), None)
+
+    @property
+    def requested_driver(self) -> str:
+        """The driver the URL names (``mysql+pymysql://`` → ``"pymysql"``), else ``""``."""
+        return self.url.drivername.partition("+")[2] if self.url is not None else ""
+
+    @property
+    def driver(self) -> str | None:
+        """The driver that measures: the URL's ``+driver``, else the first of :attr:`DRIVERS` that imports.
+
+        When the preferred driver is missing, the next one is used and :attr:`driver_note`
+        says so (a warning, once per process, and the engine's metadata).
+        """
+        return self._chosen_driver()[0]
+
+    @property
+    def driver_note(self) -> str | None:
+        """Why the driver is not the default one, when the lab fell back to another; else None."""
+        return self._chosen_driver()[1]
+
+    def _chosen_driver(self) -> tuple[str | None, str | None]:
+        if self._driver is None:
+            self._driver = _choose_driver(self.NAME, self.DRIVERS, self.requested_driver)
+        return self._driver
+
+    @property
+    def dbapi(self):
+        """The driver's module (``psycopg2``, ``MySQLdb``, ``pymysql``...), imported on first use."""
+        module, dist = self.DRIVERS[self.driver]
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            raise EngineUnavailableError(f"{self.NAME}: driver {self.driver} needs the {dist} package "
+                                         f"(pip install {dist}): {exc}") from exc
+
+    def driver_metadata(self) -> dict:
+        """``driver`` (SQLAlchemy name), ``driver_package``, ``driver_version`` and any ``driver_note``."""
+        if self.driver is None:
+            return {"driver": None, "driver_package": None, "driver_version": None}
+        dist = self.DRIVERS[self.driver][1]
+        try:
+            version = importlib_metadata.version(dist)
+        except importlib_metadata.PackageNotFoundError:
+            version = None
+        out = {"driver": self.driver, "driver_package": dist, "driver_version": version}
+        if self.driver_note:
+            out["driver_note"] = self.driver_note
+        return out
+
     def start(self) -> "Engine":
         """Start the local server (if any) and open the measuring connection."""
         if self._conn is not None:
@@ -471,11 +544,36 @@ class Engine:
             with conn.cursor() as cur:
                 cur.execute(sql, params)
                 return cur.fetchall() if cur.description else []
+        cur = self._cursor or self._measuring_cursor()
+        cur.execute(sql, params)
+        return cur.fetchall() if cur.description else []
+
+    def render(self, sql: str, params: Sequence[Any] | None = None) -> str | bytes:
+        """The statement text the driver sends for ``sql`` with ``params`` (its client-side interpolation).
+
+        The drivers the lab uses interpolate parameters into the text on the client
+        (``cursor.mogrify``) and send one simple-protocol query, as ``pgbench -M simple`` and
+        ``mariadb-slap`` do.
+        """
+        return self._measuring_cursor().mogrify(sql, params)
+
+    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+        """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection.
+
+        For timed loops (:func:`ingestlab.timing.time_statements`): the driver's client-side
+        interpolation (:meth:`render`), which ``execute`` would do inside the clock, runs here,
+        before it, so the timed call only sends the text and reads the server's reply, as a C
+        client does per statement. Rows a statement returns are read and left unused. The call
+        is bound to the current connection: build it after :meth:`apply_settings`.
+        """
+        self.has("statement_call", check=True)
+        return functools.partial(self._measuring_cursor().execute, self.render(sql, params))
+
+    def _measuring_cursor(self):
         cur = self._cursor
         if cur is None:
             cur = self._cursor = self.conn.cursor()
-        cur.execute(sql, params)
-        return cur.fetchall() if cur.description else []
+        return cur
 
     def quote(self, identifier: str) -> str:
         """``identifier`` quoted by SQLAlchemy's quoting for this dialect."""
@@ -671,10 +769,10 @@ class Engine:
         if sql is None:
             sql = self._sql_cache[(operation, table, n)] = self.write_sql(operation, table, columns, key, n)
         params = [v for row in zip(*(chunk.column(c).to_pylist() for c in columns)) for v in row]
-        execute = self.execute
+        call = self.statement_call(sql, params)
 
         def write() -> None:
-            execute(sql, params)
+            call()
         write.sql, write.params = sql, params  # what the call runs, for adapters that run it elsewhere
         return write
 
@@ -795,6 +893,7 @@ class Engine:
             "url": self.display_url,
             "local_server": self.is_local,
             "server_version": self.server_version(),
+            **self.driver_metadata(),
             "settings": self.settings(),
             "variant_settings": dict(self._settings),
             "instrument_settings": dict(self.INSTRUMENT_SETTINGS) if self.is_local else {},
@@ -830,6 +929,31 @@ class Engine:
                 recorder.statement(run.result, row)
         return anatomy.frame(recorder.PASS, client_ms, recorder.parts, extras=recorder.extras,
                              counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER)
+
+
+_NOTED: set[tuple[str, str]] = set()
+
+
+def _choose_driver(engine: str, drivers: dict[str, tuple[str, str]], requested: str) -> tuple[str | None, str | None]:
+    """(driver, note): ``requested`` if given, else the first of ``drivers`` whose module imports."""
+    if requested or not drivers:
+        return requested or None, None
+    missing = []
+    for name, (module, dist) in drivers.items():
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            missing.append(f"{dist} ({exc})")
+            continue
+        if not missing:
+            return name, None
+        note = (f"{engine}: measuring through {name} ({dist}) because {', '.join(missing)} could not be imported; "
+                f"per-statement times then include that driver's extra client cost (see README, MySQL drivers)")
+        if (engine, name) not in _NOTED:
+            _NOTED.add((engine, name))
+            warnings.warn(note, stacklevel=3)
+        return name, note
+    return next(iter(drivers)), None  # none imports: dbapi raises with the install hint
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,7 +9,7 @@ from ingestlab.servers.base import LocalServer
 
 
 class MariaDB(MySQL):
-    """MariaDB through PyMySQL; differs from :class:`MySQL` in its local server and settings table.
+    """MariaDB through mysqlclient or PyMySQL (see :class:`MySQL`); differs from :class:`MySQL` in its local server and settings table.
 
     ``Engine.get("mariadb")`` starts the machine's MariaDB (Debian's 10.11) in
     ``.lab/mariadb-<pid>/`` (see :class:`~ingestlab.servers.mariadb.MariaDBServer`); the

@@ -1,7 +1,8 @@
-"""MySQL, and the base of its wire-compatible family: any server at a ``mysql://`` URL, through PyMySQL."""
+"""MySQL, and the base of its wire-compatible family: any server at a ``mysql://`` URL, through mysqlclient or PyMySQL."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -23,12 +24,19 @@ _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
 
 
 class MySQL(Engine):
-    """MySQL through PyMySQL; the family's base (MariaDB, StarRocks and Doris subclass it).
+    """MySQL through mysqlclient (C) or PyMySQL; the family's base (MariaDB, StarRocks and Doris subclass it).
 
-    ``Engine.from_url("mysql://user:pw@host:3306/db")`` (or ``mysql+pymysql://``); there is
-    no local MySQL server (``Engine.get("mariadb")`` is the family's local one). Connections
-    are autocommit, ``utf8mb4``, with ``local_infile`` on for the bulk path
-    ``LOAD DATA LOCAL INFILE``.
+    ``Engine.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
+    (``Engine.get("mariadb")`` is the family's local one). Connections are autocommit,
+    ``utf8mb4``, with ``local_infile`` on for the bulk path ``LOAD DATA LOCAL INFILE``.
+
+    **Drivers.** By default the lab measures through ``mysqlclient`` (``MySQLdb``, SQLAlchemy
+    ``mysql+mysqldb``), a thin layer over the C client library that ``mariadb-slap`` uses
+    too, so a timed statement costs the client what a C client pays. ``mysql+pymysql://`` (or
+    ``mariadb+pymysql://``…) selects PyMySQL, whose protocol is pure Python (tens of µs more
+    per statement). Where mysqlclient is not installed (it builds from source: a compiler and
+    the MariaDB/MySQL client headers), the lab falls back to PyMySQL, warns once and records
+    it (:attr:`driver_note`, the ``driver`` of every sample and of the metadata).
 
     **Settings on a server the lab does not manage.** The commit variants change
     ``innodb_flush_log_at_trx_commit``, which is a *global* variable: it cannot be set for
@@ -47,7 +55,9 @@ class MySQL(Engine):
 
     NAME = "mysql"
     URL_SCHEMES = ("mysql",)
-    DRIVERNAME = "mysql+pymysql"
+    DRIVERNAME = "mysql+mysqldb"
+    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"mysqldb": ("MySQLdb", "mysqlclient"),
+                                                     "pymysql": ("pymysql", "PyMySQL")}
     DEFAULT_PORT = 3306
     SQLGLOT_DIALECT = "mysql"
     #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
@@ -67,6 +77,8 @@ class MySQL(Engine):
         "unique_checks", "foreign_key_checks", "sql_log_bin", "transaction_isolation",
         "innodb_lock_wait_timeout", "sql_mode", "profiling", "profiling_history_size",
     })
+    #: The connection's character set (``SET NAMES``): the server parses every statement in it.
+    CHARSET: ClassVar[str] = "utf8mb4"
     #: Statement that returns the server's version string.
     VERSION_SQL: ClassVar[str] = "SELECT VERSION()"
     #: Statement listing (name, value) of every global variable not at its compiled-in default.
@@ -85,12 +97,11 @@ class MySQL(Engine):
 
     # -- connection ------------------------------------------------------------------------
     def connect(self):
-        import pymysql
-
-        kwargs = {"charset": "utf8mb4", **self.connect_kwargs(), "autocommit": True, "local_infile": True}
+        dbapi = self.dbapi
+        kwargs = {"charset": self.CHARSET, **self.connect_kwargs(), "autocommit": True, "local_infile": True}
         try:
-            return pymysql.connect(**kwargs)
-        except pymysql.err.MySQLError as exc:
+            return dbapi.connect(**kwargs)
+        except dbapi.MySQLError as exc:
             raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}") from exc
 
     def connect_kwargs(self) -> dict:
@@ -100,6 +111,26 @@ class MySQL(Engine):
         if self.server is None and "password" not in args and os.path.isfile(option_file):
             args["read_default_file"] = option_file
         return args
+
+    def statement_call(self, sql: str, params: Sequence[Any] | None = None):
+        """``sql`` with ``params``, rendered now, as a call of the connection's own query function.
+
+        What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and
+        read the reply (``mysql_store_result``; nothing for an INSERT), without the cursor's
+        bookkeeping in Python. PyMySQL's ``Connection.query`` does both in one call.
+        """
+        self.has("statement_call", check=True)
+        text = self.render(sql, params)
+        conn = self.conn
+        if self.driver != "mysqldb":
+            return functools.partial(conn.query, text)
+        query, store = conn.query, conn.store_result
+        data = text.encode() if isinstance(text, str) else text
+
+        def call() -> None:
+            query(data)
+            store()
+        return call
 
     def close(self) -> None:
         """Put back global variables the lab changed (``?set_global=true``), then close."""
@@ -148,13 +179,11 @@ class MySQL(Engine):
                 self.execute(self.set_sql(name, "SESSION"), [sql_value(value)])
 
     def _restore_globals(self, names: set[str]) -> None:
-        import pymysql
-
         for name in sorted(names):
             try:
                 self.execute(self.set_sql(name, "GLOBAL"), [self._saved_globals[name]])
                 journal.forget(self.url, name)
-            except pymysql.err.MySQLError as exc:
+            except self.dbapi.MySQLError as exc:
                 warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}; "
                               "the next run against this URL will", stacklevel=2)
             del self._saved_globals[name]
@@ -199,11 +228,9 @@ class MySQL(Engine):
 
     def _server_settings(self) -> list[tuple[str, Any]]:
         """(name, value) of the server's non-default variables (:attr:`SETTINGS_SQL`); none if it cannot say."""
-        import pymysql
-
         try:
             return self.execute(self.SETTINGS_SQL)
-        except pymysql.err.MySQLError:  # e.g. MySQL 5.7 has no variables_info
+        except self.dbapi.MySQLError:  # e.g. MySQL 5.7 has no variables_info
             return []
 
     # -- tables ------------------------------------------------------------------------------
@@ -261,8 +288,7 @@ class MySQL(Engine):
         ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
         commits at once in MySQL: there is no load into a table created in its transaction).
         """
-        import pymysql
-
+        dbapi = self.dbapi
         folder = tempfile.mkdtemp(prefix="ingestlab-load-")
         fifo = os.path.join(folder, "rows.csv")
         os.mkfifo(fifo, 0o600)
@@ -285,7 +311,7 @@ class MySQL(Engine):
                 self.execute(f"TRUNCATE TABLE {self.quote(table)}")
             writer.start()
             self.execute(self.load_data_sql(table, columns), [fifo])
-        except (pymysql.err.OperationalError, pymysql.err.InternalError) as exc:
+        except (dbapi.OperationalError, dbapi.InternalError) as exc:
             if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
                 raise UnsupportedOperationError(
                     f"{self.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
@@ -372,8 +398,6 @@ class MySQL(Engine):
 
     def _has_stage_history(self) -> bool:
         """Whether performance_schema records timed stages and statements in its long history."""
-        import pymysql
-
         try:
             consumers = dict(self.execute(
                 "SELECT NAME, ENABLED FROM performance_schema.setup_consumers WHERE NAME IN "
@@ -381,7 +405,7 @@ class MySQL(Engine):
                 "'events_stages_history_long', 'events_statements_current', 'events_statements_history_long')"))
             stages = self.execute("SELECT COUNT(*) FROM performance_schema.setup_instruments "
                                   "WHERE NAME LIKE 'stage/sql/%' AND ENABLED = 'YES' AND TIMED = 'YES'")[0][0]
-        except pymysql.err.MySQLError:  # performance_schema off, or no privilege on it
+        except self.dbapi.MySQLError:  # performance_schema off, or no privilege on it
             return False
         return len(consumers) == 6 and all(v == "YES" for v in consumers.values()) and stages > 0
 

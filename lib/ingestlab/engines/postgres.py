@@ -27,6 +27,7 @@ class Postgres(Engine):
     NAME = "postgres"
     URL_SCHEMES = ("postgresql", "postgres")
     DRIVERNAME = "postgresql+psycopg2"
+    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
     PROFILE_KIND = "postgres_explain_json"
@@ -88,8 +89,7 @@ class Postgres(Engine):
         super().close()
 
     def connect(self):
-        import psycopg2
-
+        psycopg2 = self.dbapi
         try:
             conn = psycopg2.connect(**self.connect_kwargs())
         except psycopg2.OperationalError as exc:

@@ -50,12 +50,14 @@ class RocksDB(Engine):
     BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""
+    #: The store runs in-process through rocksdict's bindings (recorded as the "driver").
+    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"rocksdict": ("rocksdict", "rocksdict")}
     #: Not SQL: the contract's table steps work on the store's one keyspace of bytes keys and
     #: values; the SQL steps are switched off.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         step: "RocksDB is a key-value store without SQL" for step in (
             "execute", "quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql", "set_session",
-            "statement_anatomy")
+            "statement_anatomy", "statement_call")
     }
     #: Statistics are always collected, so that block reads can be counted in every variant.
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}

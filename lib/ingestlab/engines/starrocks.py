@@ -288,11 +288,9 @@ class StarRocks(MySQL):
 
     def _server_settings(self) -> list[tuple[str, Any]]:
         """Session variables not at their defaults (``verbose_session_variables``, when the server has it)."""
-        import pymysql
-
         try:
             rows = self.execute(self.SETTINGS_SQL)
-        except pymysql.err.MySQLError:
+        except self.dbapi.MySQLError:
             return []
         return [(name, value) for name, value, changed in rows if str(changed).lower() in ("1", "true")]
 

@@ -117,20 +117,18 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
         engine.has("bulk_load", check=True)
 
     def prepare(chunk: list[tuple]):
-        # SQL text and parameters (or the bulk path's table) are built before the clock starts
+        # the statement's text with its parameters (or the bulk path's table) is built before the clock starts
         if scenario == "bulk":
             return [datagen.rows_table(cols, chunk)]
         if scenario == "insert_select":
-            return chunk
-        return engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row]
+            return engine.statement_call(insert_select)
+        return engine.statement_call(engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
 
     def execute(statement) -> None:
         if scenario == "bulk":
             engine.bulk_load(TABLE, cols, statement)
-        elif scenario == "insert_select":
-            engine.execute(insert_select)
         else:
-            engine.execute(*statement)
+            statement()
 
     insert_select = engine.insert_select_sql(TABLE, SOURCE)
     n_warm = warmup if scenario == "single_row" else min(warmup, 1)
@@ -176,7 +174,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         for variant in params.variants:
             engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
-            labels = {"engine": engine.label, "variant": variant}
+            labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
             with tqdm(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
                     rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)

@@ -448,7 +448,7 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
                                f"({meta['reason']}); it was measured unthrottled and is labelled 'local'")
                     warnings.warn(message, stacklevel=2)
                     run.note(message)
-                frame = frame.assign(engine=name, operation=operation, disk_profile=effective,
+                frame = frame.assign(engine=name, driver=engine.driver, operation=operation, disk_profile=effective,
                                      disk_profile_requested=params.disk_profile, new_keys=params.new_keys,
                                      memory_limit=limit)
                 run.append(frame)
