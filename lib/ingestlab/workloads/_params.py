@@ -23,10 +23,20 @@ def one_of(name: str, value: Any, accepted: Iterable[str]) -> str:
     return value
 
 
+def items_of(value: Any) -> list[str]:
+    """A list parameter's items: a list as given, or a comma-separated string split and stripped.
+
+    Examples
+    --------
+    >>> items_of("a, b,,c"), items_of(["x"]), items_of(None)
+    (['a', 'b', '', 'c'], ['x'], [])
+    """
+    return [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value or [])
+
+
 def subset(name: str, value: Any, accepted: Sequence[str]) -> tuple[str, ...]:
     """``value`` (a list, or a comma-separated string) as a tuple of items of ``accepted``."""
-    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value or [])
-    items = [v for v in items if v]
+    items = [v for v in items_of(value) if v]
     if not items:
         raise ConfigError(name, value, "a non-empty list of " + ", ".join(map(repr, accepted)))
     for item in items:

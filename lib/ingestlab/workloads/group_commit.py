@@ -14,7 +14,7 @@ from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads._params import one_of, positive_int
+from ingestlab.workloads._params import items_of, one_of, positive_int
 
 #: Sizes per SCALE. ``paper``: the grid of the issue (1…64 clients, 1/10/100 rows per INSERT).
 SCALES: dict[str, dict[str, Any]] = {
@@ -57,7 +57,7 @@ class Params:
 
 
 def _ints(name: str, value: Any, check) -> tuple[int, ...]:
-    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value or [])
+    items = items_of(value)
     out = []
     for item in items:
         if isinstance(item, str):
@@ -84,7 +84,7 @@ def _variants(target: str, value: Any, n_default: int | None) -> tuple[str, ...]
     if not known:
         raise ConfigError("TARGET", target, f"an engine with commit-grouping variants ({engine_cls.NAME}: "
                                             f"{engine_cls.GROUP_COMMIT_NOTE or 'none declared'})")
-    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value or [])
+    items = items_of(value)
     items = [v for v in items if v] or known[:n_default]
     for item in items:
         if item not in known:

@@ -16,7 +16,7 @@ from tqdm import tqdm
 from ingestlab import _paths, datagen, disk, models, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads._params import one_of, positive_int, subset
+from ingestlab.workloads._params import items_of, one_of, positive_int, subset
 
 #: The seed's table: ``demo (id int primary key, a int, b int, c int, d int)``.
 TABLE = "demo"
@@ -93,7 +93,7 @@ def validate(targets: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
-    items = [t.strip() for t in targets.split(",")] if isinstance(targets, str) else list(targets or [])
+    items = items_of(targets)
     if not items or not all(isinstance(t, str) and t for t in items):
         raise ConfigError("TARGETS", targets, "a comma-separated list of engine names or URLs")
     one_of("VERSIONS", versions, VERSION_CHOICES)

@@ -14,7 +14,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_statements
-from ingestlab.workloads._params import one_of, positive_int, subset
+from ingestlab.workloads._params import items_of, one_of, positive_int, subset
 
 NOTEBOOK = "02_component_sweeps"
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -152,7 +152,7 @@ def validate(targets: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
 
 def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
-    items = [t.strip() for t in targets.split(",")] if isinstance(targets, str) else list(targets or [])
+    items = items_of(targets)
     items = [t for t in items if t]
     if not items:
         raise ConfigError("TARGETS", targets, "engine names (" + ", ".join(Engine.names()) + ") or URLs, comma-separated")
@@ -184,7 +184,7 @@ def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], parti
 def _models(models: Sequence[str] | str, classes: dict[str, type[Engine]], swept: bool) -> tuple[str, ...]:
     known = list(dict.fromkeys(m for cls in classes.values() for m in cls.TABLE_MODELS))
     accepted = "each one of: " + "; ".join(f"{t}: {', '.join(c.TABLE_MODELS)}" for t, c in classes.items())
-    items = [v.strip() for v in models.split(",")] if isinstance(models, str) else list(models)
+    items = items_of(models)
     for item in items:
         if item and item not in known:
             raise ConfigError("MODELS", item, accepted)

@@ -19,7 +19,7 @@ from ingestlab import cgroups, datagen, timing
 from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
-from ingestlab.workloads._params import one_of, positive_int, subset
+from ingestlab.workloads._params import items_of, one_of, positive_int, subset
 
 NOTEBOOK = "03_upsert_beyond_ram"
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
@@ -109,7 +109,7 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
     connection within a few seconds (nothing is sent). Messages show URLs with the password
     masked.
     """
-    items = [v.strip() for v in engines.split(",")] if isinstance(engines, str) else list(engines or [])
+    items = items_of(engines)
     names = [v for v in items if v and "://" not in v]
     if names or not any(items):
         subset("ENGINES", names or engines, eligible_engines())
