@@ -440,3 +440,78 @@ def test_v2_throttle_nests_inside_the_memory_cap_that_holds_the_process(tmp_path
         assert _cgroup(sleeper.pid, MEMORY) == _inside(cap)
         path = cap.path
     assert not path.exists() and _cgroup(sleeper.pid, MEMORY) == home
+
+
+# -- cgroup v2 placement on this kernel, without controllers ------------------------------
+V2_MOUNT = cgroups.mounts(cgroups.MOUNTINFO.read_text()).get("cgroup2")
+
+
+class _PlacementOnly(cgroups.CgroupV2):
+    """The v2 hierarchy mounted here, used for what needs no controller: groups, leaves, moving processes."""
+
+    def unavailable(self):
+        return None if (self.root / "cgroup.procs").exists() else f"no cgroup v2 hierarchy at {self.root}"
+
+    def create(self, path):  # the controllers are bound to v1 here: nothing to enable for sub-groups
+        path.mkdir(parents=True)
+        (path / cgroups.LEAF).mkdir()
+
+
+class _Placed(cgroups.Group):
+    CONTROLLER = "memory"
+
+    def __init__(self, label):
+        super().__init__(label=label, root=V2_MOUNT.path)
+        self.hierarchy, self._missing = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root), None
+
+
+needs_v2_mount = pytest.mark.skipif(V2_MOUNT is None or os.geteuid() != 0,
+                                    reason="no cgroup v2 mounted here, or not root")
+
+
+@needs_v2_mount
+def test_v2_groups_keep_processes_in_their_leaf_nest_and_put_them_back(sleeper):
+    v2 = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root)
+    home = _cgroup(sleeper.pid, v2)
+    outer = _Placed("outer").open(near=[sleeper.pid])
+    inner = None
+    try:
+        assert outer.applied, outer.reason
+        assert outer.add([sleeper.pid]) == [sleeper.pid] and _cgroup(sleeper.pid, v2) == _inside(outer)
+        inner = _Placed("inner").open(near=[sleeper.pid])
+        assert inner.path.parent == outer.path  # made inside the group that holds the process
+        inner.add([sleeper.pid])
+        assert _cgroup(sleeper.pid, v2) == _inside(inner) and outer.pids() == inner.pids() == [sleeper.pid]
+        inner.close()
+        assert not inner.path and _cgroup(sleeper.pid, v2) == _inside(outer)  # back in the outer leaf
+        path = outer.path
+        outer.close()
+        assert not path.exists() and _cgroup(sleeper.pid, v2) == home
+    finally:
+        for group in (inner, outer):
+            if group is not None:
+                group.close()
+
+
+@needs_v2_mount
+def test_reap_removes_v2_trees_of_a_killed_owner(sleeper):
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_cgroups import _Placed
+        outer = _Placed("orphan").open(near=[{sleeper.pid}])
+        outer.add([{sleeper.pid}])
+        inner = _Placed("orphan").open(near=[{sleeper.pid}])
+        inner.add([{sleeper.pid}])
+        print(outer.path, flush=True)
+        os._exit(0)  # killed: no cleanup runs
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    path = Path(out.stdout.split()[-1])
+    v2 = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root)
+    assert _cgroup(sleeper.pid, v2).startswith("/" + str(path.relative_to(V2_MOUNT.path)) + "/")
+    deadline = time.monotonic() + 5
+    while path.parent.exists() and time.monotonic() < deadline:  # the owner may still be exiting
+        cgroups.reap(V2_MOUNT.path)
+        time.sleep(0.05)
+    assert not path.parent.exists() and _cgroup(sleeper.pid, v2) == "/"
