@@ -1,3 +1,4 @@
+import dataclasses
 import os
 import signal
 import subprocess
@@ -11,19 +12,46 @@ import pytest
 from ingestlab import cgroups
 from ingestlab.cgroups import DiskLimits
 
-REASON = cgroups.unavailable_reason()
-needs_blkio = pytest.mark.skipif(REASON is not None, reason=f"no blkio throttling here: {REASON}")
-MEMORY_REASON = cgroups.memory_unavailable_reason()
-needs_memory = pytest.mark.skipif(MEMORY_REASON is not None, reason=f"no memory cgroup here: {MEMORY_REASON}")
+
+def _needs(controller: str, version: int | None = None):
+    """Skip unless the kernel's hierarchy for ``controller`` (of ``version``, if given) takes the lab's groups here."""
+    hierarchy, missing = cgroups.locate(controller)
+    reason = missing or hierarchy.unavailable()
+    if reason is None and version is not None and hierarchy.VERSION != version:
+        v2 = cgroups.mounts(cgroups.MOUNTINFO.read_text()).get("cgroup2")
+        reason = f"{controller} is served by cgroup v{hierarchy.VERSION} here" + (
+            f", and {cgroups.CgroupV2(v2.path, controller).unavailable()}" if v2 else ", and no cgroup v2 is mounted")
+    where = f"cgroup v{version} {controller}" if version else f"{controller} cgroup"
+    return pytest.mark.skipif(reason is not None, reason=f"no {where} here: {reason}")
+
+
+needs_blkio = _needs("io")
+needs_memory = _needs("memory")
+needs_v2_io = _needs("io", 2)
+needs_v2_memory = _needs("memory", 2)
 LIMITS = DiskLimits(read_iops=375, write_iops=750, read_bps=60_000_000, write_bps=60_000_000)
+IO, MEMORY = cgroups.locate("io")[0], cgroups.locate("memory")[0]
 
 
-def _blkio_cgroup(pid: int, controller: str = "blkio") -> str:
+def _cgroup(pid: int, hierarchy: cgroups.Hierarchy) -> str:
+    """``pid``'s cgroup in ``hierarchy``, read from ``/proc/<pid>/cgroup`` (v1: its controller's line, v2: ``0::``)."""
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-        _, controllers, rel = line.split(":", 2)
-        if controller in controllers.split(","):
+        hierarchy_id, controllers, rel = line.split(":", 2)
+        if (hierarchy_id == "0") if hierarchy.VERSION == 2 else (hierarchy.name in controllers.split(",")):
             return rel
-    raise AssertionError(f"no {controller} line")
+    raise AssertionError(f"no line of {hierarchy.name} in /proc/{pid}/cgroup")
+
+
+def _inside(group: cgroups.Group) -> str:
+    """The cgroup path a process moved into ``group`` shows (v2: the group's leaf)."""
+    return "/" + str(group.hierarchy.procs_file(group.path).parent.relative_to(group.root))
+
+
+def _limits_written(group: cgroups.Throttle) -> list[str]:
+    """The limit lines the kernel shows for ``group``, sorted (v1: one file per limit, v2: ``io.max``)."""
+    if group.hierarchy.VERSION == 2:
+        return (group.path / "io.max").read_text().split()
+    return sorted(" ".join((group.path / name).read_text().split()) for name in LIMITS.files(group.device))
 
 
 @pytest.fixture
@@ -63,43 +91,46 @@ def test_without_a_blkio_hierarchy_the_block_runs_unthrottled_and_says_why(tmp_p
         ran = True
         assert group.counters() == {}
     assert ran and not group.applied
-    assert "no cgroup v1 blkio hierarchy" in group.reason
+    assert group.reason == f"no cgroup hierarchy at {tmp_path / 'nothing'}"
     assert group.metadata()["applied"] is False
 
 
 @needs_blkio
 def test_processes_are_limited_inside_and_put_back_after(tmp_path, sleeper):
     dev = cgroups.device_of(tmp_path)
-    home = _blkio_cgroup(sleeper.pid)
+    home = _cgroup(sleeper.pid, IO)
     with cgroups.throttle([sleeper.pid], LIMITS, device=dev, label="test") as group:
         assert group.applied, group.reason
-        assert _blkio_cgroup(sleeper.pid) == "/" + str(group.path.relative_to(cgroups.BLKIO_ROOT))
+        assert _cgroup(sleeper.pid, IO) == _inside(group)
         assert group.pids() == [sleeper.pid]
-        assert (group.path / "blkio.throttle.read_iops_device").read_text().split() == [dev, "375"]
-        assert (group.path / "blkio.throttle.write_bps_device").read_text().split() == [dev, "60000000"]
+        if group.hierarchy.VERSION == 1:
+            assert _limits_written(group) == [f"{dev} 375", f"{dev} 60000000", f"{dev} 60000000", f"{dev} 750"]
+        else:
+            assert _limits_written(group) == [dev, "rbps=60000000", "wbps=60000000", "riops=375", "wiops=750"]
+        assert group.metadata()["cgroup_version"] == group.hierarchy.VERSION
         assert set(group.counters()) >= {"cgroup_read_ios", "cgroup_write_ios"}
         path = group.path
     assert not path.exists() and not path.parent.exists()
-    assert _blkio_cgroup(sleeper.pid) == home
+    assert _cgroup(sleeper.pid, IO) == home
 
 
 @needs_blkio
 def test_the_cgroup_is_removed_after_an_exception_inside(tmp_path):
-    home = _blkio_cgroup(os.getpid())
+    home = _cgroup(os.getpid(), IO)
     with pytest.raises(RuntimeError, match="boom"):
         with cgroups.throttle([os.getpid()], LIMITS, device=cgroups.device_of(tmp_path), label="test") as group:
             path = group.path
-            assert _blkio_cgroup(os.getpid()) != home
+            assert _cgroup(os.getpid(), IO) != home
             raise RuntimeError("boom")
     assert not path.exists()
-    assert _blkio_cgroup(os.getpid()) == home
+    assert _cgroup(os.getpid(), IO) == home
 
 
 @needs_blkio
 def test_children_forked_inside_are_moved_out_too(tmp_path):
     parent = subprocess.Popen(["bash", "-c", "read go; sleep 60 & echo $!; wait"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
-    home, child = _blkio_cgroup(parent.pid), None
+    home, child = _cgroup(parent.pid, IO), None
     try:
         with cgroups.throttle([parent.pid], LIMITS, device=cgroups.device_of(tmp_path), label="test") as group:
             parent.stdin.write("go\n")
@@ -108,7 +139,7 @@ def test_children_forked_inside_are_moved_out_too(tmp_path):
             assert sorted(group.pids()) == sorted([parent.pid, child])  # the child inherited the group
             path = group.path
         assert not path.exists()
-        assert _blkio_cgroup(child) == _blkio_cgroup(parent.pid) == home
+        assert _cgroup(child, IO) == _cgroup(parent.pid, IO) == home
     finally:
         if child is not None:
             os.kill(child, signal.SIGKILL)
@@ -128,12 +159,12 @@ def test_reap_removes_the_groups_of_a_killed_owner(tmp_path, sleeper):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     path = Path(out.stdout.split()[-1])
-    assert path.exists() and _blkio_cgroup(sleeper.pid).endswith(path.name)
+    assert path.exists() and _cgroup(sleeper.pid, IO).startswith("/" + str(path.relative_to(IO.root)))
     deadline = time.monotonic() + 5
     while not cgroups.reap() and time.monotonic() < deadline:  # the owner may still be exiting
         time.sleep(0.05)
     assert not path.parent.exists()
-    assert _blkio_cgroup(sleeper.pid) == "/"
+    assert _cgroup(sleeper.pid, IO) == "/"
 
 
 @needs_blkio
@@ -188,21 +219,22 @@ def writer(lab_tmp):
 def test_without_a_memory_hierarchy_the_block_runs_uncapped_and_says_why(tmp_path):
     with cgroups.memory_cap([os.getpid()], root=tmp_path / "nothing") as cap:
         assert cap.cap(1 << 20) == {} and cap.levels() == {} and cap.oom_kills() == 0
-    assert not cap.applied and "no cgroup v1 memory hierarchy" in cap.reason
+    assert not cap.applied and cap.reason == f"no cgroup hierarchy at {tmp_path / 'nothing'}"
     assert cap.metadata()["applied"] is False and list(tmp_path.iterdir()) == []
 
 
 @needs_memory
 def test_the_cap_holds_the_page_cache_to_its_budget_and_is_removed_after(writer):
-    home = _blkio_cgroup(writer.pid, "memory")
+    home = _cgroup(writer.pid, MEMORY)
     with cgroups.memory_cap([writer.pid], label="test") as cap:
         assert cap.applied, cap.reason
-        assert _blkio_cgroup(writer.pid, "memory") == "/" + str(cap.path.relative_to(cgroups.MEMORY_ROOT))
+        assert _cgroup(writer.pid, cap.hierarchy) == _inside(cap)
         writer(32)  # uncapped: the file stays cached, charged to the group
         assert cap.levels()["mem_page_cache_bytes"] >= 30 << 20
         parts = cap.cap(5 << 20)
         assert parts["limit_bytes"] == parts["held_bytes"] + (5 << 20)
-        assert int((cap.path / "memory.limit_in_bytes").read_text()) // 4096 == parts["limit_bytes"] // 4096
+        limit_file = "memory.max" if cap.hierarchy.VERSION == 2 else "memory.limit_in_bytes"
+        assert int((cap.path / limit_file).read_text()) // 4096 == parts["limit_bytes"] // 4096
         assert cap.levels()["mem_page_cache_bytes"] <= 5 << 20  # evicted down to the cap at once
         cap.reset_peak()
         writer(32)  # writing and reading more than the cap: the kernel evicts instead
@@ -211,7 +243,7 @@ def test_the_cap_holds_the_page_cache_to_its_budget_and_is_removed_after(writer)
         assert cap.oom_kills() == 0 and cap.metadata()["limit_bytes"] == parts["limit_bytes"]
         path = cap.path
     assert not path.exists() and not path.parent.exists()
-    assert _blkio_cgroup(writer.pid, "memory") == home
+    assert _cgroup(writer.pid, MEMORY) == home
 
 
 @needs_memory
@@ -226,10 +258,260 @@ def test_reap_removes_memory_groups_of_a_killed_owner(sleeper):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     path = Path(out.stdout.split()[-1])
-    assert path.exists() and _blkio_cgroup(sleeper.pid, "memory").endswith(path.name)
+    assert path.exists() and _cgroup(sleeper.pid, MEMORY).startswith("/" + str(path.relative_to(MEMORY.root)))
     deadline = time.monotonic() + 5
     while path.parent.exists() and time.monotonic() < deadline:  # the owner may still be exiting
         cgroups.reap()
         time.sleep(0.05)
     assert not path.parent.exists()
-    assert _blkio_cgroup(sleeper.pid, "memory") == "/"
+    assert _cgroup(sleeper.pid, MEMORY) == "/"
+
+
+# -- which version: the kernel's own text ----------------------------------------------
+#: /proc/self/mountinfo of this machine's kind (v1 controllers, an empty v2 beside them) and of a
+#: distribution that mounts cgroup v2 only (systemd's default since 2021).
+HYBRID = """\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+38 31 0:35 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+"""
+V2_ONLY = """\
+22 27 0:21 / /sys rw,nosuid,nodev,noexec,relatime shared:2 - sysfs sysfs rw
+29 22 0:26 / {path} rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot
+"""
+
+
+def test_mounts_name_v1_hierarchies_by_controller_and_v2_as_cgroup2():
+    found = cgroups.mounts(HYBRID)
+    assert found["blkio"] == cgroups.Mount(Path("/sys/fs/cgroup/blkio"), "/", 1)
+    assert found["memory"].path == Path("/sys/fs/cgroup/memory") and found["name=systemd"].version == 1
+    assert found["cgroup2"] == cgroups.Mount(Path("/sys/fs/cgroup/unified"), "/", 2)
+    assert "tmpfs" not in found and "xattr" in found  # a v1 option; the lab asks only for blkio and memory
+    assert set(cgroups.mounts(V2_ONLY.format(path="/sys/fs/cgroup"))) == {"cgroup2"}
+    assert cgroups.mounts("36 31 0:33 / /mnt/with\\040space rw - cgroup cgroup rw,memory\n")["memory"].path == \
+        Path("/mnt/with space")
+
+
+def test_mounts_of_this_machine_agree_with_what_the_lab_locates():
+    found = cgroups.mounts(Path("/proc/self/mountinfo").read_text())
+    for controller, names in cgroups.CONTROLLERS.items():
+        hierarchy, _ = cgroups.locate(controller)
+        if names[1] in found:
+            assert hierarchy.VERSION == 1 and hierarchy.root == found[names[1]].path
+        elif hierarchy is not None:
+            assert hierarchy.VERSION == 2 and hierarchy.root == found["cgroup2"].path
+
+
+@pytest.mark.parametrize("offered, version, reason", [
+    ("cpuset cpu io memory hugetlb pids rdma misc\n", 2, None),
+    ("hugetlb\n", None, "no cgroup v1 blkio hierarchy is mounted, and the cgroup v2 hierarchy at {path} does not "
+                        "offer the io controller (it offers: hugetlb; a controller bound to cgroup v1 is not "
+                        "offered in v2)"),
+    ("", None, "(it offers: none;"),
+])
+def test_v2_serves_a_limit_only_when_its_root_offers_the_controller(tmp_path, monkeypatch, offered, version, reason):
+    (tmp_path / "cgroup.controllers").write_text(offered)
+    (tmp_path / "mountinfo").write_text(V2_ONLY.format(path=tmp_path))
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
+    hierarchy, missing = cgroups.locate("io")
+    if version is None:
+        assert hierarchy is None and reason.format(path=tmp_path) in missing
+        assert cgroups.unavailable_reason() == missing and cgroups.roots() == [tmp_path]
+    else:
+        assert missing is None and isinstance(hierarchy, cgroups.CgroupV2) and hierarchy.name == "io"
+        assert hierarchy.root == tmp_path and cgroups.locate("memory")[0].name == "memory"
+
+
+def test_hybrid_mounts_choose_v1_for_both_limits(tmp_path, monkeypatch):
+    (tmp_path / "mountinfo").write_text(HYBRID)
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
+    io, memory = cgroups.locate("io")[0], cgroups.locate("memory")[0]
+    assert (type(io), io.root, io.name) == (cgroups.CgroupV1, Path("/sys/fs/cgroup/blkio"), "blkio")
+    assert (type(memory), memory.root) == (cgroups.CgroupV1, Path("/sys/fs/cgroup/memory"))
+    assert cgroups.roots() == [Path("/sys/fs/cgroup/blkio"), Path("/sys/fs/cgroup/memory"),
+                               Path("/sys/fs/cgroup/unified")]
+
+
+def test_without_any_cgroup_mount_the_reason_names_both_versions(tmp_path, monkeypatch):
+    (tmp_path / "mountinfo").write_text("22 27 0:21 / /sys rw,relatime shared:2 - sysfs sysfs rw\n")
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
+    assert cgroups.memory_unavailable_reason() == ("no cgroup hierarchy offers memory: no cgroup v1 memory "
+                                                   "hierarchy and no cgroup v2 is mounted")
+    with cgroups.throttle([os.getpid()], LIMITS, device="254:0") as group:
+        assert not group.applied and "no cgroup v1 blkio hierarchy" in group.reason
+    assert group.metadata() == {"applied": False, "reason": group.reason, "cgroup": None, "cgroup_version": None,
+                                "mechanism": None, "device": "254:0", "limits": dataclasses.asdict(LIMITS)}
+
+
+# -- the control files' text -------------------------------------------------------------
+def test_io_max_lines_of_the_profiles():
+    assert cgroups.PROFILES["cloud-375"].io_max("254:0") == "254:0 riops=375 wiops=750 rbps=60000000 wbps=60000000"
+    assert cgroups.PROFILES["cloud-375-reads"].io_max("8:16") == "8:16 riops=375 rbps=60000000"
+
+
+def test_io_stat_gives_the_counters_of_one_device_only():
+    text = ("259:0 rbytes=5652480 wbytes=0 rios=372 wios=0 dbytes=0 dios=0\n"
+            "254:0 rbytes=1470464 wbytes=46522368 rios=359 wios=3094 dbytes=0 dios=0\n")
+    assert cgroups.parse_io_stat(text, "254:0")["wios"] == 3094
+    assert cgroups.parse_io_stat(text, "259:0")["rbytes"] == 5652480
+    assert cgroups.parse_io_stat(text, "8:0") == {} and cgroups.parse_io_stat("", "254:0") == {}
+
+
+def test_v2_counters_have_the_names_of_v1_ones(tmp_path):
+    (tmp_path / "io.stat").write_text("254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n")
+    assert cgroups.CgroupV2(tmp_path, "io").io_counters(tmp_path, "254:0") == {
+        "cgroup_read_ios": 1, "cgroup_read_bytes": 4096, "cgroup_write_ios": 2, "cgroup_write_bytes": 8192}
+
+
+V2_MEMORY_STAT = """\
+anon 3981312
+file 52035584
+kernel 1130496
+kernel_stack 49152
+pagetables 151552
+sec_pagetables 0
+percpu 0
+sock 0
+vmalloc 0
+shmem 9166848
+zswap 0
+zswapped 0
+file_mapped 7340032
+file_dirty 16384
+file_writeback 0
+swapcached 0
+anon_thp 0
+inactive_anon 12992512
+active_anon 155648
+inactive_file 42430464
+active_file 436224
+unevictable 0
+pgfault 38225
+pgmajfault 0
+"""
+
+
+def test_memory_stat_of_both_versions_is_anon_file_and_shmem(tmp_path):
+    (tmp_path / "memory.stat").write_text(V2_MEMORY_STAT)
+    assert cgroups.CgroupV2(tmp_path, "memory").memory_stat(tmp_path) == {"anon": 3981312, "file": 52035584,
+                                                                           "shmem": 9166848}
+    v1 = Path("/sys/fs/cgroup/memory/memory.stat")
+    if not v1.exists():
+        pytest.skip("no cgroup v1 memory.stat on this machine to read")
+    real = cgroups.parse_keyed(v1.read_text())
+    (tmp_path / "memory.stat").write_text(v1.read_text())
+    assert cgroups.CgroupV1(tmp_path, "memory").memory_stat(tmp_path) == {
+        "anon": real["rss"], "file": real["cache"], "shmem": real["shmem"]}
+
+
+def test_memory_events_of_both_versions_count_limit_hits_and_oom_kills(tmp_path):
+    (tmp_path / "memory.events").write_text("low 0\nhigh 0\nmax 17\noom 1\noom_kill 1\noom_group_kill 0\n")
+    assert cgroups.CgroupV2(tmp_path, "memory").memory_events(tmp_path) == {"limit_hits": 17, "oom_kills": 1}
+    (tmp_path / "memory.failcnt").write_text("17\n")
+    (tmp_path / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+    assert cgroups.CgroupV1(tmp_path, "memory").memory_events(tmp_path) == {"limit_hits": 17, "oom_kills": 2}
+
+
+def test_blkio_counters_of_a_real_v1_group_parse(tmp_path):
+    if IO is None or IO.VERSION != 1 or not (IO.root / "blkio.throttle.io_serviced").exists():
+        pytest.skip("no cgroup v1 blkio hierarchy on this machine to read")
+    text = (IO.root / "blkio.throttle.io_serviced").read_text()
+    lines = [line.split() for line in text.splitlines()]
+    for device in {f[0] for f in lines if len(f) == 3}:
+        assert cgroups.parse_blkio(text, device) == {f[1].lower(): int(f[2]) for f in lines
+                                                    if len(f) == 3 and f[0] == device and f[1] in ("Read", "Write")}
+
+
+# -- cgroup v2 on a real kernel ------------------------------------------------------------
+@needs_v2_memory
+@needs_v2_io
+def test_v2_throttle_nests_inside_the_memory_cap_that_holds_the_process(tmp_path, sleeper):
+    home = _cgroup(sleeper.pid, MEMORY)
+    with cgroups.memory_cap([sleeper.pid], label="test") as cap:
+        assert cap.applied, cap.reason
+        assert _cgroup(sleeper.pid, MEMORY) == _inside(cap)
+        with cgroups.throttle([sleeper.pid], LIMITS, device=cgroups.device_of(tmp_path), label="test") as group:
+            assert group.applied, group.reason
+            assert group.path.parent == cap.path  # still under the cap's memory.max
+            assert _cgroup(sleeper.pid, IO) == _inside(group) and cap.pids() == [sleeper.pid]
+            assert "io" in (cap.path / "cgroup.subtree_control").read_text().split()
+        assert _cgroup(sleeper.pid, MEMORY) == _inside(cap)
+        path = cap.path
+    assert not path.exists() and _cgroup(sleeper.pid, MEMORY) == home
+
+
+# -- cgroup v2 placement on this kernel, without controllers ------------------------------
+V2_MOUNT = cgroups.mounts(cgroups.MOUNTINFO.read_text()).get("cgroup2")
+
+
+class _PlacementOnly(cgroups.CgroupV2):
+    """The v2 hierarchy mounted here, used for what needs no controller: groups, leaves, moving processes."""
+
+    def unavailable(self):
+        return None if (self.root / "cgroup.procs").exists() else f"no cgroup v2 hierarchy at {self.root}"
+
+    def create(self, path):  # the controllers are bound to v1 here: nothing to enable for sub-groups
+        path.mkdir(parents=True)
+        (path / cgroups.LEAF).mkdir()
+
+
+class _Placed(cgroups.Group):
+    CONTROLLER = "memory"
+
+    def __init__(self, label):
+        super().__init__(label=label, root=V2_MOUNT.path)
+        self.hierarchy, self._missing = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root), None
+
+
+needs_v2_mount = pytest.mark.skipif(V2_MOUNT is None or os.geteuid() != 0,
+                                    reason="no cgroup v2 mounted here, or not root")
+
+
+@needs_v2_mount
+def test_v2_groups_keep_processes_in_their_leaf_nest_and_put_them_back(sleeper):
+    v2 = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root)
+    home = _cgroup(sleeper.pid, v2)
+    outer = _Placed("outer").open(near=[sleeper.pid])
+    inner = None
+    try:
+        assert outer.applied, outer.reason
+        assert outer.add([sleeper.pid]) == [sleeper.pid] and _cgroup(sleeper.pid, v2) == _inside(outer)
+        inner = _Placed("inner").open(near=[sleeper.pid])
+        assert inner.path.parent == outer.path  # made inside the group that holds the process
+        inner.add([sleeper.pid])
+        assert _cgroup(sleeper.pid, v2) == _inside(inner) and outer.pids() == inner.pids() == [sleeper.pid]
+        inner.close()
+        assert not inner.path and _cgroup(sleeper.pid, v2) == _inside(outer)  # back in the outer leaf
+        path = outer.path
+        outer.close()
+        assert not path.exists() and _cgroup(sleeper.pid, v2) == home
+    finally:
+        for group in (inner, outer):
+            if group is not None:
+                group.close()
+
+
+@needs_v2_mount
+def test_reap_removes_v2_trees_of_a_killed_owner(sleeper):
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_cgroups import _Placed
+        outer = _Placed("orphan").open(near=[{sleeper.pid}])
+        outer.add([{sleeper.pid}])
+        inner = _Placed("orphan").open(near=[{sleeper.pid}])
+        inner.add([{sleeper.pid}])
+        print(outer.path, flush=True)
+        os._exit(0)  # killed: no cleanup runs
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    path = Path(out.stdout.split()[-1])
+    v2 = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root)
+    assert _cgroup(sleeper.pid, v2).startswith("/" + str(path.relative_to(V2_MOUNT.path)) + "/")
+    deadline = time.monotonic() + 5
+    while path.parent.exists() and time.monotonic() < deadline:  # the owner may still be exiting
+        cgroups.reap(V2_MOUNT.path)
+        time.sleep(0.05)
+    assert not path.parent.exists() and _cgroup(sleeper.pid, v2) == "/"

@@ -24,3 +24,16 @@ def test_passwords_are_taken_out_of_injected_parameters():
     clean, secrets = runner.hide_passwords({"TARGET": "mysql://root:pa:ss@127.0.0.1:3306/db", "N": 3})
     assert clean == {"TARGET": "mysql://root:***@127.0.0.1:3306/db", "N": 3}
     assert secrets == {"root@127.0.0.1:3306": "pa:ss"}
+
+
+@pytest.mark.parametrize("text", ["3", "-3", "0", "1_000", "0.5", "1e3", "-inf", "nan", "True", "False", "None",
+                                  "postgres", "postgres,mariadb", "postgresql://u@h/db", "", " 7 ", "0x10", "1,5"])
+def test_p_values_are_what_papermill_would_give_the_notebook(text):
+    from papermill.cli import _resolve_type  # private: this test notices when papermill's rule changes
+
+    ours, theirs = runner.coerce(text), _resolve_type(text)
+    assert type(ours) is type(theirs) and (ours == theirs or ours != ours and theirs != theirs)  # nan ≠ nan
+
+
+def test_p_values_also_take_lower_case_booleans_and_null():
+    assert [runner.coerce(v) for v in ["true", "FALSE", "none", "null"]] == [True, False, None, None]

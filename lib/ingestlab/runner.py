@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import json
@@ -11,7 +12,6 @@ import secrets as _secrets
 import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -111,7 +111,13 @@ def declared_parameters(path: Path) -> dict[str, dict]:
 
 
 def coerce(value: str) -> Any:
-    """A ``-p NAME VALUE`` string as int, float, bool, None or str.
+    """A ``-p NAME VALUE`` string as int, float, bool, None or str, as ``papermill -p`` reads it.
+
+    papermill's own translation (``True``/``False``/``None``, then ``int``, then ``float``,
+    else the string) is private (``papermill.cli._resolve_type``) and importing papermill takes
+    seconds that a command refusing a bad parameter should not wait; this is that rule, plus
+    the lower-case ``true``/``false``/``none``/``null`` spellings. ``tests/test_runner.py``
+    checks that both give the same values wherever papermill's accepts the spelling.
 
     Examples
     --------
@@ -573,39 +579,16 @@ def _run_error(notebook: str, target: Path, ename: str, evalue: str, traceback: 
 
 def _stop_own_kernels(timeout_s: float = 10.0) -> None:
     """SIGTERM (then SIGKILL) kernels this process started that are still alive; their handlers stop servers."""
-    me = str(os.getpid())
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if stat.rsplit(")", 1)[-1].split()[1] == me and b"ipykernel" in cmdline:
-            children.append(int(entry.name))
-    for pid in children:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
-    deadline = time.monotonic() + timeout_s
-    for pid in children:
-        while time.monotonic() < deadline:
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if done:
-                break
-            time.sleep(0.05)
-        else:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+    import psutil
+
+    from ingestlab.servers.base import stop_processes
+
+    kernels = []
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            if any("ipykernel" in arg for arg in child.cmdline()):
+                kernels.append(child)
+    stop_processes(kernels, timeout_s)
 
 
 def default_out() -> Path:

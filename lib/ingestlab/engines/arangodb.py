@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
+from ingestlab.polling import poll
 
 #: Prometheus text lines: ``name{labels} value`` (labels optional); comments are skipped.
 _SAMPLE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{[^}]*\})?\s+(?P<value>\S+)")
@@ -305,15 +305,16 @@ class ArangoDB(Engine):
             When background work is still reported after ``timeout_s``.
         """
         self._request("put", f"/_api/collection/{table}/compact")
-        deadline = time.monotonic() + timeout_s
-        while True:
+        busy: dict[str, float] = {}
+
+        def quiet() -> bool:
             found = self.metrics()
-            busy = {k: found[k] for k in self.BACKGROUND_WORK if found.get(k)}
-            if not busy:
-                return
-            if time.monotonic() > deadline:
-                raise EngineUnavailableError(f"{self.NAME}: still busy after {timeout_s:.0f} s: {busy}")
-            time.sleep(0.5)
+            busy.clear()
+            busy.update({k: found[k] for k in self.BACKGROUND_WORK if found.get(k)})
+            return not busy
+
+        if not poll(quiet, timeout_s=timeout_s, interval_s=0.5):
+            raise EngineUnavailableError(f"{self.NAME}: still busy after {timeout_s:.0f} s: {busy}")
 
     def io_counters(self) -> dict[str, float]:
         """RocksDB's cumulative counters from ``/_admin/metrics/v2`` under the lab's names (:attr:`METRICS`).

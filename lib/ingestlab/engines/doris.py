@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError
+from ingestlab.polling import poll
 
 
 class Doris(StarRocks):
@@ -126,19 +127,20 @@ class Doris(StarRocks):
     def _profile_texts(self, query_id: str) -> dict[str, str]:
         """The profile text from the FE's HTTP API, polled until the FE has it."""
         client = self.stream_load_client()
-        deadline = time.monotonic() + self.PROFILE_WAIT_S
-        while True:
+
+        def fetched() -> str:
             try:
                 text = _profile_body(client.get_text(self.PROFILE_API, {"query_id": query_id}))
             except LoadError:
-                text = ""
-            if text.strip():
-                return {"doris_profile": text}
-            if time.monotonic() > deadline:
-                raise UnsupportedOperationError(
-                    f"{self.NAME}: no profile for query {query_id} at {self.PROFILE_API} after "
-                    f"{self.PROFILE_WAIT_S:.0f} s (Doris ≥ 2.1 with enable_profile = true)")
-            time.sleep(0.1)
+                return ""
+            return text if text.strip() else ""
+
+        text = poll(fetched, timeout_s=self.PROFILE_WAIT_S, interval_s=0.1)
+        if not text:
+            raise UnsupportedOperationError(
+                f"{self.NAME}: no profile for query {query_id} at {self.PROFILE_API} after "
+                f"{self.PROFILE_WAIT_S:.0f} s (Doris ≥ 2.1 with enable_profile = true)")
+        return {"doris_profile": text}
 
 
 def _profile_body(text: str) -> str:

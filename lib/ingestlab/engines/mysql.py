@@ -8,13 +8,13 @@ import re
 import shutil
 import tempfile
 import threading
-import time
 import warnings
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
+from ingestlab.polling import poll
 
 _VARIABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
 _INTEGER = re.compile(r"^-?\d+$")
@@ -515,19 +515,17 @@ class MySQL(Engine):
                                 "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", [table])[0][0])
 
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
-        """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page."""
+        """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page (a warning after ``timeout_s``)."""
         self.execute(f"ANALYZE TABLE {self.quote(table)}")
         if not self.is_local:
             return
         before = self.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
         self.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
         try:
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                dirty = self.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
-                if int(dirty) == 0:
-                    break
-                time.sleep(0.1)
+            if not poll(lambda: int(self.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]) == 0,
+                        timeout_s=timeout_s, interval_s=0.1):
+                warnings.warn(f"{self.NAME}: InnoDB still has dirty pages after {timeout_s:.0f} s; the timed writes "
+                              "may share the disk with their flushing", stacklevel=2)
         finally:
             self.execute("SET GLOBAL innodb_max_dirty_pages_pct = %s", [before])
 

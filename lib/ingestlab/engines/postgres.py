@@ -11,6 +11,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.errors import EngineUnavailableError, ServerError
+from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
 
@@ -371,13 +372,10 @@ class Postgres(Engine):
                 "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
 
     def _wait_for_other_clients(self) -> None:
-        import time
-
-        deadline = time.monotonic() + self.CLIENT_EXIT_WAIT_S
-        while time.monotonic() < deadline and self.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                "AND usename = current_user AND pid <> pg_backend_pid()")[0][0]:
-            time.sleep(0.02)
+        poll(lambda: not self.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+            "AND usename = current_user AND pid <> pg_backend_pid()")[0][0],
+            timeout_s=self.CLIENT_EXIT_WAIT_S, interval_s=0.02)
 
     def data_bytes(self, table: str) -> int:
         """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-import time
+import warnings
 from typing import Any, ClassVar, Iterable, Sequence
 
 import pyarrow as pa
 
 from ingestlab.engines.base import Engine
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
+from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
 #: RocksDB statistics tickers that :meth:`RocksDB.io_counters` reports, under the lab's names.
@@ -236,17 +237,14 @@ class RocksDB(Engine):
         return int(self.db.property_int_value("rocksdb.total-sst-files-size") or 0)
 
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
-        """Flush the memtable and wait until no compaction runs or is pending."""
+        """Flush the memtable and wait until no compaction runs or is pending (a warning after ``timeout_s``)."""
         db = self.db
         db.flush(True)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            running = db.property_int_value("rocksdb.num-running-compactions") or 0
-            pending = db.property_int_value("rocksdb.compaction-pending") or 0
-            flushes = db.property_int_value("rocksdb.num-running-flushes") or 0
-            if not (running or pending or flushes):
-                return
-            time.sleep(0.1)
+        work = ("rocksdb.num-running-compactions", "rocksdb.compaction-pending", "rocksdb.num-running-flushes")
+        if not poll(lambda: not any(db.property_int_value(name) for name in work), timeout_s=timeout_s,
+                    interval_s=0.1):
+            warnings.warn(f"{self.NAME}: flushes or compactions still running after {timeout_s:.0f} s; "
+                          "the timed writes may share the disk with them", stacklevel=2)
 
 
 def _pairs(chunk: Any, columns: Sequence[str]) -> tuple[list[bytes], list[bytes]]:

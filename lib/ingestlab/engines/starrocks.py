@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import time
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
@@ -13,6 +12,7 @@ from ingestlab.engines.base import LoadSetting
 from ingestlab.engines.mysql import MySQL, sql_value
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
 from ingestlab.errors import ConfigError, UnsupportedOperationError
+from ingestlab.polling import poll
 
 _PROPERTY = re.compile(r"^[a-z][a-z0-9_.]*$")
 
@@ -337,16 +337,14 @@ class StarRocks(MySQL):
 
     def _wait_for_profile(self, query_id: str) -> None:
         """Until ``SHOW PROFILELIST`` lists ``query_id`` as no longer running."""
-        deadline = time.monotonic() + self.PROFILE_WAIT_S
-        while True:
-            for row in self.execute(self.PROFILE_LIST_SQL, [20]):
-                if str(row[0]) == query_id and str(row[3]).lower() != "running":
-                    return
-            if time.monotonic() > deadline:
-                raise UnsupportedOperationError(
-                    f"{self.NAME}: no finished profile for query {query_id} in SHOW PROFILELIST after "
-                    f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
-            time.sleep(0.05)
+        def finished() -> bool:
+            return any(str(row[0]) == query_id and str(row[3]).lower() != "running"
+                       for row in self.execute(self.PROFILE_LIST_SQL, [20]))
+
+        if not poll(finished, timeout_s=self.PROFILE_WAIT_S, interval_s=0.05):
+            raise UnsupportedOperationError(
+                f"{self.NAME}: no finished profile for query {query_id} in SHOW PROFILELIST after "
+                f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
 
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.

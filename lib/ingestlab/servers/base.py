@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import atexit
+import contextlib
 import fcntl
 import logging
 import os
@@ -13,9 +14,10 @@ import secrets
 import shutil
 import signal
 import tempfile
-import time
 from pathlib import Path
 from typing import ClassVar
+
+import psutil
 
 from ingestlab import _paths
 from ingestlab.errors import ServerError
@@ -238,13 +240,7 @@ def _read_pid(path: Path) -> int | None:
         pid = int(path.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
+    return pid if psutil.pid_exists(pid) else None
 
 
 def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0) -> list[Path]:
@@ -333,19 +329,15 @@ def owner_alive(folder: Path) -> bool:
 
 def processes_using(folder: Path) -> list[int]:
     """Processes whose command line names ``folder`` (a server and its helpers, started or starting)."""
-    needle = os.fsencode(str(Path(folder).absolute()))
+    needle = str(Path(folder).absolute())
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    for proc in psutil.process_iter(["cmdline"]):
+        if proc.pid == os.getpid():
             continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        for arg in cmdline.split(b"\0"):
+        for arg in proc.info["cmdline"] or []:  # None where it may not be read
             at = arg.find(needle)
-            if at >= 0 and arg[at + len(needle):at + len(needle) + 1] in (b"", b"/"):
-                found.append(int(entry.name))
+            if at >= 0 and arg[at + len(needle):at + len(needle) + 1] in ("", "/"):
+                found.append(proc.pid)
                 break
     return [pid for pid in found if is_running(pid)]
 
@@ -379,35 +371,32 @@ def _owner_pid(server_dir: Path) -> int | None:
 def is_running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie (an exited child nobody reaped)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
+    except psutil.AccessDenied:
         return True
-    return not _is_zombie(pid)
 
 
 _alive = is_running
 
 
 def _terminate(pid: int, timeout_s: float) -> None:
+    """SIGTERM ``pid``, wait up to ``timeout_s`` for it to exit, then SIGKILL (see :func:`stop_processes`)."""
     try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
+        proc = psutil.Process(pid)
+    except psutil.NoSuchProcess:
         return
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not is_running(pid):
-            return
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    stop_processes([proc], timeout_s)
 
 
-def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+def stop_processes(procs: list[psutil.Process], timeout_s: float) -> None:
+    """SIGTERM ``procs``, wait up to ``timeout_s`` for them to exit, SIGKILL those left; children are reaped."""
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.terminate()
+    _, alive = psutil.wait_procs(procs, timeout=timeout_s)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=timeout_s)

@@ -8,11 +8,11 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.errors import EngineUnavailableError, ServerError
+from ingestlab.polling import poll
 from ingestlab.servers.base import PID_FILE, LocalServer, _terminate
 
 #: Environment variable naming the one directory that holds ``mariadbd`` and ``mariadb-install-db``
@@ -180,25 +180,28 @@ class MariaDBServer(LocalServer):
         """Poll the socket with a real login until it works, the process exits, or time is up."""
         import pymysql
 
-        deadline = time.monotonic() + self.START_TIMEOUT_S
-        last: Exception | None = None
-        while time.monotonic() < deadline:
+        def accepts_login() -> bool:
             if self._proc.poll() is not None:
                 raise ServerError(f"mariadbd exited with code {self._proc.returncode} while starting; "
                                   f"log {self.log_file}:\n{self.log_tail()}")
-            if self.socket_path.exists():
-                try:
-                    pymysql.connect(**self._login_kwargs(), connect_timeout=2).close()
-                    return
-                except pymysql.err.OperationalError as exc:
-                    if exc.args and exc.args[0] == _ACCESS_DENIED:  # up, before _secure set the password
-                        return
-                    last = exc
-                except pymysql.err.MySQLError as exc:
-                    last = exc
-            time.sleep(0.02)
+            if not self.socket_path.exists():
+                return False
+            try:
+                pymysql.connect(**self._login_kwargs(), connect_timeout=2).close()
+            except pymysql.err.OperationalError as exc:
+                if exc.args and exc.args[0] == _ACCESS_DENIED:  # up, before _secure set the password
+                    return True
+                raise
+            return True
+
+        last: Exception | None = None
+        try:
+            if poll(accepts_login, timeout_s=self.START_TIMEOUT_S, interval_s=0.02, retry_on=pymysql.err.MySQLError):
+                return
+        except pymysql.err.MySQLError as exc:
+            last = exc
         raise ServerError(f"mariadbd did not accept connections within {self.START_TIMEOUT_S:.0f} s "
-                          f"(last error: {last}); log {self.log_file}:\n{self.log_tail()}")
+                          f"(last error: {last}); log {self.log_file}:\n{self.log_tail()}") from last
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None

@@ -366,7 +366,8 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
        every run unless ``SEED`` is given — re-used keys would be found in the cache.
     5. **Disk profile.** During the timed batches only, the engine's processes (for RocksDB,
        this Python process, whose threads include RocksDB's flushes and compactions) are held
-       in a blkio cgroup with the profile's limits (:mod:`ingestlab.cgroups`); where
+       in an I/O cgroup with the profile's limits (cgroup v1 blkio or v2 ``io.max``, as the kernel
+       mounts them: :mod:`ingestlab.cgroups`); where
        that is not possible the run continues unthrottled, labelled ``local``, and says why.
     6. **Checks.** After the load and after each operation the keys are counted (unthrottled)
        and must equal what was written.
@@ -420,7 +421,7 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
                       else math.nan}
             if cap is not None:
                 memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
-                              cgroup=str(cap.path))
+                              cgroup=str(cap.path), cgroup_version=cap.hierarchy.VERSION)
             out["memory"].append(memory)
             run.append(pd.DataFrame([memory]), table="memory")
             expected = params.dataset_rows
@@ -494,7 +495,8 @@ def _check(engine: Engine, phase: str, expected: int, profile: str, requested: s
     row = {"engine": engine.label, "phase": phase, "expected_keys": expected, "counted_keys": counted,
            "ok": counted == expected, "disk_profile": profile, "disk_profile_requested": requested,
            "throttled": bool(throttle and throttle["applied"]), "throttle_reason": (throttle or {}).get("reason"),
-           "cgroup": (throttle or {}).get("cgroup"), "device": (throttle or {}).get("device")}
+           "cgroup": (throttle or {}).get("cgroup"), "cgroup_version": (throttle or {}).get("cgroup_version"),
+           "device": (throttle or {}).get("device")}
     run.append(pd.DataFrame([row]), table="checks")
     if counted != expected:
         raise DataLossError(f"{engine.label} after {phase}: {counted} keys counted, {expected} written")

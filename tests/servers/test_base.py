@@ -1,0 +1,57 @@
+import subprocess
+import sys
+import time
+
+import psutil
+
+from ingestlab.servers.base import _read_pid, _terminate, is_running, processes_using, stop_processes
+
+
+def test_an_exited_child_nobody_reaped_is_not_running():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    while psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE:
+        time.sleep(0.01)
+    assert not is_running(child.pid)  # a zombie: the pid exists, the process does not run
+    child.wait()
+    assert not is_running(child.pid) and is_running(psutil.Process().pid)
+
+
+def test_terminate_kills_a_process_that_ignores_sigterm_after_the_timeout():
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    child.stdout.readline()  # the handler is in place
+    started = time.monotonic()
+    _terminate(child.pid, timeout_s=0.5)
+    assert 0.5 <= time.monotonic() - started < 10  # waited out SIGTERM, then SIGKILL
+    assert not psutil.pid_exists(child.pid)  # gone and reaped (psutil waited for its own child)
+
+
+def test_stop_processes_stops_them_together_on_sigterm():
+    children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
+    started = time.monotonic()
+    stop_processes([psutil.Process(c.pid) for c in children], timeout_s=20)
+    assert time.monotonic() - started < 10  # SIGTERM did it: no wait for the 20 s timeout
+    assert not any(psutil.pid_exists(c.pid) for c in children)
+
+
+def test_processes_using_a_folder_ignore_a_folder_that_only_starts_alike(tmp_path):
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "srv2").mkdir()
+    users = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(tmp_path / name)])
+             for name in ("srv", "srv/data", "srv2")]
+    try:
+        assert sorted(processes_using(tmp_path / "srv")) == sorted(p.pid for p in users[:2])
+    finally:
+        for proc in users:
+            proc.kill()
+            proc.wait()
+    assert processes_using(tmp_path / "srv") == []
+
+
+def test_a_pid_file_of_a_gone_process_reads_as_none(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    (tmp_path / "server.pid").write_text(f"{child.pid}\n")
+    assert _read_pid(tmp_path / "server.pid") is None
+    (tmp_path / "server.pid").write_text(f"{psutil.Process().pid}\n")
+    assert _read_pid(tmp_path / "server.pid") == psutil.Process().pid
