@@ -254,7 +254,7 @@ def test_a_disk_that_fills_up_mid_run_gives_one_line_exit_6_and_no_half_written_
                              "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     folder = out / "01_insert_anatomy"
-    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 180)
+    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
     assert proc.poll() is None, proc.communicate()[1][-3000:]
     _fill(tiny_disk)
     _, err = proc.communicate(timeout=300)
