@@ -220,3 +220,108 @@ def test_three_kills_at_random_moments_leave_nothing_after_one_more_run(lab_tmp)
     rounds = [kill_runs.one_round(i, "01", delay, lab_tmp) for i, delay in enumerate([1.0, 6.0, 15.0])]
     del lab_tmp
     assert all(r["follow_up_rc"] == 0 and not r["left"] for r in rounds), rounds
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 MB tmpfs (enough for the pre-flight's 50 MB), unmounted afterwards; skipped where mount is not allowed."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", str(mnt)],
+                         capture_output=True, text=True)
+    if res.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fill(folder: Path) -> None:
+    """Write zeros into ``folder`` until its file system is full, as another process filling the disk would."""
+    with open(folder / "filler", "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 2**16)
+                out.flush()
+        except OSError:
+            pass
+
+
+def test_a_disk_that_fills_up_mid_run_gives_one_line_exit_6_and_no_half_written_file(tmp_path, tiny_disk):
+    lab, out = tmp_path / "lab", tiny_disk / "out"
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
+                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    folder = out / "01_insert_anatomy"
+    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    _fill(tiny_disk)
+    _, err = proc.communicate(timeout=300)
+    line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 6,
+                     "01_insert_anatomy failed:", "No space left on device")
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")], line
+    for notebook in out.rglob("*.ipynb"):
+        json.loads(notebook.read_text())  # whole, or not there
+    meta = json.loads((folder / "run.json").read_text())  # the last whole version at least
+    assert meta["completed"] is False
+    if "error" in meta:
+        assert meta["error"]["exit_code"] == 6
+    assert not _server_pids(lab)
+
+
+def _kernel_pids(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(parent) \
+                    and b"ipykernel" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+@pytest.mark.skipif(unavailable_reason() is not None, reason=f"needs MariaDB: {unavailable_reason()}")
+def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_run(tmp_path, lab_tmp, monkeypatch):
+    from ingestlab import journal
+    from ingestlab.engines import Engine
+    from ingestlab.engines.mysql import MySQL
+
+    flush = "innodb_flush_log_at_trx_commit"
+    server = Engine.get("mariadb").start()  # a user's own server: the lab reaches it by URL only
+    try:
+        def global_flush() -> int:
+            return int(server.execute(f"SELECT @@GLOBAL.{flush}")[0][0])
+
+        original = global_flush()
+        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.DRIVERS and Engine.from_url(
+            "mysql://u@localhost/x").driver == "mysqldb" else "mysql"
+        url = f"{scheme}://root@localhost/ingestlab?unix_socket={server.server.socket_path}&set_global=true"
+        env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab_tmp), "INGESTLAB_PASSWORD": server.server.password}
+        proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "a"), "-p", "TARGET",
+                                 url, "-p", "REPEATS", "200", "-p", "VARIANTS", "flush_2"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert server.server.password not in " ".join(proc.args)
+        _wait_for(lambda: global_flush() == 2 and (tmp_path / "a" / "01_insert_anatomy" / "results.parquet").exists())
+        for pid in [*_kernel_pids(proc.pid), proc.pid]:  # the run and its kernel die at once: nothing puts it back
+            os.kill(pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        time.sleep(1.0)
+        assert global_flush() == 2  # still changed on the user's server, and the journal says what to put back
+        monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))  # the journal the runs keep in their lab folder
+        assert journal.pending(url)["settings"] == {flush: str(original)}
+
+        res = subprocess.run([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "b"), "-p", "TARGET", url,
+                              *SMALL[:-3], "-p", "VARIANTS", "flush_1"], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert res.returncode == 0, res.stderr[-3000:]
+        assert global_flush() == original
+        meta = json.loads((tmp_path / "b" / "01_insert_anatomy" / "run.json").read_text())
+        assert {"setting": flush, "restored_to": str(original)}.items() <= meta["settings_restored"][0].items()
+        assert journal.pending(url) is None  # nothing left to put back
+        for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
+            assert server.server.password.encode() not in path.read_bytes(), path
+    finally:
+        server.close()

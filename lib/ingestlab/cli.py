@@ -37,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="output directory (default: runs/<UTC timestamp>-<random>)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
-                       help="run again into the folder of an interrupted run in --out, keeping what it holds "
-                            "(every configuration is measured again: skipping completed ones is not done yet)")
+                       help="continue the interrupted run in --out: the configurations it completed are kept from "
+                            "its checkpoints, only the rest is measured; the parameters must be the same")
     again.add_argument("--force", action="store_true", help="replace an earlier run in --out")
     run.add_argument("--password-file", type=Path,
                      help="file whose first line is the password of URL targets that give none "
@@ -131,7 +131,11 @@ def _run(args) -> int:
         own = {k: v for k, v in params.items() if k in runner.declared_parameters(path)} \
             if args.notebook == "all" else params
         print(f"== {path.stem} → {out / path.stem}", file=sys.stderr)
-        runner.run_notebook(key, own, out, progress=not args.no_progress, password=password, mode=mode)
+        done = runner.run_notebook(key, own, out, progress=not args.no_progress, password=password, mode=mode)
+        resumed = runner.resumed_counts(done) if args.resume else None
+        if resumed:
+            print(f"== {path.stem} resumed: {resumed['kept']} configurations kept, {resumed['measured']} measured",
+                  file=sys.stderr)
     if args.summary:
         _print_summary(out)
     return 0

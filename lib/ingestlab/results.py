@@ -12,12 +12,13 @@ import subprocess
 import sys
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
-from ingestlab import _paths
+from ingestlab import _paths, checkpoints
 from ingestlab.conninfo import mask_url
+from ingestlab.errors import ConfigError
 
 #: Packages whose versions every run records.
 RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "psycopg", "pymysql",
@@ -40,6 +41,13 @@ class Run:
     anything is added, so a run that is killed half-way keeps every sample it measured and
     says it did not complete. :meth:`finish` sets ``completed: true``.
 
+    Workloads measure each configuration through :meth:`once`, which stores its tables as a
+    checkpoint (:mod:`ingestlab.checkpoints`) when it completes. A run resumed by
+    ``ingestlab run --resume`` (or with ``resume=True``) keeps the checkpoints of the run it
+    continues, measures only the configurations they lack and records ``resumed`` (how many
+    configurations it kept and measured) in ``run.json``; its parameters must equal that
+    run's.
+
     Parameters
     ----------
     notebook : str
@@ -48,13 +56,25 @@ class Run:
         The run's parameters (URL passwords are masked before they are stored).
     out_dir : path, optional
         Where to write; default ``data/results/<notebook>/<UTC timestamp>``.
+    resume : bool, optional
+        Continue the interrupted run in ``out_dir``; default: when the batch runner says so
+        (:func:`ingestlab.checkpoints.resuming`).
+
+    Raises
+    ------
+    ConfigError
+        When resuming with parameters other than the interrupted run's.
     """
 
-    def __init__(self, notebook: str, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None):
+    def __init__(self, notebook: str, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None,
+                 resume: bool | None = None):
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         self.notebook = notebook
         self.dir = Path(out_dir) if out_dir else _paths.results_dir() / notebook / f"{stamp}-{os.getpid()}"
         self.dir.mkdir(parents=True, exist_ok=True)
+        resume = checkpoints.resuming(self.dir) if resume is None else resume
+        previous = _previous_meta(self.dir, parameters) if resume else {}
+        self.checkpoints = checkpoints.Checkpoints(self.dir, keep=resume)
         (self.dir / "fits.csv").unlink(missing_ok=True)  # a previous run's fits must not stand beside this run
         self.meta: dict[str, Any] = {
             "notebook": notebook,
@@ -68,27 +88,83 @@ class Run:
             "host": host_info(self.dir),
             "software": software_info(),
             "git": git_info(),
+            "configurations": {"kept": 0, "measured": 0},
         }
+        if resume:
+            self.meta.update(started_at=previous.get("started_at"), engines=previous.get("engines", []),
+                             notes=previous.get("notes", []))
+            self.meta["resumed"] = {"at": _now(), "checkpoints_found": len(self.checkpoints.found),
+                                    "kept": 0, "measured": 0}
+            print(f"resuming: {len(self.checkpoints.found)} completed configurations found in {self.checkpoints.dir}; "
+                  "they are kept, not measured again")
         self._frames: dict[str, list[pd.DataFrame]] = {}
+        self._open: dict[str, list[pd.DataFrame]] | None = None
+        self._write_meta()
+
+    # -- configurations ---------------------------------------------------------------------
+    def once(self, key: dict[str, Any], measure: Callable[[], Any]) -> dict[str, pd.DataFrame]:
+        """Measure one configuration, unless this run's checkpoints hold it; return its tables.
+
+        ``measure()`` appends its rows with :meth:`append` as usual (an interrupted
+        configuration keeps what it appended, as every run does). When it returns, the
+        tables it appended are stored as the checkpoint of ``key`` (engine, variant,
+        scenario…: whatever names the configuration, JSON values). When a resumed run
+        already holds ``key``, ``measure`` is not called: the stored tables are appended
+        instead, so the run's tables are the kept configurations' rows plus the new ones.
+        A configuration's measurement must not depend on an earlier one having run in the
+        same process (each starts from a table of its own).
+
+        Returns
+        -------
+        dict
+            Table name → the configuration's rows (only the tables it appended to).
+        """
+        if self._open is not None:
+            raise RuntimeError("Run.once: configurations do not nest")
+        key = {k: _mask(v) for k, v in key.items()}
+        stored = self.checkpoints.get(key)
+        if stored is not None:
+            for table, frame in stored.items():
+                self.append(frame, table=table)
+            self._count("kept")
+            return stored
+        self._open = {}
+        try:
+            measure()
+            tables = {t: pd.concat(f, ignore_index=True) for t, f in self._open.items()}
+        finally:
+            self._open = None
+        self.checkpoints.put(key, tables)
+        self._count("measured")
+        return tables
+
+    def _count(self, how: str) -> None:
+        self.meta["configurations"][how] += 1
+        if "resumed" in self.meta:
+            self.meta["resumed"][how] += 1
         self._write_meta()
 
     # -- what a run records ---------------------------------------------------------------
     def record_engine(self, engine, **labels) -> dict:
         """Store ``engine.metadata()`` (version, every non-default setting) with ``labels``."""
-        entry = {**labels, **engine.metadata()}
-        self.meta["engines"].append(entry)
+        entry = json.loads(json.dumps({**labels, **engine.metadata()}, default=str))
+        if entry not in self.meta["engines"]:  # a resumed run records the same engine and variant once
+            self.meta["engines"].append(entry)
         self._write_meta()
         return entry
 
     def note(self, text: str) -> None:
-        """Add a free-text note to the metadata (e.g. a fallback that was taken)."""
-        self.meta["notes"].append(text)
+        """Add a free-text note to the metadata (e.g. a fallback that was taken); a note already there is not repeated."""
+        if text not in self.meta["notes"]:
+            self.meta["notes"].append(text)
         self._write_meta()
 
     def append(self, frame: pd.DataFrame, table: str = "results", **labels) -> None:
         """Add rows to ``<table>.parquet`` (rewritten at once), with ``labels`` as columns."""
         frame = frame.assign(**labels) if labels else frame
         self._frames.setdefault(table, []).append(frame)
+        if self._open is not None:
+            self._open.setdefault(table, []).append(frame)
         data = pd.concat(self._frames[table], ignore_index=True)
         _atomic_parquet(data, self.dir / f"{table}.parquet")
         if "warmup" in frame.columns:
@@ -122,6 +198,19 @@ class Run:
         self.meta["ended_at"] = _now()
         text = json.dumps(self.meta, indent=2, default=str)
         _atomic(self.dir / "run.json", lambda tmp: tmp.write_text(text))
+
+
+def _previous_meta(directory: Path, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The ``run.json`` of the interrupted run in ``directory`` (empty if none), its parameters checked."""
+    try:
+        meta = json.loads((directory / "run.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    differ = checkpoints.same_parameters(meta.get("parameters", {}), mask_parameters(parameters))
+    if differ:
+        raise ConfigError("--resume", str(directory), "the interrupted run's parameters; these differ: "
+                          + ", ".join(differ) + " (run into a new --out, or --force to start over)")
+    return meta
 
 
 def record_outcome(directory: str | os.PathLike, notebook: str, parameters: dict[str, Any],
@@ -161,6 +250,11 @@ def _atomic(path: Path, write) -> None:
         raise
 
 
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed into place; a failed write leaves no temp file."""
+    _atomic(Path(path), lambda tmp: tmp.write_text(text))
+
+
 def load_run(directory: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
     """Read a run directory back: ``(results frame, run.json dict)``."""
     directory = Path(directory)
@@ -175,6 +269,17 @@ def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
 
 def _mask(value: Any) -> Any:
     return mask_url(value) if isinstance(value, str) and "://" in value else value
+
+
+def mask_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` as ``run.json`` stores them: every URL's password masked.
+
+    Examples
+    --------
+    >>> mask_parameters({"target": "mysql://u:pw@db/x", "n": 3})
+    {'target': 'mysql://u:***@db/x', 'n': 3}
+    """
+    return {k: _mask(v) for k, v in parameters.items()}
 
 
 # -- metadata collectors ----------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ingestlab import _paths, cgroups, journal, results
+from ingestlab import _paths, cgroups, checkpoints, journal, results
 from ingestlab.conninfo import (
     PASSWORDS_ENV,
     mask_url,
@@ -229,8 +229,9 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         Password for URL targets that give none (``--password-file``, ``$INGESTLAB_PASSWORD``).
     mode : {"new", "force", "resume"}
         What to do when ``<out>/<notebook>`` exists: refuse (``new``), empty it first
-        (``force``), or run into it again keeping what it holds (``resume``: every configuration
-        is measured again; skipping those an interrupted run completed is not implemented yet).
+        (``force``), or continue the interrupted run it holds (``resume``: its parameters must
+        be the same; the configurations it completed are kept from its checkpoints and not
+        measured again, see :meth:`ingestlab.results.Run.once`).
 
     Raises
     ------
@@ -246,8 +247,11 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     out_dir = Path(out) if out else default_out()
     target = out_dir / path.stem
     injected, secrets = hide_passwords(parameters, password)
-    with _passwords_in_env(secrets):
-        preflight(path, injected, resolved, target, mode)
+    resume_dir = str(target.resolve()) if mode == "resume" else None
+    with _environment({PASSWORDS_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir}):
+        if mode == "resume":
+            check_resume(path, injected, target)
+        restored = preflight(path, injected, resolved, target, mode)
         reap()  # servers a killed run left behind, before this one starts its own
         cgroups.reap()
         prepare_output(target, mode)
@@ -275,7 +279,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             kernel_log.__exit__()
             reap()
             cgroups.reap()  # blkio and memory groups of a kernel that was killed
-            restored = [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
+            restored += [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
             if restored:
                 results.record_outcome(target, path.stem, injected, None, restored=restored)
     if error is not None:
@@ -285,26 +289,64 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     return target
 
 
+def resumed_counts(directory: Path) -> dict | None:
+    """``run.json``'s ``resumed`` entry (configurations kept and measured) of the run in ``directory``, or None."""
+    try:
+        return json.loads((Path(directory) / "run.json").read_text()).get("resumed")
+    except (OSError, ValueError):
+        return None
+
+
 _SIGNAL_WORDS = {130: "interrupted (SIGINT)", 129: "interrupted (SIGHUP)", 143: "interrupted (SIGTERM)"}
 
 
-class _passwords_in_env:
-    """Context: :data:`PASSWORDS_ENV` holds ``secrets`` (for the kernel and the pre-flight checks)."""
+class _environment:
+    """Context: the environment variables ``values`` set (None: left as they are), for the kernel and pre-flight.
 
-    def __init__(self, secrets: dict[str, str]):
-        self.secrets = secrets
-        self.before = None
+    :data:`PASSWORDS_ENV` carries the passwords, :data:`ingestlab.checkpoints.RESUME_ENV` the
+    run folder to resume.
+    """
+
+    def __init__(self, values: dict[str, str | None]):
+        self.values = {k: v for k, v in values.items() if v is not None}
+        self.before: dict[str, str | None] = {}
 
     def __enter__(self):
-        self.before = os.environ.get(PASSWORDS_ENV)
-        if self.secrets:
-            os.environ[PASSWORDS_ENV] = json.dumps(self.secrets)
+        self.before = {k: os.environ.get(k) for k in self.values}
+        os.environ.update(self.values)
 
     def __exit__(self, *exc):
-        if self.before is None:
-            os.environ.pop(PASSWORDS_ENV, None)
-        else:
-            os.environ[PASSWORDS_ENV] = self.before
+        for name, value in self.before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def check_resume(path: Path, injected: dict[str, Any], target: Path) -> None:
+    """Refuse to resume the run in ``target`` with parameters other than its own.
+
+    Compared as the notebook records them (``run.json``'s ``parameters``: the values its
+    ``validate`` resolved, passwords masked). A folder without ``run.json`` has nothing to
+    resume: the run starts from the beginning.
+
+    Raises
+    ------
+    ConfigError
+        Naming the parameters that differ.
+    """
+    try:
+        before = json.loads((target / "run.json").read_text()).get("parameters", {})
+    except (OSError, ValueError):
+        return
+    resolved = validated_parameters(path, dict(injected))[1]
+    if resolved is None or not hasattr(resolved, "as_dict"):
+        return
+    differ = checkpoints.same_parameters(before, results.mask_parameters(resolved.as_dict()))
+    if differ:
+        raise ConfigError("--resume", str(target), "the same parameters as the interrupted run; these differ: "
+                          + ", ".join(f"{k.upper()} (was {before.get(k)!r})" for k in differ)
+                          + " (use a new --out, or --force to start over)")
 
 
 class _KernelStderr:
@@ -388,7 +430,7 @@ def _keep_notebook(partial: Path, final: Path) -> None:
 
 
 # -- pre-flight -------------------------------------------------------------------------------
-def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Path, mode: str = "new") -> None:
+def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Path, mode: str = "new") -> list[dict]:
     """Check, before the notebook starts, everything a run needs that validation cannot see.
 
     The output folder (writable, a folder, free space, not a previous run's), the disk for
@@ -396,6 +438,11 @@ def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Pat
     the login and database accepted, the URL's options known to the driver, the right to
     create a table, and the settings the variants need allowed (``?set_global=true``).
     Settings a killed run left changed on a target are put back here.
+
+    Returns
+    -------
+    list of dict
+        The settings put back (``url``, ``setting``, ``restored_to``), for ``run.json``.
 
     Raises
     ------
@@ -405,8 +452,7 @@ def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Pat
     _check_output(target, mode)
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
-    for name, url in url_targets(parameters):
-        _check_target(name, url, variants)
+    return [entry for name, url in url_targets(parameters) for entry in _check_target(name, url, variants)]
 
 
 def _check_disk(resolved: Any) -> None:
@@ -425,7 +471,7 @@ def _check_disk(resolved: Any) -> None:
                              "or MEMORY_BUDGET_MB, or set $INGESTLAB_LAB_DIR to a larger disk")
 
 
-def _check_target(name: str, url: str, variants: tuple[str, ...]) -> None:
+def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
     from ingestlab.engines import Engine
     from ingestlab.engines.base import SEED_COLUMNS
 
@@ -455,7 +501,7 @@ def _check_target(name: str, url: str, variants: tuple[str, ...]) -> None:
             raise PreflightError(f"{where}: variant {variant} needs {', '.join(global_only)}, a server-wide "
                                  "setting; add ?set_global=true to the URL to allow it (put back at the end), or "
                                  "leave that variant out with -p VARIANTS")
-    _restore_journal(url)
+    return _restore_journal(url)
 
 
 def _driver_errors() -> tuple[type[BaseException], ...]:
@@ -470,6 +516,12 @@ def _driver_errors() -> tuple[type[BaseException], ...]:
         import pymysql
 
         found.append(pymysql.err.MySQLError)
+    except ImportError:
+        pass
+    try:
+        import MySQLdb  # mysqlclient, the default MySQL driver where it is installed
+
+        found.append(MySQLdb.MySQLError)
     except ImportError:
         pass
     return tuple(found)
@@ -499,8 +551,7 @@ def _restore_journal(url: str) -> list[dict]:
     try:
         engine.start()
         for name, value in entry["settings"].items():
-            engine.execute(engine.set_sql(name, "GLOBAL"), [value])
-            journal.forget(url, name)
+            engine.restore_global(name, value)
             done.append({"url": mask_url(url), "setting": name, "restored_to": value})
     except _driver_errors() as exc:
         print(f"ingestlab: warning: could not put back {', '.join(entry['settings'])} on {mask_url(url)} "
@@ -564,9 +615,7 @@ def _run_error(notebook: str, target: Path, ename: str, evalue: str, traceback: 
     log = target / "error.log"
     text = _ANSI.sub("", "\n".join(traceback or [f"{ename}: {evalue}"]))
     try:
-        tmp = log.with_name(log.name + ".tmp")
-        tmp.write_text(text + "\n")
-        tmp.replace(log)
+        results.write_atomic(log, text + "\n")  # on a full disk: no error.log, and no half-written temp file
     except OSError:
         log = Path(f"/tmp/ingestlab-error-{os.getpid()}-{_secrets.token_hex(3)}.log")
         log.write_text(text + "\n")

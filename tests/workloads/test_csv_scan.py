@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import psutil
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -193,3 +194,29 @@ def test_smoke_measure_answers_fits_and_compares(data_dir, tmp_path):
     comparison = csv_scan.live_vs_published(scans)
     assert {"published", "live"} == set(comparison["source"])
     assert "duckdb" in csv_scan.describe_memory(scans)
+
+
+def test_a_resumed_run_keeps_the_scans_it_completed_and_runs_only_the_rest(data_dir, tmp_path, monkeypatch):
+    params = csv_scan.validate(engines="duckdb,polars", queries="count_star", sizes="0.11", rounds=2, base_rows=N,
+                               data_dir=str(data_dir))
+    real_child, engines = csv_scan.run_child, []
+
+    def interrupted_at_polars(spec, **kwargs):
+        engines.append(spec["engine"])
+        if spec["engine"] == "polars":
+            raise KeyboardInterrupt
+        return real_child(spec, **kwargs)
+
+    monkeypatch.setattr(csv_scan, "run_child", interrupted_at_polars)
+    with pytest.raises(KeyboardInterrupt):
+        csv_scan.measure(params, Run("06_csv_scan", params.as_dict(), tmp_path))
+    done = pd.read_parquet(tmp_path / "results.parquet")
+    assert engines == ["duckdb", "duckdb", "polars"] and len(done) == 2 + 2  # the floor's rounds and duckdb's
+
+    monkeypatch.setattr(csv_scan, "run_child", real_child)
+    engines.clear()
+    resumed = Run("06_csv_scan", params.as_dict(), tmp_path, resume=True)
+    scans = csv_scan.measure(params, resumed)
+    assert len(scans) == 2 * 3 and set(scans["status"]) == {"ok"} and not scans.duplicated(["engine", "round"]).any()
+    pd.testing.assert_frame_equal(scans[scans["engine"] != "polars"].reset_index(drop=True), done)
+    assert (resumed.meta["resumed"]["kept"], resumed.meta["resumed"]["measured"]) == (2, 1)

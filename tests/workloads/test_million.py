@@ -136,3 +136,32 @@ def test_rows_missing_after_a_load_raise_data_loss(tmp_path, monkeypatch):
     monkeypatch.setattr(million, "_prepare", short)
     with pytest.raises(DataLossError, match="rows after writing"):
         _measure(tmp_path, "postgres", methods="batches", settings="default")
+
+
+def test_a_resumed_run_keeps_the_settings_it_completed_and_loads_only_the_rest(tmp_path, monkeypatch):
+    params = million.validate("postgres", "smoke", rows=300, runs=2, warmup_rows=20, methods="generate,bulk",
+                              settings="default,async_commit", versions="default")
+    first = Run("05_million_rows", params.as_dict(), tmp_path)
+    real_load, calls = million.load_once, []
+
+    def interrupted_in_the_second_setting(*args, **kwargs):
+        calls.append(args[1])
+        if len(calls) == 8:  # (warm-up + 2 runs) × 2 methods of the first setting, then one load of the second
+            raise KeyboardInterrupt
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(million, "load_once", interrupted_in_the_second_setting)
+    with pytest.raises(KeyboardInterrupt):
+        million.measure(params, first)
+    kept = pd.read_parquet(tmp_path / "loads.parquet")
+    kept = kept[kept["setting"] == "default"]
+    assert len(kept) == 6  # (warm-up + 2 runs) × 2 methods: the first setting is complete
+
+    monkeypatch.setattr(million, "load_once", real_load)
+    resumed = Run("05_million_rows", params.as_dict(), tmp_path, resume=True)
+    loads = million.measure(params, resumed)["loads"]
+    assert len(loads) == 12 and not loads.duplicated(["setting", "method", "run"]).any()
+    pd.testing.assert_frame_equal(loads[loads["setting"] == "default"].reset_index(drop=True),
+                                  kept.reset_index(drop=True))  # the same loads, not measured again
+    assert (loads["rows_counted"] == loads["rows"]).all()
+    assert (resumed.meta["resumed"]["kept"], resumed.meta["resumed"]["measured"]) == (2, 1)  # disk, default | async

@@ -155,6 +155,29 @@ def test_smoke_measure_on_postgres_writes_every_row(tmp_path):
     assert fits.loc[fits["level"] == "unlogged", "skips_commit_flush"].tolist() == [True]
 
 
+def test_a_resumed_sweep_keeps_its_completed_tables_in_their_drawn_order(tmp_path, monkeypatch):
+    params = _small("postgres", variants="sync_on")
+    real, calls = sweeps.run_configuration, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(args[1].name)
+        if len(calls) == 4:  # inside the first round
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweeps, "run_configuration", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweeps.measure(params, Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path))
+    kept = pd.read_parquet(tmp_path / "results.parquet")
+    monkeypatch.setattr(sweeps, "run_configuration", real)
+    run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path, resume=True)
+    data = sweeps.measure(params, run)
+    _check_run(data, params, run, Engine.classes()["postgres"])
+    done = data["samples"].merge(kept, how="inner")
+    assert len(done) == len(kept) and kept["config"].nunique() == 3  # rows, positions and times as first measured
+    assert run.meta["resumed"]["kept"] == 3
+
+
 def test_smoke_measure_on_mariadb_writes_every_row(tmp_path):
     from ingestlab.errors import EngineUnavailableError
     from ingestlab.servers.mariadb import find_binary

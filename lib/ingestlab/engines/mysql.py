@@ -178,11 +178,20 @@ class MySQL(Engine):
             else:
                 self.execute(self.set_sql(name, "SESSION"), [sql_value(value)])
 
+    def restore_global(self, name: str, value: Any) -> None:
+        """``SET GLOBAL name = value`` (the value it had before the lab changed it), then drop it from the journal.
+
+        The batch runner calls this for what a killed run left in the journal
+        (:mod:`ingestlab.journal`, where values are text: integers are sent as integers,
+        which MariaDB's numeric variables require).
+        """
+        self.execute(self.set_sql(name, "GLOBAL"), [sql_value(value)])
+        journal.forget(self.url, name)
+
     def _restore_globals(self, names: set[str]) -> None:
         for name in sorted(names):
             try:
-                self.execute(self.set_sql(name, "GLOBAL"), [self._saved_globals[name]])
-                journal.forget(self.url, name)
+                self.restore_global(name, self._saved_globals[name])
             except self.dbapi.MySQLError as exc:
                 warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}; "
                               "the next run against this URL will", stacklevel=2)

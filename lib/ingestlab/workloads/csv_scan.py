@@ -257,7 +257,9 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
     Per size: ``ROUNDS`` reads of the files to nowhere (the floor), then for each engine
     and query ``ROUNDS`` consecutive runs, as the seed ran them (the last is reported,
     all are kept). Cold: the page cache is dropped before every run. Rows go to
-    ``results.parquet`` as they are taken. A wrong answer is recorded, then raised as
+    ``results.parquet`` as they are taken; each size's floor and each engine × query × size
+    (its rounds) is a configuration of :meth:`~ingestlab.results.Run.once`, which a resumed
+    run does not measure again. A wrong answer is recorded, then raised as
     :class:`~ingestlab.errors.WrongAnswerError`; an engine that runs out of memory, times
     out or crashes is recorded and the run goes on.
     """
@@ -271,39 +273,47 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
         for table in tables:
             size = {"bytes": table.bytes, "gb": table.gb, "rows": table.rows, "doublings": table.doublings,
                     "checksum": table.checksum, "cache": cache}
-            for rnd in range(1, params.rounds + 1):
-                if cache == "cold":
-                    drop_caches()
-                seconds = read_floor(table)
-                frames.append(_row(size, FLOOR, "read_files", rnd, params.rounds,
-                                   {"status": "ok", "seconds": seconds, "answer": None, "version": "python readinto 8 MiB"}))
-                run.append(frames[-1])
-                bar.update()
+            def floor_once(table=table, size=size):
+                for rnd in range(1, params.rounds + 1):
+                    if cache == "cold":
+                        drop_caches()
+                    seconds = read_floor(table)
+                    run.append(_row(size, FLOOR, "read_files", rnd, params.rounds,
+                                    {"status": "ok", "seconds": seconds, "answer": None,
+                                     "version": "python readinto 8 MiB"}))
+                    bar.update()
+            where = {"checksum": table.checksum, "cache": cache}
+            frames.append(run.once({**where, "engine": FLOOR}, floor_once)["results"])
             for engine in params.engines:
                 for query in params.queries:
-                    for rnd in range(1, params.rounds + 1):
-                        if cache == "cold":
-                            drop_caches()
-                        spec = {"engine": engine, "query": query, "table_dir": str(table.path),
-                                "files": [str(f) for f in table.files]}
-                        res = run_child(spec, memory_limit_mb=params.memory_limit_mb, timeout_s=params.timeout_s)
-                        if res["status"] != "ok" and engine == "postgres":
-                            from ingestlab.servers import reap
-
-                            reap()  # the server a killed child left behind
-                        if res["status"] == "ok" and not check_answer(query, res.get("answer"), table):
-                            res["status"] = "wrong_answer"
-                        frames.append(_row(size, engine, query, rnd, params.rounds, res))
-                        run.append(frames[-1])
-                        bar.update()
-                        if res["status"] == "wrong_answer":
-                            expected = table.rows if query == "count_star" else list(table.minimum)
-                            raise WrongAnswerError(f"{engine} {query} at {table.gb:.3g} GB round {rnd}: answered "
-                                                   f"{res.get('answer')!r}, the generator's is {expected!r}")
-                        if res["status"] != "ok":
-                            run.note(f"{engine} {query} {table.gb:.3g} GB round {rnd}: {res['status']} "
-                                     f"(peak {res['peak_rss_mb']:.0f} MB) {res['error'][-300:]}")
+                    def rounds_once(table=table, size=size, engine=engine, query=query):
+                        for rnd in range(1, params.rounds + 1):
+                            _scan_round(params, table, size, engine, query, rnd, run)
+                            bar.update()
+                    frames.append(run.once({**where, "engine": engine, "query": query}, rounds_once)["results"])
     return pd.concat(frames, ignore_index=True)
+
+
+def _scan_round(params: Params, table: hivetext.Table, size: dict, engine: str, query: str, rnd: int, run) -> None:
+    """One run of ``query`` by ``engine`` in its own process, appended to ``run``; a wrong answer raises after."""
+    if size["cache"] == "cold":
+        drop_caches()
+    spec = {"engine": engine, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files]}
+    res = run_child(spec, memory_limit_mb=params.memory_limit_mb, timeout_s=params.timeout_s)
+    if res["status"] != "ok" and engine == "postgres":
+        from ingestlab.servers import reap
+
+        reap()  # the server a killed child left behind
+    if res["status"] == "ok" and not check_answer(query, res.get("answer"), table):
+        res["status"] = "wrong_answer"
+    run.append(_row(size, engine, query, rnd, params.rounds, res))
+    if res["status"] == "wrong_answer":
+        expected = table.rows if query == "count_star" else list(table.minimum)
+        raise WrongAnswerError(f"{engine} {query} at {table.gb:.3g} GB round {rnd}: answered "
+                               f"{res.get('answer')!r}, the generator's is {expected!r}")
+    if res["status"] != "ok":
+        run.note(f"{engine} {query} {table.gb:.3g} GB round {rnd}: {res['status']} "
+                 f"(peak {res['peak_rss_mb']:.0f} MB) {res['error'][-300:]}")
 
 
 def _row(size: dict, engine: str, query: str, rnd: int, rounds: int, res: dict) -> pd.DataFrame:

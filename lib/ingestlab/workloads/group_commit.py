@@ -149,7 +149,9 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
     (:class:`~ingestlab.concurrency.ClientRun`), the counters are read again and the table's
     rows are counted against the rows the clients saw acknowledged (warm-up included).
     Samples (one row per statement) go to ``results.parquet`` and the configuration's row
-    to ``throughput.csv`` after each configuration, so an interrupted run keeps both; a
+    to ``throughput.csv`` after each configuration, so an interrupted run keeps both (each
+    configuration goes through :meth:`~ingestlab.results.Run.once`: a resumed run measures
+    only those not done, and ``throughput.parquet``, ``client_cpu.parquet`` keep their rows); a
     client that crashes, or Ctrl-C, stops every client and the server, keeps the samples
     received and leaves the run ``completed: false``.
 
@@ -172,10 +174,14 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
             for rows, clients in grid:
                 labels = {"engine": engine.label, "variant": variant, "loop": params.loop, "clients": clients,
                           "rows_per_insert": rows}
-                config = run_config(engine, row, params, clients=clients, rows=rows, labels=labels, run=run,
-                                    on_start=on_start)
-                for key, frame in config.items():
-                    out[key].append(frame)
+                def config_once(clients=clients, rows=rows, labels=labels):
+                    config = run_config(engine, row, params, clients=clients, rows=rows, labels=labels, run=run,
+                                        on_start=on_start)
+                    run.append(config["throughput"], table="throughput")
+                    run.append(config["cpu"], table="client_cpu")
+                config = run.once(labels, config_once)
+                for key, table in (("samples", "results"), ("throughput", "throughput"), ("cpu", "client_cpu")):
+                    out[key].append(config[table])
                 run.save_csv(pd.concat(out["throughput"], ignore_index=True), "throughput")
                 bar.set_postfix_str(f"{variant} C={clients} R={rows}: {config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s")
                 bar.update(1)

@@ -157,7 +157,9 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     For each variant: put its settings in force, record the engine's metadata, run every
     scenario ``repeats`` times (scenarios interleaved within a repeat), then the statement
     anatomy of ``profile_n`` single-row INSERTs. Samples are appended to ``run`` after
-    every scenario, so an interrupted run keeps what it measured.
+    every scenario, so an interrupted run keeps what it measured; each scenario of a repeat
+    and each variant's anatomy is one configuration of :meth:`~ingestlab.results.Run.once`,
+    which a resumed run does not measure again.
 
     Returns
     -------
@@ -183,20 +185,21 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
                         engine.reset_table(SOURCE, SEED_COLUMNS)
                         engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
                     for scenario in params.scenarios:
-                        frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar)
-                        frame = frame.assign(repeat=rep, **labels)
-                        run.append(frame)
-                        out["samples"].append(frame)
+                        def scenario_once(scenario=scenario, rep=rep, rows=rows, warm=warm, labels=labels):
+                            frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar)
+                            run.append(frame.assign(repeat=rep, **labels))
+                        done = run.once({**labels, "repeat": rep, "scenario": scenario}, scenario_once)
+                        out["samples"].append(done["results"])
             if params.profile_n:
-                anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
-                _reset_table(engine)
-                try:
-                    frame = engine.statement_anatomy(TABLE, cols, anatomy_rows).assign(**labels)
-                except UnsupportedOperationError as exc:
-                    run.note(f"{variant}: no anatomy ({exc})")
-                else:
-                    run.append(frame, table="anatomy")
-                    out["anatomy"].append(frame)
+                def anatomy_once(labels=labels, variant=variant):
+                    anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
+                    _reset_table(engine)
+                    try:
+                        run.append(engine.statement_anatomy(TABLE, cols, anatomy_rows).assign(**labels),
+                                   table="anatomy")
+                    except UnsupportedOperationError as exc:
+                        run.note(f"{variant}: no anatomy ({exc})")
+                out["anatomy"] += run.once({**labels, "part": "anatomy"}, anatomy_once).values()
     finally:
         engine.close()
     return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}

@@ -231,14 +231,19 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     notes, and skipped), per setting: its settings are put in force, one warm-up load of
     each method with ``warmup_rows`` rows (kept, flagged), then ``runs`` rounds of every
     method (methods interleaved within a round). Each load is appended to ``loads`` at once.
+    The disk's rate and each engine version × setting (its warm-up loads and its runs, which
+    belong to one server session) are configurations of :meth:`~ingestlab.results.Run.once`:
+    a resumed run measures only those not done.
 
     Returns
     -------
     dict
         ``loads`` (one row per load) and ``disk`` (the write rate).
     """
-    lab = _paths.lab_dir()
-    disk_rate = pd.DataFrame([disk.sequential_write(lab, SCALES[params.scale]["disk_mb"])])
+    def disk_once():
+        run.append(pd.DataFrame([disk.sequential_write(_paths.lab_dir(), SCALES[params.scale]["disk_mb"])]),
+                   table="disk")
+    disk_rate = run.once({"part": "disk"}, disk_once)["disk"]
     run.save_csv(disk_rate, "disk")
     data = make_data(params.rows)
     warm = make_data(params.warmup_rows, "warmup") if params.warmup_rows else None
@@ -291,14 +296,16 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
             chosen = [m for m in methods if setting.methods is None or m in setting.methods]
             labels = {"target": target, "engine": engine.label, "version": version, "system": system, "setting": name}
             plan = [(-1, warm)] * bool(warm) + [(r, data) for r in range(params.runs)]
-            with tqdm(total=len(plan) * len(chosen), desc=f"{system} {name}", unit="load") as bar:
-                for run_no, rows in plan:
-                    for method in chosen:
-                        row = load_once(engine, method, setting, rows, batch_rows=params.batch_rows)
-                        frame = pd.DataFrame([{**labels, **row, "run": run_no, "warmup": run_no < 0}])
-                        run.append(frame, table="loads")
-                        frames.append(frame)
-                        bar.update(1)
+
+            def setting_once(setting=setting, chosen=chosen, labels=labels, plan=plan, name=name):
+                with tqdm(total=len(plan) * len(chosen), desc=f"{system} {name}", unit="load") as bar:
+                    for run_no, rows in plan:
+                        for method in chosen:
+                            row = load_once(engine, method, setting, rows, batch_rows=params.batch_rows)
+                            run.append(pd.DataFrame([{**labels, **row, "run": run_no, "warmup": run_no < 0}]),
+                                       table="loads")
+                            bar.update(1)
+            frames += run.once(labels, setting_once).values()
     finally:
         engine.close()
     return frames

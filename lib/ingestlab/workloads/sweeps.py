@@ -320,7 +320,9 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     round; the configurations run in a new random order in each of ``repeats`` rounds, so
     drift in the machine reaches all of them alike. Then, per configuration, the engine's
     statement anatomy of ``profile_n`` more INSERTs into a fresh table. Samples are
-    appended to ``run`` after every configuration, so an interrupted run keeps them.
+    appended to ``run`` after every configuration, so an interrupted run keeps them; each
+    configuration of a round, and each anatomy, goes through :meth:`~ingestlab.results.Run.once`,
+    so a resumed run measures only those not done (the rounds' orders are drawn as before).
 
     Returns
     -------
@@ -355,24 +357,27 @@ def _measure_variant(engine: Engine, variant: str, params: Params, run, rng: np.
                     for n, cols in width.items()}
             warm = {n: datagen.wide_rows(cols, params.warmup, start_id=WARMUP_START_ID, seed=params.seed + 7)
                     for n, cols in width.items()}
-            for position, i in enumerate(rng.permutation(len(configs))):
-                config = configs[i]
-                frame = run_configuration(engine, config, rows[config.n_columns], warm[config.n_columns])
-                frame = frame.assign(**labels, round=rnd, position=position,
-                                     **config_labels(engine, config, configs[0]))
-                run.append(frame)
-                out["samples"].append(frame)
-                bar.update(len(frame))
+            for position, i in enumerate(rng.permutation(len(configs))):  # drawn alike when resumed
+                def config_once(config=configs[i], position=position, rnd=rnd, rows=rows, warm=warm):
+                    frame = run_configuration(engine, config, rows[config.n_columns], warm[config.n_columns])
+                    run.append(frame.assign(**labels, round=rnd, position=position,
+                                            **config_labels(engine, config, configs[0])))
+                done = run.once({**labels, "round": rnd, "config": configs[i].name}, config_once)
+                out["samples"].append(done["results"])
+                bar.update(len(done["results"]))
     if not params.profile_n:
         return
     for config in configs:
-        rows = datagen.wide_rows(datagen.wide_columns(config.n_columns), params.profile_n, start_id=10**9,
-                                 seed=params.seed + 13)
-        try:
-            frame = configuration_anatomy(engine, config, rows)
-        except UnsupportedOperationError as exc:
-            run.note(f"{engine.label} {variant}: no anatomy ({exc})")
+        def anatomy_once(config=config):
+            rows = datagen.wide_rows(datagen.wide_columns(config.n_columns), params.profile_n, start_id=10**9,
+                                     seed=params.seed + 13)
+            try:
+                frame = configuration_anatomy(engine, config, rows)
+            except UnsupportedOperationError as exc:
+                run.note(f"{engine.label} {variant}: no anatomy ({exc})")
+                return
+            run.append(frame.assign(**labels, **config_labels(engine, config, configs[0])), table="anatomy")
+        done = run.once({**labels, "part": "anatomy", "config": config.name}, anatomy_once)
+        if "anatomy" not in done:  # the engine has none
             return
-        frame = frame.assign(**labels, **config_labels(engine, config, configs[0]))
-        run.append(frame, table="anatomy")
-        out["anatomy"].append(frame)
+        out["anatomy"].append(done["anatomy"])

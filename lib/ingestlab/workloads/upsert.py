@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import sys
@@ -335,7 +336,9 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
 
     Each engine is started fresh, loaded, measured and stopped (also on failure or
     Ctrl-C); every cgroup is removed on the way out. Samples are appended to ``run`` after
-    each operation, so an interrupted run keeps what it measured. Per engine:
+    each operation, so an interrupted run keeps what it measured. Each engine (its load and
+    operations, which build on one another) is one configuration of
+    :meth:`~ingestlab.results.Run.once`: a resumed run measures only the engines not done. Per engine:
 
     1. **Memory budget** (``MEMORY_LIMIT``). ``"cgroup"``: the server restarts with a quarter of
        the budget as its own cache (``shared_buffers``, the InnoDB buffer pool) and buffered
@@ -390,75 +393,80 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
         ``memory`` (one row per engine: the memory limit in force and, under a cap, its parts).
     """
     plan = key_plan(params)
-    limits = cgroups.PROFILES[params.disk_profile]
-    out: dict[str, list] = {"samples": [], "loads": [], "checks": [], "memory": []}
+    out: dict[str, list[pd.DataFrame]] = {"samples": [], "loads": [], "checks": [], "memory": []}
     for target in params.engines:
-        with contextlib.ExitStack() as stack:
-            engine = Engine.resolve(target)
-            name = engine.label
-            limit, cap = _memory_limit(engine, params, run, stack)
-            stack.callback(engine.close)  # runs before the memory group is removed
-            engine.start()
-            settings = engine.memory_budget_settings(params.budget_bytes, limit) if engine.is_local else {}
-            engine.apply_settings(settings)
-            if cap is not None:
-                cap.add(_engine_pids(engine))  # before the load: pages are charged to who touches them first
-            device = cgroups.device_of(engine.server.directory) if engine.is_local else None
-            engine_limits = limits if engine.is_local else None
-            if not engine.is_local and limits is not None:
-                run.note(f"{name}: DISK_PROFILE={params.disk_profile!r} is not applied to a server the lab does not "
-                         f"run (its disk is its own, e.g. compose/arangodb.yml's blkio_config); measured as 'local'")
-            run.record_engine(engine, device=device, memory_budget={
-                "mb": params.memory_budget_mb, "limit": limit, "limit_requested": params.memory_limit,
-                "mechanism": engine.MEMORY_LIMITS.get(limit, "the server's own configuration, not set by the lab"),
-                "settings": settings})
-            load = _load(engine, params, progress=progress)
-            out["loads"].append(load)
-            run.append(pd.DataFrame([load]), table="loads")
-            memory = {"engine": name, "memory_limit": limit, "memory_limit_requested": params.memory_limit,
-                      "budget_bytes": params.budget_bytes,
-                      "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit) if engine.is_local
-                      else math.nan}
-            if cap is not None:
-                memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
-                              cgroup=str(cap.path), cgroup_version=cap.hierarchy.VERSION)
-            out["memory"].append(memory)
-            run.append(pd.DataFrame([memory]), table="memory")
-            expected = params.dataset_rows
-            out["checks"].append(_check(engine, "load", expected, params.disk_profile, "local", None, run))
-            for operation in engine.UPSERT_OPERATIONS:
-                keys = plan.new if operation == "insert" else plan.existing[operation]
-                with tqdm(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
-                          disable=not progress, file=sys.stderr) as bar:
-                    try:
-                        frame, meta = _run_operation(engine, operation, params, keys, device, engine_limits,
-                                                     cap=cap, bar=bar)
-                    except Exception as exc:
-                        if cap is not None and cap.oom_kills():
-                            raise IngestlabError(
-                                f"{name} {operation}: the kernel killed a server process at the memory cap of "
-                                f"{memory['limit_bytes'] / 2**20:.0f} MB ({memory['free_bytes'] / 2**20:.0f} MB "
-                                f"free after the load); raise MEMORY_BUDGET_MB, lower BATCH_ROWS or use "
-                                f"MEMORY_LIMIT='engine'") from exc
-                        raise
-                effective = params.disk_profile if (engine_limits is None or meta["applied"]) else "local"
-                if not engine.is_local:
-                    effective = "local"
-                elif effective != params.disk_profile:
-                    message = (f"DISK_PROFILE={params.disk_profile!r} could not be applied to {name} {operation} "
-                               f"({meta['reason']}); it was measured unthrottled and is labelled 'local'")
-                    warnings.warn(message, stacklevel=2)
-                    run.note(message)
-                frame = frame.assign(engine=name, driver=engine.driver, operation=operation, disk_profile=effective,
-                                     disk_profile_requested=params.disk_profile, new_keys=params.new_keys,
-                                     memory_limit=limit)
-                run.append(frame)
-                out["samples"].append(frame)
-                if operation == "insert":
-                    expected += len(keys)
-                out["checks"].append(_check(engine, operation, expected, effective, params.disk_profile, meta, run))
-    return {k: pd.DataFrame(v) if k != "samples" else (pd.concat(v, ignore_index=True) if v else pd.DataFrame())
-            for k, v in out.items()}
+        done = run.once({"engine": target}, functools.partial(_measure_engine, target, params, run, plan,
+                                                               progress=progress))
+        for key, table in (("samples", "results"), ("loads", "loads"), ("checks", "checks"), ("memory", "memory")):
+            if table in done:
+                out[key].append(done[table])
+    return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
+
+
+def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -> None:
+    """One engine of :func:`measure`: start, load, cap, every operation, checks; rows appended to ``run``."""
+    limits = cgroups.PROFILES[params.disk_profile]
+    with contextlib.ExitStack() as stack:
+        engine = Engine.resolve(target)
+        name = engine.label
+        limit, cap = _memory_limit(engine, params, run, stack)
+        stack.callback(engine.close)  # runs before the memory group is removed
+        engine.start()
+        settings = engine.memory_budget_settings(params.budget_bytes, limit) if engine.is_local else {}
+        engine.apply_settings(settings)
+        if cap is not None:
+            cap.add(_engine_pids(engine))  # before the load: pages are charged to who touches them first
+        device = cgroups.device_of(engine.server.directory) if engine.is_local else None
+        engine_limits = limits if engine.is_local else None
+        if not engine.is_local and limits is not None:
+            run.note(f"{name}: DISK_PROFILE={params.disk_profile!r} is not applied to a server the lab does not "
+                     f"run (its disk is its own, e.g. compose/arangodb.yml's blkio_config); measured as 'local'")
+        run.record_engine(engine, device=device, memory_budget={
+            "mb": params.memory_budget_mb, "limit": limit, "limit_requested": params.memory_limit,
+            "mechanism": engine.MEMORY_LIMITS.get(limit, "the server's own configuration, not set by the lab"),
+            "settings": settings})
+        load = _load(engine, params, progress=progress)
+        run.append(pd.DataFrame([load]), table="loads")
+        memory = {"engine": name, "memory_limit": limit, "memory_limit_requested": params.memory_limit,
+                  "budget_bytes": params.budget_bytes,
+                  "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit) if engine.is_local
+                  else math.nan}
+        if cap is not None:
+            memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
+                          cgroup=str(cap.path), cgroup_version=cap.hierarchy.VERSION)
+        run.append(pd.DataFrame([memory]), table="memory")
+        expected = params.dataset_rows
+        _check(engine, "load", expected, params.disk_profile, "local", None, run)
+        for operation in engine.UPSERT_OPERATIONS:
+            keys = plan.new if operation == "insert" else plan.existing[operation]
+            with tqdm(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
+                      disable=not progress, file=sys.stderr) as bar:
+                try:
+                    frame, meta = _run_operation(engine, operation, params, keys, device, engine_limits,
+                                                 cap=cap, bar=bar)
+                except Exception as exc:
+                    if cap is not None and cap.oom_kills():
+                        raise IngestlabError(
+                            f"{name} {operation}: the kernel killed a server process at the memory cap of "
+                            f"{memory['limit_bytes'] / 2**20:.0f} MB ({memory['free_bytes'] / 2**20:.0f} MB "
+                            f"free after the load); raise MEMORY_BUDGET_MB, lower BATCH_ROWS or use "
+                            f"MEMORY_LIMIT='engine'") from exc
+                    raise
+            effective = params.disk_profile if (engine_limits is None or meta["applied"]) else "local"
+            if not engine.is_local:
+                effective = "local"
+            elif effective != params.disk_profile:
+                message = (f"DISK_PROFILE={params.disk_profile!r} could not be applied to {name} {operation} "
+                           f"({meta['reason']}); it was measured unthrottled and is labelled 'local'")
+                warnings.warn(message, stacklevel=2)
+                run.note(message)
+            frame = frame.assign(engine=name, driver=engine.driver, operation=operation, disk_profile=effective,
+                                 disk_profile_requested=params.disk_profile, new_keys=params.new_keys,
+                                 memory_limit=limit)
+            run.append(frame)
+            if operation == "insert":
+                expected += len(keys)
+            _check(engine, operation, expected, effective, params.disk_profile, meta, run)
 
 
 def _memory_limit(engine: Engine, params: Params, run,

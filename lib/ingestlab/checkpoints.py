@@ -1,0 +1,107 @@
+"""Checkpoints of a run's completed configurations, so that ``ingestlab run --resume`` measures only what is left."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+#: Environment variable the batch runner sets to the run folder it resumes (read by :class:`~ingestlab.results.Run`).
+RESUME_ENV = "INGESTLAB_RESUME"
+#: The checkpoints' folder inside a run folder.
+FOLDER = "checkpoints"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,=-]+")
+
+
+def resuming(directory: str | os.PathLike) -> bool:
+    """Whether the batch runner asked to resume the run in ``directory`` (:data:`RESUME_ENV`)."""
+    wanted = os.environ.get(RESUME_ENV)
+    return bool(wanted) and Path(wanted).resolve() == Path(directory).resolve()
+
+
+def name_of(key: dict[str, Any]) -> str:
+    """The folder name of ``key``'s checkpoint: its items, readable, and a hash that keeps names apart.
+
+    Examples
+    --------
+    >>> name_of({"engine": "postgres", "variant": "sync_on", "repeat": 0})
+    'engine=postgres,variant=sync_on,repeat=0-4b940b94'
+    """
+    text = json.dumps(key, sort_keys=True, default=str)
+    readable = _UNSAFE.sub("_", ",".join(f"{k}={v}" for k, v in key.items()))[:150]
+    return f"{readable}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+
+
+def same_parameters(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The names whose values differ between an interrupted run's parameters and its resume's.
+
+    Both are compared as ``run.json`` stores them (JSON). A value the run drew itself from the
+    clock (its ``<name>_source`` is ``"clock"`` in both) may differ: the resume draws a new one.
+
+    Examples
+    --------
+    >>> same_parameters({"n": 10, "seed": 5, "seed_source": "clock"}, {"n": 20, "seed": 7, "seed_source": "clock"})
+    ['n']
+    """
+    before, now = (json.loads(json.dumps(p, default=str)) for p in (before, now))
+    drawn = {k for k in now if now.get(f"{k}_source") == "clock" and before.get(f"{k}_source") == "clock"}
+    return sorted(k for k in set(before) | set(now) if k not in drawn and before.get(k) != now.get(k))
+
+
+class Checkpoints:
+    """The completed configurations of one run: ``<run>/checkpoints/<name>/`` with ``key.json`` and a parquet per table.
+
+    A configuration's folder is written under a temporary name and renamed when whole, so
+    a run killed at any moment leaves either a complete checkpoint or none.
+
+    Parameters
+    ----------
+    directory : path
+        The run folder.
+    keep : bool
+        Keep the checkpoints found there (a resume); otherwise they are removed, as they
+        belong to an earlier run.
+    """
+
+    def __init__(self, directory: str | os.PathLike, keep: bool):
+        self.dir = Path(directory) / FOLDER
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        for partial in self.dir.glob(".*.tmp"):  # a write a kill cut short
+            shutil.rmtree(partial, ignore_errors=True)
+        self.found = {p.name for p in self.dir.iterdir() if (p / "key.json").exists()} if self.dir.is_dir() else set()
+
+    def get(self, key: dict[str, Any]) -> dict[str, pd.DataFrame] | None:
+        """The tables stored for ``key``, or None when this configuration has no checkpoint."""
+        name = name_of(key)
+        if name not in self.found:
+            return None
+        folder = self.dir / name
+        tables = json.loads((folder / "key.json").read_text())["tables"]
+        return {table: pd.read_parquet(folder / f"{table}.parquet") for table in tables}
+
+    def put(self, key: dict[str, Any], tables: dict[str, pd.DataFrame]) -> Path:
+        """Store ``tables`` as ``key``'s checkpoint (atomically); return its folder."""
+        name = name_of(key)
+        final, tmp = self.dir / name, self.dir / f".{name}.tmp"
+        try:
+            tmp.mkdir(parents=True, exist_ok=True)
+            for table, frame in tables.items():
+                frame.to_parquet(tmp / f"{table}.parquet", index=False)
+            info = {"key": key, "tables": list(tables),
+                    "completed_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+            (tmp / "key.json").write_text(json.dumps(info, indent=2, default=str))
+            shutil.rmtree(final, ignore_errors=True)
+            tmp.rename(final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.found.add(name)
+        return final
