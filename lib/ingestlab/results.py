@@ -29,6 +29,28 @@ FIT_COLUMNS = ["notebook", "engine", "variant", "overhead_ms", "overhead_ci_low_
                "write_time_s", "r2", "n_points"]
 
 
+#: Sub-folder of a run directory that receives the run's figures (:func:`ingestlab.figures.save`).
+FIGURES_SUBDIR = "figures"
+# the figures folder of the run each notebook opened last in this process
+_OPEN_RUNS: dict[str, Path] = {}
+
+
+def run_figures_dir(notebook: str) -> Path | None:
+    """The figures folder of the :class:`Run` of ``notebook`` opened last in this process, or None.
+
+    Examples
+    --------
+    >>> run_figures_dir("no_such_notebook") is None
+    True
+    """
+    return _OPEN_RUNS.get(notebook)
+
+
+def _load_average() -> list[float]:
+    # the machine's 1, 5 and 15 min load: other work on it slows every measurement
+    return [round(v, 2) for v in os.getloadavg()]
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -48,6 +70,13 @@ class Run:
         The run's parameters (URL passwords are masked before they are stored).
     out_dir : path, optional
         Where to write; default ``data/results/<notebook>/<UTC timestamp>``.
+
+    Attributes
+    ----------
+    dir : Path
+        The run directory.
+    figures_dir : Path
+        ``<dir>/figures``, where the notebook's figures go (created on the first figure).
     """
 
     def __init__(self, notebook: str, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None):
@@ -56,6 +85,8 @@ class Run:
         self.dir = Path(out_dir) if out_dir else _paths.results_dir() / notebook / f"{stamp}-{os.getpid()}"
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "fits.csv").unlink(missing_ok=True)  # a previous run's fits must not stand beside this run
+        self.figures_dir = self.dir / FIGURES_SUBDIR
+        _OPEN_RUNS[notebook] = self.figures_dir
         self.meta: dict[str, Any] = {
             "notebook": notebook,
             "completed": False,
@@ -68,6 +99,7 @@ class Run:
             "host": host_info(self.dir),
             "software": software_info(),
             "git": git_info(),
+            "load_average": {"start": _load_average(), "end": None},
         }
         self._frames: dict[str, list[pd.DataFrame]] = {}
         self._write_meta()
@@ -116,6 +148,7 @@ class Run:
         if headline is not None:
             self.meta["headline"] = headline
         self.meta["completed"] = True
+        self.meta.setdefault("load_average", {})["end"] = _load_average()
         self._write_meta()
 
     def _write_meta(self) -> None:
