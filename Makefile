@@ -49,8 +49,8 @@ engines:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "installing mariadb-server (Debian) ..."; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null) \
-	    || echo "warning: could not install mariadb-server; MariaDB tests will skip"; \
-	else echo "note: mariadbd not found and cannot be installed here; MariaDB tests will skip"; fi
+	    || echo "warning: could not install mariadb-server; runs leave MariaDB out (saying so), its tests skip"; \
+	else echo "note: mariadbd not found and cannot be installed here (not root): runs leave MariaDB out (saying so), its tests skip"; fi
 	@# PostgreSQL 15 (Debian) for notebook 05's versions; the lab runs its binaries itself, never the service
 	@if [ -x /usr/lib/postgresql/15/bin/postgres ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

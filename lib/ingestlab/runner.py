@@ -297,6 +297,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     """
     import papermill
 
+    from ingestlab._kernel import QuietKernelManager
+
     path = find_notebook(key)
     parameters, resolved = validated_parameters(path, dict(parameters or {}))
     out_dir = Path(out) if out else default_out()
@@ -315,7 +317,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             kernel_log.__enter__()
             papermill.execute_notebook(str(path), str(partial), parameters=injected,
                                        cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
-                                       km=_kernel_manager(),
+                                       km=QuietKernelManager(kernel_name="python3"),
                                        stderr_file=sys.stderr if progress else None)  # the kernel's own bars
         except papermill.PapermillExecutionError as exc:
             error = _run_error(path.stem, target, exc.ename, exc.evalue, exc.traceback)
@@ -340,19 +342,6 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
                                                              "traceback": str(error.log)})
         raise error
     return target
-
-
-def _kernel_manager():
-    """The notebook kernel's manager: its TCP channels encrypted with CurveZMQ keys it makes per kernel.
-
-    Unencrypted TCP lets any local user read the channels (a warning in every kernel's log
-    says so); the kernelspec declares CurveZMQ support, so the manager is asked to provision
-    keys, unless this pyzmq lacks CurveZMQ.
-    """
-    import zmq
-    from jupyter_client.manager import AsyncKernelManager
-
-    return AsyncKernelManager(kernel_name="python3", transport_encryption="auto" if zmq.has("curve") else "disabled")
 
 
 _SIGNAL_WORDS = {130: "interrupted (SIGINT)", 129: "interrupted (SIGHUP)", 143: "interrupted (SIGTERM)"}
