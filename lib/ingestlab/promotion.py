@@ -93,9 +93,12 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
     promoted_by : str
         The command that promoted them.
     """
+    from ingestlab import runner
+
     params = meta.get("parameters", {})
+    declared = runner.declared_parameters(runner.find_notebook(folder.name))
     given = " ".join(f"-p {k.upper()} {','.join(map(str, v)) if isinstance(v, list) else v}"
-                     for k, v in params.items() if v is not None)
+                     for k, v in params.items() if v is not None and k.upper() in declared)  # not derived values
     git = meta.get("git", {})
     revision = (git.get("revision") or "unknown")[:7] + (" with uncommitted changes" if git.get("dirty") else "")
     host = meta.get("host", {})
