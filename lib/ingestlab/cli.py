@@ -189,7 +189,7 @@ def _run(args) -> int:
         written = runner.figure_files(target)
         if written:
             print(f"   {len(written)} figure files in {written[0].parent}", file=sys.stderr)
-    if args.summary:
+    if args.summary and out.is_dir():  # nothing ran when every notebook was skipped
         _print_summary(out)
     if failures:
         print(f"ingestlab: {len(failures)} of {len(plan)} notebooks failed (see the lines above)", file=sys.stderr)
