@@ -149,3 +149,16 @@ def test_the_same_figure_saves_to_the_same_svg_bytes(tmp_path):
         figures.save(fig, "same", notebook="t", directory=tmp_path / str(run))
         digests.append(hashlib.sha256((tmp_path / str(run) / "same.svg").read_bytes()).hexdigest())
     assert digests[0] == digests[1]
+
+
+def test_save_writes_into_the_open_runs_folder_and_never_into_the_repository(tmp_path, monkeypatch):
+    from ingestlab import _paths
+    from ingestlab.results import Run
+
+    monkeypatch.delenv(_paths.FIGURES_ENV, raising=False)
+    monkeypatch.setenv("INGESTLAB_RESULTS_DIR", str(tmp_path / "results"))
+    assert figures.destination("98_no_run") == tmp_path / "results" / "98_no_run" / "figures"
+    run = Run("99_test", {}, tmp_path / "run")
+    figures.save(plt.figure(), "empty", notebook="99_test")
+    assert sorted(p.name for p in run.figures_dir.iterdir()) == ["empty.pdf", "empty.png", "empty.svg"]
+    assert not (_paths.REPO / "figures" / "99_test").exists()

@@ -19,9 +19,19 @@ def results_dir() -> Path:
     return Path(os.environ.get("INGESTLAB_RESULTS_DIR", REPO / "data" / "results")).resolve()
 
 
+#: Environment variable naming a folder that receives every figure instead of the runs' folders (tests).
+FIGURES_ENV = "INGESTLAB_FIGURES_DIR"
+
+
 def figures_dir() -> Path:
-    """Directory for exported figures (``$INGESTLAB_FIGURES_DIR`` or ``<repo>/figures``)."""
-    return Path(os.environ.get("INGESTLAB_FIGURES_DIR", REPO / "figures")).resolve()
+    """The article's figures, changed only by ``ingestlab figures`` (``$INGESTLAB_FIGURES_DIR`` or ``<repo>/figures``)."""
+    return Path(os.environ.get(FIGURES_ENV, REPO / "figures")).resolve()
+
+
+def figures_redirect() -> Path | None:
+    """``$INGESTLAB_FIGURES_DIR`` when set: figures are saved there rather than in their run's folder."""
+    value = os.environ.get(FIGURES_ENV)
+    return Path(value).resolve() if value else None
 
 
 def notebooks_dir() -> Path:

@@ -1,12 +1,4 @@
-"""The ``ingestlab`` command: run notebooks in batch, summarise fits, read profiles.
-
-Exit codes: 0 success; 1 an unexpected error in ingestlab itself (traceback in the log file
-named); 2 bad parameters or arguments (nothing started); 3 a pre-flight check failed (a
-target, the output folder or the disk; nothing started); 4 the notebook failed during the
-run; 5 a server or its connection was lost during the run; 6 out of memory or disk during
-the run; 128 + signal when interrupted (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM). Every failure
-is one line on stderr, ``ingestlab: <notebook> failed: <cause> (traceback: <log>)`` for 4-6.
-"""
+"""The ``ingestlab`` command: run notebooks in batch, summarise runs, promote figures, read profiles."""
 
 from __future__ import annotations
 
@@ -19,35 +11,80 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from ingestlab import __version__
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
 
-_SUMMARY_COLUMNS = ["notebook", "engine", "variant", "method", "overhead_ms", "overhead_ci_low_ms",
-                    "overhead_ci_high_ms", "write_time_s", "r2", "n_points"]
+_DESCRIPTION = """\
+ingestlab runs the lab's notebooks with papermill and reads what they wrote.
+
+  ingestlab run 01                        notebook 01 at smoke scale, into runs/<UTC time>/
+  ingestlab run all --summary             every notebook on the engines this machine has
+  ingestlab run 03 -f params.yaml -p SCALE paper
+  ingestlab summary runs/<time>           the fits and headline numbers of a run
+  ingestlab figures runs/<time> 02        copy a run's figures into figures/ (with SOURCE)
+"""
+
+_EXIT_CODES = """\
+exit codes:
+  0        success
+  1        an unexpected error in ingestlab itself (traceback in the log file named)
+  2        bad parameters or arguments; nothing started
+  3        a pre-flight check failed (a target, the output folder or the disk); nothing started
+  4        a notebook failed during the run (partial results kept)
+  5        a server or its connection was lost during the run
+  6        out of memory or disk during the run
+  129/130/143  interrupted by SIGHUP / Ctrl-C / SIGTERM
+Every failure is one line on stderr: "ingestlab: <notebook> failed: <cause> (traceback: <log>)"
+for 4-6. With several notebooks, the code is the first failure's.
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ingestlab", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(prog="ingestlab", description=_DESCRIPTION, epilog=_EXIT_CODES,
+                                     formatter_class=raw)
+    parser.add_argument("--version", action="version", version=f"ingestlab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="execute notebooks with papermill",
-                         description="Execute a notebook (01, 01_insert_anatomy) or 'all' into OUT/<notebook>/.")
-    run.add_argument("notebook", help="notebook id or name, or 'all'")
+    run = sub.add_parser("run", help="execute notebooks with papermill", formatter_class=raw, epilog=_EXIT_CODES,
+                         description="Execute notebooks (01, 01_insert_anatomy, ... or 'all') into OUT/<notebook>/.\n"
+                                     "Each run folder receives the executed notebook, results, fits and its figures\n"
+                                     "(OUT/<notebook>/figures/); the repository's figures/ is never written.\n"
+                                     "Engines a notebook uses by default that cannot start here (no mariadbd, no\n"
+                                     "PostgreSQL 15) are left out, saying so once; with several notebooks, named\n"
+                                     "ones too, and a notebook left with no engine is skipped.")
+    run.add_argument("notebook", nargs="+", metavar="NOTEBOOK", help="notebook id or name (several allowed), or 'all'")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="set a notebook parameter (repeatable)")
+                     help="set a notebook parameter (repeatable; overrides -f)")
+    run.add_argument("-f", "--parameters-file", type=Path, metavar="FILE.yaml",
+                     help="YAML file of parameters, one 'NAME: value' per line (papermill's -f form)")
     run.add_argument("--out", type=Path, help="output directory (default: runs/<UTC timestamp>-<random>)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the interrupted run in --out: the configurations it completed are kept from "
                             "its checkpoints, only the rest is measured; the parameters must be the same")
     again.add_argument("--force", action="store_true", help="replace an earlier run in --out")
+    run.add_argument("--keep-going", action=argparse.BooleanOptionalAction, default=True,
+                     help="with several notebooks, run the rest after one fails (default; the exit code still "
+                          "says it failed)")
     run.add_argument("--password-file", type=Path,
                      help="file whose first line is the password of URL targets that give none "
                           "(also: $INGESTLAB_PASSWORD, ~/.pgpass, ~/.my.cnf)")
-    run.add_argument("--summary", action="store_true", help="print every fit when done")
+    run.add_argument("--summary", action="store_true", help="print the summary (fits, headline numbers) when done")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    summ = sub.add_parser("summary", help="print every fits.csv of a run directory")
-    summ.add_argument("out", type=Path)
+    summ = sub.add_parser("summary", help="print the fits and headline numbers of a run directory")
+    summ.add_argument("out", type=Path, metavar="RUN_DIR")
+
+    figs = sub.add_parser("figures", help="copy a run's figures into the repository's figures/, with a SOURCE file",
+                          description="Copy RUN_DIR/<notebook>/figures/* of completed notebooks into\n"
+                                      "figures/<notebook>/ (replacing that notebook's figures) and write\n"
+                                      "figures/<notebook>/SOURCE: the command, scale, revision, times and host\n"
+                                      "of the run that made them. Failed or partial runs are refused.",
+                          formatter_class=raw)
+    figs.add_argument("out", type=Path, metavar="RUN_DIR", help="an `ingestlab run --out` folder")
+    figs.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="only these notebooks (default: every one)")
+    figs.add_argument("--to", type=Path, help="folder to copy into (default: the repository's figures/)")
 
     sub.add_parser("list", help="list the notebooks and their parameters")
     sub.add_parser("clean", help="stop orphaned lab servers and remove their folders (never a live run's)")
@@ -103,21 +140,25 @@ def _run(args) -> int:
     from ingestlab import runner
     from ingestlab.conninfo import PASSWORD_ENV, read_password_file, split_password
 
-    params = {name: runner.coerce(value) for name, value in args.parameter}
-    keys = list(runner.notebooks()) if args.notebook == "all" else [args.notebook]
-    for key in keys:
-        runner.find_notebook(key)  # every name checked before anything runs
-    if args.notebook != "all":
-        runner.check_parameters(runner.find_notebook(args.notebook), params)  # and every value
-    if args.notebook == "all":
-        declared = {n for key in keys for n in runner.declared_parameters(runner.find_notebook(key))}
+    params = _parameters_file(args.parameters_file) if args.parameters_file else {}
+    params.update({name: runner.coerce(value) for name, value in args.parameter})
+    keys = list(runner.notebooks()) if "all" in args.notebook else list(dict.fromkeys(args.notebook))
+    paths = {key: runner.find_notebook(key) for key in keys}  # every name checked before anything runs
+    many = len(keys) > 1
+    if many:
+        declared = {n for path in paths.values() for n in runner.declared_parameters(path)}
         for name in params:
             if name not in declared:
                 raise ConfigError("-p", name, "a parameter of at least one notebook: " + ", ".join(sorted(declared)))
-        for key in keys:  # parameters given with 'all' must mean the same in every notebook
-            runner.check_parameters(runner.find_notebook(key),
-                                    {k: v for k, v in params.items()
-                                     if k in runner.declared_parameters(runner.find_notebook(key))})
+    plan, skipped = {}, {}
+    for key, path in paths.items():  # parameters given for several notebooks must mean the same in each
+        own = {k: v for k, v in params.items() if k in runner.declared_parameters(path)} if many else params
+        own, left_out = runner.without_unavailable_engines(path, own, drop_given=many)
+        for engine, reason in left_out.items():
+            skipped.setdefault((engine, reason), []).append(path.stem)
+        if own is not None:
+            runner.check_parameters(path, own)  # and every value
+            plan[key] = (path, own)
     password = read_password_file(args.password_file) if args.password_file else os.environ.get(PASSWORD_ENV)
     for name, url in runner.url_targets(params):
         if split_password(url)[1] is not None:
@@ -126,19 +167,62 @@ def _run(args) -> int:
                   "~/.my.cnf", file=sys.stderr)
     mode = "resume" if args.resume else "force" if args.force else "new"
     out = args.out or runner.default_out()
-    for key in keys:
-        path = runner.find_notebook(key)
-        own = {k: v for k, v in params.items() if k in runner.declared_parameters(path)} \
-            if args.notebook == "all" else params
+    for path, _ in plan.values():
+        runner.check_output(out / path.stem, mode)  # an earlier run in --out stops all before anything starts
+    for (engine, reason), stems in skipped.items():
+        print(f"ingestlab: skipped {engine} in {', '.join(stems)}: {reason}", file=sys.stderr)
+    for path in paths.values():
+        if path.stem not in {p.stem for p, _ in plan.values()}:
+            print(f"ingestlab: skipped {path.stem}: none of its engines can start here", file=sys.stderr)
+    failures: list[RunError | PreflightError] = []
+    for key, (path, own) in plan.items():
         print(f"== {path.stem} → {out / path.stem}", file=sys.stderr)
-        done = runner.run_notebook(key, own, out, progress=not args.no_progress, password=password, mode=mode)
-        resumed = runner.resumed_counts(done) if args.resume else None
+        try:
+            target = runner.run_notebook(key, own, out, progress=not args.no_progress, password=password, mode=mode)
+        except (RunError, PreflightError) as exc:
+            if not (many and args.keep_going):
+                raise
+            print(f"ingestlab: {exc}" if isinstance(exc, RunError) else f"ingestlab: {path.stem}: pre-flight check "
+                  f"failed: {exc}", file=sys.stderr)
+            failures.append(exc)
+            continue
+        resumed = runner.resumed_counts(target) if args.resume else None
         if resumed:
             print(f"== {path.stem} resumed: {resumed['kept']} configurations kept, {resumed['measured']} measured",
                   file=sys.stderr)
-    if args.summary:
+        written = runner.figure_files(target)
+        if written:
+            print(f"   {len(written)} figure files in {written[0].parent}", file=sys.stderr)
+    if args.summary and out.is_dir():  # nothing ran when every notebook was skipped
         _print_summary(out)
+    if failures:
+        print(f"ingestlab: {len(failures)} of {len(plan)} notebooks failed (see the lines above)", file=sys.stderr)
+        return failures[0].exit_code if isinstance(failures[0], RunError) else runner.EXIT_PREFLIGHT
     return 0
+
+
+def _parameters_file(path: Path) -> dict:
+    """Parameters from a YAML file of ``NAME: value`` lines (papermill's ``-f``); a list becomes a comma string."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError("-f", str(path), f"a readable YAML file ({exc.strerror or exc})") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("-f", str(path), f"valid YAML ({' '.join(str(exc).split())})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise ConfigError("-f", str(path), "a YAML mapping of parameter names to values (NAME: value)")
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float)) for v in value):
+            value = ",".join(map(str, value))
+        elif isinstance(value, (dict, list, tuple)):
+            raise ConfigError(name, value, f"a number, text, true/false, null or a flat list (in {path})")
+        out[name] = value
+    return out
 
 
 def _clean(args) -> int:  # noqa: ARG001 - uniform command signature
@@ -157,15 +241,20 @@ def _summary(args) -> int:
 
 
 def _print_summary(out: Path) -> None:
-    from ingestlab import runner
+    from ingestlab import summary
 
-    fits = runner.summary(out)
-    if fits.empty:
-        print(f"no fits.csv under {out}")
-        return
-    cols = [c for c in _SUMMARY_COLUMNS if c in fits.columns]
-    print(f"Fits under {out}:")
-    print(fits[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(summary.format_summary(out))
+
+
+def _figures(args) -> int:
+    from ingestlab import promotion
+
+    done, left_out = promotion.promote(args.out, args.notebook or None, to=args.to)
+    for notebook, folder, scale in done:
+        print(f"{notebook}: figures of {args.out / notebook} (SCALE {scale}) → {folder}")
+    for notebook, why in left_out:
+        print(f"ingestlab: {notebook} not promoted: {why}", file=sys.stderr)
+    return 0
 
 
 def _list(args) -> int:  # noqa: ARG001 - uniform command signature
@@ -189,7 +278,8 @@ def _profile(args) -> int:
     return 0
 
 
-_COMMANDS = {"run": _run, "summary": _summary, "list": _list, "profile": _profile, "clean": _clean}
+_COMMANDS = {"run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
+             "clean": _clean}
 
 if __name__ == "__main__":
     sys.exit(main())

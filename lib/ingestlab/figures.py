@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ingestlab import _paths
+from ingestlab import _paths, results
 
 #: Formats every figure is saved in.
 FORMATS = ("png", "svg", "pdf")
@@ -33,7 +33,15 @@ def use_article_theme() -> None:
 
 def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, directory: str | Path | None = None
          ) -> None:
-    """Write ``fig`` as PNG (300 dpi), SVG and PDF to ``figures/<notebook>/<name>.*``, show it, close it.
+    """Write ``fig`` as PNG (300 dpi), SVG and PDF into its run's folder, show it, close it.
+
+    The files go to ``<run>/figures/<name>.*``, ``<run>`` being the :class:`~ingestlab.results.Run`
+    of ``notebook`` opened last in this process (``ingestlab run`` puts it in
+    ``<out>/<notebook>/``; without ``RESULTS_DIR``, ``data/results/<notebook>/<timestamp>/``).
+    They never go to the repository's ``figures/``: that folder changes only through
+    ``ingestlab figures RUN_DIR`` (``make figures``). With ``$INGESTLAB_FIGURES_DIR`` set (the
+    tests set it) they go to ``$INGESTLAB_FIGURES_DIR/<notebook>/`` instead; without a run,
+    to ``data/results/<notebook>/figures/``.
 
     Under IPython (a notebook) the figure is displayed inline once; it is then closed, so
     the inline backend does not draw it a second time and figures do not pile up in memory.
@@ -47,10 +55,9 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
     name : str
         File stem: letters, digits, ``_ . -``.
     notebook : str
-        The notebook's name; figures of one notebook share a folder.
+        The notebook's name, which selects its run.
     directory : path, optional
-        Folder to write into instead of ``figures/<notebook>`` under the lab's figures
-        directory (``$INGESTLAB_FIGURES_DIR``).
+        Folder to write into instead (tests).
 
     Raises
     ------
@@ -62,7 +69,7 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
             raise ValueError(f"figure {label}={value!r}: use letters, digits, '_', '.', '-'")
     if fig is None:  # a figure function with nothing to draw (e.g. a run without anatomy)
         return
-    folder = Path(directory) if directory else _paths.figures_dir() / notebook
+    folder = Path(directory) if directory else destination(notebook)
     folder.mkdir(parents=True, exist_ok=True)
     for fmt in FORMATS:
         path = folder / f"{name}.{fmt}"
@@ -70,6 +77,14 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         _log.info("saved %s", path)
     _show(fig)
     close(fig)
+
+
+def destination(notebook: str) -> Path:
+    """The folder :func:`save` writes ``notebook``'s figures to (see there); nothing is created."""
+    redirect = _paths.figures_redirect()
+    if redirect is not None:
+        return redirect / notebook
+    return results.run_figures_dir(notebook) or _paths.results_dir() / notebook / results.FIGURES_SUBDIR
 
 
 def _show(fig: matplotlib.figure.Figure) -> None:

@@ -30,6 +30,28 @@ FIT_COLUMNS = ["notebook", "engine", "variant", "overhead_ms", "overhead_ci_low_
                "write_time_s", "r2", "n_points"]
 
 
+#: Sub-folder of a run directory that receives the run's figures (:func:`ingestlab.figures.save`).
+FIGURES_SUBDIR = "figures"
+# the figures folder of the run each notebook opened last in this process
+_OPEN_RUNS: dict[str, Path] = {}
+
+
+def run_figures_dir(notebook: str) -> Path | None:
+    """The figures folder of the :class:`Run` of ``notebook`` opened last in this process, or None.
+
+    Examples
+    --------
+    >>> run_figures_dir("no_such_notebook") is None
+    True
+    """
+    return _OPEN_RUNS.get(notebook)
+
+
+def _load_average() -> list[float]:
+    # the machine's 1, 5 and 15 min load: other work on it slows every measurement
+    return [round(v, 2) for v in os.getloadavg()]
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -60,6 +82,13 @@ class Run:
         Continue the interrupted run in ``out_dir``; default: when the batch runner says so
         (:func:`ingestlab.checkpoints.resuming`).
 
+    Attributes
+    ----------
+    dir : Path
+        The run directory.
+    figures_dir : Path
+        ``<dir>/figures``, where the notebook's figures go (created on the first figure).
+
     Raises
     ------
     ConfigError
@@ -76,6 +105,8 @@ class Run:
         previous = _previous_meta(self.dir, parameters) if resume else {}
         self.checkpoints = checkpoints.Checkpoints(self.dir, keep=resume)
         (self.dir / "fits.csv").unlink(missing_ok=True)  # a previous run's fits must not stand beside this run
+        self.figures_dir = self.dir / FIGURES_SUBDIR
+        _OPEN_RUNS[notebook] = self.figures_dir
         self.meta: dict[str, Any] = {
             "notebook": notebook,
             "completed": False,
@@ -89,6 +120,7 @@ class Run:
             "software": software_info(),
             "git": git_info(),
             "configurations": {"kept": 0, "measured": 0},
+            "load_average": {"start": _load_average(), "end": None},
         }
         if resume:
             self.meta.update(started_at=previous.get("started_at"), engines=previous.get("engines", []),
@@ -192,6 +224,7 @@ class Run:
         if headline is not None:
             self.meta["headline"] = headline
         self.meta["completed"] = True
+        self.meta.setdefault("load_average", {})["end"] = _load_average()
         self._write_meta()
 
     def _write_meta(self) -> None:

@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-import pandas as pd
-
 from ingestlab import _paths, cgroups, checkpoints, journal, results
 from ingestlab.conninfo import (
     PASSWORDS_ENV,
@@ -69,6 +67,70 @@ def find_notebook(key: str) -> Path:
 VALIDATORS = {"01_insert_anatomy": "insert", "02_component_sweeps": "sweeps", "03_upsert_beyond_ram": "upsert",
               "04_group_commit": "group_commit", "05_million_rows": "million",
               "06_csv_scan": "csv_scan"}
+
+
+#: Each notebook's parameter naming the engines it measures (names of local engines or URLs, comma-separated).
+ENGINE_PARAMETERS = {"01_insert_anatomy": "TARGET", "02_component_sweeps": "TARGETS",
+                     "03_upsert_beyond_ram": "ENGINES", "04_group_commit": "TARGET", "05_million_rows": "TARGETS"}
+
+
+def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_given: bool = True
+                                ) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """Leave out the local engines of ``path``'s engine parameter that cannot start on this machine.
+
+    The value is the one given in ``parameters`` or else the notebook's default. Only local
+    engine names are checked (their programs: ``mariadbd``, PostgreSQL 15's binaries); URLs
+    and unknown names are left to the notebook's validation.
+
+    Parameters
+    ----------
+    path : Path
+        The notebook.
+    parameters : dict
+        The parameters given for it.
+    drop_given : bool
+        Whether an engine named in ``parameters`` may be left out too; if False, such an
+        engine is refused instead (only defaults adapt to the machine).
+
+    Returns
+    -------
+    (dict or None, dict)
+        The parameters to run with (the engine parameter rewritten when something was left
+        out), or None when no engine is left; and each engine left out with the reason.
+
+    Raises
+    ------
+    ConfigError
+        With ``drop_given=False``, for a given engine that cannot start here.
+    """
+    from ingestlab.engines import Engine
+    from ingestlab.workloads._params import items_of
+
+    name = ENGINE_PARAMETERS.get(path.stem)
+    declared = declared_parameters(path)
+    if name is None or name not in declared:
+        return parameters, {}
+    given = name in parameters
+    value = parameters[name] if given else _literal(declared[name]["default"])
+    if not isinstance(value, str) or value.count("://") > 1:
+        return parameters, {}
+    kept, skipped = [], {}
+    for item in filter(None, items_of(value)):
+        reason = None
+        if "://" not in item:
+            try:
+                reason = Engine.class_of(item).unavailable_reason()
+            except ConfigError:
+                reason = None  # not an engine: the notebook's validation says so
+        if reason and given and not drop_given:
+            raise ConfigError(name, item, f"an engine that can start on this machine ({reason})")
+        if reason:
+            skipped[item] = reason
+        else:
+            kept.append(item)
+    if not skipped:
+        return parameters, {}
+    return ({**parameters, name: ",".join(kept)} if kept else None), skipped
 
 
 def _validators() -> dict[str, Callable[..., Any]]:
@@ -242,6 +304,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     """
     import papermill
 
+    from ingestlab._kernel import QuietKernelManager
+
     path = find_notebook(key)
     parameters, resolved = validated_parameters(path, dict(parameters or {}))
     out_dir = Path(out) if out else default_out()
@@ -263,6 +327,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             kernel_log.__enter__()
             papermill.execute_notebook(str(path), str(partial), parameters=injected,
                                        cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
+                                       km=QuietKernelManager(kernel_name="python3"),
                                        stderr_file=sys.stderr if progress else None)  # the kernel's own bars
         except papermill.PapermillExecutionError as exc:
             error = _run_error(path.stem, target, exc.ename, exc.evalue, exc.traceback)
@@ -397,7 +462,16 @@ def prepare_output(target: Path, mode: str = "new") -> Path:
     return target
 
 
-def _check_output(target: Path, mode: str) -> None:
+def check_output(target: Path, mode: str = "new") -> None:
+    """Refuse an output folder that is a file, holds an earlier run (``mode`` new), or cannot be written.
+
+    Raises
+    ------
+    ConfigError
+        When ``target`` holds an earlier run and ``mode`` is ``"new"``.
+    PreflightError
+        When it is a file, not writable, or its disk has less than :data:`OUT_MIN_FREE_BYTES` free.
+    """
     probe_dir = target
     while not probe_dir.exists():
         probe_dir = probe_dir.parent
@@ -449,7 +523,7 @@ def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Pat
     PreflightError
         One line naming what failed (passwords masked).
     """
-    _check_output(target, mode)
+    check_output(target, mode)
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
     return [entry for name, url in url_targets(parameters) for entry in _check_target(name, url, variants)]
@@ -640,26 +714,15 @@ def _stop_own_kernels(timeout_s: float = 10.0) -> None:
     stop_processes(kernels, timeout_s)
 
 
+def figure_files(target: Path) -> list[Path]:
+    """The figure files a notebook's run wrote into its folder (``<target>/figures/``), sorted."""
+    from ingestlab.figures import FORMATS
+
+    folder = Path(target) / results.FIGURES_SUBDIR
+    return sorted(p for p in folder.glob("*") if p.suffix.lstrip(".") in FORMATS) if folder.is_dir() else []
+
+
 def default_out() -> Path:
     """``runs/<UTC timestamp>-<random>`` in the repository: two runs started in one second get two folders."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return _paths.REPO / "runs" / f"{stamp}-{_secrets.token_hex(3)}"
-
-
-def summary(out: str | os.PathLike) -> pd.DataFrame:
-    """Every ``fits.csv`` under ``out`` in one table (OLS rows first).
-
-    Raises
-    ------
-    ConfigError
-        When ``out`` is not a folder.
-    """
-    if not Path(out).is_dir():
-        raise ConfigError("OUT", str(out), "a run folder (the --out of an earlier `ingestlab run`)")
-    frames = [pd.read_csv(p) for p in sorted(Path(out).glob("*/fits.csv"))]
-    if not frames:
-        return pd.DataFrame()
-    fits = pd.concat(frames, ignore_index=True)
-    if "method" in fits.columns:
-        fits = fits.sort_values(["notebook", "method"], kind="stable")
-    return fits

@@ -1,0 +1,164 @@
+"""Promotion of a run's figures into the article's ``figures/``, with a SOURCE file naming the run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable
+
+from ingestlab import _paths, results, summary
+from ingestlab.errors import ConfigError
+from ingestlab.figures import FORMATS
+
+#: The file beside a notebook's promoted figures that says which run made them.
+SOURCE = "SOURCE"
+
+
+def _figure_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*") if p.is_file() and p.suffix.lstrip(".") in FORMATS)
+
+
+def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None
+               ) -> tuple[list[tuple[Path, dict]], list[tuple[str, str]]]:
+    """The notebook folders of ``run_dir`` whose figures may be promoted, and those that may not.
+
+    A notebook's figures may be promoted when its run completed (not failed, interrupted or
+    still running: its figures could be partial or stale) and saved figures.
+
+    Parameters
+    ----------
+    run_dir : path
+        An ``ingestlab run --out`` folder.
+    notebooks : iterable of str, optional
+        Notebook ids or names to take; each must qualify. Default: every notebook folder of
+        ``run_dir``, those that do not qualify returned apart with the reason.
+
+    Returns
+    -------
+    (list of (Path, dict), list of (str, str))
+        Each promotable notebook's folder in ``run_dir`` with its ``run.json``; each
+        notebook left out with why.
+
+    Raises
+    ------
+    ConfigError
+        For a folder that is not a run, or a named notebook that does not qualify; all checked
+        before anything is copied.
+    """
+    from ingestlab import runner
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ConfigError("RUN_DIR", str(run_dir), "a run folder (the --out of an earlier `ingestlab run`)")
+    named = [runner.find_notebook(n).stem for n in notebooks or []]
+    stems = named or sorted(p.parent.name for p in run_dir.glob("*/run.json"))
+    found, left_out = [], []
+    for stem in stems:
+        folder = run_dir / stem
+        try:
+            meta = json.loads((folder / "run.json").read_text())
+        except (OSError, ValueError):
+            meta, why = {}, f"it has no readable {folder}/run.json"
+        else:
+            why = None if meta.get("completed") else "its run did not complete (run.json), so its figures may be partial"
+        if why is None and not _figure_files(folder / results.FIGURES_SUBDIR):
+            why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
+        if why and named:
+            raise ConfigError("NOTEBOOK", stem, f"a notebook of {run_dir} whose figures can be promoted ({why})")
+        if why:
+            left_out.append((stem, why))
+        else:
+            found.append((folder, meta))
+    if not found and not named:
+        raise ConfigError("RUN_DIR", str(run_dir), "a run folder with at least one completed notebook that saved "
+                          "figures (" + ("; ".join(f"{s}: {w}" for s, w in left_out) or "none ran there") + ")")
+    return found, left_out
+
+
+def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str) -> str:
+    """The text of ``SOURCE``: the command, scale, parameters, revision, times, host and load of the run.
+
+    Parameters
+    ----------
+    folder : Path
+        The notebook's folder in the run (``<out>/<notebook>``).
+    meta : dict
+        Its ``run.json``.
+    files : list of Path
+        The figure files promoted (their SHA-256 digests are listed).
+    promoted_by : str
+        The command that promoted them.
+    """
+    from ingestlab import runner
+
+    params = meta.get("parameters", {})
+    declared = runner.declared_parameters(runner.find_notebook(folder.name))
+    given = " ".join(f"-p {k.upper()} {','.join(map(str, v)) if isinstance(v, list) else v}"
+                     for k, v in params.items() if v is not None and k.upper() in declared)  # not derived values
+    git = meta.get("git", {})
+    revision = (git.get("revision") or "unknown")[:7] + (" with uncommitted changes" if git.get("dirty") else "")
+    host = meta.get("host", {})
+    load = meta.get("load_average", {})
+    engines = sorted({f"{e.get('engine')} {e.get('server_version', '')} {e.get('variant', '')}".strip()
+                      for e in meta.get("engines", [])})
+    scale = summary.scale_of(meta)
+    lines = [
+        f"Made by: ingestlab run {folder.name} {given} --out {folder.parent}".replace("  ", " "),
+        f"Scale: {scale}" + (f" ({summary.SCALE_NOTE[scale]})" if scale in summary.SCALE_NOTE else ""),
+        f"Parameters (resolved): {json.dumps(params, default=str)}",
+        f"Revision: {revision}",
+        f"Ran: {meta.get('started_at')} to {meta.get('ended_at')} (UTC) on {host.get('cpu_model')}, "
+        f"{host.get('cpu_cores')} cores, {round((host.get('ram_bytes') or 0) / 2**30)} GiB",
+        "Load average (1/5/15 min): " + (f"{load.get('start')} at the start, {load.get('end')} at the end"
+                                         if load else "not recorded by this run"),
+        "Engines: " + (", ".join(engines) if engines else "none (published data)"),
+    ]
+    lines += [f"Note: {n}" for n in meta.get("notes", [])]
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines.append(f"Promoted by: {promoted_by}, {stamp}")
+    lines.append("Files (SHA-256):")
+    lines += [f"  {hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}" for p in files]
+    return "\n".join(lines) + "\n"
+
+
+def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, *,
+            to: str | os.PathLike | None = None) -> list[tuple[str, Path, str]]:
+    """Copy the figures of completed notebooks of ``run_dir`` into ``<to>/<notebook>/`` with a SOURCE file.
+
+    Each notebook's earlier figures there (PNG, SVG, PDF and SOURCE) are removed first, so
+    no figure of another run stays beside them. Every notebook is checked
+    (:func:`promotable`) before anything is copied.
+
+    Parameters
+    ----------
+    run_dir : path
+        An ``ingestlab run --out`` folder.
+    notebooks : iterable of str, optional
+        Notebook ids or names (default: every notebook folder with figures).
+    to : path, optional
+        Default: the repository's ``figures/`` (``$INGESTLAB_FIGURES_DIR`` when set).
+
+    Returns
+    -------
+    (list of (str, Path, str), list of (str, str))
+        Each notebook promoted, the folder written and the run's scale; each left out, with why.
+    """
+    chosen, left_out = promotable(run_dir, notebooks)
+    root = Path(to) if to else _paths.figures_dir()
+    command = "ingestlab figures " + " ".join([str(run_dir), *(notebooks or [])])
+    done = []
+    for folder, meta in chosen:
+        files = _figure_files(folder / results.FIGURES_SUBDIR)
+        dest = root / folder.name
+        dest.mkdir(parents=True, exist_ok=True)
+        for old in _figure_files(dest) + [dest / SOURCE]:
+            old.unlink(missing_ok=True)
+        for path in files:
+            shutil.copyfile(path, dest / path.name)
+        (dest / SOURCE).write_text(source_text(folder, meta, files, promoted_by=command))
+        done.append((folder.name, dest, summary.scale_of(meta)))
+    return done, left_out

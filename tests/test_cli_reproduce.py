@@ -1,0 +1,116 @@
+"""The newcomer's path through ``ingestlab run``: engines this machine lacks, several notebooks, figures, -f.
+
+MariaDB is made unavailable for real: ``$INGESTLAB_MARIADB_BIN_DIR`` points the lab's search for
+``mariadbd`` at an empty folder, as on a machine without the package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingestlab import _paths
+from ingestlab.servers.mariadb import BIN_DIR_ENV
+
+BIN = Path(sys.executable).parent / "ingestlab"
+
+
+def _cli(*args, tmp_path: Path, no_mariadb: bool = True, timeout: int = 600):
+    env = {k: v for k, v in os.environ.items() if k != _paths.FIGURES_ENV}  # figures where a user's run puts them
+    env["INGESTLAB_LAB_DIR"] = str(tmp_path / "lab")
+    if no_mariadb:
+        (tmp_path / "no-mariadb").mkdir(exist_ok=True)
+        env[BIN_DIR_ENV] = str(tmp_path / "no-mariadb")
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def _meta(out: Path, notebook: str) -> dict:
+    return json.loads((out / notebook / "run.json").read_text())
+
+
+def test_several_notebooks_leave_out_mariadb_say_so_once_and_exit_0(tmp_path):
+    out = tmp_path / "out"
+    res = _cli("run", "02", "03", "--no-progress", "--out", str(out), "-p", "STATEMENTS", "5", "-p", "REPEATS", "1",
+               "-p", "FACTORS", "columns", "--summary", tmp_path=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    skipped = [ln for ln in res.stderr.splitlines() if ln.startswith("ingestlab: skipped")]
+    assert len(skipped) == 1, res.stderr
+    assert "mariadb in 02_component_sweeps, 03_upsert_beyond_ram" in skipped[0] and "mariadbd" in skipped[0]
+    assert _meta(out, "02_component_sweeps")["parameters"]["targets"] == ["postgres"]
+    assert _meta(out, "03_upsert_beyond_ram")["parameters"]["engines"] == ["postgres", "rocksdb"]
+    assert all(_meta(out, nb)["completed"] for nb in ("02_component_sweeps", "03_upsert_beyond_ram"))
+    # the summary keeps notebook 03's per-batch intercept apart from per-row costs, and states the scale
+    assert "-- fixed cost per batch" in res.stdout and "-- cost per row" in res.stdout
+    assert "overhead per statement" not in res.stdout
+    assert "SCALE smoke" in res.stdout and "not comparable with paper-scale numbers" in res.stdout
+
+
+def test_a_notebook_left_without_engines_is_skipped_and_a_run_writes_no_figure_into_the_repository(tmp_path):
+    repo_figures = _paths.REPO / "figures"
+    before = _snapshot(repo_figures)
+    out = tmp_path / "out"
+    res = _cli("run", "00", "03", "-p", "ENGINES", "mariadb", "--no-progress", "--out", str(out), tmp_path=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "ingestlab: skipped 03_upsert_beyond_ram: none of its engines can start here" in res.stderr
+    assert not (out / "03_upsert_beyond_ram").exists()
+    assert _snapshot(repo_figures) == before, "a run wrote into the repository's figures/"
+    figures = sorted(p.name for p in (out / "00_published_results" / "figures").iterdir())
+    assert "starrocks_overhead_fit.svg" in figures and len(figures) % 3 == 0
+    # a completed notebook's kernel says nothing: no unencrypted-TCP warning, no KeyboardInterrupt
+    assert (out / "00_published_results" / "kernel.log").read_text() == ""
+    assert "figure files in" in res.stderr
+
+
+def test_one_notebook_refuses_a_named_engine_that_cannot_start_before_anything_starts(tmp_path):
+    res = _cli("run", "02", "-p", "TARGETS", "postgres,mariadb", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert "TARGETS='mariadb'" in res.stderr and "mariadbd" in res.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "lab").exists()
+
+
+@pytest.mark.parametrize("keep_going, code, ran_00", [([], 3, True), (["--no-keep-going"], 3, False)])
+def test_a_failing_notebook_does_not_stop_the_others_unless_asked(tmp_path, keep_going, code, ran_00):
+    out = tmp_path / "out"
+    res = _cli("run", "01", "00", "-p", "TARGET", "postgresql://u@127.0.0.1:1/db", "--no-progress", "--out", str(out),
+               *keep_going, tmp_path=tmp_path, no_mariadb=False)
+    assert res.returncode == code, res.stderr[-3000:]
+    assert "pre-flight check failed" in res.stderr and "Connection refused" in res.stderr
+    assert (out / "00_published_results" / "run.json").exists() == ran_00
+    if ran_00:
+        assert "1 of 2 notebooks failed" in res.stderr
+
+
+def test_parameters_file_is_read_and_p_overrides_it(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("SCALE: galactic  # overridden below\nN: 0\n")
+    res = _cli("run", "01", "-f", str(params), "-p", "SCALE", "smoke", "--out", str(tmp_path / "out"),
+               tmp_path=tmp_path)
+    assert res.returncode == 2 and "N=0" in res.stderr and "galactic" not in res.stderr, res.stderr
+    params.write_text("N: [1, {a: 2}]\n")
+    res = _cli("run", "01", "-f", str(params), tmp_path=tmp_path)
+    assert res.returncode == 2 and res.stderr.startswith("ingestlab: error: N=") and "flat list" in res.stderr
+    params.write_text("N: 200\nREPEATS: 1\nPROFILE_N: 2\nVARIANTS: [sync_on]\n")
+    res = _cli("run", "01", "-f", str(params), "--no-progress", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    meta = _meta(tmp_path / "out", "01_insert_anatomy")
+    assert meta["parameters"]["n"] == 200 and meta["parameters"]["variants"] == ["sync_on"]
+
+
+def test_version_and_help_read_as_plain_text():
+    from ingestlab import __version__
+
+    version = subprocess.run([str(BIN), "--version"], capture_output=True, text=True, check=True).stdout
+    assert version.strip() == f"ingestlab {__version__}"
+    for args in ([], ["run"], ["figures"], ["summary"]):
+        text = subprocess.run([str(BIN), *args, "--help"], capture_output=True, text=True, check=True).stdout
+        assert "``" not in text and ":func:" not in text, text
+    assert "exit codes:" in subprocess.run([str(BIN), "run", "--help"], capture_output=True, text=True).stdout

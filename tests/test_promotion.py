@@ -1,0 +1,67 @@
+"""Promoting a run's figures into the article's figures/: only whole runs, byte for byte, with SOURCE."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingestlab import _paths, promotion
+from ingestlab.errors import ConfigError
+
+BIN = Path(sys.executable).parent / "ingestlab"
+
+
+@pytest.fixture(scope="module")
+def run00(tmp_path_factory):
+    """A real run of notebook 00 (published data, no server), its figures in its run folder."""
+    out = tmp_path_factory.mktemp("run")
+    env = {k: v for k, v in os.environ.items() if k != _paths.FIGURES_ENV}
+    subprocess.run([str(BIN), "run", "00", "--no-progress", "--out", str(out)], check=True, env=env,
+                   capture_output=True, timeout=600)
+    return out
+
+
+def test_promotion_copies_every_figure_and_names_the_run_in_source(run00, tmp_path):
+    to = tmp_path / "figures"
+    (to / "00_published_results").mkdir(parents=True)
+    (to / "00_published_results" / "stale.svg").write_text("<svg/>")  # a figure the notebook no longer makes
+    done, left_out = promotion.promote(run00, ["00"], to=to)
+    assert [(n, s) for n, _, s in done] == [("00_published_results", "-")] and left_out == []
+    made = sorted((run00 / "00_published_results" / "figures").iterdir())
+    copied = sorted(p for p in (to / "00_published_results").iterdir() if p.name != promotion.SOURCE)
+    assert [p.name for p in copied] == [p.name for p in made]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(made, copied))
+    source = (to / "00_published_results" / promotion.SOURCE).read_text()
+    meta = json.loads((run00 / "00_published_results" / "run.json").read_text())
+    assert f"--out {run00}" in source and f"Revision: {meta['git']['revision'][:7]}" in source
+    assert "Load average (1/5/15 min): [" in source and "Promoted by: ingestlab figures" in source
+    for path in made:
+        assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in source
+
+
+def test_an_unfinished_run_is_refused_when_named_and_left_out_otherwise(run00, tmp_path):
+    broken = tmp_path / "run"
+    shutil.copytree(run00, broken)
+    meta_path = broken / "00_published_results" / "run.json"
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "completed": False}))
+    with pytest.raises(ConfigError, match="did not complete"):
+        promotion.promote(broken, ["00"], to=tmp_path / "figures")
+    with pytest.raises(ConfigError, match="at least one completed notebook"):
+        promotion.promote(broken, to=tmp_path / "figures")
+    assert not (tmp_path / "figures").exists()
+
+
+def test_the_figures_command_says_what_it_copied_or_fails_in_one_line(run00, tmp_path):
+    res = subprocess.run([str(BIN), "figures", str(run00), "--to", str(tmp_path / "f")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("00_published_results: figures of") and "(SCALE -)" in res.stdout
+    res = subprocess.run([str(BIN), "figures", str(tmp_path / "nothing"), "--to", str(tmp_path / "f")],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and "RUN_DIR" in res.stderr

@@ -1,0 +1,58 @@
+"""The run folder's summary: fits by what they estimate, headline numbers, the scale of each run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ingestlab import summary
+from ingestlab.errors import ConfigError
+from ingestlab.results import Run
+
+
+def _fit(engine: str, variant: str, **values) -> dict:
+    return {"engine": engine, "variant": variant, "method": "ols", "r2": 0.99, "n_points": 9, **values}
+
+
+@pytest.fixture
+def run_folder(tmp_path):
+    """Two notebooks' runs written by the lab's own Run: 01 at paper scale, 03 at smoke scale, 04 unfinished."""
+    run01 = Run("01_insert_anatomy", {"scale": "paper"}, tmp_path / "01_insert_anatomy")
+    run01.finish(fits=pd.DataFrame([_fit("postgres", "sync_on", overhead_ms=0.46, overhead_ci_low_ms=0.40,
+                                         overhead_ci_high_ms=0.53, write_time_s=0.01)]),
+                 headline={"overhead_ms[sync_on]": 0.46, "diff_ms": [0.24, 0.2, 0.28]})
+    run03 = Run("03_upsert_beyond_ram", {"scale": "smoke"}, tmp_path / "03_upsert_beyond_ram")
+    run03.finish(fits=pd.DataFrame([_fit("rocksdb", "overwrite", overhead_ms=5.5, overhead_ci_low_ms=-6.9,
+                                         overhead_ci_high_ms=17.9, write_time_s=0.0, per_row_us=105.0,
+                                         per_row_ci_low_us=-23.0, per_row_ci_high_us=233.0, disk_profile="local")]),
+                 headline={"ratio_median[rocksdb overwrite/insert, local]": 43.5})
+    Run("04_group_commit", {"scale": "smoke"}, tmp_path / "04_group_commit")
+    return tmp_path
+
+
+def test_per_statement_per_batch_and_per_row_fits_are_different_quantities(run_folder):
+    table = summary.fits(run_folder)
+    by = table.set_index(["notebook", "quantity"])
+    assert by.loc[("01_insert_anatomy", "overhead per statement"), "estimate"] == 0.46
+    assert by.loc[("03_upsert_beyond_ram", "fixed cost per batch"), "estimate"] == 5.5
+    assert by.loc[("03_upsert_beyond_ram", "cost per row"), ["estimate", "unit"]].tolist() == [105.0, "µs"]
+    assert set(table.loc[table["notebook"] == "03_upsert_beyond_ram", "quantity"]) == {"fixed cost per batch",
+                                                                                       "cost per row"}
+    assert dict(zip(table["notebook"], table["scale"])) == {"01_insert_anatomy": "paper",
+                                                           "03_upsert_beyond_ram": "smoke"}
+    assert list(table.columns) == summary.COLUMNS
+
+
+def test_the_text_states_scales_headlines_and_unfinished_runs(run_folder):
+    text = summary.format_summary(run_folder)
+    assert "SCALE paper (01_insert_anatomy)" in text and "SCALE smoke (03_upsert_beyond_ram, 04_group_commit)" in text
+    assert "not comparable with paper-scale numbers" in text
+    assert "diff_ms = 0.24 (0.2–0.28)" in text and "overhead_ms[sync_on] = 0.46" in text
+    assert "== 04_group_commit headline numbers (SCALE smoke) — did not complete" in text
+    assert "estimate_µs" in text and "estimate_ms" in text
+
+
+def test_a_folder_that_is_no_run_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="RUN_DIR"):
+        summary.fits(tmp_path / "missing")
+    assert summary.format_summary(tmp_path) == f"no run.json under {tmp_path}"
