@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,6 +38,16 @@ def test_bad_input_fails_before_any_server_starts(args, needle, tmp_path):
     assert "Traceback" not in res.stderr
     assert "pw@" not in res.stderr
     assert not lab.exists(), "a server directory was created before validation"
+
+
+def test_a_csv_scan_larger_than_the_free_disk_is_refused_before_any_file_is_written(tmp_path):
+    data, out = tmp_path / "data", tmp_path / "out"
+    too_big = 4 * shutil.disk_usage(tmp_path).free / 1e6
+    res = _cli("run", "06", "--out", str(out), "-p", "DATA_DIR", str(data), "-p", "SIZES", f"1,{too_big:.0f}")
+    assert res.returncode == 2, res.stderr
+    assert "SIZES=" in res.stderr and "needs" in res.stderr and "GB available" in res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert not data.exists() and not (out / "06_csv_scan").exists()
 
 
 def test_unknown_notebook_lists_the_known_ones(tmp_path):

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -113,6 +114,17 @@ def test_a_size_beyond_the_free_disk_is_refused_with_needed_and_available(tmp_pa
     assert not (tmp_path / "data").exists()
 
 
+def test_a_size_beyond_the_real_free_disk_is_refused_before_generation(tmp_path):
+    free = shutil.disk_usage(tmp_path).free
+    with pytest.raises(ConfigError) as err:
+        csv_scan.validate(sizes=f"1,{4 * free / 1e6:.0f}", data_dir=str(tmp_path / "data"))
+    found = re.search(r"needs ([\d.]+) GB more .* ([\d.]+) GB available", str(err.value))
+    assert err.value.name == "SIZES" and found, str(err.value)
+    need, available = float(found[1]), float(found[2])
+    assert need > available and abs(available - free / 1e9) < 1  # the same file system, a moment apart
+    assert not (tmp_path / "data").exists()
+
+
 def test_a_wrong_answer_is_recorded_then_raised(data_dir, tmp_path, monkeypatch):
     params = csv_scan.validate(engines="duckdb", queries="count_star", sizes="0.1", rounds=1, base_rows=N,
                                data_dir=str(data_dir))
@@ -155,6 +167,21 @@ def test_a_child_over_the_memory_limit_is_killed_with_its_peak_and_gone(data_dir
         csv_scan.subprocess.Popen = saved
     assert res["status"] == "oom" and res["peak_rss_mb"] > 20
     assert not psutil.pid_exists(seen[0].pid)
+
+
+def test_an_engine_over_the_memory_limit_is_recorded_with_its_peak_and_the_run_goes_on(data_dir, tmp_path):
+    # 47 MB: pandas' C engine holds the whole frame (about 230 MB here), its first row and DuckDB stay near 100 MB
+    params = csv_scan.validate(engines="pandas_c,duckdb", queries="full_scan_order_by_limit_1,limit_1", sizes="47",
+                               rounds=1, base_rows=2000, data_dir=str(data_dir), memory_limit_mb=160)
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    run = Run("06_csv_scan", params.as_dict(), tmp_path)
+    scans = csv_scan.measure(params, run).set_index(["engine", "query"])
+    killed = scans.loc[("pandas_c", "full_scan_order_by_limit_1")]
+    assert killed["status"] == "oom" and killed["peak_rss_mb"] > 160 and killed["exit_code"] < 0
+    assert (scans.drop(("pandas_c", "full_scan_order_by_limit_1"))["status"] == "ok").all()
+    assert "oom" in run.table()["status"].tolist() and "pandas_c full_scan_order_by_limit_1" in (
+        csv_scan.describe_answers(scans.reset_index()))
+    assert {p.pid for p in psutil.Process().children(recursive=True)} <= before
 
 
 def test_chdb_count_from_files_miscounts_hive_text_which_is_why_it_is_off(data_dir):

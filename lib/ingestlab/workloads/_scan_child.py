@@ -146,8 +146,10 @@ def _pyarrow_table(spec):
         table = pyarrow.concat_tables([_with_dt(pacsv.read_csv(f, *_arrow_options()), f) for f in files])
         if query == "limit_1":
             return [list(table.slice(0, 1).to_pylist()[0].values())]
-        idx = pc.select_k_unstable(table, k=1, sort_keys=[("id", "ascending")])
-        return [list(table.take(idx).to_pylist()[0].values())]
+        idx = pc.select_k_unstable(table, k=1, sort_keys=[("id", "ascending")])[0].as_py()
+        # slice, not take: take concatenates a column's chunks, and past 2 GiB of text the 32-bit
+        # offsets of a string column overflow (ArrowInvalid at 5.3 GB)
+        return [list(table.slice(idx, 1).to_pylist()[0].values())]
 
     return pyarrow.__version__, run
 

@@ -261,7 +261,8 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
     (its rounds) is a configuration of :meth:`~ingestlab.results.Run.once`, which a resumed
     run does not measure again. A wrong answer is recorded, then raised as
     :class:`~ingestlab.errors.WrongAnswerError`; an engine that runs out of memory, times
-    out or crashes is recorded and the run goes on.
+    out or crashes is recorded and the run goes on. Each row carries ``load_1m``, the
+    machine's 1-minute load average when that run ended.
     """
     cache = resolved_cache(params.cache)
     tables = tables if tables is not None else generate(params)
@@ -330,6 +331,8 @@ def _row(size: dict, engine: str, query: str, rnd: int, rounds: int, res: dict) 
         "gb_per_s": size["gb"] / seconds if seconds and seconds > 0 else np.nan,
         "answer": json.dumps(res.get("answer"), ensure_ascii=False), "version": res.get("version", ""),
         "exit_code": res.get("exit_code", 0), "error": res.get("error", ""),
+        # the machine is shared: the 1-minute load average when the run ended says how busy it was
+        "load_1m": os.getloadavg()[0],
     }])
 
 
