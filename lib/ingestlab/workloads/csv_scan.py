@@ -17,9 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 import psutil
-from tqdm import tqdm
 
-from ingestlab import _paths, hivetext, models, timing
+from ingestlab import _paths, hivetext, models, progress, timing
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads._params import one_of, positive_int, subset
 
@@ -267,7 +266,7 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
              + ", ".join(f"{t.gb:.3g} GB {t.checksum[:12]}" for t in tables))
     frames = []
     total = len(tables) * params.rounds * (1 + len(params.engines) * len(params.queries))
-    with tqdm(total=total, desc="csv scan", unit="run") as bar:
+    with progress.bar(total=total, desc="csv scan", unit="run") as bar:
         for table in tables:
             size = {"bytes": table.bytes, "gb": table.gb, "rows": table.rows, "doublings": table.doublings,
                     "checksum": table.checksum, "cache": cache}

@@ -7,9 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
-from ingestlab import datagen, models, report
+from ingestlab import datagen, models, progress, report
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
@@ -163,7 +162,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "throughput": [], "cpu": []}
     row = datagen.seed_rows(1, start_id=0, seed=params.seed)[0]
     grid = [(r, c) for r in params.rows_per_insert for c in params.clients]
-    bar = tqdm(total=len(params.variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
+    bar = progress.bar(total=len(params.variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
     try:
         engine.start()
         for variant in params.variants:

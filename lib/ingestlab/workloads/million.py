@@ -11,9 +11,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from tqdm import tqdm
 
-from ingestlab import _paths, datagen, disk, models, timing
+from ingestlab import _paths, datagen, disk, models, progress, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads._params import items_of, one_of, positive_int, subset
@@ -291,7 +290,7 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
             chosen = [m for m in methods if setting.methods is None or m in setting.methods]
             labels = {"target": target, "engine": engine.label, "version": version, "system": system, "setting": name}
             plan = [(-1, warm)] * bool(warm) + [(r, data) for r in range(params.runs)]
-            with tqdm(total=len(plan) * len(chosen), desc=f"{system} {name}", unit="load") as bar:
+            with progress.bar(total=len(plan) * len(chosen), desc=f"{system} {name}", unit="load") as bar:
                 for run_no, rows in plan:
                     for method in chosen:
                         row = load_once(engine, method, setting, rows, batch_rows=params.batch_rows)
