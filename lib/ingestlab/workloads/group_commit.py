@@ -176,7 +176,8 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
                 for key, frame in config.items():
                     out[key].append(frame)
                 run.save_csv(pd.concat(out["throughput"], ignore_index=True), "throughput")
-                bar.set_postfix_str(f"{variant} C={clients} R={rows}: {config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s")
+                bar.set_postfix_str(f"{variant} C={clients} R={rows}: {config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s",
+                                    refresh=False)
                 bar.update(1)
     finally:
         bar.close()
