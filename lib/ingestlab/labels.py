@@ -60,7 +60,7 @@ LABELS: dict[str, str] = {
 #: Column → legend or table header, where the column's own name would not read well.
 COLUMN_LABELS: dict[str, str] = {
     "nereids_planner": "Nereids planner", "rows_per_insert": "rows per INSERT", "n_points": "points",
-    "r2": "R²", "series": "", "speedup": "speed-up (×)", "n_statements": "statements", "n_loads": "loads", "ms": "time (ms)",
+    "r2": "R²", "series": "", "peak_rss_mb": "peak resident memory (MB)", "seconds": "time (s)", "speedup": "speed-up (×)", "n_statements": "statements", "n_loads": "loads", "ms": "time (ms)",
 }
 _UNITS = (("_ms", "ms"), ("_us", "µs"), ("_s", "s"), ("_mb", "MB"), ("_gb", "GB"), ("_bytes", "bytes"), ("_x", "×"))
 _BOOLEAN = {True: "on", False: "off"}
@@ -70,19 +70,19 @@ _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 def label(value: object) -> str:
     """The reader's name of an identifier; an unknown one (a server's stage) with its underscores as spaces.
 
-    Text that is not an identifier (it has capitals, spaces or signs) is returned as it is.
+    Text that is not one identifier gets the identifiers inside it named (:func:`phrase`).
 
     Examples
     --------
     >>> label("sync_on"), label("wal_flush"), label("opening_tables"), label(1000)
     ('synchronous_commit on', 'WAL flush', 'opening tables', '1000')
-    >>> label("shared-nothing 4.0.4"), label("data/x_y.csv")
-    ('shared-nothing 4.0.4', 'data/x_y.csv')
+    >>> label("shared-nothing 4.0.4"), label("data/x_y.csv"), label("postgres 18.6")
+    ('shared-nothing 4.0.4', 'data/x_y.csv', 'PostgreSQL 18.6')
     """
     text = str(value)
     if text in LABELS:
         return LABELS[text]
-    return text.replace("_", " ") if _IDENTIFIER.fullmatch(text) else text
+    return text.replace("_", " ") if _IDENTIFIER.fullmatch(text) else phrase(text)
 
 
 def column_label(column: str) -> str:

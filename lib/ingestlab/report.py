@@ -349,6 +349,10 @@ def run_caption(meta: Mapping) -> str:
     """
     params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
     engines = list(dict.fromkeys(_engine_name(e) for e in meta.get("engines") or []))
+    if not engines and isinstance(params.get("engines"), list):  # in-process readers: their package's version
+        packages = (meta.get("software") or {}).get("packages") or {}
+        engines = [_engine_name({"engine": e, "server_version": packages.get(str(e).split("_")[0])})
+                   for e in params["engines"]]
     parts = [", ".join(engines)] if engines else []
     scale = params.get("scale")
     if scale:
@@ -371,7 +375,12 @@ def run_caption(meta: Mapping) -> str:
 def _engine_name(entry: Mapping) -> str:
     version = re.search(r"\d+(?:\.\d+)+", str(entry.get("server_version") or ""))
     name = labels.label(entry.get("engine", "?"))
-    return f"{name} {version.group()}" if version and version.group() not in name else name
+    if not version:
+        return name
+    family, _, major = name.rpartition(" ")
+    if family and version.group().startswith(major + "."):  # "PostgreSQL 15" at 15.18: "PostgreSQL 15.18"
+        name = family
+    return f"{name} {version.group()}"
 
 
 def data_caption(frame: pd.DataFrame) -> str:

@@ -416,13 +416,21 @@ def plot_methods(table: pd.DataFrame):
     """Rows/s by method (log scale), one panel per system, a bar per setting."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
     systems = list(dict.fromkeys(table["system"]))
-    fig, axes = plt.subplots(1, len(systems), figsize=(5.5 * len(systems), 4.5), squeeze=False)
-    for ax, system in zip(axes[0], systems):
-        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="method", hue="setting", ax=ax, log=True)
-        ax.set_title(system)
+    fig, axes = plt.subplots(1, len(systems), figsize=(2.0 + 3.0 * len(systems), 4.0), squeeze=False, sharex=True)
+    first = table[table["system"] == systems[0]]
+    for i, (ax, system) in enumerate(zip(axes[0], systems)):
+        part = table[table["system"] == system]
+        figures.plot_bars(part, x="rows_per_s", y="method", hue="setting", ax=ax, log="auto")
+        ax.set_title(labels.phrase(system))
+        ax.set_xlabel("rows per second")
+        if i and list(part["method"]) == list(first["method"]):  # the same rows as the first panel: named there
+            ax.set_yticklabels([])
+        if i and list(part["setting"]) == list(first["setting"]):
+            ax.get_legend().remove()
+    fig.tight_layout()
     return fig
 
 
@@ -436,11 +444,11 @@ def plot_versions(table: pd.DataFrame, setting: str = "default"):
 
 def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
     """Seconds against statements per system × setting, with the fitted lines (log–log)."""
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
     measured = loads[~loads["warmup"] & ~loads["method"].isin(FIT_EXCLUDED)]
-    group = measured["system"] + " " + measured["setting"]
-    lines = fits.assign(group=fits["system"] + " " + fits["setting"])
+    group = labels.join(measured, ["system", "setting"])
+    lines = fits.assign(group=labels.join(fits, ["system", "setting"]))
     return figures.plot_overhead_fit(measured.assign(group=group), lines, x="statements", y="seconds",
                                      hue="group").figure
 
