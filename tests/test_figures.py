@@ -244,3 +244,14 @@ def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     boxes = [line for line in ax.get_lines() if line.get_marker() in ("", "None")]
     assert _colours(boxes) == {mcolors.to_hex(sns.color_palette(n_colors=1)[0])}
     figures.close(ax.figure)
+
+
+def test_the_same_captioned_figure_of_the_same_run_saves_to_the_same_svg_bytes(tmp_path):
+    figures.use_article_theme()
+    data = pd.DataFrame({"scenario": ["single_row"] * 3, "elapsed_ms": [0.07, 0.5, 90.0], "variant": ["sync_on"] * 3})
+    digests = []
+    for run in range(2):
+        fig = figures.caption(figures.plot_latency(data, hue="variant").figure, "Latency", run=_META)
+        figures.save(fig, "same", notebook="t", directory=tmp_path / str(run))
+        digests.append(hashlib.sha256((tmp_path / str(run) / "same.svg").read_bytes()).hexdigest())
+    assert digests[0] == digests[1]
