@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 import matplotlib
+import matplotlib.collections
 import matplotlib.container
 import matplotlib.pyplot as plt
 import matplotlib.ticker
@@ -169,6 +170,15 @@ def plain_ticks() -> matplotlib.ticker.Formatter:
     return matplotlib.ticker.FuncFormatter(_tick)
 
 
+class _LogTicks(matplotlib.ticker.LogLocator):
+    """Powers of ten, and 2 and 5 times them when fewer than two decades are in view (else one tick or none)."""
+
+    def __call__(self):
+        low, high = self.axis.get_view_interval()
+        self.set_params(subs=(1.0, 2.0, 5.0) if 0 < low and high / low < 100 else (1.0,))
+        return super().__call__()
+
+
 def _scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
     """Set a log ``axis`` when asked (``log=True``) or when the values span decades (``"auto"``); plain ticks."""
     if log == "auto":
@@ -177,8 +187,7 @@ def _scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
         return
     getattr(ax, f"set_{axis}scale")("log")
     target = ax.xaxis if axis == "x" else ax.yaxis
-    if not spans_decades(values, 2.0):  # one or two powers of ten in view: label 2 and 5 times them too
-        target.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_locator(_LogTicks(base=10))
     target.set_major_formatter(plain_ticks())
     target.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
@@ -239,13 +248,12 @@ def _estimate(fit: pd.Series, column: str, unit: str) -> str:
 
 
 def _draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
-                color, label: str, dashed: bool = False) -> None:
+                color, label: str | None, dashed: bool = False) -> None:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
-    The axes keep the limits the data gave them: a band wider than the data is cut at the
-    edge (on a log axis, a bound ≤ 0 runs to the bottom edge) rather than stretching the axis.
+    The band does not widen the axes (they fit the data and the lines): a band wider than
+    those is cut at the edge, and on a log axis a bound ≤ 0 runs to the bottom edge.
     """
-    limits = ax.get_ylim()
     log = ax.get_yscale() == "log"
     line = intercept + slope * grid
     keep = line > 0 if log else np.ones_like(line, bool)
@@ -253,9 +261,14 @@ def _draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, 
     if np.isfinite(low) and np.isfinite(high):
         a, b = intercept + low * grid, intercept + high * grid
         if log:
-            a, b = np.maximum(a, limits[0] / 10), np.maximum(b, limits[0] / 10)
-        ax.fill_between(grid, a, b, color=color, alpha=0.15, lw=0)
-    ax.set_ylim(*limits)
+            a, b = np.maximum(a, _FLOOR), np.maximum(b, _FLOOR)
+        outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])
+        ax.add_collection(matplotlib.collections.PolyCollection([outline], facecolors=[color], alpha=0.15,
+                                                                linewidths=0), autolim=False)
+
+
+#: Where a band's bound ≤ 0 is drawn on a log axis (far below any axis: the band runs to its edge).
+_FLOOR = 1e-300
 
 
 def _grid(values, log: bool) -> np.ndarray:
