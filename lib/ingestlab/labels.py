@@ -50,6 +50,8 @@ LABELS: dict[str, str] = {
     "client_total": "client total", "unexplained": "unexplained", "driver": "driver formatting",
     "round_trip": "round trip", "parse_analyze": "parse and analyse", "planning": "planning",
     "execution": "execution", "commit": "commit", "wal_flush": "WAL flush", "outside_stages": "outside the stages",
+    # fit methods
+    "ols": "OLS", "theil_sen": "Theil–Sen", "two_point": "two points",
     # statistics
     "min": "minimum", "median": "median", "mean": "mean", "p50": "P50", "p90": "P90", "p95": "P95", "p99": "P99",
     "max": "maximum",
@@ -106,7 +108,10 @@ def column_label(column: str) -> str:
 
 
 def _words(stem: str) -> str:
-    return re.sub(r"\bci\b", "CI", stem.replace("_", " "))
+    words = stem.replace("_", " ")
+    for short, written in (("ci", "CI"), ("mb", "MB"), ("gb", "GB"), ("se", "SE")):
+        words = re.sub(rf"\b{short}\b", written, words)
+    return words
 
 
 def value_label(column: str, value: object) -> str:

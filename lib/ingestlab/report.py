@@ -230,8 +230,8 @@ def format_value(value: object, significant: int = 3) -> str:
     --------
     >>> format_value(80512.34), format_value(3545.1), format_value(0.30012), format_value(1.14e-05)
     ('80,512', '3,545', '0.300', '0.0000114')
-    >>> format_value(12), format_value(True), format_value(float("nan")), format_value("sync_on")
-    ('12', 'yes', '', 'sync_on')
+    >>> format_value(12), format_value(True), format_value(float("nan")), format_value("sync_on"), format_value(3000.0)
+    ('12', 'yes', '', 'sync_on', '3,000')
     """
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
@@ -240,8 +240,8 @@ def format_value(value: object, significant: int = 3) -> str:
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(value):
             return "" if math.isnan(value) else str(value)
-        if value == 0:
-            return "0"
+        if float(value).is_integer():  # a count stored as a float
+            return f"{int(value):,}"
         return format_number(value, max(0, significant - 1 - math.floor(math.log10(abs(value)))))
     return "" if value is None or value is pd.NA else str(value)
 
