@@ -64,7 +64,7 @@ COLUMN_LABELS: dict[str, str] = {
     "nereids_planner": "Nereids planner", "rows_per_insert": "rows per INSERT", "n_points": "points",
     "r2": "R²", "series": "", "peak_rss_mb": "peak resident memory (MB)", "seconds": "time (s)", "speedup": "speed-up (×)", "n_statements": "statements", "n_loads": "loads", "ms": "time (ms)",
 }
-_UNITS = (("_ms", "ms"), ("_us", "µs"), ("_s", "s"), ("_mb", "MB"), ("_gb", "GB"), ("_bytes", "bytes"), ("_x", "×"))
+_UNITS = (("_mb_s", "MB/s"), ("_gb_s", "GB/s"), ("_ms", "ms"), ("_us", "µs"), ("_s", "s"), ("_mb", "MB"), ("_gb", "GB"), ("_bytes", "bytes"), ("_x", "×"))
 _BOOLEAN = {True: "on", False: "off"}
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 
@@ -94,8 +94,8 @@ def column_label(column: str) -> str:
     --------
     >>> column_label("median_ms"), column_label("rows_per_s"), column_label("overhead_ci_low_ms")
     ('median (ms)', 'rows per second', 'overhead CI low (ms)')
-    >>> column_label("per_row_us"), column_label("nereids_planner"), column_label("r2")
-    ('per row (µs)', 'Nereids planner', 'R²')
+    >>> column_label("per_row_us"), column_label("nereids_planner"), column_label("r2"), column_label("load_mb_s")
+    ('per row (µs)', 'Nereids planner', 'R²', 'load (MB/s)')
     """
     if column in COLUMN_LABELS:
         return COLUMN_LABELS[column]
