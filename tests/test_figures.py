@@ -98,7 +98,7 @@ def test_plot_overhead_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines
     ax = figures.plot_overhead_fit(data, fits, x="n_loads", hue="variant", per="load")
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
     assert styles == {"async: 0.60 ms/load (95 % CI 0.50–0.70; n = 3, rough)": "-",
-                      "off: 54.0 ms/load (2 points, no CI)": "--"}
+                      "off: 54 ms/load (2 points, no CI)": "--"}
     # one shaded band, for the fit that has a CI, and the legend below the axes, clear of the data
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
     assert ax.get_legend().get_bbox_to_anchor().y0 < ax.get_window_extent().y0
