@@ -295,7 +295,7 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str, high: str, h
         err = np.vstack([part[x] - part[low], part[high] - part[x]])
         ax.errorbar(part[x], pos, xerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", color=color, capsize=3, ms=4,
                     label=None if group is None else str(group))
-    ax.set_yticks(range(len(names)), [textwrap.fill(n, 48) for n in names])
+    ax.set_yticks(range(len(names)), [textwrap.fill(n, 60) for n in names], fontsize="small")
     ax.invert_yaxis()  # the table's first row on top
     ax.set_xlabel(labels.column_label(x))
     if hue:
@@ -310,7 +310,7 @@ def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, lo
     Every row is on one unitless axis (1 = the seed's value), whatever its own unit; the
     row names carry the quantities.
     """
-    ax = ax or plt.figure(figsize=(PAGE_WIDTH, 1.2 + 0.3 * data[label].nunique())).gca()
+    ax = ax or plt.figure(figsize=(PAGE_WIDTH, 1.2 + 0.45 * data[label].nunique())).gca()
     shown = data[data["published"].notna() & (data["published"] != 0)]
     shown = shown.assign(ratio=shown["live"] / shown["published"],
                          low=shown["live_ci_low"].fillna(shown["live"]) / shown["published"],
