@@ -275,18 +275,29 @@ def describe_reads(reads: pd.DataFrame, stats: pd.DataFrame) -> list[str]:
 
 
 def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
-    """Batch time against rows per engine and operation, with the fitted lines."""
+    """Batch time against rows, a panel per engine (stacked), a fitted line with its CI band per operation."""
+    import matplotlib.pyplot as plt
+
     from ingestlab import figures, labels
 
-    drawn = fits.assign(series=labels.join(fits, ["engine", "variant"]), intercept=fits["overhead_ms"] / 1e3,
+    drawn = fits.assign(series=fits["variant"].map(labels.label), intercept=fits["overhead_ms"] / 1e3,
                         slope=fits["per_row_us"] / 1e6, slope_ci_low=fits["per_row_ci_low_us"] / 1e6,
                         slope_ci_high=fits["per_row_ci_high_us"] / 1e6)
-    points = measured.assign(series=labels.join(measured, ["engine", "operation"]))
-    ax = figures.plot_linear_fit(points, drawn, x="rows", y="elapsed_s", hue="series", column="per_row_us",
-                                 unit="µs/row")
-    ax.set_xlabel("rows per batch")
-    ax.set_ylabel("batch time (s)")
-    return ax.figure
+    points = measured.assign(series=measured["operation"].map(labels.label))
+    engines = list(dict.fromkeys(points["engine"]))
+    fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH - 2.5, 2.3 * len(engines)), sharex=True,
+                             squeeze=False)
+    for ax, engine in zip(axes[:, 0], engines):
+        figures.plot_linear_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
+                                y="elapsed_s", hue="series", column="per_row_us", unit="µs/row", ax=ax)
+        ax.set_title(labels.label(engine))
+        ax.set_ylabel("batch time (s)")
+        ax.set_xlabel("rows per batch")
+        if ax.get_legend() is not None:  # beside its panel: the panels are stacked
+            ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False,
+                      title="fit, shaded: the slope's 95 % CI", title_fontsize="small")
+    fig.subplots_adjust(hspace=0.45)
+    return fig
 
 
 def describe_fit(fits: pd.DataFrame) -> list[str]:
