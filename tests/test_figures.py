@@ -255,3 +255,16 @@ def test_the_same_captioned_figure_of_the_same_run_saves_to_the_same_svg_bytes(t
         figures.save(fig, "same", notebook="t", directory=tmp_path / str(run))
         digests.append(hashlib.sha256((tmp_path / str(run) / "same.svg").read_bytes()).hexdigest())
     assert digests[0] == digests[1]
+
+
+def test_a_log_axis_spanning_less_than_a_decade_gets_distinct_round_ticks():
+    data = pd.DataFrame({"clients": [1, 4] * 2, "commits_per_flush": [0.996, 1.82, 1.0, 1.83],
+                         "variant": ["default"] * 2 + ["commit_delay_100"] * 2, "rows_per_insert": [1] * 4})
+    fig = figures.plot_by_clients(data, y="commits_per_flush", logy=True)
+    fig.canvas.draw()
+    low, high = fig.axes[0].get_ylim()
+    shown = [t.get_text() for t in fig.axes[0].get_yticklabels() if low <= t.get_position()[1] <= high]
+    assert len(shown) >= 3 and len(set(shown)) == len(shown) and "1" in shown
+    assert fig.axes[0].get_title() == "rows per INSERT: 1"
+    assert [t.get_text() for t in fig.axes[-1].get_legend().get_texts()] == ["defaults", "commit_delay 100 µs"]
+    figures.close(fig)

@@ -162,7 +162,9 @@ def _tick(value: float, _pos=None) -> str:
     # a tick as the number it is: 0.01, 1, 1,000 — never 10^-2 or 1e+03
     if value <= 0 or not np.isfinite(value):
         return f"{value:g}"
-    return f"{value:,.{max(0, -int(np.floor(np.log10(value) + 1e-9)))}f}"
+    # the fewest decimals that write the tick exactly (ticks are round numbers: 0.01, 1.75, 2,000)
+    digits = next((d for d in range(12) if abs(round(value, d) - value) <= 1e-9 * value), 12)
+    return f"{value:,.{digits}f}"
 
 
 def plain_ticks() -> matplotlib.ticker.Formatter:
@@ -171,10 +173,13 @@ def plain_ticks() -> matplotlib.ticker.Formatter:
 
 
 class _LogTicks(matplotlib.ticker.LogLocator):
-    """Powers of ten, and 2 and 5 times them when fewer than two decades are in view (else one tick or none)."""
+    """Powers of ten; also 2 and 5 times them under two decades in view; evenly spaced ticks under one decade."""
 
     def __call__(self):
         low, high = self.axis.get_view_interval()
+        if 0 < low and high / low < 10:  # a power of ten or none in view: round numbers instead
+            ticks = matplotlib.ticker.MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+            return ticks[ticks > 0]
         self.set_params(subs=(1.0, 2.0, 5.0) if 0 < low and high / low < 100 else (1.0,))
         return super().__call__()
 
