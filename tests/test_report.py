@@ -94,3 +94,9 @@ def test_run_caption_says_what_made_the_run_and_tolerates_missing_parts():
     text = report.run_caption({"parameters": {"SCALE": "paper"}, "engines": [{"engine": "rocksdb",
                                                                                 "server_version": "RocksDB 9.8.4"}]})
     assert text == "RocksDB 9.8.4 · paper scale · run"
+
+
+def test_run_caption_names_in_process_readers_with_their_package_versions():
+    meta = {"parameters": {"engines": ("duckdb", "pandas_c")},
+            "software": {"packages": {"duckdb": "1.4.2", "pandas": "2.3.3"}}}
+    assert report.run_caption(meta) == "DuckDB 1.4.2, pandas (C parser) 2.3.3 · run"

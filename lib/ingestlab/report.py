@@ -349,7 +349,7 @@ def run_caption(meta: Mapping) -> str:
     """
     params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
     engines = list(dict.fromkeys(_engine_name(e) for e in meta.get("engines") or []))
-    if not engines and isinstance(params.get("engines"), list):  # in-process readers: their package's version
+    if not engines and isinstance(params.get("engines"), (list, tuple)):  # in-process readers: their package's version
         packages = (meta.get("software") or {}).get("packages") or {}
         engines = [_engine_name({"engine": e, "server_version": packages.get(str(e).split("_")[0])})
                    for e in params["engines"]]
