@@ -2,6 +2,7 @@ import hashlib
 
 import IPython
 import IPython.display
+import matplotlib.collections as mcollections
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import numpy as np
@@ -62,7 +63,7 @@ def test_plot_sweep_draws_a_marked_line_per_hue_with_distinct_colours_for_number
     assert len(lines) == 3 and all(line.get_marker() == "o" for line in lines)
     # a numeric hue is drawn as categories of the theme's palette, not as one shade ramp
     assert _colours(lines) == {mcolors.to_hex(c) for c in sns.color_palette(n_colors=3)}
-    assert len(ax.texts) == 9 and ax.get_ylabel() == "rows per s" and ax.get_xlabel() == "interval (ms)"
+    assert len(ax.texts) == 9 and ax.get_ylabel() == "rows per second" and ax.get_xlabel() == "interval (ms)"
     figures.close(ax.figure)
 
 
@@ -84,19 +85,24 @@ def test_plot_bars_on_a_log_axis_keeps_every_bar_visible_and_labelled():
     left, right = ax.get_xlim()
     assert ax.get_xscale() == "log" and left == pytest.approx(data["elapsed_s"].min() / 2)
     assert right >= data["elapsed_s"].max()
-    assert sorted(t.get_text() for t in ax.texts) == ["0.027", "0.369", "7.46"]
+    assert sorted(t.get_text() for t in ax.texts) == ["0.0270", "0.369", "7.46"]
     figures.close(ax.figure)
 
 
-def test_plot_overhead_fit_draws_solid_ols_and_dashed_two_point_lines():
+def test_plot_overhead_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines():
     data = pd.DataFrame({"n_loads": [1e6, 1e5, 1e4, 3e4, 3e3], "total_s": [700.0, 160.0, 100.0, 1900.0, 300.0],
                          "variant": ["async"] * 3 + ["off"] * 2})
     fits = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
-                         "write_time_s": [100.0, 140.0]})
+                         "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
+                         "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
     ax = figures.plot_overhead_fit(data, fits, x="n_loads", hue="variant", per="load")
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
-    assert styles == {"async: 0.6 ms/load": "-", "off: 54 ms/load (2 points)": "--"}
-    assert ax.get_xlabel() == "loads" and ax.get_xscale() == ax.get_yscale() == "log"
+    assert styles == {"async: 0.60 ms/load (95 % CI 0.50–0.70; n = 3, rough)": "-",
+                      "off: 54 ms/load (2 points, no CI)": "--"}
+    # one shaded band, for the fit that has a CI, and the legend below the axes, clear of the data
+    assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
+    assert ax.get_legend().get_bbox_to_anchor().y0 < ax.get_window_extent().y0
+    assert ax.get_xlabel() == "loads per run" and ax.get_xscale() == ax.get_yscale() == "log"
     figures.close(ax.figure)
 
 
@@ -134,8 +140,8 @@ def test_plot_stream_load_shows_throughput_and_the_fit_per_load():
     loads = published.stream_load_batches()
     fits = models.fit_load_overhead(loads, by=["variant", "group_commit_mode", "concurrency"])
     fig = figures.plot_stream_load(loads, fits)
-    assert [ax.get_ylabel() for ax in fig.axes] == ["rows per s", "total time (s)"]
-    assert fig.axes[1].get_xlabel() == "loads"
+    assert [ax.get_ylabel() for ax in fig.axes] == ["rows per second", "total time (s)"]
+    assert fig.axes[1].get_xlabel() == "loads per run"
     figures.close(fig)
 
 
@@ -162,3 +168,116 @@ def test_save_writes_into_the_open_runs_folder_and_never_into_the_repository(tmp
     figures.save(plt.figure(), "empty", notebook="99_test")
     assert sorted(p.name for p in run.figures_dir.iterdir()) == ["empty.pdf", "empty.png", "empty.svg"]
     assert not (_paths.REPO / "figures" / "99_test").exists()
+
+
+_META = {"parameters": {"scale": "smoke", "disk_profile": "cloud-375"}, "started_at": "2026-11-24T05:01:02+00:00",
+         "engines": [{"engine": "postgres", "server_version": "18.6"}, {"engine": "postgres", "server_version": "18.6"}],
+         "git": {"revision": "0123456789abcdef", "dirty": True}, "host": {"cpu_cores": 2}}
+
+
+def _texts(fig):
+    return [t.get_text() for t in fig.texts]
+
+
+def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_everything(tmp_path):
+    figures.use_article_theme()
+    data = pd.DataFrame({"n_statements": [1, 10, 1000] * 2, "total_s": [0.02, 0.05, 3.0, 0.01, 0.02, 0.15],
+                         "variant": ["sync_on"] * 3 + ["sync_off"] * 3})
+    fits = models.fit_overhead(data, by=["variant"], robust=False)
+    ax = figures.plot_fit(data, fits)
+    fig = figures.caption(ax.figure, "Total time against statements", run=_META)
+    title, caption = _texts(fig)
+    assert title == "Total time against statements"
+    for part in ("PostgreSQL 18.6", "smoke scale", "not a result", "disk profile cloud-375", "2026-11-24 05:01 UTC",
+                 "git 0123456", "uncommitted"):
+        assert part in caption.replace("\n", " ")
+    assert caption.count("PostgreSQL") == 1  # one engine restarted per variant is still one engine
+    renderer = fig.canvas.get_renderer()
+    below = fig.texts[1].get_window_extent(renderer).y1
+    assert below <= ax.get_legend().get_window_extent(renderer).y0 + 1  # under the legend, not over it
+    assert fig.texts[0].get_window_extent(renderer).y0 >= ax.get_window_extent(renderer).y1
+    # axis labels carry their unit; identifiers are named in the legend, with each fit's CI
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("statements per run", "total time (s)")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert all(text.startswith(("synchronous_commit on: ", "synchronous_commit off: ")) for text in legend)
+    assert all("95 % CI" in text and "ms/statement" in text and "n = 3, rough" in text for text in legend)
+    figures.save(fig, "captioned", notebook="t", directory=tmp_path)
+
+
+def test_caption_of_a_published_table_names_the_seed_and_versions():
+    fig = plt.figure()
+    figures.caption(fig, "Seed", data=published.load("starrocks_insert_scenarios"))
+    assert _texts(fig)[1].replace("\n", " ").startswith(
+        "published by the seed starrocks-insert-overhead.ru.txt: StarRocks")
+    figures.close(fig)
+
+
+def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_ci_band():
+    data = pd.DataFrame({"rows": [50, 100, 200] * 2, "elapsed_s": [0.0002, 0.0004, 0.09, 0.001, 0.002, 0.004],
+                         "series": ["a"] * 3 + ["b"] * 3})
+    fits = pd.DataFrame({"series": ["a", "b"], "method": ["ols"] * 2, "intercept": [-0.03, 0.0],
+                         "slope": [5e-4, 2e-5], "slope_ci_low": [1e-4, 1.5e-5], "slope_ci_high": [9e-4, 2.5e-5],
+                         "n_points": [3, 3]})
+    ax = figures.plot_linear_fit(data, fits, x="rows", y="elapsed_s", hue="series")
+    assert ax.get_yscale() == "log"  # the values span decades
+    lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 3]
+    assert len(lines) == 2
+    # dense enough that the curve a line becomes on a log axis is drawn as one, not as a few bent segments
+    assert all(len(line.get_xdata()) >= 100 for line in lines)
+    x, y = lines[1].get_xdata(), lines[1].get_ydata()
+    assert y == pytest.approx(0.0 + 2e-5 * x)  # the model's own prediction, point by point
+    # the part of a line that is ≤ 0 cannot be drawn on a log axis and is left out, not clipped to a floor
+    assert (lines[0].get_ydata() > 0).all() and lines[0].get_xdata().min() > 60
+    assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 2
+    assert ax.get_ylabel() == "elapsed (s)" and ax.get_xlabel() == "rows"
+    assert all("95 % CI" in t.get_text() for t in ax.get_legend().get_texts())
+    figures.close(ax.figure)
+
+
+def test_linear_axes_unless_the_values_span_decades():
+    narrow = pd.DataFrame({"rows": [50, 100, 200] * 2, "elapsed_s": [1.0, 2.0, 4.0, 1.5, 2.5, 4.5],
+                           "series": ["a"] * 3 + ["b"] * 3})
+    ax = figures.plot_linear_fit(narrow, pd.DataFrame(columns=["series", "method"]), x="rows", y="elapsed_s",
+                                 hue="series")
+    assert ax.get_yscale() == "linear"
+    figures.close(ax.figure)
+
+
+def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
+    data = pd.DataFrame({"scenario": ["single_row"] * 3 + ["batch_1000"] * 3,
+                         "elapsed_ms": [0.07, 0.08, 0.09, 30.0, 40.0, 150.0], "variant": ["sync_on"] * 6})
+    ax = figures.plot_latency(data, hue="variant")
+    ax.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ax.get_xscale() == "log" and "0.1" in ticks and "100" in ticks
+    assert not any("e" in t or "^" in t for t in ticks)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["1 row per INSERT", "1,000 rows per INSERT"]
+    # boxes are outlined in their colour, not filled, so a narrow box on a log axis is not a black bar
+    assert all(p.get_facecolor()[3] == 0 for p in ax.patches)
+    boxes = [line for line in ax.get_lines() if line.get_marker() in ("", "None")]
+    assert _colours(boxes) == {mcolors.to_hex(sns.color_palette(n_colors=1)[0])}
+    figures.close(ax.figure)
+
+
+def test_the_same_captioned_figure_of_the_same_run_saves_to_the_same_svg_bytes(tmp_path):
+    figures.use_article_theme()
+    data = pd.DataFrame({"scenario": ["single_row"] * 3, "elapsed_ms": [0.07, 0.5, 90.0], "variant": ["sync_on"] * 3})
+    digests = []
+    for run in range(2):
+        fig = figures.caption(figures.plot_latency(data, hue="variant").figure, "Latency", run=_META)
+        figures.save(fig, "same", notebook="t", directory=tmp_path / str(run))
+        digests.append(hashlib.sha256((tmp_path / str(run) / "same.svg").read_bytes()).hexdigest())
+    assert digests[0] == digests[1]
+
+
+def test_a_log_axis_spanning_less_than_a_decade_gets_distinct_round_ticks():
+    data = pd.DataFrame({"clients": [1, 4] * 2, "commits_per_flush": [0.996, 1.82, 1.0, 1.83],
+                         "variant": ["default"] * 2 + ["commit_delay_100"] * 2, "rows_per_insert": [1] * 4})
+    fig = figures.plot_by_clients(data, y="commits_per_flush", logy=True)
+    fig.canvas.draw()
+    low, high = fig.axes[0].get_ylim()
+    shown = [t.get_text() for t in fig.axes[0].get_yticklabels() if low <= t.get_position()[1] <= high]
+    assert len(shown) >= 3 and len(set(shown)) == len(shown) and "1" in shown
+    assert fig.axes[0].get_title() == "rows per INSERT: 1"
+    assert [t.get_text() for t in fig.axes[-1].get_legend().get_texts()] == ["defaults", "commit_delay 100 µs"]
+    figures.close(fig)

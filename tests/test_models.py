@@ -287,3 +287,12 @@ def test_bell_mccaffrey_df_is_welch_satterthwaite_for_two_groups():
         omega = np.where(side == 1, var_a, var_b)
         welch = (var_a / 3 + var_b / 5) ** 2 / ((var_a / 3) ** 2 / 2 + (var_b / 5) ** 2 / 4)
         assert models._bell_mccaffrey_df(X, leverage, omega, np.array([0.0, 1.0])) == pytest.approx(welch)
+
+
+def test_a_constant_response_gives_a_nan_r2_without_a_runtime_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = models.fit_linear(pd.DataFrame({"x": [1, 2, 3, 4], "y": [2.0] * 4}), x="x", y="y", robust=False)
+    assert np.isnan(fit["r2"].iloc[0]) and fit["slope"].iloc[0] == pytest.approx(0.0)

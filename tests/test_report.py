@@ -59,3 +59,44 @@ def test_headline_from_names_each_row_and_records_json_floats():
     numbers = report.headline_from(table, "ratio[{engine}, {n}]", "ratio")
     assert numbers == {"ratio[x, 2]": 1.5, "ratio[y, 3]": 2.0}
     assert all(type(v) is float for v in numbers.values())
+
+
+def test_format_estimate_flags_a_ci_from_few_independent_units():
+    assert report.format_estimate(2.5, 1.9, 3.1, unit="×", n=2).endswith("; n = 2, rough)")
+    assert "rough" not in report.format_estimate(2.5, 1.9, 3.1, unit="×", n=report.MIN_CI_UNITS)
+    assert "rough" not in report.format_estimate(2.5, NAN, NAN, n=2)  # no CI, nothing to flag
+
+
+def test_table_rounds_names_and_puts_each_estimate_beside_its_ci():
+    frame = pd.DataFrame({"engine": ["rocksdb", "postgres"], "operation": ["blind_overwrite", "overwrite"],
+                          "ratio": [1.1734, 13.91], "ci_low": [1.05, 12.2], "ci_high": [1.31, 15.7],
+                          "n_a": [2, 8], "n_b": [8, 8], "rows_per_s": [80512.34, 1.14e-05], "ok": [True, False]})
+    shown = report.table(frame)
+    assert list(shown.columns) == ["engine", "operation", "ratio", "n a", "n b", "rows per second", "ok"]
+    assert shown["engine"].tolist() == ["RocksDB", "PostgreSQL"]
+    assert shown["operation"].tolist() == ["blind overwrite", "overwrite existing keys"]
+    assert shown["ratio"].tolist() == ["1.17 (95 % CI 1.05–1.31; n = 2, rough)", "13.9 (95 % CI 12.2–15.7)"]
+    assert shown["rows per second"].tolist() == ["80,512", "0.0000114"]
+    assert shown["ok"].tolist() == ["yes", "no"]
+    assert not shown.map(lambda text: "e+" in text or "e-" in text).any().any()
+
+
+def test_table_of_a_pivot_names_every_header():
+    scans = pd.DataFrame({"engine": ["duckdb", "duckdb"], "query": ["count_star", "limit_1"], "gb": [0.0103, 0.0103],
+                          "seconds": [0.0512345, 0.00123]})
+    shown = report.table(scans.pivot_table(index="engine", columns=["query", "gb"], values="seconds"))
+    assert list(shown.columns) == ["engine", "COUNT(*), 0.0103", "LIMIT 1, 0.0103"]
+    assert shown.iloc[0].tolist() == ["DuckDB", "0.0512", "0.00123"]
+
+
+def test_run_caption_says_what_made_the_run_and_tolerates_missing_parts():
+    assert report.run_caption({}) == "run"
+    text = report.run_caption({"parameters": {"SCALE": "paper"}, "engines": [{"engine": "rocksdb",
+                                                                                "server_version": "RocksDB 9.8.4"}]})
+    assert text == "RocksDB 9.8.4 · paper scale · run"
+
+
+def test_run_caption_names_in_process_readers_with_their_package_versions():
+    meta = {"parameters": {"engines": ("duckdb", "pandas_c")},
+            "software": {"packages": {"duckdb": "1.4.2", "pandas": "2.3.3"}}}
+    assert report.run_caption(meta) == "DuckDB 1.4.2, pandas (C parser) 2.3.3 · run"

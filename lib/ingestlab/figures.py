@@ -4,28 +4,38 @@ from __future__ import annotations
 
 import logging
 import re
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
 import matplotlib
+import matplotlib.collections
+import matplotlib.container
 import matplotlib.pyplot as plt
 import matplotlib.ticker
+import matplotlib.transforms
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ingestlab import _paths, results
+from ingestlab import _paths, labels, report, results
 
 #: Formats every figure is saved in.
 FORMATS = ("png", "svg", "pdf")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: Values spanning at least this many decades get a log axis (``log="auto"``).
+LOG_DECADES = 1.5
+#: Points of a drawn model: a straight line on a log axis is a curve, drawn densely.
+MODEL_POINTS = 200
+#: Width of a figure meant for one journal column / two columns (inches).
+COLUMN_WIDTH, PAGE_WIDTH = 3.5, 7.2
 _log = logging.getLogger(__name__)
 
 
 def use_article_theme() -> None:
     """Set the lab's figure look (seaborn ``whitegrid``, paper context, colour-blind palette)."""
-    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.1,
-                  rc={"figure.figsize": (6.4, 3.6), "figure.dpi": 100, "savefig.bbox": "tight",
+    sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.0,
+                  rc={"figure.figsize": (PAGE_WIDTH, 3.6), "figure.dpi": 100, "savefig.bbox": "tight",
                       "axes.titleweight": "bold", "svg.fonttype": "none", "pdf.fonttype": 42,
                       # clip-path and other ids from a fixed salt: the same figure gives the same SVG bytes
                       "svg.hashsalt": "ingestlab"})
@@ -107,70 +117,228 @@ def _metadata(fmt: str) -> dict:
     return {}
 
 
+def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data: pd.DataFrame | None = None
+            ) -> matplotlib.figure.Figure | None:
+    """Title ``fig`` and write under it what made it, so the image says so without the notebook.
+
+    The caption line names the engines and their versions, the scale, the disk profile, the
+    run and the revision (:func:`ingestlab.report.run_caption` of the run's metadata) and,
+    for a published table, the seed and the versions it ran
+    (:func:`ingestlab.report.data_caption`). Both are placed outside everything already
+    drawn (axes, legends below them), so call this after the plot is complete.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure or None
+        The finished figure; None is passed through.
+    title : str
+        What the figure shows, in words.
+    run : ingestlab.results.Run or mapping, optional
+        The run (or its ``run.json`` content) whose numbers are drawn.
+    data : pandas.DataFrame, optional
+        A published table the figure draws (its ``source_seed``, ``engine`` and ``version``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        ``fig``, for ``figures.save(figures.caption(fig, ...), name, ...)``.
+    """
+    if fig is None:
+        return None
+    meta = getattr(run, "meta", run)
+    parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
+    fig.canvas.draw()  # a layout engine places the axes at drawing time; fix them there before measuring
+    fig.set_layout_engine("none")
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer).transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
+    width_chars = int(fig.get_figwidth() * 72 / (0.55 * plt.rcParams["font.size"]))
+    fig.text(box.x0, box.y1 + 0.02, textwrap.fill(title, int(width_chars * 0.75)), ha="left", va="bottom",
+             fontsize="large", fontweight="bold")
+    if parts:
+        fig.text(box.x0, box.y0 - 0.02, textwrap.fill(" — ".join(parts), width_chars), ha="left", va="top",
+                 fontsize="small", color="0.25")
+    return fig
+
+
+def spans_decades(values, decades: float = LOG_DECADES) -> bool:
+    """Whether the positive ``values`` span at least ``decades`` orders of magnitude (then a log axis helps).
+
+    Examples
+    --------
+    >>> spans_decades([0.07, 1.2, 150.0]), spans_decades([50, 100, 200]), spans_decades([])
+    (True, False, False)
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return bool(len(values)) and bool(np.log10(values.max() / values.min()) >= decades)
+
+
+def _tick(value: float, _pos=None) -> str:
+    # a tick as the number it is: 0.01, 1, 1,000 — never 10^-2 or 1e+03
+    if value <= 0 or not np.isfinite(value):
+        return f"{value:g}"
+    # the fewest decimals that write the tick exactly (ticks are round numbers: 0.01, 1.75, 2,000)
+    digits = next((d for d in range(12) if abs(round(value, d) - value) <= 1e-9 * value), 12)
+    return f"{value:,.{digits}f}"
+
+
+def plain_ticks() -> matplotlib.ticker.Formatter:
+    """A tick formatter that writes numbers as numbers (``0.01``, ``1,000``), never as powers or exponents."""
+    return matplotlib.ticker.FuncFormatter(_tick)
+
+
+class _LogTicks(matplotlib.ticker.LogLocator):
+    """Powers of ten; also 2 and 5 times them under two decades in view; evenly spaced ticks under one decade."""
+
+    def __call__(self):
+        low, high = self.axis.get_view_interval()
+        if 0 < low and high / low < 10:  # a power of ten or none in view: round numbers instead
+            ticks = matplotlib.ticker.MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+            return ticks[ticks > 0]
+        self.set_params(subs=(1.0, 2.0, 5.0) if 0 < low and high / low < 100 else (1.0,))
+        return super().__call__()
+
+
+def _scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
+    """Set a log ``axis`` when asked (``log=True``) or when the values span decades (``"auto"``); plain ticks."""
+    if log == "auto":
+        log = spans_decades(values)
+    if not log:
+        return
+    getattr(ax, f"set_{axis}scale")("log")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(_LogTicks(base=10))
+    target.set_major_formatter(plain_ticks())
+    target.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _named(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
+    # identifiers of the plotted categories as a reader's words (labels.py), numbers kept
+    return labels.relabel(data, [c for c in columns if c and not pd.api.types.is_numeric_dtype(data[c])
+                                 or c and pd.api.types.is_bool_dtype(data[c])])
+
+
+def _legend_below(ax: plt.Axes, *, ncol: int = 1, title: str | None = None, handles=None, labels_=None) -> None:
+    # below the axes: never over the data, and as wide as the figure for long labels with their CIs
+    args = (handles, labels_) if handles is not None else ()
+    if not args and not ax.get_legend_handles_labels()[0]:
+        return
+    # anchored a fixed distance under the axes (room for tick labels and the axis label), whatever their height
+    under = matplotlib.transforms.offset_copy(ax.transAxes, fig=ax.figure, y=-4.2 * plt.rcParams["font.size"],
+                                              units="points")
+    ax.legend(*args, loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=under, ncol=ncol,
+              fontsize="small", title=title, title_fontsize="small", frameon=False)
+
+
 def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenario", hue: str | None = None,
-                 ax: plt.Axes | None = None, log: bool = True) -> plt.Axes:
-    """Latency distribution per category: boxes (median, quartiles) over every sample."""
+                 ax: plt.Axes | None = None, log: bool | str = "auto") -> plt.Axes:
+    """Latency distribution per category: boxes (median, quartiles) over every sample.
+
+    Boxes are outlined in their colour, not filled, so a box narrow on a log axis stays
+    visible (a filled one turns into its black edge); ``log="auto"`` uses a log axis only
+    when the samples span decades.
+    """
     ax = ax or plt.figure().gca()
-    sns.boxplot(data=data, x=x, y=y, hue=hue, ax=ax, fliersize=1.5, linewidth=0.8)
-    if log:
-        ax.set_xscale("log")
-    ax.set_xlabel(x.replace("_ms", " (ms)").replace("_", " "))
+    data = _named(data, y, hue)
+    sns.boxplot(data=data, x=x, y=y, hue=hue, ax=ax, fill=False, fliersize=1.5, linewidth=1, gap=0.15)
+    _scale(ax, "x", log, data[x])
+    ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
+    if hue and ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), fontsize="small", title=labels.column_label(hue),
+                        title_fontsize="small", frameon=False)
     return ax
 
 
 def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str = "n_statements", y: str = "total_s",
              hue: str = "variant", ax: plt.Axes | None = None) -> plt.Axes:
-    """Observed totals against statement count, with each OLS fit line (log–log axes)."""
-    ax = ax or plt.figure().gca()
-    sns.scatterplot(data=data, x=x, y=y, hue=hue, ax=ax, s=28, zorder=3)
-    palette = dict(zip(data[hue].unique(), sns.color_palette(n_colors=data[hue].nunique())))
-    grid = np.geomspace(max(data[x].min(), 1), data[x].max(), 50)
-    for _, fit in fits[fits["method"] == "ols"].iterrows():
-        label = fit[hue]
-        ax.plot(grid, fit["write_time_s"] + grid * fit["overhead_ms"] / 1e3, color=palette.get(label), lw=1,
-                label=f"{label}: {fit['overhead_ms']:.3g} ms/statement")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("statements")
-    ax.set_ylabel("total time (s)")
-    ax.legend(fontsize="small")
-    return ax
+    """Observed totals against statement count, with each OLS fit and its CI (:func:`plot_overhead_fit`)."""
+    return plot_overhead_fit(data, fits[fits["method"] == "ols"], x=x, y=y, hue=hue, ax=ax)
+
+
+def _estimate(fit: pd.Series, column: str, unit: str) -> str:
+    # "0.300 ms/statement (95 % CI 0.271–0.328)" from a fit table's row, a CI from few points flagged
+    stem, _, suffix = column.rpartition("_")
+    low, high = f"{stem}_ci_low_{suffix}", f"{stem}_ci_high_{suffix}"
+    if low not in fit.index:
+        low, high = f"{column}_ci_low", f"{column}_ci_high"
+    n = fit.get("n_points")
+    return report.format_estimate(fit[column], fit.get(low, np.nan), fit.get(high, np.nan), unit=unit,
+                                  n=int(n) if pd.notna(n) else None)
+
+
+def _draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
+                color, label: str | None, dashed: bool = False) -> None:
+    """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
+
+    The band does not widen the axes (they fit the data and the lines): a band wider than
+    those is cut at the edge, and on a log axis a bound ≤ 0 runs to the bottom edge.
+    """
+    log = ax.get_yscale() == "log"
+    line = intercept + slope * grid
+    keep = line > 0 if log else np.ones_like(line, bool)
+    ax.plot(grid[keep], line[keep], color=color, lw=1.2, ls="--" if dashed else "-", label=label)
+    if np.isfinite(low) and np.isfinite(high):
+        a, b = intercept + low * grid, intercept + high * grid
+        if log:
+            a, b = np.maximum(a, _FLOOR), np.maximum(b, _FLOOR)
+        outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])
+        ax.add_collection(matplotlib.collections.PolyCollection([outline], facecolors=[color], alpha=0.15,
+                                                                linewidths=0), autolim=False)
+
+
+#: Where a band's bound ≤ 0 is drawn on a log axis (far below any axis: the band runs to its edge).
+_FLOOR = 1e-300
+
+
+def _grid(values, log: bool) -> np.ndarray:
+    lo, hi = float(np.min(values)), float(np.max(values))
+    return np.geomspace(max(lo, 1e-12), hi, MODEL_POINTS) if log else np.linspace(lo, hi, MODEL_POINTS)
+
+
+def _palette(levels) -> dict:
+    return dict(zip(levels, sns.color_palette(n_colors=len(levels))))
 
 
 def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str, high: str, hue: str | None = None,
                    ax: plt.Axes | None = None) -> plt.Axes:
     """Point estimates with their CIs as horizontal error bars (one row per ``y``)."""
     ax = ax or plt.figure().gca()
-    data = data.reset_index(drop=True)
-    groups = data[hue].unique() if hue else [None]
+    data = _named(data.reset_index(drop=True), hue)
+    data = data.assign(**{y: data[y].map(labels.phrase)})
+    groups = list(dict.fromkeys(data[hue])) if hue else [None]
     offsets = np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]
-    labels = list(dict.fromkeys(data[y]))
+    names = list(dict.fromkeys(data[y]))
     for off, (group, color) in zip(offsets, zip(groups, sns.color_palette(n_colors=len(groups)))):
         part = data if group is None else data[data[hue] == group]
-        pos = np.array([labels.index(v) for v in part[y]]) + off
+        pos = np.array([names.index(v) for v in part[y]]) + off
         err = np.vstack([part[x] - part[low], part[high] - part[x]])
-        ax.errorbar(part[x], pos, xerr=np.nan_to_num(err), fmt="o", color=color, capsize=3,
+        ax.errorbar(part[x], pos, xerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", color=color, capsize=3, ms=4,
                     label=None if group is None else str(group))
-    ax.set_yticks(range(len(labels)), labels)
-    ax.set_xlabel(x.replace("_", " "))
+    ax.set_yticks(range(len(names)), [textwrap.fill(n, 60) for n in names], fontsize="small")
+    ax.invert_yaxis()  # the table's first row on top
+    ax.set_xlabel(labels.column_label(x))
     if hue:
-        ax.legend(fontsize="small")
+        _legend_below(ax, ncol=min(len(groups), 3), title=labels.column_label(hue))
     return ax
 
 
-def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, log: bool = True,
+def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, log: bool | str = "auto",
                            label: str = "quantity") -> plt.Axes:
-    """The comparison table of :func:`ingestlab.models.compare_with_published` as a figure."""
-    ax = ax or plt.figure(figsize=(6.4, 1.2 + 0.32 * data[label].nunique())).gca()
-    long = pd.concat([
-        data.assign(source="published", value=data["published"], low=data["published"], high=data["published"]),
-        data.assign(source="live", value=data["live"], low=data["live_ci_low"].fillna(data["live"]),
-                    high=data["live_ci_high"].fillna(data["live"])),
-    ])
-    plot_estimates(long, x="value", y=label, low="low", high="high", hue="source", ax=ax)
-    if log:
-        ax.set_xscale("log")
+    """The comparison table of :func:`ingestlab.models.compare_with_published` as live ÷ published, with the live CI.
+
+    Every row is on one unitless axis (1 = the seed's value), whatever its own unit; the
+    row names carry the quantities.
+    """
+    ax = ax or plt.figure(figsize=(PAGE_WIDTH, 1.2 + 0.45 * data[label].nunique())).gca()
+    shown = data[data["published"].notna() & (data["published"] != 0)]
+    shown = shown.assign(ratio=shown["live"] / shown["published"],
+                         low=shown["live_ci_low"].fillna(shown["live"]) / shown["published"],
+                         high=shown["live_ci_high"].fillna(shown["live"]) / shown["published"])
+    plot_estimates(shown, x="ratio", y=label, low="low", high="high", ax=ax)
+    _scale(ax, "x", log, pd.concat([shown["low"], shown["high"], pd.Series([1.0])]))
+    ax.axvline(1, color="0.4", lw=0.8, ls=":")
+    ax.set_xlabel("live ÷ published (1 = the seed's value; bars: the live 95 % CI)")
     return ax
 
 
@@ -186,134 +354,178 @@ def caption_values(values: Sequence[float], fmt: str = "{:.3g}") -> str:
 
 
 def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes | None = None) -> plt.Axes:
-    """Horizontal stacked bars: one bar per ``y``, segments ``hue`` of length ``x``."""
+    """Horizontal stacked bars: one bar per ``y``, segments ``hue`` of length ``x``; the legend below."""
     ax = ax or plt.figure().gca()
+    data = _named(data, y, hue)
     wide = data.pivot_table(index=y, columns=hue, values=x, sort=False).fillna(0)
     wide.plot.barh(stacked=True, ax=ax, width=0.6)
-    ax.set_xlabel(x.replace("_ms", " (ms)").replace("_", " "))
+    ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
-    ax.legend(fontsize="small", title=hue)
+    _legend_below(ax, ncol=min(3, wide.shape[1]), title=labels.column_label(hue))
     return ax
 
 
+def _value_text(fmt: str | None):
+    # bar and point labels: the caller's format, else three significant digits without an exponent
+    return (lambda v: fmt.format(v)) if fmt else (lambda v: report.format_value(float(v)))
+
+
 def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, style: str | None = None,
-               ax: plt.Axes | None = None, logx: bool = False, logy: bool = False, annotate: bool = False,
-               fmt: str = "{:.3g}", legend: bool | str = True) -> plt.Axes:
+               ax: plt.Axes | None = None, logx: bool | str = False, logy: bool | str = False, annotate: bool = False,
+               fmt: str | None = None, legend: bool | str = True) -> plt.Axes:
     """``y`` against the levels of one parameter: a marker per point, a line per ``hue``/``style``.
 
     A numeric ``x`` is drawn to scale, a text ``x`` as categories in the data's order;
     ``hue`` and ``style`` are always categories (a numeric ``concurrency`` gets distinct
-    colours, not a shade ramp). ``annotate`` writes each point's value beside it (for tables
-    of a few printed numbers); ``legend`` is ``True`` (inside, where it fits best),
-    ``"outside"`` (right of the axes) or ``False`` (left to a neighbouring panel).
+    colours, not a shade ramp), named by :mod:`ingestlab.labels`. ``annotate`` writes each
+    point's value beside it (for tables of a few printed numbers); ``legend`` is ``True``
+    (inside, where it fits best), ``"outside"`` (right of the axes) or ``False`` (left to a
+    neighbouring panel). ``logx``/``logy`` may be ``"auto"`` (log when the values span decades).
     """
     ax = ax or plt.figure().gca()
     data = data.reset_index(drop=True)
-    data = data.assign(**{c: data[c].astype(str) for c in (hue, style) if c})
+    data = data.assign(**{c: data[c].map(lambda v, c=c: labels.value_label(c, v)) for c in (hue, style) if c})
+    if not pd.api.types.is_numeric_dtype(data[x]):
+        data = data.assign(**{x: data[x].map(labels.label)})
     # seaborn draws `markers` only per style level; without a style every line gets one marker
     marks = {"markers": True} if style else {"marker": "o"}
     sns.lineplot(data=data, x=x, y=y, hue=hue, style=style, dashes=False, ax=ax, errorbar=None, markersize=6,
                  sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend else False, **marks)
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
+    if pd.api.types.is_numeric_dtype(data[x]):
+        _scale(ax, "x", logx, data[x])
+    _scale(ax, "y", logy, data[y])
     if annotate:
+        text = _value_text(fmt)
         for xv, yv in zip(data[x], data[y]):
-            ax.annotate(fmt.format(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+            ax.annotate(text(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
         ax.margins(x=0.08)  # room for the labels of the last points
-    ax.set_xlabel(_axis_label(x))
-    ax.set_ylabel(_axis_label(y))
+    ax.set_xlabel(labels.column_label(x))
+    ax.set_ylabel(labels.column_label(y))
     if ax.get_legend() is not None:
+        handles, names = ax.get_legend_handles_labels()
+        names = [labels.column_label(n) if n in (hue, style) else n for n in names]
         where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1)} if legend == "outside" else {"loc": "best"}
-        sns.move_legend(ax, **where, fontsize="small", title_fontsize="small")
+        ax.legend(handles, names, **where, fontsize="small", frameon=legend != "outside")
     return ax
 
 
 def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax: plt.Axes | None = None,
-              log: bool = False, annotate: bool = True, fmt: str = "{:.3g}") -> plt.Axes:
+              log: bool | str = False, annotate: bool = True, fmt: str | None = None, low: str | None = None,
+              high: str | None = None) -> plt.Axes:
     """Horizontal bars of ``x`` per ``y`` (and ``hue``), each labelled with its value.
 
-    With ``log`` the axis starts at half the smallest value, so bars that span orders of
-    magnitude stay visible; read their labels, not their lengths.
+    With a log axis (``log=True``, or ``"auto"`` when the values span decades) the axis
+    starts at half the smallest value, so bars that span orders of magnitude stay visible;
+    read their labels, not their lengths. Labels have three significant digits unless
+    ``fmt`` says otherwise. ``low``/``high`` name CI columns, drawn as error bars where set.
     """
     ax = ax or plt.figure().gca()
-    data = data.reset_index(drop=True)
+    data = _named(data.reset_index(drop=True), y, hue)
     sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None)
+    ends = _bar_cis(ax, data, x=x, y=y, hue=hue, low=low, high=high) if low and high else {}
+    if log == "auto":
+        log = spans_decades(data[x])
     if log:  # after drawing: seaborn's log_scale drops bars that start at zero
-        ax.set_xscale("log")
+        _scale(ax, "x", True, data[x])
         ax.set_xlim(left=data.loc[data[x] > 0, x].min() / 2)
     if annotate:
-        for bars in ax.containers:
-            ax.bar_label(bars, labels=[fmt.format(v) if np.isfinite(v) and v > 0 else "" for v in bars.datavalues],
-                         padding=2, fontsize="x-small")
-    ax.set_xlabel(_axis_label(x))
+        text = _value_text(fmt)
+        for bars in [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]:
+            for bar in bars:  # the value beside the bar, or beside its CI when it has one
+                v = bar.get_width()
+                if np.isfinite(v) and v > 0:
+                    ax.annotate(text(v), (max(v, ends.get(bar, v)), bar.get_y() + bar.get_height() / 2),
+                                xytext=(3, 0), textcoords="offset points", va="center", fontsize="x-small")
+        ax.margins(x=0.12)
+    ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     if hue:
-        sns.move_legend(ax, "best", fontsize="small", title_fontsize="small")
+        _legend_below(ax, ncol=min(3, data[hue].nunique()), title=labels.column_label(hue))
     return ax
+
+
+def _bar_cis(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, low: str, high: str) -> dict:
+    # each bar's CI as an error bar at its centre; seaborn draws one container per hue level, and a bar
+    # sits (dodged) around the position of its category
+    rows = [data[data[hue] == level] for level in dict.fromkeys(data[hue])] if hue else [data]
+    categories = list(dict.fromkeys(data[y]))
+    ends = {}
+    for bars, part in zip([c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)], rows):
+        for bar in bars:
+            row = part[part[y] == categories[int(round(bar.get_y() + bar.get_height() / 2))]]
+            if row.empty or not np.isfinite(row[low].iloc[0]) or not np.isfinite(row[high].iloc[0]):
+                continue
+            value = row[x].iloc[0]
+            ax.errorbar(value, bar.get_y() + bar.get_height() / 2, fmt="none", ecolor="0.15", capsize=2, lw=0.8,
+                        xerr=[[max(value - row[low].iloc[0], 0)], [max(row[high].iloc[0] - value, 0)]])
+            ends[bar] = row[high].iloc[0]
+    return ends
 
 
 def plot_overhead_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str = "total_s", hue: str,
                       ax: plt.Axes | None = None, per: str = "statement") -> plt.Axes:
-    """Total time against the count of statements (or loads), with each group's fitted line.
+    """Total time against the count of statements (or loads), each group's fit with its CI band.
 
-    ``fits`` has ``hue``, ``method``, ``overhead_ms`` and ``write_time_s`` (as
+    ``fits`` has ``hue``, ``method``, ``overhead_ms`` (with ``overhead_ci_low_ms`` /
+    ``overhead_ci_high_ms`` when it has a CI) and ``write_time_s`` (as
     :func:`ingestlab.models.fit_overhead` or :func:`ingestlab.models.fit_load_overhead`
-    return): ``ols`` lines are solid, ``two_point`` lines (no CI) dashed; log–log axes.
+    return): ``ols`` fits are solid with the band their overhead's CI spans, ``two_point``
+    fits (no CI) dashed. Log–log axes when the counts span decades, the model drawn as the
+    dense curve it is there; the legend, below, states each overhead with its CI.
     """
     ax = ax or plt.figure().gca()
-    sns.scatterplot(data=data, x=x, y=y, hue=hue, ax=ax, s=28, zorder=3)
-    levels = list(data[hue].unique())
-    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
-    grid = np.geomspace(max(data[x].min(), 1), data[x].max(), 50)
-    for _, fit in fits[fits["method"].isin(["ols", "two_point"])].iterrows():
-        ax.plot(grid, fit["write_time_s"] + grid * fit["overhead_ms"] / 1e3, color=palette.get(fit[hue]), lw=1,
-                ls="-" if fit["method"] == "ols" else "--",
-                label=f"{fit[hue]}: {fit['overhead_ms']:.3g} ms/{per}"
-                + (" (2 points)" if fit["method"] != "ols" else ""))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(f"{per}s")
-    ax.set_ylabel("total time (s)")
-    ax.legend(fontsize="small")
+    data, fits = _named(data, hue), _named(fits, hue)
+    levels = list(dict.fromkeys(data[hue]))
+    palette = _palette(levels)
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=24, zorder=3,
+                    legend=False)
+    _scale(ax, "x", "auto", data[x])
+    _scale(ax, "y", "auto" if ax.get_xscale() != "log" else True, data[y])
+    grid = _grid(data[x], ax.get_xscale() == "log")
+    drawn = fits[fits["method"].isin(["ols", "two_point"])]
+    for level in levels:
+        if level not in set(drawn[hue]):
+            ax.plot([], [], "o", color=palette[level], label=f"{level} (too few points for a fit)")
+    for _, fit in drawn.iterrows():
+        ols = fit["method"] == "ols"
+        text = f"{fit[hue]}: " + _estimate(fit, "overhead_ms", f"ms/{per}") if ols else \
+            f"{fit[hue]}: {report.format_value(fit['overhead_ms'])} ms/{per} (2 points, no CI)"
+        _draw_model(ax, grid, fit["write_time_s"], fit["overhead_ms"] / 1e3,
+                    fit.get("overhead_ci_low_ms", np.nan) / 1e3 if ols else np.nan,
+                    fit.get("overhead_ci_high_ms", np.nan) / 1e3 if ols else np.nan,
+                    color=palette.get(fit[hue]), label=text, dashed=not ols)
+    ax.set_xlabel(f"{per}s per run")
+    ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
+    _legend_below(ax, title="fit, shaded: the overhead's 95 % CI")
     return ax
 
 
-def _axis_label(column: str) -> str:
-    # "rows_per_s" -> "rows per s", "median_ms" -> "median (ms)": the unit the column name carries
-    for suffix, unit in (("_ms", "ms"), ("_s", "s"), ("_mb", "MB"), ("_bytes", "bytes")):
-        if column.endswith(suffix) and not column.endswith("_per" + suffix):
-            return f"{column.removesuffix(suffix).replace('_', ' ')} ({unit})"
-    return column.replace("_", " ")
-
-
 def plot_linear_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str,
-                    ax: plt.Axes | None = None, logy: bool = True, label: str = "{slope:.3g} per unit") -> plt.Axes:
-    """Observations of ``y`` against ``x`` and each group's fitted line ``intercept + slope · x``.
+                    ax: plt.Axes | None = None, logy: bool | str = "auto", column: str = "slope",
+                    unit: str = "per unit", scale: float = 1.0) -> plt.Axes:
+    """Observations of ``y`` against ``x`` and each group's fitted line ``intercept + slope · x`` with its CI band.
 
-    ``fits`` has ``hue``, ``method``, ``intercept`` and ``slope`` in the units of ``y`` and
-    ``x``; only ``ols`` rows are drawn, over the observed range of ``x`` (and, on a log axis,
-    where the line is positive). ``label`` is formatted with each fit's columns for the
-    legend (``"{per_row_us:.3g} µs/row"``). A log ``y`` axis keeps groups that differ by
-    orders of magnitude readable.
+    ``fits`` has ``hue``, ``method``, ``intercept`` and ``slope`` (with ``slope_ci_low`` /
+    ``slope_ci_high``) in the units of ``y`` and ``x``; only ``ols`` rows are drawn, over the
+    observed range of ``x``, as dense curves (a straight line bends on a log axis). The
+    legend gives ``column`` of each fit with its CI, times ``scale``, in ``unit``
+    (``column="per_row_us", unit="µs/row"``). ``logy="auto"``: log only when ``y`` spans decades.
     """
     ax = ax or plt.figure().gca()
+    data, fits = _named(data, hue), _named(fits, hue)
     levels = list(dict.fromkeys(data[hue]))
-    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    palette = _palette(levels)
     sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=22, alpha=0.7,
                     legend=False, zorder=3)
-    grid = np.linspace(data[x].min(), data[x].max(), 50)
+    _scale(ax, "y", logy, data[y])
+    grid = _grid(data[x], False)
     for _, fit in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
-        line = fit["intercept"] + grid * fit["slope"]
-        keep = line > 0 if logy else np.ones_like(line, bool)
-        ax.plot(grid[keep], line[keep], color=palette[fit[hue]], lw=1,
-                label=f"{fit[hue]}: " + label.format(**fit.to_dict()))
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(_axis_label(x))
-    ax.set_ylabel(_axis_label(y))
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+        _draw_model(ax, grid, fit["intercept"], fit["slope"], fit.get("slope_ci_low", np.nan),
+                    fit.get("slope_ci_high", np.nan), color=palette[fit[hue]],
+                    label=f"{fit[hue]}: " + _estimate(fit, column, unit))
+    ax.set_xlabel(labels.column_label(x))
+    ax.set_ylabel(labels.column_label(y))
+    _legend_below(ax, title="fit, shaded: the slope's 95 % CI")
     return ax
 
 
@@ -337,12 +549,14 @@ def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str 
     matplotlib.figure.Figure
         A row of panels, one per level of ``col``.
     """
-    fig, panels = _panels(data, col, figsize=(11, 3.6), sharey=True)
+    fig, panels = _panels(data, col, figsize=(PAGE_WIDTH + 1.5, 3.4), sharey=True)
     for i, (ax, factor, part) in enumerate(panels):
         numeric = part["level_value"].notna().all()
         plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
-                   legend=i == 0)
-        ax.set_xlabel(factor if numeric else "table model")
+                   legend=i == 0, fmt="{:.0f}")
+        ax.set_xlabel(labels.label(factor) if numeric else "table model")
+        ax.tick_params(axis="x", labelrotation=20 if not numeric else 0)
+    fig.tight_layout()
     return fig
 
 
@@ -356,11 +570,12 @@ def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms",
     matplotlib.figure.Figure
         A row of panels, one per level of ``col`` (rows per INSERT), smallest first.
     """
-    fig, panels = _panels(data.sort_values(col, kind="stable"), col, figsize=(11, 3.9))
+    fig, panels = _panels(data.sort_values(col, kind="stable"), col, figsize=(PAGE_WIDTH + 1.5, 3.4))
     for i, (ax, rows, part) in enumerate(panels):
         plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
                    legend="outside" if i == len(panels) - 1 else False)
         ax.set_title(f"{rows:,} row{'s' if rows > 1 else ''} per INSERT")
+    fig.tight_layout()
     return fig
 
 
@@ -376,11 +591,11 @@ def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "syste
     matplotlib.figure.Figure
         Two panels sharing the ``y`` categories: "full scan and COUNT(*)" and "LIMIT 1".
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH + 1.5, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
     plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
     plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
     axes[0].set_title("full scan and COUNT(*)")
-    axes[1].set_title(apart.replace("limit_", "LIMIT "))
+    axes[1].set_title(labels.label(apart))
     return fig
 
 
@@ -395,71 +610,85 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     matplotlib.figure.Figure
         Two panels side by side.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
-    plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True)
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH + 1.5, 3.6))
+    plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True, legend=False)
     plot_overhead_fit(data, fits, x="n_loads", hue=hue, ax=axes[1], per="load")
+    axes[0].set_xlabel("bytes per load")
+    axes[0].set_ylabel("rows per second")
+    fig.tight_layout()
     return fig
 
 
 def plot_size_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str = "gb", y: str = "seconds", hue: str = "engine",
                   ax: plt.Axes | None = None) -> plt.Axes:
-    """``y`` against size on log–log axes, one colour per ``hue``, with each ``fixed + x · per_gb`` fit.
+    """``y`` against size, one colour per ``hue``, with each ``fixed + x · per_gb`` fit and its CI band.
 
-    ``fits`` has ``hue``, ``method``, ``fixed_s`` and ``per_gb_s`` (as
-    :func:`ingestlab.workloads.csv_scan.fit` returns); only ``ols`` rows are drawn, as
-    curves over the observed sizes (a fixed cost bends the line on log–log axes).
+    ``fits`` has ``hue``, ``method``, ``fixed_s`` and ``per_gb_s`` (with ``per_gb_ci_low_s`` /
+    ``per_gb_ci_high_s``, as :func:`ingestlab.workloads.csv_scan.fit` returns); only ``ols``
+    rows are drawn, as dense curves over the observed sizes (a fixed cost bends the line on
+    log axes, which are used when sizes or times span decades).
     """
     ax = ax or plt.figure().gca()
+    data, fits = _named(data, hue), _named(fits, hue)
     levels = list(dict.fromkeys(data[hue]))
-    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    palette = _palette(levels)
     sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=24, legend=False,
                     zorder=3)
-    grid = np.geomspace(data[x].min(), data[x].max(), 50)
+    _scale(ax, "x", "auto", data[x])
+    _scale(ax, "y", "auto", data[y])
+    grid = _grid(data[x], ax.get_xscale() == "log")
     for _, f in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
-        line = f["fixed_s"] + grid * f["per_gb_s"]
-        keep = line > 0
-        ax.plot(grid[keep], line[keep], color=palette[f[hue]], lw=1,
-                label=f"{f[hue]}: {f['fixed_s']:.2g} s + {f['per_gb_s']:.3g} s/GB")
+        fixed = report.format_value(f["fixed_s"], 2)
+        _draw_model(ax, grid, f["fixed_s"], f["per_gb_s"], f.get("per_gb_ci_low_s", np.nan),
+                    f.get("per_gb_ci_high_s", np.nan), color=palette[f[hue]],
+                    label=f"{f[hue]}: {fixed} s + " + _estimate(f, "per_gb_s", "s/GB"))
     for level in levels:
         if level not in set(fits.loc[fits["method"] == "ols", hue]):
             ax.plot([], [], "o", color=palette[level], label=f"{level} (no fit)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
     ax.set_xlabel("table size (GB)")
-    ax.set_ylabel(_axis_label(y if y.endswith("_s") else y + "_s"))
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.set_ylabel(labels.column_label(y))
+    _legend_below(ax, title="fit, shaded: the cost per GB's 95 % CI")
     return ax
 
 
 def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "series", col: str = "factor",
                        log_factors: Sequence[str] = ("partitions",)) -> matplotlib.figure.Figure:
-    """Median with its CI against each numeric factor's level, and each group's fitted line, one panel per factor.
+    """Median with its CI against each numeric factor's level, and each group's fit with its CI band, a panel per factor.
 
     ``data`` has ``col``, ``hue``, ``level_value``, ``median_ms`` and ``median_ci_low_ms`` /
     ``median_ci_high_ms`` (notebook 02's sweep table); ``fits`` has ``col``, ``hue``,
-    ``method``, ``slope_ms``, ``intercept_ms`` and ``unit``: ``ols`` lines are drawn over
-    each panel's levels. Factors in ``log_factors`` get a log₂ ``x`` axis.
+    ``method``, ``slope_ms`` (with ``slope_ci_low_ms`` / ``slope_ci_high_ms``), ``intercept_ms``
+    and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves. Factors in
+    ``log_factors`` get a log₂ ``x`` axis. One legend, below the panels.
     """
     data = data[data["level_value"].notna()]
-    fig, panels = _panels(data, col, figsize=(5.2 * data[col].nunique(), 3.8), sharey=False)
+    fig, panels = _panels(data, col, figsize=(PAGE_WIDTH, 3.4), sharey=False)
     levels = list(dict.fromkeys(data[hue]))
-    palette = dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    palette = _palette(levels)
+    entries = {}
     for ax, factor, part in panels:
         for series, g in part.groupby(hue, sort=False):
             g = g.sort_values("level_value")
             err = np.vstack([g["median_ms"] - g["median_ci_low_ms"], g["median_ci_high_ms"] - g["median_ms"]])
-            ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(err), fmt="o", capsize=3, ms=5,
-                        color=palette[series], label=series)
-            lo, hi = g["level_value"].min(), g["level_value"].max()
-            grid = np.geomspace(lo, hi, 50) if factor in log_factors else np.linspace(lo, hi, 50)
-            for fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].itertuples():
-                ax.plot(grid, fit.intercept_ms + fit.slope_ms * grid, color=palette[series], lw=1,
-                        label=f"{series}: {fit.slope_ms:+.2g} {fit.unit}")
+            bars = ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o",
+                               capsize=3, ms=4, color=palette[series])
+            entries.setdefault(series, bars)
+            grid = _grid(g["level_value"], factor in log_factors)
+            for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
+                _draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
+                            fit.get("slope_ci_high_ms", np.nan), color=palette[series], label=None)
         if factor in log_factors:
             ax.set_xscale("log", base=2)
-        ax.set_xlabel(factor)
+            ax.xaxis.set_major_formatter(plain_ticks())
+        ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row INSERT (ms)")
-        ax.legend(fontsize="x-small")
+    ols = fits[fits["method"] == "ols"]
+    names = [str(s) + "".join(f"; {labels.label(r[col])} " + _estimate(r, "slope_ms", str(r["unit"]))
+                              for _, r in ols[ols[hue] == s].iterrows()) for s in entries]
+    fig.tight_layout()
+    fig.legend(list(entries.values()), names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize="small",
+               frameon=False, title="median (bars: its 95 % CI); fit, shaded: the slope's 95 % CI",
+               title_fontsize="small")
     return fig
 
 
@@ -469,27 +698,29 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
     ``data`` has ``level`` (the model), ``slope_ms`` (the difference) and its CI bounds
     ``slope_ci_low_ms`` / ``slope_ci_high_ms``, and ``hue``.
     """
-    fig = plt.figure(figsize=(6.4, 1.4 + 0.4 * data["level"].nunique()))
-    ax = plot_estimates(data, x="slope_ms", y="level", low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue,
-                        ax=fig.gca())
+    fig = plt.figure(figsize=(PAGE_WIDTH, 1.4 + 0.4 * data["level"].nunique()))
+    ax = plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
+                        low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue, ax=fig.gca())
     ax.axvline(0, color="0.4", lw=0.8)
-    ax.set_xlabel("median difference from the baseline model (ms)")
+    ax.set_xlabel("median difference from the baseline model (ms; bars: 95 % CI)")
     return fig
 
 
 def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
-                    x: str = "clients", logy: bool = False) -> matplotlib.figure.Figure:
+                    x: str = "clients", logy: bool | str = "auto") -> matplotlib.figure.Figure:
     """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
 
-    Panels share the ``y`` axis and are titled ``<col> = <level>``; the legend sits right of
-    the last panel.
+    Panels share the ``y`` axis (log when its values span decades) and are titled
+    ``<col> = <level>``; the legend sits right of the last panel.
     """
-    fig, panels = _panels(data, col, figsize=(4.2 * data[col].nunique() + 1.5, 3.6), sharey=True)
+    fig, panels = _panels(data, col, figsize=(min(PAGE_WIDTH, 3.0 * data[col].nunique()) + 1.8, 3.2), sharey=True)
+    logy = spans_decades(data[y]) if logy == "auto" else logy
     for i, (ax, level, part) in enumerate(panels):
         plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
                    legend="outside" if i == len(panels) - 1 else False)
         ax.set_xticks(sorted(part[x].unique()))
-        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.get_xaxis().set_major_formatter(plain_ticks())
         ax.minorticks_off()
-        ax.set_title(f"{col.replace('_', ' ')} = {level}")
+        ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
+    fig.tight_layout()
     return fig

@@ -116,7 +116,9 @@ def _robust_fit(X: dict[str, np.ndarray], y: np.ndarray, *, omega: np.ndarray, v
     half = stats.t.ppf(1 - alpha / 2, dfs) * se
     table = pd.DataFrame({"estimate": ols.params, "se": se, "ci_low": ols.params - half,
                           "ci_high": ols.params + half, "df": dfs}, index=list(X))
-    return _Fit(table, float(ols.rsquared), float(ols.df_resid), ci_method)
+    with np.errstate(invalid="ignore", divide="ignore"):  # constant y: R² is NaN, said once by the NaN itself
+        r2 = float(ols.rsquared)
+    return _Fit(table, r2, float(ols.df_resid), ci_method)
 
 
 def _bell_mccaffrey_df(X: np.ndarray, leverage: np.ndarray, omega: np.ndarray, contrast: np.ndarray) -> float:

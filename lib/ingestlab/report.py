@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
+from ingestlab import labels
+
+#: A CI from fewer independent units (batches, runs, points) than this is flagged as rough.
+MIN_CI_UNITS = 5
 
 class Markdown(str):
     """Text that Jupyter renders as Markdown and that is still a plain ``str`` everywhere else.
@@ -86,7 +92,7 @@ def format_number(value: float, digits: int) -> str:
 
 
 def format_estimate(value: float, low: float, high: float, *, unit: str = "ms", digits: int | None = None,
-                    ci: float = 0.95) -> str:
+                    ci: float = 0.95, n: int | None = None) -> str:
     """One estimate with its confidence interval, as the notebooks state it.
 
     Parameters
@@ -102,6 +108,9 @@ def format_estimate(value: float, low: float, high: float, *, unit: str = "ms", 
         digits of the CI half-width, or three of the value without a CI).
     ci : float
         The confidence level of the interval (``1 - alpha``).
+    n : int, optional
+        The independent units behind the CI (batches, runs, fitted points); fewer than
+        :data:`MIN_CI_UNITS` add ``"; n = <n>, rough"`` inside the brackets.
 
     Returns
     -------
@@ -118,12 +127,15 @@ def format_estimate(value: float, low: float, high: float, *, unit: str = "ms", 
     '123,456 rows/s (90 % CI 120,000–127,000)'
     >>> format_estimate(1.04, 0.99, 1.08, unit="", digits=2)
     '1.04 (95 % CI 0.99–1.08)'
+    >>> format_estimate(2.1, 1.5, 2.6, unit="×", n=2)
+    '2.10 × (95 % CI 1.50–2.60; n = 2, rough)'
     """
     digits = decimals(value, low, high) if digits is None else digits
     head = format_number(value, digits) + (f" {unit}" if unit else "")
     if not (math.isfinite(low) and math.isfinite(high)):
         return f"{head} (no CI)"
-    return f"{head} ({100 * ci:g} % CI {format_number(low, digits)}–{format_number(high, digits)})"
+    rough = f"; n = {n}, rough" if n is not None and n < MIN_CI_UNITS else ""
+    return f"{head} ({100 * ci:g} % CI {format_number(low, digits)}–{format_number(high, digits)}{rough})"
 
 
 def format_estimate_from(row: Mapping, column: str, **kwargs) -> str:
@@ -197,3 +209,194 @@ def headline_from(table: pd.DataFrame, key: str, values: str | Sequence[str]) ->
     if isinstance(values, str):
         return {key.format(**row): float(row[values]) for row in rows}
     return {key.format(**row): [float(row[v]) for v in values] for row in rows}
+
+
+def format_value(value: object, significant: int = 3) -> str:
+    """One table cell as text: ``significant`` digits of a fraction, every digit of the integer part, no exponent.
+
+    Parameters
+    ----------
+    value : object
+        A number, a flag or text (text is returned as it is).
+    significant : int
+        Significant digits kept of a number below ``10 ** significant``.
+
+    Returns
+    -------
+    str
+        ``""`` for a missing value, ``"yes"``/``"no"`` for a flag.
+
+    Examples
+    --------
+    >>> format_value(80512.34), format_value(3545.1), format_value(0.30012), format_value(1.14e-05)
+    ('80,512', '3,545', '0.300', '0.0000114')
+    >>> format_value(12), format_value(True), format_value(float("nan")), format_value("sync_on"), format_value(3000.0)
+    ('12', 'yes', '', 'sync_on', '3,000')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            return "" if math.isnan(value) else str(value)
+        if float(value).is_integer():  # a count stored as a float
+            return f"{int(value):,}"
+        return format_number(value, max(0, significant - 1 - math.floor(math.log10(abs(value)))))
+    return "" if value is None or value is pd.NA else str(value)
+
+
+#: Columns that count the independent units behind a row's CIs, in the order they are looked for.
+_UNIT_COLUMNS = ("n_points", "n_batches", "n_runs", "n")
+
+
+def table(frame: pd.DataFrame, *, significant: int = 3, ci: float = 0.95) -> pd.DataFrame:
+    """A result table as a reader sees it: named identifiers, rounded numbers, each estimate beside its CI.
+
+    An estimate column whose CI bounds are in ``frame`` (the names
+    :func:`format_estimate_from` looks for) becomes one text column, the bounds dropped; a
+    CI behind fewer than :data:`MIN_CI_UNITS` units (``n_points``, ``n_batches``,
+    ``n_runs``, ``n``, or the smaller of ``n_a`` and ``n_b``) says so. Other numbers get
+    :func:`format_value`, identifiers :func:`ingestlab.labels.relabel`, headers
+    :func:`ingestlab.labels.column_label`. The result is for display only: compute on ``frame``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table, with the columns to show (a named index is shown as columns).
+    significant : int
+        Significant digits of numbers without a CI.
+    ci : float
+        The confidence level the CI columns hold.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Text cells, one row per row of ``frame``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"variant": ["sync_on"], "overhead_ms": [0.3], "overhead_ci_low_ms": [0.271],
+    ...                   "overhead_ci_high_ms": [0.328], "rows_per_s": [80512.3], "n_points": [3]})
+    >>> table(t).iloc[0].to_dict()  # doctest: +NORMALIZE_WHITESPACE
+    {'variant': 'synchronous_commit on', 'overhead (ms)': '0.300 (95 % CI 0.271–0.328; n = 3, rough)',
+     'rows per second': '80,512', 'points': '3'}
+    """
+    if isinstance(frame.columns, pd.MultiIndex):  # a pivot: one header per combination of levels
+        frame = frame.set_axis([", ".join(labels.label(format_value(v)) for v in c) for c in frame.columns], axis=1)
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.name is not None:
+        frame = frame.reset_index()
+    frame = frame.reset_index(drop=True)
+    frame = labels.relabel(frame, [c for c in frame.columns if not pd.api.types.is_bool_dtype(frame[c])
+                                   and not pd.api.types.is_numeric_dtype(frame[c])])
+    units = _units(frame)
+    bounds = {c: _bounds(c, frame.columns) for c in frame.columns}
+    dropped = {b for pair in bounds.values() if pair for b in pair}
+    out = {}
+    for column in frame.columns:
+        if column in dropped:
+            continue
+        values = frame[column]
+        if bounds[column]:
+            low, high = bounds[column]
+            cells = [format_estimate(v, lo, hi, unit="", ci=ci, n=n) if pd.notna(v) else ""
+                     for v, lo, hi, n in zip(values, frame[low], frame[high], units)]
+        else:
+            cells = [format_value(v, significant) for v in values.astype(object)]
+        out[labels.column_label(column)] = cells
+    return pd.DataFrame(out)
+
+
+def _bounds(column: str, columns: pd.Index) -> tuple[str, str] | None:
+    stem, _, unit = column.rpartition("_")
+    for low, high in ((f"{stem}_ci_low_{unit}", f"{stem}_ci_high_{unit}"), (f"{column}_ci_low", f"{column}_ci_high"),
+                      (f"ci_low_{column}", f"ci_high_{column}"),
+                      ("ci_low", "ci_high") if column in ("ratio", "speedup", "estimate") else ("", "")):
+        if low in columns and high in columns:
+            return low, high
+    return None
+
+
+def _units(frame: pd.DataFrame) -> list[int | None]:
+    for column in _UNIT_COLUMNS:
+        if column in frame.columns and pd.api.types.is_numeric_dtype(frame[column]):
+            return [int(n) if pd.notna(n) else None for n in frame[column]]
+    if {"n_a", "n_b"} <= set(frame.columns):
+        return [int(min(a, b)) if pd.notna(a) and pd.notna(b) else None for a, b in zip(frame["n_a"], frame["n_b"])]
+    return [None] * len(frame)
+
+
+def run_caption(meta: Mapping) -> str:
+    """What made a run's figures, in one line: engines and versions, scale, disk profile, run, revision, host.
+
+    Parameters
+    ----------
+    meta : mapping
+        A run's metadata (``Run.meta``, the content of ``run.json``).
+
+    Returns
+    -------
+    str
+        The parts the metadata has, joined by ``" · "``; a smoke-scale run says it is no result.
+
+    Examples
+    --------
+    >>> run_caption({"parameters": {"scale": "smoke", "disk_profile": "local"}, "started_at": "2026-11-24T05:01:02+00:00",
+    ...              "engines": [{"engine": "postgres", "server_version": "18.6"},
+    ...                          {"engine": "mariadb", "server_version": "10.11.19-MariaDB-0+deb12u1"}],
+    ...              "git": {"revision": "2c1d1a9f00", "dirty": False}, "host": {"cpu_cores": 2, "ram_bytes": 25 * 2**30}})
+    'PostgreSQL 18.6, MariaDB 10.11.19 · smoke scale (a CI-sized check, not a result) · disk profile local · run of 2026-11-24 05:01 UTC, git 2c1d1a9 · 2 cores, 25 GiB RAM'
+    """
+    params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
+    engines = list(dict.fromkeys(_engine_name(e) for e in meta.get("engines") or []))
+    if not engines and isinstance(params.get("engines"), (list, tuple)):  # in-process readers: their package's version
+        packages = (meta.get("software") or {}).get("packages") or {}
+        engines = [_engine_name({"engine": e, "server_version": packages.get(str(e).split("_")[0])})
+                   for e in params["engines"]]
+    parts = [", ".join(engines)] if engines else []
+    scale = params.get("scale")
+    if scale:
+        parts.append(f"{scale} scale" + (" (a CI-sized check, not a result)" if scale == "smoke" else ""))
+    if params.get("disk_profile"):
+        parts.append(f"disk profile {params['disk_profile']}")
+    started = str(meta.get("started_at") or "")
+    git = meta.get("git") or {}
+    run = f"run of {started[:10]} {started[11:16]} UTC" if len(started) >= 16 else "run"
+    if git.get("revision"):
+        run += f", git {git['revision'][:7]}" + (" with uncommitted changes" if git.get("dirty") else "")
+    parts.append(run)
+    host = meta.get("host") or {}
+    if host.get("cpu_cores"):
+        parts.append(f"{host['cpu_cores']} cores" + (f", {host['ram_bytes'] / 2**30:.0f} GiB RAM"
+                                                      if host.get("ram_bytes") else ""))
+    return " · ".join(parts)
+
+
+def _engine_name(entry: Mapping) -> str:
+    version = re.search(r"\d+(?:\.\d+)+", str(entry.get("server_version") or ""))
+    name = labels.label(entry.get("engine", "?"))
+    if not version:
+        return name
+    family, _, major = name.rpartition(" ")
+    if family and version.group().startswith(major + "."):  # "PostgreSQL 15" at 15.18: "PostgreSQL 15.18"
+        name = family
+    return f"{name} {version.group()}"
+
+
+def data_caption(frame: pd.DataFrame) -> str:
+    """Where a published table's numbers come from: the seed study and the engines and versions it ran.
+
+    Examples
+    --------
+    >>> data_caption(pd.DataFrame({"source_seed": ["starrocks-insert-overhead.ru.txt"] * 2,
+    ...                            "engine": ["StarRocks"] * 2, "version": ["4.0.4", "4.0.5"]}))
+    'published by the seed starrocks-insert-overhead.ru.txt: StarRocks 4.0.4, StarRocks 4.0.5'
+    """
+    seeds = list(dict.fromkeys(frame["source_seed"].dropna())) if "source_seed" in frame.columns else []
+    systems = []
+    if "engine" in frame.columns:
+        versions = frame["version"] if "version" in frame.columns else pd.Series("", index=frame.index)
+        systems = list(dict.fromkeys(f"{labels.label(e)} {v}".strip() for e, v in zip(frame["engine"],
+                                                                                      versions.fillna(""))))
+    text = "published by the seed " + " and ".join(seeds) if seeds else "published numbers"
+    return text + (": " + ", ".join(systems) if systems else "")

@@ -269,7 +269,10 @@ def test_the_figures_draw_from_the_tables():
     fits = analysis.fit(samples, sweep)
     fig = figures.plot_sweep_medians(sweep, analysis.fits_for_plot(fits))
     assert [ax.get_xlabel() for ax in fig.axes] == ["partitions", "columns"] and fig.axes[0].get_xscale() == "log"
+    # the sweep's series and the fits' series are the same names, so every series' fit is drawn in each panel
+    series = sweep["series"].nunique()
+    assert all(sum(len(line.get_xdata()) >= 100 for line in ax.get_lines()) == series for ax in fig.axes)
     figures.close(fig)
     fig = figures.plot_model_effects(analysis.effects_for_plot(fits))
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["primary_key"]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["primary key"]
     figures.close(fig)

@@ -17,9 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 import psutil
-from tqdm import tqdm
 
-from ingestlab import _paths, hivetext, models, timing
+from ingestlab import _paths, hivetext, models, progress, timing
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads._params import one_of, positive_int, subset
 
@@ -270,7 +269,7 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
              + ", ".join(f"{t.gb:.3g} GB {t.checksum[:12]}" for t in tables))
     frames = []
     total = len(tables) * params.rounds * (1 + len(params.engines) * len(params.queries))
-    with tqdm(total=total, desc="csv scan", unit="run") as bar:
+    with progress.bar(total=total, desc="csv scan", unit="run") as bar:
         for table in tables:
             size = {"bytes": table.bytes, "gb": table.gb, "rows": table.rows, "doublings": table.doublings,
                     "checksum": table.checksum, "cache": cache}
@@ -502,20 +501,21 @@ def tables_frame(tables: list[hivetext.Table]) -> pd.DataFrame:
 
 
 def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
-    """Seconds against size per engine, one panel per query, with each fit (log–log)."""
+    """Seconds against size per engine, one panel per query, with each fit and its CI band."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
     data = reported(scans)
     data = data[data["engine"] != FLOOR]
     queries = list(dict.fromkeys(data["query"]))
-    fig, axes = plt.subplots(1, len(queries), figsize=(5.2 * len(queries), 3.8), squeeze=False)
-    for ax, query in zip(axes[0], queries):
+    # stacked, each panel's legend (its fits with their CIs) under it
+    fig, axes = plt.subplots(len(queries), 1, figsize=(figures.PAGE_WIDTH - 1, 3.3 * len(queries)), squeeze=False)
+    for ax, query in zip(axes[:, 0], queries):
         part = fits[fits["variant"] == query] if not fits.empty else pd.DataFrame(columns=["engine", "method"])
         figures.plot_size_fit(data[data["query"] == query], part, ax=ax)
-        ax.set_title(query)
-    fig.tight_layout()
+        ax.set_title(labels.label(query))
+    fig.subplots_adjust(hspace=1.0)
     return fig
 
 

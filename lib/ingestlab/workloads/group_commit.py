@@ -7,9 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
-from ingestlab import datagen, models, report
+from ingestlab import datagen, models, progress, report
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
@@ -165,7 +164,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "throughput": [], "cpu": []}
     row = datagen.seed_rows(1, start_id=0, seed=params.seed)[0]
     grid = [(r, c) for r in params.rows_per_insert for c in params.clients]
-    bar = tqdm(total=len(params.variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
+    bar = progress.bar(total=len(params.variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
     try:
         engine.start()
         for variant in params.variants:
@@ -183,7 +182,8 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
                 for key, table in (("samples", "results"), ("throughput", "throughput"), ("cpu", "client_cpu")):
                     out[key].append(config[table])
                 run.save_csv(pd.concat(out["throughput"], ignore_index=True), "throughput")
-                bar.set_postfix_str(f"{variant} C={clients} R={rows}: {config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s")
+                bar.set_postfix_str(f"{variant} C={clients} R={rows}: {config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s",
+                                    refresh=False)
                 bar.update(1)
     finally:
         bar.close()

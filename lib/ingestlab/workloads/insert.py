@@ -6,9 +6,8 @@ import dataclasses
 from typing import Any, Sequence
 
 import pandas as pd
-from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
-from ingestlab import datagen, models
+from ingestlab import datagen, models, progress
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
@@ -177,7 +176,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
             engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
             labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
-            with tqdm(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
+            with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
                     rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
                     warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)

@@ -11,9 +11,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from tqdm import tqdm
 
-from ingestlab import _paths, datagen, disk, models, timing
+from ingestlab import _paths, datagen, disk, models, progress, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads._params import items_of, one_of, positive_int, subset
@@ -298,7 +297,7 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
             plan = [(-1, warm)] * bool(warm) + [(r, data) for r in range(params.runs)]
 
             def setting_once(setting=setting, chosen=chosen, labels=labels, plan=plan, name=name):
-                with tqdm(total=len(plan) * len(chosen), desc=f"{system} {name}", unit="load") as bar:
+                with progress.bar(total=len(plan) * len(chosen), desc=f"{system} {name}", unit="load") as bar:
                     for run_no, rows in plan:
                         for method in chosen:
                             row = load_once(engine, method, setting, rows, batch_rows=params.batch_rows)
@@ -424,13 +423,21 @@ def plot_methods(table: pd.DataFrame):
     """Rows/s by method (log scale), one panel per system, a bar per setting."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
     systems = list(dict.fromkeys(table["system"]))
-    fig, axes = plt.subplots(1, len(systems), figsize=(5.5 * len(systems), 4.5), squeeze=False)
-    for ax, system in zip(axes[0], systems):
-        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="method", hue="setting", ax=ax, log=True)
-        ax.set_title(system)
+    fig, axes = plt.subplots(1, len(systems), figsize=(2.0 + 3.0 * len(systems), 4.0), squeeze=False, sharex=True)
+    first = table[table["system"] == systems[0]]
+    for i, (ax, system) in enumerate(zip(axes[0], systems)):
+        part = table[table["system"] == system]
+        figures.plot_bars(part, x="rows_per_s", y="method", hue="setting", ax=ax, log="auto")
+        ax.set_title(labels.phrase(system))
+        ax.set_xlabel("rows per second")
+        if i and list(part["method"]) == list(first["method"]):  # the same rows as the first panel: named there
+            ax.set_yticklabels([])
+        if i and list(part["setting"]) == list(first["setting"]):
+            ax.get_legend().remove()
+    fig.tight_layout()
     return fig
 
 
@@ -444,11 +451,11 @@ def plot_versions(table: pd.DataFrame, setting: str = "default"):
 
 def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
     """Seconds against statements per system × setting, with the fitted lines (log–log)."""
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
     measured = loads[~loads["warmup"] & ~loads["method"].isin(FIT_EXCLUDED)]
-    group = measured["system"] + " " + measured["setting"]
-    lines = fits.assign(group=fits["system"] + " " + fits["setting"])
+    group = labels.join(measured, ["system", "setting"])
+    lines = fits.assign(group=labels.join(fits, ["system", "setting"]))
     return figures.plot_overhead_fit(measured.assign(group=group), lines, x="statements", y="seconds",
                                      hue="group").figure
 

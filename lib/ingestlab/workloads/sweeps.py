@@ -7,9 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
-from ingestlab import datagen
+from ingestlab import datagen, progress
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
@@ -350,7 +349,7 @@ def _measure_variant(engine: Engine, variant: str, params: Params, run, rng: np.
     configs = configurations(params, type(engine))
     labels = {"engine": engine.label, "variant": variant}
     total = len(configs) * params.repeats * (params.statements + params.warmup)
-    with tqdm(total=total, desc=f"{engine.label} {variant}", unit="stmt") as bar:
+    with progress.bar(total=total, desc=f"{engine.label} {variant}", unit="stmt") as bar:
         for rnd in range(params.repeats):
             width = {c.n_columns: datagen.wide_columns(c.n_columns) for c in configs}
             rows = {n: datagen.wide_rows(cols, params.statements, seed=params.seed * 1000 + rnd)

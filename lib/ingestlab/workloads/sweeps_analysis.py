@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, models, report
+from ingestlab import anatomy, labels, models, report
 
 #: Factor → the sample column that holds its level.
 LEVEL_COLUMNS = {"partitions": "partitions", "columns": "n_columns", "model": "model"}
@@ -39,7 +39,7 @@ def factor_rows(frame: pd.DataFrame) -> pd.DataFrame:
         swept = part.groupby(GROUP)["level"].transform("nunique") > 1
         parts.append(part[swept])
     out = pd.concat(parts, ignore_index=True)
-    return out.assign(series=out["engine"] + " " + out["variant"])
+    return out.assign(series=labels.join(out, GROUP))
 
 
 def sweep_table(samples: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
@@ -384,10 +384,10 @@ def headline(fits: pd.DataFrame) -> dict[str, float]:
 def effects_for_plot(fits: pd.DataFrame) -> pd.DataFrame:
     """The model rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_model_effects`."""
     models_ = fits[fits["factor"] == "model"]
-    return models_.assign(series=models_["engine"] + " " + models_["variant"])
+    return models_.assign(series=labels.join(models_, GROUP))
 
 
 def fits_for_plot(fits: pd.DataFrame, names: Sequence[str] = NUMERIC) -> pd.DataFrame:
     """The numeric rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_sweep_medians`."""
     numeric = fits[fits["factor"].isin(names)]
-    return numeric.assign(series=numeric["engine"] + " " + numeric["variant"])
+    return numeric.assign(series=labels.join(numeric, GROUP))

@@ -14,12 +14,12 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm  # text bars: they stream through papermill and need no ipywidgets
 
 from ingestlab import cgroups, datagen, timing
 from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
+from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads._params import items_of, one_of, positive_int, subset
 
 NOTEBOOK = "03_upsert_beyond_ram"
@@ -261,8 +261,8 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
     """Create and load the data set (a progress bar of rows sent), then settle; return the load's facts."""
     rng = np.random.default_rng([params.seed, 0])
     engine.reset_table(TABLE, COLUMNS, key=(KEY,))
-    with tqdm(total=params.dataset_rows, desc=f"{engine.label} load", unit="row", unit_scale=True,
-              disable=not progress, file=sys.stderr) as bar:
+    with progress_bar(total=params.dataset_rows, desc=f"{engine.label} load", unit="row", unit_scale=True,
+                      disable=not progress, file=sys.stderr) as bar:
 
         def chunks():
             for start, docs in datagen.document_chunks(params.dataset_rows, rng):
@@ -439,8 +439,8 @@ def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -
         _check(engine, "load", expected, params.disk_profile, "local", None, run)
         for operation in engine.UPSERT_OPERATIONS:
             keys = plan.new if operation == "insert" else plan.existing[operation]
-            with tqdm(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
-                      disable=not progress, file=sys.stderr) as bar:
+            with progress_bar(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
+                              disable=not progress, file=sys.stderr) as bar:
                 try:
                     frame, meta = _run_operation(engine, operation, params, keys, device, engine_limits,
                                                  cap=cap, bar=bar)

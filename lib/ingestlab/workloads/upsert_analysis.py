@@ -211,13 +211,15 @@ def describe_statistics(stats: pd.DataFrame) -> list[str]:
 
 def plot_ratios(ratio_table: pd.DataFrame):
     """Each operation's batch time over the insert's, median and mean with their CIs (log x)."""
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
-    shown = ratio_table.assign(label=lambda d: d["engine"] + " " + d["operation"] + " / insert [" + d["disk_profile"] + "]")
+    shown = ratio_table.assign(label=labels.join(ratio_table, ["engine", "operation"]) + " ÷ insert, disk "
+                               + ratio_table["disk_profile"])
     ax = figures.plot_estimates(shown, x="ratio", y="label", low="ci_low", high="ci_high", hue="statistic")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(figures.plain_ticks())
     ax.axvline(1, color="grey", lw=0.8, ls=":")
-    ax.set_xlabel("batch time ÷ insert batch time")
+    ax.set_xlabel("batch time ÷ the insert's batch time (bars: bootstrap 95 % CI)")
     return ax.figure
 
 
@@ -238,14 +240,13 @@ def plot_reads(full: pd.DataFrame, reads: pd.DataFrame, limits):
     """Reads per row from both counters (left) and read IOPS per full batch against the profile's limit (right)."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import figures, labels
 
     own = full["cgroup_read_iops"].notna().any()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
-    figures.plot_bars(reads.assign(label=reads["engine"] + " " + reads["operation"]), x="per_row", y="label",
+    figures.plot_bars(reads.assign(label=labels.join(reads, ["engine", "operation"])), x="per_row", y="label",
                       hue="counter", ax=left)
-    left.set_xlabel("reads per row")
-    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="small")
+    left.set_xlabel("block reads per row")
     figures.plot_latency(full, x="cgroup_read_iops" if own else "read_iops", y="operation", hue="engine", ax=right,
                          log=False)
     if limits is not None:
@@ -274,14 +275,29 @@ def describe_reads(reads: pd.DataFrame, stats: pd.DataFrame) -> list[str]:
 
 
 def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
-    """Batch time against rows per engine and operation, with the fitted lines."""
-    from ingestlab import figures
+    """Batch time against rows, a panel per engine (stacked), a fitted line with its CI band per operation."""
+    import matplotlib.pyplot as plt
 
-    drawn = fits.assign(series=fits["engine"] + " " + fits["variant"], intercept=fits["overhead_ms"] / 1e3,
-                        slope=fits["per_row_us"] / 1e6)
-    points = measured.assign(series=measured["engine"] + " " + measured["operation"])
-    return figures.plot_linear_fit(points, drawn, x="rows", y="elapsed_s", hue="series",
-                                   label="{per_row_us:,.1f} µs/row").figure
+    from ingestlab import figures, labels
+
+    drawn = fits.assign(series=fits["variant"].map(labels.label), intercept=fits["overhead_ms"] / 1e3,
+                        slope=fits["per_row_us"] / 1e6, slope_ci_low=fits["per_row_ci_low_us"] / 1e6,
+                        slope_ci_high=fits["per_row_ci_high_us"] / 1e6)
+    points = measured.assign(series=measured["operation"].map(labels.label))
+    engines = list(dict.fromkeys(points["engine"]))
+    fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH - 2.5, 2.3 * len(engines)), sharex=True,
+                             squeeze=False)
+    for ax, engine in zip(axes[:, 0], engines):
+        figures.plot_linear_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
+                                y="elapsed_s", hue="series", column="per_row_us", unit="µs/row", ax=ax)
+        ax.set_title(labels.label(engine))
+        ax.set_ylabel("batch time (s)")
+        ax.set_xlabel("rows per batch")
+        if ax.get_legend() is not None:  # beside its panel: the panels are stacked
+            ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False,
+                      title="fit, shaded: the slope's 95 % CI", title_fontsize="small")
+    fig.subplots_adjust(hspace=0.45)
+    return fig
 
 
 def describe_fit(fits: pd.DataFrame) -> list[str]:

@@ -1,0 +1,74 @@
+"""Tests for ingestlab.labels: every identifier the lab declares has a reader's name."""
+
+import doctest
+
+import pandas as pd
+import pytest
+
+import ingestlab.engines  # noqa: F401 - registers every adapter and its anatomy recorder
+from ingestlab import anatomy, labels
+from ingestlab.engines.base import Engine
+from ingestlab.workloads import csv_scan, insert, million, sweeps, upsert, upsert_analysis
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def _declared() -> dict[str, set[str]]:
+    """Every identifier the workloads can write into a plotted or shown column, from the code's declarations."""
+    engines = Engine.classes().values()
+    return {
+        "engine": set(Engine.classes()) | set(csv_scan.ENGINES) | {csv_scan.FLOOR},
+        "variant": {v for e in engines for v in (*e.COMMIT_VARIANTS, *e.GROUP_COMMIT_VARIANTS)},
+        "model": {m for e in engines for m in e.TABLE_MODELS},
+        "setting": {s for e in engines for s in e.LOAD_SETTINGS},
+        "operation": set(upsert.OPERATIONS) | {o for e in engines for o in e.UPSERT_OPERATIONS}
+        | set(upsert_analysis.PUBLISHED_OPERATIONS),
+        "scenario": set(insert.SCENARIOS),
+        "method": set(million.METHODS),
+        "query": set(csv_scan.QUERIES),
+        "factor": set(sweeps.FACTORS),
+        "statistic": set(upsert_analysis.STATISTICS),
+        "part": {p for r in _subclasses(anatomy.Recorder) for p in r.ORDER}
+        | {anatomy.UNEXPLAINED, anatomy.CLIENT_TOTAL},
+        "memory_limit": set(upsert.MEMORY_LIMITS),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(_declared()))
+def test_every_declared_identifier_has_a_label(kind):
+    missing = sorted(_declared()[kind] - set(labels.LABELS))
+    assert not missing, f"add {kind} identifiers to ingestlab.labels.LABELS: {missing}"
+
+
+def test_the_declarations_are_found():
+    # a guard on the test itself: if a declaration moved, the sets above would silently shrink
+    declared = _declared()
+    assert {"sync_on", "flush_2", "commit_delay_100"} <= declared["variant"]
+    assert {"wal_flush", "round_trip", "unexplained"} <= declared["part"]
+    assert "blind_overwrite" in declared["operation"] and "single_row" in declared["scenario"]
+
+
+def test_labels_are_words_not_identifiers():
+    assert all("_" not in text or "synchronous_commit" in text or "commit_delay" in text
+               for text in labels.LABELS.values())
+
+
+def test_relabel_names_identifiers_and_flags_and_keeps_numbers():
+    frame = pd.DataFrame({"variant": ["sync_on", "custom"], "nereids_planner": [True, False], "n": [1, 2]})
+    out = labels.relabel(frame)
+    assert out["variant"].tolist() == ["synchronous_commit on", "custom"]
+    assert out["nereids_planner"].tolist() == ["Nereids planner on", "Nereids planner off"]
+    assert out["n"].tolist() == [1, 2]
+
+
+def test_phrase_names_identifiers_inside_free_text_only():
+    assert labels.phrase("rocksdb blind_overwrite / insert [local]") == "RocksDB blind overwrite / insert [local]"
+    assert labels.phrase("see data/x_y.csv, synchronous_commit=off") == "see data/x_y.csv, synchronous_commit=off"
+
+
+def test_doctests_pass():
+    assert doctest.testmod(labels).failed == 0
