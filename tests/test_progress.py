@@ -28,3 +28,31 @@ def test_a_bar_on_a_terminal_keeps_tqdms_live_redraws():
 
 def test_doctests_pass():
     assert doctest.testmod(progress).failed == 0
+
+
+def test_a_kernel_shown_live_by_ingestlab_run_redraws_often(monkeypatch):
+    monkeypatch.setenv(progress.INTERVAL_ENV, "2")
+    with progress.bar(total=10, file=io.StringIO()) as bar:
+        assert bar.mininterval == 2
+    monkeypatch.setenv(progress.INTERVAL_ENV, "not a number")
+    with progress.bar(total=10, file=io.StringIO()) as bar:
+        assert bar.mininterval == progress.QUIET_INTERVAL_S
+
+
+def test_a_saved_notebook_keeps_only_each_bars_last_state(tmp_path):
+    import json
+
+    from ingestlab import runner
+
+    redraws = "".join(f"\rload: {i:3d}%|" for i in range(0, 101, 10)) + "\n"
+    notebook = {"cells": [{"cell_type": "code", "source": "", "outputs": [
+        {"output_type": "stream", "name": "stderr", "text": ["done before\n", redraws]},
+        {"output_type": "display_data", "data": {"text/plain": "x\ry"}}]}], "metadata": {}, "nbformat": 4,
+        "nbformat_minor": 5}
+    partial, final = tmp_path / ".nb.partial.ipynb", tmp_path / "nb.ipynb"
+    partial.write_text(json.dumps(notebook))
+    runner._keep_notebook(partial, final)
+    outputs = json.loads(final.read_text())["cells"][0]["outputs"]
+    assert outputs[0]["text"] == "done before\nload: 100%|\n"
+    assert outputs[1]["data"]["text/plain"] == "x\ry"  # only streams are rewritten
+    assert not partial.exists()

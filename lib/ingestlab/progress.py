@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, TextIO
 
@@ -10,6 +11,10 @@ from tqdm import tqdm  # text bars: they stream through papermill and need no ip
 #: Seconds between redraws when the output is not a terminal: each redraw would be one more
 #: fragment stored in the executed notebook, so a bar there shows its start and its end.
 QUIET_INTERVAL_S = 120.0
+#: Set by ``ingestlab run`` for the kernel when its own stderr is a terminal, where the kernel's bars
+#: are shown live: the redraw interval (seconds) off a terminal. The runner keeps only each bar's
+#: last state in the saved notebook (:func:`last_states`), so live redraws are not stored.
+INTERVAL_ENV = "INGESTLAB_PROGRESS_INTERVAL_S"
 
 
 def bar(*, file: TextIO | None = None, **kwargs: Any) -> tqdm:
@@ -39,13 +44,42 @@ def bar(*, file: TextIO | None = None, **kwargs: Any) -> tqdm:
     2
     """
     stream = file if file is not None else sys.stderr
-    if not _is_terminal(stream):
-        kwargs.setdefault("mininterval", QUIET_INTERVAL_S)
-        kwargs.setdefault("maxinterval", QUIET_INTERVAL_S)
+    if not is_terminal(stream):
+        interval = _interval()
+        kwargs.setdefault("mininterval", interval)
+        kwargs.setdefault("maxinterval", max(interval, 10.0))
     return tqdm(file=stream, **kwargs)
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def _interval() -> float:
+    """:data:`QUIET_INTERVAL_S`, or the positive number of seconds in :data:`INTERVAL_ENV`."""
+    try:
+        value = float(os.environ.get(INTERVAL_ENV, ""))
+    except ValueError:
+        return QUIET_INTERVAL_S
+    return value if value > 0 else QUIET_INTERVAL_S
+
+
+def last_states(text: str) -> str:
+    """``text`` as a terminal shows it: of each line redrawn with carriage returns, its last state.
+
+    Examples
+    --------
+    >>> last_states("load:  10%|#  | 1/10\\rload: 100%|###| 10/10\\n done\\n")
+    'load: 100%|###| 10/10\\n done\\n'
+    >>> last_states("no bar here\\n")
+    'no bar here\\n'
+    """
+    lines = text.split("\n")
+    kept = []
+    for line in lines:
+        states = [part for part in line.split("\r") if part]
+        kept.append(states[-1] if states else "")
+    return "\n".join(kept)
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (False for a closed stream or one without ``isatty``)."""
     try:
         return stream.isatty()
     except (AttributeError, ValueError):  # no isatty, or a closed stream

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ingestlab import _paths, cgroups, checkpoints, journal, results
+from ingestlab import progress as _progress
 from ingestlab.conninfo import (
     PASSWORDS_ENV,
     mask_url,
@@ -29,6 +30,8 @@ from ingestlab.servers import reap
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
+#: Seconds between redraws of the kernel's progress bars when ``ingestlab run`` shows them on a terminal.
+LIVE_PROGRESS_INTERVAL_S = 2.0
 
 #: Exit codes of ``ingestlab run`` (also in the README and ``ingestlab run --help``).
 EXIT_OK = 0
@@ -312,7 +315,9 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     target = out_dir / path.stem
     injected, secrets = hide_passwords(parameters, password)
     resume_dir = str(target.resolve()) if mode == "resume" else None
-    with _environment({PASSWORDS_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir}):
+    live = progress and _progress.is_terminal(sys.stderr)  # the kernel's bars are shown as they move, then stored once
+    with _environment({PASSWORDS_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir,
+                       _progress.INTERVAL_ENV: str(LIVE_PROGRESS_INTERVAL_S) if live else None}):
         if mode == "resume":
             check_resume(path, injected, target)
         restored = preflight(path, injected, resolved, target, mode)
@@ -492,14 +497,24 @@ def check_output(target: Path, mode: str = "new") -> None:
 
 
 def _keep_notebook(partial: Path, final: Path) -> None:
-    """Rename the executed notebook into place if it is whole; drop a truncated one."""
+    """Rename the executed notebook into place if it is whole; drop a truncated one.
+
+    Progress bars redrawn live keep only their last state in the saved notebook
+    (:func:`ingestlab.progress.last_states`).
+    """
     if not partial.exists():
         return
     try:
-        json.loads(partial.read_text())
+        notebook = json.loads(partial.read_text())
     except (OSError, ValueError):
         partial.unlink(missing_ok=True)
         return
+    streams = [out for cell in notebook.get("cells", []) for out in cell.get("outputs", [])
+               if out.get("output_type") == "stream"]
+    if any("\r" in "".join(out.get("text", "")) for out in streams):
+        for out in streams:
+            out["text"] = _progress.last_states("".join(out.get("text", "")))
+        results.write_atomic(partial, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     partial.replace(final)
 
 
