@@ -564,16 +564,17 @@ class _StagesRecorder(anatomy.Recorder):
 
     Instruments: the stages of each INSERT (``events_stages_history_long``) and, as
     ``outside_stages``, the statement's own server time (``events_statements_history_long``)
-    minus its stages. Ladder, after each statement on the same connection: ``driver`` — the
-    driver formatting the INSERT's parameters (``cursor.mogrify``); ``round_trip`` — ``DO 0``
-    on the client's clock minus its server time (performance_schema): the driver, the socket
-    both ways and the server's command loop.
+    minus its stages. Ladder, after each statement on the same connection: ``round_trip`` —
+    ``DO 0`` sent the way the INSERT is (:meth:`MySQL.statement_call`: the driver's query and
+    store-result calls), on the client's clock, minus its server time (performance_schema): the
+    driver, the socket both ways and the server's command loop. The INSERT is rendered before
+    the clock, so the driver's formatting of its parameters is in none of this.
     """
 
     PASS = "stages"
     SOURCE = "performance_schema.events_stages_history_long"
     PROBE = "DO 0"
-    ORDER = ("driver", "round_trip")  # then the stages, in the order the server ran them
+    ORDER = ("round_trip",)  # then the stages, in the order the server ran them
 
     def begin(self) -> None:
         self.counters0 = self.engine._counters()
@@ -583,11 +584,7 @@ class _StagesRecorder(anatomy.Recorder):
 
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
-        cursor = self.engine.conn.cursor()
-        self.rung("driver", timing.timed(cursor.mogrify, self.sql, row).ms,
-                  f"{type(cursor).__module__.split('.')[0]} cursor.mogrify of the INSERT")
-        cursor.close()
-        self.probe_ms.append(timing.timed(self.engine.execute, self.PROBE).ms)
+        self.probe_ms.append(timing.timed(self.engine.statement_call(self.PROBE)).ms)
 
     def end(self) -> None:
         engine = self.engine
@@ -613,7 +610,6 @@ class _ProfileRecorder(anatomy.Recorder):
 
     PASS = "stages"
     SOURCE = "SHOW PROFILE (information_schema.PROFILING)"
-    ORDER = ("driver",)
 
     def begin(self) -> None:
         self.counters0 = self.engine._counters()
@@ -624,10 +620,6 @@ class _ProfileRecorder(anatomy.Recorder):
         self.engine.execute("SET SESSION profiling = 1")
 
     def statement(self, result: Any, row: Sequence[Any]) -> None:
-        cursor = self.engine.conn.cursor()
-        self.rung("driver", timing.timed(cursor.mogrify, self.sql, row).ms,
-                  f"{type(cursor).__module__.split('.')[0]} cursor.mogrify of the INSERT")
-        cursor.close()
         self.pending += 1
         self.n += 1
         if self.pending == self.block:
