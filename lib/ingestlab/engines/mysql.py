@@ -115,21 +115,26 @@ class MySQL(Engine):
     def statement_call(self, sql: str, params: Sequence[Any] | None = None):
         """``sql`` with ``params``, rendered now, as a call of the connection's own query function.
 
-        What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and
-        read the reply (``mysql_store_result``; nothing for an INSERT), without the cursor's
-        bookkeeping in Python. PyMySQL's ``Connection.query`` does both in one call.
+        What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and,
+        only when the reply announces a result set (``mysql_field_count``), read it
+        (``mysql_store_result``), without the cursor's bookkeeping in Python. With mysqlclient
+        the call goes straight to its C functions (``_mysql.connection.query``, not the Python
+        ``Connection.query`` wrapper); PyMySQL's ``Connection.query`` sends and reads in one call.
         """
         self.has("statement_call", check=True)
         text = self.render(sql, params)
         conn = self.conn
         if self.driver != "mysqldb":
             return functools.partial(conn.query, text)
-        query, store = conn.query, conn.store_result
-        data = text.encode() if isinstance(text, str) else text
+        from MySQLdb import _mysql
+
+        query = functools.partial(_mysql.connection.query, conn, text.encode() if isinstance(text, str) else text)
+        field_count, store = conn.field_count, conn.store_result
 
         def call() -> None:
-            query(data)
-            store()
+            query()
+            if field_count():
+                store()
         return call
 
     def close(self) -> None:
