@@ -479,8 +479,10 @@ class _StatsRecorder(anatomy.Recorder):
     * ``parse_analyze`` — raw parsing, parse analysis (with ``pg_stat_statements``' query
       jumbling) and rewriting of the same INSERT into a probe table: the ``elapsed`` of
       ``log_parser_stats``' three reports (``PARSER``, ``PARSE ANALYSIS``, ``REWRITER``
-      STATISTICS), sent to a probe connection of its own (``client_min_messages = log``). Each
-      report's clock also covers one ``getrusage`` call. Needs a superuser (the lab's server).
+      STATISTICS), turned on for that one statement (``SET LOCAL`` in a transaction that is
+      rolled back) and sent to the client (``client_min_messages = log``). Each report's clock
+      also covers one ``getrusage`` call. Needs the right to set ``log_parser_stats`` (a
+      superuser, as on the lab's server); without it the rung is left out.
     * ``executor_start_end`` — ``EXPLAIN (ANALYZE)`` of that INSERT: ``Execution Time``
       (``ExecutorStart`` to ``ExecutorEnd``) minus its root node's ``Actual Total Time``
       (the run itself, which ``execution`` covers): opening the table and its indexes,
@@ -517,13 +519,12 @@ class _StatsRecorder(anatomy.Recorder):
         engine.execute(f"CREATE TABLE {engine.quote(self.probe)} (LIKE {engine.quote(self.table)})")
         self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
         self.observer = engine.connect()
-        self.parser = engine.connect()
-        self.parser_stats = True
+        # log_parser_stats is a superuser setting (or granted: PostgreSQL 15+); without it, no parse_analyze rung
         try:
-            self.execute("SET client_min_messages = log", conn=self.parser)
-            self.execute("SET log_parser_stats = on", conn=self.parser)
-        except engine.dbapi.Error:  # not a superuser: no parse_analyze rung
-            self.parser_stats = False
+            self.parser_stats = bool(engine.execute(
+                "SELECT has_parameter_privilege(current_user, 'log_parser_stats', 'SET')")[0][0])
+        except engine.dbapi.Error:  # before 15: no such function
+            self.parser_stats = bool(engine.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0])
         self.last = self._read()
 
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
@@ -531,9 +532,8 @@ class _StatsRecorder(anatomy.Recorder):
         return self.engine.execute(sql, params, conn=conn)
 
     def end(self) -> None:
-        for conn in (getattr(self, "observer", None), getattr(self, "parser", None)):
-            if conn is not None:
-                conn.close()
+        if getattr(self, "observer", None) is not None:
+            self.observer.close()
         if getattr(self, "probe", None) and self.engine._conn is not None:
             self.engine.execute(self.engine.drop_table_sql(self.probe))
 
