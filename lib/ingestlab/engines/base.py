@@ -924,11 +924,10 @@ class Engine:
             raise ConfigError("rows", rows, "at least one row to insert")
         recorder = self.anatomy_recorder(table, columns)
         with recorder:
-            for row in rows:
-                if recorder.READS_ROWS:
-                    run = timing.timed(self.execute, recorder.sql, row)
-                else:
-                    run = timing.timed(self.statement_call(recorder.sql, row))
+            # every statement rendered before the first is sent, as time_statements' callers do
+            calls = [None if recorder.READS_ROWS else self.statement_call(recorder.sql, row) for row in rows]
+            for row, call in zip(rows, calls):
+                run = timing.timed(self.execute, recorder.sql, row) if call is None else timing.timed(call)
                 recorder.client_ms.append(run.ms)
                 recorder.statement(run.result, row)
         return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
