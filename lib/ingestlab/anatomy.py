@@ -58,11 +58,17 @@ class Recorder:
         Per statement: its :data:`Part` and :data:`Extra` tuples.
     counters : dict
         Per-statement means of counters read around the pass: name → (value, source).
+    client_ms : list of float
+        The client's time of each statement so far (the engine appends it before calling
+        :meth:`statement`, so a part may be measured against it).
     """
 
     PASS: str = "server"
     #: The parts in the order a statement passes through them (those not named keep theirs, after).
     ORDER: tuple[str, ...] = ()
+    #: Whether :meth:`statement` reads the rows the statement returned (an ``EXPLAIN``): the
+    #: engine then runs it through ``execute``, which renders its parameters inside the clock.
+    READS_ROWS: bool = False
 
     def __init__(self, engine: Any, table: str, columns: Sequence[str]):
         self.engine = engine
@@ -72,6 +78,7 @@ class Recorder:
         self.parts: list[list[Part]] = []
         self.extras: list[list[Extra]] = []
         self.counters: dict[str, tuple[float, str]] = {}
+        self.client_ms: list[float] = []
         self.rungs: dict[str, list[float]] = {}
         self.rung_sources: dict[str, str] = {}
 
@@ -189,8 +196,12 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
 
     The parts are those of the ``stats`` pass (extras and counts are left out), so the same
     function serves every engine, whatever its instrument. Each part's median is taken over
-    the measured statements (warm-up left out); :data:`UNEXPLAINED` is the client's median
-    wall time minus the parts' medians, so a heavy tail in one part cannot hide in a mean.
+    the measured statements (warm-up left out), so a heavy tail in one part cannot hide in a
+    mean. :data:`UNEXPLAINED` is the median over the statements of each one's own remainder
+    (its client time minus its parts): the client's median minus the parts' medians would
+    mix statements, and where one part is heavy-tailed (a WAL flush on a busy disk) it reports
+    as unexplained what each statement's parts do explain. So the medians of the parts and
+    of the remainder need not add up to the client's median exactly.
 
     Returns
     -------
@@ -212,11 +223,10 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
     stats = anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
     names = [c for c in dict.fromkeys(stats["component"]) if c not in (CLIENT_TOTAL, UNEXPLAINED)]
     per = anatomy[~anatomy["pass"].isin(["stats", "ladder"]) & ~anatomy["warmup"].astype(bool)
-                  & anatomy["component"].isin([CLIENT_TOTAL, *names])]
+                  & anatomy["component"].isin([CLIENT_TOTAL, *names, UNEXPLAINED])]
     wide = per.pivot_table(index=[*by, "statement_no"], columns="component", values="ms", aggfunc="sum", sort=False)
-    wide = wide.reindex(columns=[CLIENT_TOTAL, *names]).fillna({n: 0.0 for n in names})
+    wide = wide.reindex(columns=[CLIENT_TOTAL, *names, UNEXPLAINED]).fillna({n: 0.0 for n in names})
     medians = wide.groupby(level=by, sort=False).median() if by else wide.median().to_frame().T
-    medians[UNEXPLAINED] = medians[CLIENT_TOTAL] - medians[names].sum(axis=1)
     medians.columns = [f"{c}_ms" for c in medians.columns]
     medians["unexplained_share"] = medians[f"{UNEXPLAINED}_ms"] / medians[f"{CLIENT_TOTAL}_ms"]
     medians["n"] = wide.groupby(level=by, sort=False).size() if by else len(wide)

@@ -113,6 +113,8 @@ class EngineContract:
         for call in calls:
             call()
         assert eng.count_rows("c_call") == 3
+        eng.statement_call(f"SELECT count(*) FROM {eng.quote('c_call')}")()  # its rows are read and left unused,
+        assert eng.count_rows("c_call") == 3  # so the connection takes the next statement
         eng.execute(eng.drop_table_sql("c_call"))
 
     def test_a_missing_step_names_the_engine_and_the_step(self, eng):

@@ -32,7 +32,28 @@ class TestPostgres(EngineContract):
         per = frame[frame["pass"] == "server"].pivot(index="statement_no", columns="component", values="ms")
         assert len(per) == 10 and (per["planning"] > 0).all() and (per["execution"] > 0).all()
         assert (per["client_total"] > per["planning"] + per["execution"] + per["wal_flush"]).all()
+        # the client's side is what lies outside the server's own span of the statement: less than the whole
+        assert ((per["client_socket"] > 0) & (per["client_socket"] < per["client_total"])).all()
+        ladder = frame[frame["pass"] == "ladder"].set_index("component")
+        assert set(ladder.index) == {"transaction", "parse_analyze", "executor_start_end", "commit"}
+        assert (ladder.loc[["transaction", "parse_analyze", "executor_start_end"], "ms"] > 0).all()
+        assert (ladder["count"] == 10).all() and ladder["source"].str.contains("95 % CI").all()
         eng.apply_settings({})
+
+    def test_anatomy_times_the_statement_as_the_samples_do(self, eng, monkeypatch):
+        # the pass sends the INSERT rendered before the clock (statement_call), never through execute
+        calls = []
+        original = type(eng).statement_call
+
+        def spy(self, sql, params=None):
+            calls.append(sql)
+            return original(self, sql, params)
+        monkeypatch.setattr(type(eng), "statement_call", spy)
+        eng.reset_table("anat_call", SEED_COLUMNS)
+        eng.statement_anatomy("anat_call", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=6))
+        assert [c for c in calls if c.startswith('INSERT INTO "anat_call"')] == [calls[0]] * 3
+        assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
+        assert eng.count_rows("anat_call") == 3
 
     def test_partitions_and_models_are_what_the_catalog_says(self, eng):
         eng.reset_table("parts", SEED_COLUMNS, model="primary_key_indexes", partitions=8)

@@ -908,9 +908,11 @@ class Engine:
     def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
         """Split single-row INSERTs of ``rows`` into the server's parts and the unexplained rest.
 
-        Each INSERT runs as in the measurements (autocommit, one round trip) on the lab's
-        clock; right after each one the engine's :meth:`anatomy_recorder` reads what the
-        server reported, outside the clock.
+        Each INSERT runs as in the measurements: autocommit, one round trip, rendered before
+        the clock by :meth:`statement_call` and timed on the lab's clock exactly as notebook
+        01's samples are (a recorder that must read the statement's rows, an ``EXPLAIN``, has
+        it run by :meth:`execute`); right after each one the engine's :meth:`anatomy_recorder`
+        reads what the server reported, outside the clock.
 
         Returns
         -------
@@ -921,13 +923,14 @@ class Engine:
         if not rows:
             raise ConfigError("rows", rows, "at least one row to insert")
         recorder = self.anatomy_recorder(table, columns)
-        client_ms = []
         with recorder:
-            for row in rows:
-                run = timing.timed(self.execute, recorder.sql, row)
-                client_ms.append(run.ms)
+            # every statement rendered before the first is sent, as time_statements' callers do
+            calls = [None if recorder.READS_ROWS else self.statement_call(recorder.sql, row) for row in rows]
+            for row, call in zip(rows, calls):
+                run = timing.timed(self.execute, recorder.sql, row) if call is None else timing.timed(call)
+                recorder.client_ms.append(run.ms)
                 recorder.statement(run.result, row)
-        return anatomy.frame(recorder.PASS, client_ms, recorder.parts, extras=recorder.extras,
+        return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
                              counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER)
 
 

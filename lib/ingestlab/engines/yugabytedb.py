@@ -149,6 +149,7 @@ class _ExplainRecorder(anatomy.Recorder):
 
     PASS = "explain"
     SOURCE = "EXPLAIN (ANALYZE, DIST)"
+    READS_ROWS = True
 
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         from ingestlab.profiles import parse
