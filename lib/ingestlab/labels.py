@@ -48,6 +48,8 @@ LABELS: dict[str, str] = {
     "partitions": "partitions", "columns": "columns", "model": "table model",
     # parts of a statement's time
     "client_total": "client total", "unexplained": "unexplained", "driver": "driver formatting",
+    "client_socket": "client and socket", "transaction": "transaction start and end",
+    "executor_start_end": "executor start and end",
     "round_trip": "round trip", "parse_analyze": "parse and analyse", "planning": "planning",
     "execution": "execution", "commit": "commit", "wal_flush": "WAL flush", "outside_stages": "outside the stages",
     # fit methods
