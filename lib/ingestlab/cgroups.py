@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
 #: Where the cgroup v1 memory hierarchy is mounted.
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+#: Where the cgroup v1 cpuacct hierarchy is mounted.
+CPUACCT_ROOT = Path("/sys/fs/cgroup/cpuacct")
 #: Name prefix of the lab's cgroups: ``ingestlab-<pid of the owning Python process>``.
 PREFIX = "ingestlab-"
 SECTOR_BYTES = 512
@@ -152,6 +154,14 @@ def memory_unavailable_reason(root: str | os.PathLike | None = None) -> str | No
     root = Path(root) if root else MEMORY_ROOT
     if not (root / "cgroup.procs").exists() or not (root / "memory.limit_in_bytes").exists():
         return f"no cgroup v1 memory hierarchy at {root}"
+    return _unwritable(root)
+
+
+def cpuacct_unavailable_reason(root: str | os.PathLike | None = None) -> str | None:
+    """Why CPU accounting of a group cannot be used here (under ``root``, default :data:`CPUACCT_ROOT`), or None."""
+    root = Path(root) if root else CPUACCT_ROOT
+    if not (root / "cgroup.procs").exists() or not (root / "cpuacct.usage").exists():
+        return f"no cgroup v1 cpuacct hierarchy at {root}"
     return _unwritable(root)
 
 
@@ -474,6 +484,33 @@ def memory_cap(pids: Iterable[int], *, label: str = "group",
         yield group
     finally:
         group.close()
+
+
+class CpuAccount(Group):
+    """A cpuacct cgroup that counts the CPU time its processes use, and that of the children they fork after.
+
+    Move a server in once it runs: the backends it forks for later connections are counted
+    too, so :meth:`usage_ns` before and after a run is the server's CPU for that run (the
+    benchmarks divide it by the statements to get the server's CPU per statement).
+    """
+
+    CONTROLLER = "cpuacct"
+
+    @classmethod
+    def default_root(cls) -> Path:
+        return CPUACCT_ROOT
+
+    def unavailable(self) -> str | None:
+        return cpuacct_unavailable_reason(self.root)
+
+    def usage_ns(self) -> int | None:
+        """CPU time (user + system, ns) the group's processes have used since they were moved in; None if not applied."""
+        if self.path is None:
+            return None
+        try:
+            return int((self.path / "cpuacct.usage").read_text())
+        except (OSError, ValueError):
+            return None
 
 
 _ACTIVE: set[Group] = set()
