@@ -101,6 +101,14 @@ def test_doris_replies_group_by_transaction():
     assert groups["group_commit"].all()
 
 
+def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
+    params = group_commit.validate("postgres")
+    tp = pd.DataFrame({"statements": [10], "warmup_statements": [2], "client_cpu_us_per_statement": [30.0]})
+    for share, said in ((0.2, "so no client was CPU-bound"), (0.95, "near CPU-bound")):
+        cpu = pd.DataFrame({"cpu_ns": [300_000], "statements": [10], "cpu_share": [share]})
+        assert said in group_commit.describe_grid(params, tp, cpu)[1]
+
+
 # -- live runs -----------------------------------------------------------------------------------
 def test_measure_counts_every_row_and_observes_grouping(tmp_path):
     params = group_commit.validate("postgres", clients="1,8", rows_per_insert="1,10", variants="default,sync_off",
