@@ -515,3 +515,26 @@ def test_reap_removes_v2_trees_of_a_killed_owner(sleeper):
         cgroups.reap(V2_MOUNT.path)
         time.sleep(0.05)
     assert not path.parent.exists() and _cgroup(sleeper.pid, v2) == "/"
+
+
+CPUACCT_REASON = cgroups.cpuacct_unavailable_reason()
+
+
+@pytest.mark.skipif(CPUACCT_REASON is not None, reason=f"no cpuacct cgroup here: {CPUACCT_REASON}")
+def test_cpu_account_counts_the_cpu_of_its_processes_and_of_their_later_children():
+    script = textwrap.dedent("""
+        import subprocess, sys, time
+        sys.stdin.readline()
+        subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.3: pass"])
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, text=True)
+    group = cgroups.CpuAccount(label="test-cpu").open()
+    try:
+        assert group.add([proc.pid]) == [proc.pid]
+        before = group.usage_ns()
+        proc.communicate("go\n", timeout=30)  # the child it forks now burns 0.3 s of CPU inside the group
+        assert group.usage_ns() - before >= 0.25e9
+    finally:
+        group.close()
+        proc.kill()
+    assert group.usage_ns() is None and not group.applied

@@ -1,6 +1,6 @@
 import pytest
 
-from ingestlab import datagen
+from ingestlab import concurrency, datagen
 from ingestlab.concurrency import MAX_CLIENTS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
@@ -63,3 +63,25 @@ def test_open_loop_needs_a_rate(postgres):
     with pytest.raises(ConfigError, match="RATE"):
         ClientRun(postgres, "t", COLS, (1, "a", 1.0, None), clients=1, rows_per_insert=1, warmup_s=0, duration_s=1,
                   loop="open")
+
+
+def test_the_template_is_the_drivers_rendering_with_one_id_slot_per_row(postgres):
+    row = datagen.seed_rows(1, start_id=0)[0]
+    driver = ClientRun(postgres, "t", COLS, row, clients=1, rows_per_insert=3, warmup_s=0, duration_s=1)
+    template = driver.statement_template()
+    assert template.count(b"%d") == 3
+    ids = (5, 6, 7)
+    rendered = postgres.render(postgres.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
+    assert template % ids == rendered
+
+
+def test_full_buffers_are_shipped_and_every_statement_is_kept_once(postgres, monkeypatch):
+    monkeypatch.setattr(concurrency, "BUFFER_STATEMENTS", 2)  # the parent sizes the shared buffers
+    postgres.reset_table("t_ship", SEED_COLUMNS)
+    driver = ClientRun(postgres, "t_ship", COLS, datagen.seed_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
+                       warmup_s=0.1, duration_s=0.4)
+    samples = driver.run()
+    assert samples.groupby("client").size().min() > 2 * 2  # each client shipped at least two full buffers
+    for _, part in samples.groupby("client"):
+        assert part["statement_no"].tolist() == list(range(len(part)))
+    assert postgres.count_rows("t_ship") == len(samples)

@@ -9,6 +9,12 @@ def test_notebooks_are_found_by_id_stem_or_file_name():
     assert runner.find_notebook("01_insert_anatomy") == path == runner.find_notebook(path.name)
 
 
+def test_run_all_covers_every_numbered_notebook_group_commit_included():
+    books = runner.notebooks()
+    assert "04" in books and books["04"].stem == "04_group_commit"
+    assert runner.VALIDATORS["04_group_commit"] == "group_commit"
+
+
 def test_declared_parameters_come_from_the_parameters_cell():
     declared = runner.declared_parameters(runner.find_notebook("01"))
     assert {"TARGET", "SCALE", "N", "RESULTS_DIR"} <= set(declared)

@@ -38,7 +38,8 @@ SECTOR_BYTES = 512
 #: and a throttle nested in a memory cap (:meth:`Group.open`) needs just that.
 LEAF = "procs"
 #: The lab's two kinds of limit and the controller that gives each in cgroup v1 and in v2.
-CONTROLLERS: dict[str, dict[int, str]] = {"io": {1: "blkio", 2: "io"}, "memory": {1: "memory", 2: "memory"}}
+CONTROLLERS: dict[str, dict[int, str]] = {"io": {1: "blkio", 2: "io"}, "memory": {1: "memory", 2: "memory"},
+                                          "cpu": {1: "cpuacct", 2: "cpu"}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,6 +324,10 @@ class Hierarchy(abc.ABC):
         return {name: st.get(key, 0) for name, key in self.MEMORY_STAT_KEYS.items()} if st else {}
 
     @abc.abstractmethod
+    def cpu_usage_ns(self, group: Path) -> int | None:
+        """CPU time (user + system, ns) of ``group``'s processes since they were moved in; None when unreadable."""
+
+    @abc.abstractmethod
     def memory_events(self, group: Path) -> dict[str, int]:
         """``limit_hits`` (times usage reached the limit) and ``oom_kills`` of ``group``, cumulative."""
 
@@ -360,13 +365,14 @@ class CgroupV1(Hierarchy):
     """A cgroup v1 hierarchy: one per controller (``blkio``, ``memory``), groups side by side."""
 
     VERSION = 1
-    MECHANISM = {"io": "cgroup v1 blkio.throttle.{read,write}_{iops,bps}_device",
+    MECHANISM = {"io": "cgroup v1 blkio.throttle.{read,write}_{iops,bps}_device", "cpu": "cgroup v1 cpuacct.usage",
                  "memory": "cgroup v1 memory.limit_in_bytes"}
     MEMORY_LIMIT_FILE = "memory.limit_in_bytes"
     MEMORY_STAT_KEYS = {"anon": "rss", "file": "cache", "shmem": "shmem"}
 
     def unavailable(self) -> str | None:
-        needed = "blkio.throttle.read_iops_device" if self.controller == "io" else "memory.limit_in_bytes"
+        needed = {"io": "blkio.throttle.read_iops_device", "memory": "memory.limit_in_bytes",
+                  "cpu": "cpuacct.usage"}[self.controller]
         if not (self.root / "cgroup.procs").exists() or not (self.root / needed).exists():
             return f"no cgroup v1 {self.name} hierarchy at {self.root} (no {needed})"
         return _unwritable(self.root)
@@ -385,6 +391,9 @@ class CgroupV1(Hierarchy):
                 for direction, value in parse_blkio((group / name).read_text(), device).items():
                     out[f"cgroup_{direction}_{kind}"] = value
         return out
+
+    def cpu_usage_ns(self, group: Path) -> int | None:
+        return _read_int(group / "cpuacct.usage")
 
     def memory_events(self, group: Path) -> dict[str, int]:
         return {"limit_hits": _read_int(group / "memory.failcnt"),
@@ -411,7 +420,8 @@ class CgroupV2(Hierarchy):
     """
 
     VERSION = 2
-    MECHANISM = {"io": "cgroup v2 io.max (riops, wiops, rbps, wbps)", "memory": "cgroup v2 memory.max"}
+    MECHANISM = {"io": "cgroup v2 io.max (riops, wiops, rbps, wbps)", "memory": "cgroup v2 memory.max",
+                 "cpu": "cgroup v2 cpu.stat usage_usec"}
     MEMORY_LIMIT_FILE = "memory.max"
     MEMORY_STAT_KEYS = {"anon": "anon", "file": "file", "shmem": "shmem"}
 
@@ -465,6 +475,10 @@ class CgroupV2(Hierarchy):
             return {}
         return {f"cgroup_{direction}_{kind}": st.get(f"{direction[0]}{kind}", 0)
                 for direction in ("read", "write") for kind in ("ios", "bytes")}
+
+    def cpu_usage_ns(self, group: Path) -> int | None:
+        usec = _keyed(group / "cpu.stat").get("usage_usec")  # present whether the cpu controller is enabled or not
+        return None if usec is None else usec * 1000
 
     def memory_events(self, group: Path) -> dict[str, int]:
         events = _keyed(group / "memory.events")
@@ -546,6 +560,11 @@ def unavailable_reason(root: str | os.PathLike | None = None) -> str | None:
 def memory_unavailable_reason(root: str | os.PathLike | None = None) -> str | None:
     """Why a memory cap cannot be used here (under ``root``, default: found by :func:`locate`), or None."""
     return _reason("memory", root)
+
+
+def cpuacct_unavailable_reason(root: str | os.PathLike | None = None) -> str | None:
+    """Why CPU accounting of a group cannot be used here (under ``root``, default: found by :func:`locate`), or None."""
+    return _reason("cpu", root)
 
 
 # -- groups ------------------------------------------------------------------------------
@@ -855,6 +874,24 @@ def memory_cap(pids: Iterable[int], *, label: str = "group",
         yield group
     finally:
         group.close()
+
+
+class CpuAccount(Group):
+    """A cgroup that counts the CPU time its processes use, and that of the children they fork after.
+
+    Move a server in once it runs: the backends it forks for later connections are counted
+    too, so :meth:`usage_ns` before and after a run is the server's CPU for that run (the
+    benchmarks divide it by the statements to get the server's CPU per statement). cgroup v1
+    ``cpuacct.usage`` or v2 ``cpu.stat`` ``usage_usec``, as the kernel mounts them.
+    """
+
+    CONTROLLER = "cpu"
+
+    def usage_ns(self) -> int | None:
+        """CPU time (user + system, ns) the group's processes have used since they were moved in; None if not applied."""
+        if self.path is None:
+            return None
+        return self.hierarchy.cpu_usage_ns(self.path)
 
 
 _ACTIVE: set[Group] = set()

@@ -3,11 +3,19 @@
 The driver of notebook 04 (and of ``bench/group_commit_fidelity.py``). Each client is a
 separate process (``forkserver``: a fresh interpreter forked from a server that has already
 imported the lab, so no client shares a GIL with another or with the parent), opens its own
-connection with its engine's :meth:`~ingestlab.engines.base.Engine.connect` from the
+connection with its engine's :meth:`~ingestlab.engines.base.Engine.open_sender` from the
 arguments the parent's :meth:`~ingestlab.engines.base.Engine.connect_kwargs` gave (sent
-through a pipe, never on a command line), waits for a common start time, writes ``R`` rows
-per INSERT during a warm-up and then a fixed duration, and streams its samples back about
-once a second, so a client that dies leaves what it measured.
+through a pipe, never on a command line), waits for a common start time, and writes ``R``
+rows per INSERT during a warm-up and then a fixed duration.
+
+A client costs per statement about what the engine's own C load tool costs: the parent
+renders the INSERT once with the driver (:meth:`~ingestlab.engines.base.Engine.render`), and
+a client only puts its next ids into that text, sends it with its client library's
+lowest-level query call (libpq's ``PQexec`` through psycopg's C implementation;
+mysqlclient's ``mysql_real_query``) and stores two clock readings into a buffer shared with
+the parent (:func:`ingestlab.timing.stamp_statements`). Nothing is sent to the parent per
+statement; the parent reads the buffers at the end, so a client that dies or is stopped
+leaves every statement it finished (a full buffer is shipped and reused, rarely).
 
 Two loops, both labelled in the samples (``loop``):
 
@@ -26,11 +34,12 @@ bottleneck, not the engine.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing as mp
 import os
 import queue as queue_module
 import signal
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,10 +56,12 @@ LOOPS = ("closed", "open")
 CONNECT_TIMEOUT_S = 60.0
 #: Seconds past the planned end before the driver gives up waiting for a client.
 GRACE_S = 60.0
-#: Seconds between two batches of samples a client sends.
-REPORT_EVERY_S = 1.0
+#: Statements a client's shared stamp buffer holds; a full one is shipped to the parent and reused.
+BUFFER_STATEMENTS = 1 << 15
 #: Ids of client ``k`` start at ``k × ID_STRIDE`` (no two clients write the same id).
 ID_STRIDE = 10**12
+#: Ids that mark, in the rendered INSERT, where each row's id goes (never written).
+_ID_MARK = 987654321987654321
 #: Columns of the samples frame, one row per statement.
 SAMPLE_COLUMNS = ["client", "statement_no", "warmup", "rows", "bytes", "intended_ns", "started_ns", "elapsed_s",
                   "latency_s"]
@@ -72,6 +83,9 @@ class ClientPlan:
         The INSERT of ``rows_per_insert`` rows, with driver placeholders.
     row : tuple
         One row; the client writes copies of it with fresh ids in the first column.
+    template : bytes
+        ``sql`` with ``row`` as the driver renders it, ``%d`` where each id goes
+        (:meth:`ClientRun.statement_template`).
     rows_per_insert, bytes_per_statement : int
         Rows and payload bytes of one statement.
     client : int
@@ -91,6 +105,7 @@ class ClientPlan:
     session_settings: dict
     sql: str
     row: tuple
+    template: bytes
     rows_per_insert: int
     bytes_per_statement: int
     client: int
@@ -158,22 +173,51 @@ class ClientRun:
         self.start_ns: int | None = None
         self.cpu: dict[int, dict] = {}
         self.parent_cpu_ns = 0
-        self._chunks: list[pd.DataFrame] = []
+        self._chunks: list[tuple[int, np.ndarray]] = []
+
+    def statement_template(self) -> bytes:
+        """The INSERT with the row as the driver renders it, ``%d`` where each id goes (``%`` doubled).
+
+        A client fills in its ids (``template % id``) and sends the text: the statement the
+        driver would have sent, rendered once here instead of once per statement.
+        """
+        marks = [_ID_MARK + k for k in range(self.rows_per_insert)]
+        text = self.engine.render(self.sql, [v for mark in marks for v in (mark, *self.row[1:])])
+        text = (text.encode() if isinstance(text, str) else bytes(text)).replace(b"%", b"%%")
+        for mark in marks:
+            if text.count(str(mark).encode()) != 1:
+                raise ValueError(f"the rendered INSERT does not show the id mark {mark} exactly once")
+            text = text.replace(str(mark).encode(), b"%d")
+        return text
 
     def plans(self) -> list[ClientPlan]:
         """One :class:`ClientPlan` per client."""
         kwargs, session = self.engine.connect_kwargs(), self.engine.client_settings()
         per_client = self.rate / self.clients if self.rate else None
-        return [ClientPlan(self.engine.NAME, kwargs, session, self.sql, self.row, self.rows_per_insert,
+        template = self.statement_template()
+        return [ClientPlan(self.engine.NAME, kwargs, session, self.sql, self.row, template, self.rows_per_insert,
                            self.bytes_per_statement, k, self.warmup_s, self.duration_s, self.loop, per_client,
                            self.clients)
                 for k in range(self.clients)]
 
     def samples(self) -> pd.DataFrame:
-        """Every statement reported so far (warm-up flagged), in :data:`SAMPLE_COLUMNS`."""
-        if not self._chunks:
+        """Every statement the clients finished so far (warm-up flagged), in :data:`SAMPLE_COLUMNS`."""
+        frames = [self._frame(client, stamps) for client, stamps in self._chunks]
+        frames = [f for f in frames if len(f)]
+        if not frames:
             return pd.DataFrame({c: pd.Series(dtype=float) for c in SAMPLE_COLUMNS})
-        return pd.concat(self._chunks, ignore_index=True).sort_values(["client", "statement_no"], ignore_index=True)
+        return (pd.concat(frames, ignore_index=True).drop_duplicates(["client", "statement_no"])
+                .sort_values(["client", "statement_no"], ignore_index=True))
+
+    def _frame(self, client: int, stamps: np.ndarray) -> pd.DataFrame:
+        """The statements of one stamp buffer (:func:`ingestlab.timing.stamp_statements`'s layout)."""
+        count, first = int(stamps[0]), int(stamps[1])
+        body = stamps[timing.STAMP_HEADER:timing.STAMP_HEADER + timing.STAMP_WIDTH * count]
+        intended, started, ended = body.reshape(-1, timing.STAMP_WIDTH).T
+        return pd.DataFrame({"client": client, "statement_no": np.arange(first, first + count),
+                             "warmup": started < (self.measure_start_ns or 0), "rows": self.rows_per_insert,
+                             "bytes": self.bytes_per_statement, "intended_ns": intended, "started_ns": started,
+                             "elapsed_s": (ended - started) / 1e9, "latency_s": (ended - intended) / 1e9})
 
     @property
     def measure_start_ns(self) -> int | None:
@@ -195,8 +239,10 @@ class ClientRun:
         ctx.set_forkserver_preload(["ingestlab.concurrency", "ingestlab.engines"])
         inbox = ctx.Queue()
         start = ctx.Value("q", 0)
-        procs = [ctx.Process(target=_client_main, args=(plan, inbox, start), name=f"ingestlab-client-{plan.client}",
-                             daemon=True) for plan in self.plans()]
+        plans = self.plans()
+        stamps = [ctx.RawArray("q", timing.STAMP_HEADER + timing.STAMP_WIDTH * BUFFER_STATEMENTS) for _ in plans]
+        procs = [ctx.Process(target=_client_main, args=(plan, inbox, start, buf), name=f"ingestlab-client-{plan.client}",
+                             daemon=True) for plan, buf in zip(plans, stamps)]
         cpu0 = timing.cpu_ns()
         try:
             for proc in procs:
@@ -213,6 +259,8 @@ class ClientRun:
         finally:
             _stop(procs)
             self._drain(inbox)
+            # what each client had stamped and not shipped: its buffer outlives it
+            self._chunks += [(k, np.frombuffer(buf, dtype=np.int64).copy()) for k, buf in enumerate(stamps)]
             self.parent_cpu_ns = timing.cpu_ns() - cpu0
         return self.samples()
 
@@ -241,7 +289,7 @@ class ClientRun:
     def _receive(self, message: tuple) -> None:
         kind, client, payload = message
         if kind == "samples":
-            self._chunks.append(_frame(client, payload))
+            self._chunks.append((client, np.frombuffer(payload, dtype=np.int64)))
         elif kind == "done":
             self.cpu[client] = payload
         elif kind == "error":
@@ -269,12 +317,6 @@ class ClientRun:
         return table
 
 
-def _frame(client: int, payload: dict) -> pd.DataFrame:
-    out = pd.DataFrame({k: np.asarray(v) for k, v in payload.items()})
-    out.insert(0, "client", client)
-    return out
-
-
 def _stop(procs: list) -> None:
     """Stop every client still running: SIGTERM, then SIGKILL after a second; reap them all."""
     for proc in procs:
@@ -290,11 +332,11 @@ def _stop(procs: list) -> None:
 
 
 # -- the client process ---------------------------------------------------------------------
-def _client_main(plan: ClientPlan, outbox, start) -> None:
+def _client_main(plan: ClientPlan, outbox, start, stamps) -> None:
     """One client: connect, wait for the start, write until the end, report; exit 1 on failure."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when clients stop (Ctrl-C there)
     try:
-        _client_loop(plan, outbox, start)
+        _client_loop(plan, outbox, start, stamps)
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the parent, then the process exits
         outbox.put(("error", plan.client, f"{type(exc).__name__}: {exc}"))
         outbox.close()
@@ -302,17 +344,20 @@ def _client_main(plan: ClientPlan, outbox, start) -> None:
         os._exit(1)
 
 
-def _client_loop(plan: ClientPlan, outbox, start) -> None:
+def _texts(template: bytes, first_id: int, rows: int) -> Iterator[bytes]:
+    """The client's statement texts: ``template`` with fresh ids, ``rows`` a statement."""
+    if rows == 1:
+        return map(template.__mod__, itertools.count(first_id))
+    return (template % tuple(range(i, i + rows)) for i in itertools.count(first_id, rows))
+
+
+def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     from ingestlab.engines import Engine
 
-    engine = Engine.classes()[plan.engine].client(plan.connect_kwargs).start()
-    if plan.session_settings:
-        engine.set_session(plan.session_settings)
-    execute = engine.execute
-    width = len(plan.row)
-    params = list(plan.row) * plan.rows_per_insert
-    id_slots = range(0, width * plan.rows_per_insert, width)
-    next_id = plan.client * ID_STRIDE
+    engine = Engine.classes()[plan.engine].client(plan.connect_kwargs)
+    send = engine.open_sender(plan.session_settings)
+    texts = _texts(plan.template, plan.client * ID_STRIDE, plan.rows_per_insert)
+    buf = memoryview(stamps).cast("B").cast("q")
     outbox.put(("ready", plan.client, None))
     while start.value == 0:
         timing.sleep_until(timing.now_ns() + 1_000_000)
@@ -321,58 +366,16 @@ def _client_loop(plan: ClientPlan, outbox, start) -> None:
     t_end = t_measure + int(plan.duration_s * 1e9)
     interval_ns = int(1e9 / plan.rate_per_client) if plan.rate_per_client else 0
     # open-loop schedules are staggered so that the clients do not fire in lockstep
-    offset_ns = interval_ns * plan.client // plan.clients
-    buf = _Buffer()
-    next_report = t_start + int(REPORT_EVERY_S * 1e9)
+    first_ns = t_start + interval_ns * plan.client // plan.clients
     timing.sleep_until(t_start)
-    cpu_measure, n_measured = None, 0
-    k = 0
-    while True:
-        if interval_ns:
-            intended = t_start + offset_ns + k * interval_ns
-            if intended >= t_end:
-                break
-            timing.sleep_until(intended)
-        else:
-            intended = timing.now_ns()
-            if intended >= t_end:
-                break
-        for slot in id_slots:
-            params[slot] = next_id
-            next_id += 1
-        run = timing.timed(execute, plan.sql, params)
-        if not interval_ns:  # closed loop: the statement starts when the client is ready for it
-            intended = run.started_ns
-        warm = run.started_ns < t_measure
-        if not warm and cpu_measure is None:
-            cpu_measure = timing.cpu_ns()
-        n_measured += not warm
-        buf.add(k, warm, intended, run.started_ns, run.elapsed_ns)
-        k += 1
-        if run.started_ns + run.elapsed_ns >= next_report:
-            outbox.put(("samples", plan.client, buf.take(plan)))
-            next_report += int(REPORT_EVERY_S * 1e9)
-    cpu_used = timing.cpu_ns() - cpu_measure if cpu_measure is not None else 0
-    outbox.put(("samples", plan.client, buf.take(plan)))
+    cpu0, n0 = 0, 0
+    for until in (t_measure, t_end):  # warm-up, then the measured seconds, whose CPU is counted
+        cpu0, n0 = timing.cpu_ns(), buf[1] + buf[0]
+        while not timing.stamp_statements(send, texts, buf, until, first_ns=first_ns, interval_ns=interval_ns):
+            outbox.put(("samples", plan.client, bytes(buf.cast("B"))))  # full: ship it, then reuse it
+            buf[1], buf[0] = buf[1] + buf[0], 0
+    cpu_used, measured = timing.cpu_ns() - cpu0, buf[1] + buf[0] - n0
     engine.close()
-    outbox.put(("done", plan.client, {"cpu_ns": cpu_used, "wall_ns": t_end - t_measure, "statements": n_measured}))
+    outbox.put(("done", plan.client, {"cpu_ns": cpu_used, "wall_ns": t_end - t_measure, "statements": measured}))
     outbox.close()
     outbox.join_thread()
-
-
-class _Buffer:
-    """Samples of one client not yet sent."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple] = []
-
-    def add(self, k: int, warm: bool, intended: int, started: int, elapsed: int) -> None:
-        self.rows.append((k, warm, intended, started, elapsed))
-
-    def take(self, plan: ClientPlan) -> dict[str, list]:
-        rows, self.rows = self.rows, []
-        k, warm, intended, started, elapsed = (list(c) for c in zip(*rows)) if rows else ([], [], [], [], [])
-        ends = [s + e for s, e in zip(started, elapsed)]
-        return {"statement_no": k, "warmup": warm, "rows": [plan.rows_per_insert] * len(k),
-                "bytes": [plan.bytes_per_statement] * len(k), "intended_ns": intended, "started_ns": started,
-                "elapsed_s": [e / 1e9 for e in elapsed], "latency_s": [(x - i) / 1e9 for x, i in zip(ends, intended)]}

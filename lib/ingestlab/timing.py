@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built, so a measuring child process can use the
     import pandas as pd  # clock without paying pandas' import and memory
@@ -186,6 +186,88 @@ def time_statements(
         "started_ns": started,
     })
     return frame if driver is None else frame.assign(driver=driver)
+
+
+#: Slots of a stamp buffer (:func:`stamp_statements`) before the statements: the count, the first statement's number.
+STAMP_HEADER = 2
+#: Slots per statement in a stamp buffer: intended start, start, end (clock readings, ns).
+STAMP_WIDTH = 3
+
+
+def stamp_statements(send: Callable[[Any], Any], texts: Iterator[Any], stamps, until_ns: int, *,
+                     first_ns: int = 0, interval_ns: int = 0) -> bool:
+    """Send ``next(texts)`` with ``send`` until the clock reads ``until_ns`` or ``stamps`` is full.
+
+    The loop of a concurrent client (:mod:`ingestlab.concurrency`): per statement it takes
+    the next text, reads the clock, sends, reads the clock again and stores the readings into
+    ``stamps``, a buffer allocated before (shared with the parent process, so a client that is
+    killed leaves what it measured). Nothing else happens between two statements: no
+    per-statement object is kept, nothing is sent to the parent, the garbage collector is paused.
+
+    Parameters
+    ----------
+    send : callable
+        Sends one statement text and reads the reply (``Engine.text_sender``); raises on error.
+    texts : iterator
+        The statement texts, one per statement (each built before its clock starts).
+    stamps : writable int64 buffer
+        ``[count, first statement number, (intended, started, ended) × capacity]``
+        (:data:`STAMP_HEADER`, :data:`STAMP_WIDTH`); statements go after the ``count`` already
+        there, and ``count`` is updated after each one.
+    until_ns : int
+        No statement starts (closed loop) or is scheduled (open loop) at or after this reading.
+    first_ns, interval_ns : int
+        Open loop (``interval_ns`` > 0): statement ``k`` (counted from the buffer's first
+        statement number) is intended for ``first_ns + k × interval_ns`` and waits for it.
+        Closed loop (0): a statement starts when the previous one returns; intended = started.
+
+    Returns
+    -------
+    bool
+        True when the time is up, False when ``stamps`` is full (the caller empties it and calls again).
+
+    Examples
+    --------
+    >>> from array import array
+    >>> stamps = array("q", [0] * (STAMP_HEADER + STAMP_WIDTH * 2))
+    >>> stamp_statements(len, iter([b"a", b"b", b"c"]), stamps, now_ns() + 10**9)
+    False
+    >>> stamps[0], stamps[3] <= stamps[4]
+    (2, True)
+    """
+    clock = time.perf_counter_ns
+    n = stamps[0]
+    k = stamps[1] + n
+    capacity = (len(stamps) - STAMP_HEADER) // STAMP_WIDTH
+    i = STAMP_HEADER + STAMP_WIDTH * n
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        while n < capacity:
+            if interval_ns:
+                intended = first_ns + k * interval_ns
+                if intended >= until_ns:
+                    return True
+                sleep_until(intended)
+                text = next(texts)
+                started = clock()
+            else:
+                text = next(texts)
+                started = intended = clock()
+                if started >= until_ns:
+                    return True
+            send(text)
+            stamps[i + 2] = clock()
+            stamps[i] = intended
+            stamps[i + 1] = started
+            i += STAMP_WIDTH
+            n += 1
+            k += 1
+            stamps[0] = n
+        return False
+    finally:
+        if gc_was_on:
+            gc.enable()
 
 
 def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "variant", "scenario")) -> pd.DataFrame:

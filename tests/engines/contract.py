@@ -117,6 +117,25 @@ class EngineContract:
         assert eng.count_rows("c_call") == 3  # so the connection takes the next statement
         eng.execute(eng.drop_table_sql("c_call"))
 
+    def test_a_sender_sends_rendered_texts_on_its_own_connection_and_raises_on_errors(self, eng):
+        if not eng.has("execute"):
+            return
+        eng.reset_table("c_send", SEED_COLUMNS)
+        rows = datagen.seed_rows(3, seed=7)
+        texts = [eng.render(eng.insert_sql("c_send", COLS, 1), row) for row in rows]
+        client = type(eng).client(eng.connect_kwargs())
+        try:
+            send = client.open_sender(eng.client_settings())
+            for text in texts:
+                send(text.encode() if isinstance(text, str) else text)
+            assert eng.count_rows("c_send") == 3  # autocommit: seen by another connection at once
+            with pytest.raises(Exception, match="no_such_table_here"):  # the server's own message
+                send(b"INSERT INTO no_such_table_here VALUES (1)")
+        finally:
+            client.close()
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_send')}")) == sorted(rows)
+        eng.execute(eng.drop_table_sql("c_send"))
+
     def test_a_missing_step_names_the_engine_and_the_step(self, eng):
         for step in STEPS:
             if not eng.has(step):

@@ -101,6 +101,14 @@ def test_doris_replies_group_by_transaction():
     assert groups["group_commit"].all()
 
 
+def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
+    params = group_commit.validate("postgres")
+    tp = pd.DataFrame({"statements": [10], "warmup_statements": [2], "client_cpu_us_per_statement": [30.0]})
+    for share, said in ((0.2, "so no client was CPU-bound"), (0.95, "near CPU-bound")):
+        cpu = pd.DataFrame({"cpu_ns": [300_000], "statements": [10], "cpu_share": [share]})
+        assert said in group_commit.describe_grid(params, tp, cpu)[1]
+
+
 # -- live runs -----------------------------------------------------------------------------------
 def test_measure_counts_every_row_and_observes_grouping(tmp_path):
     params = group_commit.validate("postgres", clients="1,8", rows_per_insert="1,10", variants="default,sync_off",
@@ -144,7 +152,46 @@ def test_a_killed_client_stops_every_client_and_the_server_and_keeps_partial_res
     meta = json.loads((tmp_path / "run.json").read_text())
     assert meta["completed"] is False and any("stopped" in n for n in meta["notes"])
     partial = pd.read_parquet(tmp_path / "results.parquet")
-    assert len(partial) > 0 and partial["client"].nunique() >= 3  # the killed one may not have reported yet
+    # every client's statements, the killed one's too: they were in buffers the parent shares
+    assert len(partial) > 0 and partial["client"].nunique() == 4
+
+
+def test_ctrl_c_stops_every_client_and_the_server_and_keeps_partial_results(tmp_path):
+    import os
+    import signal
+
+    params = group_commit.validate("postgres", clients="4", rows_per_insert="1", variants="default",
+                                   duration_s=5.0, warmup_s=0.2)
+    run = Run("04_group_commit", params.as_dict(), tmp_path)
+    pids: list[int] = []
+
+    def ctrl_c_soon(client_pids):
+        pids.extend(client_pids)
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # what Ctrl-C sends the parent
+
+    with pytest.raises(KeyboardInterrupt):
+        group_commit.measure(params, run, on_start=ctrl_c_soon)
+    assert not any(servers_base.is_running(pid) for pid in pids)
+    assert not servers_base._LIVE
+    meta = json.loads((tmp_path / "run.json").read_text())
+    assert meta["completed"] is False and any("KeyboardInterrupt" in n for n in meta["notes"])
+    partial = pd.read_parquet(tmp_path / "results.parquet")
+    assert partial["client"].nunique() == 4 and not partial["warmup"].all()
+
+
+def test_thirty_two_clients_share_flushes_by_default_and_the_gain_is_stated_with_a_ci(tmp_path):
+    params = group_commit.validate("postgres", clients="32", rows_per_insert="1",
+                                   variants="default,commit_delay_1000", duration_s=1.5, warmup_s=0.3)
+    data = group_commit.measure(params, Run("04_group_commit", params.as_dict(), tmp_path))
+    tp = data["throughput"].set_index("variant")
+    assert tp.loc["default", "commits_per_flush"] > 1  # PostgreSQL groups by itself
+    assert (tp["statements"] > 0).all()
+    speedup = group_commit.speedups(data["samples"], data["throughput"])
+    (line, *_) = group_commit.describe_speedups(speedup, group_commit.batching_speedup(data["samples"],
+                                                                                      data["throughput"]))
+    best = speedup.iloc[0]
+    assert best["ci_low"] <= best["speedup"] <= best["ci_high"] and "95 % bootstrap CI" in line
+    assert "commit_delay_1000" in line and "32 clients" in line
 
 
 def test_mariadb_binlog_group_commit_is_counted(tmp_path):

@@ -569,6 +569,21 @@ class Engine:
         self.has("statement_call", check=True)
         return functools.partial(self._measuring_cursor().execute, self.render(sql, params))
 
+    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+        """Connect and return a call that sends one finished statement text and reads the reply.
+
+        For the concurrent clients of :mod:`ingestlab.concurrency`, whose statements are
+        rendered before the clock (:meth:`render`): the call should cost the client no more
+        than the engine's own C load tool spends per statement, so engines return their
+        client library's lowest-level query call. It raises when the server reports an error.
+        ``session`` settings are put in force on the connection first (:meth:`set_session`).
+        Default: :meth:`start` and the measuring cursor's ``execute``; :meth:`close` ends it.
+        """
+        self.start()
+        if session:
+            self.set_session(dict(session))
+        return self._measuring_cursor().execute
+
     def _measuring_cursor(self):
         cur = self._cursor
         if cur is None:

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import threading
 import warnings
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import Engine, LoadSetting
@@ -136,6 +136,17 @@ class MySQL(Engine):
             if field_count():
                 store()
         return call
+
+    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+        """The connection's own query call: mysqlclient's C ``query`` (``mysql_real_query``, what
+        ``mariadb-slap`` sends an INSERT with; an INSERT has no result set to store), or PyMySQL's
+        ``Connection.query``."""
+        super().open_sender(session)
+        if self.driver != "mysqldb":
+            return self.conn.query
+        from MySQLdb import _mysql
+
+        return functools.partial(_mysql.connection.query, self.conn)
 
     def close(self) -> None:
         """Put back global variables the lab changed (``?set_global=true``), then close."""

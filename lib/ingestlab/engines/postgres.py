@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 import subprocess
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen
 from ingestlab.engines.base import Engine, LoadSetting
@@ -89,8 +89,11 @@ class Postgres(Engine):
         return PostgresServer()
 
     def close(self) -> None:
-        """Close the pipeline connection (if one was opened), then as every engine."""
+        """Close the pipeline and sender connections (if opened), then as every engine."""
         self._close_pipeline()
+        sender, self._sender_conn = getattr(self, "_sender_conn", None), None
+        if sender is not None:
+            sender.finish()
         super().close()
 
     def connect(self):
@@ -101,6 +104,39 @@ class Postgres(Engine):
             raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}".strip()) from exc
         conn.autocommit = True
         return conn
+
+    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+        """libpq's ``PQexec`` on a connection of its own, through psycopg's C implementation (``psycopg.pq``).
+
+        The call ``pgbench -M simple`` makes per statement, with nothing of a DB-API cursor
+        around it (no psycopg2 connection is opened). Session settings go through
+        ``set_config`` on that connection; a statement the server refuses raises
+        :class:`~ingestlab.errors.ServerError` with the server's message.
+        """
+        from psycopg import pq
+        from psycopg.conninfo import make_conninfo
+
+        session = {k: str(v) for k, v in (session or {}).items()}
+        unknown = sorted(set(session) - self.SESSION_SETTINGS)
+        if unknown:
+            super().set_session({k: session[k] for k in unknown})  # raises, naming them
+        kwargs = {k: str(v) for k, v in self.connect_kwargs().items()}
+        pgconn = self._sender_conn = pq.PGconn.connect(make_conninfo("", **kwargs).encode())
+        if pgconn.status != pq.ConnStatus.OK:
+            reason = pgconn.get_error_message().strip()
+            self.close()
+            raise EngineUnavailableError(f"cannot connect to {self.display_url}: {reason}")
+        exec_, done = pgconn.exec_, pq.ExecStatus.COMMAND_OK
+
+        def send(text: bytes) -> None:
+            result = exec_(text)
+            if result.status != done:
+                raise ServerError(f"{self.NAME}: {result.get_error_message().strip()}")
+        for name, value in session.items():
+            result = pgconn.exec_params(b"SELECT set_config($1, $2, false)", [name.encode(), value.encode()])
+            if result.status != pq.ExecStatus.TUPLES_OK:
+                raise ServerError(f"{self.NAME}: cannot set {name}: {result.get_error_message().strip()}")
+        return send
 
     def setup_local(self) -> None:
         with self.connect() as conn:

@@ -27,6 +27,8 @@ MAX_ROWS_PER_INSERT = 10_000
 HEADLINE_CLIENTS = 32
 #: Width of the windows whose throughputs give the speed-ups' bootstrap CIs.
 WINDOW_S = 0.1
+#: Share of its wall clock a client may spend on CPU before the notebook calls it CPU-bound.
+CPU_BOUND_SHARE = 0.8
 #: Share of the best throughput from which a configuration counts as saturated.
 SATURATION_SHARE = 0.9
 TABLE = "ingestlab_group_commit"
@@ -410,8 +412,9 @@ def describe_grid(params: Params, throughput: pd.DataFrame, cpu: pd.DataFrame) -
             f"Each client is its own process: one client used {cpu['cpu_ns'].sum() / max(cpu['statements'].sum(), 1) / 1e3:.0f} µs "
             f"of CPU per statement (median over configurations "
             f"{throughput['client_cpu_us_per_statement'].median():.0f} µs) and at most {busiest:.0%} of its wall "
-            "clock, so no client was CPU-bound; with more clients than the machine's cores the clients do share "
-            "the cores with the server."]
+            "clock, " + ("so no client was CPU-bound" if busiest < CPU_BOUND_SHARE else
+                         "so some client was near CPU-bound and may have limited its configuration's rate")
+            + "; with more clients than the machine's cores the clients do share the cores with the server."]
 
 
 def describe_grouping(throughput: pd.DataFrame) -> list[str]:
