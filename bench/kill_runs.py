@@ -40,7 +40,7 @@ def leftovers(lab: Path) -> dict[str, list[str]]:
     folders = [p.name for p in lab.iterdir() if is_server_folder(p)] if lab.exists() else []
     sockets = [p.name for p in SOCKET_ROOT.glob(SOCKET_PREFIX + "*")
                if p.name.split("-")[1] in ("postgres", "mariadb") and not _owner_alive(p.name)]
-    groups = [str(g) for root in (cgroups.BLKIO_ROOT, cgroups.MEMORY_ROOT) if root.exists()
+    groups = [str(g) for root in cgroups.roots() if root.exists()
               for g in root.glob(cgroups.PREFIX + "*") if not _owner_alive("x-x-" + g.name[len(cgroups.PREFIX):] + "-")]
     return {"processes": procs, "server_folders": folders, "socket_dirs": sockets, "cgroups": groups}
 
