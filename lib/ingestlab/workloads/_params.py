@@ -1,10 +1,19 @@
-"""Checks shared by every workload's parameter validation."""
+"""Checks shared by every workload's parameter validation, and the base of their ``Params``."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Sequence
 
 from ingestlab.errors import ConfigError
+
+
+class ParamsBase:
+    """What every workload's validated ``Params`` dataclass shares: its form for ``run.json``."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as a plain dict (for ``run.json``)."""
+        return dataclasses.asdict(self)
 
 
 def positive_int(name: str, value: Any, *, allow_zero: bool = False) -> int:

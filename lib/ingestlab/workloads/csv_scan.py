@@ -20,7 +20,7 @@ import psutil
 
 from ingestlab import _paths, hivetext, models, progress, timing
 from ingestlab.errors import ConfigError, WrongAnswerError
-from ingestlab.workloads._params import one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
 
 #: Engine name → what reads the files and how (the label in every table and figure).
 ENGINES: dict[str, str] = {
@@ -54,7 +54,7 @@ _DROP_CACHES = "/proc/sys/vm/drop_caches"
 
 
 @dataclasses.dataclass(frozen=True)
-class Params:
+class Params(ParamsBase):
     """Validated parameters of notebook 06 (see :func:`validate`)."""
 
     scale: str
@@ -69,10 +69,6 @@ class Params:
     data_dir: str
     memory_limit_mb: int
     timeout_s: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for ``run.json``)."""
-        return dataclasses.asdict(self)
 
 
 def can_drop_caches() -> bool:

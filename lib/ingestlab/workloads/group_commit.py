@@ -13,7 +13,7 @@ from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads._params import items_of, one_of, positive_int
+from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int
 
 #: Sizes per SCALE. ``paper``: the grid of the issue (1…64 clients, 1/10/100 rows per INSERT).
 SCALES: dict[str, dict[str, Any]] = {
@@ -38,7 +38,7 @@ CONFIG = ["engine", "variant", "loop", "clients", "rows_per_insert"]
 
 
 @dataclasses.dataclass(frozen=True)
-class Params:
+class Params(ParamsBase):
     """Validated parameters of notebook 04 (see :func:`validate`)."""
 
     target: str
@@ -51,10 +51,6 @@ class Params:
     loop: str
     rate: float | None
     seed: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for ``run.json``)."""
-        return dataclasses.asdict(self)
 
 
 def _ints(name: str, value: Any, check) -> tuple[int, ...]:

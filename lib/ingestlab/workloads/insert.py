@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import pandas as pd
 
@@ -12,7 +12,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_statements
-from ingestlab.workloads._params import one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
 
 #: Scenario name → rows per INSERT statement (None: one statement for all rows).
 SCENARIOS: dict[str, int | None] = {
@@ -33,7 +33,7 @@ TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
 
 
 @dataclasses.dataclass(frozen=True)
-class Params:
+class Params(ParamsBase):
     """Validated parameters of notebook 01 (see :func:`validate`)."""
 
     target: str
@@ -45,10 +45,6 @@ class Params:
     scenarios: tuple[str, ...]
     variants: tuple[str, ...]
     seed: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for ``run.json``)."""
-        return dataclasses.asdict(self)
 
 
 #: Largest N: the rows of a scenario are generated in memory (about 100 bytes each).

@@ -15,7 +15,7 @@ import pyarrow as pa
 from ingestlab import _paths, datagen, disk, models, progress, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads._params import items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The seed's table: ``demo (id int primary key, a int, b int, c int, d int)``.
 TABLE = "demo"
@@ -54,7 +54,7 @@ SEED_NON_TRANSACTIONAL_SPEEDUP = 1.6
 
 
 @dataclasses.dataclass(frozen=True)
-class Params:
+class Params(ParamsBase):
     """Validated parameters of notebook 05 (see :func:`validate`)."""
 
     targets: tuple[str, ...]
@@ -66,10 +66,6 @@ class Params:
     batch_rows: int
     versions: str
     warmup_rows: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for ``run.json``)."""
-        return dataclasses.asdict(self)
 
 
 def validate(targets: Sequence[str] | str = "postgres", scale: str = "smoke", rows: int | None = None,

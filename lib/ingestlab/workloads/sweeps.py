@@ -13,7 +13,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_statements
-from ingestlab.workloads._params import items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 NOTEBOOK = "02_component_sweeps"
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -54,7 +54,7 @@ class Config:
 
 
 @dataclasses.dataclass(frozen=True)
-class Params:
+class Params(ParamsBase):
     """Validated parameters of notebook 02 (see :func:`validate`)."""
 
     targets: tuple[str, ...]
@@ -69,10 +69,6 @@ class Params:
     repeats: int
     profile_n: int
     seed: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for ``run.json``)."""
-        return dataclasses.asdict(self)
 
 
 def int_levels(name: str, value: Any, default: Sequence[int]) -> tuple[int, ...]:

@@ -20,7 +20,7 @@ from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads._params import items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 NOTEBOOK = "03_upsert_beyond_ram"
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
@@ -51,7 +51,7 @@ KEY = "id"
 
 
 @dataclasses.dataclass(frozen=True)
-class Params:
+class Params(ParamsBase):
     """Validated parameters of notebook 03 (see :func:`validate`)."""
 
     engines: tuple[str, ...]
@@ -84,7 +84,7 @@ class Params:
 
     def as_dict(self) -> dict[str, Any]:
         """The parameters as a plain dict (for ``run.json``), with the data set's size."""
-        out = dataclasses.asdict(self)
+        out = super().as_dict()
         out.update(dataset_bytes=self.dataset_bytes, dataset_gb=self.dataset_bytes / 1e9,
                    rows_per_operation=self.rows_per_operation())
         return out
