@@ -307,6 +307,38 @@ def table(frame: pd.DataFrame, *, significant: int = 3, ci: float = 0.95) -> pd.
     return pd.DataFrame(out)
 
 
+def headline_table(headline: Mapping[str, object], *, significant: int = 3) -> pd.DataFrame:
+    """A run's headline numbers (what ``Run.finish`` records) as a reader sees them: one named, rounded row each.
+
+    The recorded values keep every digit (``run.json``); this is for display only.
+
+    Parameters
+    ----------
+    headline : mapping
+        Name → a number, a flag, text or a list of them (``name[key]`` names stay as they are).
+    significant : int
+        Significant digits of each number (:func:`format_value`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``quantity`` and ``value``, text.
+
+    Examples
+    --------
+    >>> headline_table({"overhead_ms[sync_on]": 0.1932424, "ratio": 3.630004, "rows": [1000, 2000.0]})
+                   quantity         value
+    0  overhead_ms[sync_on]         0.193
+    1                 ratio          3.63
+    2                  rows  1,000, 2,000
+    """
+    rows = []
+    for name, value in headline.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        rows.append({"quantity": name, "value": ", ".join(format_value(v, significant) for v in values)})
+    return pd.DataFrame(rows, columns=["quantity", "value"])
+
+
 def _bounds(column: str, columns: pd.Index) -> tuple[str, str] | None:
     stem, _, unit = column.rpartition("_")
     for low, high in ((f"{stem}_ci_low_{unit}", f"{stem}_ci_high_{unit}"), (f"{column}_ci_low", f"{column}_ci_high"),

@@ -138,6 +138,24 @@ def fit(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
     return out
 
 
+def memory_mb(memory: pd.DataFrame) -> pd.DataFrame:
+    """The memory table of a run (:func:`ingestlab.workloads.upsert.measure`) with every ``*_bytes`` column in MB.
+
+    Examples
+    --------
+    >>> memory_mb(pd.DataFrame({"engine": ["postgres"], "memory_limit": ["cgroup"], "limit_bytes": [2**28],
+    ...                         "cgroup": ["/sys/fs/cgroup/memory/x"]}))
+         engine memory_limit  limit_mb
+    0  postgres       cgroup     256.0
+    """
+    in_bytes = [c for c in memory.columns if c.endswith("_bytes")]
+    keep = [c for c in ("engine", "memory_limit") if c in memory.columns]
+    out = memory[keep].copy()
+    for column in in_bytes:
+        out[column.removesuffix("_bytes") + "_mb"] = memory[column] / 2**20
+    return out
+
+
 def published_statistics() -> pd.DataFrame:
     """The seed's statistics tables as rows like :func:`statistics`' (``engine`` = the seed's engine)."""
     from ingestlab import published
