@@ -327,6 +327,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         injected[RESULTS_PARAM] = str(target.resolve())
         partial = target / f".{path.stem}.partial.ipynb"
         error: RunError | None = None
+        interrupted: int | None = None
         kernel_log = _KernelStderr(target / "kernel.log")
         try:
             kernel_log.__enter__()
@@ -339,9 +340,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         except OSError as exc:
             error = _run_error(path.stem, target, type(exc).__name__, str(exc), [str(exc)])
         except KeyboardInterrupt as exc:
-            code = 128 + getattr(exc, "signum", signal.SIGINT)
-            results.record_outcome(target, path.stem, injected, {"cause": _SIGNAL_WORDS.get(code, "interrupted"),
-                                                                 "exit_code": code})
+            interrupted = 128 + getattr(exc, "signum", signal.SIGINT)
             raise
         finally:
             _keep_notebook(partial, target / path.name)
@@ -350,7 +349,12 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             reap()
             cgroups.reap()  # blkio and memory groups of a kernel that was killed
             restored += [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
-            if restored:
+            # recorded once the kernel is gone, so that its own last write of run.json cannot replace it
+            if interrupted is not None:
+                results.record_outcome(target, path.stem, injected,
+                                       {"cause": _SIGNAL_WORDS.get(interrupted, "interrupted"),
+                                        "exit_code": interrupted}, restored=restored or None)
+            elif restored:
                 results.record_outcome(target, path.stem, injected, None, restored=restored)
     if error is not None:
         results.record_outcome(target, path.stem, injected, {"cause": error.cause, "exit_code": error.exit_code,
