@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ingestlab import report
 from ingestlab.errors import ConfigError
 
 #: Columns of :func:`fits`, in order.
@@ -133,18 +134,24 @@ def headlines(out: str | os.PathLike) -> pd.DataFrame:
 
 
 def _number(value) -> str:
-    """A headline value as text: 4 significant digits; ``[v, low, high]`` as ``v (low–high)``.
+    """A headline value as text: 4 significant digits, no exponent; ``[v, low, high]`` as ``v (low–high)``.
 
     Examples
     --------
-    >>> _number(0.153456), _number([64.17, 54.42, 73.92]), _number("sync_off")
-    ('0.1535', '64.17 (54.42–73.92)', 'sync_off')
+    >>> _number(0.153456), _number([64.17, 54.42, 73.92]), _number("sync_off"), _number([0.2675, 5.4e-07, 1.3e05])
+    ('0.1535', '64.17 (54.42–73.92)', 'sync_off', '0.2675 (0.0000005400–130,000)')
     """
     if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
-        return f"{value[0]:.4g} ({value[1]:.4g}–{value[2]:.4g})"
+        return f"{_g(value[0])} ({_g(value[1])}–{_g(value[2])})"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return _g(value)
     return str(value)
+
+
+def _g(value: float) -> str:
+    """4 significant digits as ``%g`` writes them, but never with an exponent (:func:`ingestlab.report.format_value`)."""
+    text = f"{value:.4g}"
+    return report.format_value(value, 4) if "e" in text else text
 
 
 def format_summary(out: str | os.PathLike) -> str:
@@ -163,7 +170,7 @@ def format_summary(out: str | os.PathLike) -> str:
             shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]].rename(
                 columns={"estimate": f"estimate_{unit}", "ci_low": f"ci_low_{unit}", "ci_high": f"ci_high_{unit}"})
             lines.append(f"-- {quantity}")
-            lines.append(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+            lines.append(shown.to_string(index=False, float_format=_g, na_rep="-"))
     for notebook, part in heads.groupby("notebook", sort=True):
         state = "" if part["completed"].all() else " — did not complete"
         lines += ["", f"== {notebook} headline numbers (SCALE {part['scale'].iloc[0]}){state}"]
