@@ -1,4 +1,6 @@
 import json
+import os
+import signal
 import threading
 
 import pandas as pd
@@ -132,51 +134,30 @@ def test_measure_counts_every_row_and_observes_grouping(tmp_path):
     assert not group_commit.speedups(data["samples"], tp).empty
 
 
-def test_a_killed_client_stops_every_client_and_the_server_and_keeps_partial_results(tmp_path):
+@pytest.mark.parametrize("stop", ["a client killed", "Ctrl-C"])
+def test_a_killed_client_or_ctrl_c_stops_every_client_and_the_server_and_keeps_partial_results(tmp_path, stop):
     params = group_commit.validate("postgres", clients="4", rows_per_insert="1", variants="default",
                                    duration_s=5.0, warmup_s=0.2)
     run = Run("04_group_commit", params.as_dict(), tmp_path)
     pids: list[int] = []
+    killed = stop == "a client killed"
 
-    def kill_one(client_pids):
-        import os
-        import signal
-
+    def stop_soon(client_pids):
         pids.extend(client_pids)
-        threading.Timer(1.0, os.kill, (client_pids[1], signal.SIGKILL)).start()
+        # SIGKILL to one client, or what Ctrl-C sends the parent
+        target, signum = (client_pids[1], signal.SIGKILL) if killed else (os.getpid(), signal.SIGINT)
+        threading.Timer(1.0, os.kill, (target, signum)).start()
 
-    with pytest.raises(ClientCrashError, match="client 1"):
-        group_commit.measure(params, run, on_start=kill_one)
+    with pytest.raises(ClientCrashError, match="client 1") if killed else pytest.raises(KeyboardInterrupt):
+        group_commit.measure(params, run, on_start=stop_soon)
     assert not any(servers_base.is_running(pid) for pid in pids)
     assert not servers_base._LIVE  # the server was stopped
     meta = json.loads((tmp_path / "run.json").read_text())
-    assert meta["completed"] is False and any("stopped" in n for n in meta["notes"])
+    assert meta["completed"] is False and any(("stopped" if killed else "KeyboardInterrupt") in n
+                                              for n in meta["notes"])
     partial = pd.read_parquet(tmp_path / "results.parquet")
-    # every client's statements, the killed one's too: they were in buffers the parent shares
-    assert len(partial) > 0 and partial["client"].nunique() == 4
-
-
-def test_ctrl_c_stops_every_client_and_the_server_and_keeps_partial_results(tmp_path):
-    import os
-    import signal
-
-    params = group_commit.validate("postgres", clients="4", rows_per_insert="1", variants="default",
-                                   duration_s=5.0, warmup_s=0.2)
-    run = Run("04_group_commit", params.as_dict(), tmp_path)
-    pids: list[int] = []
-
-    def ctrl_c_soon(client_pids):
-        pids.extend(client_pids)
-        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # what Ctrl-C sends the parent
-
-    with pytest.raises(KeyboardInterrupt):
-        group_commit.measure(params, run, on_start=ctrl_c_soon)
-    assert not any(servers_base.is_running(pid) for pid in pids)
-    assert not servers_base._LIVE
-    meta = json.loads((tmp_path / "run.json").read_text())
-    assert meta["completed"] is False and any("KeyboardInterrupt" in n for n in meta["notes"])
-    partial = pd.read_parquet(tmp_path / "results.parquet")
-    assert partial["client"].nunique() == 4 and not partial["warmup"].all()
+    # every client's statements, a killed one's too: they were in buffers the parent shares
+    assert len(partial) > 0 and partial["client"].nunique() == 4 and not partial["warmup"].all()
 
 
 def test_thirty_two_clients_share_flushes_by_default_and_the_gain_is_stated_with_a_ci(tmp_path):
