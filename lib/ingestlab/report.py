@@ -307,35 +307,51 @@ def table(frame: pd.DataFrame, *, significant: int = 3, ci: float = 0.95) -> pd.
     return pd.DataFrame(out)
 
 
-def headline_table(headline: Mapping[str, object], *, significant: int = 3) -> pd.DataFrame:
-    """A run's headline numbers (what ``Run.finish`` records) as a reader sees them: one named, rounded row each.
-
-    The recorded values keep every digit (``run.json``); this is for display only.
-
-    Parameters
-    ----------
-    headline : mapping
-        Name → a number, a flag, text or a list of them (``name[key]`` names stay as they are).
-    significant : int
-        Significant digits of each number (:func:`format_value`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``quantity`` and ``value``, text.
+def short_number(value: float) -> str:
+    """4 significant digits as ``%g`` writes them, but never with an exponent (then :func:`format_value`).
 
     Examples
     --------
-    >>> headline_table({"overhead_ms[sync_on]": 0.1932424, "ratio": 3.630004, "rows": [1000, 2000.0]})
-                   quantity         value
-    0  overhead_ms[sync_on]         0.193
-    1                 ratio          3.63
-    2                  rows  1,000, 2,000
+    >>> short_number(0.153456), short_number(39.6), short_number(5.4e-07)
+    ('0.1535', '39.6', '0.0000005400')
     """
-    rows = []
-    for name, value in headline.items():
-        values = value if isinstance(value, (list, tuple)) else [value]
-        rows.append({"quantity": name, "value": ", ".join(format_value(v, significant) for v in values)})
+    text = f"{value:.4g}"
+    return format_value(value, 4) if "e" in text else text
+
+
+def headline_value(value: object) -> str:
+    """One headline number (what ``Run.finish`` records) as text: ``[v, low, high]`` as ``v (low–high)``.
+
+    Examples
+    --------
+    >>> headline_value(0.153456), headline_value([64.17, 54.42, 73.92]), headline_value("sync_off")
+    ('0.1535', '64.17 (54.42–73.92)', 'sync_off')
+    >>> headline_value([0.2675, 5.4e-07, 1.3e05]), headline_value([1000, 2000])
+    ('0.2675 (0.0000005400–130,000)', '1000, 2000')
+    """
+    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
+        return f"{short_number(value[0])} ({short_number(value[1])}–{short_number(value[2])})"
+    if isinstance(value, list):
+        return ", ".join(headline_value(v) for v in value)
+    if isinstance(value, float):
+        return short_number(value)
+    return str(value)
+
+
+def headline_table(headline: Mapping[str, object]) -> pd.DataFrame:
+    """A run's headline numbers as a reader sees them: one row each, rendered by :func:`headline_value`.
+
+    The recorded values keep every digit (``run.json``); this is for display only, and reads
+    as ``ingestlab summary`` prints the same numbers.
+
+    Examples
+    --------
+    >>> headline_table({"overhead_ms[sync_on]": 0.1932424, "diff_ms": [0.14, 0.135, 0.1446]})
+                   quantity                value
+    0  overhead_ms[sync_on]               0.1932
+    1               diff_ms  0.14 (0.135–0.1446)
+    """
+    rows = [{"quantity": name, "value": headline_value(value)} for name, value in headline.items()]
     return pd.DataFrame(rows, columns=["quantity", "value"])
 
 

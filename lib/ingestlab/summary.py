@@ -129,29 +129,8 @@ def headlines(out: str | os.PathLike) -> pd.DataFrame:
         if not meta.get("headline"):
             rows.append({**base, "name": "", "value": ""})
         for name, value in (meta.get("headline") or {}).items():
-            rows.append({**base, "name": name, "value": _number(value)})
+            rows.append({**base, "name": name, "value": report.headline_value(value)})
     return pd.DataFrame(rows, columns=["notebook", "scale", "completed", "name", "value"])
-
-
-def _number(value) -> str:
-    """A headline value as text: 4 significant digits, no exponent; ``[v, low, high]`` as ``v (low–high)``.
-
-    Examples
-    --------
-    >>> _number(0.153456), _number([64.17, 54.42, 73.92]), _number("sync_off"), _number([0.2675, 5.4e-07, 1.3e05])
-    ('0.1535', '64.17 (54.42–73.92)', 'sync_off', '0.2675 (0.0000005400–130,000)')
-    """
-    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
-        return f"{_g(value[0])} ({_g(value[1])}–{_g(value[2])})"
-    if isinstance(value, float):
-        return _g(value)
-    return str(value)
-
-
-def _g(value: float) -> str:
-    """4 significant digits as ``%g`` writes them, but never with an exponent (:func:`ingestlab.report.format_value`)."""
-    text = f"{value:.4g}"
-    return report.format_value(value, 4) if "e" in text else text
 
 
 def format_summary(out: str | os.PathLike) -> str:
@@ -170,7 +149,7 @@ def format_summary(out: str | os.PathLike) -> str:
             shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]].rename(
                 columns={"estimate": f"estimate_{unit}", "ci_low": f"ci_low_{unit}", "ci_high": f"ci_high_{unit}"})
             lines.append(f"-- {quantity}")
-            lines.append(shown.to_string(index=False, float_format=_g, na_rep="-"))
+            lines.append(shown.to_string(index=False, float_format=report.short_number, na_rep="-"))
     for notebook, part in heads.groupby("notebook", sort=True):
         state = "" if part["completed"].all() else " — did not complete"
         lines += ["", f"== {notebook} headline numbers (SCALE {part['scale'].iloc[0]}){state}"]
