@@ -55,6 +55,24 @@ class TestPostgres(EngineContract):
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
         assert eng.count_rows("anat_call") == 3
 
+    def test_a_statement_call_goes_to_libpq_and_reports_what_the_server_refuses(self, eng):
+        from ingestlab.errors import ServerError
+
+        call = eng.statement_call("INSERT INTO no_such_table VALUES (%s)", [1])
+        assert call.func.__name__ == "_pq_exec"  # not the cursor's execute: nothing of psycopg2 inside the clock
+        with pytest.raises(ServerError, match='relation "no_such_table" does not exist'):
+            call()
+        assert eng.execute("SELECT 1") == [(1,)]  # the connection is usable after the error
+
+    def test_bulk_load_streams_a_chunk_larger_than_its_pieces(self, eng):
+        from ingestlab.engines.postgres import COPY_PIECE_ROWS
+
+        n = COPY_PIECE_ROWS * 2 + 7
+        rows = [(i, f"r{i}", i / 4, None) for i in range(n)]
+        eng.reset_table("pieces", SEED_COLUMNS)
+        assert eng.bulk_load("pieces", [c for c, _ in SEED_COLUMNS], [datagen.rows_table([c for c, _ in SEED_COLUMNS], rows)]) == n
+        assert eng.execute("SELECT count(*), count(DISTINCT id), max(id) FROM pieces") == [(n, n, n - 1)]
+
     def test_partitions_and_models_are_what_the_catalog_says(self, eng):
         eng.reset_table("parts", SEED_COLUMNS, model="primary_key_indexes", partitions=8)
         assert eng.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = '\"parts\"'::regclass")[0][0] == 8
