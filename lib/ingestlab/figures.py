@@ -683,7 +683,7 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
         ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row INSERT (ms)")
     ols = fits[fits["method"] == "ols"]
-    names = [str(s) + "".join(f"; {labels.label(r[col])} " + _estimate(r, "slope_ms", str(r["unit"]))
+    names = [str(s) + "".join(f"\n{labels.label(r[col])}: " + _estimate(r, "slope_ms", str(r["unit"]))
                               for _, r in ols[ols[hue] == s].iterrows()) for s in entries]
     fig.tight_layout()
     fig.legend(list(entries.values()), names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize="small",
