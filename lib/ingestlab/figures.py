@@ -702,7 +702,7 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
     ax = plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
                         low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue, ax=fig.gca())
     ax.axvline(0, color="0.4", lw=0.8)
-    ax.set_xlabel("median difference from the baseline model (ms; bars: 95 % CI)")
+    ax.set_xlabel("median difference from the engine's baseline model, named in the legend (ms; bars: 95 % CI)")
     return fig
 
 

@@ -120,7 +120,7 @@ def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
                         "skips_commit_flush": bool(m["model_skips_commit_flush"].iloc[0]),
                         "method": "bootstrap_median_difference", "slope_ms": d["diff"],
                         "slope_ci_low_ms": d["ci_low"], "slope_ci_high_ms": d["ci_high"],
-                        "unit": f"ms vs {base_model}", "n_points": d["n_a"] + d["n_b"],
+                        "unit": f"ms vs {base_model}", "baseline_model": base_model, "n_points": d["n_a"] + d["n_b"],
                         "effect_ms": d["diff"], "effect_ci_low_ms": d["ci_low"], "effect_ci_high_ms": d["ci_high"]})
     return pd.DataFrame(out)
 
@@ -384,7 +384,8 @@ def headline(fits: pd.DataFrame) -> dict[str, float]:
 def effects_for_plot(fits: pd.DataFrame) -> pd.DataFrame:
     """The model rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_model_effects`."""
     models_ = fits[fits["factor"] == "model"]
-    return models_.assign(series=labels.join(models_, GROUP))
+    against = " (against " + models_["baseline_model"].map(labels.label) + ")"
+    return models_.assign(series=labels.join(models_, GROUP) + against)
 
 
 def fits_for_plot(fits: pd.DataFrame, names: Sequence[str] = NUMERIC) -> pd.DataFrame:
