@@ -69,6 +69,7 @@ def test_a_resumed_run_keeps_completed_configurations_and_measures_only_the_rest
     assert len(pd.read_parquet(tmp_path / "side.parquet")) == 4
     assert meta["resumed"]["kept"] == 2 and meta["resumed"]["measured"] == 2
     assert meta["resumed"]["checkpoints_found"] == 2 and meta["configurations"] == {"kept": 2, "measured": 2}
+    assert "revision" in meta["resumed"]["git_before"] and "start" in meta["resumed"]["load_average_before"]
     assert "hunter2" not in (tmp_path / "run.json").read_text()
 
 

@@ -65,3 +65,18 @@ def test_the_figures_command_says_what_it_copied_or_fails_in_one_line(run00, tmp
     res = subprocess.run([str(BIN), "figures", str(tmp_path / "nothing"), "--to", str(tmp_path / "f")],
                          capture_output=True, text=True)
     assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and "RUN_DIR" in res.stderr
+
+
+def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_path):
+    resumed = tmp_path / "run"
+    shutil.copytree(run00, resumed)
+    meta_path = resumed / "00_published_results" / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta["resumed"] = {"at": "2026-01-02T03:04:05+00:00", "kept": 7, "measured": 2,
+                       "git_before": {"revision": "abcdef0123456789", "dirty": True},
+                       "load_average_before": {"start": [3.1, 2.0, 1.2]}}
+    meta_path.write_text(json.dumps(meta))
+    promotion.promote(resumed, ["00"], to=tmp_path / "figures")
+    source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
+    assert ("Resumed: at 2026-01-02T03:04:05+00:00, 7 configurations kept from the earlier run's checkpoints "
+            "(revision abcdef0 with uncommitted changes, load average [3.1, 2.0, 1.2] at its start), 2 measured") in source

@@ -117,6 +117,14 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
                                          if load else "not recorded by this run"),
         "Engines: " + (", ".join(engines) if engines else "none (published data)"),
     ]
+    resumed = meta.get("resumed")
+    if resumed:
+        before = resumed.get("git_before") or {}
+        lines.append(f"Resumed: at {resumed.get('at')}, {resumed.get('kept')} configurations kept from the earlier "
+                     f"run's checkpoints (revision {(before.get('revision') or 'unknown')[:7]}"
+                     + (" with uncommitted changes" if before.get("dirty") else "")
+                     + f", load average {(resumed.get('load_average_before') or {}).get('start', 'not recorded')} "
+                     f"at its start), {resumed.get('measured')} measured in the resumed run")
     lines += [f"Note: {n}" for n in meta.get("notes", [])]
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append(f"Promoted by: {promoted_by}, {stamp}")

@@ -126,7 +126,8 @@ class Run:
             self.meta.update(started_at=previous.get("started_at"), engines=previous.get("engines", []),
                              notes=previous.get("notes", []))
             self.meta["resumed"] = {"at": _now(), "checkpoints_found": len(self.checkpoints.found),
-                                    "kept": 0, "measured": 0}
+                                    "kept": 0, "measured": 0, "git_before": previous.get("git"),
+                                    "load_average_before": previous.get("load_average")}
             print(f"resuming: {len(self.checkpoints.found)} completed configurations found in {self.checkpoints.dir}; "
                   "they are kept, not measured again")
         self._frames: dict[str, list[pd.DataFrame]] = {}
