@@ -392,7 +392,11 @@ def software_info() -> dict[str, Any]:
 
 
 def git_info() -> dict[str, Any]:
-    """The repository's revision and whether the work tree had uncommitted changes."""
+    """The repository's revision and whether the work tree had uncommitted changes.
+
+    The committed article figures (``figures/``) are an output, not code:
+    figures promoted and not yet committed do not make a run "dirty".
+    """
     def git(*args: str) -> str | None:
         try:
             return subprocess.run(["git", "-C", str(_paths.REPO), *args], capture_output=True, text=True,
@@ -400,5 +404,5 @@ def git_info() -> dict[str, Any]:
         except (OSError, subprocess.SubprocessError):
             return None
 
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)figures")
     return {"revision": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
