@@ -247,3 +247,20 @@ def test_a_resumed_run_keeps_the_scans_it_completed_and_runs_only_the_rest(data_
     assert len(scans) == 2 * 3 and set(scans["status"]) == {"ok"} and not scans.duplicated(["engine", "round"]).any()
     pd.testing.assert_frame_equal(scans[scans["engine"] != "polars"].reset_index(drop=True), done)
     assert (resumed.meta["resumed"]["kept"], resumed.meta["resumed"]["measured"]) == (2, 1)
+
+
+def test_a_query_whose_time_does_not_grow_with_the_size_has_no_rate():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    gb = np.repeat([0.33, 0.67, 1.33, 5.34], 3)
+    scans = pd.concat([
+        pd.DataFrame({"engine": "duckdb", "query": "full_scan", "gb": gb, "seconds": 0.1 + 2.0 * gb + rng.normal(0, 0.01, 12)}),
+        pd.DataFrame({"engine": "duckdb", "query": "limit_1", "gb": gb, "seconds": 0.05 + rng.normal(0, 0.005, 12)}),
+    ]).assign(reported=True, status="ok")
+    fits = csv_scan.fit(scans)
+    ols = fits[fits["method"] == "ols"].set_index("variant")
+    assert ols.loc["full_scan", "gb_per_s"] == pytest.approx(0.5, rel=0.02)
+    assert np.isnan(ols.loc["limit_1", "gb_per_s"]) and ols.loc["limit_1", "per_gb_ci_low_s"] <= 0
+    assert "no rate: the time does not grow with the size" in csv_scan.describe_fits(fits)
+    assert not any("limit_1" in k for k in csv_scan.headline(fits, pd.DataFrame(columns=["engine", "ratio", "ci_low", "ci_high"]), scans.assign(peak_rss_mb=1.0)) if k.startswith("gb_per_s"))

@@ -342,7 +342,8 @@ def fit(scans: pd.DataFrame) -> pd.DataFrame:
 
     Groups with fewer than three sizes are left out. Columns follow ``fits.csv``: ``engine``,
     ``variant`` (the query), ``method``, ``fixed_s`` and ``per_gb_s`` with 95 % CIs, ``r2``,
-    ``n_points``, and ``gb_per_s`` (1 / ``per_gb_s``: the marginal rate).
+    ``n_points``, and ``gb_per_s`` (1 / ``per_gb_s``: the marginal rate; NaN where the time
+    does not grow with the size, i.e. ``per_gb_s``'s CI reaches 0, as for ``LIMIT 1``).
     """
     data = reported(scans)
     out = []
@@ -357,7 +358,8 @@ def fit(scans: pd.DataFrame) -> pd.DataFrame:
         "slope": "per_gb_s", "slope_se": "per_gb_se_s", "slope_ci_low": "per_gb_ci_low_s",
         "slope_ci_high": "per_gb_ci_high_s", "intercept": "fixed_s", "intercept_ci_low": "fixed_ci_low_s",
         "intercept_ci_high": "fixed_ci_high_s"})
-    f["gb_per_s"] = 1 / f["per_gb_s"]
+    # a marginal rate exists only where the time grows with the size (CI above 0); LIMIT 1 does not
+    f["gb_per_s"] = (1 / f["per_gb_s"]).where(f["per_gb_ci_low_s"] > 0)
     first = ["engine", "variant", "method", "fixed_s", "fixed_ci_low_s", "fixed_ci_high_s", "per_gb_s",
              "per_gb_ci_low_s", "per_gb_ci_high_s", "gb_per_s", "r2", "n_points"]
     return f[first + [c for c in f.columns if c not in first]]
@@ -441,8 +443,9 @@ def describe_fits(fits: pd.DataFrame) -> str:
     """One line per engine × query: fixed cost, cost per GB (CI) and the rate it implies."""
     ols = fits[fits["method"] == "ols"]
     return "\n".join(f"- **{r.engine}** `{r.variant}`: {r.fixed_s:.3g} s fixed + {r.per_gb_s:.3g} s/GB "
-                     f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → {r.gb_per_s:.3g} GB/s, R² {r.r2:.3f}"
-                     for r in ols.itertuples())
+                     f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → "
+                     + (f"{r.gb_per_s:.3g} GB/s" if r.gb_per_s == r.gb_per_s else "no rate: the time does not grow "
+                        "with the size") + f", R² {r.r2:.3f}" for r in ols.itertuples())
 
 
 def describe_ratio(ratios: pd.DataFrame) -> str:
@@ -479,7 +482,7 @@ def describe_floor(floored: pd.DataFrame) -> str:
 def headline(fits: pd.DataFrame, ratios: pd.DataFrame, scans: pd.DataFrame) -> dict:
     """The numbers ``run.json`` records: rate per engine × query, COUNT/full ratio, peak MB at the largest size."""
     out = {}
-    for r in fits[fits["method"] == "ols"].itertuples():
+    for r in fits[(fits["method"] == "ols") & fits["gb_per_s"].notna()].itertuples():
         out[f"gb_per_s[{r.engine},{r.variant}]"] = float(r.gb_per_s)
     for r in ratios.itertuples():
         out[f"count_over_full[{r.engine}]"] = [float(r.ratio), float(r.ci_low), float(r.ci_high)]
