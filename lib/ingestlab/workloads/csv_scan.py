@@ -508,13 +508,16 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     data = reported(scans)
     data = data[data["engine"] != FLOOR]
     queries = list(dict.fromkeys(data["query"]))
-    # stacked, each panel's legend (its fits with their CIs) under it
-    fig, axes = plt.subplots(len(queries), 1, figsize=(figures.PAGE_WIDTH - 1, 3.3 * len(queries)), squeeze=False)
+    # stacked, each panel's legend (its fits with their CIs, a line per engine) under it: the gap
+    # between panels grows with the engines (inches: axes 2.2, ticks and label 0.9, a legend line 0.2)
+    axes_in, gap_in = 2.2, 0.9 + 0.2 * (data["engine"].nunique() + 1)
+    fig, axes = plt.subplots(len(queries), 1, figsize=(figures.PAGE_WIDTH - 1, len(queries) * (axes_in + gap_in)),
+                             squeeze=False)
     for ax, query in zip(axes[:, 0], queries):
         part = fits[fits["variant"] == query] if not fits.empty else pd.DataFrame(columns=["engine", "method"])
         figures.plot_size_fit(data[data["query"] == query], part, ax=ax)
         ax.set_title(labels.label(query))
-    fig.subplots_adjust(hspace=1.0)
+    fig.subplots_adjust(hspace=gap_in / axes_in, top=1 - 0.3 / fig.get_figheight(), bottom=gap_in / fig.get_figheight())
     return fig
 
 
