@@ -165,3 +165,21 @@ def test_a_resumed_run_keeps_the_settings_it_completed_and_loads_only_the_rest(t
                                   kept.reset_index(drop=True))  # the same loads, not measured again
     assert (loads["rows_counted"] == loads["rows"]).all()
     assert (resumed.meta["resumed"]["kept"], resumed.meta["resumed"]["measured"]) == (2, 1)  # disk, default | async
+
+
+def test_the_methods_figure_stacks_one_panel_per_system_with_one_legend():
+    import matplotlib.pyplot as plt
+
+    table = pd.DataFrame([{"system": system, "setting": setting, "method": method, "rows_per_s": rate}
+                          for system, methods in {"postgres 18.6": ["bulk", "pipeline", "autocommit"],
+                                                  "mariadb 10.11": ["bulk", "autocommit"]}.items()
+                          for setting in ("default", "async_commit")
+                          for method, rate in zip(methods, (5e5, 6e4, 2e3))])
+    fig = million.plot_methods(table)
+    try:
+        axes = fig.get_axes()
+        assert [ax.get_title(loc="left") for ax in axes] == ["PostgreSQL 18.6", "MariaDB 10.11"]
+        assert [ax.get_legend() is not None for ax in axes] == [False, True]
+        assert [len(ax.get_yticklabels()) for ax in axes] == [3, 2] and axes[1].get_xscale() == "log"
+    finally:
+        plt.close(fig)

@@ -416,23 +416,22 @@ def live_vs_published(loads: pd.DataFrame) -> pd.DataFrame:
 
 # -- figures and sentences -------------------------------------------------------------------
 def plot_methods(table: pd.DataFrame):
-    """Rows/s by method (log scale), one panel per system, a bar per setting."""
+    """Rows/s by method (log scale), one panel per system stacked on a shared axis, a bar per setting."""
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
 
     systems = list(dict.fromkeys(table["system"]))
-    fig, axes = plt.subplots(1, len(systems), figsize=(2.0 + 3.0 * len(systems), 4.0), squeeze=False, sharex=True)
-    first = table[table["system"] == systems[0]]
-    for i, (ax, system) in enumerate(zip(axes[0], systems)):
-        part = table[table["system"] == system]
-        figures.plot_bars(part, x="rows_per_s", y="method", hue="setting", ax=ax, log="auto")
-        ax.set_title(labels.phrase(system))
-        ax.set_xlabel("rows per second")
-        if i and list(part["method"]) == list(first["method"]):  # the same rows as the first panel: named there
-            ax.set_yticklabels([])
-        if i and list(part["setting"]) == list(first["setting"]):
+    heights = [table.loc[table["system"] == s, "method"].nunique() for s in systems]
+    fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.42 * sum(heights)),
+                             squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
+    for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
+        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="method", hue="setting", ax=ax,
+                          log=figures.spans_decades(table["rows_per_s"]))
+        ax.set_title(labels.phrase(system), loc="left", fontsize="medium")
+        if i < len(systems) - 1:  # one legend, under the last panel
             ax.get_legend().remove()
+    axes[-1, 0].set_xlabel("rows per second")
     fig.tight_layout()
     return fig
 
