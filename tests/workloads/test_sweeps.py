@@ -276,3 +276,9 @@ def test_the_figures_draw_from_the_tables():
     fig = figures.plot_model_effects(analysis.effects_for_plot(fits))
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["primary key"]
     figures.close(fig)
+
+
+def test_effects_for_plot_without_table_models_is_empty():
+    fits = pd.DataFrame({"engine": ["postgres"], "variant": ["sync_on"], "factor": ["columns"], "slope_ms": [0.004]})
+    out = analysis.effects_for_plot(fits)
+    assert out.empty and "series" in out.columns

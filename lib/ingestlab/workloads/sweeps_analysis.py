@@ -384,6 +384,8 @@ def headline(fits: pd.DataFrame) -> dict[str, float]:
 def effects_for_plot(fits: pd.DataFrame) -> pd.DataFrame:
     """The model rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_model_effects`."""
     models_ = fits[fits["factor"] == "model"]
+    if models_.empty:  # no table models swept: nothing to draw
+        return models_.assign(series=pd.Series(dtype=object))
     against = " (against " + models_["baseline_model"].map(labels.label) + ")"
     return models_.assign(series=labels.join(models_, GROUP) + against)
 
