@@ -510,12 +510,11 @@ def _pq_exec(lib, pgconn: int, text: bytes, name: str) -> None:
     result = lib.PQexec(pgconn, text)
     if not result:
         raise ServerError(f"{name}: {lib.PQerrorMessage(pgconn).decode(errors='replace').strip()}")
-    status = lib.PQresultStatus(result)
-    if status not in _PQ_OK:
-        message = lib.PQresultErrorMessage(result).decode(errors="replace").strip()
+    try:
+        if lib.PQresultStatus(result) not in _PQ_OK:
+            raise ServerError(f"{name}: {lib.PQresultErrorMessage(result).decode(errors='replace').strip()}")
+    finally:
         lib.PQclear(result)
-        raise ServerError(f"{name}: {message}")
-    lib.PQclear(result)
 
 
 class _ChunkReader:

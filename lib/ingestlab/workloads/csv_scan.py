@@ -444,7 +444,7 @@ def describe_fits(fits: pd.DataFrame) -> str:
     ols = fits[fits["method"] == "ols"]
     return "\n".join(f"- **{r.engine}** `{r.variant}`: {r.fixed_s:.3g} s fixed + {r.per_gb_s:.3g} s/GB "
                      f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → "
-                     + (f"{r.gb_per_s:.3g} GB/s" if r.gb_per_s == r.gb_per_s else "no rate: the time does not grow "
+                     + (f"{r.gb_per_s:.3g} GB/s" if pd.notna(r.gb_per_s) else "no rate: the time does not grow "
                         "with the size") + f", R² {r.r2:.3f}" for r in ols.itertuples())
 
 
