@@ -72,7 +72,7 @@ def lab_round(engine: Engine, clients: int, seconds: float) -> dict:
     cpu = driver.cpu_table()
     return {"statements_per_s": len(measured) / (window / 1e9), "statements": len(samples),
             "client_cpu_us_per_statement": cpu["cpu_ns"].sum() / cpu["statements"].sum() / 1e3,
-            "client_cpu_share_max": cpu["cpu_share"].max()}
+            "client_cpu_share_max": cpu["cpu_share"].max(), "timer": ",".join(sorted(set(samples["timer"])))}
 
 
 def _child_cpu_ns() -> int:
@@ -178,6 +178,7 @@ def summarise(name: str, clients: int, frame: pd.DataFrame, seconds: float, roun
     mean = frame.groupby("path")[["statements_per_s", "client_cpu_us_per_statement",
                                   "server_cpu_us_per_statement"]].mean()
     busiest = frame.loc[frame["path"] == "lab", "client_cpu_share_max"].max()
+    timer = ",".join(sorted(set(frame.loc[frame["path"] == "lab", "timer"])))
     lab, ref = mean.loc["lab"], mean.loc["reference"]
     return {"engine": name, "clients": clients, "reference": REFERENCES[name],
             "lab_statements_per_s": lab["statements_per_s"], "reference_statements_per_s": ref["statements_per_s"],
@@ -186,7 +187,7 @@ def summarise(name: str, clients: int, frame: pd.DataFrame, seconds: float, roun
             "reference_client_cpu_us": ref["client_cpu_us_per_statement"],
             "lab_server_cpu_us": lab["server_cpu_us_per_statement"],
             "reference_server_cpu_us": ref["server_cpu_us_per_statement"], "lab_client_cpu_share_max": busiest,
-            "seconds": seconds, "rounds": rounds}
+            "timer": timer, "seconds": seconds, "rounds": rounds}
 
 
 REFERENCES = {"postgres": "pgbench", "mariadb": "mariadb-slap"}
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in bench(name, clients, args.seconds, args.rounds, run):
             results.append(r)
             verdict = "ok" if r["ratio"] >= TARGET else "BELOW TARGET"
-            print(f"{name} C={r['clients']}: lab {r['lab_statements_per_s']:,.0f} stmt/s / {r['reference']} "
+            print(f"{name} C={r['clients']}: lab ({r['timer']} loop) {r['lab_statements_per_s']:,.0f} stmt/s / {r['reference']} "
                   f"{r['reference_statements_per_s']:,.0f} stmt/s = {r['ratio']:.3f} (target ≥ {TARGET}) {verdict}; "
                   f"CPU µs per statement: client {r['lab_client_cpu_us']:.0f} vs {r['reference_client_cpu_us']:.0f}, "
                   f"server {r['lab_server_cpu_us']:.0f} vs {r['reference_server_cpu_us']:.0f}; busiest lab client "

@@ -1,7 +1,7 @@
 """Harness fidelity: the lab's single-row INSERT latency against the engine's own C load tool.
 
 Measures, on the same local server in the same run, the same single-row INSERT through the
-lab's timing path (``ingestlab.timing.time_statements`` over ``Engine.statement_call``, as
+lab's timing path (``ingestlab.timing.time_calls`` over ``Engine.statement_call``, as
 notebook 01 times it) and through the reference client shipped with the engine (``pgbench``
 for PostgreSQL, ``mariadb-slap`` for MariaDB), alternating rounds so that drift hits both
 alike. Like is compared with like:
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import operator
 import os
 import re
 import subprocess
@@ -42,7 +41,7 @@ import pandas as pd
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.results import Run
-from ingestlab.timing import time_statements
+from ingestlab.timing import time_calls
 
 #: Most each ratio (lab / reference, median and mean) may be on a quiet machine; above it
 #: the run exits 1. A benchmark, not a test: load from other jobs moves it.
@@ -80,9 +79,8 @@ def lab_round(engine: Engine, rows: list[tuple], *, warmup: bool = False) -> pd.
     sql = engine.insert_sql(TABLE, COLS, 1)
     calls = [engine.statement_call(sql, row) for row in rows]
     n = len(rows)
-    return time_statements(operator.call, calls, rows=[1] * n,
-                           bytes_=[len(text(engine.render(sql, r))) for r in rows], warmup=n if warmup else 0,
-                           driver=engine.driver)
+    return time_calls(calls, rows=[1] * n, bytes_=[len(text(engine.render(sql, r))) for r in rows],
+                      warmup=n if warmup else 0, driver=engine.driver)
 
 
 def pgbench_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -193,7 +191,8 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
         engine.close()
     lab, ref = run.table(), run.table("reference")
     out = ratios(name, lab[lab["engine"] == name], ref[ref["engine"] == name], per_statement)
-    return {**out, "reference": label, "driver": f"{driver['driver']} {driver['driver_version']}",
+    timer = ",".join(sorted(set(lab.loc[lab["engine"] == name, "timer"])))
+    return {**out, "reference": label, "driver": f"{driver['driver']} {driver['driver_version']}, {timer} loop",
             "target": TARGETS.get(name), "n": n, "rounds": rounds, "loadavg_before": load_before,
             "loadavg_after": loadavg()}
 

@@ -1,6 +1,6 @@
 import pytest
 
-from ingestlab import concurrency, datagen
+from ingestlab import concurrency, datagen, timing
 from ingestlab.concurrency import MAX_CLIENTS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
@@ -31,11 +31,18 @@ def test_plans_carry_connect_arguments_not_a_command_line(postgres):
     assert plans[0].sql == postgres.insert_sql("t", COLS, 2)
 
 
-def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres):
+def ran(timer: str) -> str:
+    """The loop a client runs when asked for ``timer``: C only where the package's C half is built."""
+    return "c" if timer == "c" and timing.TIMER == "c" else "python"
+
+
+@pytest.mark.parametrize("timer", ["c", "python"])
+def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres, timer):
     postgres.reset_table("t_closed", SEED_COLUMNS)
     driver = ClientRun(postgres, "t_closed", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=5,
-                       warmup_s=0.2, duration_s=0.5)
+                       warmup_s=0.2, duration_s=0.5, timer=timer)
     samples = driver.run()
+    assert set(samples["timer"]) == {ran(timer)}
     assert driver.completed and samples["warmup"].any() and (~samples["warmup"]).any()
     assert postgres.count_rows("t_closed") == samples["rows"].sum()
     assert postgres.execute('SELECT count(DISTINCT "id") FROM "t_closed"')[0][0] == samples["rows"].sum()
@@ -48,11 +55,13 @@ def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres):
     assert len(cpu) == 3 and (cpu["cpu_us_per_statement"] > 0).all() and (cpu["cpu_share"] < 1).all()
 
 
-def test_open_loop_keeps_its_schedule_and_counts_latency_from_the_intended_start(postgres):
+@pytest.mark.parametrize("timer", ["c", "python"])
+def test_open_loop_keeps_its_schedule_and_counts_latency_from_the_intended_start(postgres, timer):
     postgres.reset_table("t_open", SEED_COLUMNS)
     driver = ClientRun(postgres, "t_open", COLS, datagen.seed_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
-                       warmup_s=0.0, duration_s=1.0, loop="open", rate=200)
+                       warmup_s=0.0, duration_s=1.0, loop="open", rate=200, timer=timer)
     samples = driver.run()
+    assert set(samples["timer"]) == {ran(timer)}
     assert 190 <= len(samples) <= 201
     assert (samples["latency_s"] >= samples["elapsed_s"] - 1e-9).all()
     assert (samples["started_ns"] >= samples["intended_ns"]).all()

@@ -39,3 +39,79 @@ def test_time_statements_labels_the_driver_and_leaves_the_collector_as_it_found_
     assert seen == [False, False] and gc.isenabled()
     assert frame["driver"].tolist() == ["x", "x"] and (frame["elapsed_s"] >= 0).all()
     assert frame["started_ns"].is_monotonic_increasing
+
+
+def test_the_c_half_is_built_wherever_a_c_compiler_is():
+    import shutil
+
+    from ingestlab import timing
+
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler on this machine: the loops run in Python (timer = python)")
+    assert timing.TIMER == "c", "setup.py's extension was not built: reinstall with `pip install -e .`"
+
+
+def c_half():
+    from ingestlab import timing
+
+    if timing._c is None:
+        pytest.skip("the package's C half is not built here")
+    return timing._c
+
+
+def test_the_c_loop_refuses_bad_senders_texts_and_buffers():
+    from array import array
+
+    c = c_half()
+    stamps = array("q", [0] * 4)
+    with pytest.raises(ValueError, match="unknown sender kind"):
+        c.time_texts((9, 1, 1, 1, 1), [], stamps)
+    with pytest.raises(ValueError, match="takes 3 function addresses"):
+        c.time_texts((1, 1, 1, 1), [], stamps)
+    with pytest.raises(ValueError, match="null"):
+        c.time_texts((1, 0, 1, 1, 1), [], stamps)
+    with pytest.raises(TypeError, match="not bytes"):
+        c.time_texts((1, 1, 1, 1, 1), ["SELECT 1"], stamps)
+    with pytest.raises(ValueError, match="2 statements need 4"):
+        c.time_texts((1, 1, 1, 1, 1), [b"a", b"b"], array("q", [0] * 3))
+    with pytest.raises(TypeError, match="64-bit integers"):
+        c.time_texts((1, 1, 1, 1, 1), [b"a"], array("d", [0.0] * 2))
+    with pytest.raises(BufferError, match="not writable"):
+        c.time_texts((1, 1, 1, 1, 1), [b"a"], b"\0" * 16)
+    assert c.time_texts((1, 1, 1, 1, 1), [], stamps) == 0  # nothing to send: nothing called
+
+
+def test_the_c_loops_clock_is_the_labs_clock():
+    from ingestlab import timing
+
+    c = c_half()
+    before = timing.now_ns()
+    reading = c.clock_ns()
+    assert before <= reading <= timing.now_ns()
+
+
+def test_a_sender_needs_its_connection_and_every_function():
+    from ingestlab.timing import NativeSender
+
+    with pytest.raises(ValueError, match="3 function addresses"):
+        NativeSender("libpq", 1, [1, 2], lambda: "")
+    with pytest.raises(ValueError, match="4 function addresses"):
+        NativeSender("libmysql", 0, [1, 2, 3, 4], lambda: "")
+    with pytest.raises(KeyError):
+        NativeSender("odbc", 1, [1, 2, 3], lambda: "")
+
+
+@pytest.mark.parametrize("template", [b"no id here", b"50% off, id %d", b"%s and %d"])
+def test_a_template_needs_an_id_and_only_doubled_percents(template):
+    from ingestlab.timing import template_parts
+
+    with pytest.raises(ValueError, match="template"):
+        template_parts(template)
+
+
+def test_calls_without_a_c_send_are_timed_from_python():
+    from ingestlab.timing import time_calls
+
+    seen = []
+    frame = time_calls([lambda: seen.append(1)] * 3, rows=[1] * 3, bytes_=[2] * 3, warmup=1, driver="x")
+    assert seen == [1, 1, 1] and set(frame["timer"]) == {"python"} and frame["statement_no"].tolist() == [-1, 0, 1]

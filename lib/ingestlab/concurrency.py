@@ -13,7 +13,11 @@ renders the INSERT once with the driver (:meth:`~ingestlab.engines.base.Engine.r
 a client only puts its next ids into that text, sends it with its client library's
 lowest-level query call (libpq's ``PQexec`` through psycopg's C implementation;
 mysqlclient's ``mysql_real_query``) and stores two clock readings into a buffer shared with
-the parent (:func:`ingestlab.timing.stamp_statements`). Nothing is sent to the parent per
+the parent. Where the package's C half is built and the engine hands out its connection's C
+send call (:meth:`~ingestlab.engines.base.Engine.native_sender`), that whole loop -- the ids
+put into the text, the clock, the send -- runs in C (:func:`ingestlab.timing.stamp_template`),
+as pgbench's does; otherwise in Python (:func:`ingestlab.timing.stamp_statements`). Each
+sample says which (``timer``). Nothing is sent to the parent per
 statement; the parent reads the buffers at the end, so a client that dies or is stopped
 leaves every statement it finished (a full buffer is shipped and reused, rarely).
 
@@ -64,7 +68,7 @@ ID_STRIDE = 10**12
 _ID_MARK = 987654321987654321
 #: Columns of the samples frame, one row per statement.
 SAMPLE_COLUMNS = ["client", "statement_no", "warmup", "rows", "bytes", "intended_ns", "started_ns", "elapsed_s",
-                  "latency_s"]
+                  "latency_s", "timer"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +102,8 @@ class ClientPlan:
         Statements per second of this client's schedule (open loop).
     clients : int
         How many clients run (open-loop schedules are staggered by ``client / clients``).
+    timer : str
+        ``c``: the C loop where the client has it (else Python); ``python``: the Python loop.
     """
 
     engine: str
@@ -114,6 +120,7 @@ class ClientPlan:
     loop: str = "closed"
     rate_per_client: float | None = None
     clients: int = 1
+    timer: str = "c"
 
 
 def check_clients(value: Any, name: str = "CLIENTS") -> int:
@@ -147,6 +154,9 @@ class ClientRun:
         Open loop: statements per second of all clients together.
     on_start : callable, optional
         Called with the client processes' pids once all are connected (tests use it to kill one).
+    timer : str, optional
+        ``python`` runs the clients' loop in Python even where the C loop is built (to compare
+        the two); default: :data:`ingestlab.timing.TIMER`. Each sample says which ran (``timer``).
 
     After :meth:`run` (returned, raised or interrupted): :meth:`samples` holds every
     statement a client reported, :attr:`completed` says whether every client finished, and
@@ -155,10 +165,13 @@ class ClientRun:
 
     def __init__(self, engine, table: str, columns: Sequence[str], row: tuple, *, clients: int, rows_per_insert: int,
                  warmup_s: float, duration_s: float, loop: str = "closed", rate: float | None = None,
-                 on_start: Callable[[list[int]], Any] | None = None):
+                 on_start: Callable[[list[int]], Any] | None = None, timer: str | None = None):
         from ingestlab import datagen
 
         self.clients = check_clients(clients)
+        self.timer = timing.TIMER if timer is None else timer
+        if self.timer not in ("c", "python"):
+            raise ConfigError("timer", timer, "c or python")
         if loop not in LOOPS:
             raise ConfigError("LOOP", loop, "one of " + ", ".join(LOOPS))
         if loop == "open" and not (isinstance(rate, (int, float)) and rate > 0):
@@ -172,6 +185,7 @@ class ClientRun:
         self.completed = False
         self.start_ns: int | None = None
         self.cpu: dict[int, dict] = {}
+        self.timers: dict[int, str] = {}  # client → the loop that timed it (timing.TIMER: "c" or "python")
         self.parent_cpu_ns = 0
         self._chunks: list[tuple[int, np.ndarray]] = []
 
@@ -197,7 +211,7 @@ class ClientRun:
         template = self.statement_template()
         return [ClientPlan(self.engine.NAME, kwargs, session, self.sql, self.row, template, self.rows_per_insert,
                            self.bytes_per_statement, k, self.warmup_s, self.duration_s, self.loop, per_client,
-                           self.clients)
+                           self.clients, self.timer)
                 for k in range(self.clients)]
 
     def samples(self) -> pd.DataFrame:
@@ -210,14 +224,15 @@ class ClientRun:
                 .sort_values(["client", "statement_no"], ignore_index=True))
 
     def _frame(self, client: int, stamps: np.ndarray) -> pd.DataFrame:
-        """The statements of one stamp buffer (:func:`ingestlab.timing.stamp_statements`'s layout)."""
+        """The statements of one stamp buffer (:func:`ingestlab.timing.stamp_statements`'s layout), with the loop that timed them."""
         count, first = int(stamps[0]), int(stamps[1])
         body = stamps[timing.STAMP_HEADER:timing.STAMP_HEADER + timing.STAMP_WIDTH * count]
         intended, started, ended = body.reshape(-1, timing.STAMP_WIDTH).T
         return pd.DataFrame({"client": client, "statement_no": np.arange(first, first + count),
                              "warmup": started < (self.measure_start_ns or 0), "rows": self.rows_per_insert,
                              "bytes": self.bytes_per_statement, "intended_ns": intended, "started_ns": started,
-                             "elapsed_s": (ended - started) / 1e9, "latency_s": (ended - intended) / 1e9})
+                             "elapsed_s": (ended - started) / 1e9, "latency_s": (ended - intended) / 1e9,
+                             "timer": self.timers.get(client, "unknown")})
 
     @property
     def measure_start_ns(self) -> int | None:
@@ -290,6 +305,8 @@ class ClientRun:
         kind, client, payload = message
         if kind == "samples":
             self._chunks.append((client, np.frombuffer(payload, dtype=np.int64)))
+        elif kind == "ready":
+            self.timers[client] = payload
         elif kind == "done":
             self.cpu[client] = payload
         elif kind == "error":
@@ -356,9 +373,10 @@ def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
 
     engine = Engine.classes()[plan.engine].client(plan.connect_kwargs)
     send = engine.open_sender(plan.session_settings)
+    sender = engine.native_sender() if plan.timer == "c" and timing.TIMER == "c" else None
     texts = _texts(plan.template, plan.client * ID_STRIDE, plan.rows_per_insert)
     buf = memoryview(stamps).cast("B").cast("q")
-    outbox.put(("ready", plan.client, None))
+    outbox.put(("ready", plan.client, "c" if sender is not None else "python"))
     while start.value == 0:
         timing.sleep_until(timing.now_ns() + 1_000_000)
     t_start = start.value
@@ -371,7 +389,9 @@ def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     cpu0, n0 = 0, 0
     for until in (t_measure, t_end):  # warm-up, then the measured seconds, whose CPU is counted
         cpu0, n0 = timing.cpu_ns(), buf[1] + buf[0]
-        while not timing.stamp_statements(send, texts, buf, until, first_ns=first_ns, interval_ns=interval_ns):
+        while not (timing.stamp_template(sender, plan.template, plan.client * ID_STRIDE, buf, until, first_ns=first_ns,
+                                         interval_ns=interval_ns) if sender is not None else
+                   timing.stamp_statements(send, texts, buf, until, first_ns=first_ns, interval_ns=interval_ns)):
             outbox.put(("samples", plan.client, bytes(buf.cast("B"))))  # full: ship it, then reuse it
             buf[1], buf[0] = buf[1] + buf[0], 0
     cpu_used, measured = timing.cpu_ns() - cpu0, buf[1] + buf[0] - n0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -275,3 +275,27 @@ def csv_bytes(table: pa.Table, *, null: str = "") -> bytes:
     out = io.BytesIO()
     pa_csv.write_csv(table, out, pa_csv.WriteOptions(include_header=False, quoting_style="all_valid", null_string=null))
     return out.getvalue()
+
+
+class CsvChunk(NamedTuple):
+    """Rows already encoded by :func:`csv_bytes`, for a bulk path that takes them as they are.
+
+    What :meth:`ingestlab.engines.base.Engine.prepare_bulk_load` makes before the clock
+    starts; ``num_rows`` as on a ``pyarrow.Table``, so a bulk path counts either alike.
+    """
+
+    data: bytes
+    num_rows: int
+
+
+def csv_chunks(chunks: Iterable[Any], *, rows_per_piece: int, null: str = "") -> list[CsvChunk]:
+    """``chunks`` (``pyarrow.Table``) encoded now by :func:`csv_bytes`, in pieces of at most ``rows_per_piece`` rows.
+
+    Examples
+    --------
+    >>> pieces = csv_chunks([rows_table(["id"], [(1,), (2,), (3,)])], rows_per_piece=2)
+    >>> [(c.data.splitlines(), c.num_rows) for c in pieces]
+    [([b'"1"', b'"2"'], 2), ([b'"3"'], 1)]
+    """
+    return [CsvChunk(csv_bytes(chunk.slice(start, rows_per_piece), null=null), min(rows_per_piece, chunk.num_rows - start))
+            for chunk in chunks for start in range(0, chunk.num_rows, rows_per_piece)]

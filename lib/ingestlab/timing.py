@@ -3,20 +3,41 @@
 Nothing else in the package reads ``time.perf_counter``: adapters return what the server
 reports, and the workloads time the client's side through this module (ClickBench's driver
 owns the clock the same way; its systems never time themselves).
+
+Statements an engine can hand to its C client library (:class:`NativeCall`, from
+``Engine.statement_call``; :class:`NativeSender`, from ``Engine.native_sender``) are timed by
+the module's C half, ``_timing.c`` (built with the package): the loop pgbench and
+mariadb-slap run -- clock, send, read the reply, clock -- with no interpreter in it, on the
+same clock (``CLOCK_MONOTONIC``, what ``perf_counter_ns`` reads on Linux). Where it could
+not be built, the same loops run in Python; every sample says which (``timer``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import re
 import time
+from array import array
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built, so a measuring child process can use the
     import pandas as pd  # clock without paying pandas' import and memory
 
+try:  # the C half (``_timing.c``): the per-statement loops with the GIL released
+    from ingestlab import _timing as _c
+except ImportError:  # built without a C compiler: the same loops run in Python
+    _c = None
+
 #: Columns of a samples frame, in order.
 SAMPLE_COLUMNS = ["statement_no", "warmup", "rows", "bytes", "elapsed_s", "started_ns"]
+
+#: Which loop times statements sent through a :class:`NativeSender`: ``"c"`` (``ingestlab._timing``,
+#: built with the package) or ``"python"`` (no C compiler at install). Samples say which (``timer``).
+TIMER = "c" if _c is not None else "python"
+#: Statements per call into the C loop: between two calls (outside every statement's time) the
+#: loop takes Ctrl-C and moves the progress bar.
+C_CHUNK = 256
 
 
 #: What :func:`anatomy frames <ingestlab.anatomy.frame>` name the client clock's source.
@@ -76,6 +97,8 @@ def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Timed:
     >>> t.result, t.elapsed_ns >= 0
     (3, True)
     """
+    if isinstance(fn, NativeCall) and _c is not None and not args and not kwargs:
+        return fn.timed()  # clocked inside the C loop, around the send alone
     t0 = time.perf_counter_ns()
     result = fn(*args, **kwargs)
     return Timed(result, t0, time.perf_counter_ns() - t0)
@@ -174,16 +197,127 @@ def time_statements(
     finally:
         if gc_was_on:
             gc.enable()
-    started = stamps[0:2 * n:2]
+    return _frame(stamps, n, rows, bytes_, warmup, driver)
+
+
+class NativeSender:
+    """A connection's own C send call, for the C loops: what the engines' C load tools call per statement.
+
+    Built by :meth:`ingestlab.engines.base.Engine.native_sender` from the driver that opened
+    the connection (so the client library that owns the connection is the one called).
+
+    Parameters
+    ----------
+    kind : str
+        ``"libpq"`` (``PQexec``, ``PQresultStatus``, ``PQclear``) or ``"libmysql"``
+        (``mysql_real_query``, ``mysql_field_count``, ``mysql_store_result``, ``mysql_free_result``).
+    connection : int
+        The address of the library's connection (``PGconn *``, ``MYSQL *``).
+    functions : sequence of int
+        The addresses of the functions ``kind`` names, in that order.
+    error : callable
+        Returns the connection's last error message (the server's, after a refused statement).
+    owner : object
+        What the addresses belong to (the driver's connection), kept alive with the sender.
+    """
+
+    KINDS = {"libpq": (1, 3), "libmysql": (2, 4)}  # kind → (the C module's number, how many functions)
+
+    def __init__(self, kind: str, connection: int, functions: Sequence[int], error: Callable[[], str],
+                 owner: Any = None):
+        number, count = self.KINDS[kind]
+        if not connection or len(functions) != count or not all(functions):
+            raise ValueError(f"a {kind} sender needs a connection and {count} function addresses")
+        self.kind, self.error, self.owner = kind, error, owner
+        self.spec = (number, int(connection), *map(int, functions))
+
+    def failed(self, name: str):
+        """The error to raise for a statement the server refused, with its message."""
+        from ingestlab.errors import ServerError
+
+        return ServerError(f"{name}: {self.error()}")
+
+
+class NativeCall:
+    """One finished statement text for a :class:`NativeSender`; calling it sends it once.
+
+    What :meth:`ingestlab.engines.base.Engine.statement_call` returns where the connection
+    has a C send call. :func:`time_calls` and :func:`timed` time it in the C loop (when built);
+    called directly, or without the C half, it runs ``fallback`` (the same send, from Python).
+    """
+
+    __slots__ = ("sender", "text", "fallback", "name")
+
+    def __init__(self, sender: NativeSender, text: bytes, fallback: Callable[[], Any], name: str):
+        self.sender, self.text, self.fallback, self.name = sender, text, fallback, name
+
+    def __call__(self) -> None:
+        if _c is None:
+            self.fallback()
+        else:
+            self.timed()
+
+    def timed(self) -> "Timed":
+        """Send it once, timed by the C loop; raises the server's error."""
+        stamps = array("q", [0, 0])
+        if _c.time_texts(self.sender.spec, (self.text,), stamps) != 1:
+            raise self.sender.failed(self.name)
+        return Timed(None, stamps[0], stamps[1] - stamps[0])
+
+
+def time_calls(calls: Sequence[Callable[[], Any]], *, rows: Sequence[int], bytes_: Sequence[int], warmup: int = 0,
+               progress: Callable[[int], Any] | None = None, driver: str | None = None) -> pd.DataFrame:
+    """Time each of ``calls`` (built before the clock, e.g. by ``Engine.statement_call``) once, in order.
+
+    :func:`time_statements` for calls with nothing left to prepare. When every call is a
+    :class:`NativeCall` on one sender and the C half is built, the loop is C (``_timing.c``):
+    clock, send, read, clock, with no interpreter between the readings or between two
+    statements but every :data:`C_CHUNK`-th (where the progress bar moves and Ctrl-C is
+    taken). Otherwise each call is timed from Python. The frame has a ``timer`` column saying
+    which (``"c"``, ``"python"``), besides :func:`time_statements`' columns.
+
+    Examples
+    --------
+    >>> frame = time_calls([lambda: None] * 2, rows=[1, 1], bytes_=[8, 8])
+    >>> frame[["statement_no", "timer"]].values.tolist()
+    [[0, 'python'], [1, 'python']]
+    """
+    senders = {c.sender.spec for c in calls if isinstance(c, NativeCall)}
+    if _c is None or len(senders) != 1 or not all(isinstance(c, NativeCall) for c in calls):
+        return time_statements(_call, calls, rows=rows, bytes_=bytes_, warmup=warmup, progress=progress,
+                               driver=driver).assign(timer="python")
+    if not (len(calls) == len(rows) == len(bytes_)):
+        raise ValueError("calls, rows and bytes_ must have the same length")
+    n, sender = len(calls), calls[0].sender
+    stamps = array("q", bytes(16 * n))
+    view = memoryview(stamps)
+    for lo in range(0, n, C_CHUNK):
+        chunk = calls[lo:lo + C_CHUNK]
+        done = _c.time_texts(sender.spec, [c.text for c in chunk], view[2 * lo:2 * (lo + len(chunk))])
+        if done != len(chunk):
+            raise sender.failed(chunk[done].name)
+        if progress is not None:
+            progress(len(chunk))
+    return _frame(stamps, n, rows, bytes_, warmup, driver).assign(timer="c")
+
+
+def _call(call: Callable[[], Any]) -> Any:
+    return call()
+
+
+def _frame(stamps: Sequence[int], n: int, rows: Sequence[int], bytes_: Sequence[int], warmup: int,
+           driver: str | None) -> pd.DataFrame:
+    """The samples frame of ``n`` statements from ``[start, end] × n`` clock readings."""
     import pandas as pd
 
+    started = stamps[0:2 * n:2]
     frame = pd.DataFrame({
         "statement_no": [i - warmup for i in range(n)],
         "warmup": [i < warmup for i in range(n)],
         "rows": list(rows),
         "bytes": list(bytes_),
         "elapsed_s": [(e - b) / 1e9 for b, e in zip(started, stamps[1:2 * n:2])],
-        "started_ns": started,
+        "started_ns": list(started),
     })
     return frame if driver is None else frame.assign(driver=driver)
 
@@ -268,6 +402,47 @@ def stamp_statements(send: Callable[[Any], Any], texts: Iterator[Any], stamps, u
     finally:
         if gc_was_on:
             gc.enable()
+
+
+def stamp_template(sender: NativeSender, template: bytes, first_id: int, stamps, until_ns: int, *,
+                   first_ns: int = 0, interval_ns: int = 0) -> bool:
+    """:func:`stamp_statements` in C (``_timing.c``), the texts made from ``template`` there too.
+
+    Statement ``k`` of the client (``stamps[1] + stamps[0]``, counted over its life) is
+    ``template % ids`` with ids ``first_id + k·m + j`` (``m`` = the ``%d`` in ``template``;
+    ``%%`` is a literal ``%``), made before its clock starts. Same buffer, loops, return
+    value as :func:`stamp_statements`; raises the server's error for a refused statement.
+    Needs the C half (:data:`TIMER` ``== "c"``).
+    """
+    state = _c.stamp_template(sender.spec, template_parts(template), first_id, stamps, until_ns, first_ns, interval_ns)
+    if state < 0:
+        raise sender.failed("statement")
+    return bool(state)
+
+
+def template_parts(template: bytes) -> list[bytes]:
+    """``template``'s text around its ``%d`` marks, ``%%`` made ``%``.
+
+    Examples
+    --------
+    >>> template_parts(b"VALUES (%d, '5%%'), (%d, 'x')")
+    [b'VALUES (', b", '5%'), (", b", 'x')"]
+    """
+    parts, current = [], []
+    for token in re.split(rb"(%%|%d)", template):
+        if token == b"%d":
+            parts.append(b"".join(current))
+            current = []
+        elif token == b"%%":
+            current.append(b"%")
+        elif b"%" in token:
+            raise ValueError(f"template: a % that is neither %d nor %% in {token[:40]!r}")
+        else:
+            current.append(token)
+    parts.append(b"".join(current))
+    if len(parts) < 2:
+        raise ValueError("template: no %d where an id goes")
+    return parts
 
 
 def latency_summary(samples: pd.DataFrame, by: Iterable[str] = ("engine", "variant", "scenario")) -> pd.DataFrame:

@@ -179,3 +179,47 @@ class RemoteContract(EngineContract):
             return (f"{Engine.classes()[cls.engine].__name__} cannot run on this machine (no binaries, no Docker "
                     f"engine); start {cls.stack} elsewhere and set {cls.url_env}")
         return None
+
+
+class NativeLoopContract:
+    """What an engine whose driver wraps a C client library passes: its statements timed by the C loop.
+
+    Mixed into a contract subclass whose ``eng`` fixture has a :meth:`Engine.native_sender`.
+    """
+
+    def test_calls_are_timed_in_the_c_loop_and_a_refused_statement_stops_it(self, eng, monkeypatch):
+        from ingestlab import timing
+        from ingestlab.errors import ServerError
+
+        if timing.TIMER != "c":
+            pytest.skip("the package's C half is not built here")
+        if eng.native_sender() is None:
+            pytest.skip(f"{eng.NAME} measures through {eng.driver}: no C client library under it")
+        assert eng.driver_metadata()["timer"] == "c"  # recorded with every run's engine metadata
+        eng.reset_table("c_loop", SEED_COLUMNS)
+        sql = eng.insert_sql("c_loop", COLS, 1)
+        rows = datagen.seed_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop
+        moved = []
+        frame = timing.time_calls([eng.statement_call(sql, row) for row in rows], rows=[1] * len(rows),
+                                  bytes_=[1] * len(rows), warmup=4, progress=moved.append, driver=eng.driver)
+        assert set(frame["timer"]) == {"c"} and len(frame) == len(rows) and sum(moved) == len(rows)
+        assert (frame["elapsed_s"] > 0).all() and frame["started_ns"].is_monotonic_increasing
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_loop')}")) == sorted(rows)
+        more = datagen.seed_rows(3, seed=9, start_id=10**6)
+        calls = [eng.statement_call(sql, more[0]), eng.statement_call("INSERT INTO no_such_table_here VALUES (1)"),
+                 eng.statement_call(sql, more[1])]
+        with pytest.raises(ServerError, match="no_such_table_here"):  # the server's own message
+            timing.time_calls(calls, rows=[1] * 3, bytes_=[1] * 3)
+        assert eng.count_rows("c_loop") == len(rows) + 1  # the loop stopped at the refused statement
+        with pytest.raises(ServerError, match="no_such_table_here"):
+            timing.timed(calls[1])
+        one = timing.timed(eng.statement_call(sql, more[2]))  # the connection takes the next statement
+        assert one.elapsed_ns > 0 and eng.count_rows("c_loop") == len(rows) + 2
+        # without the C half the same calls run from Python, labelled so
+        monkeypatch.setattr(timing, "_c", None)
+        frame = timing.time_calls([eng.statement_call(sql, r) for r in datagen.seed_rows(2, seed=10, start_id=10**7)],
+                                  rows=[1, 1], bytes_=[1, 1])
+        assert set(frame["timer"]) == {"python"} and eng.count_rows("c_loop") == len(rows) + 4
+        with pytest.raises(ServerError, match="no_such_table_here"):
+            eng.statement_call("INSERT INTO no_such_table_here VALUES (1)")()
+        eng.execute(eng.drop_table_sql("c_loop"))

@@ -8,7 +8,7 @@ from ingestlab import datagen
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
-from tests.engines.contract import EngineContract
+from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract
 
 COLS = [c for c, _ in SEED_COLUMNS]
@@ -22,7 +22,7 @@ def _fresh_table(eng, name: str) -> None:
     eng.execute(eng.create_table_sql(name, SEED_COLUMNS))
 
 
-class TestMariaDB(EngineContract):
+class TestMariaDB(EngineContract, NativeLoopContract):
     engine = "mariadb"
 
     @classmethod

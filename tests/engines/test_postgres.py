@@ -3,11 +3,11 @@ import pytest
 from ingestlab import datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
-from tests.engines.contract import EngineContract
+from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract
 
 
-class TestPostgres(EngineContract):
+class TestPostgres(EngineContract, NativeLoopContract):
     engine = "postgres"
 
     def test_embedded_server_is_postgres_18_on_a_socket_only(self, eng):
@@ -56,12 +56,16 @@ class TestPostgres(EngineContract):
         assert eng.count_rows("anat_call") == 3
 
     def test_a_statement_call_goes_to_libpq_and_reports_what_the_server_refuses(self, eng):
+        from ingestlab import timing
         from ingestlab.errors import ServerError
 
         call = eng.statement_call("INSERT INTO no_such_table VALUES (%s)", [1])
-        assert call.func.__name__ == "_pq_exec"  # not the cursor's execute: nothing of psycopg2 inside the clock
-        with pytest.raises(ServerError, match='relation "no_such_table" does not exist'):
-            call()
+        # not the cursor's execute: nothing of psycopg2 inside the clock, in the C loop or (without it) from ctypes
+        assert isinstance(call, timing.NativeCall) and call.sender.kind == "libpq"
+        assert call.fallback.func.__name__ == "_pq_exec"
+        for run in (call, call.fallback):
+            with pytest.raises(ServerError, match='relation "no_such_table" does not exist'):
+                run()
         assert eng.execute("SELECT 1") == [(1,)]  # the connection is usable after the error
 
     def test_bulk_load_streams_a_chunk_larger_than_its_pieces(self, eng):

@@ -126,6 +126,8 @@ class Engine:
       engine counters under the lab's names: ``blocks_read``...), :meth:`memory_budget_settings`
       (settings that hold the engine to a memory budget under one of :attr:`MEMORY_LIMITS`).
     * **Times.** No adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s.
+      :meth:`native_sender` hands the timing module's C loop the connection's own C send
+      call where the driver wraps a C client library (libpq, libmysqlclient); None elsewhere.
       :meth:`statement_anatomy` times single-row INSERTs on that clock and asks the engine's
       :meth:`anatomy_recorder` what the server reported for each (server-side parts only);
       :func:`ingestlab.anatomy.frame` builds the one table shape, the remainder named
@@ -466,15 +468,21 @@ class Engine:
                                          f"(pip install {dist}): {exc}") from exc
 
     def driver_metadata(self) -> dict:
-        """``driver`` (SQLAlchemy name), ``driver_package``, ``driver_version`` and any ``driver_note``."""
+        """``driver`` (SQLAlchemy name), ``driver_package``, ``driver_version``, any ``driver_note``, and ``timer``.
+
+        ``timer`` is the loop that times this engine's statements once it is started: ``c``
+        (:mod:`ingestlab.timing`'s C half over :meth:`native_sender`) or ``python``.
+        """
+        native = timing.TIMER == "c" and self._conn is not None and self.native_sender() is not None
         if self.driver is None:
-            return {"driver": None, "driver_package": None, "driver_version": None}
+            return {"driver": None, "driver_package": None, "driver_version": None, "timer": "python"}
         dist = self.DRIVERS[self.driver][1]
         try:
             version = importlib_metadata.version(dist)
         except importlib_metadata.PackageNotFoundError:
             version = None
-        out = {"driver": self.driver, "driver_package": dist, "driver_version": version}
+        out = {"driver": self.driver, "driver_package": dist, "driver_version": version,
+               "timer": "c" if native else "python"}
         if self.driver_note:
             out["driver_note"] = self.driver_note
         return out
@@ -560,7 +568,7 @@ class Engine:
     def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection.
 
-        For timed loops (:func:`ingestlab.timing.time_statements`): the driver's client-side
+        For timed loops (:func:`ingestlab.timing.time_calls`): the driver's client-side
         interpolation (:meth:`render`), which ``execute`` would do inside the clock, runs here,
         before it, so the timed call only sends the text and reads the server's reply, as a C
         client does per statement. Rows a statement returns are read and left unused. The call
@@ -568,6 +576,16 @@ class Engine:
         """
         self.has("statement_call", check=True)
         return functools.partial(self._measuring_cursor().execute, self.render(sql, params))
+
+    def native_sender(self) -> "timing.NativeSender | None":
+        """The measuring connection's own C send call, for :mod:`ingestlab.timing`'s C loops; None if it has none.
+
+        Engines whose driver wraps a C client library (libpq, libmysqlclient) return the
+        library's query call on the connection statements are timed on (after :meth:`open_sender`,
+        that one's), so the timed loop calls what the engine's own C load tool calls, with no
+        Python between the clock's readings. The default, None, keeps the loops in Python.
+        """
+        return None
 
     def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """Connect and return a call that sends one finished statement text and reads the reply.
@@ -753,6 +771,9 @@ class Engine:
                   create: Sequence[str] = ()) -> int:
         """Load ``chunks`` (``pyarrow.Table``, columns in ``columns``' order) through :attr:`BULK_PATH`.
 
+        Engines whose bulk path sends CSV also take chunks their :meth:`prepare_bulk_load`
+        encoded (:class:`ingestlab.datagen.CsvChunk`) and send them as they are.
+
         Parameters
         ----------
         replace : bool
@@ -768,6 +789,17 @@ class Engine:
             Rows sent.
         """
         raise UnsupportedOperationError(f"{self.NAME}: no bulk_load: no bulk path in the lab")
+
+    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                          create: Sequence[str] = ()) -> Callable[[], int]:
+        """:meth:`bulk_load` of ``chunks`` as a call to time, its payload made now, before the clock.
+
+        As every INSERT is rendered before its clock starts, an engine whose bulk path sends
+        text encodes the rows now (:func:`ingestlab.datagen.csv_chunks`) and the call only
+        sends them, as ``psql \\copy`` sends a file. Default: the call is :meth:`bulk_load` itself.
+        """
+        self.has("bulk_load", check=True)
+        return functools.partial(self.bulk_load, table, columns, chunks, replace=replace, create=create)
 
     def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
         """One batch of ``operation`` on ``chunk`` (a ``pyarrow.Table``), built now, as a call to time.

@@ -23,6 +23,9 @@ _TRUE = ("1", "true", "yes", "on")
 _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
 
 
+#: Rows per piece of CSV :meth:`MySQL.prepare_bulk_load` encodes (each written to the load's pipe in one write).
+LOAD_PIECE_ROWS = 16_384
+
 class MySQL(Engine):
     """MySQL through mysqlclient (C) or PyMySQL; the family's base (MariaDB, StarRocks and Doris subclass it).
 
@@ -118,8 +121,9 @@ class MySQL(Engine):
         What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and,
         only when the reply announces a result set (``mysql_field_count``), read it
         (``mysql_store_result``), without the cursor's bookkeeping in Python. With mysqlclient
-        the call goes straight to its C functions (``_mysql.connection.query``, not the Python
-        ``Connection.query`` wrapper); PyMySQL's ``Connection.query`` sends and reads in one call.
+        it is a :class:`~ingestlab.timing.NativeCall` on those C functions (:meth:`native_sender`),
+        timed by the lab's C loop (without the C half, mysqlclient's own C ``query`` from
+        Python); PyMySQL's ``Connection.query`` sends and reads in one call.
         """
         self.has("statement_call", check=True)
         text = self.render(sql, params)
@@ -128,14 +132,42 @@ class MySQL(Engine):
             return functools.partial(conn.query, text)
         from MySQLdb import _mysql
 
-        query = functools.partial(_mysql.connection.query, conn, text.encode() if isinstance(text, str) else text)
+        text = text.encode() if isinstance(text, str) else text
+        query = functools.partial(_mysql.connection.query, conn, text)
         field_count, store = conn.field_count, conn.store_result
 
         def call() -> None:
-            query()
-            if field_count():
-                store()
-        return call
+            try:
+                query()
+                if field_count():
+                    store()
+            except _mysql.MySQLError as exc:
+                raise ServerError(f"{self.NAME}: {exc}") from exc
+        sender = self.native_sender()
+        return call if sender is None else timing.NativeCall(sender, text, call, self.NAME)
+
+    def native_sender(self) -> timing.NativeSender | None:
+        """mysqlclient's connection as libmysqlclient's (libmariadb's) ``MYSQL *``, with its query functions.
+
+        The pointer comes from mysqlclient's ``_get_native_connection`` (a capsule; the one
+        way mysqlclient hands its connection to C code, marked private: the lab pins
+        mysqlclient's version and a test checks it), the functions from the library mysqlclient
+        is linked with. None with PyMySQL (no C library under it).
+        """
+        if self.driver != "mysqldb":
+            return None
+        import ctypes
+
+        from MySQLdb import _mysql
+
+        conn = self.conn
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        pointer = get_pointer(conn._get_native_connection(), b"_mysql.connection.native_connection")
+        lib = _libmysql(_mysql.__file__)
+        functions = [ctypes.cast(getattr(lib, f), ctypes.c_void_p).value
+                     for f in ("mysql_real_query", "mysql_field_count", "mysql_store_result", "mysql_free_result")]
+        return timing.NativeSender("libmysql", pointer, functions, lambda: f"({conn.errno()}) {conn.error()}", conn)
 
     def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """The connection's own query call: mysqlclient's C ``query`` (``mysql_real_query``, what
@@ -305,6 +337,12 @@ class MySQL(Engine):
                 "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' "
                 f"LINES TERMINATED BY '\\n' ({cols})")
 
+    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                          create: Sequence[str] = ()) -> Callable[[], int]:
+        """The ``LOAD DATA LOCAL`` of :meth:`bulk_load` with its CSV encoded now (``NULL`` for a null)."""
+        pieces = datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL")
+        return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
+
     def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
                   create: Sequence[str] = ()) -> int:
         """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
@@ -322,8 +360,8 @@ class MySQL(Engine):
         def feed() -> None:
             try:
                 with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
-                    for chunk in chunks:
-                        out.write(datagen.csv_bytes(chunk, null="NULL"))
+                    for chunk in chunks:  # CsvChunk: encoded by prepare_bulk_load
+                        out.write(chunk.data if isinstance(chunk, datagen.CsvChunk) else datagen.csv_bytes(chunk, null="NULL"))
                         sent[0] += chunk.num_rows
             except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
                 failed.append(exc)
@@ -687,3 +725,11 @@ def _counter_changes(before: dict[str, float], after: dict[str, float], n: int) 
     """Per-statement change of ``SHOW GLOBAL STATUS`` counters over ``n`` statements."""
     return {name.lower(): ((after[name] - before[name]) / max(n, 1), f"SHOW GLOBAL STATUS {name}, change per statement")
             for name in before}
+
+
+@functools.lru_cache(maxsize=None)
+def _libmysql(module: str):
+    """The client library mysqlclient's compiled ``module`` is linked with, through :mod:`ctypes`."""
+    import ctypes
+
+    return ctypes.CDLL(module)

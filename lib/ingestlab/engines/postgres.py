@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from ingestlab import anatomy, datagen
+from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -116,20 +116,40 @@ class Postgres(Engine):
         The call ``pgbench -M simple`` makes per statement. psycopg2's ``cursor.execute`` would
         add its own work inside the clock (locking, wrapping the result, parsing its status:
         2–5 µs of client CPU per statement on the lab's machine); here the rendered text goes to
-        the libpq psycopg2 is linked with, on psycopg2's own connection
-        (``connection.pgconn_ptr``, psycopg2's documented way to hand the connection to libpq),
-        through :mod:`ctypes`, which releases the GIL for the call as psycopg2 does. Rows a
+        the libpq psycopg2 is linked with, on psycopg2's own connection (:meth:`native_sender`),
+        as a :class:`~ingestlab.timing.NativeCall` the lab's C loop times (without the C half,
+        through :mod:`ctypes`, which releases the GIL for the call as psycopg2 does). Rows a
         statement returns are freed with its result. A statement the server refuses raises
         :class:`~ingestlab.errors.ServerError`. Outside autocommit (psycopg2 would open the
         transaction itself) the call is the cursor's ``execute``.
         """
         self.has("statement_call", check=True)
-        conn = self.conn
-        if not conn.autocommit:
+        sender = self.native_sender()
+        if sender is None or not self.conn.autocommit:
             return super().statement_call(sql, params)
         text = self.render(sql, params)
-        return functools.partial(_pq_exec, _libpq(), conn.pgconn_ptr, text if isinstance(text, bytes) else text.encode(),
+        text = text if isinstance(text, bytes) else text.encode()
+        return timing.NativeCall(sender, text, functools.partial(_pq_exec, _libpq(), sender.spec[1], text, self.NAME),
                                  self.NAME)
+
+    def native_sender(self) -> timing.NativeSender | None:
+        """libpq's ``PQexec`` on the connection statements are timed on, from the libpq that opened it.
+
+        :meth:`open_sender`'s connection (psycopg's libpq) while it is open, else the measuring
+        connection (psycopg2's, ``connection.pgconn_ptr``) in autocommit; None outside autocommit.
+        """
+        pgconn = getattr(self, "_sender_conn", None)
+        if pgconn is not None:
+            import sys
+
+            try:
+                lib = _libpq(sys.modules[type(pgconn).__module__].__file__)
+            except (OSError, AttributeError):  # psycopg's pure-Python libpq wrapper: no module of its own to ask
+                return None
+            return _sender(lib, pgconn.pgconn_ptr, pgconn)
+        if not self.conn.autocommit:
+            return None
+        return _sender(_libpq(), self.conn.pgconn_ptr, self.conn)
 
     def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """libpq's ``PQexec`` on a connection of its own, through psycopg's C implementation (``psycopg.pq``).
@@ -330,6 +350,9 @@ class Postgres(Engine):
         def encoded():  # in pieces, so that the server parses one while the next is encoded
             for chunk in chunks:
                 counted[0] += chunk.num_rows
+                if isinstance(chunk, datagen.CsvChunk):  # encoded by prepare_bulk_load
+                    yield chunk.data
+                    continue
                 for start in range(0, chunk.num_rows, COPY_PIECE_ROWS):
                     yield datagen.csv_bytes(chunk.slice(start, COPY_PIECE_ROWS))
 
@@ -352,6 +375,12 @@ class Postgres(Engine):
         finally:
             cur.close()
         return counted[0]
+
+    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                          create: Sequence[str] = ()) -> Callable[[], int]:
+        """The COPY of :meth:`bulk_load` with its CSV encoded now, in pieces of :data:`COPY_PIECE_ROWS` rows."""
+        pieces = datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS)
+        return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
 
     # -- anatomy --------------------------------------------------------------------------
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
@@ -486,19 +515,37 @@ class Postgres15(Postgres):
 
 
 @functools.cache
-def _libpq():
-    """The libpq psycopg2 is linked with, through :mod:`ctypes` (its symbols resolved from psycopg2's module)."""
+@functools.lru_cache(maxsize=None)
+def _libpq(module: str | None = None):
+    """The libpq a driver is linked with, through :mod:`ctypes`: its symbols resolved from the driver's module.
+
+    ``module`` is the path of a compiled module linked with libpq (default: psycopg2's);
+    ``dlsym`` on it searches that module's own libpq first.
+    """
     import ctypes
 
-    import psycopg2._psycopg
+    if module is None:
+        import psycopg2._psycopg
 
-    lib = ctypes.CDLL(psycopg2._psycopg.__file__)  # dlsym on it searches its own libpq first
+        module = psycopg2._psycopg.__file__
+    lib = ctypes.CDLL(module)
     lib.PQexec.restype, lib.PQexec.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]
     lib.PQresultStatus.restype, lib.PQresultStatus.argtypes = ctypes.c_int, [ctypes.c_void_p]
     lib.PQresultErrorMessage.restype, lib.PQresultErrorMessage.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
     lib.PQerrorMessage.restype, lib.PQerrorMessage.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
     lib.PQclear.restype, lib.PQclear.argtypes = None, [ctypes.c_void_p]
     return lib
+
+
+def _sender(lib, pgconn: int, owner) -> timing.NativeSender:
+    """A :class:`~ingestlab.timing.NativeSender` of ``lib``'s ``PQexec`` on the connection at ``pgconn``."""
+    import ctypes
+
+    def address(name: str) -> int:
+        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+
+    return timing.NativeSender("libpq", pgconn, [address(f) for f in ("PQexec", "PQresultStatus", "PQclear")],
+                               lambda: lib.PQerrorMessage(pgconn).decode(errors="replace").strip(), owner)
 
 
 #: libpq's ``PGRES_COMMAND_OK`` and ``PGRES_TUPLES_OK``: the statuses of a statement that succeeded.

@@ -166,8 +166,7 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, b
     if method == "generate":
         return functools.partial(engine.execute, engine.generate_rows_sql(TABLE, cols, len(data.rows)))
     if method == "bulk":
-        return functools.partial(engine.bulk_load, TABLE, cols, data.chunks,
-                                 create=ddl if setting.create_in_load else ())
+        return engine.prepare_bulk_load(TABLE, cols, data.chunks, create=ddl if setting.create_in_load else ())
     if method == "native_client":
         return functools.partial(engine.native_load, TABLE, cols, data.csv)
     if method == "pipeline":

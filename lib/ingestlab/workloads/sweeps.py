@@ -12,7 +12,7 @@ from ingestlab import datagen, progress
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
-from ingestlab.timing import time_statements
+from ingestlab.timing import time_calls, time_statements
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 NOTEBOOK = "02_component_sweeps"
@@ -283,10 +283,15 @@ def run_configuration(engine: Engine, config: Config, rows: list[tuple], warm: l
     columns = datagen.wide_columns(config.n_columns)
     names = [n for n, _ in columns]
     engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
-    sql = engine.insert_sql(TABLE, names, 1)  # built before the clock starts
+    sql = engine.insert_sql(TABLE, names, 1)
     statements = [*warm, *rows]
-    frame = time_statements(lambda row: engine.execute(sql, row), statements, rows=[1] * len(statements),
-                            bytes_=[datagen.row_bytes(r) for r in statements], warmup=len(warm))
+    bytes_ = [datagen.row_bytes(r) for r in statements]
+    if engine.has("statement_call"):  # each rendered before the clock, sent by the C loop where there is one
+        frame = time_calls([engine.statement_call(sql, row) for row in statements], rows=[1] * len(statements),
+                           bytes_=bytes_, warmup=len(warm))
+    else:
+        frame = time_statements(lambda row: engine.execute(sql, row), statements, rows=[1] * len(statements),
+                                bytes_=bytes_, warmup=len(warm)).assign(timer="python")
     check_rows(engine, config, len(statements))
     return frame
 
