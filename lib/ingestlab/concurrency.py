@@ -68,7 +68,7 @@ ID_STRIDE = 10**12
 _ID_MARK = 987654321987654321
 #: Columns of the samples frame, one row per statement.
 SAMPLE_COLUMNS = ["client", "statement_no", "warmup", "rows", "bytes", "intended_ns", "started_ns", "elapsed_s",
-                  "latency_s", "timer"]
+                  "latency_s", "timer", "driver"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,6 +186,7 @@ class ClientRun:
         self.start_ns: int | None = None
         self.cpu: dict[int, dict] = {}
         self.timers: dict[int, str] = {}  # client → the loop that timed it (timing.TIMER: "c" or "python")
+        self.drivers: dict[int, str] = {}  # client → the driver whose connection it sent on
         self.parent_cpu_ns = 0
         self._chunks: list[tuple[int, np.ndarray]] = []
 
@@ -232,7 +233,8 @@ class ClientRun:
                              "warmup": started < (self.measure_start_ns or 0), "rows": self.rows_per_insert,
                              "bytes": self.bytes_per_statement, "intended_ns": intended, "started_ns": started,
                              "elapsed_s": (ended - started) / 1e9, "latency_s": (ended - intended) / 1e9,
-                             "timer": self.timers.get(client, "unknown")})
+                             "timer": self.timers.get(client, "unknown"),
+                             "driver": self.drivers.get(client, "unknown")})
 
     @property
     def measure_start_ns(self) -> int | None:
@@ -306,7 +308,7 @@ class ClientRun:
         if kind == "samples":
             self._chunks.append((client, np.frombuffer(payload, dtype=np.int64)))
         elif kind == "ready":
-            self.timers[client] = payload
+            self.timers[client], self.drivers[client] = payload
         elif kind == "done":
             self.cpu[client] = payload
         elif kind == "error":
@@ -376,7 +378,7 @@ def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     sender = engine.native_sender() if plan.timer == "c" and timing.TIMER == "c" else None
     texts = _texts(plan.template, plan.client * ID_STRIDE, plan.rows_per_insert)
     buf = memoryview(stamps).cast("B").cast("q")
-    outbox.put(("ready", plan.client, "c" if sender is not None else "python"))
+    outbox.put(("ready", plan.client, ("c" if sender is not None else "python", engine.sender_driver)))
     while start.value == 0:
         timing.sleep_until(timing.now_ns() + 1_000_000)
     t_start = start.value

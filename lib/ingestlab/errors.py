@@ -35,6 +35,10 @@ class ServerError(IngestlabError):
     """Raised when a local server the lab manages fails to start, restart or stop."""
 
 
+class ConnectionClosedError(IngestlabError):
+    """Raised when a statement built for a connection is run after that connection was closed."""
+
+
 class LoadError(IngestlabError):
     """Raised when a server rejects a bulk load (a Stream Load reply whose status is not success)."""
 

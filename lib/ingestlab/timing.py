@@ -219,17 +219,30 @@ class NativeSender:
         Returns the connection's last error message (the server's, after a refused statement).
     owner : object
         What the addresses belong to (the driver's connection), kept alive with the sender.
+    alive : callable, optional
+        Whether ``connection`` is still the driver's open connection; checked before every
+        loop, so a call built before its connection was closed (a server restart, say) raises
+        instead of handing the C loop a freed pointer.
     """
 
     KINDS = {"libpq": (1, 3), "libmysql": (2, 4)}  # kind → (the C module's number, how many functions)
 
     def __init__(self, kind: str, connection: int, functions: Sequence[int], error: Callable[[], str],
-                 owner: Any = None):
+                 owner: Any = None, alive: Callable[[], bool] | None = None):
         number, count = self.KINDS[kind]
         if not connection or len(functions) != count or not all(functions):
             raise ValueError(f"a {kind} sender needs a connection and {count} function addresses")
-        self.kind, self.error, self.owner = kind, error, owner
+        self.kind, self.error, self.owner, self.alive = kind, error, owner, alive
         self.spec = (number, int(connection), *map(int, functions))
+
+    def checked(self) -> tuple:
+        """:attr:`spec`, once the connection is known to be open (else :class:`~ingestlab.errors.ConnectionClosedError`)."""
+        if self.alive is not None and not self.alive():
+            from ingestlab.errors import ConnectionClosedError
+
+            raise ConnectionClosedError(f"the {self.kind} connection this statement was built for is closed "
+                                        "(build statements after apply_settings or a restart)")
+        return self.spec
 
     def failed(self, name: str):
         """The error to raise for a statement the server refused, with its message."""
@@ -260,7 +273,7 @@ class NativeCall:
     def timed(self) -> "Timed":
         """Send it once, timed by the C loop; raises the server's error."""
         stamps = array("q", [0, 0])
-        if _c.time_texts(self.sender.spec, (self.text,), stamps) != 1:
+        if _c.time_texts(self.sender.checked(), (self.text,), stamps) != 1:
             raise self.sender.failed(self.name)
         return Timed(None, stamps[0], stamps[1] - stamps[0])
 
@@ -293,7 +306,7 @@ def time_calls(calls: Sequence[Callable[[], Any]], *, rows: Sequence[int], bytes
     view = memoryview(stamps)
     for lo in range(0, n, C_CHUNK):
         chunk = calls[lo:lo + C_CHUNK]
-        done = _c.time_texts(sender.spec, [c.text for c in chunk], view[2 * lo:2 * (lo + len(chunk))])
+        done = _c.time_texts(sender.checked(), [c.text for c in chunk], view[2 * lo:2 * (lo + len(chunk))])
         if done != len(chunk):
             raise sender.failed(chunk[done].name)
         if progress is not None:
@@ -414,7 +427,7 @@ def stamp_template(sender: NativeSender, template: bytes, first_id: int, stamps,
     value as :func:`stamp_statements`; raises the server's error for a refused statement.
     Needs the C half (:data:`TIMER` ``== "c"``).
     """
-    state = _c.stamp_template(sender.spec, template_parts(template), first_id, stamps, until_ns, first_ns, interval_ns)
+    state = _c.stamp_template(sender.checked(), template_parts(template), first_id, stamps, until_ns, first_ns, interval_ns)
     if state < 0:
         raise sender.failed("statement")
     return bool(state)

@@ -223,3 +223,21 @@ class NativeLoopContract:
         with pytest.raises(ServerError, match="no_such_table_here"):
             eng.statement_call("INSERT INTO no_such_table_here VALUES (1)")()
         eng.execute(eng.drop_table_sql("c_loop"))
+
+    def test_a_call_built_for_a_closed_connection_raises_instead_of_crashing(self, eng):
+        from ingestlab import timing
+        from ingestlab.errors import ConnectionClosedError
+
+        client = type(eng).client(eng.connect_kwargs()).start()
+        try:
+            if client.native_sender() is None:
+                pytest.skip(f"{eng.NAME} measures through {client.driver}: no C client library under it")
+            call = client.statement_call("SELECT 1")
+            timing.timed(call)
+            client.conn.close()  # what a server restart does to every call built before it
+            with pytest.raises(ConnectionClosedError, match="closed"):
+                timing.timed(call)
+            with pytest.raises(ConnectionClosedError):
+                timing.time_calls([call], rows=[1], bytes_=[1])
+        finally:
+            client.close()

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import datagen
+from ingestlab import datagen, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
@@ -126,6 +126,10 @@ def _check_run(data, params, run, engine_cls):
     assert len(per) == len(configs) * params.repeats and (per == params.statements).all()
     assert (samples[samples["warmup"]].groupby(["config", "round"]).size() == params.warmup).all()
     assert run.table()["elapsed_s"].tolist() == samples["elapsed_s"].tolist()
+    # every sample names the driver that sent it and the loop that timed it (the C loop where built)
+    assert samples["driver"].notna().all() and set(samples["timer"]) <= {"c", "python"}
+    if timing.TIMER == "c":
+        assert (samples.loc[samples["driver"].isin(["psycopg2", "mysqldb"]), "timer"] == "c").all()
     # every round ran every table, each round in its own order
     orders = samples.drop_duplicates(["round", "config"]).groupby("round")["config"].apply(tuple)
     assert all(sorted(o) == sorted(c.name for c in configs) for o in orders)

@@ -587,6 +587,11 @@ class Engine:
         """
         return None
 
+    @property
+    def sender_driver(self) -> str | None:
+        """The Python package whose connection :meth:`open_sender` sends on (default: :attr:`driver`)."""
+        return self.driver
+
     def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """Connect and return a call that sends one finished statement text and reads the reply.
 

@@ -167,7 +167,8 @@ class MySQL(Engine):
         lib = _libmysql(_mysql.__file__)
         functions = [ctypes.cast(getattr(lib, f), ctypes.c_void_p).value
                      for f in ("mysql_real_query", "mysql_field_count", "mysql_store_result", "mysql_free_result")]
-        return timing.NativeSender("libmysql", pointer, functions, lambda: f"({conn.errno()}) {conn.error()}", conn)
+        return timing.NativeSender("libmysql", pointer, functions, lambda: f"({conn.errno()}) {conn.error()}", conn,
+                                   lambda: bool(conn.open))
 
     def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """The connection's own query call: mysqlclient's C ``query`` (``mysql_real_query``, what

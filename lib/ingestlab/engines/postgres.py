@@ -146,10 +146,18 @@ class Postgres(Engine):
                 lib = _libpq(sys.modules[type(pgconn).__module__].__file__)
             except (OSError, AttributeError):  # psycopg's pure-Python libpq wrapper: no module of its own to ask
                 return None
-            return _sender(lib, pgconn.pgconn_ptr, pgconn)
-        if not self.conn.autocommit:
+            pointer = pgconn.pgconn_ptr
+            return _sender(lib, pointer, pgconn, lambda: pgconn.pgconn_ptr == pointer)
+        conn = self.conn
+        if not conn.autocommit:
             return None
-        return _sender(_libpq(), self.conn.pgconn_ptr, self.conn)
+        pointer = conn.pgconn_ptr
+        return _sender(_libpq(), pointer, conn, lambda: not conn.closed and conn.pgconn_ptr == pointer)
+
+    @property
+    def sender_driver(self) -> str | None:
+        """``psycopg``: :meth:`open_sender` opens a connection of psycopg's libpq, not psycopg2's."""
+        return "psycopg"
 
     def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """libpq's ``PQexec`` on a connection of its own, through psycopg's C implementation (``psycopg.pq``).
@@ -537,7 +545,7 @@ def _libpq(module: str | None = None):
     return lib
 
 
-def _sender(lib, pgconn: int, owner) -> timing.NativeSender:
+def _sender(lib, pgconn: int, owner, alive: Callable[[], bool]) -> timing.NativeSender:
     """A :class:`~ingestlab.timing.NativeSender` of ``lib``'s ``PQexec`` on the connection at ``pgconn``."""
     import ctypes
 
@@ -545,7 +553,7 @@ def _sender(lib, pgconn: int, owner) -> timing.NativeSender:
         return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
 
     return timing.NativeSender("libpq", pgconn, [address(f) for f in ("PQexec", "PQresultStatus", "PQclear")],
-                               lambda: lib.PQerrorMessage(pgconn).decode(errors="replace").strip(), owner)
+                               lambda: lib.PQerrorMessage(pgconn).decode(errors="replace").strip(), owner, alive)
 
 
 #: libpq's ``PGRES_COMMAND_OK`` and ``PGRES_TUPLES_OK``: the statuses of a statement that succeeded.

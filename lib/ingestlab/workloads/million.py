@@ -204,10 +204,19 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
     statements, commits = counts(method, n, batch_rows)
     seconds = load.elapsed_ns / 1e9 + key_s
     table_bytes = engine.data_bytes(TABLE) if engine.has("data_bytes") else math.nan
-    return {"method": method, "rows": n, "statements": statements, "commits": commits,
+    return {"method": method, "driver": driver_of(engine, method), "rows": n, "statements": statements, "commits": commits,
             "load_s": load.elapsed_ns / 1e9, "add_key_s": key_s, "seconds": seconds,
             "rows_per_s": n / seconds, "mb_per_s": n * ROW_BYTES / seconds / 1e6, "table_bytes": table_bytes,
             "table_mb_per_s": table_bytes / seconds / 1e6, "rows_counted": counted, "started_ns": load.started_ns}
+
+
+def driver_of(engine: Engine, method: str) -> str | None:
+    """What sent ``method``'s load: the engine's driver, psycopg for the pipeline, or ``native client``."""
+    if method == "native_client":
+        return "native client"
+    if method == "pipeline":
+        return "psycopg"
+    return engine.driver
 
 
 def version_label(engine: Engine) -> tuple[str, str]:
