@@ -29,6 +29,20 @@ class TestMariaDB(EngineContract, NativeLoopContract):
     def skip_reason(cls) -> str | None:
         return unavailable_reason()
 
+    def test_a_mysqlclient_without_its_native_capsule_is_timed_from_python(self, eng, monkeypatch):
+        from ingestlab import timing
+
+        if eng.driver != "mysqldb":
+            pytest.skip("measured through PyMySQL here")
+        assert eng.native_sender() is not None
+
+        def gone(self):
+            raise AttributeError("_get_native_connection")
+        monkeypatch.setattr(type(eng.conn), "_get_native_connection", gone)  # a mysqlclient that dropped it
+        assert eng.native_sender() is None
+        frame = timing.time_calls([eng.statement_call("SELECT 1")], rows=[1], bytes_=[1])
+        assert frame["timer"].tolist() == ["python"]
+
     def test_local_server_is_mariadb_10_11(self, eng):
         assert eng.server_version().startswith("10.11") and "MariaDB" in eng.server_version()
 
@@ -102,3 +116,4 @@ class TestMariaDBUpsert(UpsertContract):
     @classmethod
     def skip_reason(cls) -> str | None:
         return unavailable_reason()
+

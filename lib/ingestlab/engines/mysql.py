@@ -163,10 +163,13 @@ class MySQL(Engine):
         conn = self.conn
         get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
         get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        pointer = get_pointer(conn._get_native_connection(), b"_mysql.connection.native_connection")
-        lib = _libmysql(_mysql.__file__)
-        functions = [ctypes.cast(getattr(lib, f), ctypes.c_void_p).value
-                     for f in ("mysql_real_query", "mysql_field_count", "mysql_store_result", "mysql_free_result")]
+        try:
+            pointer = get_pointer(conn._get_native_connection(), b"_mysql.connection.native_connection")
+            lib = _libmysql(_mysql.__file__)
+            functions = [ctypes.cast(getattr(lib, f), ctypes.c_void_p).value
+                         for f in ("mysql_real_query", "mysql_field_count", "mysql_store_result", "mysql_free_result")]
+        except (AttributeError, ValueError, OSError):  # a mysqlclient without the capsule: time from Python
+            return None
         return timing.NativeSender("libmysql", pointer, functions, lambda: f"({conn.errno()}) {conn.error()}", conn,
                                    lambda: bool(conn.open))
 
