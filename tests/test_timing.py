@@ -79,6 +79,12 @@ def test_the_c_loop_refuses_bad_senders_texts_and_buffers():
     with pytest.raises(BufferError, match="not writable"):
         c.time_texts((1, 1, 1, 1, 1), [b"a"], b"\0" * 16)
     assert c.time_texts((1, 1, 1, 1, 1), [], stamps) == 0  # nothing to send: nothing called
+    with pytest.raises(ValueError, match="header"):
+        c.stamp_template((1, 1, 1, 1, 1), [b"a", b"b"], 0, array("q", [0]), 0, 0, 0)
+    with pytest.raises(ValueError, match="at least two"):
+        c.stamp_template((1, 1, 1, 1, 1), [b"a"], 0, array("q", [0] * 5), 0, 0, 0)
+    full = array("q", [0, 0])  # no room for a statement: full at once, nothing called
+    assert c.stamp_template((1, 1, 1, 1, 1), [b"a", b"b"], 0, full, 10**18, 0, 0) == 0
 
 
 def test_the_c_loops_clock_is_the_labs_clock():

@@ -247,6 +247,11 @@ stamp_template(PyObject *self, PyObject *args)
     }
     if (int64_buffer(stamps_arg, &view) < 0)
         goto done;
+    if (view.len / 8 < 2) {
+        PyErr_SetString(PyExc_ValueError, "stamps needs its two header slots (count, first statement number)");
+        PyBuffer_Release(&view);
+        goto done;
+    }
     int64_t *stamps = view.buf;
     Py_ssize_t capacity = (view.len / 8 - 2) / 3;
     int64_t n = stamps[0], k = stamps[1] + stamps[0];
