@@ -258,7 +258,7 @@ stamp_template(PyObject *self, PyObject *args)
     int result = 0;
     Py_BEGIN_ALLOW_THREADS
     while (n < capacity) {
-        int64_t intended, started;
+        int64_t intended = 0, started;
         if (interval_ns > 0) {
             intended = first_ns + k * interval_ns;
             if (intended >= until_ns) {
