@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from decimal import Decimal
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -288,14 +288,22 @@ class CsvChunk(NamedTuple):
     num_rows: int
 
 
-def csv_chunks(chunks: Iterable[Any], *, rows_per_piece: int, null: str = "") -> list[CsvChunk]:
-    """``chunks`` (``pyarrow.Table``) encoded now by :func:`csv_bytes`, in pieces of at most ``rows_per_piece`` rows.
+def csv_chunks(chunks: Iterable[Any], *, rows_per_piece: int, null: str = "") -> Iterator[CsvChunk]:
+    """``chunks`` (``pyarrow.Table``) encoded by :func:`csv_bytes`, one piece of at most ``rows_per_piece`` rows at a time.
+
+    Lazy, so a bulk path can send one piece while the next is encoded; ``list()`` of it
+    encodes everything now (before a clock starts). A :class:`CsvChunk` passes through as it is.
 
     Examples
     --------
-    >>> pieces = csv_chunks([rows_table(["id"], [(1,), (2,), (3,)])], rows_per_piece=2)
+    >>> pieces = list(csv_chunks([rows_table(["id"], [(1,), (2,), (3,)])], rows_per_piece=2))
     >>> [(c.data.splitlines(), c.num_rows) for c in pieces]
     [([b'"1"', b'"2"'], 2), ([b'"3"'], 1)]
     """
-    return [CsvChunk(csv_bytes(chunk.slice(start, rows_per_piece), null=null), min(rows_per_piece, chunk.num_rows - start))
-            for chunk in chunks for start in range(0, chunk.num_rows, rows_per_piece)]
+    for chunk in chunks:
+        if isinstance(chunk, CsvChunk):
+            yield chunk
+            continue
+        for start in range(0, chunk.num_rows, rows_per_piece):
+            piece = chunk.slice(start, rows_per_piece)
+            yield CsvChunk(csv_bytes(piece, null=null), piece.num_rows)

@@ -23,7 +23,7 @@ _TRUE = ("1", "true", "yes", "on")
 _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
 
 
-#: Rows per piece of CSV :meth:`MySQL.prepare_bulk_load` encodes (each written to the load's pipe in one write).
+#: Rows per piece of CSV the bulk path encodes (each written to the load's pipe in one write).
 LOAD_PIECE_ROWS = 16_384
 
 class MySQL(Engine):
@@ -344,7 +344,7 @@ class MySQL(Engine):
     def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
                           create: Sequence[str] = ()) -> Callable[[], int]:
         """The ``LOAD DATA LOCAL`` of :meth:`bulk_load` with its CSV encoded now (``NULL`` for a null)."""
-        pieces = datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL")
+        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"))
         return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
 
     def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
@@ -364,9 +364,9 @@ class MySQL(Engine):
         def feed() -> None:
             try:
                 with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
-                    for chunk in chunks:  # CsvChunk: encoded by prepare_bulk_load
-                        out.write(chunk.data if isinstance(chunk, datagen.CsvChunk) else datagen.csv_bytes(chunk, null="NULL"))
-                        sent[0] += chunk.num_rows
+                    for piece in datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"):
+                        out.write(piece.data)
+                        sent[0] += piece.num_rows
             except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
                 failed.append(exc)
 

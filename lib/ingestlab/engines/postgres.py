@@ -355,14 +355,10 @@ class Postgres(Engine):
         """
         counted = [0]
 
-        def encoded():  # in pieces, so that the server parses one while the next is encoded
-            for chunk in chunks:
-                counted[0] += chunk.num_rows
-                if isinstance(chunk, datagen.CsvChunk):  # encoded by prepare_bulk_load
-                    yield chunk.data
-                    continue
-                for start in range(0, chunk.num_rows, COPY_PIECE_ROWS):
-                    yield datagen.csv_bytes(chunk.slice(start, COPY_PIECE_ROWS))
+        def encoded():  # in pieces, so that the server parses one while the next is encoded (or was, before)
+            for piece in datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS):
+                counted[0] += piece.num_rows
+                yield piece.data
 
         cols = ", ".join(map(self.quote, columns))
         freeze = ", FREEZE" if replace or create else ""
@@ -387,7 +383,7 @@ class Postgres(Engine):
     def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
                           create: Sequence[str] = ()) -> Callable[[], int]:
         """The COPY of :meth:`bulk_load` with its CSV encoded now, in pieces of :data:`COPY_PIECE_ROWS` rows."""
-        pieces = datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS)
+        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS))
         return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
 
     # -- anatomy --------------------------------------------------------------------------
