@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -241,13 +242,14 @@ def tiny_disk(tmp_path):
 
 def _fill(folder: Path) -> None:
     """Write zeros into ``folder`` until its file system is full, as another process filling the disk would."""
-    with open(folder / "filler", "wb") as out:
-        try:
+    try:
+        with open(folder / "filler", "wb") as out:
             while True:
                 out.write(b"\0" * 2**16)
                 out.flush()
-        except OSError:
-            pass
+    except OSError as exc:  # full; possibly already, by the run's own writes, before the filler could be created
+        if exc.errno != errno.ENOSPC:
+            raise
 
 
 def test_a_disk_that_fills_up_mid_run_gives_one_line_exit_6_and_no_half_written_file(tmp_path, tiny_disk):
