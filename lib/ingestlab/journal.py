@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestlab import _paths
-from ingestlab.conninfo import mask_url, parse_url
+from ingestlab.conninfo import Connection
 
 #: File name of the journal in the lab directory.
 FILE = "set_global_journal.json"
@@ -22,41 +22,51 @@ def path() -> Path:
 
 
 def key(url) -> str:
-    """The journal's key for ``url``: scheme, user, host, port and database, password masked.
+    """The journal's key for ``url`` (a :class:`~ingestlab.conninfo.Connection` or a URL): scheme, user, host,
+    port and database, no password (:attr:`Connection.journal_key <ingestlab.conninfo.Connection.journal_key>`).
 
     Examples
     --------
     >>> key("mysql://root:pw@db.example:3306/lab?set_global=true")
     'mysql://root@db.example:3306/lab'
     """
-    u = parse_url(url)
-    scheme = u.drivername.split("+", 1)[0]
-    host = u.host or u.query.get("unix_socket") or u.query.get("host") or ""
-    return f"{scheme}://{u.username or ''}@{host}:{u.port or ''}/{u.database or ''}"
+    return Connection.parse(url).journal_key
 
 
 def record(url, name: str, old_value: Any) -> None:
-    """Note, before ``SET GLOBAL name``, the value to put back (the first one noted wins)."""
+    """Note, before ``SET GLOBAL name``, the value to put back (the first one noted wins).
+
+    ``url`` is the engine's :class:`~ingestlab.conninfo.Connection` (a URL string is parsed);
+    the entry keeps its masked form, never its password.
+    """
+    connection = Connection.parse(url)
+
     def change(data: dict) -> None:
-        entry = data.setdefault(key(url), {"url": mask_url(url), "settings": {}, "pid": os.getpid(),
-                                           "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+        since = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        entry = data.setdefault(connection.journal_key, {"url": connection.display(), "settings": {},
+                                                         "pid": os.getpid(), "since": since})
         entry["settings"].setdefault(name, None if old_value is None else str(old_value))
     _update(change)
 
 
 def forget(url, name: str) -> None:
     """Drop ``name`` from ``url``'s entry once its value is back."""
+    entry_key = key(url)
+
     def change(data: dict) -> None:
-        entry = data.get(key(url))
+        entry = data.get(entry_key)
         if entry is not None:
             entry["settings"].pop(name, None)
             if not entry["settings"]:
-                data.pop(key(url))
+                data.pop(entry_key)
     _update(change)
 
 
 def pending(url) -> dict | None:
-    """``url``'s entry (``{"url", "settings": {name: value to put back}, "pid", "since"}``), or None."""
+    """``url``'s entry (``{"url", "settings": {name: value to put back}, "pid", "since"}``), or None.
+
+    ``url``: a :class:`~ingestlab.conninfo.Connection` (read as it is) or a URL string (parsed).
+    """
     return _read().get(key(url))
 
 

@@ -95,7 +95,7 @@ def test_a_url_selects_the_postgres_adapter_without_connecting():
 def test_malformed_urls_fail_clearly(url):
     from ingestlab.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="TARGET"):
+    with pytest.raises(ConfigError, match="ENGINES"):
         Engine.resolve(url)
 
 

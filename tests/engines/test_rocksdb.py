@@ -39,7 +39,7 @@ def eng(tmp_path, monkeypatch):
 def test_registered_as_a_local_engine_without_url_schemes():
     engine = Engine.get("rocksdb")
     assert isinstance(engine, RocksDB) and engine.is_local and not engine.URL_SCHEMES
-    with pytest.raises(ConfigError, match="TARGET"):
+    with pytest.raises(ConfigError, match="ENGINES"):
         Engine.from_url("rocksdb://127.0.0.1/x")
 
 

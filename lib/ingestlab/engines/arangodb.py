@@ -91,6 +91,8 @@ class ArangoDB(Engine):
     URL_SCHEMES = ("arangodb",)
     DEFAULT_PORT = 8529
     HAS_LOCAL_SERVER = False
+    #: No SQL: AQL and an HTTP document API (the SQL steps are switched off below).
+    SQL = None
     BULK_PATH = "import"
     #: URL query keys the lab reads (``protocol``: ``http`` or ``https``).
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label", "protocol")
@@ -140,13 +142,15 @@ class ArangoDB(Engine):
 
     def __init__(self, url=None):
         super().__init__(url)
-        protocol = self.url.query.get("protocol", "http") if self.url is not None else "http"
+        connection = self.connection
+        protocol = connection.lab.get("protocol", "http") if connection is not None else "http"
         if protocol not in self.PROTOCOLS:
-            raise ConfigError("TARGET", self.display_url, "protocol=http or protocol=https in the URL's query")
-        unknown = sorted(set(self.url.query) - set(self.LAB_QUERY_KEYS)) if self.url is not None else []
+            raise ConfigError(self.parameter, self.display_url, "protocol=http or protocol=https in the URL's query")
+        unknown = sorted(connection.options) if connection is not None else []
         if unknown:
-            raise ConfigError("TARGET", self.display_url, f"an arangodb:// URL whose query keys are among "
-                                                          f"{', '.join(self.LAB_QUERY_KEYS)} (not {', '.join(unknown)})")
+            raise ConfigError(self.parameter, self.display_url,
+                              f"an arangodb:// URL whose query keys are among {', '.join(self.LAB_QUERY_KEYS)} and a "
+                              f"password key (not {', '.join(unknown)})")
         self.protocol = protocol
         self.http_client = None  # python-arango's default; the request-shape tests put a recorder here
         self._client = None
@@ -161,7 +165,7 @@ class ArangoDB(Engine):
     @property
     def endpoint(self) -> str:
         """``http(s)://host:port`` of the server."""
-        return f"{self.protocol}://{self.url.host}:{self.url.port or self.DEFAULT_PORT}"
+        return f"{self.protocol}://{self.connection.host}:{self.connection.port or self.DEFAULT_PORT}"
 
     def connect(self):
         """A python-arango database handle, the connection checked (``GET /_api/collection``)."""

@@ -1,20 +1,24 @@
-"""The engine contract every adapter implements, and the registry that finds adapters."""
+"""The engine contract every adapter implements (:class:`Engine`); the registry, drivers and SQL live beside it."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
-import warnings
-from importlib import metadata as importlib_metadata
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 
 from ingestlab import anatomy, timing
-from ingestlab.conninfo import MASK, mask_url, parse_url, password_from_env
+from ingestlab.conninfo import PARAMETER, Connection, mask_url
+from ingestlab.engines import drivers
+from ingestlab.engines.registry import REGISTRY
+from ingestlab.engines.sql.base import SQLBuilder, sqlalchemy_dialect
+from ingestlab.engines.steps import BUILT_ON, SQL_STEPS, STEPS, missing_reason, switched_off
+from ingestlab.engines.steps import unsupported as _unsupported
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
+
+__all__ = ["SEED_COLUMNS", "STEPS", "Engine", "LoadSetting", "mask_url"]
 
 #: The seed's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
 SEED_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -23,19 +27,6 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("amount", "DECIMAL(10,2)"),
     ("dt", "DATE"),
 )
-#: Steps that exist when another one does (the base implements them over it).
-_BUILT_ON = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause", "prepare_insert": "execute",
-             "statement_call": "execute"}
-#: The contract's steps that an engine may lack (see :meth:`Engine.has`).
-STEPS: tuple[str, ...] = (
-    "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
-    "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
-    "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters", "statement_call",
-    "stream_load_group_headers", "group_commit_interval_sql",
-    "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class LoadSetting:
     """One way of loading a table that trades safety for speed (notebook 05), as an engine declares it.
@@ -71,34 +62,23 @@ class LoadSetting:
     server_flags: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
-def _unsupported(reason: str) -> Callable:
-    """Mark a default step of the base as missing until an engine implements it."""
-    def mark(method: Callable) -> Callable:
-        method.__unsupported__ = reason
-        return method
-    return mark
-
-
-def _switched_off(step: str, reason: str) -> Callable:
-    """A method that raises for a step an engine declares in :attr:`Engine.UNSUPPORTED`."""
-    def method(self, *args: Any, **kwargs: Any):
-        raise UnsupportedOperationError(f"{self.NAME}: no {step}: {reason}")
-    method.__name__ = step
-    method.__doc__ = f"Not available on this engine: {reason}."
-    method.__unsupported__ = reason
-    return method
-
-
 class Engine:
     """One database engine, reached through its Python driver; subclasses override only what differs.
 
-    The contract, declared here once (every step and every capability flag, with its default):
+    The contract, declared here once. Four concerns live in modules of their own and the
+    engine holds or asks them: the registry (:mod:`ingestlab.engines.registry`), the driver
+    choice (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`, a builder of
+    :mod:`ingestlab.engines.sql`) and the connection value (:class:`ingestlab.conninfo.Connection`).
 
     * **Registry.** Subclasses with a :attr:`NAME` register themselves. ``Engine.get(name)``
       returns the lab's local instance of that engine (a server the lab starts and stops)
       when it has one; ``Engine.from_url(url)`` an adapter for an existing server;
-      ``Engine.resolve(target)`` accepts either; ``Engine.classes()`` lists them. Nothing
-      connects until :meth:`start`.
+      ``Engine.resolve(target)`` accepts either; ``Engine.class_of(target)`` the class
+      without a server; ``Engine.classes()``, ``names()`` and ``versions(name)`` list them.
+      Each takes ``parameter`` (default ``"ENGINES"``), the name its errors give the value.
+      Nothing connects until :meth:`start`.
+    * **Connection.** A URL is parsed once into :attr:`connection` (its password, from the
+      user info, the query, or handed over as ``***``, never shown: :attr:`display_url`).
     * **Driver.** :attr:`DRIVERS` lists the Python drivers an adapter can measure through,
       preferred first; a URL's ``+driver`` picks one, else the first that imports does
       (:attr:`driver`; a fallback is warned once and kept in :attr:`driver_note`).
@@ -115,7 +95,7 @@ class Engine:
       (:attr:`TABLE_MODELS`), hash-partitioned or bucketed into ``partitions``
       (≤ :attr:`MAX_PARTITIONS`); :meth:`reset_table` drops and creates it. Identifiers are
       quoted by SQLAlchemy's dialect quoting (:meth:`quote`); values always travel as driver
-      parameters.
+      parameters. Every SQL text comes from :attr:`sql`.
     * **Writes.** :meth:`bulk_load` loads chunks (``pyarrow.Table``) through the engine's
       bulk path (:attr:`BULK_PATH`) and returns the rows sent; :meth:`prepare_write` builds
       one batch of an operation of :attr:`UPSERT_OPERATIONS` (statement text and parameters
@@ -135,7 +115,37 @@ class Engine:
     * **Missing steps.** A step an engine lacks raises :class:`UnsupportedOperationError`
       naming the engine and the step; :meth:`has` says whether a step is there, and with
       ``check=True`` raises with the reason (psycopg's ``Capabilities``). A subclass switches
-      off what it must not inherit in :attr:`UNSUPPORTED`, explicitly.
+      off what it must not inherit in :attr:`UNSUPPORTED`, explicitly; a SQL step is missing
+      where the engine's builder marks it so (or the engine has no :attr:`SQL`).
+
+    Steps (:data:`~ingestlab.engines.steps.STEPS`, the methods :meth:`has` answers for; SQL
+    steps are written by :attr:`sql`):
+
+    * statements: ``execute``, ``statement_call``, ``set_session``;
+    * SQL text: ``quote``, ``table_ddl``, ``insert_sql``, ``upsert_sql``, ``insert_select_sql``,
+      ``generate_rows_sql``, ``group_commit_interval_sql``;
+    * tables and writes: ``reset_table``, ``bulk_load``, ``native_load``, ``prepare_write``,
+      ``prepare_insert``, ``prepare_pipeline_insert``, ``stream_load_group_headers``;
+    * state: ``count_rows``, ``data_bytes``, ``settle``, ``io_counters``, ``commit_counters``,
+      ``memory_budget_settings``;
+    * anatomy: ``statement_anatomy``.
+
+    Capability flags, with their defaults on this base (each documented where it is declared):
+
+    * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``DRIVERNAME = ''``,
+      ``DRIVERS = {}``, ``DEFAULT_PORT = None``, ``DATABASE_KEY = 'database'``,
+      ``PLACEHOLDER = '%s'``, ``LAB_QUERY_KEYS = ('label',)``, ``SQLGLOT_DIALECT = ''``,
+      ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
+    * SQL: ``SQL = SQLBuilder`` (the builder class of :attr:`sql`; None: the engine has no SQL);
+    * variants and instruments: ``COMMIT_VARIANTS = {}``, ``GROUP_COMMIT_VARIANTS = {}``,
+      ``GROUP_COMMIT_NOTE = ''``, ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``;
+    * tables and writes: ``TABLE_MODELS = {}``, ``COMMIT_FREE_MODELS = ()``,
+      ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``,
+      ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
+      ``ONE_PARTITION = 'plain table'``, ``SWEEP_EXTRA_PARTITIONS = ()``, ``BULK_PATH = None``,
+      ``UPSERT_OPERATIONS = ()``, ``LOAD_SETTINGS`` (``default``: the server's defaults);
+    * memory: ``MEMORY_LIMITS = {}``, ``CGROUP_CACHE_SHARE = 0.25``;
+    * steps switched off: ``UNSUPPORTED = {}``.
     """
 
     # -- identity and connection --------------------------------------------------------------
@@ -164,6 +174,8 @@ class Engine:
     #: Registry name of the engine this one is another version of (``"postgres"`` for
     #: ``postgres15``); :meth:`versions` lists them together.
     VERSION_OF: ClassVar[str] = ""
+    #: The builder class of the engine's SQL text (:attr:`sql`); None: the engine has no SQL.
+    SQL: ClassVar[type[SQLBuilder] | None] = SQLBuilder
 
     # -- variants and instruments -------------------------------------------------------------
     #: Commit-protocol variants (notebook 01): variant name → settings.
@@ -224,18 +236,16 @@ class Engine:
     #: :class:`UnsupportedOperationError` with that reason).
     UNSUPPORTED: ClassVar[dict[str, str]] = {}
 
-    __registry: ClassVar[dict[str, type["Engine"]]] = {}
-
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for step, reason in cls.__dict__.get("UNSUPPORTED", {}).items():
             if step not in STEPS:
                 raise TypeError(f"{cls.__name__}.UNSUPPORTED names {step!r}, not a step of {STEPS}")
-            setattr(cls, step, _switched_off(step, reason))
+            setattr(cls, step, switched_off(step, reason))
         if cls.NAME:
-            Engine.__registry[cls.NAME] = cls
+            REGISTRY.register(cls)
 
-    # -- registry --------------------------------------------------------------------------
+    # -- registry (a facade over ingestlab.engines.registry) ------------------------------------
     @classmethod
     def classes(cls) -> dict[str, type["Engine"]]:
         """Registered adapters by name, sorted.
@@ -246,7 +256,7 @@ class Engine:
         >>> Engine.classes()["postgres"].__name__
         'Postgres'
         """
-        return dict(sorted(Engine.__registry.items()))
+        return REGISTRY.classes()
 
     @classmethod
     def names(cls) -> list[str]:
@@ -258,7 +268,7 @@ class Engine:
         >>> "postgres" in Engine.names()
         True
         """
-        return list(cls.classes())
+        return REGISTRY.names()
 
     @classmethod
     def versions(cls, name: str) -> list[str]:
@@ -278,39 +288,54 @@ class Engine:
         return None
 
     @classmethod
-    def get(cls, name: str) -> "Engine":
-        """The adapter registered as ``name``, with its local server when it has one."""
-        try:
-            engine_cls = Engine.__registry[name]
-        except KeyError:
-            raise ConfigError("TARGET", name, "an engine name, one of " + ", ".join(cls.names())
-                              + ", or a URL such as postgresql://user@host:5432/db") from None
-        return engine_cls(url=None)
+    def get(cls, name: str, parameter: str = PARAMETER) -> "Engine":
+        """The adapter registered as ``name``, with its local server when it has one.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``parameter`` when ``name`` is no engine's name.
+        """
+        return REGISTRY.by_name(name, parameter)(url=None)
 
     @classmethod
-    def from_url(cls, url: str | URL) -> "Engine":
-        """An adapter for the existing server at ``url`` (``scheme://user:pw@host:port/db``)."""
-        parsed = parse_url(url)
-        scheme = parsed.drivername.split("+", 1)[0]
-        for engine_cls in Engine.__registry.values():
-            if scheme in engine_cls.URL_SCHEMES:
-                return engine_cls(url=parsed)
-        schemes = sorted({s for c in Engine.__registry.values() for s in c.URL_SCHEMES})
-        raise ConfigError("TARGET", mask_url(url), "a URL whose scheme is one of " + ", ".join(schemes))
+    def from_url(cls, url: str | URL | Connection, parameter: str = PARAMETER) -> "Engine":
+        """An adapter for the existing server at ``url`` (``scheme://user:pw@host:port/db``), parsed once.
+
+        Raises
+        ------
+        ConfigError
+            Naming ``parameter`` and the URL (password masked) when it is malformed or its
+            scheme is no engine's.
+        """
+        connection = Connection.parse(url, parameter)
+        engine_cls = REGISTRY.by_scheme(connection.scheme)
+        if engine_cls is None:
+            raise ConfigError(parameter, connection.display(),
+                              "a URL whose scheme is one of " + ", ".join(REGISTRY.schemes()))
+        return engine_cls(url=connection)
 
     @classmethod
-    def resolve(cls, target: str) -> "Engine":
-        """``target`` as a registry name (``"postgres"``) or a URL (contains ``://``)."""
+    def resolve(cls, target: str | Connection, parameter: str = PARAMETER) -> "Engine":
+        """``target`` as a registry name (``"postgres"``) or a URL (contains ``://``).
+
+        Raises
+        ------
+        ConfigError
+            Naming ``parameter`` for anything else.
+        """
+        if isinstance(target, Connection):
+            return cls.from_url(target, parameter)
         if not isinstance(target, str) or not target.strip():
-            raise ConfigError("TARGET", target, "an engine name (" + ", ".join(cls.names()) + ") or a URL")
-        return cls.from_url(target) if "://" in target else cls.get(target.strip())
+            raise ConfigError(parameter, target, "an engine name (" + ", ".join(cls.names()) + ") or a URL")
+        return cls.from_url(target, parameter) if "://" in target else cls.get(target.strip(), parameter)
 
     @classmethod
-    def class_of(cls, target: str) -> type["Engine"]:
+    def class_of(cls, target: str | Connection, parameter: str = PARAMETER) -> type["Engine"]:
         """The adapter class ``target`` (a name or URL) selects, without finding a server."""
-        if isinstance(target, str) and "://" not in target and target.strip() in Engine.__registry:
-            return Engine.__registry[target.strip()]
-        return type(cls.resolve(target))
+        if isinstance(target, str) and "://" not in target and target.strip() in REGISTRY.names():
+            return REGISTRY.by_name(target.strip(), parameter)
+        return type(cls.resolve(target, parameter))
 
     # -- capabilities ------------------------------------------------------------------------
     @classmethod
@@ -330,16 +355,22 @@ class Engine:
         """
         if step not in STEPS:
             raise ConfigError("step", step, "one of " + ", ".join(STEPS))
-        reason = getattr(getattr(cls, step), "__unsupported__", None)
-        if reason is None and step in _BUILT_ON:
-            reason = getattr(getattr(cls, _BUILT_ON[step]), "__unsupported__", None)
+        reason = None
+        for name in (step, BUILT_ON.get(step)):
+            if name is None or reason is not None:
+                continue
+            reason = missing_reason(cls, name)
+            if reason is None and (name in SQL_STEPS or step in SQL_STEPS):
+                reason = "no SQL" if cls.SQL is None else missing_reason(cls.SQL, name)
         if reason is not None and check:
             raise UnsupportedOperationError(f"{cls.NAME or cls.__name__}: no {step}: {reason}")
         return reason is None
 
     # -- construction and lifecycle -------------------------------------------------------
-    def __init__(self, url: URL | None = None, *, client_kwargs: dict | None = None):
-        self.url = url
+    def __init__(self, url: str | URL | Connection | None = None, *, client_kwargs: dict | None = None):
+        #: The server's URL, parsed once (None for the lab's own server or a client of another process's).
+        self.connection: Connection | None = (
+            None if url is None else Connection.parse(url).for_engine(self.LAB_QUERY_KEYS))
         self.server: LocalServer | None = None
         #: Set for a client of another process's server (:meth:`client`): its connect arguments.
         self._client_kwargs = dict(client_kwargs) if client_kwargs is not None else None
@@ -353,11 +384,18 @@ class Engine:
         self._cursor = None
         self._settings: dict[str, str] = {}
         self._sql_cache: dict[tuple, str] = {}
-        self._driver: tuple[str, str | None] | None = None
-        requested = self.requested_driver
-        if requested and requested not in self.DRIVERS:
-            raise ConfigError("TARGET", self.display_url, f"a URL whose +driver is one of {', '.join(self.DRIVERS)} "
-                                                          f"for {self.NAME}, or none (default: {self.default_driver})")
+        self._driver: drivers.DriverChoice | None = None
+        drivers.check_requested(self.NAME, self.DRIVERS, self.requested_driver, self.display_url, self.parameter)
+
+    @property
+    def url(self) -> Connection | None:
+        """The server's connection value (:attr:`connection`); None for a lab-local server."""
+        return self.connection
+
+    @property
+    def parameter(self) -> str:
+        """The parameter this engine's URL was given in (errors about it name it)."""
+        return self.connection.parameter if self.connection is not None else PARAMETER
 
     @classmethod
     def client(cls, connect_kwargs: dict) -> "Engine":
@@ -391,10 +429,10 @@ class Engine:
         """
         import socket
 
-        host = self.url.host if self.url is not None else None
+        host = self.connection.host if self.connection is not None else None
         if not host or host.startswith("/"):
             return
-        port = self.url.port or self.DEFAULT_PORT
+        port = self.connection.port or self.DEFAULT_PORT
         try:
             socket.create_connection((host, port), timeout=timeout_s or self.REACH_TIMEOUT_S).close()
         except OSError as exc:
@@ -417,15 +455,14 @@ class Engine:
         Two servers of one engine side by side (``starrocks://…:9030/db?label=shared-nothing``
         and ``starrocks://…:9130/db?label=shared-data``) then get their own rows in every table.
         """
-        label = self.url.query.get("label") if self.url is not None else None
-        return label if isinstance(label, str) and label.strip() else self.NAME
+        return (self.connection.label if self.connection is not None else None) or self.NAME
 
     @property
     def display_url(self) -> str:
         """Where this engine is, with any password masked (safe to print and store)."""
-        if self.url is None:
+        if self.connection is None:
             return f"{self.NAME} (lab-local server)"
-        return mask_url(self.url)
+        return self.connection.display()
 
     # -- driver ------------------------------------------------------------------------------
     @property
@@ -436,7 +473,7 @@ class Engine:
     @property
     def requested_driver(self) -> str:
         """The driver the URL names (``mysql+pymysql://`` → ``"pymysql"``), else ``""``."""
-        return self.url.drivername.partition("+")[2] if self.url is not None else ""
+        return self.connection.driver if self.connection is not None else ""
 
     @property
     def driver(self) -> str | None:
@@ -445,27 +482,22 @@ class Engine:
         When the preferred driver is missing, the next one is used and :attr:`driver_note`
         says so (a warning, once per process, and the engine's metadata).
         """
-        return self._chosen_driver()[0]
+        return self._chosen_driver().name
 
     @property
     def driver_note(self) -> str | None:
         """Why the driver is not the default one, when the lab fell back to another; else None."""
-        return self._chosen_driver()[1]
+        return self._chosen_driver().note
 
-    def _chosen_driver(self) -> tuple[str | None, str | None]:
+    def _chosen_driver(self) -> drivers.DriverChoice:
         if self._driver is None:
-            self._driver = _choose_driver(self.NAME, self.DRIVERS, self.requested_driver)
+            self._driver = drivers.choose(self.NAME, self.DRIVERS, self.requested_driver)
         return self._driver
 
     @property
     def dbapi(self):
         """The driver's module (``psycopg2``, ``MySQLdb``, ``pymysql``...), imported on first use."""
-        module, dist = self.DRIVERS[self.driver]
-        try:
-            return importlib.import_module(module)
-        except ImportError as exc:
-            raise EngineUnavailableError(f"{self.NAME}: driver {self.driver} needs the {dist} package "
-                                         f"(pip install {dist}): {exc}") from exc
+        return drivers.load(self.NAME, self.DRIVERS, self.driver)
 
     def driver_metadata(self) -> dict:
         """``driver`` (SQLAlchemy name), ``driver_package``, ``driver_version``, any ``driver_note``, and ``timer``.
@@ -476,11 +508,7 @@ class Engine:
         native = timing.TIMER == "c" and self._conn is not None and self.native_sender() is not None
         if self.driver is None:
             return {"driver": None, "driver_package": None, "driver_version": None, "timer": "python"}
-        dist = self.DRIVERS[self.driver][1]
-        try:
-            version = importlib_metadata.version(dist)
-        except importlib_metadata.PackageNotFoundError:
-            version = None
+        dist, version = drivers.package_version(self.DRIVERS, self.driver)
         out = {"driver": self.driver, "driver_package": dist, "driver_version": version,
                "timer": "c" if native else "python"}
         if self.driver_note:
@@ -531,11 +559,7 @@ class Engine:
             return dict(self._client_kwargs)
         if self.server is not None:
             return self.server.connect_kwargs()
-        args = self.url.translate_connect_args(username="user", database=self.DATABASE_KEY)
-        if self.url.password is not None and str(self.url.password) == MASK:
-            args["password"] = password_from_env(self.url)
-        args.update({k: v for k, v in self.url.query.items() if k not in self.LAB_QUERY_KEYS})
-        return args
+        return self.connection.connect_args(self.DATABASE_KEY)
 
     def connect(self):
         """A new connection with autocommit on (engines implement it)."""
@@ -613,29 +637,37 @@ class Engine:
             cur = self._cursor = self.conn.cursor()
         return cur
 
+    # -- SQL text (written by the engine's builder, :attr:`sql`) --------------------------------
+    @functools.cached_property
+    def sql(self) -> SQLBuilder:
+        """The builder of this engine's SQL text (an instance of :attr:`SQL`, made on first use)."""
+        if self.SQL is None:
+            raise UnsupportedOperationError(f"{self.NAME}: no SQL")
+        return self.SQL(self.NAME, placeholder=self.PLACEHOLDER, secondary_indexes=self.SECONDARY_INDEXES,
+                        **self.sql_options())
+
+    def sql_options(self) -> dict[str, Any]:
+        """Keyword arguments of this engine's :attr:`SQL` builder beyond the base's (engines add theirs)."""
+        return {}
+
     def quote(self, identifier: str) -> str:
         """``identifier`` quoted by SQLAlchemy's quoting for this dialect."""
-        return self.sqlalchemy_dialect().identifier_preparer.quote_identifier(identifier)
+        return self.sql.quote(identifier)
 
     @classmethod
     def sqlalchemy_dialect(cls):
-        """The SQLAlchemy dialect instance used for quoting (built once per class)."""
-        return _dialect(cls.DRIVERNAME)
+        """The SQLAlchemy dialect instance :attr:`DRIVERNAME` names (built once per name)."""
+        return sqlalchemy_dialect(cls.DRIVERNAME)
 
     def column_type(self, sql_type: str) -> str:
-        """The engine's spelling of a portable column type. Default: unchanged."""
-        return sql_type
+        """The engine's spelling of a portable column type."""
+        return self.sql.column_type(sql_type)
 
     # -- tables ----------------------------------------------------------------------------
     def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
                          primary_key: Sequence[str] = (), **options) -> str:
         """One ``CREATE TABLE`` for ``columns`` (name, type); engines add their clauses."""
-        if options:
-            raise UnsupportedOperationError(f"{self.NAME}: table options {sorted(options)} not supported")
-        cols = [f"{self.quote(n)} {self.column_type(t)}" for n, t in columns]
-        if primary_key:
-            cols.append("PRIMARY KEY (" + ", ".join(map(self.quote, primary_key)) + ")")
-        return f"CREATE TABLE {self.quote(table)} (" + ", ".join(cols) + ")"
+        return self.sql.create_table_sql(table, columns, primary_key=primary_key, **options)
 
     def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
         """``model``, checked against :attr:`TABLE_MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
@@ -655,25 +687,21 @@ class Engine:
                   model: str | None = None, partitions: int | None = None) -> list[str]:
         """The statements that create ``table``: its key model, its hash partitions, its indexes.
 
-        Default: one ``CREATE TABLE`` with ``key`` as primary key, no models, no partitions.
+        The model and the partitions are checked here (:meth:`resolve_model`,
+        :meth:`check_partitions`), the text written by :attr:`sql` (``partitions=None``: the
+        engine's default, one partition or its own bucket count).
         """
-        self.resolve_model(model, key)
-        self.check_partitions(partitions)
-        return [self.create_table_sql(table, columns, primary_key=key)]
+        model = self.resolve_model(model, key)
+        n = None if partitions is None else self.check_partitions(partitions)
+        return self.sql.table_ddl(table, columns, key=key, model=model, partitions=n)
 
     def secondary_index_columns(self, names: Sequence[str], key: Sequence[str]) -> list[str]:
-        """The columns a model with secondary indexes indexes: the first :attr:`SECONDARY_INDEXES` outside the key.
-
-        Examples
-        --------
-        >>> Engine.__new__(Engine).secondary_index_columns(["id", "a", "b", "c", "d"], ["id"])
-        ['a', 'b', 'c']
-        """
-        return [c for c in names if c not in key][:self.SECONDARY_INDEXES]
+        """The columns a model with secondary indexes indexes: the first :attr:`SECONDARY_INDEXES` outside the key."""
+        return self.sql.secondary_index_columns(names, key)
 
     def drop_table_sql(self, table: str) -> str:
-        """``DROP TABLE IF EXISTS``."""
-        return f"DROP TABLE IF EXISTS {self.quote(table)}"
+        """``DROP TABLE IF EXISTS`` (in the engine's spelling)."""
+        return self.sql.drop_table_sql(table)
 
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
@@ -685,38 +713,35 @@ class Engine:
 
     def insert_sql(self, table: str, columns: Sequence[str], n_rows: int = 1) -> str:
         """A multi-row ``INSERT … VALUES`` with driver placeholders for ``n_rows`` rows."""
-        row = "(" + ", ".join([self.PLACEHOLDER] * len(columns)) + ")"
-        cols = ", ".join(map(self.quote, columns))
-        return f"INSERT INTO {self.quote(table)} ({cols}) VALUES " + ", ".join([row] * n_rows)
+        return self.sql.insert_sql(table, columns, n_rows)
 
     def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
         """A multi-row ``INSERT`` that overwrites every column but ``key`` when ``key`` exists."""
-        others = [c for c in columns if c != key]
-        if key not in columns or not others:
-            raise ValueError(f"upsert_sql: key {key!r} must be one of {list(columns)}, beside at least one other")
-        return f"{self.insert_sql(table, columns, n_rows)} {self.upsert_clause(key, others)}"
+        return self.sql.upsert_sql(table, columns, key, n_rows)
 
-    @_unsupported("no conflict clause for an upsert")
     def upsert_clause(self, key: str, others: Sequence[str]) -> str:
-        """The engine's conflict clause for :meth:`upsert_sql` (engines override)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no upsert")
+        """The engine's conflict clause for :meth:`upsert_sql`."""
+        return self.sql.upsert_clause(key, others)
 
     def insert_select_sql(self, target: str, source: str) -> str:
         """``INSERT INTO target SELECT * FROM source``."""
-        return f"INSERT INTO {self.quote(target)} SELECT * FROM {self.quote(source)}"
+        return self.sql.insert_select_sql(target, source)
 
     def add_primary_key_sql(self, table: str, key: Sequence[str]) -> str:
         """``ALTER TABLE … ADD PRIMARY KEY (key)``: the key of a table loaded without it."""
-        return f"ALTER TABLE {self.quote(table)} ADD PRIMARY KEY (" + ", ".join(map(self.quote, key)) + ")"
+        return self.sql.add_primary_key_sql(table, key)
 
-    @_unsupported("no server-side row generator in the lab")
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
         """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
 
         The seed's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
-        engine's own row generator (engines override).
+        engine's own row generator (its builder's).
         """
-        raise UnsupportedOperationError(f"{self.NAME}: no generate_rows_sql")
+        return self.sql.generate_rows_sql(table, columns, n)
+
+    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
+        """The statement that sets ``table``'s group commit interval to ``interval_ms``."""
+        return self.sql.group_commit_interval_sql(table, interval_ms)
 
     def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                        rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:
@@ -872,11 +897,6 @@ class Engine:
         """Stream Load headers that put a load under commit-grouping ``variant`` (of :attr:`GROUP_COMMIT_VARIANTS`)."""
         raise UnsupportedOperationError(f"{self.NAME}: no group commit headers")
 
-    @_unsupported("no table property for a group commit interval")
-    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
-        """The statement that sets ``table``'s group commit interval to ``interval_ms``."""
-        raise UnsupportedOperationError(f"{self.NAME}: no group commit interval")
-
     # -- memory ----------------------------------------------------------------------------
     @_unsupported("no memory budget settings")
     def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
@@ -984,33 +1004,3 @@ class Engine:
                 recorder.statement(run.result, row)
         return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
                              counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER)
-
-
-_NOTED: set[tuple[str, str]] = set()
-
-
-def _choose_driver(engine: str, drivers: dict[str, tuple[str, str]], requested: str) -> tuple[str | None, str | None]:
-    """(driver, note): ``requested`` if given, else the first of ``drivers`` whose module imports."""
-    if requested or not drivers:
-        return requested or None, None
-    missing = []
-    for name, (module, dist) in drivers.items():
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            missing.append(f"{dist} ({exc})")
-            continue
-        if not missing:
-            return name, None
-        note = (f"{engine}: measuring through {name} ({dist}) because {', '.join(missing)} could not be imported; "
-                f"per-statement times then include that driver's extra client cost (see README, MySQL drivers)")
-        if (engine, name) not in _NOTED:
-            _NOTED.add((engine, name))
-            warnings.warn(note, stacklevel=3)
-        return name, note
-    return next(iter(drivers)), None  # none imports: dbapi raises with the install hint
-
-
-@functools.lru_cache(maxsize=None)
-def _dialect(drivername: str):
-    return make_url(drivername + "://").get_dialect()()

@@ -7,6 +7,7 @@ import re
 import time
 from typing import Any, ClassVar, Iterable, Sequence
 
+from ingestlab.engines.sql.doris import DorisSQL
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError
@@ -37,6 +38,7 @@ class Doris(StarRocks):
     NAME = "doris"
     URL_SCHEMES = ("doris",)
     SQLGLOT_DIALECT = "doris"
+    SQL = DorisSQL
     PROFILE_KIND = "doris_profile"
     COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
         "off_mode": {"group_commit": "off_mode"},
@@ -47,16 +49,9 @@ class Doris(StarRocks):
     GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = COMMIT_VARIANTS
     GROUP_COMMIT_NOTE = ("Doris groups INSERT … VALUES and Stream Loads of many clients into one internal load "
                          "when group_commit is sync_mode or async_mode, committed every group_commit_interval_ms")
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY",
-    }
-    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write).
+    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write, see :class:`DorisSQL`).
+    TABLE_MODELS: ClassVar[dict[str, str]] = dict(DorisSQL.KEY_CLAUSES)
     KEYED_MODEL = "unique"
-    #: UNIQUE KEY tables are merge-on-write (the default since Doris 2.1, written out for older ones).
-    MODEL_PROPERTIES: ClassVar[dict[str, dict[str, str]]] = {
-        "unique": {"enable_unique_key_merge_on_write": "true"},
-    }
-    TABLE_PROPERTY_OPTIONS = StarRocks.TABLE_PROPERTY_OPTIONS + ("group_commit_interval_ms",)
     TABLE_DEFAULT_KEYS = StarRocks.TABLE_DEFAULT_KEYS + ("group_commit_interval_ms",)
     LAB_QUERY_KEYS = StarRocks.LAB_QUERY_KEYS + ("group_commit_interval_ms",)
     #: Doris's own group commit interval when the table sets none.
@@ -104,18 +99,6 @@ class Doris(StarRocks):
             raise ConfigError("VARIANTS", variant, "one of " + ", ".join(self.GROUP_COMMIT_VARIANTS) + " for doris")
         mode = self.GROUP_COMMIT_VARIANTS[variant]["group_commit"]
         return {} if mode == "off_mode" else {"group_commit": mode}
-
-    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
-        """``ALTER TABLE … SET ("group_commit_interval_ms" = "N")``: how often the table commits its group.
-
-        Examples
-        --------
-        >>> Doris.__new__(Doris).group_commit_interval_sql("dt", 2000)
-        'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
-        """
-        if isinstance(interval_ms, bool) or not isinstance(interval_ms, int) or interval_ms < 1:
-            raise ConfigError("INTERVAL_MS", interval_ms, "an integer number of milliseconds ≥ 1")
-        return f'ALTER TABLE {self.quote(table)} SET ("group_commit_interval_ms" = "{interval_ms}")'
 
     def count_rows(self, table: str) -> int:
         """``SELECT count(*)``; in ``async_mode`` after one group commit interval, when the rows are visible."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 from ingestlab.engines.mysql import MySQL
+from ingestlab.engines.sql.mariadb import MariaDBSQL
 from ingestlab.servers.base import LocalServer
 
 
@@ -27,11 +28,11 @@ class MariaDB(MySQL):
     NAME = "mariadb"
     URL_SCHEMES = ("mariadb",)
     HAS_LOCAL_SERVER = True
+    SQL = MariaDBSQL
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         **{k: v for k, v in MySQL.TABLE_MODELS.items() if k != "myisam"},
         "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
     }
-    MODEL_ENGINES: ClassVar[dict[str, str]] = {"aria": "Aria"}
     COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
 
     #: With the binary log on, a commit is prepared in InnoDB (redo log synced), written to the
@@ -68,22 +69,6 @@ class MariaDB(MySQL):
         "WHERE GLOBAL_VALUE_ORIGIN NOT IN ('COMPILE-TIME', 'AUTO') ORDER BY 1")
 
     NATIVE_CLIENT: ClassVar[str] = "mariadb"
-
-    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """``INSERT … SELECT seq, 0, … FROM seq_1_to_<n>``: MariaDB's Sequence engine, its generate_series.
-
-        The Sequence storage engine (built into MariaDB since 10.1) makes the virtual table
-        ``seq_1_to_<n>`` on the fly; nothing is stored. (MySQL has no such engine: see
-        :meth:`MySQL.generate_rows_sql`.)
-
-        Examples
-        --------
-        >>> MariaDB.__new__(MariaDB).generate_rows_sql("demo", ["id", "a"], 3)
-        'INSERT INTO `demo` (`id`, `a`) SELECT seq, 0 FROM seq_1_to_3'
-        """
-        cols = ", ".join(map(self.quote, columns))
-        zeros = ", 0" * (len(columns) - 1)
-        return f"INSERT INTO {self.quote(table)} ({cols}) SELECT seq{zeros} FROM seq_1_to_{int(n)}"
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

@@ -1,4 +1,4 @@
-"""MySQL, and the base of its wire-compatible family: any server at a ``mysql://`` URL, through mysqlclient or PyMySQL."""
+"""MySQL over InnoDB: any server at a ``mysql://`` URL, through mysqlclient or PyMySQL (MariaDB subclasses it)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,18 @@ import shutil
 import tempfile
 import threading
 import warnings
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
-from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
+from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
+from ingestlab.engines.sql.mysql import MySQLSQL
+from ingestlab.engines.sql.mysql_protocol import check_variable
+from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
 
-_VARIABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
-_INTEGER = re.compile(r"^-?\d+$")
+__all__ = ["LOAD_PIECE_ROWS", "MySQL", "sql_value", "stage_component"]
+
 _TRUE = ("1", "true", "yes", "on")
 # Server error codes of a LOAD DATA LOCAL that the server (or client) does not allow.
 _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
@@ -26,20 +29,16 @@ _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
 #: Rows per piece of CSV the bulk path encodes (each written to the load's pipe in one write).
 LOAD_PIECE_ROWS = 16_384
 
-class MySQL(Engine):
-    """MySQL through mysqlclient (C) or PyMySQL; the family's base (MariaDB, StarRocks and Doris subclass it).
+class MySQL(MySQLProtocol):
+    """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
     ``Engine.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
-    (``Engine.get("mariadb")`` is the family's local one). Connections are autocommit,
-    ``utf8mb4``, with ``local_infile`` on for the bulk path ``LOAD DATA LOCAL INFILE``.
-
-    **Drivers.** By default the lab measures through ``mysqlclient`` (``MySQLdb``, SQLAlchemy
-    ``mysql+mysqldb``), a thin layer over the C client library that ``mariadb-slap`` uses
-    too, so a timed statement costs the client what a C client pays. ``mysql+pymysql://`` (or
-    ``mariadb+pymysql://``…) selects PyMySQL, whose protocol is pure Python (tens of µs more
-    per statement). Where mysqlclient is not installed (it builds from source: a compiler and
-    the MariaDB/MySQL client headers), the lab falls back to PyMySQL, warns once and records
-    it (:attr:`driver_note`, the ``driver`` of every sample and of the metadata).
+    (``Engine.get("mariadb")`` is the family's local one). What is InnoDB's or the MySQL
+    server's lives here: the bulk path ``LOAD DATA LOCAL INFILE``, the table models, the
+    upsert study, the memory budget, the InnoDB counters, :meth:`settle`, the commit
+    counters, the stage anatomy and ``SET GLOBAL`` with its journal. StarRocks and Doris
+    speak the same protocol but extend :class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`,
+    not this class.
 
     **Settings on a server the lab does not manage.** The commit variants change
     ``innodb_flush_log_at_trx_commit``, which is a *global* variable: it cannot be set for
@@ -58,11 +57,7 @@ class MySQL(Engine):
 
     NAME = "mysql"
     URL_SCHEMES = ("mysql",)
-    DRIVERNAME = "mysql+mysqldb"
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"mysqldb": ("MySQLdb", "mysqlclient"),
-                                                     "pymysql": ("pymysql", "PyMySQL")}
-    DEFAULT_PORT = 3306
-    SQLGLOT_DIALECT = "mysql"
+    SQL = MySQLSQL
     #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
     PROFILE_KIND = "mysql_stage_events"
     BULK_PATH = "load_data_local"
@@ -74,16 +69,12 @@ class MySQL(Engine):
         "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
-    LAB_QUERY_KEYS = Engine.LAB_QUERY_KEYS + ("set_global",)
+    LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
     #: Settings a client may change for its own session (``SET SESSION``).
     SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({
         "unique_checks", "foreign_key_checks", "sql_log_bin", "transaction_isolation",
         "innodb_lock_wait_timeout", "sql_mode", "profiling", "profiling_history_size",
     })
-    #: The connection's character set (``SET NAMES``): the server parses every statement in it.
-    CHARSET: ClassVar[str] = "utf8mb4"
-    #: Statement that returns the server's version string.
-    VERSION_SQL: ClassVar[str] = "SELECT VERSION()"
     #: Statement listing (name, value) of every global variable not at its compiled-in default.
     SETTINGS_SQL: ClassVar[str] = (
         "SELECT LOWER(i.VARIABLE_NAME), g.VARIABLE_VALUE FROM performance_schema.variables_info i "
@@ -98,92 +89,6 @@ class MySQL(Engine):
         super().__init__(url, **kwargs)
         self._saved_globals: dict[str, Any] = {}
 
-    # -- connection ------------------------------------------------------------------------
-    def connect(self):
-        dbapi = self.dbapi
-        kwargs = {"charset": self.CHARSET, **self.connect_kwargs(), "autocommit": True, "local_infile": True}
-        try:
-            return dbapi.connect(**kwargs)
-        except dbapi.MySQLError as exc:
-            raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}") from exc
-
-    def connect_kwargs(self) -> dict:
-        """PyMySQL arguments; a URL without a password also reads the MySQL option file ``~/.my.cnf`` ([client])."""
-        args = super().connect_kwargs()
-        option_file = os.path.expanduser("~/.my.cnf")
-        if self.server is None and "password" not in args and os.path.isfile(option_file):
-            args["read_default_file"] = option_file
-        return args
-
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None):
-        """``sql`` with ``params``, rendered now, as a call of the connection's own query function.
-
-        What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and,
-        only when the reply announces a result set (``mysql_field_count``), read it
-        (``mysql_store_result``), without the cursor's bookkeeping in Python. With mysqlclient
-        it is a :class:`~ingestlab.timing.NativeCall` on those C functions (:meth:`native_sender`),
-        timed by the lab's C loop (without the C half, mysqlclient's own C ``query`` from
-        Python); PyMySQL's ``Connection.query`` sends and reads in one call.
-        """
-        self.has("statement_call", check=True)
-        text = self.render(sql, params)
-        conn = self.conn
-        if self.driver != "mysqldb":
-            return functools.partial(conn.query, text)
-        from MySQLdb import _mysql
-
-        text = text.encode() if isinstance(text, str) else text
-        query = functools.partial(_mysql.connection.query, conn, text)
-        field_count, store = conn.field_count, conn.store_result
-
-        def call() -> None:
-            try:
-                query()
-                if field_count():
-                    store()
-            except _mysql.MySQLError as exc:
-                raise ServerError(f"{self.NAME}: {exc}") from exc
-        sender = self.native_sender()
-        return call if sender is None else timing.NativeCall(sender, text, call, self.NAME)
-
-    def native_sender(self) -> timing.NativeSender | None:
-        """mysqlclient's connection as libmysqlclient's (libmariadb's) ``MYSQL *``, with its query functions.
-
-        The pointer comes from mysqlclient's ``_get_native_connection`` (a capsule; the one
-        way mysqlclient hands its connection to C code, marked private: the lab pins
-        mysqlclient's version and a test checks it), the functions from the library mysqlclient
-        is linked with. None with PyMySQL (no C library under it).
-        """
-        if self.driver != "mysqldb":
-            return None
-        import ctypes
-
-        from MySQLdb import _mysql
-
-        conn = self.conn
-        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        try:
-            pointer = get_pointer(conn._get_native_connection(), b"_mysql.connection.native_connection")
-            lib = _libmysql(_mysql.__file__)
-            functions = [ctypes.cast(getattr(lib, f), ctypes.c_void_p).value
-                         for f in ("mysql_real_query", "mysql_field_count", "mysql_store_result", "mysql_free_result")]
-        except (AttributeError, ValueError, OSError):  # a mysqlclient without the capsule: time from Python
-            return None
-        return timing.NativeSender("libmysql", pointer, functions, lambda: f"({conn.errno()}) {conn.error()}", conn,
-                                   lambda: bool(conn.open))
-
-    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
-        """The connection's own query call: mysqlclient's C ``query`` (``mysql_real_query``, what
-        ``mariadb-slap`` sends an INSERT with; an INSERT has no result set to store), or PyMySQL's
-        ``Connection.query``."""
-        super().open_sender(session)
-        if self.driver != "mysqldb":
-            return self.conn.query
-        from MySQLdb import _mysql
-
-        return functools.partial(_mysql.connection.query, self.conn)
-
     def close(self) -> None:
         """Put back global variables the lab changed (``?set_global=true``), then close."""
         if self._saved_globals and self._conn is not None:
@@ -194,38 +99,25 @@ class MySQL(Engine):
     @property
     def set_global_allowed(self) -> bool:
         """Whether the URL allows ``SET GLOBAL`` (``?set_global=true``)."""
-        value = self.url.query.get("set_global", "") if self.url is not None else ""
+        value = self.connection.lab.get("set_global", "") if self.connection is not None else ""
         return isinstance(value, str) and value.strip().lower() in _TRUE
-
-    def set_sql(self, name: str, scope: str = "SESSION") -> str:
-        """``SET <scope> name = %s`` for a checked variable name (the value is a driver parameter).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).set_sql("innodb_flush_log_at_trx_commit", "GLOBAL")
-        'SET GLOBAL innodb_flush_log_at_trx_commit = %s'
-        """
-        _check_variable(name)
-        if scope not in ("SESSION", "GLOBAL"):
-            raise ConfigError("scope", scope, "'SESSION' or 'GLOBAL'")
-        return f"SET {scope} {name} = %s"
 
     def set_session(self, settings: dict[str, str]) -> None:
         for name in settings:
-            _check_variable(name)
+            check_variable(name)
         global_names = [n for n in settings if n not in self.SESSION_SETTINGS]
         if global_names and not self.set_global_allowed:
             raise UnsupportedOperationError(
                 f"{self.NAME}: {', '.join(sorted(global_names))} is not among the lab's per-session settings "
                 f"({', '.join(sorted(self.SESSION_SETTINGS))}), so it takes SET GLOBAL, which affects every client "
                 f"of {self.display_url}; the lab does that only when the URL opts in with ?set_global=true (the "
-                "previous values are put back at close). Or use the lab's own server: TARGET=mariadb")
+                f"previous values are put back at close). Or use the lab's own server: {self.parameter}=mariadb")
         self._restore_globals(set(self._saved_globals) - set(global_names))
         for name, value in settings.items():
             if name in global_names:
                 if name not in self._saved_globals:
                     self._saved_globals[name] = self.execute(f"SELECT @@GLOBAL.{name}")[0][0]
-                    journal.record(self.url, name, self._saved_globals[name])  # put back by the next run if killed
+                    journal.record(self.connection, name, self._saved_globals[name])  # put back by the next run if killed
                 self.execute(self.set_sql(name, "GLOBAL"), [sql_value(value)])
             else:
                 self.execute(self.set_sql(name, "SESSION"), [sql_value(value)])
@@ -238,7 +130,7 @@ class MySQL(Engine):
         which MariaDB's numeric variables require).
         """
         self.execute(self.set_sql(name, "GLOBAL"), [sql_value(value)])
-        journal.forget(self.url, name)
+        journal.forget(self.connection, name)
 
     def _restore_globals(self, names: set[str]) -> None:
         for name in sorted(names):
@@ -276,24 +168,6 @@ class MySQL(Engine):
         binlog = counters.get("Binlog_group_commits", 0.0) if int(log_bin) and int(sync_binlog) == 1 else 0.0
         return {"flushes": redo + binlog, **counters}
 
-    def server_version(self) -> str:
-        return str(self.execute(self.VERSION_SQL)[0][0])
-
-    def settings(self) -> dict[str, str]:
-        """Global variables not at their defaults, and the values of the settings the lab applied."""
-        out = {str(name): str(value) for name, value in self._server_settings()}
-        for name in self._settings:
-            _check_variable(name)
-            out[name] = str(self.execute(f"SELECT @@{name}")[0][0])
-        return out
-
-    def _server_settings(self) -> list[tuple[str, Any]]:
-        """(name, value) of the server's non-default variables (:attr:`SETTINGS_SQL`); none if it cannot say."""
-        try:
-            return self.execute(self.SETTINGS_SQL)
-        except self.dbapi.MySQLError:  # e.g. MySQL 5.7 has no variables_info
-            return []
-
     # -- tables ------------------------------------------------------------------------------
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "no_key": "InnoDB table without a key (InnoDB adds a hidden 6-byte row id as its clustered key)",
@@ -306,40 +180,10 @@ class MySQL(Engine):
     KEYED_MODEL = "primary_key"
     #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
     MAX_PARTITIONS = 8192
-    #: Storage engine of each model (``ENGINE=``).
-    MODEL_ENGINES: ClassVar[dict[str, str]] = {"myisam": "MyISAM"}
-
-    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
-                  model: str | None = None, partitions: int | None = None) -> list[str]:
-        """``CREATE TABLE`` of a model in :attr:`TABLE_MODELS`, ``PARTITION BY KEY`` of the first column.
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="primary_key_indexes",
-        ...                                partitions=4)
-        ['CREATE TABLE `t` (`id` BIGINT, `v` INT, PRIMARY KEY (`id`), INDEX `t_v_idx` (`v`)) ENGINE=InnoDB PARTITION BY KEY (`id`) PARTITIONS 4']
-        """
-        model = self.resolve_model(model, key)
-        n = self.check_partitions(partitions)
-        names = [name for name, _ in columns]
-        keyed = list(key or names[:1]) if model != "no_key" else []
-        sql = self.create_table_sql(table, columns, primary_key=keyed)
-        if model == "primary_key_indexes":
-            indexes = [f"INDEX {self.quote(f'{table}_{col}_idx')} ({self.quote(col)})"
-                       for col in self.secondary_index_columns(names, keyed)]
-            sql = sql[:-1] + ", " + ", ".join(indexes) + ")"
-        sql += f" ENGINE={self.MODEL_ENGINES.get(model, 'InnoDB')}"
-        if n > 1:
-            sql += f" PARTITION BY KEY ({self.quote(names[0])}) PARTITIONS {n}"
-        return [sql]
-
     # -- bulk path -------------------------------------------------------------------------
     def load_data_sql(self, table: str, columns: Sequence[str]) -> str:
         """``LOAD DATA LOCAL INFILE %s`` for :func:`ingestlab.datagen.csv_bytes`'s CSV (file name as parameter)."""
-        cols = ", ".join(map(self.quote, columns))
-        return (f"LOAD DATA LOCAL INFILE %s INTO TABLE {self.quote(table)} CHARACTER SET utf8mb4 "
-                "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' "
-                f"LINES TERMINATED BY '\\n' ({cols})")
+        return self.sql.load_data_sql(table, columns)
 
     def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
                           create: Sequence[str] = ()) -> Callable[[], int]:
@@ -408,19 +252,6 @@ class MySQL(Engine):
     }
     #: The client the lab runs for :meth:`native_load`.
     NATIVE_CLIENT: ClassVar[str] = "mysql"
-
-    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """A recursive CTE counting 1…n (MySQL 8 needs ``cte_max_recursion_depth`` ≥ n for the session).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).generate_rows_sql("demo", ["id", "a"], 3)
-        'INSERT INTO `demo` (`id`, `a`) WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3) SELECT n, 0 FROM g'
-        """
-        cols = ", ".join(map(self.quote, columns))
-        zeros = ", 0" * (len(columns) - 1)
-        return (f"INSERT INTO {self.quote(table)} ({cols}) WITH RECURSIVE g (n) AS "
-                f"(SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < {int(n)}) SELECT n{zeros} FROM g")
 
     def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
         """``mysql --local-infile=1 -e 'LOAD DATA LOCAL INFILE …'`` (MariaDB: ``mariadb``); returns the rows loaded."""
@@ -524,19 +355,6 @@ class MySQL(Engine):
                   "are read and written without the OS page cache",
     }
 
-    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
-        """``ON DUPLICATE KEY UPDATE`` every other column from ``VALUES(col)``.
-
-        ``VALUES(col)`` names the row that was to be inserted; MariaDB has no other spelling
-        (MySQL 8.0.19+ also accepts a row alias and warns that ``VALUES()`` is deprecated).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).upsert_sql("t", ["id", "doc"], "id", 2)
-        'INSERT INTO `t` (`id`, `doc`) VALUES (%s, %s), (%s, %s) ON DUPLICATE KEY UPDATE `doc` = VALUES(`doc`)'
-        """
-        return "ON DUPLICATE KEY UPDATE " + ", ".join(f"{self.quote(c)} = VALUES({self.quote(c)})" for c in others)
-
     def cache_bytes(self, budget_bytes: int, limit: str) -> int:
         """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
 
@@ -607,23 +425,6 @@ def stage_component(stage: str) -> str:
     ('opening_tables', 'commit')
     """
     return re.sub(r"[^a-z0-9]+", "_", stage.rsplit("/", 1)[-1].lower()).strip("_")
-
-
-def sql_value(value: Any) -> Any:
-    """A setting's value as the driver parameter a ``SET`` accepts: integers as int, the rest as text.
-
-    Examples
-    --------
-    >>> sql_value("2"), sql_value("ON")
-    (2, 'ON')
-    """
-    text = str(value)
-    return int(text) if _INTEGER.match(text) else text
-
-
-def _check_variable(name: str) -> None:
-    if not isinstance(name, str) or not _VARIABLE.match(name):
-        raise ConfigError("settings", name, "a server variable name: lower-case letters, digits and '_'")
 
 
 class _StagesRecorder(anatomy.Recorder):
@@ -729,11 +530,3 @@ def _counter_changes(before: dict[str, float], after: dict[str, float], n: int) 
     """Per-statement change of ``SHOW GLOBAL STATUS`` counters over ``n`` statements."""
     return {name.lower(): ((after[name] - before[name]) / max(n, 1), f"SHOW GLOBAL STATUS {name}, change per statement")
             for name in before}
-
-
-@functools.lru_cache(maxsize=None)
-def _libmysql(module: str):
-    """The client library mysqlclient's compiled ``module`` is linked with, through :mod:`ctypes`."""
-    import ctypes
-
-    return ctypes.CDLL(module)

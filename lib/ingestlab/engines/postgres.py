@@ -12,6 +12,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
@@ -37,6 +38,7 @@ class Postgres(Engine):
     NAME = "postgres"
     URL_SCHEMES = ("postgresql", "postgres")
     DRIVERNAME = "postgresql+psycopg2"
+    SQL = PostgresSQL
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
@@ -242,50 +244,7 @@ class Postgres(Engine):
     #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).
     SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
 
-    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
-                  model: str | None = None, partitions: int | None = None) -> list[str]:
-        """``CREATE [UNLOGGED] TABLE`` of a model in :attr:`TABLE_MODELS`, hash-partitioned by the first column.
-
-        ``partitions = 1`` is a plain table; ``N > 1`` is ``PARTITION BY HASH`` of the first
-        column with ``N`` partitions ``<table>_p<i>``. Models with a key use ``key`` (default: the
-        first column).
-
-        Examples
-        --------
-        >>> pg = Postgres.__new__(Postgres)
-        >>> pg.table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="unlogged", partitions=2)
-        ['CREATE TABLE "t" ("id" BIGINT, "v" INT, PRIMARY KEY ("id")) PARTITION BY HASH ("id")', 'CREATE UNLOGGED TABLE "t_p0" PARTITION OF "t" FOR VALUES WITH (MODULUS 2, REMAINDER 0)', 'CREATE UNLOGGED TABLE "t_p1" PARTITION OF "t" FOR VALUES WITH (MODULUS 2, REMAINDER 1)']
-        """
-        model = self.resolve_model(model, key)
-        n = self.check_partitions(partitions)
-        names = [name for name, _ in columns]
-        keyed = list(key or names[:1]) if model != "no_key" else []
-        unlogged = "UNLOGGED " if model == "unlogged" else ""
-        create = self.create_table_sql(table, columns, primary_key=keyed)
-        if n == 1:  # a partitioned parent holds no rows and cannot be unlogged; its partitions are
-            statements = [create.replace("CREATE TABLE", f"CREATE {unlogged}TABLE", 1)]
-        else:
-            statements = [create + f" PARTITION BY HASH ({self.quote(names[0])})"]
-        statements += [f"CREATE {unlogged}TABLE {self.quote(f'{table}_p{i}')} PARTITION OF {self.quote(table)} "
-                       f"FOR VALUES WITH (MODULUS {n}, REMAINDER {i})" for i in range(n) if n > 1]
-        if model == "primary_key_indexes":
-            statements += [f"CREATE INDEX {self.quote(f'{table}_{col}_idx')} ON {self.quote(table)} ({self.quote(col)})"
-                           for col in self.secondary_index_columns(names, keyed)]
-        return statements
-
     # -- notebook 05: one million rows -------------------------------------------------------
-    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """``INSERT … SELECT g, 0, … FROM generate_series(1, n)``: the seed's statement.
-
-        Examples
-        --------
-        >>> Postgres.__new__(Postgres).generate_rows_sql("demo", ["id", "a", "b"], 3)
-        'INSERT INTO "demo" ("id", "a", "b") SELECT g, 0, 0 FROM generate_series(1, 3) AS g'
-        """
-        cols = ", ".join(map(self.quote, columns))
-        zeros = ", 0" * (len(columns) - 1)
-        return f"INSERT INTO {self.quote(table)} ({cols}) SELECT g{zeros} FROM generate_series(1, {int(n)}) AS g"
-
     def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
                                 ) -> Callable[[], int]:
         """Single-row INSERTs in one transaction in libpq's pipeline mode, through psycopg 3.
@@ -360,8 +319,7 @@ class Postgres(Engine):
                 counted[0] += piece.num_rows
                 yield piece.data
 
-        cols = ", ".join(map(self.quote, columns))
-        freeze = ", FREEZE" if replace or create else ""
+        copy = self.sql.copy_sql(table, columns, freeze=bool(replace or create))
         cur = self.conn.cursor()
         try:
             cur.execute("BEGIN")
@@ -369,8 +327,7 @@ class Postgres(Engine):
                 cur.execute(statement)
             if replace:
                 cur.execute(f"TRUNCATE {self.quote(table)}")
-            cur.copy_expert(f"COPY {self.quote(table)} ({cols}) FROM STDIN WITH (FORMAT csv{freeze})",
-                            _ChunkReader(encoded()), size=1 << 20)
+            cur.copy_expert(copy, _ChunkReader(encoded()), size=1 << 20)
             cur.execute("COMMIT")
         except BaseException:
             if not self.conn.closed:
@@ -402,17 +359,6 @@ class Postgres(Engine):
                   "written with O_DIRECT, so no OS page cache holds table or index pages (each new or evicted "
                   "page is one write)",
     }
-
-    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
-        """``ON CONFLICT (key) DO UPDATE SET`` every other column from ``EXCLUDED``.
-
-        Examples
-        --------
-        >>> Postgres.__new__(Postgres).upsert_sql("t", ["id", "doc"], "id", 2)
-        'INSERT INTO "t" ("id", "doc") VALUES (%s, %s), (%s, %s) ON CONFLICT ("id") DO UPDATE SET "doc" = EXCLUDED."doc"'
-        """
-        sets = ", ".join(f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in others)
-        return f"ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
 
     def cache_bytes(self, budget_bytes: int, limit: str) -> int:
         """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""

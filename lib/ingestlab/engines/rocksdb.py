@@ -51,6 +51,8 @@ class RocksDB(Engine):
     BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""
+    #: No SQL: one keyspace of bytes keys and values.
+    SQL = None
     #: The store runs in-process through rocksdict's bindings (recorded as the "driver").
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"rocksdict": ("rocksdict", "rocksdict")}
     #: Not SQL: the contract's table steps work on the store's one keyspace of bytes keys and

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
-from ingestlab.engines.mysql import MySQL, sql_value
+from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
+from ingestlab.engines.sql.starrocks import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.polling import poll
-
-_PROPERTY = re.compile(r"^[a-z][a-z0-9_.]*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,8 +31,17 @@ class ProfileCapture:
     texts: dict[str, str]
 
 
-class StarRocks(MySQL):
+class StarRocks(MySQLProtocol):
     """StarRocks through its FE's MySQL protocol; bulk path Stream Load over the FE's HTTP port.
+
+    It extends the protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`), not
+    :class:`~ingestlab.engines.mysql.MySQL`: nothing of InnoDB's is inherited, so the steps
+    it lacks are the contract's defaults, for these reasons: no memory budget (a cluster's
+    memory is set in its BE configuration), no I/O counters (the FE's protocol has none of
+    InnoDB's kind), no :meth:`settle` (compaction runs on the backends and cannot be awaited
+    through the FE), no :meth:`data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
+    counters (the FE reports no log flushes), no row generator in the lab yet, and no
+    ``native_load`` (its bulk path is Stream Load over HTTP, which :meth:`bulk_load` is).
 
     There is no local StarRocks in the lab (no binaries, no Docker here); give a URL, e.g.
     ``starrocks://root@127.0.0.1:9030/ingestlab?http_port=8030`` (see ``compose/``). Query
@@ -59,25 +66,11 @@ class StarRocks(MySQL):
     URL_SCHEMES = ("starrocks",)
     DEFAULT_PORT = 9030
     SQLGLOT_DIALECT = "starrocks"
+    SQL = StarRocksSQL
     PROFILE_KIND = "starrocks_analyze_profile"
     BULK_PATH = "stream_load"
-    #: One deployment has one commit protocol; compare deployments with ``?label=`` instead.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
-    #: Nothing of InnoDB's applies: no upsert study (notebook 03 needs a local server), no
-    #: memory budget, no InnoDB counters or dirty pages; tables are bucketed, not partitioned by key.
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ()
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
-    UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "memory_budget_settings": "a cluster's memory is set in its BE configuration, not per session",
-        "io_counters": "the FE's MySQL protocol has no InnoDB-style I/O counters",
-        "settle": "compaction runs on the backends and cannot be awaited through the FE",
-        "data_bytes": "tablet sizes are reported by SHOW DATA, not per statement",
-        "commit_counters": "the FE reports no log flushes or group commits through its MySQL protocol",
-        "generate_rows_sql": "its row generators (generate_series / numbers table functions) are not in the lab yet",
-        "native_load": "its bulk path is Stream Load over HTTP, which bulk_load already is",
-    }
-    #: No INSERT variant groups commits in StarRocks: notebook 04 refuses it by name.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
+    #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
+    #: variant groups commits: :attr:`COMMIT_VARIANTS` and :attr:`GROUP_COMMIT_VARIANTS` stay empty.
     GROUP_COMMIT_NOTE = ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
                          "stream_load_group_headers), which the INSERT driver does not use")
@@ -95,21 +88,13 @@ class StarRocks(MySQL):
     MAX_PARTITIONS = 1024
     PARTITION_UNIT = "bucket"
     ONE_PARTITION = "1 bucket (one tablet)"
-    #: ``PROPERTIES`` each table model's :meth:`table_ddl` writes (model → name → value).
-    MODEL_PROPERTIES: ClassVar[dict[str, dict[str, str]]] = {}
     #: The FE's HTTP port when the URL has no ``http_port``.
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
-    #: Table models (``create_table_sql(model=...)``) → the key clause of that model.
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY", "primary": "PRIMARY KEY",
-    }
-    #: Aggregate types a value column of an AGGREGATE KEY table may take (default REPLACE).
-    AGGREGATE_TYPES: ClassVar[frozenset[str]] = frozenset({"SUM", "MAX", "MIN", "REPLACE", "REPLACE_IF_NOT_NULL"})
-    #: ``create_table_sql`` options written as ``PROPERTIES``.
-    TABLE_PROPERTY_OPTIONS: ClassVar[tuple[str, ...]] = ("replication_num",)
+    #: Table models (``create_table_sql(model=...)``) → the key clause of that model (its builder's).
+    TABLE_MODELS: ClassVar[dict[str, str]] = dict(StarRocksSQL.KEY_CLAUSES)
     #: URL query keys that give ``create_table_sql`` defaults.
     TABLE_DEFAULT_KEYS: ClassVar[tuple[str, ...]] = ("buckets", "replication_num")
-    LAB_QUERY_KEYS = MySQL.LAB_QUERY_KEYS + ("http_port", "buckets", "replication_num")
+    LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("http_port", "buckets", "replication_num")
     VERSION_SQL: ClassVar[str] = "SELECT current_version()"
     SETTINGS_SQL: ClassVar[str] = (
         "SELECT VARIABLE_NAME, VARIABLE_VALUE, IS_CHANGED FROM information_schema.verbose_session_variables")
@@ -140,7 +125,7 @@ class StarRocks(MySQL):
 
     # -- URL -------------------------------------------------------------------------------
     def _query_int(self, key: str) -> int | None:
-        value = self.url.query.get(key) if self.url is not None else None
+        value = self.connection.lab.get(key) if self.connection is not None else None
         if value is None:
             return None
         try:
@@ -148,7 +133,7 @@ class StarRocks(MySQL):
         except (TypeError, ValueError):
             number = 0
         if number < 1:
-            raise ConfigError("TARGET", f"{self.display_url} (?{key}={value})", f"?{key}= a positive integer")
+            raise ConfigError(self.parameter, f"{self.display_url} (?{key}={value})", f"?{key}= a positive integer")
         return number
 
     @property
@@ -161,106 +146,25 @@ class StarRocks(MySQL):
         values = {key: self._query_int(key) for key in self.TABLE_DEFAULT_KEYS}
         return {k: v for k, v in values.items() if v is not None}
 
+    def sql_options(self) -> dict[str, Any]:
+        """The URL's table defaults (:meth:`table_defaults`) go to the builder."""
+        return {"table_defaults": self.table_defaults()}
+
     # -- DDL -------------------------------------------------------------------------------
     def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
                          primary_key: Sequence[str] = (), **options) -> str:
-        """``CREATE TABLE`` of one table model, hash-distributed, with properties.
+        """``CREATE TABLE`` of one table model, hash-distributed, with properties, the URL's defaults applied.
 
-        Parameters
-        ----------
-        table : str
-            Table name.
-        columns : sequence of (name, type)
-            The columns, key columns first.
-        primary_key : sequence of str
-            Shorthand for ``model="primary", key=primary_key``.
-        model : str
-            A key of :attr:`TABLE_MODELS`; default ``duplicate`` (``primary`` with ``primary_key``).
-        key : sequence of str
-            The key columns: the first columns, in order (default: the first column).
-        buckets : int
-            ``BUCKETS n``; omitted, the engine chooses.
-        distributed_by : sequence of str
-            Hash distribution columns (default: the key).
-        aggregate : dict
-            For ``model="aggregate"``: value column → aggregate type (default ``REPLACE``).
-        replication_num : int
-            Written as a property, like every name in :attr:`TABLE_PROPERTY_OPTIONS`.
-        properties : dict
-            More ``PROPERTIES`` (name → value).
+        The options are :meth:`StarRocksSQL.create_table_sql
+        <ingestlab.engines.sql.starrocks.StarRocksSQL.create_table_sql>`'s.
 
         Examples
         --------
-        >>> sr = StarRocks.__new__(StarRocks); sr.url = None
-        >>> sr.create_table_sql("t", [("id", "BIGINT"), ("v", "INT")], buckets=2, replication_num=1)
+        >>> sr = StarRocks("starrocks://root@fe:9030/db?replication_num=1")
+        >>> sr.create_table_sql("t", [("id", "BIGINT"), ("v", "INT")], buckets=2)
         'CREATE TABLE `t` (`id` BIGINT, `v` INT) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2 PROPERTIES ("replication_num" = "1")'
         """
-        accepted = {"model", "key", "buckets", "distributed_by", "aggregate", "properties",
-                    *self.TABLE_PROPERTY_OPTIONS}
-        unknown = sorted(set(options) - accepted)
-        if unknown:
-            raise UnsupportedOperationError(f"{self.NAME}: table options {unknown} not supported; "
-                                            f"accepted: {', '.join(sorted(accepted))}")
-        opts = {**self.table_defaults(), **{k: v for k, v in options.items() if v is not None}}
-        names = [name for name, _ in columns]
-        model = opts.get("model") or ("primary" if primary_key else "duplicate")
-        if model not in self.TABLE_MODELS:
-            raise ConfigError("model", model, "one of " + ", ".join(self.TABLE_MODELS))
-        key = list(opts.get("key") or primary_key or names[:1])
-        if primary_key and list(primary_key) != key:
-            raise ConfigError("key", key, f"the same columns as primary_key={list(primary_key)}")
-        if key != names[:len(key)]:
-            raise ConfigError("key", key, f"the first columns of the table, in order (e.g. {names[:len(key)]})")
-        aggregate = {k: str(v).upper() for k, v in (opts.get("aggregate") or {}).items()}
-        value_columns = set(names[len(key):]) if model == "aggregate" else set()
-        for name, func in aggregate.items():
-            if name not in value_columns:
-                raise ConfigError("aggregate", name, f"a value column of an aggregate table: {sorted(value_columns)}")
-            if func not in self.AGGREGATE_TYPES:
-                raise ConfigError("aggregate", func, "one of " + ", ".join(sorted(self.AGGREGATE_TYPES)))
-        cols = []
-        for name, sql_type in columns:
-            piece = f"{self.quote(name)} {self.column_type(sql_type)}"
-            if name in value_columns:
-                piece += " " + aggregate.get(name, "REPLACE")
-            cols.append(piece)
-        distributed = list(opts.get("distributed_by") or key)
-        missing = [c for c in distributed if c not in names]
-        if missing:
-            raise ConfigError("distributed_by", missing, f"columns of the table: {names}")
-        sql = (f"CREATE TABLE {self.quote(table)} ({', '.join(cols)}) "
-               f"{self.TABLE_MODELS[model]}({', '.join(map(self.quote, key))}) "
-               f"DISTRIBUTED BY HASH({', '.join(map(self.quote, distributed))})")
-        buckets = opts.get("buckets")
-        if buckets is not None:
-            if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-                raise ConfigError("buckets", buckets, "an integer ≥ 1")
-            sql += f" BUCKETS {buckets}"
-        properties = {name: opts[name] for name in self.TABLE_PROPERTY_OPTIONS if name in opts}
-        properties.update(opts.get("properties") or {})
-        if properties:
-            sql += " PROPERTIES (" + ", ".join(f"{_property_name(k)} = {_string(v)}"
-                                               for k, v in properties.items()) + ")"
-        return sql
-
-    def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
-                  model: str | None = None, partitions: int | None = None) -> list[str]:
-        """One ``CREATE TABLE`` of a model in :attr:`TABLE_MODELS`, ``partitions`` buckets (tablets).
-
-        Examples
-        --------
-        >>> sr = StarRocks.__new__(StarRocks); sr.url = None
-        >>> sr.table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="unique", partitions=8)
-        ['CREATE TABLE `t` (`id` BIGINT, `v` INT) UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 8']
-        """
-        model = self.resolve_model(model, key)
-        buckets = self.check_partitions(partitions) if partitions is not None else None
-        return [self.create_table_sql(table, columns, model=model, key=list(key) or None, buckets=buckets,
-                                      properties=self.MODEL_PROPERTIES.get(model))]
-
-    def drop_table_sql(self, table: str) -> str:
-        """``DROP TABLE IF EXISTS … FORCE``: no copy left in the recycle bin for a day."""
-        return f"DROP TABLE IF EXISTS {self.quote(table)} FORCE"
+        return self.sql.create_table_sql(table, columns, primary_key=primary_key, **options)
 
     def stream_load_group_headers(self, variant: str, interval_ms: int = 1000, parallel: int = 2) -> dict[str, str]:
         """Stream Load merge commit headers of ``variant`` (a key of :attr:`MERGE_COMMIT_HEADERS`).
@@ -277,15 +181,6 @@ class StarRocks(MySQL):
                 "merge_commit_parallel": str(int(parallel))}
 
     # -- settings --------------------------------------------------------------------------
-    def client_settings(self) -> dict[str, str]:
-        """Every setting of the variant: all StarRocks and Doris variables are session variables."""
-        return {} if self.is_local else dict(self._settings)
-
-    def set_session(self, settings: dict[str, str]) -> None:
-        """``SET SESSION name = value``: every StarRocks variable can be set for one session."""
-        for name, value in settings.items():
-            self.execute(self.set_sql(name), [sql_value(value)])
-
     def _server_settings(self) -> list[tuple[str, Any]]:
         """Session variables not at their defaults (``verbose_session_variables``, when the server has it)."""
         try:
@@ -298,7 +193,7 @@ class StarRocks(MySQL):
     def stream_load_client(self) -> StreamLoadClient:
         """The Stream Load client for this URL's FE, database and credentials."""
         if self._stream_load is None:
-            if self.url is None:
+            if self.connection is None:
                 raise UnsupportedOperationError(f"{self.NAME}: Stream Load needs a URL")
             kw = self.connect_kwargs()
             self._stream_load = StreamLoadClient(kw.get("host") or "127.0.0.1", self.http_port, kw.get("database"),
@@ -409,23 +304,3 @@ def profile_parts(capture: "ProfileCapture", kinds: Sequence[str]) -> tuple[list
     extras = [(key.removesuffix("_ms"), summary[key], math.nan, f"{source[key]} {key}")
               for key in ("olap_table_sink_ms", "planning_ms") if key in summary]
     return parts, extras
-
-
-def _property_name(name: str) -> str:
-    if not isinstance(name, str) or not _PROPERTY.match(name):
-        raise ConfigError("properties", name, "a property name of lower-case letters, digits, '_' and '.'")
-    return _string(name)
-
-
-def _string(value: Any) -> str:
-    """A double-quoted DDL string literal (properties cannot be driver parameters).
-
-    Examples
-    --------
-    >>> _string('a"b')
-    '"a\\\\"b"'
-    """
-    text = str(value)
-    if "\n" in text or "\r" in text or "\0" in text:
-        raise ConfigError("properties", text, "a value without line breaks or NUL")
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,45 @@
+"""The contract's steps that an engine may lack, and how a step is marked missing."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ingestlab.errors import UnsupportedOperationError
+
+#: The contract's steps that an engine may lack (see ``Engine.has``).
+STEPS: tuple[str, ...] = (
+    "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
+    "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
+    "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters", "statement_call",
+    "stream_load_group_headers", "group_commit_interval_sql",
+    "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
+)
+#: Steps that are text of the engine's SQL dialect: its :class:`~ingestlab.engines.sql.SQLBuilder` writes them.
+SQL_STEPS: tuple[str, ...] = ("quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql",
+                              "generate_rows_sql", "group_commit_interval_sql")
+#: Steps that exist when another one does (they are implemented over it).
+BUILT_ON: dict[str, str] = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause",
+                            "prepare_insert": "execute", "statement_call": "execute"}
+
+
+def unsupported(reason: str) -> Callable:
+    """Mark a default step of a base class as missing until a subclass implements it."""
+    def mark(method: Callable) -> Callable:
+        method.__unsupported__ = reason
+        return method
+    return mark
+
+
+def switched_off(step: str, reason: str) -> Callable:
+    """A method that raises for a step an engine declares in ``Engine.UNSUPPORTED``."""
+    def method(self, *args: Any, **kwargs: Any):
+        raise UnsupportedOperationError(f"{self.NAME}: no {step}: {reason}")
+    method.__name__ = step
+    method.__doc__ = f"Not available on this engine: {reason}."
+    method.__unsupported__ = reason
+    return method
+
+
+def missing_reason(owner: Any, name: str) -> str | None:
+    """Why ``owner``'s method ``name`` is missing (its mark), or None when it is there."""
+    return getattr(getattr(owner, name, None), "__unsupported__", None)
