@@ -7,6 +7,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingestlab import cgroups
@@ -74,9 +75,25 @@ def test_disk_counters_of_the_data_disk_are_cumulative(tmp_path):
     before = cgroups.disk_counters(dev)
     if not before:
         pytest.skip(f"{tmp_path} is on a file system without a block device in /proc/diskstats")
-    after = cgroups.disk_counters(dev)
     assert set(before) == {"read_ios", "read_bytes", "write_ios", "write_bytes"}
-    assert all(after[k] >= before[k] for k in before)
+    # real I/O in between: 8 MiB written and fsynced, dropped from the page cache, read back
+    size = 8 * 2**20
+    path = tmp_path / "io"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        os.write(fd, np.random.default_rng(0).bytes(size))
+        os.fsync(fd)
+        written = cgroups.disk_counters(dev)
+        os.posix_fadvise(fd, 0, size, os.POSIX_FADV_DONTNEED)
+        assert len(os.pread(fd, size, 0)) == size
+    finally:
+        os.close(fd)
+    after = cgroups.disk_counters(dev)
+    assert written["write_bytes"] - before["write_bytes"] >= size
+    assert written["write_ios"] - before["write_ios"] >= 1
+    assert after["read_bytes"] - written["read_bytes"] >= size, "8 MiB read back from the disk, not the page cache"
+    assert after["read_ios"] - written["read_ios"] >= 1
+    assert all(after[k] >= written[k] >= before[k] for k in before)
 
 
 def test_local_profile_creates_no_cgroup(tmp_path):

@@ -58,6 +58,7 @@ def _check_kept_unchanged(kept: dict[str, dict], folder: Path, tables: dict[str,
         assert not final.duplicated(labels).any() if labels else True
 
 
+@pytest.mark.slow  # ~31 s here (2 cores)
 @pytest.mark.skipif(sys.platform != "linux", reason="needs the embedded PostgreSQL (Linux wheels)")
 def test_notebook_01_resumes_from_its_last_complete_configuration(tmp_path):
     lab, out = tmp_path / "lab", tmp_path / "out"
@@ -86,6 +87,7 @@ def test_notebook_01_resumes_from_its_last_complete_configuration(tmp_path):
     assert len(pd.read_csv(folder / "fits.csv")) >= 2 and not _server_pids(lab)
 
 
+@pytest.mark.slow  # ~39 s here (2 cores)
 @pytest.mark.skipif(sys.platform != "linux", reason="needs the embedded PostgreSQL (Linux wheels)")
 def test_notebook_04_resumes_its_grid_without_measuring_a_configuration_twice(tmp_path):
     lab, out = tmp_path / "lab", tmp_path / "out"

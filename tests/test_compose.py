@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
+import jsonschema
 import pytest
-
-yaml = pytest.importorskip("yaml")
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_DIR = REPO_ROOT / "compose"
@@ -215,7 +215,6 @@ def as_strings(value: Any) -> list[str]:
 
 
 def check_schema(doc: dict[str, Any], schema: dict[str, Any]) -> Problems:
-    jsonschema = pytest.importorskip("jsonschema")
     validator = jsonschema.Draft7Validator(schema)
     return [
         f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
@@ -525,10 +524,36 @@ def test_seed_machine_check_fails_on_a_different_machine(mutate):
     assert check_seed_machine(doc, "arangodb")
 
 
+# What each stack starts (compose/README.md, "Starts" and "Per stack"): service -> image repository.
+SERVICE_IMAGES = {
+    "starrocks-shared-nothing.yml": {"fe": "starrocks/fe-ubuntu", "be": "starrocks/be-ubuntu"},
+    "starrocks-shared-data.yml": {"minio": "quay.io/minio/minio", "fe": "starrocks/fe-ubuntu", "cn": "starrocks/cn-ubuntu"},
+    "doris.yml": {"fe": "apache/doris", "be": "apache/doris"},
+    "yugabytedb.yml": {"yugabytedb": "yugabytedb/yugabyte"},
+    "postgres.yml": {"postgres": "postgres"},
+    "mariadb.yml": {"mariadb": "mariadb"},
+    "arangodb.yml": {"arangodb": "arangodb"},
+}
+# The version compose/README.md names in its table (``| PostgreSQL 18 |``): image repository -> version prefix.
+README_VERSIONS = {"postgres": "PostgreSQL", "mariadb": "MariaDB", "arangodb": "ArangoDB"}
+
+
 @pytest.mark.parametrize("file", COMPOSE_FILES)
 def test_loads_as_yaml(file):
+    """The services, images and host ports the README promises (the schema is checked below)."""
     doc = load(file)
-    assert isinstance(doc, dict) and services(doc), f"{file} has no services"
+    images = {name: resolve_defaults(svc["image"]) for name, svc in services(doc).items()}
+    assert {name: image.rpartition(":")[0] for name, image in images.items()} == SERVICE_IMAGES[file]
+    if file == "doris.yml":  # one repository, the role in the tag
+        assert {name: image.rpartition(":")[2].split("-")[0] for name, image in images.items()} == {"fe": "fe", "be": "be"}
+    readme = readme_text()
+    for name, image in images.items():
+        repo, _, tag = image.rpartition(":")
+        if repo in README_VERSIONS:  # the README's table names the major (and minor) version of the pinned tag
+            (named,) = re.findall(rf"\| {README_VERSIONS[repo]} ([\d.]+)", readme)
+            assert tag == named or tag.startswith(named + "."), (file, image, named)
+        for port in (p for _, _, p, _ in published_ports({"services": {name: services(doc)[name]}})):
+            assert re.search(rf"\|[^|\n]*`{re.escape(file)}`[^\n]*\b{port}\b", readme), (file, name, port)
 
 
 @pytest.mark.parametrize("file", COMPOSE_FILES)

@@ -296,3 +296,46 @@ def test_a_constant_response_gives_a_nan_r2_without_a_runtime_warning():
         warnings.simplefilter("error")
         fit = models.fit_linear(pd.DataFrame({"x": [1, 2, 3, 4], "y": [2.0] * 4}), x="x", y="y", robust=False)
     assert np.isnan(fit["r2"].iloc[0]) and fit["slope"].iloc[0] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("df_a, df_b", [(3, 40), (40, 3), (5, 5)])
+def test_slope_ratio_interval_uses_the_smaller_degrees_of_freedom(df_a, df_b):
+    from scipy import stats
+
+    a, se_a, b, se_b = 2.0, 0.3, 0.5, 0.02
+    r = models.slope_ratio(a, se_a, df_a, b, se_b, df_b)
+    # log(a/b) ± t(0.975, min df) · sqrt((se_a/a)² + (se_b/b)²), written out here
+    half = stats.t.ppf(0.975, min(df_a, df_b)) * np.sqrt((se_a / a) ** 2 + (se_b / b) ** 2)
+    assert r["ratio"] == pytest.approx(4.0)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((4.0 * np.exp(-half), 4.0 * np.exp(half)), rel=1e-12)
+    assert r["df"] == min(df_a, df_b)
+    # at 3 df the interval is markedly wider than at 40 (t 3.18 against 2.02)
+    if min(df_a, df_b) == 3:
+        assert r["ci_high"] / r["ratio"] > np.exp(3.0 * np.sqrt((se_a / a) ** 2 + (se_b / b) ** 2))
+
+
+def _order_statistic_ci(n: int, alpha: float = 0.05) -> tuple[int, float]:
+    """k of the narrowest [x(k), x(n−k+1)] covering the median with ≥ 1 − alpha, and its coverage (exact binomial)."""
+    from math import comb
+
+    def coverage(k):  # 1 − 2·P(Binom(n, ½) ≤ k − 1)
+        return 1 - 2 * sum(comb(n, i) for i in range(k)) / 2**n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= 1 - alpha:
+        k += 1
+    return k, coverage(k)
+
+
+@pytest.mark.parametrize("n, k, confidence", [(5, 1, 0.9375), (6, 1, 0.96875), (10, 2, 1 - 22 / 1024),
+                                              (11, 2, 1 - 24 / 2048), (20, 6, None), (31, 10, None)])
+def test_median_ci_exact_is_the_order_statistic_interval_of_the_binomial(n, k, confidence):
+    assert _order_statistic_ci(n)[0] == k  # the hand-known k (n = 10, 11: [x(2), x(n−1)])
+    expected = _order_statistic_ci(n)[1]
+    if confidence is not None:
+        assert expected == pytest.approx(confidence)
+    values = np.random.default_rng(n).permutation(np.arange(1, n + 1) * 10.0)  # x(i) = 10·i, shuffled
+    r = models.median_ci_exact(values)
+    assert (r["ci_low"], r["ci_high"]) == (10.0 * k, 10.0 * (n - k + 1))
+    assert r["confidence"] == pytest.approx(expected) and r["n"] == n
+    assert r["median"] == pytest.approx(10.0 * (n + 1) / 2)

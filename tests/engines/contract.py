@@ -7,7 +7,9 @@ subclass may set ``skip_reason()`` for an engine that cannot run on this machine
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import re
 
 import pytest
 
@@ -23,6 +25,8 @@ ODD_TABLE = 'we"ird tab`le'
 
 class EngineContract:
     engine: str = ""
+    #: How the contract asks the server itself for its version, by a route other than the adapter's where it can.
+    own_version_sql: str = "SELECT version()"
 
     @classmethod
     def skip_reason(cls) -> str | None:
@@ -44,9 +48,10 @@ class EngineContract:
         yield engine
         engine.close()
 
-    def test_start_is_idempotent_and_reports_a_version(self, eng):
+    def test_start_is_idempotent_and_reports_the_servers_own_version(self, eng):
         assert eng.start() is eng
-        assert eng.server_version()[0].isdigit()
+        version, own = eng.server_version(), str(eng.execute(self.own_version_sql)[0][0])
+        assert re.match(r"\d+\.\d+", version) and version in own, (version, own)
 
     def test_identifiers_are_quoted_by_the_dialect(self, eng):
         eng.reset_table(ODD_TABLE, SEED_COLUMNS)
@@ -77,7 +82,19 @@ class EngineContract:
 
     def test_metadata_names_engine_version_and_settings(self, eng):
         meta = eng.metadata()
-        assert meta["engine"] == self.engine and meta["server_version"] and isinstance(meta["settings"], dict)
+        assert meta["engine"] == self.engine == eng.NAME
+        assert meta["server_version"] == eng.server_version() and meta["settings"] == eng.settings()
+        assert meta["url"] == eng.display_url and meta["local_server"] is eng.is_local
+        for settings in eng.COMMIT_VARIANTS.values():  # a variant's settings are recorded as applied and as live
+            eng.apply_settings(settings)
+            try:
+                meta = eng.metadata()
+                assert meta["variant_settings"] == settings
+                for name, value in settings.items():
+                    assert str(meta["settings"].get(name, "")).lower().startswith(str(value).lower()), (name, meta)
+            finally:
+                eng.apply_settings({})
+        assert eng.metadata()["variant_settings"] == {}
 
     def test_statement_anatomy_is_tidy(self, eng):
         eng.reset_table("c_anat", SEED_COLUMNS)
@@ -103,7 +120,11 @@ class EngineContract:
 
     def test_metadata_names_the_driver_that_measures_and_a_statement_call_writes(self, eng):
         meta = eng.metadata()
-        assert meta["driver"] == eng.driver and meta["driver"] in eng.DRIVERS and meta["driver_version"]
+        assert meta["driver"] == eng.driver and meta["driver"] in eng.DRIVERS
+        # the distribution that installed the driver's module, and its installed version
+        module = eng.DRIVERS[eng.driver][0]
+        (dist,) = importlib.metadata.packages_distributions()[module.split(".")[0]]
+        assert (meta["driver_package"], meta["driver_version"]) == (dist, importlib.metadata.version(dist))
         if not eng.has("statement_call"):
             return
         eng.reset_table("c_call", SEED_COLUMNS)

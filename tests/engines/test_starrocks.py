@@ -26,6 +26,7 @@ class TestStarRocksContract(RemoteContract):
     engine = "starrocks"
     url_env = "INGESTLAB_TEST_STARROCKS_URL"
     stack = "compose/starrocks-*.yml"
+    own_version_sql = "SELECT current_version()"  # StarRocks answers version() with a MySQL version
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import re
 from decimal import Decimal
 
 import pytest
@@ -110,10 +111,26 @@ def test_names_are_checked_and_escaped_in_the_url():
     assert make_label("we ird").startswith("ingestlab_we_ird_")
 
 
+def _last(field: str, text: str, value: str = r"[^'\",\s}]+") -> str | None:
+    """The value of the last ``"field": value`` (or ``'field':'value'``) in a reply's text, read by a regex."""
+    found = re.findall(rf"""["']{field}["']\s*:\s*["']?({value})""", text)
+    return found[-1] if found else None
+
+
 @pytest.mark.parametrize("path", corpus_files("stream_load_response"), ids=lambda p: p.name)
 def test_every_published_reply_parses(path):
-    reply, summary = parse_reply(corpus_body(path.parent.name, path.name))
-    assert summary["status"] and any(k.lower() == "status" for k in reply)
+    """The last reply's status, label, transaction and counts, as the text states them, reach the summary."""
+    text = corpus_body(path.parent.name, path.name)
+    reply, summary = parse_reply(text)
+    status = _last("[Ss]tatus", text)
+    assert status and summary["status"] == status and status in reply.values()
+    assert summary["label"] == _last("[Ll]abel", text)
+    assert summary["txn_id"] == int(_last("(?:TxnId|txnId)", text, r"\d+"))
+    for field, key in (("NumberLoadedRows", "loaded_rows"), ("NumberTotalRows", "total_rows"), ("LoadBytes", "load_bytes")):
+        stated = _last(field, text, r"\d+")
+        assert summary.get(key) == (int(stated) if stated else None), field
+    stated = _last("LoadTimeMs", text, r"\d+")
+    assert summary.get("load_time_ms") == (float(stated) if stated else None)
 
 
 def test_parse_reply_reads_a_starrocks_reply_with_its_times():
