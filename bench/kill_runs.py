@@ -24,7 +24,7 @@ from pathlib import Path
 
 BIN = Path(sys.executable).parent / "ingestlab"
 NOTEBOOKS = {
-    "01": ["-p", "VARIANTS", "sync_on,sync_off", "-p", "TARGET", "postgres"],
+    "01": ["-p", "VARIANTS", "sync_on,sync_off", "-p", "ENGINES", "postgres"],
     "03": ["-p", "ENGINES", "postgres,mariadb"],
 }
 FOLLOW_UP = ["run", "01", "--no-progress", "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",

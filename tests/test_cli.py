@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,8 +25,8 @@ def _cli(*args, env_extra=None, **kw):
 @pytest.mark.parametrize("args, needle", [
     (["-p", "N", "0"], "N=0"),
     (["-p", "N", "-3"], "N=-3"),
-    (["-p", "TARGET", "oracle"], "TARGET='oracle'"),
-    (["-p", "TARGET", "postgresql://u:pw@host:notaport/db"], "TARGET="),
+    (["-p", "ENGINES", "oracle"], "ENGINES='oracle'"),
+    (["-p", "ENGINES", "postgresql://u:pw@host:notaport/db"], "ENGINES="),
     (["-p", "SCENARIOS", "single_row,merge"], "SCENARIOS='merge'"),
     (["-p", "SCALE", "galactic"], "SCALE='galactic'"),
     (["-p", "NO_SUCH", "1"], "NO_SUCH"),
@@ -83,7 +84,7 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
     with PostgresServer(lab_tmp / "pg") as server:
         secret = server.password
         url = f"postgresql://postgres:{secret}@/postgres?host={server.socket_dir}"
-        res = _cli("run", "01", "--out", str(tmp_path / "out"), "--no-progress", "-p", "TARGET", url,
+        res = _cli("run", "01", "--out", str(tmp_path / "out"), "--no-progress", "-p", "ENGINES", url,
                    "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",
                    env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
     assert res.returncode == 0, res.stderr[-3000:]
@@ -103,14 +104,32 @@ FIXTURES = sorted(CORPUS.glob("*/*.txt")) if CORPUS.is_dir() else []
 @pytest.mark.skipif(not FIXTURES, reason=f"real-output corpus not found at {CORPUS}")
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_profile_command_reads_every_real_output_file(path, capsys):
+    from ingestlab import profiles
     from ingestlab.cli import main
 
-    assert main(["profile", str(path)]) == 0
-    text = capsys.readouterr().out
-    assert text.strip()
+    body = path.read_text(encoding="utf-8").partition("# ---- verbatim sample below this line ----\n")[2]
     assert main(["profile", "--json", str(path)]) == 0
     anatomy = json.loads(capsys.readouterr().out)
+    assert anatomy == json.loads(json.dumps(profiles.anatomy(profiles.parse(body))))  # this file's anatomy, whole
+    assert anatomy["kind"] == profiles.detect(body)
     assert anatomy["kind"] == path.parent.name or anatomy["kind"].startswith(path.parent.name.split("_")[0])
+    # the numbers the file states itself, where it states each once
+    if path.parent.name == "postgres_explain":
+        for key, name in (("planning_ms", "Planning Time"), ("execution_ms", "Execution Time")):
+            (stated,) = re.findall(rf'(?i)"?{name}"?:\s*([\d.]+)', body)
+            assert anatomy[key] == float(stated), key
+    if path.parent.name == "stream_load_response":
+        stated = re.findall(r"""["'][Ss]tatus["']\s*:\s*["'](\w+)""", body)[-1]
+        assert anatomy["status"] == anatomy["load"]["status"] == stated
+        times = re.findall(r'"LoadTimeMs"\s*:\s*(\d+)', body)
+        assert anatomy["total_ms"] == (float(times[-1]) if times else None)
+    assert main(["profile", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith(anatomy["kind"])
+    for key in ("total_ms", "planning_ms", "execution_ms"):  # each headline number, on its own line
+        if anatomy[key] is not None:
+            label = key.removesuffix("_ms")
+            assert re.search(rf"^  {label} +{re.escape(f'{anatomy[key]:,.3f}')} ms", text, re.M), (key, text)
 
 
 @pytest.mark.parametrize("body", [

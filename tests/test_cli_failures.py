@@ -69,9 +69,9 @@ def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, 
     target = {"WRONG": _url(pg, "not-it"), "NODB": _url(pg, pg.password, db="nodb"),
               "BADOPT": _url(pg, pg.password, query="&bogus=1")}.get(target, target)
     started = time.monotonic()
-    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), "-p", "TARGET", target, *SMALL,
+    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), "-p", "ENGINES", target, *SMALL,
                lab=tmp_path / "lab", timeout=60)
-    line = _one_line(res, 3, "pre-flight check failed: TARGET", needle)
+    line = _one_line(res, 3, "pre-flight check failed: ENGINES", needle)
     assert time.monotonic() - started < 30
     assert "not-it" not in res.stderr and pg.password not in res.stderr
     assert "***" in line or "u@127.0.0.1" in line
@@ -80,7 +80,7 @@ def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, 
 
 @pytest.mark.parametrize("args, code, needle", [
     (["--out", "/etc/hostname"], 3, "is a file"),
-    (["-p", "TARGET", "rocksdb"], 2, "TARGET='rocksdb'"),
+    (["-p", "ENGINES", "rocksdb"], 2, "ENGINES='rocksdb'"),
     (["-p", "SCENARIOS", "bulk"], 2, "SCENARIOS='bulk'"),
     (["-p", "SEED", "-1"], 2, "SEED=-1"),
     (["-p", "N", "100000000000"], 2, "N=100000000000"),
@@ -106,18 +106,18 @@ def test_a_password_with_any_character_works_from_a_file_and_reaches_no_output(p
     pw_file.write_text(pg.password + "\n")
     out = tmp_path / "out"
     res = _cli("run", "01", "--no-progress", "--out", str(out), "--password-file", str(pw_file),
-               "-p", "TARGET", _url(pg), *SMALL, lab=tmp_path / "lab")
+               "-p", "ENGINES", _url(pg), *SMALL, lab=tmp_path / "lab")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "warning" not in res.stderr
     for path in [p for p in out.rglob("*") if p.is_file()]:
         assert pg.password.encode() not in path.read_bytes(), path
     # the same password raw in the URL still works, with a warning, and is masked everywhere
-    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out2"), "-p", "TARGET", _url(pg, pg.password),
+    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out2"), "-p", "ENGINES", _url(pg, pg.password),
                *SMALL, lab=tmp_path / "lab")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "visible to every user" in res.stderr and pg.password not in res.stderr
     meta = json.loads((tmp_path / "out2" / "01_insert_anatomy" / "run.json").read_text())
-    assert "postgres:***@localhost" in meta["parameters"]["target"]
+    assert "postgres:***@localhost" in meta["parameters"]["engines"][0]
     for path in [p for p in (tmp_path / "out2").rglob("*") if p.is_file()]:
         assert pg.password.encode() not in path.read_bytes(), path
         assert b"ss w:rd" not in path.read_bytes(), path
@@ -190,7 +190,7 @@ def test_during_a_run_nobody_else_can_enter_the_labs_mariadb(tmp_path, lab_tmp):
     from tests.servers.local_server import listening_tcp_ports
 
     lab, out = lab_tmp, tmp_path / "out"  # the lab folder must be reachable by user mysql
-    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "TARGET", "mariadb",
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "ENGINES", "mariadb",
                              "-p", "REPEATS", "200", "-p", "VARIANTS", "flush_1"],
                             env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -303,7 +303,7 @@ def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_r
             "mysql://u@localhost/x").driver == "mysqldb" else "mysql"
         url = f"{scheme}://root@localhost/ingestlab?unix_socket={server.server.socket_path}&set_global=true"
         env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab_tmp), "INGESTLAB_PASSWORD": server.server.password}
-        proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "a"), "-p", "TARGET",
+        proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "a"), "-p", "ENGINES",
                                  url, "-p", "REPEATS", "200", "-p", "VARIANTS", "flush_2"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert server.server.password not in " ".join(proc.args)
@@ -317,7 +317,7 @@ def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_r
         monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))  # the journal the runs keep in their lab folder
         assert journal.pending(url)["settings"] == {flush: str(original)}
 
-        res = subprocess.run([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "b"), "-p", "TARGET", url,
+        res = subprocess.run([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "b"), "-p", "ENGINES", url,
                               *SMALL[:-3], "-p", "VARIANTS", "flush_1"], env=env, capture_output=True, text=True,
                              timeout=300)
         assert res.returncode == 0, res.stderr[-3000:]

@@ -45,12 +45,13 @@ def test_several_notebooks_leave_out_mariadb_say_so_once_and_exit_0(tmp_path):
     skipped = [ln for ln in res.stderr.splitlines() if ln.startswith("ingestlab: skipped")]
     assert len(skipped) == 1, res.stderr
     assert "mariadb in 02_component_sweeps, 03_upsert_beyond_ram" in skipped[0] and "mariadbd" in skipped[0]
-    assert _meta(out, "02_component_sweeps")["parameters"]["targets"] == ["postgres"]
+    assert _meta(out, "02_component_sweeps")["parameters"]["engines"] == ["postgres"]
     assert _meta(out, "03_upsert_beyond_ram")["parameters"]["engines"] == ["postgres", "rocksdb"]
     assert all(_meta(out, nb)["completed"] for nb in ("02_component_sweeps", "03_upsert_beyond_ram"))
     # the summary keeps notebook 03's per-batch intercept apart from per-row costs, and states the scale
-    assert "-- fixed cost per batch" in res.stdout and "-- cost per row" in res.stdout
-    assert "overhead per statement" not in res.stdout
+    assert "-- batch_time local: overhead (ms per batch)" in res.stdout
+    assert "-- batch_time local: per_row (µs per row)" in res.stdout
+    assert "ms per statement" not in res.stdout
     assert "SCALE smoke" in res.stdout and "not comparable with paper-scale numbers" in res.stdout
 
 
@@ -71,16 +72,16 @@ def test_a_notebook_left_without_engines_is_skipped_and_a_run_writes_no_figure_i
 
 
 def test_one_notebook_refuses_a_named_engine_that_cannot_start_before_anything_starts(tmp_path):
-    res = _cli("run", "02", "-p", "TARGETS", "postgres,mariadb", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
+    res = _cli("run", "02", "-p", "ENGINES", "postgres,mariadb", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
     assert res.returncode == 2, res.stderr
-    assert "TARGETS='mariadb'" in res.stderr and "mariadbd" in res.stderr
+    assert "ENGINES='mariadb'" in res.stderr and "mariadbd" in res.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "lab").exists()
 
 
 @pytest.mark.parametrize("keep_going, code, ran_00", [([], 3, True), (["--no-keep-going"], 3, False)])
 def test_a_failing_notebook_does_not_stop_the_others_unless_asked(tmp_path, keep_going, code, ran_00):
     out = tmp_path / "out"
-    res = _cli("run", "01", "00", "-p", "TARGET", "postgresql://u@127.0.0.1:1/db", "--no-progress", "--out", str(out),
+    res = _cli("run", "01", "00", "-p", "ENGINES", "postgresql://u@127.0.0.1:1/db", "--no-progress", "--out", str(out),
                *keep_going, tmp_path=tmp_path, no_mariadb=False)
     assert res.returncode == code, res.stderr[-3000:]
     assert "pre-flight check failed" in res.stderr and "Connection refused" in res.stderr

@@ -11,6 +11,7 @@ import pytest
 import seaborn as sns
 
 from ingestlab import figures, models, published
+from ingestlab.workloads import group_commit_analysis, published_results_analysis
 
 
 def test_save_writes_png_svg_pdf_into_the_folder_and_closes_the_figure(tmp_path):
@@ -89,26 +90,53 @@ def test_plot_bars_on_a_log_axis_keeps_every_bar_visible_and_labelled():
     figures.close(ax.figure)
 
 
-def test_plot_overhead_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines():
+PER_LOAD = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per load"),
+            "write_time": models.Term("write_time_s", None, None, "s")}
+
+
+def test_plot_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines_from_the_long_form():
     data = pd.DataFrame({"n_loads": [1e6, 1e5, 1e4, 3e4, 3e3], "total_s": [700.0, 160.0, 100.0, 1900.0, 300.0],
                          "variant": ["async"] * 3 + ["off"] * 2})
-    fits = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
+    wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
                          "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
                          "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
-    ax = figures.plot_overhead_fit(data, fits, x="n_loads", hue="variant", per="load")
+    ax = figures.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
+                          hue="variant")
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
-    assert styles == {"async: 0.60 ms/load (95 % CI 0.50–0.70; n = 3, rough)": "-",
-                      "off: 54 ms/load (2 points, no CI)": "--"}
+    assert styles == {"async: 0.60 ms per load (95 % CI 0.50–0.70; n = 3, rough)": "-",
+                      "off: 54 ms per load (2 points, no CI)": "--"}
     # one shaded band, for the fit that has a CI, and the legend below the axes, clear of the data
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
     assert ax.get_legend().get_bbox_to_anchor().y0 < ax.get_window_extent().y0
-    assert ax.get_xlabel() == "loads per run" and ax.get_xscale() == ax.get_yscale() == "log"
+    assert ax.get_ylabel() == "total time (s)" and ax.get_xscale() == ax.get_yscale() == "log"
+    figures.close(ax.figure)
+
+
+def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_marks_a_rejected_model():
+    data = pd.DataFrame({"rows": [10, 20, 40, 100, 200, 400], "elapsed_s": [0.011, 0.012, 0.014, 0.2, 0.4, 0.8],
+                         "series": ["a"] * 3 + ["b"] * 3})
+    terms = {"per_row": models.Term("per_row_us", "lo", "hi", "µs per row"),
+             "overhead": models.Term("overhead_ms", None, None, "ms per batch")}
+    wide = pd.DataFrame({"series": ["a", "b"], "method": ["ols", "ols"], "per_row_us": [100.0, 2000.0],
+                         "lo": [90.0, 1900.0], "hi": [110.0, 2100.0], "overhead_ms": [10.0, 0.0], "n_points": [3, 3],
+                         "model_holds": [True, False]})
+    long = models.tidy(wide, model="batch_time", terms=terms).assign(series=["a", "a", "b", "b"])
+    ax = figures.plot_fit(data, long, x="rows", y="elapsed_s", hue="series", slope="per_row", intercept="overhead",
+                          logy=False)
+    lines = {line.get_label().split(":")[0]: line for line in ax.get_lines() if len(line.get_xdata()) > 3}
+    a, b = lines["a"], lines["b"]
+    # only over the rows each series measured, never beyond them
+    assert (a.get_xdata().min(), a.get_xdata().max()) == (10, 40)
+    assert (b.get_xdata().min(), b.get_xdata().max()) == (100, 400)
+    # µs per row and ms per batch drawn in seconds, the unit of elapsed_s
+    assert a.get_ydata() == pytest.approx(0.010 + 100e-6 * a.get_xdata())
+    assert a.get_linestyle() == "-" and b.get_linestyle() == "--" and "model rejected" in b.get_label()
     figures.close(ax.figure)
 
 
 def test_plot_component_sweeps_draws_a_panel_per_factor_with_its_own_axis_label():
     sweeps = published.component_sweeps()
-    fig = figures.plot_component_sweeps(sweeps)
+    fig = published_results_analysis.plot_component_sweeps(sweeps)
     assert [ax.get_xlabel() for ax in fig.axes] == ["buckets", "columns", "table model"]
     assert [ax.get_legend() is not None for ax in fig.axes] == [True, False, False]
     model = sweeps[sweeps["factor"] == "model"]
@@ -120,7 +148,7 @@ def test_plot_component_sweeps_draws_a_panel_per_factor_with_its_own_axis_label(
 def test_plot_sync_insert_titles_each_insert_size_and_keeps_one_legend():
     sync = published.time_per_request(pd.concat([published.load("doris_group_commit_sync_small_batch"),
                                                  published.load("doris_group_commit_sync_large_batch")]))
-    fig = figures.plot_sync_insert(sync)
+    fig = published_results_analysis.plot_sync_insert(sync)
     assert [ax.get_title() for ax in fig.axes] == ["1 row per INSERT", "1,000 rows per INSERT"]
     assert [ax.get_legend() is not None for ax in fig.axes] == [False, True]
     assert all(ax.get_yscale() == "log" for ax in fig.axes)
@@ -130,7 +158,7 @@ def test_plot_sync_insert_titles_each_insert_size_and_keeps_one_legend():
 def test_plot_scan_times_puts_limit_1_in_its_own_panel():
     scan = published.load("starrocks_csv_scan_times")
     scan = scan.assign(system=scan["engine"] + " · " + scan["stage"])
-    fig = figures.plot_scan_times(scan)
+    fig = published_results_analysis.plot_scan_times(scan)
     assert [ax.get_title() for ax in fig.axes] == ["full scan and COUNT(*)", "LIMIT 1"]
     assert len(fig.axes[1].patches) == (scan["scenario"] == "limit_1").sum()
     figures.close(fig)
@@ -139,9 +167,25 @@ def test_plot_scan_times_puts_limit_1_in_its_own_panel():
 def test_plot_stream_load_shows_throughput_and_the_fit_per_load():
     loads = published.stream_load_batches()
     fits = models.fit_load_overhead(loads, by=["variant", "group_commit_mode", "concurrency"])
-    fig = figures.plot_stream_load(loads, fits)
+    fig = published_results_analysis.plot_stream_load(loads, fits)
+    left, right = fig.axes
     assert [ax.get_ylabel() for ax in fig.axes] == ["rows per second", "total time (s)"]
-    assert fig.axes[1].get_xlabel() == "loads per run"
+    assert (left.get_xlabel(), right.get_xlabel()) == ("bytes per load", "loads per run")
+    assert (left.get_xscale(), left.get_yscale()) == ("log", "log")
+    # left: one line per variant through its (bytes per load, rows/s), as the input gives them
+    drawn = {frozenset(zip(line.get_xdata(), line.get_ydata())) for line in left.get_lines()}
+    assert drawn == {frozenset(zip(g["request_bytes"], g["rows_per_s"])) for _, g in loads.groupby("variant")}
+    # right: every run at (loads, total seconds), and each fit's line: write time + loads × overhead
+    (points,) = [c for c in right.collections if isinstance(c, mcollections.PathCollection)]
+    assert sorted(map(tuple, points.get_offsets().data)) == sorted(zip(loads["n_loads"], loads["total_s"]))
+    lines = {line.get_label().split(":")[0]: line for line in right.get_lines()}
+    for _, fit in fits[fits["method"].isin(["ols", "two_point"])].iterrows():
+        x, y = lines[fit["variant"]].get_xdata(), lines[fit["variant"]].get_ydata()
+        assert len(x) > 10 and y == pytest.approx(fit["write_time_s"] + x * fit["overhead_ms"] / 1e3)
+        stated = float(lines[fit["variant"]].get_label().split(": ")[1].split(" ms per load")[0])
+        assert stated == pytest.approx(fit["overhead_ms"], rel=0.01)  # the legend states the overhead, rounded
+    (lone,) = fits.loc[fits["method"] == "none", "variant"]
+    assert f"{lone} (too few points for a fit)" in lines
     figures.close(fig)
 
 
@@ -183,8 +227,9 @@ def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_eve
     figures.use_article_theme()
     data = pd.DataFrame({"n_statements": [1, 10, 1000] * 2, "total_s": [0.02, 0.05, 3.0, 0.01, 0.02, 0.15],
                          "variant": ["sync_on"] * 3 + ["sync_off"] * 3})
-    fits = models.fit_overhead(data, by=["variant"], robust=False)
-    ax = figures.plot_fit(data, fits)
+    fits = models.tidy(models.fit_overhead(data, by=["variant"], robust=False), model="overhead",
+                       terms=models.OVERHEAD_TERMS)
+    ax = figures.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
     fig = figures.caption(ax.figure, "Total time against statements", run=_META)
     title, caption = _texts(fig)
     assert title == "Total time against statements"
@@ -200,7 +245,7 @@ def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_eve
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("statements per run", "total time (s)")
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert all(text.startswith(("synchronous_commit on: ", "synchronous_commit off: ")) for text in legend)
-    assert all("95 % CI" in text and "ms/statement" in text and "n = 3, rough" in text for text in legend)
+    assert all("95 % CI" in text and "ms per statement" in text and "n = 3, rough" in text for text in legend)
     figures.save(fig, "captioned", notebook="t", directory=tmp_path)
 
 
@@ -215,10 +260,13 @@ def test_caption_of_a_published_table_names_the_seed_and_versions():
 def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_ci_band():
     data = pd.DataFrame({"rows": [50, 100, 200] * 2, "elapsed_s": [0.0002, 0.0004, 0.09, 0.001, 0.002, 0.004],
                          "series": ["a"] * 3 + ["b"] * 3})
-    fits = pd.DataFrame({"series": ["a", "b"], "method": ["ols"] * 2, "intercept": [-0.03, 0.0],
+    wide = pd.DataFrame({"series": ["a", "b"], "method": ["ols"] * 2, "intercept": [-0.03, 0.0],
                          "slope": [5e-4, 2e-5], "slope_ci_low": [1e-4, 1.5e-5], "slope_ci_high": [9e-4, 2.5e-5],
                          "n_points": [3, 3]})
-    ax = figures.plot_linear_fit(data, fits, x="rows", y="elapsed_s", hue="series")
+    terms = {"slope": models.Term("slope", "slope_ci_low", "slope_ci_high", "s per row"),
+             "intercept": models.Term("intercept", None, None, "s")}
+    fits = models.tidy(wide, model="line", terms=terms).assign(series=["a", "a", "b", "b"])
+    ax = figures.plot_fit(data, fits, x="rows", y="elapsed_s", hue="series", slope="slope", intercept="intercept")
     assert ax.get_yscale() == "log"  # the values span decades
     lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 3]
     assert len(lines) == 2
@@ -237,8 +285,8 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
 def test_linear_axes_unless_the_values_span_decades():
     narrow = pd.DataFrame({"rows": [50, 100, 200] * 2, "elapsed_s": [1.0, 2.0, 4.0, 1.5, 2.5, 4.5],
                            "series": ["a"] * 3 + ["b"] * 3})
-    ax = figures.plot_linear_fit(narrow, pd.DataFrame(columns=["series", "method"]), x="rows", y="elapsed_s",
-                                 hue="series")
+    ax = figures.plot_fit(narrow, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
+                          hue="series")
     assert ax.get_yscale() == "linear"
     figures.close(ax.figure)
 
@@ -273,7 +321,7 @@ def test_the_same_captioned_figure_of_the_same_run_saves_to_the_same_svg_bytes(t
 def test_a_log_axis_spanning_less_than_a_decade_gets_distinct_round_ticks():
     data = pd.DataFrame({"clients": [1, 4] * 2, "commits_per_flush": [0.996, 1.82, 1.0, 1.83],
                          "variant": ["default"] * 2 + ["commit_delay_100"] * 2, "rows_per_insert": [1] * 4})
-    fig = figures.plot_by_clients(data, y="commits_per_flush", logy=True)
+    fig = group_commit_analysis.plot_by_clients(data, y="commits_per_flush", logy=True)
     fig.canvas.draw()
     low, high = fig.axes[0].get_ylim()
     shown = [t.get_text() for t in fig.axes[0].get_yticklabels() if low <= t.get_position()[1] <= high]

@@ -10,9 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from ingestlab import _paths, promotion
+from ingestlab import _paths, promotion, report
 from ingestlab.errors import ConfigError
 
 BIN = Path(sys.executable).parent / "ingestlab"
@@ -35,7 +36,8 @@ def test_promotion_copies_every_figure_and_names_the_run_in_source(run00, tmp_pa
     done, left_out = promotion.promote(run00, ["00"], to=to)
     assert [(n, s) for n, _, s in done] == [("00_published_results", "-")] and left_out == []
     made = sorted((run00 / "00_published_results" / "figures").iterdir())
-    copied = sorted(p for p in (to / "00_published_results").iterdir() if p.name != promotion.SOURCE)
+    copied = sorted(p for p in (to / "00_published_results").iterdir()
+                    if p.name not in (promotion.SOURCE, promotion.FINDINGS))
     assert [p.name for p in copied] == [p.name for p in made]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(made, copied))
     source = (to / "00_published_results" / promotion.SOURCE).read_text()
@@ -44,6 +46,26 @@ def test_promotion_copies_every_figure_and_names_the_run_in_source(run00, tmp_pa
     assert "Load average (1/5/15 min): [" in source and "Promoted by: ingestlab figures" in source
     for path in made:
         assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in source
+
+
+def test_findings_state_the_runs_own_fits_and_headline_numbers(run00, tmp_path):
+    to = tmp_path / "figures"
+    promotion.promote(run00, ["00"], to=to)
+    text = (to / "00_published_results" / promotion.FINDINGS).read_text()
+    meta = json.loads((run00 / "00_published_results" / "run.json").read_text())
+    fits = pd.read_csv(run00 / "00_published_results" / "fits.csv")
+    assert f"Revision: {meta['git']['revision'][:7]}" in text and "ingestlab run 00_published_results" in text
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| StarRocks |")]
+    assert len(rows) == len(fits)  # every term of fits.csv, no more
+    for row, fit in zip(rows, fits.to_dict("records")):
+        assert (row[3], row[4]) == (fit["method"], fit["term"])
+        assert float(row[5]) == pytest.approx(fit["estimate"], rel=5e-4)  # 4 significant digits
+    for name, value in meta["headline"].items():
+        assert f"| `{name}` | {report.headline_value(value)} |" in text
+    # a promotion of another run replaces the findings with that run's
+    (to / "00_published_results" / promotion.FINDINGS).write_text("stale")
+    promotion.promote(run00, ["00"], to=to)
+    assert (to / "00_published_results" / promotion.FINDINGS).read_text() != "stale"
 
 
 def test_an_unfinished_run_is_refused_when_named_and_left_out_otherwise(run00, tmp_path):

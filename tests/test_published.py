@@ -12,6 +12,7 @@ import pytest
 
 from ingestlab import models, published
 from ingestlab.errors import ConfigError
+from ingestlab.workloads import published_results_analysis
 
 SEEDS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
 
@@ -331,7 +332,7 @@ def test_table_sizes_count_each_tables_rows():
 
 
 def test_describe_overhead_fits_states_each_ols_overhead_with_its_ci(section):
-    text = published.describe_overhead_fits(section["fits"], section["points"], alpha=0.1)
+    text = published_results_analysis.describe_overhead_fits(section["fits"], section["points"], alpha=0.1)
     ols = section["fits"][section["fits"]["method"] == "ols"]
     assert len(paragraphs(text)) == len(ols)
     for line, r in zip(paragraphs(text), ols.itertuples()):
@@ -342,7 +343,7 @@ def test_describe_overhead_fits_states_each_ols_overhead_with_its_ci(section):
 
 def test_describe_scale_states_the_difference_and_the_largest_scale(section):
     diff, scale = section["diff"], section["scale"]
-    text = published.describe_scale(diff, scale, a="shared-nothing 4.0.4", b="shared-data 4.0.5")
+    text = published_results_analysis.describe_scale(diff, scale, a="shared-nothing 4.0.4", b="shared-data 4.0.5")
     assert text.startswith(f"Shared-nothing 4.0.4 pays {diff['diff_ms']:.1f} ms (95 % CI {diff['diff_ci_low_ms']:.1f}–")
     assert f"{diff['ratio']:.2f}×" in text and f"{scale['extra_s'].iloc[-1] / 60:.0f} min" in text
     assert f"{scale['n_statements'].iloc[-1]:,} statements" in text
@@ -350,7 +351,7 @@ def test_describe_scale_states_the_difference_and_the_largest_scale(section):
 
 def test_describe_profile_split_states_each_deployment_and_their_difference(section):
     split = section["split"].set_index("deployment")
-    lines = paragraphs(published.describe_profile_split(section["split"], section["fits"]))
+    lines = paragraphs(published_results_analysis.describe_profile_split(section["split"], section["fits"]))
     assert len(lines) == len(split) + 1
     assert all(f"+ FE {r.fe_overhead_ms:.1f} ms" in line for line, r in zip(lines, split.itertuples()))
     fe = split.loc["shared-nothing", "fe_overhead_ms"] - split.loc["shared-data", "fe_overhead_ms"]
@@ -358,7 +359,7 @@ def test_describe_profile_split_states_each_deployment_and_their_difference(sect
 
 
 def test_describe_component_slopes_states_each_slope_and_the_model_spread(section):
-    text = published.describe_component_slopes(section["slopes"], section["sweeps"], section["fits"])
+    text = published_results_analysis.describe_component_slopes(section["slopes"], section["sweeps"], section["fits"])
     assert all(f"**{r.deployment}, {r.factor}**: {r.slope:+.3f} ms per {r.per_unit}" in text
                for r in section["slopes"].itertuples())
     model = section["sweeps"][section["sweeps"]["factor"] == "model"].groupby("deployment")["median_ms"]
@@ -367,12 +368,12 @@ def test_describe_component_slopes_states_each_slope_and_the_model_spread(sectio
 
 def test_describe_upsert_ratios_states_the_mean_ratio_per_engine(section):
     mean = section["ratios"][section["ratios"]["statistic"] == "mean"]
-    text = published.describe_upsert_ratios(section["ratios"])
+    text = published_results_analysis.describe_upsert_ratios(section["ratios"])
     assert all(f"**{r.engine}**: the mean overwrite batch takes {r.ratio:.1f}×" in text for r in mean.itertuples())
 
 
 def test_describe_csv_scan_states_each_querys_speedup(section):
-    text = published.describe_csv_scan(section["scan"], section["speedup"])
+    text = published_results_analysis.describe_csv_scan(section["scan"], section["speedup"])
     assert len(paragraphs(text)) == section["scan"]["scenario"].nunique()
     assert all(f"**{q}**: StarRocks" in text and f"(before ÷ after: {r:.2f})" in text
                for q, r in section["speedup"]["ratio"].items())
@@ -380,14 +381,14 @@ def test_describe_csv_scan_states_each_querys_speedup(section):
 
 def test_describe_peak_memory_states_each_engine_against_the_least():
     memory = published.load("starrocks_csv_peak_memory")
-    text = published.describe_peak_memory(memory)
+    text = published_results_analysis.describe_peak_memory(memory)
     assert all(f"{r.engine} {r.peak_mb:g} MB (printed {r.peak_printed}, {r.peak_mb / memory['peak_mb'].min():.2f}×"
                in text for r in memory.itertuples())
 
 
 def test_describe_load_fits_states_every_group_and_what_group_commit_saves(section):
     fits = section["load_fits"].set_index("variant")
-    lines = paragraphs(published.describe_load_fits(section["loads"], section["load_fits"]))
+    lines = paragraphs(published_results_analysis.describe_load_fits(section["loads"], section["load_fits"]))
     assert len(lines) == len(fits) + 2
     async_10 = fits.loc["async, 10 clients"]
     assert any(line.startswith(f"**async, 10 clients**: {async_10['overhead_ms']:.3f} ms per load (95 % CI")
@@ -399,7 +400,7 @@ def test_describe_load_fits_states_every_group_and_what_group_commit_saves(secti
 def test_describe_interval_fits_states_each_one_row_slope(section):
     fits = section["interval_fits"]
     small = fits[fits["rows_per_insert"] == 1]
-    text = published.describe_interval_fits(section["sync"], fits)
+    text = published_results_analysis.describe_interval_fits(section["sync"], fits)
     assert len(paragraphs(text)) == len(small) + 1
     assert all(f"{r.slope:.2f} (95 % CI {r.slope_ci_low:.2f}–{r.slope_ci_high:.2f}) × interval" in text
                for r in small.itertuples())
@@ -407,17 +408,17 @@ def test_describe_interval_fits_states_each_one_row_slope(section):
 
 def test_describe_jdbc_and_docdb_state_their_tables_numbers():
     jdbc = published.time_per_request(published.load("doris_group_commit_jdbc"))
-    text = published.describe_jdbc(jdbc, published.load("doris_group_commit_examples"))
+    text = published_results_analysis.describe_jdbc(jdbc, published.load("doris_group_commit_examples"))
     assert all(f"{r.rows_per_s:,.0f} rows/s at {r.concurrency} clients" in text for r in jdbc.itertuples())
     docdb = published.load("yugabytedb_docdb_rows_inserted")
     docdb = docdb.assign(docdb_entries_per_row=docdb["docdb_inserted_rows"] / docdb["rows"])
-    assert all(f"{r.scenario} {r.docdb_entries_per_row:g}" in published.describe_docdb(docdb)
+    assert all(f"{r.scenario} {r.docdb_entries_per_row:g}" in published_results_analysis.describe_docdb(docdb)
                for r in docdb.itertuples())
 
 
 def test_headline_records_the_sections_numbers(section):
     names = ("fits", "diff", "split", "ratios", "speedup", "load_fits", "interval_fits")
-    numbers = published.headline(**{name: section[name] for name in names})
+    numbers = published_results_analysis.headline(**{name: section[name] for name in names})
     fits = section["fits"][section["fits"]["method"] == "ols"]
     assert numbers["starrocks_overhead_ms[shared-data 4.0.5]"] == pytest.approx(
         fits.set_index("variant").loc["shared-data 4.0.5", ["overhead_ms", "overhead_ci_low_ms",

@@ -1,4 +1,4 @@
-"""The README states what the code does: the variant names of every engine."""
+"""The README states what the code does, on a screen: its notebooks, its links, every engine's variants (docs/)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from pathlib import Path
 import ingestlab.engines  # noqa: F401 - registers every adapter
 from ingestlab.engines import Engine
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+CLUSTERS = REPO / "docs" / "clusters.md"
 
 
 def _variant_table() -> dict[str, tuple[set[str], set[str]]]:
-    text = README.read_text(encoding="utf-8")
+    text = CLUSTERS.read_text(encoding="utf-8")
     after = text[text.index("**Variant names per engine**"):].splitlines()
     start = next(i for i, line in enumerate(after) if line.startswith("|---"))
     rows = {}
@@ -27,6 +29,25 @@ def _variant_table() -> dict[str, tuple[set[str], set[str]]]:
 
 def test_the_readme_lists_every_engines_variants_exactly():
     rows = _variant_table()
-    assert set(rows) == set(Engine.classes()), "an engine is missing from the README's variant table, or extra"
+    assert set(rows) == set(Engine.classes()), "an engine is missing from docs/clusters.md's variant table, or extra"
     for name, cls in Engine.classes().items():
         assert rows[name] == (set(cls.COMMIT_VARIANTS), set(cls.GROUP_COMMIT_VARIANTS)), name
+
+
+def test_the_readme_fits_on_a_screen_and_opens_with_every_notebook():
+    from ingestlab.workloads import discover
+
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode()) <= 15 * 1024
+    first = text.splitlines()[:80]
+    rows = [line for line in first if line.startswith("| `")]
+    for stem in discover():
+        assert any(line.startswith(f"| `{stem}` |") for line in rows), f"{stem} is not in the notebook table"
+
+
+def test_every_local_link_of_the_readme_and_docs_leads_somewhere():
+    for page in [README, *sorted((REPO / "docs").glob("*.md")), REPO / "bench" / "README.md"]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "FINDINGS.md" in target:
+                continue  # written by `ingestlab figures` at a notebook's next promotion
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"

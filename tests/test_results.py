@@ -4,6 +4,7 @@ import sys
 import textwrap
 
 import pandas as pd
+import pytest
 
 from ingestlab.results import FIT_COLUMNS, Run, load_run
 
@@ -17,12 +18,16 @@ def test_run_json_is_written_at_once_and_marked_completed_by_finish(tmp_path):
     assert "revision" in meta["git"]
     run.append(pd.DataFrame({"elapsed_s": [0.1], "warmup": [True]}), engine="e")
     run.append(pd.DataFrame({"elapsed_s": [0.2], "warmup": [False]}), engine="e")
-    fits = pd.DataFrame({c: [1.0] for c in FIT_COLUMNS if c != "notebook"} | {"engine": ["e"], "variant": ["v"]})
+    fits = pd.DataFrame({c: [1.0] for c in FIT_COLUMNS} | {"engine": ["e"], "variant": ["v"], "term": ["overhead"]})
+    with pytest.raises(ValueError, match="long form"):
+        run.finish(fits=fits.drop(columns=["model"]))  # a wide or partial table is refused, the run left open
+    assert json.loads((tmp_path / "run.json").read_text())["completed"] is False
     run.finish(fits=fits)
     frame, meta = load_run(tmp_path)
     assert meta["completed"] is True and meta["warmup"]["results"] == 1
     assert frame["elapsed_s"].tolist() == [0.1, 0.2]
-    assert list(pd.read_csv(tmp_path / "fits.csv").columns[: len(FIT_COLUMNS)]) == FIT_COLUMNS
+    written = pd.read_csv(tmp_path / "fits.csv")
+    assert list(written.columns) == FIT_COLUMNS and written["notebook"].tolist() == ["nb"]
     assert "hunter2" not in "".join(p.read_text(errors="ignore") for p in tmp_path.iterdir() if p.suffix != ".parquet")
 
 

@@ -12,13 +12,13 @@ def test_notebooks_are_found_by_id_stem_or_file_name():
 def test_run_all_covers_every_numbered_notebook_group_commit_included():
     books = runner.notebooks()
     assert "04" in books and books["04"].stem == "04_group_commit"
-    assert runner.VALIDATORS["04_group_commit"] == "group_commit"
+    assert runner.declaration(books["04"]).validate.__module__ == "ingestlab.workloads.group_commit"
 
 
 def test_declared_parameters_come_from_the_parameters_cell():
     declared = runner.declared_parameters(runner.find_notebook("01"))
-    assert {"TARGET", "SCALE", "N", "RESULTS_DIR"} <= set(declared)
-    assert declared["TARGET"]["help"]
+    assert {"ENGINES", "SCALE", "N", "RESULTS_DIR"} <= set(declared)
+    assert declared["ENGINES"]["help"]
 
 
 def test_check_parameters_uses_the_experiments_own_validation():
@@ -27,8 +27,8 @@ def test_check_parameters_uses_the_experiments_own_validation():
 
 
 def test_passwords_are_taken_out_of_injected_parameters():
-    clean, secrets = runner.hide_passwords({"TARGET": "mysql://root:pa:ss@127.0.0.1:3306/db", "N": 3})
-    assert clean == {"TARGET": "mysql://root:***@127.0.0.1:3306/db", "N": 3}
+    clean, secrets = runner.hide_passwords({"ENGINES": "mysql://root:pa:ss@127.0.0.1:3306/db", "N": 3})
+    assert clean == {"ENGINES": "mysql://root:***@127.0.0.1:3306/db", "N": 3}
     assert secrets == {"root@127.0.0.1:3306": "pa:ss"}
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ingestlab import summary
+from ingestlab import models, summary
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
+from ingestlab.workloads import upsert_analysis
 
 
 def _fit(engine: str, variant: str, **values) -> dict:
@@ -18,13 +19,14 @@ def _fit(engine: str, variant: str, **values) -> dict:
 def run_folder(tmp_path):
     """Two notebooks' runs written by the lab's own Run: 01 at paper scale, 03 at smoke scale, 04 unfinished."""
     run01 = Run("01_insert_anatomy", {"scale": "paper"}, tmp_path / "01_insert_anatomy")
-    run01.finish(fits=pd.DataFrame([_fit("postgres", "sync_on", overhead_ms=0.46, overhead_ci_low_ms=0.40,
-                                         overhead_ci_high_ms=0.53, write_time_s=0.01)]),
+    run01.finish(fits=models.tidy(pd.DataFrame([_fit("postgres", "sync_on", overhead_ms=0.46, overhead_ci_low_ms=0.40,
+                                                     overhead_ci_high_ms=0.53, write_time_s=0.01)]),
+                                  model="overhead", terms=models.OVERHEAD_TERMS),
                  headline={"overhead_ms[sync_on]": 0.46, "diff_ms": [0.24, 0.2, 0.28]})
     run03 = Run("03_upsert_beyond_ram", {"scale": "smoke"}, tmp_path / "03_upsert_beyond_ram")
-    run03.finish(fits=pd.DataFrame([_fit("rocksdb", "overwrite", overhead_ms=5.5, overhead_ci_low_ms=-6.9,
-                                         overhead_ci_high_ms=17.9, write_time_s=0.0, per_row_us=105.0,
-                                         per_row_ci_low_us=-23.0, per_row_ci_high_us=233.0, disk_profile="local")]),
+    run03.finish(fits=upsert_analysis.tidy_fits(pd.DataFrame([_fit(
+        "rocksdb", "overwrite", overhead_ms=5.5, overhead_ci_low_ms=-6.9, overhead_ci_high_ms=17.9, write_time_s=0.0,
+        per_row_us=105.0, per_row_ci_low_us=-23.0, per_row_ci_high_us=233.0, disk_profile="local")])),
                  headline={"ratio_median[rocksdb overwrite/insert, local]": 43.5})
     Run("04_group_commit", {"scale": "smoke"}, tmp_path / "04_group_commit")
     return tmp_path
@@ -33,11 +35,14 @@ def run_folder(tmp_path):
 def test_per_statement_per_batch_and_per_row_fits_are_different_quantities(run_folder):
     table = summary.fits(run_folder)
     by = table.set_index(["notebook", "quantity"])
-    assert by.loc[("01_insert_anatomy", "overhead per statement"), "estimate"] == 0.46
-    assert by.loc[("03_upsert_beyond_ram", "fixed cost per batch"), "estimate"] == 5.5
-    assert by.loc[("03_upsert_beyond_ram", "cost per row"), ["estimate", "unit"]].tolist() == [105.0, "µs"]
-    assert set(table.loc[table["notebook"] == "03_upsert_beyond_ram", "quantity"]) == {"fixed cost per batch",
-                                                                                       "cost per row"}
+    assert by.loc[("01_insert_anatomy", "overhead: overhead"), ["estimate", "unit"]].tolist() == [0.46, "ms per statement"]
+    assert by.loc[("01_insert_anatomy", "overhead: write_time"), ["estimate", "unit"]].tolist() == [0.01, "s"]
+    assert by.loc[("03_upsert_beyond_ram", "batch_time local: overhead"), ["estimate", "unit"]].tolist() == [
+        5.5, "ms per batch"]
+    assert by.loc[("03_upsert_beyond_ram", "batch_time local: per_row"), ["estimate", "unit"]].tolist() == [
+        105.0, "µs per row"]
+    assert set(table.loc[table["notebook"] == "03_upsert_beyond_ram", "quantity"]) == {
+        "batch_time local: overhead", "batch_time local: per_row"}
     assert dict(zip(table["notebook"], table["scale"])) == {"01_insert_anatomy": "paper",
                                                            "03_upsert_beyond_ram": "smoke"}
     assert list(table.columns) == summary.COLUMNS
@@ -49,7 +54,12 @@ def test_the_text_states_scales_headlines_and_unfinished_runs(run_folder):
     assert "not comparable with paper-scale numbers" in text
     assert "diff_ms = 0.24 (0.2–0.28)" in text and "overhead_ms[sync_on] = 0.46" in text
     assert "== 04_group_commit headline numbers (SCALE smoke) — did not complete" in text
-    assert "estimate_µs" in text and "estimate_ms" in text
+    assert "-- batch_time local: per_row (µs per row)" in text and "-- overhead: overhead (ms per statement)" in text
+
+
+def test_a_fits_csv_of_another_shape_is_left_out_not_misread(run_folder):
+    (run_folder / "01_insert_anatomy" / "fits.csv").write_text("engine,variant,overhead_ms\npostgres,sync_on,0.46\n")
+    assert set(summary.fits(run_folder)["notebook"]) == {"03_upsert_beyond_ram"}
 
 
 def test_a_folder_that_is_no_run_is_refused(tmp_path):

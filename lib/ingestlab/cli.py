@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="execute notebooks with papermill", formatter_class=raw, epilog=_EXIT_CODES,
-                         description="Execute notebooks (01, 01_insert_anatomy, ... or 'all') into OUT/<notebook>/.\n"
+                         description="Execute notebooks (by id or name: 01, 01_<name>, ... or 'all') into OUT/<notebook>/.\n"
                                      "Each run folder receives the executed notebook, results, fits and its figures\n"
                                      "(OUT/<notebook>/figures/); the repository's figures/ is never written.\n"
                                      "Engines a notebook uses by default that cannot start here (no mariadbd, no\n"
@@ -92,6 +92,33 @@ def _parser() -> argparse.ArgumentParser:
     prof = sub.add_parser("profile", help="print the anatomy of a profile, EXPLAIN output or load reply")
     prof.add_argument("file", type=Path)
     prof.add_argument("--json", action="store_true", help="print JSON")
+
+    runs = sub.add_parser("runs", help="list every run folder under a folder (state, notebook, revision, host)")
+    runs.add_argument("--root", type=Path, help="folder searched at any depth (default: the repository's runs/)")
+
+    sql = sub.add_parser("sql", help="query every run with DuckDB SQL (views: runs, samples, fits, files)",
+                         description="Run a DuckDB query over the views runs, samples, fits and files, built\n"
+                                     "from the run folders' own files under --root. Prints a table, or writes\n"
+                                     "--csv / --parquet.", formatter_class=raw)
+    sql.add_argument("query", metavar="SQL", help='e.g. "SELECT notebook, count(*) FROM samples GROUP BY 1"')
+    sql.add_argument("--root", type=Path, help="folder searched at any depth (default: the repository's runs/)")
+    sql_out = sql.add_mutually_exclusive_group()
+    sql_out.add_argument("--csv", type=Path, metavar="FILE", help="write the result as CSV")
+    sql_out.add_argument("--parquet", type=Path, metavar="FILE", help="write the result as parquet")
+
+    cmp_ = sub.add_parser("compare", help="compare two runs quantity by quantity (ratio, 95 %% CI, test, verdict)",
+                          description="Compare run B with run A (each a run folder or a folder of them):\n"
+                                      "medians of raw samples and fitted estimates, ratio B/A with a 95 % CI,\n"
+                                      "Mann-Whitney U p-value, and a verdict: slower/faster (beyond the\n"
+                                      "threshold and significant), same (CI within the threshold), unsure.",
+                          formatter_class=raw)
+    cmp_.add_argument("a", type=Path, metavar="A", help="the baseline run")
+    cmp_.add_argument("b", type=Path, metavar="B", help="the run compared with it")
+    cmp_.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="only this notebook (its id or name)")
+    cmp_.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    cmp_.add_argument("--fail-on", choices=("slower", "faster", "change"),
+                      help="exit 1 when a quantity has this verdict (change: any verdict but same or unsure)")
+    cmp_.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV")
     return parser
 
 
@@ -123,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     except IngestlabError as exc:
         print(f"ingestlab: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`ingestlab list | head`): nothing more to say, and no crash log
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"ingestlab: interrupted by {signal.Signals(signum).name}; local servers were stopped, "
@@ -149,7 +179,7 @@ def _run(args) -> int:
         declared = {n for path in paths.values() for n in runner.declared_parameters(path)}
         for name in params:
             if name not in declared:
-                raise ConfigError("-p", name, "a parameter of at least one notebook: " + ", ".join(sorted(declared)))
+                raise runner.unknown_parameter(name, list(paths.values()), declared)
     plan, skipped = {}, {}
     for key, path in paths.items():  # parameters given for several notebooks must mean the same in each
         own = {k: v for k, v in params.items() if k in runner.declared_parameters(path)} if many else params
@@ -261,7 +291,9 @@ def _list(args) -> int:  # noqa: ARG001 - uniform command signature
     from ingestlab import runner
 
     for nb_id, path in runner.notebooks().items():
-        print(f"{nb_id}  {path.stem}")
+        book = runner.declaration(path)
+        print(f"{nb_id}  {path.stem}: {book.question}")
+        print(f"      seed: {book.seed}; smoke {book.smoke_time or '?'}, paper {book.paper_time or '?'}")
         for name, spec in runner.declared_parameters(path).items():
             print(f"      {name} = {spec['default']}  # {spec.get('help') or ''}")
     return 0
@@ -278,7 +310,50 @@ def _profile(args) -> int:
     return 0
 
 
-_COMMANDS = {"run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
+def _runs(args) -> int:
+    from ingestlab import catalog
+
+    with catalog.Catalog(args.root) as cat:
+        table = cat.sql("SELECT folder, notebook, state, strftime(started_at, '%Y-%m-%d %H:%M') AS started, "
+                        "left(revision, 10) AS revision, dirty, scale, host, cores, engines, problem FROM runs")
+    print(f"{len(table)} runs under {cat.root}")
+    if len(table):
+        print(table.astype(object).where(table.notna(), "").to_string(index=False))
+    return 0
+
+
+def _sql(args) -> int:
+    from ingestlab import catalog
+
+    with catalog.Catalog(args.root) as cat:
+        if args.csv or args.parquet:
+            path = cat.export(args.query, args.csv or args.parquet, "csv" if args.csv else "parquet")
+            print(f"wrote {path}", file=sys.stderr)
+            return 0
+        table = cat.sql(args.query)
+    print(table.to_string(index=False) if len(table.columns) else "(no rows)")
+    return 0
+
+
+def _compare(args) -> int:
+    from ingestlab import compare
+
+    table = compare.compare(args.a, args.b, args.notebook, threshold=args.threshold)
+    for line in table.attrs.get("notes", []):
+        print(f"# {line}")
+    print(compare.format_table(table))
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}", file=sys.stderr)
+    failing = {"slower": {"slower"}, "faster": {"faster"}, "change": {"slower", "faster", "higher", "lower"}}
+    if args.fail_on and table["verdict"].isin(failing[args.fail_on]).any():
+        print(f"ingestlab: {int(table['verdict'].isin(failing[args.fail_on]).sum())} quantities "
+              f"{args.fail_on if args.fail_on != 'change' else 'changed'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+_COMMANDS = {"runs": _runs, "sql": _sql, "compare": _compare, "run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
              "clean": _clean}
 
 if __name__ == "__main__":

@@ -199,7 +199,7 @@ class _LogTicks(matplotlib.ticker.LogLocator):
         return super().__call__()
 
 
-def _scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
+def set_scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
     """Set a log ``axis`` when asked (``log=True``) or when the values span decades (``"auto"``); plain ticks."""
     if log == "auto":
         log = spans_decades(values)
@@ -212,13 +212,13 @@ def _scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
     target.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
-def _named(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
+def named(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
     # identifiers of the plotted categories as a reader's words (labels.py), numbers kept
     return labels.relabel(data, [c for c in columns if c and not pd.api.types.is_numeric_dtype(data[c])
                                  or c and pd.api.types.is_bool_dtype(data[c])])
 
 
-def _legend_below(ax: plt.Axes, *, ncol: int = 1, title: str | None = None, handles=None, labels_=None) -> None:
+def legend_below(ax: plt.Axes, *, ncol: int = 1, title: str | None = None, handles=None, labels_=None) -> None:
     # below the axes: never over the data, and as wide as the figure for long labels with their CIs
     args = (handles, labels_) if handles is not None else ()
     if not args and not ax.get_legend_handles_labels()[0]:
@@ -239,9 +239,9 @@ def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenari
     when the samples span decades.
     """
     ax = ax or plt.figure().gca()
-    data = _named(data, y, hue)
+    data = named(data, y, hue)
     sns.boxplot(data=data, x=x, y=y, hue=hue, ax=ax, fill=False, fliersize=1.5, linewidth=1, gap=0.15)
-    _scale(ax, "x", log, data[x])
+    set_scale(ax, "x", log, data[x])
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     if hue and ax.get_legend() is not None:
@@ -250,13 +250,7 @@ def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenari
     return ax
 
 
-def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str = "n_statements", y: str = "total_s",
-             hue: str = "variant", ax: plt.Axes | None = None) -> plt.Axes:
-    """Observed totals against statement count, with each OLS fit and its CI (:func:`plot_overhead_fit`)."""
-    return plot_overhead_fit(data, fits[fits["method"] == "ols"], x=x, y=y, hue=hue, ax=ax)
-
-
-def _estimate(fit: pd.Series, column: str, unit: str) -> str:
+def estimate_text(fit: pd.Series, column: str, unit: str) -> str:
     # "0.300 ms/statement (95 % CI 0.271–0.328)" from a fit table's row, a CI from few points flagged
     stem, _, suffix = column.rpartition("_")
     low, high = f"{stem}_ci_low_{suffix}", f"{stem}_ci_high_{suffix}"
@@ -267,7 +261,7 @@ def _estimate(fit: pd.Series, column: str, unit: str) -> str:
                                   n=int(n) if pd.notna(n) else None)
 
 
-def _draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
+def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
                 color, label: str | None, dashed: bool = False) -> None:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
@@ -291,12 +285,12 @@ def _draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, 
 _FLOOR = 1e-300
 
 
-def _grid(values, log: bool) -> np.ndarray:
+def model_grid(values, log: bool) -> np.ndarray:
     lo, hi = float(np.min(values)), float(np.max(values))
     return np.geomspace(max(lo, 1e-12), hi, MODEL_POINTS) if log else np.linspace(lo, hi, MODEL_POINTS)
 
 
-def _palette(levels) -> dict:
+def palette(levels) -> dict:
     return dict(zip(levels, sns.color_palette(n_colors=len(levels))))
 
 
@@ -304,7 +298,7 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str, high: str, h
                    ax: plt.Axes | None = None) -> plt.Axes:
     """Point estimates with their CIs as horizontal error bars (one row per ``y``)."""
     ax = ax or plt.figure().gca()
-    data = _named(data.reset_index(drop=True), hue)
+    data = named(data.reset_index(drop=True), hue)
     data = data.assign(**{y: data[y].map(labels.phrase)})
     groups = list(dict.fromkeys(data[hue])) if hue else [None]
     offsets = np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]
@@ -319,7 +313,7 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str, high: str, h
     ax.invert_yaxis()  # the table's first row on top
     ax.set_xlabel(labels.column_label(x))
     if hue:
-        _legend_below(ax, ncol=min(len(groups), 3), title=labels.column_label(hue))
+        legend_below(ax, ncol=min(len(groups), 3), title=labels.column_label(hue))
     return ax
 
 
@@ -336,7 +330,7 @@ def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, lo
                          low=shown["live_ci_low"].fillna(shown["live"]) / shown["published"],
                          high=shown["live_ci_high"].fillna(shown["live"]) / shown["published"])
     plot_estimates(shown, x="ratio", y=label, low="low", high="high", ax=ax)
-    _scale(ax, "x", log, pd.concat([shown["low"], shown["high"], pd.Series([1.0])]))
+    set_scale(ax, "x", log, pd.concat([shown["low"], shown["high"], pd.Series([1.0])]))
     ax.axvline(1, color="0.4", lw=0.8, ls=":")
     ax.set_xlabel("live ÷ published (1 = the seed's value; bars: the live 95 % CI)")
     return ax
@@ -356,12 +350,12 @@ def caption_values(values: Sequence[float], fmt: str = "{:.3g}") -> str:
 def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes | None = None) -> plt.Axes:
     """Horizontal stacked bars: one bar per ``y``, segments ``hue`` of length ``x``; the legend below."""
     ax = ax or plt.figure().gca()
-    data = _named(data, y, hue)
+    data = named(data, y, hue)
     wide = data.pivot_table(index=y, columns=hue, values=x, sort=False).fillna(0)
     wide.plot.barh(stacked=True, ax=ax, width=0.6)
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
-    _legend_below(ax, ncol=min(3, wide.shape[1]), title=labels.column_label(hue))
+    legend_below(ax, ncol=min(3, wide.shape[1]), title=labels.column_label(hue))
     return ax
 
 
@@ -392,8 +386,8 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     sns.lineplot(data=data, x=x, y=y, hue=hue, style=style, dashes=False, ax=ax, errorbar=None, markersize=6,
                  sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend else False, **marks)
     if pd.api.types.is_numeric_dtype(data[x]):
-        _scale(ax, "x", logx, data[x])
-    _scale(ax, "y", logy, data[y])
+        set_scale(ax, "x", logx, data[x])
+    set_scale(ax, "y", logy, data[y])
     if annotate:
         text = _value_text(fmt)
         for xv, yv in zip(data[x], data[y]):
@@ -420,13 +414,13 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
     ``fmt`` says otherwise. ``low``/``high`` name CI columns, drawn as error bars where set.
     """
     ax = ax or plt.figure().gca()
-    data = _named(data.reset_index(drop=True), y, hue)
+    data = named(data.reset_index(drop=True), y, hue)
     sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None)
     ends = _bar_cis(ax, data, x=x, y=y, hue=hue, low=low, high=high) if low and high else {}
     if log == "auto":
         log = spans_decades(data[x])
     if log:  # after drawing: seaborn's log_scale drops bars that start at zero
-        _scale(ax, "x", True, data[x])
+        set_scale(ax, "x", True, data[x])
         ax.set_xlim(left=data.loc[data[x] > 0, x].min() / 2)
     if annotate:
         text = _value_text(fmt)
@@ -440,7 +434,7 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     if hue:
-        _legend_below(ax, ncol=min(3, data[hue].nunique()), title=labels.column_label(hue))
+        legend_below(ax, ncol=min(3, data[hue].nunique()), title=labels.column_label(hue))
     return ax
 
 
@@ -462,265 +456,94 @@ def _bar_cis(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | Non
     return ends
 
 
-def plot_overhead_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str = "total_s", hue: str,
-                      ax: plt.Axes | None = None, per: str = "statement") -> plt.Axes:
-    """Total time against the count of statements (or loads), each group's fit with its CI band.
-
-    ``fits`` has ``hue``, ``method``, ``overhead_ms`` (with ``overhead_ci_low_ms`` /
-    ``overhead_ci_high_ms`` when it has a CI) and ``write_time_s`` (as
-    :func:`ingestlab.models.fit_overhead` or :func:`ingestlab.models.fit_load_overhead`
-    return): ``ols`` fits are solid with the band their overhead's CI spans, ``two_point``
-    fits (no CI) dashed. Log–log axes when the counts span decades, the model drawn as the
-    dense curve it is there; the legend, below, states each overhead with its CI.
-    """
-    ax = ax or plt.figure().gca()
-    data, fits = _named(data, hue), _named(fits, hue)
-    levels = list(dict.fromkeys(data[hue]))
-    palette = _palette(levels)
-    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=24, zorder=3,
-                    legend=False)
-    _scale(ax, "x", "auto", data[x])
-    _scale(ax, "y", "auto" if ax.get_xscale() != "log" else True, data[y])
-    grid = _grid(data[x], ax.get_xscale() == "log")
-    drawn = fits[fits["method"].isin(["ols", "two_point"])]
-    for level in levels:
-        if level not in set(drawn[hue]):
-            ax.plot([], [], "o", color=palette[level], label=f"{level} (too few points for a fit)")
-    for _, fit in drawn.iterrows():
-        ols = fit["method"] == "ols"
-        text = f"{fit[hue]}: " + _estimate(fit, "overhead_ms", f"ms/{per}") if ols else \
-            f"{fit[hue]}: {report.format_value(fit['overhead_ms'])} ms/{per} (2 points, no CI)"
-        _draw_model(ax, grid, fit["write_time_s"], fit["overhead_ms"] / 1e3,
-                    fit.get("overhead_ci_low_ms", np.nan) / 1e3 if ols else np.nan,
-                    fit.get("overhead_ci_high_ms", np.nan) / 1e3 if ols else np.nan,
-                    color=palette.get(fit[hue]), label=text, dashed=not ols)
-    ax.set_xlabel(f"{per}s per run")
-    ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
-    _legend_below(ax, title="fit, shaded: the overhead's 95 % CI")
-    return ax
-
-
-def plot_linear_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str,
-                    ax: plt.Axes | None = None, logy: bool | str = "auto", column: str = "slope",
-                    unit: str = "per unit", scale: float = 1.0) -> plt.Axes:
-    """Observations of ``y`` against ``x`` and each group's fitted line ``intercept + slope · x`` with its CI band.
-
-    ``fits`` has ``hue``, ``method``, ``intercept`` and ``slope`` (with ``slope_ci_low`` /
-    ``slope_ci_high``) in the units of ``y`` and ``x``; only ``ols`` rows are drawn, over the
-    observed range of ``x``, as dense curves (a straight line bends on a log axis). The
-    legend gives ``column`` of each fit with its CI, times ``scale``, in ``unit``
-    (``column="per_row_us", unit="µs/row"``). ``logy="auto"``: log only when ``y`` spans decades.
-    """
-    ax = ax or plt.figure().gca()
-    data, fits = _named(data, hue), _named(fits, hue)
-    levels = list(dict.fromkeys(data[hue]))
-    palette = _palette(levels)
-    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=22, alpha=0.7,
-                    legend=False, zorder=3)
-    _scale(ax, "y", logy, data[y])
-    grid = _grid(data[x], False)
-    for _, fit in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
-        _draw_model(ax, grid, fit["intercept"], fit["slope"], fit.get("slope_ci_low", np.nan),
-                    fit.get("slope_ci_high", np.nan), color=palette[fit[hue]],
-                    label=f"{fit[hue]}: " + _estimate(fit, column, unit))
-    ax.set_xlabel(labels.column_label(x))
-    ax.set_ylabel(labels.column_label(y))
-    _legend_below(ax, title="fit, shaded: the slope's 95 % CI")
-    return ax
-
-
-def _panels(data: pd.DataFrame, col: str, *, figsize: tuple[float, float], **subplots) -> tuple:
+def panels(data: pd.DataFrame, col: str, *, figsize: tuple[float, float], **subplots) -> tuple:
     # one axes per level of `col`, in the data's order: (figure, [(axes, level, rows), ...])
     groups = list(data.groupby(col, sort=False))
     fig, axes = plt.subplots(1, len(groups), figsize=figsize, squeeze=False, **subplots)
     return fig, [(ax, level, part) for ax, (level, part) in zip(axes[0], groups)]
 
 
-def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str | None = "deployment",
-                          col: str = "factor") -> matplotlib.figure.Figure:
-    """One :func:`plot_sweep` panel per swept table parameter, sharing the ``y`` axis.
 
-    ``data`` is :func:`ingestlab.published.component_sweeps`: a numeric factor (buckets,
-    columns) is drawn to scale over ``level_value``, the table model as categories over
-    ``level``. Each point carries its value; the legend sits in the first panel.
 
-    Returns
-    -------
-    matplotlib.figure.Figure
-        A row of panels, one per level of ``col``.
+#: Seconds in a time unit, for drawing a fit term given in one unit over data in another.
+_SECONDS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6}
+
+
+def unit_seconds(unit: str) -> float:
+    """Seconds in the time unit a column name or a fit's ``unit`` starts or ends with (1 when it names none).
+
+    Examples
+    --------
+    >>> unit_seconds("ms per statement"), unit_seconds("µs per row"), unit_seconds("total_s"), unit_seconds("median_ms")
+    (0.001, 1e-06, 1.0, 0.001)
     """
-    fig, panels = _panels(data, col, figsize=(PAGE_WIDTH + 1.5, 3.4), sharey=True)
-    for i, (ax, factor, part) in enumerate(panels):
-        numeric = part["level_value"].notna().all()
-        plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
-                   legend=i == 0, fmt="{:.0f}")
-        ax.set_xlabel(labels.label(factor) if numeric else "table model")
-        ax.tick_params(axis="x", labelrotation=20 if not numeric else 0)
-    fig.tight_layout()
-    return fig
+    text = str(unit)
+    head = text.split(" ")[0]
+    if head in _SECONDS:
+        return _SECONDS[head]
+    tail = text.rsplit("_", 1)[-1] if "_" in text else ""
+    return _SECONDS.get(tail, 1.0)
 
 
-def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms", y: str = "rows_per_s",
-                     hue: str | None = "concurrency", style: str | None = "nereids_planner",
-                     col: str = "rows_per_insert") -> matplotlib.figure.Figure:
-    """One :func:`plot_sweep` panel (log ``y``) per INSERT size, titled with it; the legend right of the last.
+def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str, slope: str = "overhead",
+             intercept: str = "write_time", ax: plt.Axes | None = None, per: str | None = None,
+             logx: bool | str = "auto", logy: bool | str = "auto") -> plt.Axes:
+    """Observations of ``y`` against ``x``, and each group's fitted line ``intercept + slope · x`` with its CI band.
 
-    Returns
-    -------
-    matplotlib.figure.Figure
-        A row of panels, one per level of ``col`` (rows per INSERT), smallest first.
-    """
-    fig, panels = _panels(data.sort_values(col, kind="stable"), col, figsize=(PAGE_WIDTH + 1.5, 3.4))
-    for i, (ax, rows, part) in enumerate(panels):
-        plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
-                   legend="outside" if i == len(panels) - 1 else False)
-        ax.set_title(f"{rows:,} row{'s' if rows > 1 else ''} per INSERT")
-    fig.tight_layout()
-    return fig
+    The one fit plotter of the lab: ``fits`` is in the long form every notebook writes
+    (:data:`ingestlab.results.FIT_COLUMNS`), one row per term, with a ``hue`` column that
+    ``data`` has too. The terms named ``slope`` and ``intercept`` are read from the ``ols``
+    (or, without an interval, ``two_point``) rows and converted from their ``unit`` to the
+    units of ``y`` (its name's suffix: ``_s``, ``_ms``). Each line is drawn only over the
+    ``x`` its group measured, as a dense curve (a straight line bends on log axes): solid
+    with the band its slope's 95 % CI spans, dashed where it has no interval or where the
+    model was rejected (``model_holds`` False, said in the legend). The legend, below,
+    states each slope with its CI.
 
-
-def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "system", hue: str = "scenario",
-                    apart: str = "limit_1") -> matplotlib.figure.Figure:
-    """Scan times as :func:`plot_bars` on log axes: the ``hue`` levels, and the level ``apart`` beside them.
-
-    The ``LIMIT 1`` query runs in a fraction of the full scan's time, so it gets its own
-    panel (and no ``hue``) rather than a bar too short to read.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Two panels sharing the ``y`` categories: "full scan and COUNT(*)" and "LIMIT 1".
-    """
-    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH + 1.5, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
-    plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
-    plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
-    axes[0].set_title("full scan and COUNT(*)")
-    axes[1].set_title(labels.label(apart))
-    return fig
-
-
-def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "variant") -> matplotlib.figure.Figure:
-    """Stream Load runs: rows/s against the load size (log–log), and total time against loads with each fit.
-
-    ``data`` is :func:`ingestlab.published.stream_load_batches`, ``fits`` its
-    :func:`ingestlab.models.fit_load_overhead` by ``hue`` (:func:`plot_overhead_fit`).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Two panels side by side.
-    """
-    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH + 1.5, 3.6))
-    plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True, legend=False)
-    plot_overhead_fit(data, fits, x="n_loads", hue=hue, ax=axes[1], per="load")
-    axes[0].set_xlabel("bytes per load")
-    axes[0].set_ylabel("rows per second")
-    fig.tight_layout()
-    return fig
-
-
-def plot_size_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str = "gb", y: str = "seconds", hue: str = "engine",
-                  ax: plt.Axes | None = None) -> plt.Axes:
-    """``y`` against size, one colour per ``hue``, with each ``fixed + x · per_gb`` fit and its CI band.
-
-    ``fits`` has ``hue``, ``method``, ``fixed_s`` and ``per_gb_s`` (with ``per_gb_ci_low_s`` /
-    ``per_gb_ci_high_s``, as :func:`ingestlab.workloads.csv_scan.fit` returns); only ``ols``
-    rows are drawn, as dense curves over the observed sizes (a fixed cost bends the line on
-    log axes, which are used when sizes or times span decades).
+    Parameters
+    ----------
+    per : str, optional
+        What the slope is per, when its unit does not say (``"statement"``: ``ms`` → ``ms per statement``).
+    logx, logy : bool or "auto"
+        Log axes; ``"auto"``: where the values span decades (``y`` follows a log ``x``).
     """
     ax = ax or plt.figure().gca()
-    data, fits = _named(data, hue), _named(fits, hue)
+    if hue not in fits.columns:  # no fit at all (an empty long form): the data alone
+        fits = fits.assign(**{hue: pd.Series(dtype=object)})
+    data, fits = named(data, hue), named(fits, hue)
     levels = list(dict.fromkeys(data[hue]))
-    palette = _palette(levels)
-    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=palette, ax=ax, s=24, legend=False,
-                    zorder=3)
-    _scale(ax, "x", "auto", data[x])
-    _scale(ax, "y", "auto", data[y])
-    grid = _grid(data[x], ax.get_xscale() == "log")
-    for _, f in fits[(fits["method"] == "ols") & fits[hue].isin(levels)].iterrows():
-        fixed = report.format_value(f["fixed_s"], 2)
-        _draw_model(ax, grid, f["fixed_s"], f["per_gb_s"], f.get("per_gb_ci_low_s", np.nan),
-                    f.get("per_gb_ci_high_s", np.nan), color=palette[f[hue]],
-                    label=f"{f[hue]}: {fixed} s + " + _estimate(f, "per_gb_s", "s/GB"))
+    colours = palette(levels)
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=colours, ax=ax, s=22, alpha=0.8,
+                    legend=False, zorder=3)
+    set_scale(ax, "x", logx, data[x])
+    set_scale(ax, "y", ("auto" if ax.get_xscale() != "log" else True) if logy == "auto" else logy, data[y])
+    y_seconds = unit_seconds(y)
+    usable = fits[fits["method"].isin(["ols", "two_point"]) & fits["term"].isin([slope, intercept])]
+    method = usable.groupby(hue)["method"].agg(lambda m: "ols" if (m == "ols").any() else "two_point")
+    fitted = set()
     for level in levels:
-        if level not in set(fits.loc[fits["method"] == "ols", hue]):
-            ax.plot([], [], "o", color=palette[level], label=f"{level} (no fit)")
-    ax.set_xlabel("table size (GB)")
-    ax.set_ylabel(labels.column_label(y))
-    _legend_below(ax, title="fit, shaded: the cost per GB's 95 % CI")
+        terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
+        if slope not in terms.index:
+            ax.plot([], [], "o", color=colours[level], label=f"{level} (too few points for a fit)")
+            continue
+        fitted.add(level)
+        s = terms.loc[slope]
+        s_factor = unit_seconds(s["unit"]) / y_seconds
+        i_value = terms.loc[intercept, "estimate"] * unit_seconds(terms.loc[intercept, "unit"]) / y_seconds \
+            if intercept in terms.index else 0.0
+        unit = str(s["unit"]) if per is None or " per " in str(s["unit"]) else f"{s['unit']} per {per}"
+        rejected = s.get("model_holds") is False or str(s.get("model_holds")) == "False"
+        ols = s.name == slope and method.get(level) == "ols"
+        n = s.get("n_points")
+        text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,
+                                       n=int(n) if pd.notna(n) else None) if ols
+                else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
+        xs = data.loc[data[hue] == level, x]
+        draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
+                   s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
+                   color=colours[level], label=f"{level}: {text}" + (" — model rejected" if rejected else ""),
+                   dashed=rejected or not ols)
+    ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
+    ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
+    legend_below(ax, title=f"fit, shaded: the {labels.label(slope)}'s 95 % CI")
     return ax
-
-
-def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "series", col: str = "factor",
-                       log_factors: Sequence[str] = ("partitions",)) -> matplotlib.figure.Figure:
-    """Median with its CI against each numeric factor's level, and each group's fit with its CI band, a panel per factor.
-
-    ``data`` has ``col``, ``hue``, ``level_value``, ``median_ms`` and ``median_ci_low_ms`` /
-    ``median_ci_high_ms`` (notebook 02's sweep table); ``fits`` has ``col``, ``hue``,
-    ``method``, ``slope_ms`` (with ``slope_ci_low_ms`` / ``slope_ci_high_ms``), ``intercept_ms``
-    and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves. Factors in
-    ``log_factors`` get a log₂ ``x`` axis. One legend, below the panels.
-    """
-    data = data[data["level_value"].notna()]
-    fig, panels = _panels(data, col, figsize=(PAGE_WIDTH, 3.4), sharey=False)
-    levels = list(dict.fromkeys(data[hue]))
-    palette = _palette(levels)
-    entries = {}
-    for ax, factor, part in panels:
-        for series, g in part.groupby(hue, sort=False):
-            g = g.sort_values("level_value")
-            err = np.vstack([g["median_ms"] - g["median_ci_low_ms"], g["median_ci_high_ms"] - g["median_ms"]])
-            bars = ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o",
-                               capsize=3, ms=4, color=palette[series])
-            entries.setdefault(series, bars)
-            grid = _grid(g["level_value"], factor in log_factors)
-            for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
-                _draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
-                            fit.get("slope_ci_high_ms", np.nan), color=palette[series], label=None)
-        if factor in log_factors:
-            ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(plain_ticks())
-        ax.set_xlabel(labels.label(factor))
-        ax.set_ylabel("median single-row INSERT (ms)")
-    ols = fits[fits["method"] == "ols"]
-    names = [str(s) + "".join(f"\n{labels.label(r[col])}: " + _estimate(r, "slope_ms", str(r["unit"]))
-                              for _, r in ols[ols[hue] == s].iterrows()) for s in entries]
-    fig.tight_layout()
-    fig.legend(list(entries.values()), names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize="small",
-               frameon=False, title="median (bars: its 95 % CI); fit, shaded: the slope's 95 % CI",
-               title_fontsize="small")
-    return fig
-
-
-def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib.figure.Figure:
-    """Each table model's difference from the baseline model, with its CI (a point-range chart).
-
-    ``data`` has ``level`` (the model), ``slope_ms`` (the difference) and its CI bounds
-    ``slope_ci_low_ms`` / ``slope_ci_high_ms``, and ``hue``.
-    """
-    fig = plt.figure(figsize=(PAGE_WIDTH, 1.4 + 0.4 * data["level"].nunique()))
-    ax = plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
-                        low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue, ax=fig.gca())
-    ax.axvline(0, color="0.4", lw=0.8)
-    ax.set_xlabel("median difference from the engine's baseline model, named in the legend (ms; bars: 95 % CI)")
-    return fig
-
-
-def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
-                    x: str = "clients", logy: bool | str = "auto") -> matplotlib.figure.Figure:
-    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
-
-    Panels share the ``y`` axis (log when its values span decades) and are titled
-    ``<col> = <level>``; the legend sits right of the last panel.
-    """
-    fig, panels = _panels(data, col, figsize=(min(PAGE_WIDTH, 3.0 * data[col].nunique()) + 1.8, 3.2), sharey=True)
-    logy = spans_decades(data[y]) if logy == "auto" else logy
-    for i, (ax, level, part) in enumerate(panels):
-        plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
-                   legend="outside" if i == len(panels) - 1 else False)
-        ax.set_xticks(sorted(part[x].unique()))
-        ax.get_xaxis().set_major_formatter(plain_ticks())
-        ax.minorticks_off()
-        ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
-    fig.tight_layout()
-    return fig

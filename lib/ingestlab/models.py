@@ -66,6 +66,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from ingestlab.results import FIT_COLUMNS
+
 #: Statement counts of the seed's scale table.
 SCALE_NS = (1, 10, 100, 1_000, 10_000, 100_000)
 #: Working variance models of :func:`fit_linear`: name → ``ci_method`` suffix.
@@ -726,3 +728,96 @@ def median_ci_exact(values: Sequence[float], *, alpha: float = 0.05) -> dict:
         confidence = 1 - 2 * stats.binom.cdf(k - 1, n, 0.5)
     return {"median": float(np.median(x)), "ci_low": float(x[k - 1]), "ci_high": float(x[n - k]),
             "confidence": float(confidence), "n": n}
+
+
+# -- one tidy shape for every fit -------------------------------------------------------------
+#: Columns of every fit in long form (``fits.csv`` of every notebook), in order: one row per term.
+TIDY_COLUMNS = FIT_COLUMNS
+
+
+class Term(NamedTuple):
+    """Where one term of a wide fit table is: its estimate's and CI's columns, and its unit.
+
+    ``unit`` may name a column of the row in braces (``"{unit}"``); ``scale`` multiplies the
+    values (e.g. ``1e3`` for seconds read as milliseconds).
+    """
+
+    estimate: str
+    ci_low: str | None
+    ci_high: str | None
+    unit: str
+    scale: float = 1.0
+
+
+#: The overhead model's terms in :func:`fit_overhead`'s columns.
+OVERHEAD_TERMS = {"overhead": Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per statement"),
+                  "write_time": Term("write_time_s", "write_time_ci_low_s", "write_time_ci_high_s", "s")}
+
+
+def tidy(wide: pd.DataFrame, *, model: str, terms: dict[str, Term], notebook: str = "") -> pd.DataFrame:
+    """A wide fit table (one row per group and method) in the lab's long form: one row per term.
+
+    Parameters
+    ----------
+    wide : pandas.DataFrame
+        Fits with ``engine``, ``variant``, ``method`` (default ``ols``), ``r2``, ``n_points`` and
+        the columns ``terms`` names; adequacy columns (:data:`TIDY_COLUMNS`' last six) are carried
+        when present.
+    model : str
+        The model's name (``"overhead"``); may name a column of the row in braces (``"sweep {factor}"``).
+    terms : dict of str to Term
+        Term name (may name columns in braces, ``"effect[{level}]"``) → where its numbers are.
+        A row without a term's estimate column, or with NaN there, has no row for that term.
+    notebook : str
+        Written in the ``notebook`` column (the run sets it for ``fits.csv``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Exactly :data:`TIDY_COLUMNS`.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"n_statements": [1000, 10, 1], "total_s": [64.39, 0.823, 0.326], "engine": "StarRocks",
+    ...                   "variant": "shared-data"})
+    >>> long = tidy(fit_overhead(t, by=["engine", "variant"], robust=False), model="overhead", terms=OVERHEAD_TERMS)
+    >>> long[["term", "unit"]].values.tolist(), round(float(long["estimate"].iloc[0]), 1)
+    ([['overhead', 'ms per statement'], ['write_time', 's']], 64.2)
+    """
+    rows = []
+    for r in wide.to_dict("records"):
+        fields = {k: ("" if v is None or (isinstance(v, float) and np.isnan(v)) else v) for k, v in r.items()}
+        for name, spec in terms.items():
+            value = r.get(spec.estimate)
+            if value is None or pd.isna(value):
+                continue
+            low = r.get(spec.ci_low) if spec.ci_low else None
+            high = r.get(spec.ci_high) if spec.ci_high else None
+            rows.append({
+                "notebook": notebook or r.get("notebook", ""), "engine": r.get("engine", ""),
+                "variant": r.get("variant", ""), "model": model.format(**fields), "method": r.get("method", "ols"),
+                "term": name.format(**fields), "estimate": float(value) * spec.scale,
+                "ci_low": float(low) * spec.scale if low is not None and pd.notna(low) else np.nan,
+                "ci_high": float(high) * spec.scale if high is not None and pd.notna(high) else np.nan,
+                "unit": spec.unit.format(**fields), "n_points": r.get("n_points", np.nan), "r2": r.get("r2", np.nan),
+                **{c: r.get(c, np.nan) for c in TIDY_COLUMNS[12:]}})
+    return pd.DataFrame(rows, columns=TIDY_COLUMNS)
+
+
+def wide_terms(long: pd.DataFrame, by: Sequence[str] = ("notebook", "engine", "variant", "model", "method")
+               ) -> pd.DataFrame:
+    """The long form back in one row per fit: ``<term>``, ``<term>_ci_low``, ``<term>_ci_high`` columns (units dropped).
+
+    For readers that want one fit per row (a figure's legend, a sentence); the stored form stays long.
+    """
+    by = [c for c in by if c in long.columns]
+    out = long.pivot_table(index=by, columns="term", values=["estimate", "ci_low", "ci_high"], aggfunc="first",
+                           dropna=False)
+    out.columns = [t if v == "estimate" else f"{t}_{v}" for v, t in out.columns]
+    return out.reset_index()
+
+
+# -- whether a model holds, and what it predicts (issue L): the statistics live in their own modules -------------
+from ingestlab.adequacy import assess as adequacy  # noqa: E402,F401 - re-exported: models.adequacy(frame, x=, y=)
+from ingestlab.adequacy import assess_groups, fit_line, predict  # noqa: E402,F401 - re-exported
+from ingestlab.usl import fit_usl, usl_holdout, usl_predict  # noqa: E402,F401 - re-exported

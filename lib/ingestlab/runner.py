@@ -13,7 +13,7 @@ import shutil
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ingestlab import _paths, cgroups, checkpoints, journal, results
 from ingestlab import progress as _progress
@@ -23,6 +23,7 @@ from ingestlab.conninfo import (
     parse_url,
     password_key,
     split_password,
+    split_targets,
     with_password_placeholder,
 )
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
@@ -52,9 +53,21 @@ OUT_MIN_FREE_BYTES = 50 * 2**20
 
 
 def notebooks() -> dict[str, Path]:
-    """Experiment notebooks by id (``"01"`` → ``notebooks/01_insert_anatomy.ipynb``), sorted."""
-    found = sorted(_paths.notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
-    return {p.name[:2]: p for p in found}
+    """Experiment notebooks by id (``"01"`` → its ``.ipynb``), sorted: every notebook a workload declares."""
+    return {book.id: book.notebook_path for book in _declared().values()}
+
+
+def _declared() -> dict:
+    from ingestlab.workloads import discover
+
+    return discover()
+
+
+def declaration(path: Path):
+    """The workload declaration (:class:`ingestlab.workloads.Notebook`) of the notebook at ``path``."""
+    from ingestlab.workloads import declaration as _declaration
+
+    return _declaration(Path(path).stem)
 
 
 def find_notebook(key: str) -> Path:
@@ -66,15 +79,22 @@ def find_notebook(key: str) -> Path:
     raise ConfigError("NOTEBOOK", key, "'all' or one of " + ", ".join(f"{k} ({p.stem})" for k, p in books.items()))
 
 
-#: Each notebook's parameter validation: notebook stem → workload module of ``ingestlab.workloads``.
-VALIDATORS = {"01_insert_anatomy": "insert", "02_component_sweeps": "sweeps", "03_upsert_beyond_ram": "upsert",
-              "04_group_commit": "group_commit", "05_million_rows": "million",
-              "06_csv_scan": "csv_scan"}
+def renamed_parameter(name: str, paths: list[Path]) -> str | None:
+    """The new name of a parameter that one of the notebooks at ``paths`` once had as ``name``, or None."""
+    for path in paths:
+        new = declaration(path).renamed.get(name)
+        if new:
+            return new
+    return None
 
 
-#: Each notebook's parameter naming the engines it measures (names of local engines or URLs, comma-separated).
-ENGINE_PARAMETERS = {"01_insert_anatomy": "TARGET", "02_component_sweeps": "TARGETS",
-                     "03_upsert_beyond_ram": "ENGINES", "04_group_commit": "TARGET", "05_million_rows": "TARGETS"}
+def unknown_parameter(name: str, paths: list[Path], declared: set[str]) -> ConfigError:
+    """The one-line refusal of ``-p name`` that none of the notebooks at ``paths`` declares."""
+    new = renamed_parameter(name, paths)
+    if new:
+        return ConfigError("-p", name, f"{new}: the parameter {name} is now called {new} (-p {new} …)")
+    where = paths[0].stem if len(paths) == 1 else "at least one notebook"
+    return ConfigError("-p", name, f"a parameter of {where}: " + ", ".join(sorted(declared)))
 
 
 def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_given: bool = True
@@ -107,18 +127,17 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
         With ``drop_given=False``, for a given engine that cannot start here.
     """
     from ingestlab.engines import Engine
-    from ingestlab.workloads._params import items_of
 
-    name = ENGINE_PARAMETERS.get(path.stem)
+    name = declaration(path).engine_parameter
     declared = declared_parameters(path)
     if name is None or name not in declared:
         return parameters, {}
     given = name in parameters
     value = parameters[name] if given else _literal(declared[name]["default"])
-    if not isinstance(value, str) or value.count("://") > 1:
+    if not isinstance(value, str):
         return parameters, {}
     kept, skipped = [], {}
-    for item in filter(None, items_of(value)):
+    for item in split_targets(value):
         reason = None
         if "://" not in item:
             try:
@@ -134,18 +153,6 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
     if not skipped:
         return parameters, {}
     return ({**parameters, name: ",".join(kept)} if kept else None), skipped
-
-
-def _validators() -> dict[str, Callable[..., Any]]:
-    """Each notebook's ``validate``, imported only when called (a workload imports its engines and
-    statistics, which other notebooks and the CLI's other commands do not need)."""
-    import importlib
-
-    def lazy(module: str) -> Callable[..., Any]:
-        def validate(**params: Any) -> Any:
-            return importlib.import_module(f"ingestlab.workloads.{module}").validate(**params)
-        return validate
-    return {stem: lazy(module) for stem, module in VALIDATORS.items()}
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:
@@ -218,19 +225,18 @@ def validated_parameters(path: Path, parameters: dict[str, Any]) -> tuple[dict[s
         if name == RESULTS_PARAM:
             raise ConfigError("-p", name, "another parameter: the runner sets RESULTS_DIR itself (use --out DIR)")
         if name not in declared:
-            raise ConfigError("-p", name, f"a parameter of {path.stem}: " + ", ".join(sorted(declared)))
+            raise unknown_parameter(name, [path], set(declared))
     for name, value in parameters.items():
-        items = [v.strip() for v in value.split(",")] if isinstance(value, str) and "," in value else []
+        items = ((split_targets(value) if "://" in value else [v.strip() for v in value.split(",")])
+                 if isinstance(value, str) and "," in value else [])
         twice = sorted({v for v in items if items.count(v) > 1})
         if twice:  # two servers or variants under one label would be pooled into one fit
-            raise ConfigError(name, value, f"a list naming each item once ({', '.join(twice)} is given twice)")
-    validate = _validators().get(path.stem)
-    resolved = None
-    if validate is not None:
-        values = {k: _literal(v["default"]) for k, v in declared.items()}
-        values.update(parameters)
-        values.pop(RESULTS_PARAM, None)
-        resolved = validate(**{k.lower(): v for k, v in values.items()})
+            raise ConfigError(name, mask_url(value), f"a list naming each item once "
+                                                     f"({', '.join(map(mask_url, twice))} is given twice)")
+    values = {k: _literal(v["default"]) for k, v in declared.items()}
+    values.update(parameters)
+    values.pop(RESULTS_PARAM, None)
+    resolved = declaration(path).validate(**{k.lower(): v for k, v in values.items()})
     return parameters, resolved
 
 
@@ -255,7 +261,7 @@ def hide_passwords(parameters: dict[str, Any], password: str | None = None
     for name, value in parameters.items():
         if isinstance(value, str) and "://" in value:
             items = []
-            for item in value.split(",") if "," in value and value.count("://") > 1 else [value]:
+            for item in split_targets(value):
                 masked, secret = split_password(item)
                 if secret is None and password is not None and parse_url(item).password is None:
                     masked, secret = with_password_placeholder(item), password
@@ -272,7 +278,7 @@ def url_targets(parameters: dict[str, Any]) -> list[tuple[str, str]]:
     found = []
     for name, value in parameters.items():
         if isinstance(value, str) and "://" in value:
-            found += [(name, v.strip()) for v in (value.split(",") if value.count("://") > 1 else [value])]
+            found += [(name, v) for v in split_targets(value) if "://" in v]
     return found
 
 

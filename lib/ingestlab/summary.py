@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import os
 from pathlib import Path
 
@@ -15,47 +13,8 @@ from ingestlab.errors import ConfigError
 
 #: Columns of :func:`fits`, in order.
 COLUMNS = ["notebook", "scale", "quantity", "engine", "variant", "method", "estimate", "ci_low", "ci_high", "unit",
-           "r2", "n_points"]
+           "r2", "n_points", "model_holds"]
 
-
-@dataclasses.dataclass(frozen=True)
-class Quantity:
-    """One estimate a notebook's ``fits.csv`` holds: its columns, what it is per, and its unit.
-
-    ``label`` may name other columns of the row in braces (``"slope ({unit})"``); ``where``
-    keeps only the rows whose column equals the value (``("term", "flush_share")``).
-    """
-
-    column: str
-    low: str
-    high: str
-    label: str
-    unit: str
-    where: tuple[str, str] | None = None
-
-
-def _ms(stem: str, label: str, unit: str = "ms") -> Quantity:
-    return Quantity(f"{stem}_{unit}", f"{stem}_ci_low_{unit}", f"{stem}_ci_high_{unit}", label,
-                    unit.replace("us", "µs"))
-
-
-def _term(term: str, label: str) -> Quantity:
-    return Quantity("estimate", "ci_low", "ci_high", label, "ms", ("term", term))
-
-
-#: What each notebook's fits estimate. A per-statement overhead, a fixed cost per batch or per
-#: scan and a cost per row are different quantities and are never put in one column.
-QUANTITIES: dict[str, tuple[Quantity, ...]] = {
-    "00_published_results": (_ms("overhead", "overhead per statement (published data)"),),
-    "01_insert_anatomy": (_ms("overhead", "overhead per statement"),),
-    "02_component_sweeps": (_ms("slope", "change of the single-row INSERT: {factor} {level} ({unit})"),),
-    "03_upsert_beyond_ram": (_ms("overhead", "fixed cost per batch"), _ms("per_row", "cost per row", "us")),
-    "04_group_commit": (_term("intercept", "fixed cost per statement"), _term("flush_share", "cost of a log flush"),
-                        _term("rows_per_insert", "cost per row")),
-    "05_million_rows": (_ms("overhead", "overhead per statement of a load"), _ms("per_row", "cost per row", "us")),
-    "06_csv_scan": (Quantity("fixed_s", "fixed_ci_low_s", "fixed_ci_high_s", "fixed cost per scan", "s"),
-                    Quantity("per_gb_s", "per_gb_ci_low_s", "per_gb_ci_high_s", "time per GB scanned", "s")),
-}
 
 #: What the scales mean for comparisons, as the summary says it.
 SCALE_NOTE = {"smoke": "CI-sized, for checking that everything runs: not comparable with paper-scale numbers",
@@ -87,33 +46,36 @@ def scale_of(meta: dict) -> str:
 
 
 def fits(out: str | os.PathLike) -> pd.DataFrame:
-    """Every notebook's fits under ``out`` as one long table, a row per estimate (:data:`COLUMNS`).
+    """Every notebook's fits under ``out`` as one long table, a row per term (:data:`COLUMNS`).
 
-    Each row names the ``quantity`` it estimates (:data:`QUANTITIES`: "overhead per
-    statement", "fixed cost per batch", "cost per row", ...) with its ``unit``, and the
-    ``scale`` of the run that made it. A notebook not in :data:`QUANTITIES` is left out.
+    Each notebook's ``fits.csv`` is in the lab's long form (:data:`ingestlab.results.FIT_COLUMNS`);
+    a row's ``quantity`` is its model and term (``overhead: overhead``), and ``scale`` that of the
+    run that made it. A ``fits.csv`` in another shape (a run of an older revision) is left out.
 
     Raises
     ------
     ConfigError
         When ``out`` is not a folder.
     """
+    from ingestlab.results import FIT_COLUMNS
+
     rows = []
     for folder, meta in _runs(out):
         path = folder / "fits.csv"
         if not path.exists():
             continue
-        table = pd.read_csv(path)
-        for q in QUANTITIES.get(meta.get("notebook", folder.name), ()):
-            if q.column not in table.columns or (q.where and q.where[0] not in table.columns):
-                continue
-            part = table if q.where is None else table[table[q.where[0]] == q.where[1]]
-            for r in part.to_dict("records"):
-                rows.append({"notebook": folder.name, "scale": scale_of(meta), "quantity": q.label.format(**r),
-                             "engine": r.get("engine"), "variant": r.get("variant"), "method": r.get("method", "ols"),
-                             "estimate": r[q.column], "ci_low": r.get(q.low, math.nan),
-                             "ci_high": r.get(q.high, math.nan), "unit": q.unit, "r2": r.get("r2", math.nan),
-                             "n_points": r.get("n_points")})
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError, pd.errors.ParserError):
+            continue
+        if list(table.columns) != FIT_COLUMNS:
+            continue
+        for r in table.to_dict("records"):
+            rows.append({"notebook": folder.name, "scale": scale_of(meta), "quantity": f"{r['model']}: {r['term']}",
+                         "engine": r["engine"], "variant": r["variant"], "method": r["method"],
+                         "estimate": r["estimate"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                         "unit": r["unit"], "r2": r["r2"], "n_points": r["n_points"],
+                         "model_holds": r["model_holds"]})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -144,11 +106,9 @@ def format_summary(out: str | os.PathLike) -> str:
         lines.append(f"  SCALE {scale} ({', '.join(notebooks)}): {SCALE_NOTE.get(scale, 'see the notebook')}")
     for notebook, part in table.groupby("notebook", sort=True):
         lines += ["", f"== {notebook} fits (SCALE {part['scale'].iloc[0]})"]
-        for quantity, rows in part.groupby("quantity", sort=False):
-            unit = rows["unit"].iloc[0]
-            shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]].rename(
-                columns={"estimate": f"estimate_{unit}", "ci_low": f"ci_low_{unit}", "ci_high": f"ci_high_{unit}"})
-            lines.append(f"-- {quantity}")
+        for (quantity, unit), rows in part.groupby(["quantity", "unit"], sort=False):
+            shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]]
+            lines.append(f"-- {quantity} ({unit})")
             lines.append(shown.to_string(index=False, float_format=report.short_number, na_rep="-"))
     for notebook, part in heads.groupby("notebook", sort=True):
         state = "" if part["completed"].all() else " — did not complete"

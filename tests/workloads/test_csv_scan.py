@@ -17,7 +17,7 @@ import pytest
 from ingestlab import hivetext
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.results import Run
-from ingestlab.workloads import csv_scan
+from ingestlab.workloads import csv_scan, csv_scan_analysis
 from ingestlab.workloads._scan_child import NAMES
 
 N = 300
@@ -89,12 +89,12 @@ def test_a_second_call_reuses_the_files_and_their_checksum(data_dir):
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    ({"engines": "duckdb,spark"}, "ENGINES"),
+    ({"readers": "duckdb,spark"}, "READERS"),
     ({"queries": "count_star,max"}, "QUERIES"),
     ({"sizes": "1,0"}, "SIZES"),
     ({"sizes": "-3"}, "SIZES"),
     ({"sizes": "big"}, "SIZES"),
-    ({"rounds": 0}, "ROUNDS"),
+    ({"repeats": 0}, "REPEATS"),
     ({"cache": "lukewarm"}, "CACHE"),
     ({"scale": "huge"}, "SCALE"),
 ])
@@ -126,7 +126,7 @@ def test_a_size_beyond_the_real_free_disk_is_refused_before_generation(tmp_path)
 
 
 def test_a_wrong_answer_is_recorded_then_raised(data_dir, tmp_path, monkeypatch):
-    params = csv_scan.validate(engines="duckdb", queries="count_star", sizes="0.1", rounds=1, base_rows=N,
+    params = csv_scan.validate(readers="duckdb", queries="count_star", sizes="0.1", repeats=1, base_rows=N,
                                data_dir=str(data_dir))
     monkeypatch.setattr(csv_scan, "run_child", lambda spec, **kw: {
         "status": "ok", "seconds": 0.1, "answer": 12345, "peak_rss_mb": 10.0, "exit_code": 0, "error": ""})
@@ -171,8 +171,8 @@ def test_a_child_over_the_memory_limit_is_killed_with_its_peak_and_gone(data_dir
 
 def test_an_engine_over_the_memory_limit_is_recorded_with_its_peak_and_the_run_goes_on(data_dir, tmp_path):
     # 47 MB: pandas' C engine holds the whole frame (about 230 MB here), its first row and DuckDB stay near 100 MB
-    params = csv_scan.validate(engines="pandas_c,duckdb", queries="full_scan_order_by_limit_1,limit_1", sizes="47",
-                               rounds=1, base_rows=2000, data_dir=str(data_dir), memory_limit_mb=160)
+    params = csv_scan.validate(readers="pandas_c,duckdb", queries="full_scan_order_by_limit_1,limit_1", sizes="47",
+                               repeats=1, base_rows=2000, data_dir=str(data_dir), memory_limit_mb=160)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     run = Run("06_csv_scan", params.as_dict(), tmp_path)
     scans = csv_scan.measure(params, run).set_index(["engine", "query"])
@@ -180,14 +180,14 @@ def test_an_engine_over_the_memory_limit_is_recorded_with_its_peak_and_the_run_g
     assert killed["status"] == "oom" and killed["peak_rss_mb"] > 160 and killed["exit_code"] < 0
     assert (scans.drop(("pandas_c", "full_scan_order_by_limit_1"))["status"] == "ok").all()
     assert "oom" in run.table()["status"].tolist() and "pandas_c full_scan_order_by_limit_1" in (
-        csv_scan.describe_answers(scans.reset_index()))
+        csv_scan_analysis.describe_answers(scans.reset_index()))
     assert {p.pid for p in psutil.Process().children(recursive=True)} <= before
 
 
 def test_chdb_count_from_files_miscounts_hive_text_which_is_why_it_is_off(data_dir):
     # chDB 4.4's fast row count for CSV files ignores format_csv_allow_double_quotes=0; if this
     # starts to pass, drop optimize_count_from_files=0 from _scan_child._chdb
-    chdb = pytest.importorskip("chdb")
+    import chdb  # a dependency of the package (pyproject.toml): a broken install fails here, it does not skip
     table = hivetext.table(data_dir, 2000, 0, 0)
     src = (f"file('{table.path}/*/*.txt', 'CSV', 'id Int64, user_id Int64, name String, tags String, "
            f"note Nullable(String), score Int64')")
@@ -207,24 +207,24 @@ def test_postgres_file_fdw_answers_and_reports_its_backend(data_dir):
 
 
 def test_smoke_measure_answers_fits_and_compares(data_dir, tmp_path):
-    params = csv_scan.validate(engines="duckdb,polars", sizes="0.11,0.22,0.44", rounds=1, base_rows=N,
+    params = csv_scan.validate(readers="duckdb,polars", sizes="0.11,0.22,0.44", repeats=1, base_rows=N,
                                data_dir=str(data_dir))
     run = Run("06_csv_scan", params.as_dict(), tmp_path)
     scans = csv_scan.measure(params, run)
     assert set(scans["status"]) == {"ok"}
     assert len(scans) == 3 * (1 + 2 * 3)
     assert scans.loc[scans["engine"] != csv_scan.FLOOR, "peak_rss_mb"].gt(0).all()
-    fits = csv_scan.fit(scans)
+    fits = csv_scan_analysis.fit(scans)
     assert {"duckdb", "polars", csv_scan.FLOOR} <= set(fits["engine"])
-    assert set(csv_scan.count_vs_full(fits)["engine"]) == {"duckdb", "polars"}
-    assert csv_scan.with_floor(scans)["floor_gb_per_s"].notna().all()
-    comparison = csv_scan.live_vs_published(scans)
+    assert set(csv_scan_analysis.count_vs_full(fits)["engine"]) == {"duckdb", "polars"}
+    assert csv_scan_analysis.with_floor(scans)["floor_gb_per_s"].notna().all()
+    comparison = csv_scan_analysis.live_vs_published(scans)
     assert {"published", "live"} == set(comparison["source"])
-    assert "duckdb" in csv_scan.describe_memory(scans)
+    assert "duckdb" in csv_scan_analysis.describe_memory(scans)
 
 
 def test_a_resumed_run_keeps_the_scans_it_completed_and_runs_only_the_rest(data_dir, tmp_path, monkeypatch):
-    params = csv_scan.validate(engines="duckdb,polars", queries="count_star", sizes="0.11", rounds=2, base_rows=N,
+    params = csv_scan.validate(readers="duckdb,polars", queries="count_star", sizes="0.11", repeats=2, base_rows=N,
                                data_dir=str(data_dir))
     real_child, engines = csv_scan.run_child, []
 
@@ -258,9 +258,9 @@ def test_a_query_whose_time_does_not_grow_with_the_size_has_no_rate():
         pd.DataFrame({"engine": "duckdb", "query": "full_scan", "gb": gb, "seconds": 0.1 + 2.0 * gb + rng.normal(0, 0.01, 12)}),
         pd.DataFrame({"engine": "duckdb", "query": "limit_1", "gb": gb, "seconds": 0.05 + rng.normal(0, 0.005, 12)}),
     ]).assign(reported=True, status="ok")
-    fits = csv_scan.fit(scans)
+    fits = csv_scan_analysis.fit(scans)
     ols = fits[fits["method"] == "ols"].set_index("variant")
     assert ols.loc["full_scan", "gb_per_s"] == pytest.approx(0.5, rel=0.02)
     assert np.isnan(ols.loc["limit_1", "gb_per_s"]) and ols.loc["limit_1", "per_gb_ci_low_s"] <= 0
-    assert "no rate: the time does not grow with the size" in csv_scan.describe_fits(fits)
-    assert not any("limit_1" in k for k in csv_scan.headline(fits, pd.DataFrame(columns=["engine", "ratio", "ci_low", "ci_high"]), scans.assign(peak_rss_mb=1.0)) if k.startswith("gb_per_s"))
+    assert "no rate: the time does not grow with the size" in csv_scan_analysis.describe_fits(fits)
+    assert not any("limit_1" in k for k in csv_scan_analysis.headline(fits, pd.DataFrame(columns=["engine", "ratio", "ci_low", "ci_high"]), scans.assign(peak_rss_mb=1.0)) if k.startswith("gb_per_s"))

@@ -12,7 +12,7 @@ from ingestlab.engines.starrocks import StarRocks
 from ingestlab.errors import ClientCrashError, ConfigError
 from ingestlab.results import Run
 from ingestlab.servers import base as servers_base
-from ingestlab.workloads import group_commit
+from ingestlab.workloads import group_commit, group_commit_analysis
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -30,13 +30,13 @@ from ingestlab.workloads import group_commit
     ({"loop": "open"}, "RATE"),
     ({"rate": 100.0}, "RATE"),
     ({"scale": "huge"}, "SCALE"),
-    ({"target": "oracle"}, "TARGET"),
-    ({"target": "starrocks://root@127.0.0.1:9030/db"}, "TARGET"),
+    ({"engines": "oracle"}, "ENGINES"),
+    ({"engines": "starrocks://root@127.0.0.1:9030/db"}, "ENGINES"),
 ])
 def test_bad_parameters_name_themselves_before_anything_starts(kwargs, name, tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
     with pytest.raises(ConfigError) as err:
-        group_commit.validate(**{"target": "postgres", **kwargs})
+        group_commit.validate(**{"engines": "postgres", **kwargs})
     assert err.value.name == name and "expected" in str(err.value)
     assert not (tmp_path / "lab").exists()
 
@@ -98,7 +98,7 @@ def test_doris_replies_group_by_transaction():
                "{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
                json.dumps({"TxnId": 7009, "Label": "group_commit_c84d2099208436ab_96e33fda01eddba8",
                            "GroupCommit": True, "Status": "Success", "NumberLoadedRows": 2})]
-    groups = group_commit.doris_groups(replies).set_index("txn_id")
+    groups = group_commit_analysis.doris_groups(replies).set_index("txn_id")
     assert groups.loc[181508, "statements"] == 2 and groups.loc[7009, "statements"] == 1
     assert groups["group_commit"].all()
 
@@ -108,7 +108,7 @@ def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
     tp = pd.DataFrame({"statements": [10], "warmup_statements": [2], "client_cpu_us_per_statement": [30.0]})
     for share, said in ((0.2, "so no client was CPU-bound"), (0.95, "near CPU-bound")):
         cpu = pd.DataFrame({"cpu_ns": [300_000], "statements": [10], "cpu_share": [share]})
-        assert said in group_commit.describe_grid(params, tp, cpu)[1]
+        assert said in group_commit_analysis.describe_grid(params, tp, cpu)[1]
 
 
 # -- live runs -----------------------------------------------------------------------------------
@@ -129,9 +129,9 @@ def test_measure_counts_every_row_and_observes_grouping(tmp_path):
     assert data["samples"].groupby("clients")["client"].nunique().to_dict() == {1: 1, 8: 8}
     assert set(data["samples"]["loop"]) == {"closed"}
     assert (tmp_path / "throughput.csv").exists()
-    fits = group_commit.fit(tp)
+    fits = group_commit_analysis.fit(tp)
     assert set(fits["term"]) == {"intercept", "flush_share", "rows_per_insert"}
-    assert not group_commit.speedups(data["samples"], tp).empty
+    assert not group_commit_analysis.speedups(data["samples"], tp).empty
 
 
 @pytest.mark.parametrize("stop", ["a client killed", "Ctrl-C"])
@@ -167,8 +167,8 @@ def test_thirty_two_clients_share_flushes_by_default_and_the_gain_is_stated_with
     tp = data["throughput"].set_index("variant")
     assert tp.loc["default", "commits_per_flush"] > 1  # PostgreSQL groups by itself
     assert (tp["statements"] > 0).all()
-    speedup = group_commit.speedups(data["samples"], data["throughput"])
-    (line, *_) = group_commit.describe_speedups(speedup, group_commit.batching_speedup(data["samples"],
+    speedup = group_commit_analysis.speedups(data["samples"], data["throughput"])
+    (line, *_) = group_commit_analysis.describe_speedups(speedup, group_commit_analysis.batching_speedup(data["samples"],
                                                                                       data["throughput"]))
     best = speedup.iloc[0]
     assert best["ci_low"] <= best["speedup"] <= best["ci_high"] and "95 % bootstrap CI" in line

@@ -3,12 +3,12 @@ import pytest
 from ingestlab import anatomy
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
-from ingestlab.workloads import insert
+from ingestlab.workloads import insert, insert_analysis
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    ({"target": "oracle"}, "TARGET"),
-    ({"target": "postgresql://u@host:x/db"}, "TARGET"),
+    ({"engines": "oracle"}, "ENGINES"),
+    ({"engines": "postgresql://u@host:x/db"}, "ENGINES"),
     ({"n": 0}, "N"),
     ({"n": -5}, "N"),
     ({"scale": "huge"}, "SCALE"),
@@ -19,7 +19,7 @@ from ingestlab.workloads import insert
 def test_bad_parameters_name_themselves_before_any_server_starts(kwargs, name, tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
     with pytest.raises(ConfigError) as err:
-        insert.validate(**{"target": "postgres", **kwargs})
+        insert.validate(**{"engines": "postgres", **kwargs})
     assert err.value.name == name and "expected" in str(err.value)
     assert not (tmp_path / "lab").exists()
 
@@ -44,7 +44,7 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert run.meta["engines"][0]["variant"] == "sync_off"
     assert set(s["driver"]) == {run.meta["engines"][0]["driver"]} == {"psycopg2"}  # who measured each sample
     assert not data["anatomy"].empty
-    fits = insert.fit(s)
+    fits = insert_analysis.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
 
 

@@ -10,22 +10,22 @@ from ingestlab.engines.postgres import Postgres, Postgres15
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
-from ingestlab.workloads import million
+from ingestlab.workloads import million, million_analysis
 from tests.engines._support import parse_sql, table_names
 
 LOCAL = [name for name in ("postgres", "postgres15", "mariadb")]
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    ({"targets": "oracle"}, "TARGET"),
-    ({"targets": ""}, "TARGETS"),
+    ({"engines": "oracle"}, "ENGINES"),
+    ({"engines": ""}, "ENGINES"),
     ({"scale": "huge"}, "SCALE"),
     ({"rows": 0}, "ROWS"),
-    ({"runs": 0}, "RUNS"),
+    ({"repeats": 0}, "REPEATS"),
     ({"batch_rows": 0}, "BATCH_ROWS"),
     ({"methods": "bulk,teleport"}, "METHODS"),
     ({"settings": "default,turbo"}, "SETTINGS"),
-    ({"targets": "mariadb", "settings": "copy_freeze"}, "SETTINGS"),
+    ({"engines": "mariadb", "settings": "copy_freeze"}, "SETTINGS"),
     ({"versions": "newest"}, "VERSIONS"),
 ])
 def test_bad_parameters_fail_before_anything_starts(kwargs, name, monkeypatch):
@@ -40,7 +40,7 @@ def test_settings_of_any_selected_engine_are_accepted_and_versions_expand():
     assert params.settings == ("copy_freeze", "no_unique_checks")
     assert million._expand(["postgres", "mariadb"], "all") == ["postgres", "postgres15", "mariadb"]
     assert million._expand(["postgres"], "default") == ["postgres"]
-    assert million.validate("postgres", "paper").runs == 5
+    assert million.validate("postgres", "paper").repeats == 5
 
 
 def test_every_method_is_labelled_with_its_statements_and_commits():
@@ -75,7 +75,7 @@ def test_fit_recovers_known_overhead_and_per_row_cost_within_ci():
             seconds = (statements * overhead_s + n * per_row_s) * rng.normal(1, 0.02)
             rows.append({"system": "x 1", "setting": "default", "method": method, "rows": n, "statements": statements,
                          "commits": commits, "seconds": seconds, "warmup": False})
-    fits = million.fit(pd.DataFrame(rows))
+    fits = million_analysis.fit(pd.DataFrame(rows))
     ols = fits[fits["method"] == "ols"].iloc[0]
     assert ols["overhead_ci_low_ms"] <= overhead_s * 1e3 <= ols["overhead_ci_high_ms"]
     assert ols["per_row_ci_low_us"] <= per_row_s * 1e6 <= ols["per_row_ci_high_us"]
@@ -89,13 +89,14 @@ def test_median_ci_reaches_its_stated_confidence():
 
 
 def _measure(tmp_path, targets, versions="default", **kwargs):
-    params = million.validate(targets, "smoke", rows=300, runs=1, warmup_rows=20, batch_rows=100,
+    params = million.validate(targets, "smoke", rows=300, repeats=1, warmup_rows=20, batch_rows=100,
                               versions=versions, **kwargs)
     run = Run("05_million_rows", params.as_dict(), tmp_path / "run")
     return million.measure(params, run), run
 
 
-@pytest.mark.parametrize("name", LOCAL)
+# MariaDB's smoke run takes ~100 s here (2 cores): `slow`; PostgreSQL's ~4 s
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "mariadb" else n for n in LOCAL])
 def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     reason = Engine.class_of(name).unavailable_reason()
     if reason:
@@ -112,9 +113,9 @@ def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     keyed_later = measured[measured["setting"] == "key_after_load"]
     assert (keyed_later["add_key_s"] > 0).all()
     assert measured["version"].nunique() == 1 and (data["disk"]["mb_per_s"] > 0).all()
-    table = million.medians(loads)
+    table = million_analysis.medians(loads)
     assert (table["warmup_n"] == 1).all()
-    assert not million.physical(loads, data["disk"]).empty
+    assert not million_analysis.physical(loads, data["disk"]).empty
     assert run.meta["engines"][0]["setting"] == "default"
 
 
@@ -139,7 +140,7 @@ def test_rows_missing_after_a_load_raise_data_loss(tmp_path, monkeypatch):
 
 
 def test_a_resumed_run_keeps_the_settings_it_completed_and_loads_only_the_rest(tmp_path, monkeypatch):
-    params = million.validate("postgres", "smoke", rows=300, runs=2, warmup_rows=20, methods="generate,bulk",
+    params = million.validate("postgres", "smoke", rows=300, repeats=2, warmup_rows=20, methods="generate,bulk",
                               settings="default,async_commit", versions="default")
     first = Run("05_million_rows", params.as_dict(), tmp_path)
     real_load, calls = million.load_once, []
@@ -175,7 +176,7 @@ def test_the_methods_figure_stacks_one_panel_per_system_with_one_legend():
                                                   "mariadb 10.11": ["bulk", "autocommit"]}.items()
                           for setting in ("default", "async_commit")
                           for method, rate in zip(methods, (5e5, 6e4, 2e3))])
-    fig = million.plot_methods(table)
+    fig = million_analysis.plot_methods(table)
     try:
         axes = fig.get_axes()
         assert [ax.get_title(loc="left") for ax in axes] == ["PostgreSQL 18.6", "MariaDB 10.11"]

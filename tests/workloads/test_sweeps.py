@@ -22,15 +22,15 @@ DORIS_URL = "doris://root@127.0.0.1:9030/ingestlab"
     ({"partitions": "1,2.5"}, "PARTITIONS", "2.5"),
     ({"partitions": "1,-4"}, "PARTITIONS", "-4"),
     ({"partitions": "1,4096"}, "PARTITIONS", 4096),                       # PostgreSQL's MAX_PARTITIONS is 1024
-    ({"targets": "mariadb", "partitions": "1,9000"}, "PARTITIONS", 9000),  # MariaDB's is 8192
+    ({"engines": "mariadb", "partitions": "1,9000"}, "PARTITIONS", 9000),  # MariaDB's is 8192
     ({"columns": "4,x"}, "COLUMNS", "x"),
     ({"columns": "2,4"}, "COLUMNS", 2),
     ({"columns": "4,5000"}, "COLUMNS", 5000),
     ({"models": "no_key,columnstore"}, "MODELS", "columnstore"),
-    ({"targets": "mariadb", "models": "unlogged"}, "MODELS", "unlogged"),
+    ({"engines": "mariadb", "models": "unlogged"}, "MODELS", "unlogged"),
     ({"models": "no_key"}, "MODELS", "no_key"),                            # no model to compare with
-    ({"targets": "oracle"}, "TARGETS", "oracle"),
-    ({"targets": "rocksdb"}, "TARGETS", "rocksdb"),                        # no SQL tables to vary
+    ({"engines": "oracle"}, "ENGINES", "oracle"),
+    ({"engines": "rocksdb"}, "ENGINES", "rocksdb"),                        # no SQL tables to vary
     ({"factors": "partitions,colour"}, "FACTORS", "colour"),
     ({"variants": "sync_off"}, "VARIANTS", "sync_off"),                    # MariaDB has no such variant
     ({"statements": 0}, "STATEMENTS", 0),
@@ -41,7 +41,7 @@ DORIS_URL = "doris://root@127.0.0.1:9030/ingestlab"
 def test_bad_parameters_fail_before_any_server_starts(kwargs, name, value, tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
     with pytest.raises(ConfigError) as err:
-        sweeps.validate(**{"targets": "postgres,mariadb", **kwargs})
+        sweeps.validate(**{"engines": "postgres,mariadb", **kwargs})
     assert err.value.name == name and err.value.value == value and "expected" in str(err.value)
     assert not (tmp_path / "lab").exists()
 
@@ -104,7 +104,7 @@ def test_doris_unique_tables_are_merge_on_write_and_aggregate_parses_as_starrock
 
 def test_starrocks_and_doris_validate_without_a_server():
     params = sweeps.validate(f"{SR_URL},{DORIS_URL}", models="aggregate,unique,primary")
-    sr, doris = (Engine.class_of(t) for t in params.targets)
+    sr, doris = (Engine.class_of(t) for t in params.engines)
     assert sweeps.levels(params, sr)["model"] == ["duplicate", "aggregate", "unique", "primary"]
     assert sweeps.levels(params, doris)["model"] == ["duplicate", "aggregate", "unique"]
     assert sweeps.variants_for(params, sr) == ["default"] and sr.PARTITION_UNIT == "bucket"
@@ -271,13 +271,13 @@ def test_the_figures_draw_from_the_tables():
     samples = _synthetic()
     sweep = analysis.sweep_table(samples)
     fits = analysis.fit(samples, sweep)
-    fig = figures.plot_sweep_medians(sweep, analysis.fits_for_plot(fits))
+    fig = analysis.plot_sweep_medians(sweep, analysis.fits_for_plot(fits))
     assert [ax.get_xlabel() for ax in fig.axes] == ["partitions", "columns"] and fig.axes[0].get_xscale() == "log"
     # the sweep's series and the fits' series are the same names, so every series' fit is drawn in each panel
     series = sweep["series"].nunique()
     assert all(sum(len(line.get_xdata()) >= 100 for line in ax.get_lines()) == series for ax in fig.axes)
     figures.close(fig)
-    fig = figures.plot_model_effects(analysis.effects_for_plot(fits))
+    fig = analysis.plot_model_effects(analysis.effects_for_plot(fits))
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["primary key"]
     figures.close(fig)
 

@@ -18,9 +18,13 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from ingestlab import _paths, hivetext, models, progress, timing
+from ingestlab import _paths, hivetext, progress, timing
 from ingestlab.errors import ConfigError, WrongAnswerError
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
+
+#: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
+NOTEBOOK_STEM = "06_csv_scan"
 
 #: Engine name → what reads the files and how (the label in every table and figure).
 ENGINES: dict[str, str] = {
@@ -58,12 +62,12 @@ class Params(ParamsBase):
     """Validated parameters of notebook 06 (see :func:`validate`)."""
 
     scale: str
-    engines: tuple[str, ...]
+    readers: tuple[str, ...]
     queries: tuple[str, ...]
     sizes_mb: tuple[float, ...]
     doublings: tuple[int, ...]
     base_rows: int
-    rounds: int
+    repeats: int
     cache: str
     seed: int
     data_dir: str
@@ -76,8 +80,8 @@ def can_drop_caches() -> bool:
     return os.access(_DROP_CACHES, os.W_OK)
 
 
-def validate(scale: str = "smoke", engines: Sequence[str] | str | None = None, sizes: Sequence[float] | str | None = None,
-             queries: Sequence[str] | str | None = None, rounds: int | None = None, cache: str = "warm", seed: int = 0,
+def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, sizes: Sequence[float] | str | None = None,
+             queries: Sequence[str] | str | None = None, repeats: int | None = None, cache: str = "warm", seed: int = 0,
              data_dir: str = "", memory_limit_mb: int | None = None, timeout_s: int | None = None,
              base_rows: int | None = None) -> Params:
     """Check notebook 06's parameters before any file is written; return them resolved.
@@ -99,9 +103,9 @@ def validate(scale: str = "smoke", engines: Sequence[str] | str | None = None, s
     """
     one_of("SCALE", scale, SCALES)
     d = SCALES[scale]
-    engines = subset("ENGINES", d["engines"] if engines is None else engines, list(ENGINES))
+    readers = subset("READERS", d["engines"] if readers is None else readers, list(ENGINES))
     queries = subset("QUERIES", list(QUERIES) if queries is None else queries, list(QUERIES))
-    rounds = positive_int("ROUNDS", d["rounds"] if rounds is None else rounds)
+    repeats = positive_int("REPEATS", d["rounds"] if repeats is None else repeats)
     one_of("CACHE", cache, CACHES)
     if cache == "cold" and not can_drop_caches():
         raise ConfigError("CACHE", cache, f"'warm' or 'auto': {_DROP_CACHES} is not writable here")
@@ -132,7 +136,7 @@ def validate(scale: str = "smoke", engines: Sequence[str] | str | None = None, s
         raise ConfigError("SIZES", ",".join(f"{s:g}" for s in sizes_mb),
                           f"sizes that fit the free disk: the largest needs {need / 1e9:.2f} GB more at "
                           f"{data_dir} (+5 % and 1 GB margin), {free / 1e9:.2f} GB available")
-    return Params(scale, engines, queries, tuple(sizes_mb), doublings, base_rows, rounds, cache, seed, data_dir,
+    return Params(scale, readers, queries, tuple(sizes_mb), doublings, base_rows, repeats, cache, seed, data_dir,
                   memory_limit_mb, timeout_s)
 
 
@@ -264,26 +268,26 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
     run.note(f"cache={cache}; data {params.data_dir}; checksums "
              + ", ".join(f"{t.gb:.3g} GB {t.checksum[:12]}" for t in tables))
     frames = []
-    total = len(tables) * params.rounds * (1 + len(params.engines) * len(params.queries))
+    total = len(tables) * params.repeats * (1 + len(params.readers) * len(params.queries))
     with progress.bar(total=total, desc="csv scan", unit="run") as bar:
         for table in tables:
             size = {"bytes": table.bytes, "gb": table.gb, "rows": table.rows, "doublings": table.doublings,
                     "checksum": table.checksum, "cache": cache}
             def floor_once(table=table, size=size):
-                for rnd in range(1, params.rounds + 1):
+                for rnd in range(1, params.repeats + 1):
                     if cache == "cold":
                         drop_caches()
                     seconds = read_floor(table)
-                    run.append(_row(size, FLOOR, "read_files", rnd, params.rounds,
+                    run.append(_row(size, FLOOR, "read_files", rnd, params.repeats,
                                     {"status": "ok", "seconds": seconds, "answer": None,
                                      "version": "python readinto 8 MiB"}))
                     bar.update()
             where = {"checksum": table.checksum, "cache": cache}
             frames.append(run.once({**where, "engine": FLOOR}, floor_once)["results"])
-            for engine in params.engines:
+            for engine in params.readers:
                 for query in params.queries:
                     def rounds_once(table=table, size=size, engine=engine, query=query):
-                        for rnd in range(1, params.rounds + 1):
+                        for rnd in range(1, params.repeats + 1):
                             _scan_round(params, table, size, engine, query, rnd, run)
                             bar.update()
                     frames.append(run.once({**where, "engine": engine, "query": query}, rounds_once)["results"])
@@ -302,7 +306,7 @@ def _scan_round(params: Params, table: hivetext.Table, size: dict, engine: str, 
         reap()  # the server a killed child left behind
     if res["status"] == "ok" and not check_answer(query, res.get("answer"), table):
         res["status"] = "wrong_answer"
-    run.append(_row(size, engine, query, rnd, params.rounds, res))
+    run.append(_row(size, engine, query, rnd, params.repeats, res))
     if res["status"] == "wrong_answer":
         expected = table.rows if query == "count_star" else list(table.minimum)
         raise WrongAnswerError(f"{engine} {query} at {table.gb:.3g} GB round {rnd}: answered "
@@ -331,167 +335,6 @@ def _row(size: dict, engine: str, query: str, rnd: int, rounds: int, res: dict) 
     }])
 
 
-# -- analysis ------------------------------------------------------------------------------------------
-def reported(scans: pd.DataFrame) -> pd.DataFrame:
-    """The reported runs (the last round) that completed."""
-    return scans[scans["reported"] & (scans["status"] == "ok")]
-
-
-def fit(scans: pd.DataFrame) -> pd.DataFrame:
-    """``seconds = fixed + GB × per_GB`` per engine × query over the reported runs (OLS + Theil–Sen).
-
-    Groups with fewer than three sizes are left out. Columns follow ``fits.csv``: ``engine``,
-    ``variant`` (the query), ``method``, ``fixed_s`` and ``per_gb_s`` with 95 % CIs, ``r2``,
-    ``n_points``, and ``gb_per_s`` (1 / ``per_gb_s``: the marginal rate; NaN where the time
-    does not grow with the size, i.e. ``per_gb_s``'s CI reaches 0, as for ``LIMIT 1``).
-    """
-    data = reported(scans)
-    out = []
-    for (engine, query), g in data.groupby(["engine", "query"], sort=False):
-        if g["gb"].nunique() < 3:
-            continue
-        f = models.fit_linear(g, x="gb", y="seconds").assign(engine=engine, variant=query)
-        out.append(f)
-    if not out:
-        return pd.DataFrame()
-    f = pd.concat(out, ignore_index=True).rename(columns={
-        "slope": "per_gb_s", "slope_se": "per_gb_se_s", "slope_ci_low": "per_gb_ci_low_s",
-        "slope_ci_high": "per_gb_ci_high_s", "intercept": "fixed_s", "intercept_ci_low": "fixed_ci_low_s",
-        "intercept_ci_high": "fixed_ci_high_s"})
-    # a marginal rate exists only where the time grows with the size (CI above 0); LIMIT 1 does not
-    f["gb_per_s"] = (1 / f["per_gb_s"]).where(f["per_gb_ci_low_s"] > 0)
-    first = ["engine", "variant", "method", "fixed_s", "fixed_ci_low_s", "fixed_ci_high_s", "per_gb_s",
-             "per_gb_ci_low_s", "per_gb_ci_high_s", "gb_per_s", "r2", "n_points"]
-    return f[first + [c for c in f.columns if c not in first]]
-
-
-def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
-    """Per engine: cost per GB of ``COUNT(*)`` over that of the full scan, with a 95 % CI.
-
-    A ratio well below 1 means ``COUNT(*)`` reads (parses) less than the full scan — the
-    seed's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
-    """
-    ols = fits[fits["method"] == "ols"] if not fits.empty else fits
-    rows = []
-    for engine, g in ols.groupby("engine", sort=False):
-        q = g.set_index("variant")
-        if {"count_star", "full_scan_order_by_limit_1"} <= set(q.index):
-            c, f = q.loc["count_star"], q.loc["full_scan_order_by_limit_1"]
-            r = models.slope_ratio(c["per_gb_s"], c["per_gb_se_s"], c["df_resid"], f["per_gb_s"], f["per_gb_se_s"],
-                                   f["df_resid"])
-            rows.append({"engine": engine, "count_per_gb_s": c["per_gb_s"], "full_per_gb_s": f["per_gb_s"], **r})
-    return pd.DataFrame(rows)
-
-
-def with_floor(scans: pd.DataFrame) -> pd.DataFrame:
-    """Reported engine runs with the same size's and round's file read rate (``floor_gb_per_s``) and the fraction."""
-    data = reported(scans)
-    floor = data[data["engine"] == FLOOR][["gb", "round", "cache", "gb_per_s"]].rename(columns={"gb_per_s": "floor_gb_per_s"})
-    out = data[data["engine"] != FLOOR].merge(floor, on=["gb", "round", "cache"], how="left")
-    return out.assign(floor_fraction=out["gb_per_s"] / out["floor_gb_per_s"])
-
-
-def largest(scans: pd.DataFrame) -> pd.DataFrame:
-    """Every engine × query at the largest size, last round, whatever its status."""
-    data = scans[(scans["gb"] == scans["gb"].max()) & scans["reported"]]
-    return data[data["engine"] != FLOOR]
-
-
-def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
-    """The seed's times (as GB/s of its 5.09 GB table) and peak memory beside the live ones at the largest size.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source`` (``published`` / ``live``), ``engine``, ``query``, ``size_gb``, ``seconds``,
-        ``gb_per_s``, ``peak_mb``, ``note``.
-    """
-    from ingestlab import published
-
-    times = published.load("starrocks_csv_scan_times")
-    times = times[times["storage"] == "hdfs"]
-    memory = published.load("starrocks_csv_peak_memory").set_index("engine")["peak_mb"]
-    pub = pd.DataFrame({
-        "source": "published", "engine": times["engine"] + " " + times["version"].astype(str) + " (" + times["stage"] + ")",
-        "query": times["scenario"], "size_gb": SEED_GB, "seconds": times["elapsed_s"],
-        "gb_per_s": SEED_GB / times["elapsed_s"], "peak_mb": times["engine"].map(memory),
-        "note": "HDFS, 4 cores; peak memory: the seed's one figure per engine, " + times["run_reported"]})
-    live = largest(scans)
-    live = pd.DataFrame({"source": "live", "engine": live["engine"], "query": live["query"], "size_gb": live["gb"],
-                         "seconds": live["seconds"], "gb_per_s": live["gb_per_s"], "peak_mb": live["peak_rss_mb"],
-                         "note": live["cache"] + " cache, 2 cores, round " + live["round"].astype(str) + ", " + live["status"]})
-    return pd.concat([pub, live], ignore_index=True)
-
-
-# -- sentences for the notebook -----------------------------------------------------------------------
-def describe_answers(scans: pd.DataFrame) -> str:
-    """How many runs answered, and that every answer agreed with the generator (or what did not)."""
-    runs = scans[scans["engine"] != FLOOR]
-    counts = runs["status"].value_counts().to_dict()
-    others = runs[runs["status"] != "ok"]
-    text = (f"{len(runs)} runs over {runs['engine'].nunique()} engines; statuses: "
-            + ", ".join(f"{k} {v}" for k, v in counts.items())
-            + ". Every completed run's `COUNT(*)` equals the generator's row count and every `ORDER BY 1 LIMIT 1` "
-              "its minimum row (a disagreement stops the run).")
-    if not others.empty:
-        text += " Not completed: " + "; ".join(f"{r.engine} {r.query} {r.gb:.3g} GB round {r.round}: {r.status} "
-                                               f"(peak {r.peak_rss_mb:.0f} MB)" for r in others.itertuples()) + "."
-    return text
-
-
-def describe_fits(fits: pd.DataFrame) -> str:
-    """One line per engine × query: fixed cost, cost per GB (CI) and the rate it implies."""
-    ols = fits[fits["method"] == "ols"]
-    return "\n".join(f"- **{r.engine}** `{r.variant}`: {r.fixed_s:.3g} s fixed + {r.per_gb_s:.3g} s/GB "
-                     f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → "
-                     + (f"{r.gb_per_s:.3g} GB/s" if pd.notna(r.gb_per_s) else "no rate: the time does not grow "
-                        "with the size") + f", R² {r.r2:.3f}" for r in ols.itertuples())
-
-
-def describe_ratio(ratios: pd.DataFrame) -> str:
-    """Which engines' ``COUNT(*)`` costs less per GB than their full scan (CI below 1)."""
-    lines = []
-    for r in ratios.itertuples():
-        verdict = ("reads less" if r.ci_high < 1 else "no cheaper" if r.ci_low <= 1 <= r.ci_high
-                   else "costs more")
-        lines.append(f"- **{r.engine}**: COUNT(*)/full scan per GB = {r.ratio:.2f} (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}): "
-                     f"{verdict}")
-    return "\n".join(lines)
-
-
-def describe_memory(scans: pd.DataFrame) -> str:
-    """Peak memory per engine at the largest size (the largest over its queries), with what was measured."""
-    data = largest(scans)
-    g = data.sort_values("peak_rss_mb").groupby("engine", sort=False)
-    return "\n".join(f"- **{e}**: peak {x['peak_rss_mb'].max():.0f} MB ({x['peak_source'].iloc[0]}; "
-                     f"{x.loc[x['peak_rss_mb'].idxmax(), 'query']}), of which {x['baseline_rss_mb'].max():.0f} MB "
-                     f"before the query at {x['gb'].iloc[0]:.3g} GB" for e, x in g)
-
-
-def describe_floor(floored: pd.DataFrame) -> str:
-    """Each engine's full scan rate against the file read rate at the largest size."""
-    data = floored[(floored["gb"] == floored["gb"].max()) & (floored["query"] != "limit_1")]
-    if data.empty:
-        return "No completed scan at the largest size."
-    floor = data["floor_gb_per_s"].iloc[0]
-    return (f"Reading the files ({data['gb'].iloc[0]:.3g} GB, {data['cache'].iloc[0]} cache) runs at {floor:.3g} GB/s. "
-            + "; ".join(f"{r.engine} `{r.query}` {r.gb_per_s:.3g} GB/s ({100 * r.floor_fraction:.0f} %)"
-                        for r in data.sort_values("floor_fraction", ascending=False).itertuples()) + ".")
-
-
-def headline(fits: pd.DataFrame, ratios: pd.DataFrame, scans: pd.DataFrame) -> dict:
-    """The numbers ``run.json`` records: rate per engine × query, COUNT/full ratio, peak MB at the largest size."""
-    out = {}
-    for r in fits[(fits["method"] == "ols") & fits["gb_per_s"].notna()].itertuples():
-        out[f"gb_per_s[{r.engine},{r.variant}]"] = float(r.gb_per_s)
-    for r in ratios.itertuples():
-        out[f"count_over_full[{r.engine}]"] = [float(r.ratio), float(r.ci_low), float(r.ci_high)]
-    for r in largest(scans).itertuples():
-        out[f"peak_rss_mb[{r.engine},{r.query}]"] = float(r.peak_rss_mb)
-    out["largest_gb"] = float(scans["gb"].max())
-    return out
-
-
 # -- tables and figures for the notebook ---------------------------------------------------------------
 def tables_frame(tables: list[hivetext.Table]) -> pd.DataFrame:
     """One row per generated size: doublings, rows, bytes, GB, files, checksum, folder."""
@@ -499,28 +342,16 @@ def tables_frame(tables: list[hivetext.Table]) -> pd.DataFrame:
                           "checksum": t.checksum, "path": str(t.path)} for t in tables])
 
 
-def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
-    """Seconds against size per engine, one panel per query, with each fit and its CI band."""
-    import matplotlib.pyplot as plt
-
-    from ingestlab import figures, labels
-
-    data = reported(scans)
-    data = data[data["engine"] != FLOOR]
-    queries = list(dict.fromkeys(data["query"]))
-    # stacked, each panel's legend (its fits with their CIs, a line per engine) under it: the gap
-    # between panels grows with the engines (inches: axes 2.2, ticks and label 0.9, a legend line 0.2)
-    axes_in, gap_in = 2.2, 0.9 + 0.2 * (data["engine"].nunique() + 1)
-    fig, axes = plt.subplots(len(queries), 1, figsize=(figures.PAGE_WIDTH - 1, len(queries) * (axes_in + gap_in)),
-                             squeeze=False)
-    for ax, query in zip(axes[:, 0], queries):
-        part = fits[fits["variant"] == query] if not fits.empty else pd.DataFrame(columns=["engine", "method"])
-        figures.plot_size_fit(data[data["query"] == query], part, ax=ax)
-        ax.set_title(labels.label(query))
-    fig.subplots_adjust(hspace=gap_in / axes_in, top=1 - 0.3 / fig.get_figheight(), bottom=gap_in / fig.get_figheight())
-    return fig
-
-
-def floor_bars(floored: pd.DataFrame) -> pd.DataFrame:
-    """The largest size's scanning queries (``limit_1`` left out), for the bar chart of fractions of the floor."""
-    return floored[(floored["gb"] == floored["gb"].max()) & (floored["query"] != "limit_1")]
+#: Notebook 06, as the runner, the summary and the figure promotion see it.
+NOTEBOOK = Notebook(
+    stem=NOTEBOOK_STEM,
+    question="What does scanning a CSV table cost per GB, and what is fixed per scan, reader by reader?",
+    seed="starrocks-csv-reader.zh.txt",
+    validate=validate,
+    measures="three queries over a Hive text table grown by doubling, per reader, with peak memory",
+    engine_parameter=None,
+    headlines=("per_gb_s[", "count_over_full["),
+    figures=("seconds_vs_size", "peak_memory", "fraction_of_read_floor"),
+    smoke_time="1 min", paper_time="about 1 h",
+    renamed={"ENGINES": "READERS", "ROUNDS": "REPEATS"},
+)

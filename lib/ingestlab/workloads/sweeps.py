@@ -13,9 +13,9 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
+from ingestlab.workloads import Notebook
+from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
-NOTEBOOK = "02_component_sweeps"
 #: The table parameters a sweep changes, one at a time, from the baseline.
 FACTORS = ("partitions", "columns", "model")
 #: Sizes per SCALE. ``paper`` is the seed's 200 statements after 20 warm-up ones, in rounds.
@@ -57,7 +57,7 @@ class Config:
 class Params(ParamsBase):
     """Validated parameters of notebook 02 (see :func:`validate`)."""
 
-    targets: tuple[str, ...]
+    engines: tuple[str, ...]
     scale: str
     variants: tuple[str, ...]
     factors: tuple[str, ...]
@@ -104,7 +104,7 @@ def int_levels(name: str, value: Any, default: Sequence[int]) -> tuple[int, ...]
     return tuple(sorted(set(levels)))
 
 
-def validate(targets: Sequence[str] | str = "postgres,mariadb", scale: str = "smoke",
+def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "smoke",
              variants: Sequence[str] | str | None = None, factors: Sequence[str] | str | None = None,
              partitions: Sequence[int] | str | None = None, columns: Sequence[int] | str | None = None,
              models: Sequence[str] | str | None = None, statements: int | None = None, warmup: int | None = None,
@@ -127,7 +127,7 @@ def validate(targets: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
-    classes = _target_classes(targets)
+    classes = _target_classes(engines)
     factors = subset("FACTORS", list(FACTORS) if factors is None else factors, FACTORS)
     partitions = int_levels("PARTITIONS", partitions, DEFAULT_PARTITIONS)
     columns = int_levels("COLUMNS", columns, DEFAULT_COLUMNS)
@@ -147,20 +147,11 @@ def validate(targets: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
 
 def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
-    items = items_of(targets)
-    items = [t for t in items if t]
-    if not items:
-        raise ConfigError("TARGETS", targets, "engine names (" + ", ".join(Engine.names()) + ") or URLs, comma-separated")
-    classes = {}
-    for target in items:
-        try:
-            cls = Engine.class_of(target)
-        except ConfigError as exc:
-            raise ConfigError("TARGETS", exc.value, exc.accepted) from None
+    classes = engine_classes(targets)
+    for target, cls in classes.items():
         if not (cls.has("table_ddl") and cls.has("execute")):
             sql = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl") and c.has("execute"))
-            raise ConfigError("TARGETS", target, f"an engine with SQL tables ({sql})")
-        classes[target] = cls
+            raise ConfigError("ENGINES", target, f"an engine with SQL tables ({sql})")
     return classes
 
 
@@ -332,7 +323,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     rng = np.random.default_rng(params.seed)
-    for target in params.targets:
+    for target in params.engines:
         engine = Engine.resolve(target)
         try:
             engine.start()
@@ -381,3 +372,17 @@ def _measure_variant(engine: Engine, variant: str, params: Params, run, rng: np.
         if "anatomy" not in done:  # the engine has none
             return
         out["anatomy"].append(done["anatomy"])
+
+
+#: Notebook 02, as the runner, the summary and the figure promotion see it.
+NOTEBOOK = Notebook(
+    stem="02_component_sweeps",
+    question="Does the single-row INSERT's cost grow with partitions, columns or the table model?",
+    seed="starrocks-insert-overhead.ru.txt (test_components)",
+    validate=validate,
+    measures="median single-row INSERT per table configuration, one factor changed at a time, and its slope",
+    headlines=("slope_ms[",),
+    figures=("sweeps", "model_effects"),
+    smoke_time="1 min", paper_time="6 min",
+    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, labels, models, report
+from ingestlab import anatomy, figures, labels, models, report
 
 #: Factor → the sample column that holds its level.
 LEVEL_COLUMNS = {"partitions": "partitions", "columns": "n_columns", "model": "model"}
@@ -126,6 +128,25 @@ def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 
 # -- where the extra time goes ----------------------------------------------------------------
+#: Notebook 02's terms in :func:`fit`'s columns: a numeric factor's slope and its effect over the swept range.
+SLOPE_TERMS = {"slope": models.Term("slope_ms", "slope_ci_low_ms", "slope_ci_high_ms", "{unit}"),
+               "effect": models.Term("effect_ms", "effect_ci_low_ms", "effect_ci_high_ms", "ms over {level}")}
+#: A table model's effect: its median single-row INSERT minus the baseline model's.
+EFFECT_TERMS = {"effect[{level}]": models.Term("effect_ms", "effect_ci_low_ms", "effect_ci_high_ms",
+                                               "ms against {baseline_model}")}
+
+
+def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fit`'s slopes and model effects in the lab's long form (``fits.csv``); the model names the factor."""
+    from ingestlab.workloads.sweeps import NOTEBOOK
+
+    numeric = fits[fits["factor"].isin(NUMERIC)]
+    effects = fits[fits["factor"] == "model"]
+    return pd.concat([models.tidy(numeric, model="sweep {factor}", terms=SLOPE_TERMS, notebook=NOTEBOOK.stem),
+                      models.tidy(effects, model="sweep model", terms=EFFECT_TERMS, notebook=NOTEBOOK.stem)],
+                     ignore_index=True)
+
+
 def anatomy_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The anatomy's mean parts per configuration (:func:`ingestlab.anatomy.summary`), by factor and level."""
     if frame.empty:
@@ -382,7 +403,7 @@ def headline(fits: pd.DataFrame) -> dict[str, float]:
 
 
 def effects_for_plot(fits: pd.DataFrame) -> pd.DataFrame:
-    """The model rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_model_effects`."""
+    """The model rows of ``fits`` with a ``series`` column, for :func:`plot_model_effects`."""
     models_ = fits[fits["factor"] == "model"]
     if models_.empty:  # no table models swept: nothing to draw
         return models_.assign(series=pd.Series(dtype=object))
@@ -391,6 +412,62 @@ def effects_for_plot(fits: pd.DataFrame) -> pd.DataFrame:
 
 
 def fits_for_plot(fits: pd.DataFrame, names: Sequence[str] = NUMERIC) -> pd.DataFrame:
-    """The numeric rows of ``fits`` with a ``series`` column, for :func:`ingestlab.figures.plot_sweep_medians`."""
+    """The numeric rows of ``fits`` with a ``series`` column, for :func:`plot_sweep_medians`."""
     numeric = fits[fits["factor"].isin(names)]
     return numeric.assign(series=labels.join(numeric, GROUP))
+
+
+# -- figures ---------------------------------------------------------------------------------
+def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "series", col: str = "factor",
+                       log_factors: Sequence[str] = ("partitions",)) -> matplotlib.figure.Figure:
+    """Median with its CI against each numeric factor's level, and each group's fit with its CI band, a panel per factor.
+
+    ``data`` has ``col``, ``hue``, ``level_value``, ``median_ms`` and ``median_ci_low_ms`` /
+    ``median_ci_high_ms`` (notebook 02's sweep table); ``fits`` has ``col``, ``hue``,
+    ``method``, ``slope_ms`` (with ``slope_ci_low_ms`` / ``slope_ci_high_ms``), ``intercept_ms``
+    and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves. Factors in
+    ``log_factors`` get a log₂ ``x`` axis. One legend, below the panels.
+    """
+    data = data[data["level_value"].notna()]
+    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=False)
+    levels = list(dict.fromkeys(data[hue]))
+    palette = figures.palette(levels)
+    entries = {}
+    for ax, factor, part in panels:
+        for series, g in part.groupby(hue, sort=False):
+            g = g.sort_values("level_value")
+            err = np.vstack([g["median_ms"] - g["median_ci_low_ms"], g["median_ci_high_ms"] - g["median_ms"]])
+            bars = ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o",
+                               capsize=3, ms=4, color=palette[series])
+            entries.setdefault(series, bars)
+            grid = figures.model_grid(g["level_value"], factor in log_factors)
+            for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
+                figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
+                            fit.get("slope_ci_high_ms", np.nan), color=palette[series], label=None)
+        if factor in log_factors:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(figures.plain_ticks())
+        ax.set_xlabel(labels.label(factor))
+        ax.set_ylabel("median single-row INSERT (ms)")
+    ols = fits[fits["method"] == "ols"]
+    names = [str(s) + "".join(f"\n{labels.label(r[col])}: " + figures.estimate_text(r, "slope_ms", str(r["unit"]))
+                              for _, r in ols[ols[hue] == s].iterrows()) for s in entries]
+    fig.tight_layout()
+    fig.legend(list(entries.values()), names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize="small",
+               frameon=False, title="median (bars: its 95 % CI); fit, shaded: the slope's 95 % CI",
+               title_fontsize="small")
+    return fig
+
+
+def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib.figure.Figure:
+    """Each table model's difference from the baseline model, with its CI (a point-range chart).
+
+    ``data`` has ``level`` (the model), ``slope_ms`` (the difference) and its CI bounds
+    ``slope_ci_low_ms`` / ``slope_ci_high_ms``, and ``hue``.
+    """
+    fig = plt.figure(figsize=(figures.PAGE_WIDTH, 1.4 + 0.4 * data["level"].nunique()))
+    ax = figures.plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
+                        low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue, ax=fig.gca())
+    ax.axvline(0, color="0.4", lw=0.8)
+    ax.set_xlabel("median difference from the engine's baseline model, named in the legend (ms; bars: 95 % CI)")
+    return fig

@@ -138,6 +138,22 @@ def fit(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
     return out
 
 
+#: Notebook 03's batch model in :func:`fit`'s columns: a fixed cost per batch and a cost per row.
+FIT_TERMS = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per batch"),
+             "per_row": models.Term("per_row_us", "per_row_ci_low_us", "per_row_ci_high_us", "µs per row")}
+
+
+def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fit`'s batch fits in the lab's long form (``fits.csv``); ``variant`` is the operation.
+
+    The disk profile goes into the model's name (``batch_time cloud-375``) so that fits under
+    two profiles are never taken for one.
+    """
+    from ingestlab.workloads.upsert import NOTEBOOK
+
+    return models.tidy(fits, model="batch_time {disk_profile}", terms=FIT_TERMS, notebook=NOTEBOOK.stem)
+
+
 def memory_mb(memory: pd.DataFrame) -> pd.DataFrame:
     """The memory table of a run (:func:`ingestlab.workloads.upsert.measure`) with every ``*_bytes`` column in MB.
 
@@ -298,16 +314,15 @@ def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
 
     from ingestlab import figures, labels
 
-    drawn = fits.assign(series=fits["variant"].map(labels.label), intercept=fits["overhead_ms"] / 1e3,
-                        slope=fits["per_row_us"] / 1e6, slope_ci_low=fits["per_row_ci_low_us"] / 1e6,
-                        slope_ci_high=fits["per_row_ci_high_us"] / 1e6)
+    long = tidy_fits(fits)
+    drawn = long.assign(series=long["variant"].map(labels.label))
     points = measured.assign(series=measured["operation"].map(labels.label))
     engines = list(dict.fromkeys(points["engine"]))
     fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH - 2.5, 2.3 * len(engines)), sharex=True,
                              squeeze=False)
     for ax, engine in zip(axes[:, 0], engines):
-        figures.plot_linear_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
-                                y="elapsed_s", hue="series", column="per_row_us", unit="µs/row", ax=ax)
+        figures.plot_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
+                         y="elapsed_s", hue="series", slope="per_row", intercept="overhead", ax=ax)
         ax.set_title(labels.label(engine))
         ax.set_ylabel("batch time (s)")
         ax.set_xlabel("rows per batch")

@@ -1,0 +1,211 @@
+"""Notebook 06's analysis: the size fit, count over full scan, the read floor, memory, sentences, figures and headline."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ingestlab import models
+from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, SEED_GB
+
+
+# -- analysis ------------------------------------------------------------------------------------------
+def reported(scans: pd.DataFrame) -> pd.DataFrame:
+    """The reported runs (the last round) that completed."""
+    return scans[scans["reported"] & (scans["status"] == "ok")]
+
+
+def fit(scans: pd.DataFrame) -> pd.DataFrame:
+    """``seconds = fixed + GB × per_GB`` per engine × query over the reported runs (OLS + Theil–Sen).
+
+    Groups with fewer than three sizes are left out. Columns follow ``fits.csv``: ``engine``,
+    ``variant`` (the query), ``method``, ``fixed_s`` and ``per_gb_s`` with 95 % CIs, ``r2``,
+    ``n_points``, and ``gb_per_s`` (1 / ``per_gb_s``: the marginal rate; NaN where the time
+    does not grow with the size, i.e. ``per_gb_s``'s CI reaches 0, as for ``LIMIT 1``).
+    """
+    data = reported(scans)
+    out = []
+    for (engine, query), g in data.groupby(["engine", "query"], sort=False):
+        if g["gb"].nunique() < 3:
+            continue
+        f = models.fit_linear(g, x="gb", y="seconds").assign(engine=engine, variant=query)
+        out.append(f)
+    if not out:
+        return pd.DataFrame()
+    f = pd.concat(out, ignore_index=True).rename(columns={
+        "slope": "per_gb_s", "slope_se": "per_gb_se_s", "slope_ci_low": "per_gb_ci_low_s",
+        "slope_ci_high": "per_gb_ci_high_s", "intercept": "fixed_s", "intercept_ci_low": "fixed_ci_low_s",
+        "intercept_ci_high": "fixed_ci_high_s"})
+    # a marginal rate exists only where the time grows with the size (CI above 0); LIMIT 1 does not
+    f["gb_per_s"] = (1 / f["per_gb_s"]).where(f["per_gb_ci_low_s"] > 0)
+    first = ["engine", "variant", "method", "fixed_s", "fixed_ci_low_s", "fixed_ci_high_s", "per_gb_s",
+             "per_gb_ci_low_s", "per_gb_ci_high_s", "gb_per_s", "r2", "n_points"]
+    return f[first + [c for c in f.columns if c not in first]]
+
+
+def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
+    """Per engine: cost per GB of ``COUNT(*)`` over that of the full scan, with a 95 % CI.
+
+    A ratio well below 1 means ``COUNT(*)`` reads (parses) less than the full scan — the
+    seed's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
+    """
+    ols = fits[fits["method"] == "ols"] if not fits.empty else fits
+    rows = []
+    for engine, g in ols.groupby("engine", sort=False):
+        q = g.set_index("variant")
+        if {"count_star", "full_scan_order_by_limit_1"} <= set(q.index):
+            c, f = q.loc["count_star"], q.loc["full_scan_order_by_limit_1"]
+            r = models.slope_ratio(c["per_gb_s"], c["per_gb_se_s"], c["df_resid"], f["per_gb_s"], f["per_gb_se_s"],
+                                   f["df_resid"])
+            rows.append({"engine": engine, "count_per_gb_s": c["per_gb_s"], "full_per_gb_s": f["per_gb_s"], **r})
+    return pd.DataFrame(rows)
+
+
+def with_floor(scans: pd.DataFrame) -> pd.DataFrame:
+    """Reported engine runs with the same size's and round's file read rate (``floor_gb_per_s``) and the fraction."""
+    data = reported(scans)
+    floor = data[data["engine"] == FLOOR][["gb", "round", "cache", "gb_per_s"]].rename(columns={"gb_per_s": "floor_gb_per_s"})
+    out = data[data["engine"] != FLOOR].merge(floor, on=["gb", "round", "cache"], how="left")
+    return out.assign(floor_fraction=out["gb_per_s"] / out["floor_gb_per_s"])
+
+
+def largest(scans: pd.DataFrame) -> pd.DataFrame:
+    """Every engine × query at the largest size, last round, whatever its status."""
+    data = scans[(scans["gb"] == scans["gb"].max()) & scans["reported"]]
+    return data[data["engine"] != FLOOR]
+
+
+def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
+    """The seed's times (as GB/s of its 5.09 GB table) and peak memory beside the live ones at the largest size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source`` (``published`` / ``live``), ``engine``, ``query``, ``size_gb``, ``seconds``,
+        ``gb_per_s``, ``peak_mb``, ``note``.
+    """
+    from ingestlab import published
+
+    times = published.load("starrocks_csv_scan_times")
+    times = times[times["storage"] == "hdfs"]
+    memory = published.load("starrocks_csv_peak_memory").set_index("engine")["peak_mb"]
+    pub = pd.DataFrame({
+        "source": "published", "engine": times["engine"] + " " + times["version"].astype(str) + " (" + times["stage"] + ")",
+        "query": times["scenario"], "size_gb": SEED_GB, "seconds": times["elapsed_s"],
+        "gb_per_s": SEED_GB / times["elapsed_s"], "peak_mb": times["engine"].map(memory),
+        "note": "HDFS, 4 cores; peak memory: the seed's one figure per engine, " + times["run_reported"]})
+    live = largest(scans)
+    live = pd.DataFrame({"source": "live", "engine": live["engine"], "query": live["query"], "size_gb": live["gb"],
+                         "seconds": live["seconds"], "gb_per_s": live["gb_per_s"], "peak_mb": live["peak_rss_mb"],
+                         "note": live["cache"] + " cache, 2 cores, round " + live["round"].astype(str) + ", " + live["status"]})
+    return pd.concat([pub, live], ignore_index=True)
+
+
+# -- sentences for the notebook -----------------------------------------------------------------------
+def describe_answers(scans: pd.DataFrame) -> str:
+    """How many runs answered, and that every answer agreed with the generator (or what did not)."""
+    runs = scans[scans["engine"] != FLOOR]
+    counts = runs["status"].value_counts().to_dict()
+    others = runs[runs["status"] != "ok"]
+    text = (f"{len(runs)} runs over {runs['engine'].nunique()} engines; statuses: "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+            + ". Every completed run's `COUNT(*)` equals the generator's row count and every `ORDER BY 1 LIMIT 1` "
+              "its minimum row (a disagreement stops the run).")
+    if not others.empty:
+        text += " Not completed: " + "; ".join(f"{r.engine} {r.query} {r.gb:.3g} GB round {r.round}: {r.status} "
+                                               f"(peak {r.peak_rss_mb:.0f} MB)" for r in others.itertuples()) + "."
+    return text
+
+
+def describe_fits(fits: pd.DataFrame) -> str:
+    """One line per engine × query: fixed cost, cost per GB (CI) and the rate it implies."""
+    ols = fits[fits["method"] == "ols"]
+    return "\n".join(f"- **{r.engine}** `{r.variant}`: {r.fixed_s:.3g} s fixed + {r.per_gb_s:.3g} s/GB "
+                     f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → "
+                     + (f"{r.gb_per_s:.3g} GB/s" if pd.notna(r.gb_per_s) else "no rate: the time does not grow "
+                        "with the size") + f", R² {r.r2:.3f}" for r in ols.itertuples())
+
+
+def describe_ratio(ratios: pd.DataFrame) -> str:
+    """Which engines' ``COUNT(*)`` costs less per GB than their full scan (CI below 1)."""
+    lines = []
+    for r in ratios.itertuples():
+        verdict = ("reads less" if r.ci_high < 1 else "no cheaper" if r.ci_low <= 1 <= r.ci_high
+                   else "costs more")
+        lines.append(f"- **{r.engine}**: COUNT(*)/full scan per GB = {r.ratio:.2f} (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}): "
+                     f"{verdict}")
+    return "\n".join(lines)
+
+
+def describe_memory(scans: pd.DataFrame) -> str:
+    """Peak memory per engine at the largest size (the largest over its queries), with what was measured."""
+    data = largest(scans)
+    g = data.sort_values("peak_rss_mb").groupby("engine", sort=False)
+    return "\n".join(f"- **{e}**: peak {x['peak_rss_mb'].max():.0f} MB ({x['peak_source'].iloc[0]}; "
+                     f"{x.loc[x['peak_rss_mb'].idxmax(), 'query']}), of which {x['baseline_rss_mb'].max():.0f} MB "
+                     f"before the query at {x['gb'].iloc[0]:.3g} GB" for e, x in g)
+
+
+def describe_floor(floored: pd.DataFrame) -> str:
+    """Each engine's full scan rate against the file read rate at the largest size."""
+    data = floored[(floored["gb"] == floored["gb"].max()) & (floored["query"] != "limit_1")]
+    if data.empty:
+        return "No completed scan at the largest size."
+    floor = data["floor_gb_per_s"].iloc[0]
+    return (f"Reading the files ({data['gb'].iloc[0]:.3g} GB, {data['cache'].iloc[0]} cache) runs at {floor:.3g} GB/s. "
+            + "; ".join(f"{r.engine} `{r.query}` {r.gb_per_s:.3g} GB/s ({100 * r.floor_fraction:.0f} %)"
+                        for r in data.sort_values("floor_fraction", ascending=False).itertuples()) + ".")
+
+
+def headline(fits: pd.DataFrame, ratios: pd.DataFrame, scans: pd.DataFrame) -> dict:
+    """The numbers ``run.json`` records: rate per engine × query, COUNT/full ratio, peak MB at the largest size."""
+    out = {}
+    for r in fits[(fits["method"] == "ols") & fits["gb_per_s"].notna()].itertuples():
+        out[f"gb_per_s[{r.engine},{r.variant}]"] = float(r.gb_per_s)
+    for r in ratios.itertuples():
+        out[f"count_over_full[{r.engine}]"] = [float(r.ratio), float(r.ci_low), float(r.ci_high)]
+    for r in largest(scans).itertuples():
+        out[f"peak_rss_mb[{r.engine},{r.query}]"] = float(r.peak_rss_mb)
+    out["largest_gb"] = float(scans["gb"].max())
+    return out
+
+
+def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
+    """Seconds against size per engine, one panel per query, with each fit and its CI band."""
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figures, labels
+
+    data = reported(scans)
+    data = data[data["engine"] != FLOOR]
+    queries = list(dict.fromkeys(data["query"]))
+    # stacked, each panel's legend (its fits with their CIs, a line per engine) under it: the gap
+    # between panels grows with the engines (inches: axes 2.2, ticks and label 0.9, a legend line 0.2)
+    axes_in, gap_in = 2.2, 0.9 + 0.2 * (data["engine"].nunique() + 1)
+    fig, axes = plt.subplots(len(queries), 1, figsize=(figures.PAGE_WIDTH - 1, len(queries) * (axes_in + gap_in)),
+                             squeeze=False)
+    long = tidy_fits(fits) if not fits.empty else models.tidy(fits, model="scan_time", terms={})
+    for ax, query in zip(axes[:, 0], queries):
+        figures.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
+                         hue="engine", slope="per_gb", intercept="overhead", ax=ax)
+        ax.set_xlabel("table size (GB)")
+        ax.set_title(labels.label(query))
+    fig.subplots_adjust(hspace=gap_in / axes_in, top=1 - 0.3 / fig.get_figheight(), bottom=gap_in / fig.get_figheight())
+    return fig
+
+
+def floor_bars(floored: pd.DataFrame) -> pd.DataFrame:
+    """The largest size's scanning queries (``limit_1`` left out), for the bar chart of fractions of the floor."""
+    return floored[(floored["gb"] == floored["gb"].max()) & (floored["query"] != "limit_1")]
+
+
+#: Notebook 06's scan model in :func:`fit`'s columns: a fixed cost per scan and a cost per GB.
+FIT_TERMS = {"overhead": models.Term("fixed_s", "fixed_ci_low_s", "fixed_ci_high_s", "s"),
+             "per_gb": models.Term("per_gb_s", "per_gb_ci_low_s", "per_gb_ci_high_s", "s per GB")}
+
+
+def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fit`'s scan fits in the lab's long form (``fits.csv``): ``overhead`` (s per scan), ``per_gb`` (s per GB).
+
+    ``variant`` is the query.
+    """
+    return models.tidy(fits, model="scan_time", terms=FIT_TERMS, notebook=NOTEBOOK_STEM)

@@ -1,0 +1,313 @@
+"""Notebook 04's analysis: throughput windows, speed-ups, the per-statement fit, saturation, sentences, figures and headline."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib
+import numpy as np
+import pandas as pd
+
+from ingestlab import figures, labels, models, report
+from ingestlab.workloads.group_commit import CONFIG, NOTEBOOK_STEM, Params
+
+#: The concurrency of the headline comparison (the largest level run when it is not among them).
+HEADLINE_CLIENTS = 32
+
+
+#: Width of the windows whose throughputs give the speed-ups' bootstrap CIs.
+WINDOW_S = 0.1
+
+
+#: Share of the best throughput from which a configuration counts as saturated.
+SATURATION_SHARE = 0.9
+
+
+# -- analysis -------------------------------------------------------------------------------
+def per_second(samples: pd.DataFrame) -> pd.DataFrame:
+    """Rows, bytes and statements per client and second of the measured span (by completion time)."""
+    measured = samples[~samples["warmup"]]
+    second = ((measured["started_ns"] + measured["elapsed_s"] * 1e9 - measured["measure_start_ns"]) // 1e9)
+    return (measured.assign(second=second.astype(int))
+            .groupby([*CONFIG, "client", "second"], sort=False)
+            .agg(statements=("rows", "size"), rows=("rows", "sum"), bytes=("bytes", "sum")).reset_index())
+
+
+def window_throughput(samples: pd.DataFrame, width_s: float = WINDOW_S) -> pd.DataFrame:
+    """Rows per second of all clients together in consecutive windows of ``width_s`` (complete windows only)."""
+    measured = samples[~samples["warmup"]]
+    end = measured["started_ns"] + measured["elapsed_s"] * 1e9 - measured["measure_start_ns"]
+    framed = measured.assign(window=(end // (width_s * 1e9)).astype(int))
+    counts = framed.groupby([*CONFIG, "window"], sort=False)["rows"].sum().reset_index()
+    last = counts.groupby(CONFIG, sort=False)["window"].transform("max")
+    return counts[counts["window"] < last].assign(rows_per_s=lambda d: d["rows"] / width_s)
+
+
+def headline_clients(throughput: pd.DataFrame) -> int:
+    """The concurrency of the headline: :data:`HEADLINE_CLIENTS` if run, else the largest run."""
+    levels = throughput["clients"].unique()
+    return HEADLINE_CLIENTS if HEADLINE_CLIENTS in levels else int(levels.max())
+
+
+def speedups(samples: pd.DataFrame, throughput: pd.DataFrame, *, clients: int | None = None,
+             rows_per_insert: int | None = None) -> pd.DataFrame:
+    """Each variant's rows/s over the first variant's (the default) at one configuration, with bootstrap CIs.
+
+    The CI resamples the windows' throughputs (:func:`window_throughput`): the mean window
+    of one variant over the mean window of the other.
+    """
+    clients = clients or headline_clients(throughput)
+    rows_per_insert = rows_per_insert or int(throughput["rows_per_insert"].min())
+    windows = window_throughput(samples)
+    at = windows[(windows["clients"] == clients) & (windows["rows_per_insert"] == rows_per_insert)]
+    out = []
+    for engine, part in at.groupby("engine", sort=False):
+        variants = list(dict.fromkeys(part["variant"]))
+        base = part[part["variant"] == variants[0]]["rows_per_s"]
+        for variant in variants[1:]:
+            r = models.ratio_ci(part[part["variant"] == variant]["rows_per_s"], base, statistic=np.mean)
+            out.append({"engine": engine, "variant": variant, "baseline": variants[0], "clients": clients,
+                        "rows_per_insert": rows_per_insert, "speedup": r["ratio"], "ci_low": r["ci_low"],
+                        "ci_high": r["ci_high"], "n_windows": r["n_a"], "n_windows_baseline": r["n_b"]})
+    return pd.DataFrame(out)
+
+
+def batching_speedup(samples: pd.DataFrame, throughput: pd.DataFrame) -> pd.DataFrame:
+    """Client-side batching, the reference every user can do: rows/s at the most rows per INSERT over one row.
+
+    At one client, in each variant; CI from the windows as in :func:`speedups`.
+    """
+    windows = window_throughput(samples)
+    lo, hi = throughput["rows_per_insert"].min(), throughput["rows_per_insert"].max()
+    at = windows[windows["clients"] == windows["clients"].min()]
+    out = []
+    for (engine, variant), part in at.groupby(["engine", "variant"], sort=False):
+        r = models.ratio_ci(part[part["rows_per_insert"] == hi]["rows_per_s"],
+                            part[part["rows_per_insert"] == lo]["rows_per_s"], statistic=np.mean)
+        out.append({"engine": engine, "variant": variant, "clients": int(at["clients"].min()),
+                    "rows_per_insert": hi, "baseline_rows_per_insert": lo, "speedup": r["ratio"],
+                    "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
+    return pd.DataFrame(out)
+
+
+def fit(throughput: pd.DataFrame) -> pd.DataFrame:
+    """``ms_per_statement = fixed + flush × flush_share + per_row × rows_per_insert`` per engine × variant.
+
+    ``ms_per_statement`` is the time the system spends per statement, 1000 / statements/s;
+    ``flush_share`` = 1 / commits_per_flush is the part of one log flush each commit pays
+    (1: every commit its own; ½: two share one). So ``flush`` is the overhead that grouping
+    divides, ``per_row`` the cost that no grouping removes, ``fixed`` the rest of a
+    statement. OLS with HC3 CIs (:func:`ingestlab.models.fit_terms`); where the engine
+    reports no flushes, ``flush_share`` is left out.
+    """
+    data = throughput.assign(ms_per_statement=1e3 / throughput["statements_per_s"],
+                             flush_share=1 / throughput["commits_per_flush"])
+    return models.fit_terms(data, y="ms_per_statement", terms=["flush_share", "rows_per_insert"],
+                            by=["engine", "variant"])
+
+
+def saturation(throughput: pd.DataFrame) -> pd.DataFrame:
+    """Per engine × variant × rows per INSERT: the most statements/s and the fewest clients reaching
+    :data:`SATURATION_SHARE` of it (the saturation point)."""
+    out = []
+    for key, part in throughput.groupby(["engine", "variant", "rows_per_insert"], sort=False):
+        best = part["statements_per_s"].max()
+        sat = part[part["statements_per_s"] >= SATURATION_SHARE * best]["clients"].min()
+        out.append(dict(zip(["engine", "variant", "rows_per_insert"], key), max_statements_per_s=best,
+                        max_rows_per_s=part["rows_per_s"].max(), saturation_clients=int(sat)))
+    return pd.DataFrame(out)
+
+
+def published_speedups() -> pd.DataFrame:
+    """The seed's group-commit speed-ups from ``data/published``: async over off, and the interval's effect."""
+    from ingestlab import published
+
+    stream = published.load("doris_group_commit_stream_load").set_index(["group_commit_mode", "request_printed",
+                                                                          "concurrency"])["rows_per_s"]
+    small = published.load("doris_group_commit_sync_small_batch")
+    small = small[small["nereids_planner"].astype(str) == "True"].set_index(
+        ["concurrency", "group_commit_interval_ms"])["rows_per_s"]
+    rows = [("Doris Stream Load 1 MB, 10 clients: async over off", stream[("async", "1 MB", 10)] / stream[("off", "1 MB", 10)]),
+            ("Doris Stream Load 10 MB, 10 clients: async over off", stream[("async", "10 MB", 10)] / stream[("off", "10 MB", 10)]),
+            ("Doris sync 1-row INSERT, 30 clients: interval 10 ms over 100 ms", small[(30, 10)] / small[(30, 100)]),
+            ("Doris sync 1-row INSERT, 500 clients: interval 10 ms over 100 ms", small[(500, 10)] / small[(500, 100)])]
+    return pd.DataFrame([{"quantity": q, "speedup": v, "ci_low": np.nan, "ci_high": np.nan,
+                          "source": "published (seed table, Doris 3.0.1)"} for q, v in rows])
+
+
+def live_vs_published(speedup: pd.DataFrame, batching: pd.DataFrame) -> pd.DataFrame:
+    """The seed's speed-ups beside the live grouping and batching speed-ups, one row per quantity."""
+    live = [{"quantity": f"{r.engine} {r.variant} over {r.baseline}, {r.clients} clients, {r.rows_per_insert}-row INSERT",
+             "speedup": r.speedup, "ci_low": r.ci_low, "ci_high": r.ci_high, "source": "live (this run)"}
+            for r in speedup.itertuples()]
+    live += [{"quantity": f"{r.engine} {r.variant}: {r.rows_per_insert} rows per INSERT over "
+                          f"{r.baseline_rows_per_insert}, {r.clients} client",
+              "speedup": r.speedup, "ci_low": r.ci_low, "ci_high": r.ci_high, "source": "live (this run)"}
+             for r in batching.itertuples()]
+    return pd.concat([published_speedups(), pd.DataFrame(live)], ignore_index=True)
+
+
+def describe_grouping(throughput: pd.DataFrame) -> list[str]:
+    """Commits per flush per variant at the fewest and the most clients, for one-row INSERTs."""
+    one = throughput[throughput["rows_per_insert"] == throughput["rows_per_insert"].min()]
+    lo, hi = one["clients"].min(), one["clients"].max()
+    lines = []
+    for (engine, variant), part in one.groupby(["engine", "variant"], sort=False):
+        cpf = part.set_index("clients")["commits_per_flush"]
+        lines.append(f"**{engine} {variant}**: {cpf.get(lo, np.nan):.2f} commits per flush at {lo} client"
+                     f"{'s' if lo > 1 else ''}, {cpf.get(hi, np.nan):.2f} at {hi}")
+    return lines
+
+
+def describe_fit(fits: pd.DataFrame, sat: pd.DataFrame) -> list[str]:
+    """Per engine × variant the fitted flush cost, per-row cost and fixed rest, and the saturation point."""
+    lines = []
+    for (engine, variant), part in fits.groupby(["engine", "variant"], sort=False):
+        t = part.set_index("term")
+        terms = [f"{name} {report.format_estimate(t.loc[term, 'estimate'], t.loc[term, 'ci_low'], t.loc[term, 'ci_high'], unit=unit)}"
+                 for term, name, unit in (("flush_share", "flush", "ms"), ("rows_per_insert", "per row", "ms"),
+                                          ("intercept", "fixed", "ms"))
+                 if np.isfinite(t.loc[term, "estimate"])]
+        s = sat[(sat["engine"] == engine) & (sat["variant"] == variant)]
+        points = ", ".join(f"{r.saturation_clients} clients at {r.rows_per_insert} row{'s' if r.rows_per_insert > 1 else ''}"
+                           for r in s.itertuples())
+        lines.append(f"**{engine} {variant}**: " + "; ".join(terms)
+                     + f" (R² {t['r2'].iloc[0]:.3f}, {int(t['n_points'].iloc[0])} configurations); saturated from "
+                     + points + ".")
+    return lines
+
+
+def describe_speedups(speedup: pd.DataFrame, batching: pd.DataFrame) -> list[str]:
+    """The best grouping variant's gain over the default with its CI, and client batching beside it."""
+    if speedup.empty:
+        return ["Only one variant ran: no grouping speed-up to state."]
+    best = speedup.loc[speedup["speedup"].idxmax()]
+    lines = [f"Best variant at {best['clients']} clients, {best['rows_per_insert']}-row INSERTs: **{best['variant']}**, "
+             f"{report.format_estimate(best['speedup'], best['ci_low'], best['ci_high'], unit='×')} the throughput of "
+             f"**{best['baseline']}** (95 % bootstrap CI over {int(best['n_windows'])} windows of {WINDOW_S:g} s)."]
+    lines += [f"{r.variant}: {report.format_estimate(r.speedup, r.ci_low, r.ci_high, unit='×')}"
+              for r in speedup.itertuples() if r.variant != best["variant"]]
+    lines += [f"Client-side batching ({r.variant}, {r.clients} client): {r.rows_per_insert} rows per INSERT give "
+              f"{report.format_estimate(r.speedup, r.ci_low, r.ci_high, unit='×')} the rows/s of "
+              f"{r.baseline_rows_per_insert}." for r in batching.itertuples()]
+    return lines
+
+
+def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame) -> dict[str, float]:
+    """The run's headline numbers: commits per flush at the headline concurrency, the best speed-up, the flush cost."""
+    clients = headline_clients(throughput)
+    one = throughput[(throughput["clients"] == clients)
+                     & (throughput["rows_per_insert"] == throughput["rows_per_insert"].min())]
+    out = {f"commits_per_flush[{r.engine} {r.variant} C={clients}]": float(r.commits_per_flush)
+           for r in one.itertuples()}
+    out.update({f"rows_per_s[{r.engine} {r.variant} C={clients}]": float(r.rows_per_s) for r in one.itertuples()})
+    if not speedup.empty:
+        best = speedup.loc[speedup["speedup"].idxmax()]
+        out.update({"best_variant": best["variant"], "best_speedup": float(best["speedup"]),
+                    "best_speedup_ci_low": float(best["ci_low"]), "best_speedup_ci_high": float(best["ci_high"])})
+    flush = fits[fits["term"] == "flush_share"]
+    out.update({f"flush_ms[{r.engine} {r.variant}]": float(r.estimate) for r in flush.itertuples()})
+    return out
+
+
+def plot_throughput(throughput: pd.DataFrame):
+    """Rows/s against clients (log x), a line per variant, a panel per rows per INSERT."""
+
+    return plot_by_clients(throughput, y="rows_per_s", hue="variant", col="rows_per_insert", logy=True)
+
+
+def plot_latency(throughput: pd.DataFrame):
+    """P50 and P99 latency against clients, a line per variant, a panel per percentile (one-row INSERTs)."""
+
+    one = throughput[throughput["rows_per_insert"] == throughput["rows_per_insert"].min()]
+    long = one.melt(id_vars=["variant", "clients"], value_vars=["latency_median_ms", "latency_p99_ms"],
+                    var_name="percentile", value_name="latency_ms")
+    long["percentile"] = long["percentile"].map({"latency_median_ms": "P50", "latency_p99_ms": "P99"})
+    return plot_by_clients(long, y="latency_ms", hue="variant", col="percentile", logy=True)
+
+
+def plot_commits_per_flush(throughput: pd.DataFrame):
+    """Commits per flush against clients, a line per variant, a panel per rows per INSERT."""
+
+    return plot_by_clients(throughput, y="commits_per_flush", hue="variant", col="rows_per_insert",
+                                   logy=True)
+
+
+#: Notebook 04's terms (:func:`fit`'s ``term`` values) under the lab's names, with their units.
+FIT_TERMS = {"intercept": ("overhead", "ms per statement"), "flush_share": ("flush", "ms per log flush"),
+             "rows_per_insert": ("per_row", "ms per row")}
+
+
+def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fit`'s terms in the lab's long form (``fits.csv``): ``overhead``, ``flush``, ``per_row`` (ms)."""
+    wide = fits.assign(estimate_=fits["estimate"])
+    parts = []
+    for old, (new, unit) in FIT_TERMS.items():
+        part = wide[wide["term"] == old]
+        parts.append(models.tidy(part, model="statement_time", notebook=NOTEBOOK_STEM,
+                                 terms={new: models.Term("estimate_", "ci_low", "ci_high", unit)}))
+    return pd.concat(parts, ignore_index=True) if parts else models.tidy(fits, model="", terms={})
+
+
+#: Share of its wall clock a client may spend on CPU before the notebook calls it CPU-bound.
+CPU_BOUND_SHARE = 0.8
+
+
+def doris_groups(replies: Sequence[str]) -> pd.DataFrame:
+    """Doris INSERT or Stream Load replies (text, as the server wrote them) grouped by transaction.
+
+    Under ``sync_mode``/``async_mode`` statements that share a group get the same ``TxnId``
+    and a ``group_commit_…`` label, so statements per transaction is Doris's commits per
+    flush. Parsed by :mod:`ingestlab.profiles.stream_load` (``TxnId``/``txnId``, ``Label``,
+    ``GroupCommit``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``txn_id``: ``label``, ``statements``, ``group_commit`` (label or flag says so).
+    """
+    from ingestlab.profiles import stream_load
+
+    parsed = pd.DataFrame([stream_load.parse(text).summary for text in replies])
+    parsed["group_commit"] = parsed.get("group_commit", pd.Series(False, index=parsed.index)).fillna(False).astype(bool) \
+        | parsed["label"].astype(str).str.startswith("group_commit")
+    return (parsed.groupby("txn_id", sort=False)
+            .agg(label=("label", "first"), statements=("label", "size"), group_commit=("group_commit", "all"))
+            .reset_index())
+
+
+# -- what the notebook says -----------------------------------------------------------------
+def describe_grid(params: Params, throughput: pd.DataFrame, cpu: pd.DataFrame) -> list[str]:
+    """What ran, how many statements, and whether the client (not the engine) could have been the limit."""
+    busiest = cpu["cpu_share"].max()
+    return [f"{len(throughput)} configurations ({', '.join(params.variants)} × clients {list(params.clients)} × "
+            f"rows per INSERT {list(params.rows_per_insert)}), {params.loop} loop, {params.warmup_s:g} s warm-up "
+            f"(kept, flagged) + {params.duration_s:g} s each: {int(throughput['statements'].sum()):,} measured "
+            f"statements, {int(throughput['warmup_statements'].sum()):,} warm-up.",
+            f"Each client is its own process: one client used {cpu['cpu_ns'].sum() / max(cpu['statements'].sum(), 1) / 1e3:.0f} µs "
+            f"of CPU per statement (median over configurations "
+            f"{throughput['client_cpu_us_per_statement'].median():.0f} µs) and at most {busiest:.0%} of its wall "
+            "clock, " + ("so no client was CPU-bound" if busiest < CPU_BOUND_SHARE else
+                         "so some client was near CPU-bound and may have limited its configuration's rate")
+            + "; with more clients than the machine's cores the clients do share the cores with the server."]
+
+
+# -- figures ---------------------------------------------------------------------------------
+def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
+                    x: str = "clients", logy: bool | str = "auto") -> matplotlib.figure.Figure:
+    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
+
+    Panels share the ``y`` axis (log when its values span decades) and are titled
+    ``<col> = <level>``; the legend sits right of the last panel.
+    """
+    fig, panels = figures.panels(data, col, figsize=(min(figures.PAGE_WIDTH, 3.0 * data[col].nunique()) + 1.8, 3.2), sharey=True)
+    logy = figures.spans_decades(data[y]) if logy == "auto" else logy
+    for i, (ax, level, part) in enumerate(panels):
+        figures.plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
+                   legend="outside" if i == len(panels) - 1 else False)
+        ax.set_xticks(sorted(part[x].unique()))
+        ax.get_xaxis().set_major_formatter(figures.plain_ticks())
+        ax.minorticks_off()
+        ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
+    fig.tight_layout()
+    return fig

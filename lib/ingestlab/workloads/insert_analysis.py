@@ -1,0 +1,168 @@
+"""Notebook 01's analysis: the overhead fit, throughput, the variants' difference, sentences, figures and headline."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from ingestlab import models
+from ingestlab.workloads.insert import FIT_SCENARIOS, NOTEBOOK_STEM
+
+
+def fit(samples: pd.DataFrame) -> pd.DataFrame:
+    """The overhead fit per (engine, variant) over the ``INSERT … VALUES`` scenarios' totals."""
+    totals = models.scenario_totals(samples[samples["scenario"].isin(FIT_SCENARIOS)])
+    return models.fit_overhead(totals)
+
+
+def throughput(samples: pd.DataFrame) -> pd.DataFrame:
+    """Throughput per scenario: total time, rows/s and MB/s (median over repeats)."""
+    totals = models.scenario_totals(samples)
+    b = samples[~samples["warmup"]].groupby(["engine", "variant", "scenario", "repeat"], sort=False)["bytes"].sum()
+    totals = totals.merge(b.rename("bytes").reset_index(), on=["engine", "variant", "scenario", "repeat"])
+    totals["rows_per_s"] = totals["rows"] / totals["total_s"]
+    totals["mb_per_s"] = totals["bytes"] / totals["total_s"] / 1e6
+    return (totals.groupby(["engine", "variant", "scenario"], sort=False)
+            .agg(repeats=("repeat", "nunique"), n_statements=("n_statements", "first"), rows=("rows", "first"),
+                 total_s=("total_s", "median"), rows_per_s=("rows_per_s", "median"), mb_per_s=("mb_per_s", "median"))
+            .reset_index())
+
+
+def published_fits() -> pd.DataFrame:
+    """The seed's StarRocks overhead fits (per deployment and version) from ``data/published``."""
+    from ingestlab import published
+
+    table = published.load("starrocks_insert_scenarios")
+    return models.fit_overhead(table[table["scenario"].isin(FIT_SCENARIOS)],
+                               by=["engine", "deployment", "version"])
+
+
+def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: dict | None) -> pd.DataFrame:
+    """Live numbers beside the seed's: overhead, commit-protocol difference, batching speed-up.
+
+    Returns
+    -------
+    pandas.DataFrame
+        See :func:`ingestlab.models.compare_with_published`; ``quantity`` names what is
+        compared, ``published_label`` and ``live_label`` say whose number it is.
+    """
+    pub = published_fits()
+    pub = pub[pub["method"] == "ols"]
+    ols = fits[fits["method"] == "ols"]
+    rows_pub, rows_live = [], []
+    for _, p in pub.iterrows():
+        for _, f in ols.iterrows():
+            q = f"overhead_ms {f['engine']} {f['variant']} | seed {p['deployment']} {p['version']}"
+            rows_pub.append({"quantity": q, "published": p["overhead_ms"], "published_label": "seed fit (OLS)"})
+            rows_live.append({"quantity": q, "live": f["overhead_ms"], "live_ci_low": f["overhead_ci_low_ms"],
+                              "live_ci_high": f["overhead_ci_high_ms"], "live_label": "live fit (OLS)"})
+    sd = pub[pub["deployment"] == "shared-data"].iloc[0]
+    sn = pub[(pub["deployment"] == "shared-nothing") & (pub["version"] == sd["version"])].iloc[0]
+    if diff is not None:
+        q = "commit_extra_ms | seed shared-nothing − shared-data; live first − last variant"
+        rows_pub.append({"quantity": q, "published": sn["overhead_ms"] - sd["overhead_ms"],
+                         "published_label": "difference of seed fits"})
+        rows_live.append({"quantity": q, "live": diff["diff_ms"], "live_ci_low": diff["diff_ci_low_ms"],
+                          "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits"})
+    from ingestlab import published
+
+    seed = published.load("starrocks_insert_scenarios")
+    seed = seed[(seed["deployment"] == "shared-data") & (seed["version"].astype(str) == str(sd["version"]))]
+    seed_speedup = (seed.loc[seed["scenario"] == "single_row", "total_s"].iloc[0]
+                    / seed.loc[seed["scenario"] == "batch_1000", "total_s"].iloc[0])
+    tp = throughput_table.set_index(["engine", "variant", "scenario"])["total_s"]
+    for (engine, variant) in ols[["engine", "variant"]].itertuples(index=False):
+        if (engine, variant, "batch_1000") in tp.index and (engine, variant, "single_row") in tp.index:
+            q = f"batching_speedup_x {engine} {variant} | single_row / batch_1000 total"
+            rows_pub.append({"quantity": q, "published": seed_speedup, "published_label": "seed shared-data table"})
+            rows_live.append({"quantity": q, "live": tp[(engine, variant, "single_row")] / tp[(engine, variant, "batch_1000")],
+                              "live_ci_low": float("nan"), "live_ci_high": float("nan"),
+                              "live_label": "median totals over repeats"})
+    return models.compare_with_published(pd.DataFrame(rows_live), pd.DataFrame(rows_pub))
+
+
+# -- what the notebook says -----------------------------------------------------------------
+def _label(row, several: bool) -> str:
+    return f"{row.engine} {row.variant}" if several else str(row.variant)
+
+
+def describe_single_row(summary: pd.DataFrame) -> list[str]:
+    """The single-row INSERT's median, P95 and P99 per engine and variant, and the warm-up statements left out."""
+    single = summary[summary["scenario"] == "single_row"]
+    several = single["engine"].nunique() > 1
+    parts = [f"**{_label(r, several)}** {r.median_ms:.3f} ms ({r.p95_ms:.3f}, {r.p99_ms:.3f}) over {int(r.n)} "
+             "statements" for r in single.itertuples()]
+    return ["Single-row INSERT, median (P95, P99): " + "; ".join(parts)
+            + f". Warm-up statements excluded: {int(summary['warmup_n'].sum())}."]
+
+
+def variant_difference(totals: pd.DataFrame, variants: Sequence[str]) -> dict | None:
+    """The first variant's overhead minus the last's, on the first engine that ran two of ``variants``; else None.
+
+    Both come from one model of the two variants' totals (:func:`ingestlab.models.overhead_difference`);
+    the result names its ``engine``.
+    """
+    for engine, part in totals.groupby("engine", sort=False):
+        own = [v for v in variants if v in set(part["variant"])]
+        if len(own) >= 2:
+            diff = models.overhead_difference(part, {"variant": own[0]}, {"variant": own[-1]})
+            return {**diff, "engine": engine, "first": own[0], "last": own[-1]}
+    return None
+
+
+def describe_fit(fits: pd.DataFrame, summary: pd.DataFrame, diff: dict | None) -> list[str]:
+    """Per engine and variant the fitted overhead and write time beside the single-row median; then the variants' difference."""
+    from ingestlab import report
+
+    medians = summary[summary["scenario"] == "single_row"].set_index(["engine", "variant"])["median_ms"]
+    ols = fits[fits["method"] == "ols"]
+    several = ols["engine"].nunique() > 1
+    lines = [f"**{_label(r, several)}**: "
+             f"{report.format_estimate(r.overhead_ms, r.overhead_ci_low_ms, r.overhead_ci_high_ms)} "
+             f"per statement, write time {r.write_time_s * 1e3:.2f} ms, R² {r.r2:.4f}, single-row median "
+             f"{medians.get((r.engine, r.variant), float('nan')):.3f} ms" for r in ols.itertuples()]
+    if diff is not None:
+        where = f" on {diff['engine']}" if several else ""
+        lines.append(f"**{diff['first']}** costs "
+                     f"{report.format_estimate(diff['diff_ms'], diff['diff_ci_low_ms'], diff['diff_ci_high_ms'])}"
+                     f" more per statement than **{diff['last']}**{where}, {diff['ratio']:.2f}× its overhead.")
+    return lines
+
+
+def scale_table(diff: dict | None) -> pd.DataFrame:
+    """The seed's scale table for the variants' difference (empty with one variant)."""
+    return models.scale_table(diff) if diff is not None else pd.DataFrame()
+
+
+def anatomy_figure(table: pd.DataFrame):
+    """A stacked bar of the anatomy's parts per engine and variant (:func:`ingestlab.anatomy.parts`), or None."""
+    from ingestlab import anatomy, figures
+
+    if table.empty:
+        return None
+    parts = anatomy.parts(table)
+    if parts["engine"].nunique() > 1:
+        parts = parts.assign(variant=parts["engine"].astype(str) + " " + parts["variant"].astype(str))
+    return figures.plot_stacked(parts, x="ms", y="variant", hue="component").figure
+
+
+def headline(fits: pd.DataFrame, diff: dict | None, anatomy_table: pd.DataFrame) -> dict[str, float]:
+    """The run's headline numbers: overhead per engine and variant, the variants' difference, the unexplained share.
+
+    Keys name the variant (``overhead_ms[sync_on]``), and the engine too when the run measured several.
+    """
+    ols = fits[fits["method"] == "ols"]
+    several = ols["engine"].nunique() > 1
+    out = {f"overhead_ms[{_label(r, several)}]": float(r.overhead_ms) for r in ols.itertuples()}
+    out.update({k: float(v) for k, v in (diff or {}).items() if k not in ("engine", "first", "last")})
+    if not anatomy_table.empty:
+        several = anatomy_table["engine"].nunique() > 1
+        out.update({f"unexplained_share[{_label(r, several)}]": float(r.unexplained_share)
+                    for r in anatomy_table.itertuples()})
+    return out
+
+
+def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fit`'s overhead fits in the lab's long form (``fits.csv``): terms ``overhead`` (ms) and ``write_time`` (s)."""
+    return models.tidy(fits, model="overhead", terms=models.OVERHEAD_TERMS, notebook=NOTEBOOK_STEM)

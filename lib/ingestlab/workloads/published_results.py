@@ -1,0 +1,54 @@
+"""Notebook 00's workload: the seeds' published tables, refitted; nothing is measured, so only its parameters."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from ingestlab.errors import ConfigError
+from ingestlab.workloads import Notebook
+from ingestlab.workloads._params import ParamsBase
+
+#: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
+NOTEBOOK_STEM = "00_published_results"
+
+
+@dataclasses.dataclass(frozen=True)
+class Params(ParamsBase):
+    """Validated parameters of notebook 00 (see :func:`validate`)."""
+
+    alpha: float
+
+
+def validate(alpha: Any = 0.05) -> Params:
+    """Check notebook 00's parameters; return them resolved.
+
+    Examples
+    --------
+    >>> validate(0.05).alpha
+    0.05
+    >>> validate(1.5)
+    Traceback (most recent call last):
+    ...
+    ingestlab.errors.ConfigError: ALPHA=1.5 is not valid: expected a number between 0 and 0.5 (0.05 gives 95 % intervals)
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) \
+            or not 0 < alpha <= 0.5:
+        raise ConfigError("ALPHA", alpha, "a number between 0 and 0.5 (0.05 gives 95 % intervals)")
+    return Params(float(alpha))
+
+
+#: Notebook 00, as the runner, the summary and the figure promotion see it.
+NOTEBOOK = Notebook(
+    stem=NOTEBOOK_STEM,
+    question="What do the five studies' own tables say, refitted with one model and honest intervals?",
+    seed="all five seeds (data/published/)",
+    validate=validate,
+    measures="nothing: every numeric table of the seeds as tidy CSV, refitted",
+    engine_parameter=None,
+    headlines=("overhead_ms[",),
+    figures=("starrocks_overhead_fit", "starrocks_profile_split", "starrocks_component_sweeps", "upsert_batch_times",
+             "csv_scan_times", "csv_peak_memory", "doris_stream_load", "doris_sync_insert"),
+    smoke_time="20 s", paper_time="20 s (no scale)",
+)
