@@ -19,6 +19,7 @@ from ingestlab import _paths, cgroups, checkpoints, journal, results
 from ingestlab import progress as _progress
 from ingestlab.conninfo import (
     PASSWORDS_ENV,
+    Connection,
     mask_url,
     parse_url,
     password_key,
@@ -640,20 +641,22 @@ def _one_line(text: str) -> str:
 # -- settings changed on users' servers -------------------------------------------------------
 def _restore_journal(url: str) -> list[dict]:
     """Put back settings a killed run left changed on the server at ``url``; return what was done."""
-    entry = journal.pending(url)
+    connection = Connection.parse(url)  # once: the journal, the adapter and every message use this value
+    entry = journal.pending(connection)
     if not entry:
         return []
     from ingestlab.engines import Engine
 
-    engine = Engine.from_url(url)
+    engine = Engine.from_url(connection)
+    shown = connection.display()
     done = []
     try:
         engine.start()
         for name, value in entry["settings"].items():
             engine.restore_global(name, value)
-            done.append({"url": mask_url(url), "setting": name, "restored_to": value})
+            done.append({"url": shown, "setting": name, "restored_to": value})
     except _driver_errors() as exc:
-        print(f"ingestlab: warning: could not put back {', '.join(entry['settings'])} on {mask_url(url)} "
+        print(f"ingestlab: warning: could not put back {', '.join(entry['settings'])} on {shown} "
               f"({_one_line(_unwrap(exc))}); journal kept in {journal.path()}", file=sys.stderr)
     finally:
         engine.close()
