@@ -43,3 +43,18 @@ def test_p_values_are_what_papermill_would_give_the_notebook(text):
 
 def test_p_values_also_take_lower_case_booleans_and_null():
     assert [runner.coerce(v) for v in ["true", "FALSE", "none", "null"]] == [True, False, None, None]
+
+
+def test_the_output_check_never_writes_through_a_symlink_another_user_planted(tmp_path):
+    """The pre-flight's write test once used a predictable name: a symlink there truncated its target."""
+    import os
+
+    precious = tmp_path / "root-only"
+    precious.write_text("keep me")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for pid in range(os.getpid() - 5, os.getpid() + 50):  # every name the old check could have used
+        (shared / f".ingestlab-probe-{pid}").symlink_to(precious)
+    runner.check_output(shared / "not-yet" / "01_insert_anatomy")
+    assert precious.read_text() == "keep me"
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == []  # and nothing left behind

@@ -12,6 +12,7 @@ import secrets as _secrets
 import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -496,9 +497,10 @@ def check_output(target: Path, mode: str = "new") -> None:
     if target.is_dir() and any(target.iterdir()) and mode == "new":
         prepare_output(target, mode)  # raises the refusal
     try:
-        probe = probe_dir / f".ingestlab-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        # a name no other user can guess, created exclusively (O_EXCL: never through a planted symlink)
+        fd, probe = tempfile.mkstemp(prefix=".ingestlab-probe-", dir=probe_dir)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise PreflightError(f"--out: cannot write in {probe_dir}: {exc.strerror or exc}") from None
     free = shutil.disk_usage(probe_dir).free
