@@ -66,6 +66,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from ingestlab import adequacy as _adequacy
 from ingestlab.results import FIT_COLUMNS
 
 #: Statement counts of the seed's scale table.
@@ -138,7 +139,7 @@ def _bell_mccaffrey_df(X: np.ndarray, leverage: np.ndarray, omega: np.ndarray, c
 
 
 def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05,
-               robust: bool = True, variance: str = "constant") -> pd.DataFrame:
+               robust: bool = True, variance: str = "constant", adequacy: bool = False) -> pd.DataFrame:
     """Fit ``y = intercept + slope · x`` per group: OLS with robust CIs, and Theil–Sen beside it.
 
     The estimate is OLS; its intervals are HC2 (statsmodels) with a t quantile on
@@ -163,6 +164,11 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
         Working variance model: ``"proportional"`` to ``x`` when ``y`` is a sum of ``x``
         independent costs (``x`` must then be > 0), else ``"constant"``. It sets the
         degrees of freedom and the fallback, never the estimate.
+    adequacy : bool
+        Also test whether the line holds for each group (:func:`ingestlab.adequacy.assess`
+        under the same variance model): the columns ``adequacy_test``, ``lack_of_fit_p``,
+        ``loo_error``, ``loo_in_pi``, ``model_holds``, ``model_note``, the same on every
+        method's row of the group.
 
     Returns
     -------
@@ -199,6 +205,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
         fit = _robust_fit({"const": np.ones(len(g)), x: g[x].to_numpy()}, g[y].to_numpy(), omega=omega,
                           variance=variance, alpha=alpha)
         s, c = fit.table.loc[x], fit.table.loc["const"]
+        if adequacy:
+            labels = {**labels, **_adequacy.assess(g, x=x, y=y, variance=variance, alpha=alpha)}
         rows.append({**labels, "method": "ols", "slope": s["estimate"], "slope_se": s["se"],
                      "slope_ci_low": s["ci_low"], "slope_ci_high": s["ci_high"],
                      "intercept": c["estimate"], "intercept_ci_low": c["ci_low"],
@@ -215,7 +223,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
 
 
 def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant"), x: str = "n_statements",
-                 y: str = "total_s", alpha: float = 0.05, robust: bool = True) -> pd.DataFrame:
+                 y: str = "total_s", alpha: float = 0.05, robust: bool = True, adequacy: bool = False
+                 ) -> pd.DataFrame:
     """Fit ``Total = N_statements × overhead + write_time`` per group.
 
     ``frame`` holds one row per scenario run: how many statements it took (``x``) and its
@@ -253,7 +262,7 @@ def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant
     >>> round(float(fit["overhead_ms"]), 1), fit["ci_method"]
     (64.2, 'model_var_prop_x')
     """
-    fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust, variance="proportional")
+    fits = fit_linear(frame, x=x, y=y, by=by, alpha=alpha, robust=robust, variance="proportional", adequacy=adequacy)
     out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
                                "intercept_ci_high": "write_time_ci_high_s"})
     for col in ("slope", "slope_se", "slope_ci_low", "slope_ci_high"):
@@ -448,7 +457,7 @@ def _mask(frame: pd.DataFrame, sel: dict) -> pd.Series:
 
 
 def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), alpha: float = 0.05,
-              variance: str = "constant") -> pd.DataFrame:
+              variance: str = "constant", adequacy: bool = False) -> pd.DataFrame:
     """Slope of ``y`` against ``x`` per group, as far as each group's points allow.
 
     Published sweeps often print two points per parameter, and a line through two points
@@ -498,9 +507,11 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
         distinct = g[x].nunique()
         if len(g) >= 3 and distinct >= 2:
             rows.append(fit_linear(g.assign(**labels), x=x, y=y, by=by, alpha=alpha, robust=False,
-                                   variance=variance).iloc[0].to_dict())
+                                   variance=variance, adequacy=adequacy).iloc[0].to_dict())
             continue
         row = {**labels, "method": "none", "slope": np.nan, "intercept": np.nan, "r2": np.nan}
+        if adequacy:
+            row.update(_adequacy.assess(g, x=x, y=y, variance=variance, alpha=alpha))
         if distinct == 2:
             (x0, y0), (x1, y1) = g.sort_values(x).astype(float).to_numpy()
             slope = (y1 - y0) / (x1 - x0)
@@ -510,11 +521,12 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
                      "df_resid": max(len(g) - 2, 0), "ci_method": "none", "ci_df": np.nan})
     columns = [*by, "method", "slope", "slope_se", "slope_ci_low", "slope_ci_high", "intercept",
                "intercept_ci_low", "intercept_ci_high", "r2", "n_points", "df_resid", "ci_method", "ci_df"]
-    return pd.DataFrame(rows)[columns]
+    return pd.DataFrame(rows)[columns + (list(_adequacy.ADEQUACY_COLUMNS) if adequacy else [])]
 
 
 def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit_mode", "concurrency"),
-                      x: str = "n_loads", y: str = "total_s", alpha: float = 0.05) -> pd.DataFrame:
+                      x: str = "n_loads", y: str = "total_s", alpha: float = 0.05, adequacy: bool = False
+                      ) -> pd.DataFrame:
     """Fit ``Total = N_loads × overhead + write_time`` per group, as far as its points allow.
 
     The lab's model with loads (or commits) in place of statements: runs that write the
@@ -551,7 +563,7 @@ def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit
     >>> fits["method"].tolist(), fits["overhead_ms"].round(2).tolist()
     (['ols', 'two_point'], [1.0, 50.0])
     """
-    fits = fit_sweep(frame, x=x, y=y, by=by, alpha=alpha, variance="proportional")
+    fits = fit_sweep(frame, x=x, y=y, by=by, alpha=alpha, variance="proportional", adequacy=adequacy)
     out = fits.rename(columns={"intercept": "write_time_s", "intercept_ci_low": "write_time_ci_low_s",
                                "intercept_ci_high": "write_time_ci_high_s"})
     for col in ("slope", "slope_se", "slope_ci_low", "slope_ci_high"):
@@ -818,6 +830,5 @@ def wide_terms(long: pd.DataFrame, by: Sequence[str] = ("notebook", "engine", "v
 
 
 # -- whether a model holds, and what it predicts (issue L): the statistics live in their own modules -------------
-from ingestlab.adequacy import assess as adequacy  # noqa: E402,F401 - re-exported: models.adequacy(frame, x=, y=)
-from ingestlab.adequacy import assess_groups, fit_line, predict  # noqa: E402,F401 - re-exported
+from ingestlab.adequacy import assess, assess_groups, fit_line, predict  # noqa: E402,F401 - re-exported
 from ingestlab.usl import fit_usl, usl_holdout, usl_predict  # noqa: E402,F401 - re-exported

@@ -27,7 +27,7 @@ def fit(scans: pd.DataFrame) -> pd.DataFrame:
     for (engine, query), g in data.groupby(["engine", "query"], sort=False):
         if g["gb"].nunique() < 3:
             continue
-        f = models.fit_linear(g, x="gb", y="seconds").assign(engine=engine, variant=query)
+        f = models.fit_linear(g, x="gb", y="seconds", adequacy=True).assign(engine=engine, variant=query)
         out.append(f)
     if not out:
         return pd.DataFrame()

@@ -13,7 +13,7 @@ from ingestlab.workloads.insert import FIT_SCENARIOS, NOTEBOOK_STEM
 def fit(samples: pd.DataFrame) -> pd.DataFrame:
     """The overhead fit per (engine, variant) over the ``INSERT … VALUES`` scenarios' totals."""
     totals = models.scenario_totals(samples[samples["scenario"].isin(FIT_SCENARIOS)])
-    return models.fit_overhead(totals)
+    return models.fit_overhead(totals, adequacy=True)
 
 
 def throughput(samples: pd.DataFrame) -> pd.DataFrame:

@@ -46,7 +46,7 @@ def fit(loads: pd.DataFrame) -> pd.DataFrame:
     intercept per row, with its CI.
     """
     measured = loads[~loads["warmup"] & ~loads["method"].isin(FIT_EXCLUDED)]
-    fits = models.fit_load_overhead(measured, by=["system", "setting"], x="statements", y="seconds")
+    fits = models.fit_load_overhead(measured, by=["system", "setting"], x="statements", y="seconds", adequacy=True)
     rows = measured.groupby(["system", "setting"], sort=False)["rows"].first().rename("rows").reset_index()
     fits = fits.merge(rows, on=["system", "setting"])
     for src, dst in (("write_time_s", "per_row_us"), ("write_time_ci_low_s", "per_row_ci_low_us"),

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import anatomy, figures, labels, models, report
+from ingestlab.adequacy import ADEQUACY_COLUMNS
 
 #: Factor → the sample column that holds its level.
 LEVEL_COLUMNS = {"partitions": "partitions", "columns": "n_columns", "model": "model"}
@@ -87,7 +88,7 @@ def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.Dat
     per_round = (rows[rows["factor"].isin(NUMERIC)]
                  .groupby([*GROUP, "factor", "level_value", "round"], sort=False)["elapsed_s"].median()
                  .mul(1e3).rename("median_ms").reset_index())
-    lines = models.fit_sweep(per_round, x="level_value", y="median_ms", by=[*GROUP, "factor"])
+    lines = models.fit_sweep(per_round, x="level_value", y="median_ms", by=[*GROUP, "factor"], adequacy=True)
     span = per_round.groupby([*GROUP, "factor"])["level_value"].agg(["min", "max"])
     unit = rows.drop_duplicates(GROUP).set_index(GROUP)
     numeric = []
@@ -97,7 +98,8 @@ def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.Dat
         numeric.append({"engine": r.engine, "variant": r.variant, "factor": r.factor, "level": f"{lo:g}–{hi:g}",
                         "method": r.method, "slope_ms": r.slope, "slope_ci_low_ms": r.slope_ci_low,
                         "slope_ci_high_ms": r.slope_ci_high, "unit": f"ms per {per}", "intercept_ms": r.intercept,
-                        "r2": r.r2, "n_points": r.n_points, "range": hi - lo})
+                        "r2": r.r2, "n_points": r.n_points, "range": hi - lo,
+                        **{c: getattr(r, c) for c in ADEQUACY_COLUMNS}})
     out = pd.DataFrame(numeric)
     if not out.empty:
         for end in ("", "_ci_low", "_ci_high"):

@@ -125,7 +125,8 @@ def fit(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
         ``r2``, ``n_points``.
     """
     measured = samples[~samples["warmup"]]
-    fits = models.fit_linear(measured, x="rows", y="elapsed_s", by=["engine", "operation", "disk_profile"])
+    fits = models.fit_linear(measured, x="rows", y="elapsed_s", by=["engine", "operation", "disk_profile"],
+                             adequacy=True)
     out = pd.DataFrame({
         "engine": fits["engine"], "variant": fits["operation"], "disk_profile": fits["disk_profile"],
         "method": fits["method"],
