@@ -507,6 +507,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     logx, logy : bool or "auto"
         Log axes; ``"auto"``: where the values span decades (``y`` follows a log ``x``).
     """
+    from ingestlab.models import model_holds
+
     ax = ax or plt.figure().gca()
     if hue not in fits.columns:  # no fit at all (an empty long form): the data alone
         fits = fits.assign(**{hue: pd.Series(dtype=object)})
@@ -532,7 +534,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         i_value = terms.loc[intercept, "estimate"] * unit_seconds(terms.loc[intercept, "unit"]) / y_seconds \
             if intercept in terms.index else 0.0
         unit = str(s["unit"]) if per is None or " per " in str(s["unit"]) else f"{s['unit']} per {per}"
-        rejected = s.get("model_holds") is False or str(s.get("model_holds")) == "False"
+        rejected = model_holds(s.get("model_holds")) is False
         ols = s.name == slope and method.get(level) == "ols"
         n = s.get("n_points")
         text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,

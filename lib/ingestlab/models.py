@@ -816,6 +816,21 @@ def tidy(wide: pd.DataFrame, *, model: str, terms: dict[str, Term], notebook: st
     return pd.DataFrame(rows, columns=TIDY_COLUMNS)
 
 
+def model_holds(value) -> bool | None:
+    """A ``model_holds`` cell read back from any table (bool, 1.0/0.0, "True"/"False", NaN) as True, False or None.
+
+    Examples
+    --------
+    >>> [model_holds(v) for v in (True, 0.0, "False", "true", float("nan"), None, "")]
+    [True, False, False, True, None, None, None]
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+        return None
+    if isinstance(value, str):
+        return {"true": True, "false": False, "1.0": True, "0.0": False}.get(value.strip().lower())
+    return bool(value)
+
+
 def wide_terms(long: pd.DataFrame, by: Sequence[str] = ("notebook", "engine", "variant", "model", "method")
                ) -> pd.DataFrame:
     """The long form back in one row per fit: ``<term>``, ``<term>_ci_low``, ``<term>_ci_high`` columns (units dropped).

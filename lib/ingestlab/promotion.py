@@ -155,6 +155,7 @@ def findings_text(folder: Path, meta: dict) -> str:
     import pandas as pd
 
     from ingestlab import runner
+    from ingestlab.models import model_holds
 
     book = runner.declaration(runner.find_notebook(folder.name))
     source = source_text(folder, meta, [], promoted_by="").splitlines()
@@ -175,8 +176,7 @@ def findings_text(folder: Path, meta: dict) -> str:
                   "| engine | variant | model | method | term | estimate | 95 % CI | unit | points | model holds |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in fits.to_dict("records"):
-            holds = r.get("model_holds")
-            holds = "–" if holds is None or (isinstance(holds, float) and math.isnan(holds)) else str(holds)
+            holds = {True: "yes", False: "**no**", None: "–"}[model_holds(r.get("model_holds"))]
             lines.append(f"| {_cell(r['engine'])} | {_cell(r['variant'])} | {_cell(r['model'])} | {r['method']} | "
                          f"{r['term']} | {_cell(r['estimate'])} | {_cell(r['ci_low'])} to {_cell(r['ci_high'])} | "
                          f"{_cell(r['unit'])} | {_cell(r['n_points'])} | {holds} |")

@@ -3,9 +3,11 @@ import os
 import signal
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from ingestlab import models
 from ingestlab.engines import Engine
 from ingestlab.engines.doris import Doris
 from ingestlab.engines.starrocks import StarRocks
@@ -189,3 +191,42 @@ def test_mariadb_binlog_group_commit_is_counted(tmp_path):
     tp = data["throughput"].iloc[0]
     assert tp["counter_Binlog_commits"] == tp["commits"]
     assert tp["counter_Binlog_group_commits"] > 0 and tp["commits_per_flush"] > 0
+
+
+def _law_samples(clients_levels, *, sigma=0.05, kappa=0.001, lam=2000.0, seconds=2.0, seed=0, rows=1):
+    """Statements whose count per 0.1 s window follows the scalability law with Poisson noise."""
+    from ingestlab.usl import usl_throughput
+
+    rng = np.random.default_rng(seed)
+    frames = []
+    for clients in clients_levels:
+        rate = float(usl_throughput(clients, lam, sigma, kappa))
+        n = rng.poisson(rate * seconds)
+        ends = np.sort(rng.uniform(0, seconds, n)) * 1e9
+        frames.append(pd.DataFrame({"engine": "postgres", "variant": "default", "loop": "closed",
+                                    "clients": clients, "rows_per_insert": rows, "warmup": False,
+                                    "measure_start_ns": 0, "started_ns": ends - 1e5, "elapsed_s": 1e-4,
+                                    "rows": rows}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_the_scalability_law_is_recovered_and_foresees_the_largest_client_count():
+    samples = _law_samples([1, 2, 4, 8, 16, 32, 64])
+    law = group_commit_analysis.scalability(samples)
+    terms = law.set_index("term")
+    for term, true in (("sigma", 0.05), ("kappa", 0.001), ("lambda", 2000.0)):
+        assert terms.loc[term, "ci_low"] <= true <= terms.loc[term, "ci_high"], term
+    assert terms.loc["peak_clients", "estimate"] == pytest.approx((0.95 / 0.001) ** 0.5, rel=0.2)
+    assert set(law["model_holds"]) == {True} and (law["loo_error"] < 0.05).all()
+    assert list(law.columns[:len(models.TIDY_COLUMNS)]) == models.TIDY_COLUMNS
+    no_terms = pd.DataFrame(columns=["engine", "variant", "term", "estimate", "ci_low", "ci_high", "r2", "n_points"])
+    long = group_commit_analysis.tidy_fits(no_terms, law)
+    assert list(long.columns) == models.TIDY_COLUMNS and "usl rows_per_insert=1" in set(long["model"])
+
+
+def test_the_scalability_law_is_not_estimable_from_two_client_counts_and_says_so():
+    samples = _law_samples([1, 4])
+    law = group_commit_analysis.scalability(samples)
+    assert law.empty
+    throughput = pd.DataFrame({"clients": [1, 4]})
+    assert "not estimable at this scale" in group_commit_analysis.describe_scalability(law, throughput)[0]

@@ -193,8 +193,10 @@ def describe_speedups(speedup: pd.DataFrame, batching: pd.DataFrame) -> list[str
     return lines
 
 
-def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame) -> dict[str, float]:
-    """The run's headline numbers: commits per flush at the headline concurrency, the best speed-up, the flush cost."""
+def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame,
+             scalability_fits: pd.DataFrame | None = None) -> dict[str, float]:
+    """The run's headline numbers: commits per flush at the headline concurrency, the best speed-up, the flush cost,
+    and where the scalability law was fitted its σ, κ and peak (with CIs) and the held-out check's relative error."""
     clients = headline_clients(throughput)
     one = throughput[(throughput["clients"] == clients)
                      & (throughput["rows_per_insert"] == throughput["rows_per_insert"].min())]
@@ -207,13 +209,42 @@ def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame
                     "best_speedup_ci_low": float(best["ci_low"]), "best_speedup_ci_high": float(best["ci_high"])})
     flush = fits[fits["term"] == "flush_share"]
     out.update({f"flush_ms[{r.engine} {r.variant}]": float(r.estimate) for r in flush.itertuples()})
+    if scalability_fits is not None and not scalability_fits.empty:
+        law = scalability_fits[scalability_fits["rows_per_insert"] == scalability_fits["rows_per_insert"].min()]
+        for r in law[law["term"].isin(["sigma", "kappa", "peak_clients"])].itertuples():
+            out[f"usl_{r.term}[{r.engine} {r.variant}]"] = [float(r.estimate), float(r.ci_low), float(r.ci_high)]
+        for r in law.drop_duplicates(["engine", "variant"]).itertuples():
+            out[f"usl_holdout_error[{r.engine} {r.variant} C={r.clients:.0f}]"] = float(r.loo_error)
     return out
 
 
-def plot_throughput(throughput: pd.DataFrame):
-    """Rows/s against clients (log x), a line per variant, a panel per rows per INSERT."""
+def plot_throughput(throughput: pd.DataFrame, scalability_fits: pd.DataFrame | None = None):
+    """Rows/s against clients (log x), a line per variant, a panel per rows per INSERT; the scalability law over them.
 
-    return plot_by_clients(throughput, y="rows_per_s", hue="variant", col="rows_per_insert", logy=True)
+    Where :func:`scalability` fitted the law, it is drawn in its variant's colour over the
+    client counts measured (never beyond them), as rows/s (statements/s × rows per INSERT):
+    solid where it foresaw the largest count, dotted where it did not.
+    """
+    import seaborn as sns
+
+    from ingestlab.usl import usl_throughput
+
+    fig = plot_by_clients(throughput, y="rows_per_s", hue="variant", col="rows_per_insert", logy=True)
+    if scalability_fits is None or scalability_fits.empty:
+        return fig
+    for ax, (rows_per_insert, part) in zip(fig.axes, throughput.groupby("rows_per_insert", sort=False)):
+        variants = list(dict.fromkeys(part["variant"]))
+        colours = dict(zip(variants, sns.color_palette(n_colors=len(variants))))
+        law = scalability_fits[scalability_fits["rows_per_insert"] == rows_per_insert]
+        for (engine, variant), g in law.groupby(["engine", "variant"], sort=False):
+            t = g.set_index("term")["estimate"]
+            measured = part.loc[(part["engine"] == engine) & (part["variant"] == variant), "clients"]
+            grid = np.geomspace(measured.min(), measured.max(), figures.MODEL_POINTS)
+            ax.plot(grid, usl_throughput(grid, t["lambda"], t["sigma"], t["kappa"]) * rows_per_insert,
+                    color=colours.get(variant, "0.3"), lw=1.0,
+                    ls=":" if models.model_holds(g["model_holds"].iloc[0]) is False else "-",
+                    alpha=0.8, zorder=1)
+    return fig
 
 
 def plot_latency(throughput: pd.DataFrame):
@@ -238,15 +269,113 @@ FIT_TERMS = {"intercept": ("overhead", "ms per statement"), "flush_share": ("flu
              "rows_per_insert": ("per_row", "ms per row")}
 
 
-def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
-    """:func:`fit`'s terms in the lab's long form (``fits.csv``): ``overhead``, ``flush``, ``per_row`` (ms)."""
+def tidy_fits(fits: pd.DataFrame, scalability_fits: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`fit`'s terms (``overhead``, ``flush``, ``per_row``, ms) and :func:`scalability`'s in the long form."""
     wide = fits.assign(estimate_=fits["estimate"])
     parts = []
     for old, (new, unit) in FIT_TERMS.items():
         part = wide[wide["term"] == old]
         parts.append(models.tidy(part, model="statement_time", notebook=NOTEBOOK_STEM,
                                  terms={new: models.Term("estimate_", "ci_low", "ci_high", unit)}))
-    return pd.concat(parts, ignore_index=True) if parts else models.tidy(fits, model="", terms={})
+    if scalability_fits is not None and not scalability_fits.empty:
+        parts.append(scalability_fits[models.TIDY_COLUMNS])
+    return pd.concat(parts, ignore_index=True)
+
+
+#: Fewest distinct client counts the scalability law is fitted to: its three parameters, and one count
+#: more than the held-out check (the largest count predicted from the others) needs.
+USL_MIN_LEVELS = 5
+#: Points per configuration the law is fitted to: its 0.1 s windows averaged in this many consecutive blocks.
+USL_BLOCKS = 5
+
+
+def usl_points(samples: pd.DataFrame) -> pd.DataFrame:
+    """Statements/s of each configuration in :data:`USL_BLOCKS` consecutive blocks of its windows.
+
+    One number per configuration gives a three-parameter law a handful of points and a held-out
+    interval as wide as the axis; its 0.1 s windows are many but each leans on its neighbour.
+    Blocks of consecutive windows are nearly independent repeats of the configuration's throughput.
+    """
+    windows = window_throughput(samples).sort_values([*CONFIG, "window"])
+    windows = windows.assign(block=windows.groupby(CONFIG, sort=False).cumcount()
+                             * USL_BLOCKS // windows.groupby(CONFIG, sort=False)["window"].transform("size"))
+    blocks = windows.groupby([*CONFIG, "block"], sort=False)["rows_per_s"].mean().reset_index()
+    return blocks.assign(statements_per_s=blocks["rows_per_s"] / blocks["rows_per_insert"])
+
+
+def scalability(samples: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """The Universal Scalability Law per engine × variant × rows per INSERT, and how well it foresees the largest count.
+
+    ``X(N) = λN / (1 + σ(N − 1) + κN(N − 1))`` is fitted to each configuration's statements/s
+    over its client counts (:func:`ingestlab.usl.fit_usl`: :data:`USL_BLOCKS` points per count,
+    :func:`usl_points`, HC3 delta intervals); ``σ`` is the share of the work that serialises (contention: here the log
+    flush the clients queue for), ``κ`` the cost of keeping clients coherent, ``peak_clients``
+    where the law peaks. Then the law is refitted without the largest count and asked to
+    predict it (:func:`ingestlab.usl.usl_holdout`): ``model_holds`` says whether the
+    measured throughput fell inside the 95 % prediction interval, ``loo_error`` the relative
+    error; an interval wider than the prediction itself says nothing, and ``model_holds`` is
+    then left empty ("not tested"). Groups with fewer than :data:`USL_MIN_LEVELS` client counts
+    (smoke runs) are left out: the law is not estimable there.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The lab's long form (:data:`ingestlab.models.TIDY_COLUMNS`), terms ``lambda``,
+        ``sigma``, ``kappa``, ``peak_clients``; model ``usl rows_per_insert=R``; plus the
+        held-out check's ``clients``, ``observed``, ``predicted``, ``pi_low``, ``pi_high``.
+    """
+    from ingestlab.usl import fit_usl, usl_holdout
+
+    rows = []
+    points = usl_points(samples)
+    for (engine, variant, rows_per_insert), g in points.groupby(["engine", "variant", "rows_per_insert"],
+                                                                  sort=False):
+        if g["clients"].nunique() < USL_MIN_LEVELS:
+            continue
+        clients, rate = g["clients"].to_numpy(float), g["statements_per_s"].to_numpy(float)
+        terms = fit_usl(clients, rate, alpha=alpha)
+        check = usl_holdout(clients, rate, alpha=alpha).iloc[0]
+        informative = check["pi_low"] > 0 and check["pi_high"] - check["pi_low"] < check["predicted"]
+        holds = bool(check["inside"]) if informative else None
+        interval = (f"{check['predicted']:,.0f} predicted (95 % PI {check['pi_low']:,.0f}–{check['pi_high']:,.0f}) "
+                    f"for {check['observed']:,.0f} statements/s measured at {check['clients']:.0f} clients")
+        note = ("" if holds else f"fitted without the largest client count, the law missed it: {interval}"
+                if holds is False else f"not tested: the held-out interval is wider than the prediction ({interval})")
+        for t in terms.to_dict("records"):
+            rows.append({"notebook": NOTEBOOK_STEM, "engine": engine, "variant": variant,
+                         "model": f"usl rows_per_insert={rows_per_insert}", "method": "nls", "term": t["term"],
+                         "estimate": t["estimate"], "ci_low": t["ci_low"], "ci_high": t["ci_high"], "unit": t["unit"],
+                         "n_points": t["n_points"], "r2": t["r2"], "adequacy_test": "holdout_largest_clients",
+                         "lack_of_fit_p": np.nan, "loo_error": abs(check["relative_error"]),
+                         "loo_in_pi": float(check["inside"]), "model_holds": holds,
+                         "model_note": note, "rows_per_insert": rows_per_insert, "clients": check["clients"],
+                         "observed": check["observed"], "predicted": check["predicted"],
+                         "pi_low": check["pi_low"], "pi_high": check["pi_high"]})
+    extra = ["rows_per_insert", "clients", "observed", "predicted", "pi_low", "pi_high"]
+    return pd.DataFrame(rows, columns=[*models.TIDY_COLUMNS, *extra])
+
+
+def describe_scalability(scalability_fits: pd.DataFrame, throughput: pd.DataFrame) -> list[str]:
+    """Per engine, variant and rows per INSERT: σ, κ and the peak with their CIs, and the held-out check's outcome."""
+    from ingestlab import report
+
+    if scalability_fits.empty:
+        counts = ", ".join(str(c) for c in sorted(throughput["clients"].unique()))
+        return [f"The scalability law is not estimable at this scale: it needs at least {USL_MIN_LEVELS} client "
+                f"counts (this run measured {counts})."]
+    lines = []
+    for (engine, variant, model), g in scalability_fits.groupby(["engine", "variant", "model"], sort=False):
+        t = g.set_index("term")
+        check = g.iloc[0]
+        verdict = (f"it foresaw the {check['clients']:.0f}-client throughput ({check['observed']:,.0f} statements/s "
+                   f"measured, {check['predicted']:,.0f} predicted, 95 % PI {check['pi_low']:,.0f}–"
+                   f"{check['pi_high']:,.0f})" if check["model_holds"] is True else check["model_note"])
+        lines.append(f"**{engine} {variant}** ({model.removeprefix('usl ').replace('_', ' ')}): σ = "
+                     f"{report.format_estimate(t.loc['sigma', 'estimate'], t.loc['sigma', 'ci_low'], t.loc['sigma', 'ci_high'], unit='')}"
+                     f", κ = {report.format_estimate(t.loc['kappa', 'estimate'], t.loc['kappa', 'ci_low'], t.loc['kappa', 'ci_high'], unit='')}"
+                     f", peak at {report.format_estimate(t.loc['peak_clients', 'estimate'], t.loc['peak_clients', 'ci_low'], t.loc['peak_clients', 'ci_high'], unit='clients')}; "
+                     f"{'fitted without its largest client count, ' if check['model_holds'] is True else ''}{verdict}.")
+    return lines
 
 
 #: Share of its wall clock a client may spend on CPU before the notebook calls it CPU-bound.
