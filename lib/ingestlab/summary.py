@@ -13,7 +13,7 @@ from ingestlab.errors import ConfigError
 
 #: Columns of :func:`fits`, in order.
 COLUMNS = ["notebook", "scale", "quantity", "engine", "variant", "method", "estimate", "ci_low", "ci_high", "unit",
-           "r2", "n_points", "model_holds"]
+           "r2", "n_points", "loo_in_pi", "model_holds"]
 
 
 #: What the scales mean for comparisons, as the summary says it.
@@ -75,8 +75,30 @@ def fits(out: str | os.PathLike) -> pd.DataFrame:
                          "engine": r["engine"], "variant": r["variant"], "method": r["method"],
                          "estimate": r["estimate"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                          "unit": r["unit"], "r2": r["r2"], "n_points": r["n_points"],
-                         "model_holds": r["model_holds"]})
+                         "loo_in_pi": r["loo_in_pi"], "model_holds": r["model_holds"]})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def held_out_line(fits_table: pd.DataFrame) -> list[str]:
+    """One line on how well a notebook's fits predicted what they did not see, from ``fits.csv``'s adequacy columns.
+
+    Each fit (engine, variant, quantity's model, OLS or NLS) counts once: the mean share of its
+    held-out levels inside their 95 % prediction intervals, and in how many fits the model held.
+    """
+    fits = fits_table[fits_table["method"].isin(["ols", "nls"])]
+    fits = fits.assign(model=fits["quantity"].str.split(": ").str[0]).drop_duplicates(["engine", "variant", "model"])
+    tested = fits["loo_in_pi"].dropna()
+    if tested.empty:
+        return ["   held-out predictions: none tested (too few levels, or fits without adequacy)"]
+    held = [v for v in fits["model_holds"].map(_holds) if v is not None]
+    return [f"   held-out predictions inside their 95 % intervals: {tested.mean():.0%} on average over {len(tested)} "
+            f"fits; the model held in {sum(held)} of {len(held)} tested fits"]
+
+
+def _holds(value):
+    from ingestlab.models import model_holds
+
+    return model_holds(value)
 
 
 def headlines(out: str | os.PathLike) -> pd.DataFrame:
@@ -106,6 +128,7 @@ def format_summary(out: str | os.PathLike) -> str:
         lines.append(f"  SCALE {scale} ({', '.join(notebooks)}): {SCALE_NOTE.get(scale, 'see the notebook')}")
     for notebook, part in table.groupby("notebook", sort=True):
         lines += ["", f"== {notebook} fits (SCALE {part['scale'].iloc[0]})"]
+        lines += held_out_line(part)
         for (quantity, unit), rows in part.groupby(["quantity", "unit"], sort=False):
             shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]]
             lines.append(f"-- {quantity} ({unit})")

@@ -264,3 +264,30 @@ def test_a_query_whose_time_does_not_grow_with_the_size_has_no_rate():
     assert np.isnan(ols.loc["limit_1", "gb_per_s"]) and ols.loc["limit_1", "per_gb_ci_low_s"] <= 0
     assert "no rate: the time does not grow with the size" in csv_scan_analysis.describe_fits(fits)
     assert not any("limit_1" in k for k in csv_scan_analysis.headline(fits, pd.DataFrame(columns=["engine", "ratio", "ci_low", "ci_high"]), scans.assign(peak_rss_mb=1.0)) if k.startswith("gb_per_s"))
+
+
+def _scans(rows):
+    return pd.DataFrame([{"engine": e, "query": q, "gb": gb, "seconds": sec, "status": st, "reported": True}
+                         for e, q, gb, sec, st in rows])
+
+
+def test_a_fixed_cost_below_zero_is_refitted_through_the_origin_and_says_so():
+    # times that grow faster than the size: the straight line's intercept comes out negative
+    scans = _scans([("pandas_c", "count_star", gb, sec, "ok") for gb, sec in [(1, 0.5), (2, 1.6), (4, 4.2), (8, 9.5)]])
+    fits = csv_scan_analysis.fit(scans)
+    assert (fits["fixed_s"] >= 0).all() and (fits["fixed_ci_low_s"].fillna(0) >= 0).all()
+    ols = fits[fits["method"] == "ols"].iloc[0]
+    per_gb = (scans["gb"] * scans["seconds"]).sum() / (scans["gb"] ** 2).sum()  # least squares through 0
+    assert ols["per_gb_s"] == pytest.approx(per_gb) and "constrained at 0" in ols["model_note"]
+    long = csv_scan_analysis.tidy_fits(fits)
+    assert (long.loc[long["term"] == "overhead", "estimate"] >= 0).all()
+
+
+def test_sizes_at_and_past_an_engines_first_failure_are_left_out_of_its_fit():
+    scans = _scans([("duckdb", "count_star", 1, 1.0, "ok"), ("duckdb", "count_star", 2, 2.0, "ok"),
+                    ("duckdb", "count_star", 4, 4.0, "ok"), ("duckdb", "count_star", 8, 9.0, "oom"),
+                    ("duckdb", "count_star", 16, 99.0, "ok"), ("polars", "count_star", 16, 3.0, "ok")])
+    kept = csv_scan_analysis.completed_sizes(scans)
+    assert sorted(kept.loc[kept["engine"] == "duckdb", "gb"]) == [1, 2, 4]
+    assert kept.loc[kept["engine"] == "polars", "gb"].tolist() == [16]
+    assert csv_scan_analysis.fit(scans)["n_points"].tolist() == [3, 3]

@@ -14,6 +14,49 @@ def reported(scans: pd.DataFrame) -> pd.DataFrame:
     return scans[scans["reported"] & (scans["status"] == "ok")]
 
 
+def completed_sizes(scans: pd.DataFrame) -> pd.DataFrame:
+    """The reported runs of each engine × query below the smallest size at which it failed (memory, time, error).
+
+    A fit over the sizes an engine completed, never past the one where it ran out: a size
+    completed after a failure at a smaller one is left out too (its engine was not the same
+    engine any more: restarted, or the cache cleared by the kill).
+    """
+    ok = reported(scans)
+    failed = scans[scans["reported"] & (scans["status"] != "ok")].groupby(["engine", "query"])["gb"].min()
+    if failed.empty:
+        return ok
+    limit = ok.set_index(["engine", "query"]).index.map(lambda k: failed.get(k, float("inf")))
+    return ok[ok["gb"].to_numpy() < limit.to_numpy(dtype=float)]
+
+
+def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
+    """A scan cannot take negative time: a fit whose fixed cost came out below 0 is refitted through the origin.
+
+    OLS: ``seconds = GB × per_GB`` (statsmodels, HC2 interval), the fixed cost 0 with the
+    unconstrained fit's upper bound kept as its CI's; Theil–Sen: the median of seconds per GB.
+    ``model_note`` says so, with the unconstrained estimate.
+    """
+    import statsmodels.api as sm
+
+    fits = fits.copy()
+    for i, row in fits.iterrows():
+        if not row["intercept"] < 0:
+            continue
+        note = f"fixed cost constrained at 0 s (unconstrained {row['intercept']:.3g} s)"
+        if row["method"] == "ols":
+            origin = sm.OLS(data["seconds"].to_numpy(float), data[["gb"]].to_numpy(float)).fit(cov_type="HC2")
+            low, high = origin.conf_int(alpha=0.05)[0]
+            fits.loc[i, ["slope", "slope_ci_low", "slope_ci_high"]] = [origin.params[0], low, high]
+            fits.loc[i, ["intercept_ci_low", "intercept_ci_high"]] = [0.0, max(0.0, row["intercept_ci_high"])]
+            fits.loc[i, "ci_method"] = "hc2_origin"
+        else:
+            fits.loc[i, "slope"] = float((data["seconds"] / data["gb"]).median())
+        fits.loc[i, "intercept"] = 0.0
+        old = row.get("model_note")
+        fits.loc[i, "model_note"] = f"{old}; {note}" if isinstance(old, str) and old else note
+    return fits
+
+
 def fit(scans: pd.DataFrame) -> pd.DataFrame:
     """``seconds = fixed + GB × per_GB`` per engine × query over the reported runs (OLS + Theil–Sen).
 
@@ -22,13 +65,13 @@ def fit(scans: pd.DataFrame) -> pd.DataFrame:
     ``n_points``, and ``gb_per_s`` (1 / ``per_gb_s``: the marginal rate; NaN where the time
     does not grow with the size, i.e. ``per_gb_s``'s CI reaches 0, as for ``LIMIT 1``).
     """
-    data = reported(scans)
+    data = completed_sizes(scans)
     out = []
     for (engine, query), g in data.groupby(["engine", "query"], sort=False):
         if g["gb"].nunique() < 3:
             continue
         f = models.fit_linear(g, x="gb", y="seconds", adequacy=True).assign(engine=engine, variant=query)
-        out.append(f)
+        out.append(_no_negative_fixed_cost(f, g))
     if not out:
         return pd.DataFrame()
     f = pd.concat(out, ignore_index=True).rename(columns={

@@ -16,6 +16,57 @@ def fit(samples: pd.DataFrame) -> pd.DataFrame:
     return models.fit_overhead(totals, adequacy=True)
 
 
+#: The scenario notebook 01 holds out and predicts from the others (its statement count lies between theirs).
+HELD_OUT = "batch_100"
+
+
+def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
+    """What the overhead model predicts for a scenario it did not see, per engine and variant.
+
+    The line is fitted to the other ``INSERT … VALUES`` scenarios' totals
+    (:func:`ingestlab.adequacy.fit_line`, variance growing with N), then asked for the held-out
+    scenario's total at its statement count; each of its runs is compared with the 95 %
+    prediction interval for one new run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine, variant, scenario, n_statements, predicted_s, pi_low_s, pi_high_s,
+        observed_median_s, runs, runs_inside, inside`` (the median inside the interval).
+    """
+    from ingestlab.adequacy import fit_line, predict
+
+    totals = models.scenario_totals(samples[samples["scenario"].isin(FIT_SCENARIOS)])
+    rows = []
+    for (engine, variant), g in totals.groupby(["engine", "variant"], sort=False):
+        seen, unseen = g[g["scenario"] != held_out], g[g["scenario"] == held_out]
+        if unseen.empty or seen["n_statements"].nunique() < 2:
+            continue
+        n = int(unseen["n_statements"].iloc[0])
+        p = predict(fit_line(seen, x="n_statements", y="total_s"), n_statements=n)
+        inside = unseen["total_s"].between(p["pi_low"], p["pi_high"])
+        median = float(unseen["total_s"].median())
+        rows.append({"engine": engine, "variant": variant, "scenario": held_out, "n_statements": n,
+                     "predicted_s": p["estimate"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
+                     "observed_median_s": median, "runs": len(unseen), "runs_inside": int(inside.sum()),
+                     "inside": bool(p["pi_low"] <= median <= p["pi_high"])})
+    return pd.DataFrame(rows)
+
+
+def describe_prediction(table: pd.DataFrame) -> list[str]:
+    """Observed against predicted for the held-out scenario, engine by engine, and how many runs fell inside."""
+    if table.empty:
+        return [f"No prediction: the run has no {HELD_OUT} scenario, or too few others to fit the line without it."]
+    lines = [f"**{r.engine} {r.variant}**, {r.scenario} ({r.n_statements} statements) left out of the fit: "
+             f"{r.observed_median_s * 1e3:.2f} ms measured (median of {r.runs} runs), {r.predicted_s * 1e3:.2f} ms "
+             f"predicted (95 % PI {r.pi_low_s * 1e3:.2f}–{r.pi_high_s * 1e3:.2f}); {r.runs_inside} of {r.runs} runs "
+             "inside" for r in table.itertuples()]
+    inside = int(table["inside"].sum())
+    lines.append(f"The model foresaw the scenario it did not see in {inside} of {len(table)} engine × variant "
+                 "configurations.")
+    return lines
+
+
 def throughput(samples: pd.DataFrame) -> pd.DataFrame:
     """Throughput per scenario: total time, rows/s and MB/s (median over repeats)."""
     totals = models.scenario_totals(samples)
