@@ -57,6 +57,58 @@ def test_a_10_percent_slowdown_at_sigma_1_is_found_as_often_as_3000_samples_allo
     assert (verdicts == "slower").mean() >= 0.75
 
 
+def _runs(rng, k, scale=1.0, sigma=0.5, sigma_run=0.1, n=N, units=3):
+    """``k`` runs of ``n`` samples each: every run gets its own multiplicative effect (log-normal ``sigma_run``)."""
+    return [(_heavy(rng, n, scale * rng.lognormal(0, sigma_run), sigma), np.repeat(np.arange(units), n // units))
+            for _ in range(k)]
+
+
+def _run_verdicts(pairs, k, scale, seed, sigma_run=0.1, **kw) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    return pd.Series([cmp.compare_runs(_runs(rng, k, sigma_run=sigma_run), _runs(rng, k, scale, sigma_run=sigma_run),
+                                       rng=rng, resamples=400, **kw)["verdict"] for _ in range(pairs)])
+
+
+def test_a_run_level_effect_fools_the_sample_test_but_not_the_run_rule():
+    # Each run shifted by a log-normal σ_run = 0.1 effect: the U test on 3 000 samples per side
+    # calls most such pairs changed; the run-level rule (prior σ₀ = 0.1, t with 4 df) stays under 2 %.
+    rng = np.random.default_rng(21)
+    pairs = [(_runs(rng, 1)[0][0], _runs(rng, 1)[0][0]) for _ in range(200)]
+    naive = pd.Series([cmp.compare_samples(a, b, rng=rng, resamples=400)["verdict"] for a, b in pairs])
+    ruled = pd.Series([cmp.compare_runs([a], [b], rng=rng, resamples=400)["verdict"] for a, b in pairs])
+    print(f"false alarms: U test {naive.isin(['slower', 'faster']).mean():.1%}, "
+          f"run rule {ruled.isin(['slower', 'faster']).mean():.1%}")
+    assert naive.isin(["slower", "faster"]).mean() > 0.3
+    assert ruled.isin(["slower", "faster"]).mean() <= 0.02
+
+
+def test_run_level_false_alarms_stay_under_2_percent_with_five_runs_a_side_of_noisier_runs():
+    # the runs vary by σ_run = 0.15, more than the prior's 0.10: the runs' own scatter takes over
+    verdicts = _run_verdicts(200, 5, 1.0, seed=22, sigma_run=0.15)
+    assert verdicts.isin(["slower", "faster"]).mean() <= 0.02
+
+
+def test_a_40_percent_slowdown_is_found_with_five_runs_a_side_and_not_with_one():
+    # σ_run = 0.1: five runs a side give se 0.065 on the log ratio and t₁₂ needs 3.05 of them
+    # (+22 %) for p < 0.01; +30 % is found in ~85 % of pairs, +40 % in ≥ 95 %. One run a side: ×1.9.
+    five = _run_verdicts(200, 5, 1.40, seed=23)
+    one = _run_verdicts(200, 1, 1.40, seed=24)
+    print(f"+40 %, sigma_run 0.1: found in {(five == 'slower').mean():.1%} with 5 runs a side, "
+          f"{(one == 'slower').mean():.1%} with 1")
+    assert (five == "slower").mean() >= 0.95 and not (five == "faster").any()
+    assert (one == "slower").mean() <= 0.10
+
+
+def test_a_run_whose_units_disagree_is_as_uncertain_as_its_units_say():
+    rng = np.random.default_rng(25)
+    flat = _heavy(rng, 3000, sigma=0.3)
+    units = np.repeat([0, 1, 2], 1000)
+    split = flat * np.repeat([1.0, 6.7, 6.7], 1000)  # a unit-level flip (CPU placement), as in run pg2-b
+    _, var_flat = cmp.run_median(flat, units, rng=rng)
+    _, var_split = cmp.run_median(split, units, rng=rng)
+    assert var_flat < 1e-3 < 0.1 < var_split
+
+
 @pytest.mark.parametrize("n", [41, 40])
 def test_bootstrap_medians_have_the_law_of_medians_of_resamples(n):
     rng = np.random.default_rng(5)
@@ -111,11 +163,53 @@ def test_fixture_runs_compare_medians_of_the_raw_samples_without_warmup():
     assert "did not complete" not in " ".join(table.attrs["notes"])
 
 
-def test_a_run_compared_with_itself_is_never_changed():
+def test_a_run_compared_with_itself_is_never_changed_and_one_run_cannot_be_called_same():
     table = cmp.compare(FIXTURES / "a" / RUN, FIXTURES / "a", "01")
     assert (table["ratio"].dropna() == 1).all()
-    assert set(table["verdict"]) <= {"same", "unsure"}
-    assert "same" in set(table["verdict"])  # 3 000 single-row INSERTs pin their median within ±5 %
+    assert set(table["verdict"]) == {"unsure"}  # the run-to-run noise of one run a side spans more than ±5 %
+    assert table.loc[table["kind"] == "samples", "note"].str.contains("smallest change that can be significant").all()
+
+
+def test_two_real_runs_of_one_configuration_raise_no_alarm():
+    table = cmp.compare(FIXTURES / "a", FIXTURES / "b")
+    single = table[table["labels"].str.contains("single_row") & (table["kind"] == "samples")].iloc[0]
+    assert single["ratio"] > 1.15  # B's single-row INSERTs are 23 % slower: a run-level shift, not a change
+    assert not table["verdict"].isin(["slower", "faster", "higher", "lower"]).any()
+
+
+def test_a_cloud_disk_profile_makes_overwrites_slower_and_leaves_inserts():
+    table = cmp.compare(FIXTURES / "03-local", FIXTURES / "03-cloud").set_index("labels")
+    overwrite = table.filter(like="operation=overwrite", axis=0).iloc[0]
+    insert = table.filter(like="operation=insert", axis=0).iloc[0]
+    assert overwrite["verdict"] == "slower" and overwrite["ratio"] > 10
+    assert insert["verdict"] == "unsure" and 0.8 < insert["ratio"] < 1.25
+    assert any("B changes disk_profile ('local' → 'cloud-375')" in n for n in table.attrs["notes"])
+
+
+def test_several_runs_a_side_are_each_sides_repeats(tmp_path):
+    table = cmp.compare(f"{FIXTURES / 'a'},{FIXTURES / 'b'}", [FIXTURES / "b", FIXTURES / "a"], reference=False)
+    samples = table[table["kind"] == "samples"]
+    assert (samples["runs_a"] == 2).all() and (samples["runs_b"] == 2).all()
+    assert np.allclose(samples["ratio"], 1) and set(table["verdict"]) <= {"same", "unsure"}
+    other = Path(shutil.copytree(FIXTURES / "b" / RUN, tmp_path / "b2" / RUN))
+    _edit_meta(other, parameters__n=2000)
+    with pytest.raises(ConfigError, match="runs of one side are repeats of one configuration"):
+        cmp.compare([FIXTURES / "a", tmp_path / "b2"], FIXTURES / "b")
+
+
+def test_other_runs_of_the_configuration_join_the_noise_estimate(tmp_path):
+    for name in ("a", "b", "c", "d"):
+        shutil.copytree(FIXTURES / "a" / RUN, tmp_path / name / RUN)
+    for name in ("c", "d"):  # two more runs of A's configuration, one of them 40 % slower
+        _edit_meta(tmp_path / name / RUN, git__dirty=False)
+    results = pd.read_parquet(tmp_path / "d" / RUN / "results.parquet")
+    results.assign(elapsed_s=results["elapsed_s"] * 1.4).to_parquet(tmp_path / "d" / RUN / "results.parquet")
+    for name in ("a", "b"):
+        _edit_meta(tmp_path / name / RUN, git__dirty=False)
+    alone = cmp.compare(tmp_path / "a", tmp_path / "b", reference=False)
+    helped = cmp.compare(tmp_path / "a", tmp_path / "b")
+    assert any("also from 2 other runs" in n for n in helped.attrs["notes"])
+    assert (helped["run_noise"].dropna() > alone["run_noise"].dropna().reindex(helped.index).dropna()).any()
 
 
 @pytest.fixture
@@ -175,7 +269,7 @@ def test_an_engine_version_change_is_matched_only_when_asked(b_copy):
 
 def test_cli_fails_on_slower_only_when_a_quantity_is_slower(b_copy, tmp_path, capsys):
     results = pd.read_parquet(FIXTURES / "a" / RUN / "results.parquet")
-    results.assign(elapsed_s=results["elapsed_s"] * 1.5).to_parquet(b_copy / "results.parquet")
+    results.assign(elapsed_s=results["elapsed_s"] * 3).to_parquet(b_copy / "results.parquet")  # beyond ×1.9
     shutil.copy(FIXTURES / "a" / RUN / "fits.csv", b_copy / "fits.csv")
     assert main(["compare", str(FIXTURES / "a"), str(b_copy), "--fail-on", "slower",
                  "--csv", str(tmp_path / "c.csv")]) == 1
@@ -204,7 +298,8 @@ def test_plot_comparison_draws_the_band_and_a_log_axis_over_a_decade():
     fig = cmp.plot_comparison(table)
     ax = fig.axes[0]
     assert len(ax.get_yticks()) == table["ratio"].notna().sum()
-    assert ax.get_xscale() == "linear"
+    narrow = cmp.plot_comparison(table.assign(ci_low=table["ratio"] * 0.9, ci_high=table["ratio"] * 1.1))
+    assert narrow.axes[0].get_xscale() == "linear"
     wide = table.assign(ci_high=table["ratio"] * 20)
     assert cmp.plot_comparison(wide).axes[0].get_xscale() == "log"
     plt.close("all")

@@ -109,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", help="compare two runs quantity by quantity (ratio, 95 %% CI, test, verdict)",
                           description="Compare run B with run A (each a run folder or a folder of them):\n"
                                       "medians of raw samples and fitted estimates, ratio B/A with a 95 % CI,\n"
-                                      "Mann-Whitney U p-value, and a verdict: slower/faster (beyond the\n"
+                                      "a t test on run medians with run-to-run noise, and a verdict: slower/faster (beyond the\n"
                                       "threshold and significant), same (CI within the threshold), unsure.",
                           formatter_class=raw)
     cmp_.add_argument("a", type=Path, metavar="A", help="the baseline run")

@@ -1,9 +1,49 @@
-"""Compare two runs quantity by quantity: ratio, interval, test and a verdict a reviewer can check."""
+"""Compare two runs, or two sets of runs, quantity by quantity: ratio, interval, test, verdict.
+
+The rule. A whole run shares its server instance, its files' placement, its CPUs and their
+clock: a run-level effect that the samples of one run cannot average out. Two smoke runs of
+notebook 01 on PostgreSQL, same revision, one after the other (runs/qa, runs/qb), differ by
++21.8 % in single-row INSERTs with p = 2e-12 by the Mann–Whitney U test on 3 000 statements
+each; twelve such runs (2026-11-25, load 0.5–2 on 2 cores) put the standard deviation of a
+run's log median at 3.5–20 % per quantity (median 10 %), and without fsync single-row
+INSERTs flip between 97 µs and 14 µs per statement from one run (or repeat) to the next:
+client and server on one core or on two. So the unit of comparison is the run:
+
+- each run's level is its log median, with a within-run variance: the larger of the
+  bootstrap's over its samples and its replication units' (:data:`REPLICATE_COLUMNS`)
+  scatter over their count (:func:`run_median`, a two-stage estimate);
+- a run's level varies about its configuration's by τ², pooled from a prior σ₀ = 0.10
+  counted as ν₀ = 4 runs (:data:`RUN_NOISE`, :data:`RUN_NOISE_RUNS`), the scatter of the
+  runs within each side (``compare A1,A2,A3 B1,B2,B3``), and the scatter of the lab's other
+  runs of either configuration found beside them (old against old, per revision);
+- the sides' mean levels differ by ``d``, tested by t with ν₀ + Σ(k − 1) degrees of freedom
+  (:func:`run_level_test`); slower/faster needs ``|d|`` beyond the threshold and p < α,
+  ``same`` a 95 % t interval inside it (:func:`decide`). Fits get the same τ on top of their
+  own intervals.
+
+What it gives. Synthetic (tests/test_compare.py, log-normal σ = 0.5 samples with 1 % of
+10× stalls, 3 000 a run): with a run-level effect σ_run = 0.1, the U test calls 72 % of
+same-distribution pairs changed, this rule 0 %; with five runs a side a +40 % change is
+found in 98 % of pairs (+30 %: ~85 %), with one run a side in none: one run against one
+can only call a change beyond ×1.9 (t₄ · √2 · σ₀), and each row's note gives that smallest
+significant change. The ≥ 95 % power at +10 % on 3 000 samples (σ = 0.5; ~80 % at σ = 1)
+holds for :func:`compare_samples` only, the test of samples known to be independent draws.
+Real (/tmp/p-pairs in the report): these pairs of one configuration (runs/qa–qb; three clean pairs of
+notebook 01 on PostgreSQL; the fixture pair; 03 local–local and cloud-375–cloud-375) get no
+slower/faster. Not solved: the ×6.7 flip above. Two PostgreSQL pairs made minutes apart
+across the lead's commits and both MariaDB pairs (one dirty revision each) call the no-fsync
+single-row quantity and its overhead fit ``faster`` (p 1e-7 to 0.009), and three runs a side
+(two of B's flipped) still do, at p = 0.0098: one run, or three, cannot tell a bimodal
+run-level effect from a change unless the lab's other runs of the configuration show it.
+Notebook 03 at ``DISK_PROFILE cloud-375`` against ``local``
+(tests/fixtures/runs/03-*) calls its overwrites slower (×19, p = 0.004; three runs a side:
+×20, p = 4e-7).
+"""
 
 from __future__ import annotations
 
+import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -25,6 +65,17 @@ THRESHOLD = 0.05
 #: ``slower``/``faster`` verdicts near 1 % and finds a 10 % slowdown in about 80 % of pairs
 #: (tests/test_compare.py measures both); asv's 0.002 finds it in about 65 %.
 ALPHA = 0.01
+#: Prior run-to-run noise: the standard deviation of one run's log median about its
+#: configuration's (σ₀ = 0.10, i.e. ~10 %; the lab's 12 runs of notebook 01 on PostgreSQL,
+#: 2026-11-25, gave 3.5–20 % per quantity, median 10 %; see the module docstring).
+RUN_NOISE = 0.10
+#: How many runs' worth of evidence the prior counts for (ν₀): the test is a t test with
+#: ν₀ + (the runs' own degrees of freedom) degrees of freedom, so one run per side uses t₄.
+RUN_NOISE_RUNS = 4
+#: Columns naming a run's replication units (01: ``repeat``; 02, 06: ``round``; 05: ``run``):
+#: samples of one unit share more than samples of two, so a run's median is as uncertain as
+#: its units' medians scatter (when that is more than the samples' own bootstrap says).
+REPLICATE_COLUMNS = ("repeat", "round", "run")
 #: Bootstrap draws of each median.
 RESAMPLES = 2000
 #: Confidence level of every interval.
@@ -138,6 +189,159 @@ def compare_samples(a, b, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
     return out
 
 
+def run_median(samples, units=None, resamples: int = RESAMPLES,
+               rng: np.random.Generator | None = None) -> tuple[float, float]:
+    """One run's log median and its variance from within the run (two stages when the run has units).
+
+    The variance is the larger of the bootstrap variance of the log median over the samples
+    (:func:`bootstrap_medians`) and the scatter of the units' log medians divided by their
+    count: a unit (a repeat, a round) shares its warm caches, its CPU placement, its
+    checkpoint, so its samples are not independent of each other and the units' scatter is
+    the honest measure once it exceeds the samples'.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.concatenate([rng.lognormal(0, 0.1, 500), rng.lognormal(1, 0.1, 500)])
+    >>> log_med, var = run_median(x, np.repeat([0, 1], 500), rng=rng)
+    >>> round(float(np.sqrt(var)), 2)  # two units a factor e apart: the units say ±0.5
+    0.5
+    """
+    x = np.asarray(samples, dtype=float)
+    keep = np.isfinite(x) & (x > 0)
+    x = x[keep]
+    if x.size == 0:
+        return np.nan, np.nan
+    log_median = math.log(np.median(x))
+    var = float(np.var(np.log(bootstrap_medians(x, resamples, rng)), ddof=1)) if x.size > 1 else np.nan
+    if units is not None:
+        u = pd.Series(np.log(x)).groupby(np.asarray(units)[keep]).median()
+        if len(u) >= 2:
+            var = max(var if np.isfinite(var) else 0.0, float(u.var(ddof=1)) / len(u))
+    return log_median, var
+
+
+def run_level_test(logs_a, vars_a, logs_b, vars_b, *, reference=(), run_noise: float = RUN_NOISE,
+                   noise_runs: float = RUN_NOISE_RUNS) -> dict[str, float]:
+    """The t test of B's log level against A's when whole runs vary: estimate, its standard error, degrees of freedom.
+
+    Each side is one or more runs, each a log value (a run's log median, a fit's log estimate)
+    with its within-run variance. A run's value varies about its configuration's by
+    τ² = σ² + (its within-run variance); τ² is pooled from the prior (``run_noise`` = σ₀,
+    counted as ``noise_runs`` = ν₀ runs, plus the mean within-run variance) and the scatter
+    of the runs within each side and within each ``reference`` group (log values of other
+    runs of one configuration: the lab's old-against-old runs). The difference of the two
+    sides' mean log values then has variance τ² (1/k_a + 1/k_b), and is tested with
+    ν₀ + Σ(k − 1) degrees of freedom.
+
+    Returns
+    -------
+    dict
+        ``estimate`` (log ratio), ``se``, ``df``, ``tau`` (a run's standard deviation), ``runs_a``, ``runs_b``.
+
+    Examples
+    --------
+    >>> r = run_level_test([0.0], [0.0001], [0.2], [0.0001])  # one run per side: the prior decides
+    >>> round(r["se"], 3), r["df"]
+    (0.142, 4.0)
+    """
+    logs_a, logs_b = np.asarray(logs_a, dtype=float), np.asarray(logs_b, dtype=float)
+    within = np.concatenate([np.asarray(vars_a, dtype=float), np.asarray(vars_b, dtype=float)])
+    within = float(np.nanmean(within)) if np.isfinite(within).any() else 0.0
+    ss, df = noise_runs * (run_noise ** 2 + within), float(noise_runs)
+    for group in (logs_a, logs_b, *(np.asarray(g, dtype=float) for g in reference)):
+        group = group[np.isfinite(group)]
+        if group.size >= 2:
+            ss += float(np.sum((group - group.mean()) ** 2))
+            df += group.size - 1
+    tau2 = ss / df if df > 0 else np.nan
+    se = math.sqrt(tau2 * (1 / logs_a.size + 1 / logs_b.size)) if np.isfinite(tau2) else np.nan
+    return {"estimate": float(logs_b.mean() - logs_a.mean()), "se": se, "df": df,
+            "tau": math.sqrt(tau2) if np.isfinite(tau2) else np.nan, "runs_a": logs_a.size, "runs_b": logs_b.size}
+
+
+def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, alpha: float = ALPHA,
+                 run_noise: float = RUN_NOISE, noise_runs: float = RUN_NOISE_RUNS, direction: int = 1,
+                 resamples: int = RESAMPLES, rng: np.random.Generator | None = None) -> dict[str, Any]:
+    """Compare the raw samples of one duration in two sets of runs, run-to-run noise included.
+
+    Each run is an array of samples or a pair ``(samples, units)`` (its replication units,
+    :data:`REPLICATE_COLUMNS`). A run's level is its log median with its within-run variance
+    (:func:`run_median`); the sides' mean levels are compared by :func:`run_level_test`
+    (``reference``: groups of other runs' log medians of this quantity, one group per
+    configuration). ``a`` and ``b`` are the geometric means of the runs' medians (a run's
+    median when a side has one run), the interval is ``exp(estimate ± t₀.₉₇₅ · se)``, the
+    p value the two-sided t test's; the verdict is :func:`decide`'s.
+
+    Returns
+    -------
+    dict
+        ``n_a, n_b`` (samples), ``runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value,
+        run_noise`` (τ, a run's estimated standard deviation, log scale), ``verdict, note``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> one = compare_runs([rng.lognormal(0, 0.3, 2000)], [1.3 * rng.lognormal(0, 0.3, 2000)], rng=rng)
+    >>> one["verdict"]  # 30 % is within what one run against one run can show
+    'unsure'
+    >>> many = compare_runs([rng.lognormal(rng.normal(0, 0.1), 0.3, 300) for _ in range(5)],
+    ...                     [1.3 * rng.lognormal(rng.normal(0, 0.1), 0.3, 300) for _ in range(5)], rng=rng)
+    >>> many["verdict"], many["runs_a"]
+    ('slower', 5)
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    sides = []
+    for runs in (a_runs, b_runs):
+        levels, variances, medians, n = [], [], [], 0
+        for run in runs:
+            samples, units = run if isinstance(run, tuple) else (run, None)
+            samples = np.asarray(samples, dtype=float)
+            level, var = run_median(samples, units, resamples, rng)
+            n += int(np.isfinite(samples).sum())
+            if np.isfinite(level):
+                levels.append(level)
+                variances.append(var)
+                medians.append(float(np.median(samples[np.isfinite(samples) & (samples > 0)])))
+        sides.append((levels, variances, n, medians[0] if len(medians) == 1 else math.exp(np.mean(levels or [np.nan]))))
+    (la, va, na, ma), (lb, vb, nb, mb) = sides
+    out: dict[str, Any] = {"n_a": na, "n_b": nb, "runs_a": len(la), "runs_b": len(lb), "a": np.nan, "b": np.nan,
+                           "ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
+                           "run_noise": np.nan, "verdict": "unsure", "note": ""}
+    if not la or not lb:
+        out["note"] = "no positive sample on one side"
+        return out
+    out.update(a=ma, b=mb)
+    if min(na, nb) < 2:
+        out["note"] = "fewer than 2 samples on one side"
+        return out
+    test = run_level_test(la, va, lb, vb, reference=reference, run_noise=run_noise, noise_runs=noise_runs)
+    out.update(_t_interval(test, CONFIDENCE), run_noise=test["tau"])
+    out["ratio"] = out["b"] / out["a"]
+    out["verdict"] = decide(out["ratio"], out["ci_low"], out["ci_high"], out["p_value"], threshold=threshold,
+                            alpha=alpha, direction=direction)
+    out["note"] = _runs_note(test, len(reference))
+    return out
+
+
+def _t_interval(test: dict, confidence: float) -> dict[str, float]:
+    d, se, df = test["estimate"], test["se"], test["df"]
+    if not (np.isfinite(se) and se > 0):
+        return {"ci_low": math.exp(d), "ci_high": math.exp(d), "p_value": 0.0 if d else 1.0}
+    half = stats.t.ppf(0.5 + confidence / 2, df) * se
+    return {"ci_low": math.exp(d - half), "ci_high": math.exp(d + half),
+            "p_value": float(2 * stats.t.sf(abs(d) / se, df))}
+
+
+def _runs_note(test: dict, n_reference: int) -> str:
+    if test["runs_a"] > 1 and test["runs_b"] > 1:
+        return ""
+    smallest = stats.t.ppf(1 - ALPHA / 2, test["df"]) * test["se"]
+    return (f"{test['runs_a']} run(s) against {test['runs_b']}: run-to-run noise "
+            + (f"from the prior and {n_reference} group(s) of other runs" if n_reference else "from the prior only")
+            + f", smallest change that can be significant ×{math.exp(smallest):.2f}")
+
+
 def compare_estimates(a: float, a_low: float, a_high: float, b: float, b_low: float, b_high: float, *,
                       threshold: float = THRESHOLD, alpha: float = ALPHA, direction: int = 1) -> dict[str, Any]:
     """Compare two fitted estimates through their 95 % intervals: ratio b/a, its interval, a z test, verdict.
@@ -189,24 +393,30 @@ def direction_of(unit: object) -> int:
 
 
 # -- two run folders ---------------------------------------------------------------------------
-def compare(run_a: str | os.PathLike, run_b: str | os.PathLike, notebook: str | None = None, *,
-            threshold: float = THRESHOLD, alpha: float = ALPHA, across_versions: bool = False,
-            seed: int = 0) -> pd.DataFrame:
-    """Compare like-for-like quantities of two runs: one row per quantity, with a verdict.
+def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
+            across_versions: bool = False, reference=None, run_noise: float = RUN_NOISE,
+            noise_runs: float = RUN_NOISE_RUNS, seed: int = 0) -> pd.DataFrame:
+    """Compare like-for-like quantities of two runs, or two sets of runs: one row per quantity, with a verdict.
 
-    ``run_a`` and ``run_b`` are each a run folder (``OUT/01_insert_anatomy``) or a folder
-    of them (``OUT``); their notebooks in common are compared. A quantity is one
-    configuration of one table of raw samples — its rows agreeing on every column of
-    :data:`CONFIG_COLUMNS` the table has, warm-up rows (``warmup``), rounds not
-    reported (``reported``) and failed ones (``status`` other than ``ok``) left out — or
-    one term of ``fits.csv`` (:data:`FIT_KEYS`). A sample quantity compares medians
-    (:func:`compare_samples`), a fitted one its estimates (:func:`compare_estimates`).
-    Quantities present on one side only are listed in ``attrs["notes"]``.
+    ``run_a`` and ``run_b`` are each a run folder (``OUT/01_insert_anatomy``), a folder of
+    them (``OUT``; several runs of one notebook in it are that side's runs), or several such
+    folders (a list, or one string of paths joined by commas: ``A1,A2,A3``). A quantity is
+    one configuration of one table of raw samples — its rows agreeing on every column of
+    :data:`CONFIG_COLUMNS` the table has, warm-up rows (``warmup``), rounds not reported
+    (``reported``) and failed ones (``status`` other than ``ok``) left out — or one term of
+    ``fits.csv`` (:data:`FIT_KEYS`). A sample quantity is compared by :func:`compare_runs`
+    (each run's median, run-to-run noise included), a fitted one by its estimates with the
+    same run-level noise added (:func:`compare_estimates` within a run). Quantities present
+    on one side only are listed in ``attrs["notes"]``.
+
+    A parameter may differ between the sides only when the samples carry it as a column of
+    :data:`CONFIG_COLUMNS` (``DISK_PROFILE``: local against cloud-375): quantities are then
+    matched across its values, and the note says what B changes.
 
     Parameters
     ----------
-    run_a, run_b : path
-        The baseline and the run compared to it (ratios are b/a).
+    run_a, run_b : path, list of paths or str
+        The baseline and the runs compared to it (ratios are b/a).
     notebook : str, optional
         Only this notebook (``"01"`` or ``"01_insert_anatomy"``).
     threshold : float
@@ -216,6 +426,15 @@ def compare(run_a: str | os.PathLike, run_b: str | os.PathLike, notebook: str | 
     across_versions : bool
         Compare an engine across versions (the note says so); by default a quantity
         whose engine version differs is not matched.
+    reference : path, list of paths or False, optional
+        Where to look for the lab's other runs of the same configurations (old against old:
+        same notebook, parameters, host, engine versions and committed revision, without
+        uncommitted changes); their scatter per quantity joins the estimate of the run-to-run
+        noise. Default: the folders holding each side's ``--out`` folders (``runs/`` for
+        ``runs/<stamp>/<notebook>``); ``False``: none.
+    run_noise, noise_runs : float
+        The prior run-to-run noise (σ₀, log scale) and how many runs' worth it counts for
+        (:data:`RUN_NOISE`, :data:`RUN_NOISE_RUNS`).
     seed : int
         Seed of the bootstrap.
 
@@ -223,9 +442,10 @@ def compare(run_a: str | os.PathLike, run_b: str | os.PathLike, notebook: str | 
     -------
     DataFrame
         ``notebook, table, engine, variant, labels, version_a, version_b, kind, unit, n_a,
-        n_b, a, b, ratio, ci_low, ci_high, p_value, verdict, threshold, note``;
-        ``attrs["notes"]`` holds the lines about the runs (hosts, revisions, load,
-        unmatched quantities), ``attrs["loads"]`` each run's 1-minute load average at its start.
+        n_b, runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value, run_noise, verdict,
+        threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
+        revisions, load, unmatched quantities, reference runs), ``attrs["loads"]`` each run's
+        1-minute load average at its start.
 
     Raises
     ------
@@ -245,17 +465,29 @@ def compare(run_a: str | os.PathLike, run_b: str | os.PathLike, notebook: str | 
     notes = [f"{name} only in {side}" for side, one, other in (("A", side_a, side_b), ("B", side_b, side_a))
              for name in sorted(set(one) - set(other))]
     rng = np.random.default_rng(seed)
+    noise = {"run_noise": run_noise, "noise_runs": noise_runs}
     rows: list[dict[str, Any]] = []
     loads: list[dict[str, Any]] = []
     for name in common:
         ra, rb = side_a[name], side_b[name]
-        _check_comparable(name, ra, rb)
+        changed = _check_comparable(name, ra, rb)
+        if changed:
+            notes.append(f"{name}: B changes " + ", ".join(f"{k} ({v[0]!r} → {v[1]!r})" for k, v in changed.items())
+                         + "; quantities matched across it")
         notes += _run_notes(name, ra, rb)
-        loads += [{"notebook": name, "side": side, "load": ((r.meta.get("load_average") or {}).get("start") or [None])[0],
-                   "cores": (r.meta.get("host") or {}).get("cpu_cores")} for side, r in (("A", ra), ("B", rb))]
-        host = _host_note(ra.meta, rb.meta)
-        found, unmatched = _sample_rows(name, ra, rb, threshold, alpha, across_versions, rng)
-        fits, unmatched_fits = _fit_rows(name, ra, rb, threshold, alpha)
+        loads += [{"notebook": name, "side": side, "load": ((r.meta.get("load_average") or {}).get("start")
+                                                            or [None])[0],
+                   "cores": (r.meta.get("host") or {}).get("cpu_cores")} for side, runs in (("A", ra), ("B", rb))
+                  for r in runs]
+        refs = _reference_groups(ra, rb, reference)
+        if refs:
+            notes.append(f"{name}: run-to-run noise also from {sum(map(len, refs))} other runs of these "
+                         f"configurations ({len(refs)} groups of one revision each): "
+                         + ", ".join(str(r.folder) for g in refs for r in g))
+        host = _host_note(ra[0].meta, rb[0].meta)
+        found, unmatched = _sample_rows(name, ra, rb, refs, set(changed), threshold, alpha, across_versions, rng,
+                                        noise)
+        fits, unmatched_fits = _fit_rows(name, ra, rb, set(changed), threshold, alpha, noise)
         for row in found + fits:
             row["note"] = "; ".join(n for n in (row["note"], host) if n)
         rows += found + fits
@@ -268,42 +500,67 @@ def compare(run_a: str | os.PathLike, run_b: str | os.PathLike, notebook: str | 
 
 
 _COLUMNS = dict.fromkeys(("notebook", "table", "engine", "variant", "labels", "version_a", "version_b", "kind",
-                          "unit", "n_a", "n_b", "a", "b", "ratio", "ci_low", "ci_high", "p_value", "verdict",
-                          "threshold", "note"))
+                          "unit", "n_a", "n_b", "runs_a", "runs_b", "a", "b", "ratio", "ci_low", "ci_high",
+                          "p_value", "run_noise", "verdict", "threshold", "note"))
 
 
-def _side(which: str, folder: str | os.PathLike, notebook: str | None) -> dict[str, catalog.RunFolder]:
-    """The runs under ``folder`` by notebook (``notebook`` only, when given)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ConfigError(which, str(folder), "a run folder or a folder of run folders")
-    runs: dict[str, catalog.RunFolder] = {}
-    for path in catalog.find_runs(folder):
-        run = catalog.probe(path)
-        if notebook and notebook not in (run.notebook, run.notebook.split("_")[0]):
-            continue
-        if run.state == "corrupt":
-            raise ConfigError(which, str(path), "a readable run (" + "; ".join(run.problems) + ")")
-        if run.notebook in runs:
-            raise ConfigError(which, str(folder), f"one run of {run.notebook} (found {runs[run.notebook].folder} "
-                              f"and {path}; name the run folder)")
-        runs[run.notebook] = run
+def _folders(value) -> list[Path]:
+    if isinstance(value, (list, tuple)):
+        return [Path(v) for v in value]
+    text = str(value)
+    if "," in text and not Path(text).exists():
+        return [Path(v.strip()) for v in text.split(",") if v.strip()]
+    return [Path(text)]
+
+
+def _side(which: str, folders, notebook: str | None) -> dict[str, list[catalog.RunFolder]]:
+    """The runs under ``folders`` by notebook (``notebook`` only, when given), each notebook's runs sorted."""
+    runs: dict[str, list[catalog.RunFolder]] = {}
+    seen: set[Path] = set()
+    for folder in _folders(folders):
+        if not folder.is_dir():
+            raise ConfigError(which, str(folder), "a run folder or a folder of run folders")
+        for path in catalog.find_runs(folder):
+            if path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            run = catalog.probe(path)
+            if notebook and notebook not in (run.notebook, run.notebook.split("_")[0]):
+                continue
+            if run.state == "corrupt":
+                raise ConfigError(which, str(path), "a readable run (" + "; ".join(run.problems) + ")")
+            runs.setdefault(run.notebook, []).append(run)
     if not runs:
-        raise ConfigError(which, str(folder), "a folder holding a run" + (f" of {notebook}" if notebook else "")
+        raise ConfigError(which, str(folders), "a folder holding a run" + (f" of {notebook}" if notebook else "")
                           + " (a folder with run.json)")
     return runs
 
 
-def _check_comparable(name: str, ra: catalog.RunFolder, rb: catalog.RunFolder) -> None:
-    pa, pb = ({k: v for k, v in r.meta.get("parameters", {}).items() if k.lower() not in _IGNORED_PARAMETERS}
-              for r in (ra, rb))
+def _parameters(run: catalog.RunFolder) -> dict:
+    return {k: v for k, v in run.meta.get("parameters", {}).items() if k.lower() not in _IGNORED_PARAMETERS}
+
+
+def _check_comparable(name: str, ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> dict[str, tuple]:
+    """The parameters B changes (those the samples carry as a column); raises for any other difference."""
+    for which, runs in (("A", ra), ("B", rb)):
+        for run in runs[1:]:
+            differ = same_parameters(_parameters(runs[0]), _parameters(run))
+            if differ:
+                raise ConfigError(which, str(run.folder), f"runs of {name} with {runs[0].folder}'s parameters "
+                                  "(the runs of one side are repeats of one configuration); these differ: "
+                                  + ", ".join(differ))
+    pa, pb = _parameters(ra[0]), _parameters(rb[0])
     if pa.get("scale") != pb.get("scale"):
-        raise ConfigError("B", str(rb.folder), f"a run of {name} at A's scale ({pa.get('scale')}), "
+        raise ConfigError("B", str(rb[0].folder), f"a run of {name} at A's scale ({pa.get('scale')}), "
                           f"not {pb.get('scale')}: smoke and paper runs measure different sizes")
     differ = same_parameters(pa, pb)
-    if differ:
-        raise ConfigError("B", str(rb.folder), f"a run of {name} with A's parameters; these differ: "
-                          + ", ".join(f"{k} ({pa.get(k)!r} vs {pb.get(k)!r})" for k in differ))
+    columns = {c for r in (ra[0], rb[0]) for t in r.sample_tables for c in r.columns[t]}
+    labelled = [k for k in differ if k.lower() in CONFIG_COLUMNS and k.lower() in columns]
+    rest = [k for k in differ if k not in labelled]
+    if rest:
+        raise ConfigError("B", str(rb[0].folder), f"a run of {name} with A's parameters; these differ: "
+                          + ", ".join(f"{k} ({pa.get(k)!r} vs {pb.get(k)!r})" for k in rest))
+    return {k.lower(): (pa.get(k), pb.get(k)) for k in labelled}
 
 
 def _host(meta: dict) -> dict:
@@ -322,23 +579,66 @@ def _host_note(a: dict, b: dict) -> str:
     return "hosts differ: " + ", ".join(f"{k} {ha[k]} vs {hb[k]}" for k in differ)
 
 
-def _run_notes(name: str, ra: catalog.RunFolder, rb: catalog.RunFolder) -> list[str]:
+def _run_notes(name: str, ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> list[str]:
     notes = []
-    host = _host_note(ra.meta, rb.meta)
+    host = _host_note(ra[0].meta, rb[0].meta)
     if host:
         notes.append(f"{name}: {host}")
-    for side, run in (("A", ra), ("B", rb)):
-        git = run.meta.get("git") or {}
-        rev = (git.get("revision") or "unknown")[:10]
-        load = (run.meta.get("load_average") or {}).get("start")
-        cores = (run.meta.get("host") or {}).get("cpu_cores")
-        text = f"{name} {side}: {run.folder}, revision {rev}{' (uncommitted changes)' if git.get('dirty') else ''}"
-        if load and cores:
-            text += f", 1-min load {load[0]:g} on {cores} cores at start"
-        if run.state != "completed":
-            text += ", did not complete"
-        notes.append(text)
+    for side, runs in (("A", ra), ("B", rb)):
+        for run in runs:
+            git = run.meta.get("git") or {}
+            rev = (git.get("revision") or "unknown")[:10]
+            load = (run.meta.get("load_average") or {}).get("start")
+            cores = (run.meta.get("host") or {}).get("cpu_cores")
+            text = f"{name} {side}: {run.folder}, revision {rev}{' (uncommitted changes)' if git.get('dirty') else ''}"
+            if load and cores:
+                text += f", 1-min load {load[0]:g} on {cores} cores at start"
+            if run.state != "completed":
+                text += ", did not complete"
+            notes.append(text)
+    if len(ra) == 1 or len(rb) == 1:
+        notes.append(f"{name}: {len(ra)} run(s) of A against {len(rb)} of B: a whole run shares its server, its "
+                     "files' placement and its CPUs, so a side with one run cannot tell such a run-level shift from "
+                     "a change; the prior run-to-run noise (and the lab's other runs of the configuration) stand in "
+                     "for it, and only large changes can be called (each row's note gives the smallest)")
     return notes
+
+
+def _configuration(run: catalog.RunFolder) -> tuple | None:
+    """What makes two runs repeats of one configuration: revision (and whether uncommitted changes were there),
+    parameters, host, engine versions."""
+    git = run.meta.get("git") or {}
+    if not git.get("revision") or run.state != "completed":
+        return None
+    params = {k: v for k, v in _parameters(run).items()
+              if not (k.endswith("_source") or _parameters(run).get(f"{k}_source") == "clock")}
+    versions = sorted(str(v) for v in _versions(run).items())
+    return (run.notebook, (git["revision"], bool(git.get("dirty"))), json.dumps(params, sort_keys=True, default=str),
+            json.dumps(_host(run.meta), sort_keys=True, default=str), json.dumps(versions))
+
+
+def _reference_groups(ra: list[catalog.RunFolder], rb: list[catalog.RunFolder],
+                      reference) -> list[list[catalog.RunFolder]]:
+    """Other runs of A's or B's configurations under ``reference``, grouped by configuration (two or more each)."""
+    if reference is False:
+        return []
+    roots = (_folders(reference) if reference is not None
+             else sorted({r.folder.resolve().parent.parent for r in ra + rb}))
+    wanted = {_configuration(r)[2:] for r in ra + rb if _configuration(r)}
+    taken = {r.folder.resolve() for r in ra + rb}
+    groups: dict[tuple, list[catalog.RunFolder]] = {}
+    for root in roots:
+        if not root.is_dir() or root == Path(root.anchor):
+            continue
+        for path in catalog.find_runs(root):
+            if path.resolve() in taken:
+                continue
+            taken.add(path.resolve())
+            run = catalog.probe(path)
+            key = _configuration(run)
+            if key and key[0] == ra[0].notebook and key[2:] in wanted:
+                groups.setdefault(key, []).append(run)
+    return [g for _, g in sorted(groups.items()) if len(g) >= 2]
 
 
 def _versions(run: catalog.RunFolder) -> dict[tuple, str]:
@@ -365,28 +665,36 @@ def _usable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[keep]
 
 
-def _sample_rows(name, ra, rb, threshold, alpha, across_versions, rng) -> tuple[list[dict], list[str]]:
+def _sample_rows(name, ra, rb, refs, changed, threshold, alpha, across_versions, rng,
+                 noise) -> tuple[list[dict], list[str]]:
     rows, notes = [], []
-    tables_a, tables_b = ra.sample_tables, rb.sample_tables
-    versions = _versions(ra), _versions(rb)
-    for table in sorted(set(tables_a) & set(tables_b)):
-        frames = [_usable(pd.read_parquet(t[table])) for t in (tables_a, tables_b)]
-        time_col = next(c for c in catalog.TIME_COLUMNS if c in frames[0] and c in frames[1])
-        keys = [c for c in CONFIG_COLUMNS if c in frames[0] and c in frames[1]]
-        groups = [dict(iter(f.groupby(keys, dropna=False, sort=True))) if keys else {(): f} for f in frames]
-        for key in groups[0].keys() - groups[1].keys():
+    tables = sorted(set.intersection(*(set(r.sample_tables) for r in ra + rb)))
+    versions = _versions(ra[0]), _versions(rb[0])
+    for table in tables:
+        frames = [[_usable(pd.read_parquet(r.sample_tables[table])) for r in runs] for runs in (ra, rb)]
+        every = [f for side in frames for f in side]
+        time_col = next(c for c in catalog.TIME_COLUMNS if all(c in f for f in every))
+        keys = [c for c in CONFIG_COLUMNS if c not in changed and all(c in f for f in every)]
+        unit_col = next((c for c in REPLICATE_COLUMNS if all(c in f for f in every)), None)
+        groups = [[_groups(f, keys) for f in side] for side in frames]
+        present = [set.intersection(*(set(g) for g in side)) for side in groups]
+        for key in present[0] - present[1]:
             notes.append(f"{name} {table} {_label_text(keys, key)}: only in A")
-        for key in groups[1].keys() - groups[0].keys():
+        for key in present[1] - present[0]:
             notes.append(f"{name} {table} {_label_text(keys, key)}: only in B")
-        for key in sorted(groups[0].keys() & groups[1].keys(), key=str):
+        ref_levels = _reference_levels(refs, table, keys, time_col)
+        for key in sorted(present[0] & present[1], key=str):
             label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-            ga, gb = groups[0][key], groups[1][key]
-            va, vb = (_version(g, label, v) for g, v in zip((ga, gb), versions))
+            ga, gb = ([g[key] for g in side] for side in groups)
+            va, vb = (_version(pd.concat(g), label, v) for g, v in zip((ga, gb), versions))
             if va != vb and not across_versions:
                 notes.append(f"{name} {table} {_label_text(keys, key)}: engine version {va} vs {vb}, not compared "
                              "(across_versions=True compares it)")
                 continue
-            result = compare_samples(ga[time_col], gb[time_col], threshold=threshold, alpha=alpha, rng=rng)
+            reference = [levels[key] for levels in ref_levels if key in levels]
+            result = compare_runs([(g[time_col], g[unit_col] if unit_col else None) for g in ga],
+                                  [(g[time_col], g[unit_col] if unit_col else None) for g in gb],
+                                  reference=reference, threshold=threshold, alpha=alpha, rng=rng, **noise)
             if va != vb:
                 result["note"] = "; ".join(n for n in (result["note"], f"engine version {va} vs {vb}") if n)
             rows.append({"notebook": name, "table": table, "engine": label.get("engine"),
@@ -395,6 +703,30 @@ def _sample_rows(name, ra, rb, threshold, alpha, across_versions, rng) -> tuple[
                                                tuple(label[k] for k in keys if k not in ("engine", "variant"))),
                          "version_a": va, "version_b": vb, "kind": "samples", "unit": "s", **result})
     return rows, notes
+
+
+def _groups(frame: pd.DataFrame, keys: list[str]) -> dict:
+    return dict(iter(frame.groupby(keys, dropna=False, sort=True))) if keys else {(): frame}
+
+
+def _reference_levels(refs, table, keys, time_col) -> list[dict]:
+    """Per reference group: quantity key → the log medians of its runs."""
+    out = []
+    for group in refs:
+        levels: dict = {}
+        for run in group:
+            if table not in run.sample_tables:
+                continue
+            frame = _usable(pd.read_parquet(run.sample_tables[table]))
+            if time_col not in frame or not all(k in frame for k in keys):
+                continue
+            for key, part in _groups(frame, keys).items():
+                x = part[time_col].to_numpy(dtype=float)
+                x = x[np.isfinite(x) & (x > 0)]
+                if x.size:
+                    levels.setdefault(key, []).append(math.log(np.median(x)))
+        out.append(levels)
+    return out
 
 
 def _version(group: pd.DataFrame, label: dict, versions: dict[tuple, str]) -> str | None:
@@ -440,34 +772,74 @@ def long_fits(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else frame.iloc[0:0].assign(term=None, estimate=None)
 
 
-def _fit_rows(name, ra, rb, threshold, alpha) -> tuple[list[dict], list[str]]:
-    if not (ra.fits and rb.fits):
+def _fit_rows(name, ra, rb, changed, threshold, alpha, noise) -> tuple[list[dict], list[str]]:
+    if not all(r.fits for r in ra + rb):
         return [], []
-    fits = [long_fits(pd.read_csv(r.fits)) for r in (ra, rb)]
-    keys = [c for c in FIT_KEYS if c in fits[0] and c in fits[1]]
-    indexed, notes = [], []
-    for side, frame in zip("AB", fits):
-        frame = frame.dropna(subset=["estimate"])
-        doubled = frame.duplicated(keys, keep=False)
-        if doubled.any():
-            notes.append(f"{name} fits: {int(doubled.sum())} rows of {side} share their labels, not compared")
-        indexed.append(frame[~doubled].set_index(keys) if keys else frame[~doubled])
+    fits = [[long_fits(pd.read_csv(r.fits)) for r in runs] for runs in (ra, rb)]
+    keys = [c for c in FIT_KEYS if c not in changed and all(c in f for side in fits for f in side)]
     if not keys:
-        return [], notes
+        return [], []
+    indexed, notes = [[], []], []
+    for i, (side, frames) in enumerate(zip("AB", fits)):
+        for frame in frames:
+            frame = frame.dropna(subset=["estimate"])
+            doubled = frame.duplicated(keys, keep=False)
+            if doubled.any():
+                notes.append(f"{name} fits: {int(doubled.sum())} rows of {side} share their labels, not compared")
+            indexed[i].append(frame[~doubled].set_index(keys))
     rows = []
-    for key in sorted(set(indexed[0].index) & set(indexed[1].index), key=str):
-        fa, fb = indexed[0].loc[key], indexed[1].loc[key]
-        unit = fa.get("unit") if isinstance(fa.get("unit"), str) else None
-        result = compare_estimates(fa["estimate"], fa.get("ci_low", np.nan), fa.get("ci_high", np.nan),
-                                   fb["estimate"], fb.get("ci_low", np.nan), fb.get("ci_high", np.nan),
-                                   threshold=threshold, alpha=alpha, direction=direction_of(unit))
+    common = set.intersection(*(set(f.index) for side in indexed for f in side))
+    for key in sorted(common, key=str):
+        fa, fb = ([f.loc[key] for f in side] for side in indexed)
+        unit = fa[0].get("unit") if isinstance(fa[0].get("unit"), str) else None
+        direction = direction_of(unit)
+        if len(fa) == len(fb) == 1:
+            result = compare_estimates(*(float(f.get(c, np.nan)) for f in (fa[0], fb[0])
+                                         for c in ("estimate", "ci_low", "ci_high")),
+                                       threshold=threshold, alpha=alpha, direction=direction)
+        else:
+            result = {"note": ""}
+        result = _fit_run_level(fa, fb, result, threshold, alpha, direction, noise)
         label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         rest = [k for k in keys if k not in ("engine", "variant") and pd.notna(label[k])]
         rows.append({"notebook": name, "table": "fits", "engine": label.get("engine"),
                      "variant": label.get("variant"), "labels": _label_text(rest, tuple(label[k] for k in rest)),
-                     "version_a": None, "version_b": None, "kind": "fit", "unit": unit,
-                     **result, "n_a": fa.get("n_points", np.nan), "n_b": fb.get("n_points", np.nan)})
+                     "version_a": None, "version_b": None, "kind": "fit", "unit": unit, **result,
+                     "n_a": _points(fa), "n_b": _points(fb)})
     return rows, notes
+
+
+def _points(fits: list[pd.Series]) -> float:
+    points = [f.get("n_points", np.nan) for f in fits]
+    return float(np.nansum(points)) if any(pd.notna(p) for p in points) else np.nan
+
+
+def _fit_run_level(fa, fb, within: dict, threshold, alpha, direction, noise) -> dict:
+    """A fitted quantity's comparison with the run-level noise added to the fits' own intervals."""
+    out = {"a": np.nan, "b": np.nan, "ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
+           "verdict": "unsure", "runs_a": len(fa), "runs_b": len(fb), "run_noise": np.nan,
+           "note": within.get("note", "")}
+    sides = []
+    for fits in (fa, fb):
+        est = np.array([f.get("estimate", np.nan) for f in fits], dtype=float)
+        low = np.array([f.get("ci_low", np.nan) for f in fits], dtype=float)
+        high = np.array([f.get("ci_high", np.nan) for f in fits], dtype=float)
+        sides.append((est, ((high - low) / (2 * _Z) / est) ** 2))
+    (ea, va), (eb, vb) = sides
+    if not ((ea > 0).all() and (eb > 0).all()):
+        out["note"] = "an estimate is not positive: no ratio"
+        return out
+    out.update(a=float(np.exp(np.log(ea).mean())), b=float(np.exp(np.log(eb).mean())))
+    out["ratio"] = out["b"] / out["a"]
+    if not (np.isfinite(va).all() and np.isfinite(vb).all()):
+        out["note"] = "no interval in the fits: ratio without interval or test"
+        return out
+    test = run_level_test(np.log(ea), va, np.log(eb), vb, **noise)
+    out.update(_t_interval(test, CONFIDENCE), run_noise=test["tau"])
+    out["verdict"] = decide(out["ratio"], out["ci_low"], out["ci_high"], out["p_value"], threshold=threshold,
+                            alpha=alpha, direction=direction)
+    out["note"] = _runs_note(test, 0)
+    return out
 
 
 # -- reading a comparison ----------------------------------------------------------------------
@@ -508,14 +880,16 @@ def describe(table: pd.DataFrame) -> str:
     unsure = int(counts.get("unsure", 0))
     if unsure:
         text.append(f"{unsure} quantities are unsure: their intervals reach beyond ±{threshold:.0%} without a "
-                    "significant change (more samples would settle them).")
+                    "significant change (more runs would settle them).")
     busy = [f"{r['side']} {r['load']:g}" for r in table.attrs.get("loads", [])
             if r["load"] is not None and r["cores"] and r["load"] >= 0.5 * r["cores"]]
     if busy:
         text.append(f"The machine was busy when the runs started (1-minute load {', '.join(busy)} on "
-                    f"{table.attrs['loads'][0]['cores']} cores): other work shares the cores, and a change between "
-                    "two runs on such a machine may be the load, not the code; the test treats the samples of one "
-                    "run as independent, so it cannot see a shift that affects a whole run.")
+                    f"{table.attrs['loads'][0]['cores']} cores): other work shares the cores and shifts whole runs.")
+    if "runs_a" in table and (table["runs_a"].fillna(1).min() <= 1 or table["runs_b"].fillna(1).min() <= 1):
+        text.append("One side has a single run: a shift of a whole run cannot be told from a change, so only "
+                    "changes beyond the run-to-run noise are called (each row's note gives the smallest); "
+                    "several runs a side (A1,A2,A3 B1,B2,B3) narrow it.")
     hosts = table["note"].fillna("").str.extract(r"(hosts differ: [^;]+)")[0].dropna().unique()
     if len(hosts):
         text.append("The runs come from different machines (" + hosts[0].removeprefix("hosts differ: ")
