@@ -1,3 +1,5 @@
+import numpy as np
+import pandas as pd
 import pytest
 
 from ingestlab import anatomy
@@ -67,3 +69,18 @@ def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
     assert {"commit_ms", "unexplained_ms", "client_total_ms", "unexplained_share"} <= set(parts.columns)
     assert "commit" in set(anatomy.parts(parts)["component"])
     assert len(anatomy.describe(parts)) == 2
+
+
+def test_the_prediction_of_an_unseen_scenario_needs_a_line_without_it_and_says_when_there_is_none():
+    rows = [{"engine": "e", "variant": "v", "scenario": sc, "repeat": r, "warmup": False, "rows": 1000 // n,
+             "elapsed_s": 0.004 / n + 0.0002} for sc, n in (("single_row", 1000), ("batch_100", 10),
+                                                             ("batch_1000", 1)) for r in range(3) for _ in range(n)]
+    samples = pd.DataFrame(rows)
+    rng = np.random.default_rng(1)  # each statement ± 20 %: a line that holds, with noise
+    samples["elapsed_s"] *= rng.lognormal(0, 0.2, len(samples))
+    table = insert_analysis.prediction(samples)
+    assert table["inside"].tolist() == [True] and table["runs"].tolist() == [3]
+    assert table["predicted_s"].iloc[0] == pytest.approx(table["observed_median_s"].iloc[0], rel=0.1)
+    one_repeat = samples[samples["repeat"] == 0]  # 2 runs besides batch_100: no line to predict from
+    assert insert_analysis.prediction(one_repeat).empty
+    assert "No prediction" in insert_analysis.describe_prediction(insert_analysis.prediction(one_repeat))[0]

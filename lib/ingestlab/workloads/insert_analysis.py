@@ -40,8 +40,8 @@ def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
     rows = []
     for (engine, variant), g in totals.groupby(["engine", "variant"], sort=False):
         seen, unseen = g[g["scenario"] != held_out], g[g["scenario"] == held_out]
-        if unseen.empty or seen["n_statements"].nunique() < 2:
-            continue
+        if unseen.empty or len(seen) < 3 or seen["n_statements"].nunique() < 2:
+            continue  # a line needs 3 runs at 2 statement counts besides the held-out scenario
         n = int(unseen["n_statements"].iloc[0])
         p = predict(fit_line(seen, x="n_statements", y="total_s"), n_statements=n)
         inside = unseen["total_s"].between(p["pi_low"], p["pi_high"])
