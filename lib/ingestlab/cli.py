@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="set a notebook parameter (repeatable; overrides -f)")
     run.add_argument("-f", "--parameters-file", type=Path, metavar="FILE.yaml",
                      help="YAML file of parameters, one 'NAME: value' per line (papermill's -f form)")
-    run.add_argument("--out", type=Path, help="output directory (default: runs/<UTC timestamp>-<random>)")
+    run.add_argument("--out", type=_out_folder, help="output directory (default: runs/<UTC timestamp>-<random>)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the interrupted run in --out: the configurations it completed are kept from "
@@ -122,6 +122,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _out_folder(text: str) -> Path | str:
+    """``--out``'s value: a Path, or the empty text as given (refused with the other parameters, exit 2)."""
+    return Path(text) if text.strip() else text
+
+
 class Interrupted(KeyboardInterrupt):
     """Raised in the main thread when SIGTERM or SIGHUP arrives: handled exactly like Ctrl-C."""
 
@@ -171,6 +176,12 @@ def _run(args) -> int:
     from ingestlab.conninfo import PASSWORD_ENV, read_password_file, split_password
 
     params = _parameters_file(args.parameters_file) if args.parameters_file else {}
+    given = [name for name, _ in args.parameter]
+    twice = sorted({name for name in given if given.count(name) > 1})
+    if twice:  # the last would silently win
+        raise ConfigError("-p", twice[0], f"each parameter once ({twice[0]} is given {given.count(twice[0])} times)")
+    if args.out is not None and not str(args.out).strip():
+        raise ConfigError("--out", str(args.out), "a folder name (an empty one would run into the current folder)")
     params.update({name: runner.coerce(value) for name, value in args.parameter})
     keys = list(runner.notebooks()) if "all" in args.notebook else list(dict.fromkeys(args.notebook))
     paths = {key: runner.find_notebook(key) for key in keys}  # every name checked before anything runs

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-from ingestlab import hivetext
+from ingestlab import hivetext, models
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.results import Run
 from ingestlab.workloads import csv_scan, csv_scan_analysis
@@ -291,3 +291,12 @@ def test_sizes_at_and_past_an_engines_first_failure_are_left_out_of_its_fit():
     assert sorted(kept.loc[kept["engine"] == "duckdb", "gb"]) == [1, 2, 4]
     assert kept.loc[kept["engine"] == "polars", "gb"].tolist() == [16]
     assert csv_scan_analysis.fit(scans)["n_points"].tolist() == [3, 3]
+
+
+def test_one_size_is_measured_and_its_fit_reported_not_estimable_never_a_key_error():
+    scans = _scans([("duckdb", "count_star", 0.1, 0.01, "ok"), ("polars", "count_star", 0.1, 0.02, "ok")])
+    fits = csv_scan_analysis.fit(scans)
+    assert fits.empty and "method" in fits.columns
+    assert "not estimable at this scale" in csv_scan_analysis.describe_fits(fits)
+    assert list(csv_scan_analysis.tidy_fits(fits).columns) == models.TIDY_COLUMNS
+    assert csv_scan_analysis.count_vs_full(fits).empty

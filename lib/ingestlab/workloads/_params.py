@@ -38,10 +38,14 @@ def items_of(value: Any) -> list[str]:
 
     Examples
     --------
-    >>> items_of("a, b,,c"), items_of(["x"]), items_of(None)
-    (['a', 'b', '', 'c'], ['x'], [])
+    >>> items_of("a, b,,c"), items_of(["x"]), items_of(None), items_of(2)
+    (['a', 'b', '', 'c'], ['x'], [], [2])
     """
-    return [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value or [])
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",")]
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]  # `-p CLIENTS 2`: one value is a list of one
 
 
 def engine_items(value: Any, name: str = "ENGINES") -> list[str]:

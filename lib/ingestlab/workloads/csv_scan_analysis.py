@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ingestlab import models
+from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, SEED_GB
 
 
@@ -72,8 +73,10 @@ def fit(scans: pd.DataFrame) -> pd.DataFrame:
             continue
         f = models.fit_linear(g, x="gb", y="seconds", adequacy=True).assign(engine=engine, variant=query)
         out.append(_no_negative_fixed_cost(f, g))
-    if not out:
-        return pd.DataFrame()
+    if not out:  # fewer than three sizes: measured, and "not estimable at this scale" (describe_fits says so)
+        return pd.DataFrame(columns=["engine", "variant", "method", "fixed_s", "fixed_ci_low_s", "fixed_ci_high_s",
+                                     "per_gb_s", "per_gb_ci_low_s", "per_gb_ci_high_s", "gb_per_s", "r2", "n_points",
+                                     *ADEQUACY_COLUMNS])
     f = pd.concat(out, ignore_index=True).rename(columns={
         "slope": "per_gb_s", "slope_se": "per_gb_se_s", "slope_ci_low": "per_gb_ci_low_s",
         "slope_ci_high": "per_gb_ci_high_s", "intercept": "fixed_s", "intercept_ci_low": "fixed_ci_low_s",
@@ -162,6 +165,9 @@ def describe_answers(scans: pd.DataFrame) -> str:
 def describe_fits(fits: pd.DataFrame) -> str:
     """One line per engine × query: fixed cost, cost per GB (CI) and the rate it implies."""
     ols = fits[fits["method"] == "ols"]
+    if ols.empty:
+        return ("No fit: time against size is not estimable at this scale (a fit needs at least three sizes an "
+                "engine completed).")
     return "\n".join(f"- **{r.engine}** `{r.variant}`: {r.fixed_s:.3g} s fixed + {r.per_gb_s:.3g} s/GB "
                      f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → "
                      + (f"{r.gb_per_s:.3g} GB/s" if pd.notna(r.gb_per_s) else "no rate: the time does not grow "

@@ -139,9 +139,14 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", cl
                   float(rate) if rate is not None else None, seed)
 
 
+#: Longest measured (or warm-up) seconds per configuration: an hour; a grid multiplies it.
+MAX_SECONDS = 3600.0
+
+
 def _seconds(name: str, value: Any, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (positive and value == 0):
-        raise ConfigError(name, value, "seconds " + ("> 0" if positive else "≥ 0"))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value == value or value < 0 \
+            or (positive and value == 0) or value > MAX_SECONDS:
+        raise ConfigError(name, value, "seconds " + ("> 0" if positive else "≥ 0") + f" and at most {MAX_SECONDS:g}")
     return float(value)
 
 

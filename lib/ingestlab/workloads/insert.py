@@ -53,6 +53,8 @@ class Params(ParamsBase):
 
 #: Largest N: the rows of a scenario are generated in memory (about 100 bytes each).
 MAX_N = 10_000_000
+#: Most repeats of every scenario (the paper scale runs 5).
+MAX_REPEATS = 1000
 
 
 def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n: int | None = None,
@@ -79,6 +81,8 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
     size = SCALES[scale]
     n = positive_int("N", size["n"] if n is None else n)
     repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats)
+    if repeats > MAX_REPEATS:
+        raise ConfigError("REPEATS", repeats, f"an integer from 1 to {MAX_REPEATS}")
     warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True)
     profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
     scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))

@@ -134,6 +134,13 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     if columns[0] < len(SEED_COLUMNS) or columns[-1] > MAX_COLUMNS:
         bad = columns[0] if columns[0] < len(SEED_COLUMNS) else columns[-1]
         raise ConfigError("COLUMNS", bad, f"integers from {len(SEED_COLUMNS)} (the seed's table) to {MAX_COLUMNS}")
+    for name, swept, levels_ in (("PARTITIONS", "partitions", partitions), ("COLUMNS", "columns", columns)):
+        if swept in factors and len(levels_) < 2:
+            raise ConfigError(name, ",".join(map(str, levels_)), f"at least two levels while FACTORS sweeps {swept} "
+                              "(a slope needs two), or leave it out of FACTORS")
+    if models is not None and "model" not in factors:
+        raise ConfigError("MODELS", models, "no value unless FACTORS includes model (table models are swept only "
+                          "then, and a value given and not used would be recorded as if it had been)")
     for target, cls in classes.items():
         _check_factors(target, cls, factors, partitions)
     model_names = None if models is None else _models(models, classes, "model" in factors)

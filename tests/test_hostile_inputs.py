@@ -1,0 +1,72 @@
+"""Hostile but fair inputs: each refused before anything starts, in one line naming its parameter (exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingestlab import cli, runner
+from ingestlab.errors import ConfigError
+
+#: (notebook, parameters, the parameter the one-line refusal names)
+REFUSED = [
+    ("00", {"ALPHA": 0}, "ALPHA"),
+    ("00", {"ALPHA": 1.5}, "ALPHA"),
+    ("00", {"ALPHA": -0.1}, "ALPHA"),
+    ("00", {"ALPHA": "abc"}, "ALPHA"),
+    ("00", {"ALPHA": ""}, "ALPHA"),
+    ("01", {"REPEATS": 1_000_000_000}, "REPEATS"),
+    ("01", {"N": 0}, "N"),
+    ("01", {"ENGINES": ",,,"}, "ENGINES"),
+    ("01", {"ENGINES": "postgres,postgres"}, "given twice"),
+    ("01", {"TARGET": "postgres"}, "ENGINES"),
+    ("02", {"TARGETS": "postgres"}, "ENGINES"),
+    ("02", {"FACTORS": "partitions", "PARTITIONS": 8}, "PARTITIONS"),
+    ("02", {"FACTORS": "columns", "COLUMNS": "20"}, "COLUMNS"),
+    ("02", {"FACTORS": "columns", "MODELS": "unlogged"}, "MODELS"),
+    ("04", {"DURATION_S": 1_000_000_000}, "DURATION_S"),
+    ("04", {"DURATION_S": float("inf")}, "DURATION_S"),
+    ("04", {"DURATION_S": float("nan")}, "DURATION_S"),
+    ("04", {"WARMUP_S": -1}, "WARMUP_S"),
+    ("05", {"RUNS": 3}, "REPEATS"),
+    ("06", {"ENGINES": "duckdb"}, "READERS"),
+    ("06", {"ROUNDS": 2}, "REPEATS"),
+]
+
+
+@pytest.mark.parametrize("notebook, parameters, named", REFUSED, ids=[f"{n}-{'-'.join(p)}" for n, p, _ in REFUSED])
+def test_a_hostile_value_is_refused_before_anything_starts_naming_its_parameter(notebook, parameters, named):
+    with pytest.raises(ConfigError) as refusal:
+        runner.check_parameters(runner.find_notebook(notebook), parameters)
+    assert named in str(refusal.value) and "\n" not in str(refusal.value)
+
+
+#: Values at the documented edges, and single values for list parameters: all accepted.
+ACCEPTED = [
+    ("00", {"ALPHA": 0.5}),
+    ("01", {"REPEATS": 1000, "N": 10}),
+    ("02", {"FACTORS": "columns", "COLUMNS": "4,50"}),
+    ("04", {"CLIENTS": 2, "ROWS_PER_INSERT": 10, "DURATION_S": 3600}),
+    ("04", {"CLIENTS": "96"}),
+    ("05", {"REPEATS": 1}),
+    ("06", {"SIZES": "0.75,1.5,3", "REPEATS": 1}),
+    ("07", {"THRESHOLD": 0.5}),
+]
+
+
+@pytest.mark.parametrize("notebook, parameters", ACCEPTED, ids=[f"{n}-{'-'.join(p)}" for n, p in ACCEPTED])
+def test_a_value_at_its_documented_edge_is_accepted(notebook, parameters):
+    assert runner.check_parameters(runner.find_notebook(notebook), parameters) == parameters
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "01", "-p", "N", "10", "-p", "N", "20"], "N is given 2 times"),
+    (["run", "01", "--out", ""], "--out=''"),
+    (["run", "01", "-p", "TARGET", "postgres"], "is now called ENGINES"),
+    (["run", "all", "-p", "TARGETS", "postgres"], "is now called ENGINES"),
+])
+def test_the_command_line_refuses_in_one_line_with_exit_2(argv, needle, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an empty --out must not become this folder
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not any(tmp_path.iterdir())
