@@ -58,3 +58,53 @@ def test_the_output_check_never_writes_through_a_symlink_another_user_planted(tm
     runner.check_output(shared / "not-yet" / "01_insert_anatomy")
     assert precious.read_text() == "keep me"
     assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == []  # and nothing left behind
+
+
+@pytest.fixture
+def silent_listener():
+    """A local port that accepts connections and never answers (a stalled or hostile server)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held, stop = [], threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "mysql+pymysql", "starrocks", "arangodb"])
+def test_a_server_that_accepts_and_never_answers_fails_the_pre_flight_in_its_stated_time(scheme, silent_listener,
+                                                                                       tmp_path):
+    """A connection attempt waits at most PREFLIGHT_TIMEOUT_S per step (the drivers retry reads: up to ~3 times)."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    url = f"{scheme}://u@127.0.0.1:{silent_listener}/db" + ("?http_port=1" if scheme == "starrocks" else "")
+    notebook = "03" if scheme == "arangodb" else "01"
+    bin_ = Path(sys.executable).parent / "ingestlab"
+    started = time.monotonic()
+    res = subprocess.run([str(bin_), "run", notebook, "-p", "ENGINES", url, "--out", str(tmp_path / "out"),
+                          "--no-progress"], capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    assert res.returncode == 3, res.stderr
+    assert took < 4 * runner.PREFLIGHT_TIMEOUT_S + 10, f"{took:.0f} s"
+    assert "pre-flight check failed: ENGINES" in res.stderr.strip().splitlines()[-1], res.stderr

@@ -578,6 +578,7 @@ def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
     from ingestlab.engines.base import SEED_COLUMNS
 
     engine = Engine.from_url(url)
+    engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that accepts and never answers fails here, not hangs
     where = f"{name} {engine.display_url}"
     before = os.environ.get("PGCONNECT_TIMEOUT")
     os.environ["PGCONNECT_TIMEOUT"] = str(PREFLIGHT_TIMEOUT_S)

@@ -175,7 +175,8 @@ class ArangoDB(Engine):
         from requests.exceptions import RequestException
 
         kwargs = self.connect_kwargs()
-        http = self.http_client or DefaultHTTPClient(request_timeout=self.REQUEST_TIMEOUT_S, retry_attempts=0)
+        timeout = self.REQUEST_TIMEOUT_S if self.timeout_s is None else self.timeout_s
+        http = self.http_client or DefaultHTTPClient(request_timeout=timeout, retry_attempts=0)
         client = ArangoClient(hosts=self.endpoint, http_client=http)
         try:
             db = client.db(kwargs.get("database") or "_system", username=kwargs.get("user") or "root",

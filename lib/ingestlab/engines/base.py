@@ -553,6 +553,11 @@ class Engine:
             raise EngineUnavailableError(f"{self.NAME}: call start() first")
         return self._conn
 
+    #: Seconds a connection attempt and each reply may take while set (the pre-flight sets it,
+    #: :data:`ingestlab.runner.PREFLIGHT_TIMEOUT_S`): a server that accepts and never answers fails
+    #: in that time instead of hanging. None: the driver's own defaults (a measurement must not be cut).
+    timeout_s: float | None = None
+
     def connect_kwargs(self) -> dict:
         """Driver ``connect()`` arguments, from the local server or the URL."""
         if self._client_kwargs is not None:

@@ -52,6 +52,9 @@ class MySQLProtocol(Engine):
     def connect(self):
         dbapi = self.dbapi
         kwargs = {"charset": self.CHARSET, **self.connect_kwargs(), "autocommit": True, "local_infile": True}
+        if self.timeout_s is not None:  # both drivers take these: the handshake and every reply are bounded
+            seconds = max(1, round(self.timeout_s))
+            kwargs.update(connect_timeout=seconds, read_timeout=seconds, write_timeout=seconds)
         try:
             return dbapi.connect(**kwargs)
         except dbapi.MySQLError as exc:
