@@ -55,3 +55,22 @@ def test_a_pid_file_of_a_gone_process_reads_as_none(tmp_path):
     assert _read_pid(tmp_path / "server.pid") is None
     (tmp_path / "server.pid").write_text(f"{psutil.Process().pid}\n")
     assert _read_pid(tmp_path / "server.pid") == psutil.Process().pid
+
+
+def test_reap_never_kills_an_unrelated_process_named_by_a_stale_pid_file(tmp_path):
+    """A server folder whose owner died, whose server.pid holds the pid of someone else's process."""
+    import subprocess
+    import sys
+
+    from ingestlab.servers.base import PID_FILE, is_running, reap
+
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = tmp_path / "postgres-999999"  # no live owner: orphaned
+        (folder / "data").mkdir(parents=True)
+        (folder / PID_FILE).write_text(f"{bystander.pid}\n")
+        assert folder in reap(tmp_path, timeout_s=1.0)
+        assert is_running(bystander.pid) and not folder.exists()
+    finally:
+        bystander.kill()
+        bystander.wait()

@@ -273,7 +273,7 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
                 continue
             pids = set(processes_using(folder))
             pid = _read_pid(folder / PID_FILE)
-            if pid is not None:
+            if pid is not None and _serves(pid, folder):  # a stale pid file may name anybody's process
                 pids.add(pid)
             for pid in sorted(pids):
                 _terminate(pid, timeout_s)
@@ -325,6 +325,19 @@ def owner_alive(folder: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def _serves(pid: int, folder: Path) -> bool:
+    """Whether process ``pid`` is a server of ``folder``: its command line or working directory is in the folder."""
+    needle = Path(folder).absolute()
+    try:
+        proc = psutil.Process(pid)
+        cmdline, cwd = proc.cmdline(), proc.cwd()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+    if Path(cwd) == needle or needle in Path(cwd).parents:
+        return True
+    return any(str(needle) in arg for arg in cmdline)
 
 
 def processes_using(folder: Path) -> list[int]:
