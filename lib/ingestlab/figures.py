@@ -262,18 +262,19 @@ def estimate_text(fit: pd.Series, column: str, unit: str) -> str:
 
 
 def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
-                color, label: str | None, dashed: bool = False) -> None:
+                color, label: str | None, dashed: bool = False, x_of=None) -> None:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
     The band does not widen the axes (they fit the data and the lines): a band wider than
     those is cut at the edge, and on a log axis a bound ≤ 0 runs to the bottom edge.
     """
     log = ax.get_yscale() == "log"
-    line = intercept + slope * grid
+    at = grid if x_of is None else x_of(grid)  # a model in a transform of x (log₂ of the level) drawn at x
+    line = intercept + slope * at
     keep = line > 0 if log else np.ones_like(line, bool)
     ax.plot(grid[keep], line[keep], color=color, lw=1.2, ls="--" if dashed else "-", label=label)
     if np.isfinite(low) and np.isfinite(high):
-        a, b = intercept + low * grid, intercept + high * grid
+        a, b = intercept + low * at, intercept + high * at
         if log:
             a, b = np.maximum(a, _FLOOR), np.maximum(b, _FLOOR)
         outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])

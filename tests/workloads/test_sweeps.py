@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import datagen, timing
+from ingestlab import datagen, models, timing
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
@@ -286,3 +286,19 @@ def test_effects_for_plot_without_table_models_is_empty():
     fits = pd.DataFrame({"engine": ["postgres"], "variant": ["sync_on"], "factor": ["columns"], "slope_ms": [0.004]})
     out = analysis.effects_for_plot(fits)
     assert out.empty and "series" in out.columns
+
+
+def _per_round(cost, levels=(1, 4, 8, 16, 32, 64, 256, 1024), rounds=5, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"engine": "postgres", "variant": "default", "factor": "partitions", "level_value": lv,
+                          "round": r, "median_ms": cost(lv) * rng.lognormal(0, 0.01)}
+                         for lv in levels for r in range(rounds)])
+
+
+def test_a_cost_growing_with_log2_of_the_partitions_is_fitted_as_such_and_a_linear_one_stays_linear():
+    logged = analysis._growth(_per_round(lambda n: 0.2 + 0.01 * np.log2(n)))
+    ols = logged[logged["method"] == "ols"].iloc[0]
+    assert ols["growth"] == "log2" and ols["slope"] == pytest.approx(0.01, rel=0.05)
+    assert models.model_holds(ols["model_holds"]) and "linear line did not hold" in ols["model_note"]
+    linear = analysis._growth(_per_round(lambda n: 0.2 + 0.0001 * n)).iloc[0]
+    assert linear["growth"] == "linear" and linear["slope"] == pytest.approx(0.0001, rel=0.05)

@@ -88,17 +88,20 @@ def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.Dat
     per_round = (rows[rows["factor"].isin(NUMERIC)]
                  .groupby([*GROUP, "factor", "level_value", "round"], sort=False)["elapsed_s"].median()
                  .mul(1e3).rename("median_ms").reset_index())
-    lines = models.fit_sweep(per_round, x="level_value", y="median_ms", by=[*GROUP, "factor"], adequacy=True)
+    lines = _growth(per_round)
     span = per_round.groupby([*GROUP, "factor"])["level_value"].agg(["min", "max"])
     unit = rows.drop_duplicates(GROUP).set_index(GROUP)
     numeric = []
     for r in lines.itertuples():
         lo, hi = span.loc[(r.engine, r.variant, r.factor)]
         per = unit.loc[(r.engine, r.variant), "partition_unit"] if r.factor == "partitions" else "column"
+        log = r.growth == "log2"
         numeric.append({"engine": r.engine, "variant": r.variant, "factor": r.factor, "level": f"{lo:g}–{hi:g}",
-                        "method": r.method, "slope_ms": r.slope, "slope_ci_low_ms": r.slope_ci_low,
-                        "slope_ci_high_ms": r.slope_ci_high, "unit": f"ms per {per}", "intercept_ms": r.intercept,
-                        "r2": r.r2, "n_points": r.n_points, "range": hi - lo,
+                        "method": r.method, "growth": r.growth, "slope_ms": r.slope, "slope_ci_low_ms": r.slope_ci_low,
+                        "slope_ci_high_ms": r.slope_ci_high,
+                        "unit": f"ms per doubling of the {per}s" if log else f"ms per {per}",
+                        "intercept_ms": r.intercept, "r2": r.r2, "n_points": r.n_points,
+                        "range": float(np.log2(hi / lo)) if log else hi - lo,
                         **{c: getattr(r, c) for c in ADEQUACY_COLUMNS}})
     out = pd.DataFrame(numeric)
     if not out.empty:
@@ -110,6 +113,39 @@ def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.Dat
     for end in ("", "_ci_low", "_ci_high"):
         out["share_of_overhead" + end.replace("_ci", "")] = out[f"effect{end}_ms"] / out["baseline_median_ms"]
     return out.rename(columns={"share_of_overhead_low": "share_ci_low", "share_of_overhead_high": "share_ci_high"})
+
+
+#: Numeric factors whose cost may grow with the logarithm of the level rather than the level (routing a row
+#: among partitions can cost like a search): both lines are fitted, and the adequacy test chooses.
+LOG_CANDIDATES = ("partitions",)
+
+
+def _growth(per_round: pd.DataFrame) -> pd.DataFrame:
+    """Each numeric factor's line: linear in the level, or (partitions) in its log₂, whichever holds.
+
+    Both are fitted with their adequacy (:func:`ingestlab.models.fit_sweep`); the linear line
+    is kept when it holds or when neither does (its ``model_note`` then says the log line did
+    not hold either), the log₂ line when only it holds. ``growth`` says which.
+    """
+    by = [*GROUP, "factor"]
+    linear = models.fit_sweep(per_round, x="level_value", y="median_ms", by=by, adequacy=True).assign(
+        growth="linear")
+    candidates = per_round[per_round["factor"].isin(LOG_CANDIDATES) & (per_round["level_value"] > 0)]
+    if candidates.empty:
+        return linear
+    logged = models.fit_sweep(candidates.assign(level_value=np.log2(candidates["level_value"])), x="level_value",
+                              y="median_ms", by=by, adequacy=True).assign(growth="log2").set_index(by)
+    chosen = []
+    for row in linear.to_dict("records"):
+        key = tuple(row[c] for c in by)
+        alt = logged.loc[key].to_dict() if key in logged.index else None
+        lin_holds, log_holds = models.model_holds(row["model_holds"]), alt and models.model_holds(alt["model_holds"])
+        if alt is not None and not lin_holds and log_holds:
+            row = {**row, **alt, "model_note": "the linear line did not hold: " + str(row["model_note"])}
+        elif alt is not None and not lin_holds and lin_holds is not None:
+            row = {**row, "model_note": f"{row['model_note']}; a line in log₂ of the level did not hold either"}
+        chosen.append(row)
+    return pd.DataFrame(chosen)
 
 
 def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
@@ -144,7 +180,8 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
 
     numeric = fits[fits["factor"].isin(NUMERIC)]
     effects = fits[fits["factor"] == "model"]
-    return pd.concat([models.tidy(numeric, model="sweep {factor}", terms=SLOPE_TERMS, notebook=NOTEBOOK.stem),
+    numeric = numeric.assign(growth=numeric["growth"] if "growth" in numeric else "linear")
+    return pd.concat([models.tidy(numeric, model="sweep {factor} ({growth})", terms=SLOPE_TERMS, notebook=NOTEBOOK.stem),
                       models.tidy(effects, model="sweep model", terms=EFFECT_TERMS, notebook=NOTEBOOK.stem)],
                      ignore_index=True)
 
@@ -253,6 +290,10 @@ def describe_fits(fits: pd.DataFrame) -> list[str]:
     lines = []
     for _, r in fits.iterrows():
         what = f"{r['factor']} {r['level']}" if r["factor"] != "model" else f"model {r['level']}"
+        if r["factor"] in LOG_CANDIDATES and r.get("growth") == "log2":
+            what += ", growing with log₂ of the level (the straight line did not hold, this one did)"
+        elif r["factor"] in NUMERIC and models.model_holds(r.get("model_holds")) is False:
+            what += f", a line that does not hold ({r['model_note']})"
         lines.append(f"**{r['engine']} {r['variant']}, {what}**: "
                      f"{report.format_estimate(r['slope_ms'], r['slope_ci_low_ms'], r['slope_ci_high_ms'], unit=r['unit'])}"
                      + (f", {r['effect_ms']:+.3f} ms over the sweep" if r["factor"] in NUMERIC else "")
@@ -445,7 +486,9 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             grid = figures.model_grid(g["level_value"], factor in log_factors)
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
                 figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
-                            fit.get("slope_ci_high_ms", np.nan), color=palette[series], label=None)
+                                   fit.get("slope_ci_high_ms", np.nan), color=palette[series], label=None,
+                                   dashed=models.model_holds(fit.get("model_holds")) is False,
+                                   x_of=np.log2 if fit.get("growth") == "log2" else None)
         if factor in log_factors:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(figures.plain_ticks())
