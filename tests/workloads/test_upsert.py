@@ -270,3 +270,15 @@ def test_a_listening_server_passes_the_reachability_check_and_a_closed_port_fail
         assert upsert.validate(f"arangodb://root@127.0.0.1:{port}/_system", seed=1).engines
     with pytest.raises(ConfigError, match=r"cannot reach arangodb://u:\*\*\*@127.0.0.1:1/db"):
         upsert.validate("arangodb://u:pw@127.0.0.1:1/db")
+
+
+def test_the_batch_model_predicts_the_full_batches_from_the_smaller_ones_and_carries_its_adequacy():
+    rng = np.random.default_rng(3)
+    rows = [{"engine": "rocksdb", "operation": "insert", "disk_profile": "local", "warmup": False, "rows": n,
+             "elapsed_s": (0.002 + 5e-6 * n) * rng.lognormal(0, 0.02)} for n in (250, 500, 1000) for _ in range(6)]
+    samples = pd.DataFrame(rows)
+    table = analysis.prediction(samples)
+    assert table[["rows", "batches"]].values.tolist() == [[1000, 6]] and table["inside"].all()
+    assert table["predicted_s"].iloc[0] == pytest.approx(0.007, rel=0.05)
+    fits = analysis.fit(samples, 1000)
+    assert set(fits["adequacy_test"]) == {"pure_error_f"} and fits["model_holds"].all()

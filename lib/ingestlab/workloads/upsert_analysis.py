@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import cgroups, models
+from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.upsert import OPERATIONS
 
 #: Published table of the seed's batch statistics, and how its engines pair with live ones.
@@ -135,8 +136,55 @@ def fit(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
         "write_time_s": fits["slope"] * batch_rows,
         "per_row_us": fits["slope"] * 1e6, "per_row_ci_low_us": fits["slope_ci_low"] * 1e6,
         "per_row_ci_high_us": fits["slope_ci_high"] * 1e6, "r2": fits["r2"], "n_points": fits["n_points"],
+        **{c: fits[c] for c in ADEQUACY_COLUMNS},
     })
     return out
+
+
+def prediction(samples: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """What the batch model predicts for the full batches it did not see, per engine, operation and disk profile.
+
+    The line ``batch time = overhead + rows × per-row cost`` is fitted to the smaller batches
+    only (:func:`ingestlab.adequacy.fit_line`, constant variance), then asked for the largest
+    batch size; each of those batches is compared with the 95 % prediction interval for one
+    new batch.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine, operation, disk_profile, rows, predicted_s, pi_low_s, pi_high_s, observed_median_s,
+        batches, batches_inside, inside`` (the median inside the interval).
+    """
+    from ingestlab.adequacy import fit_line, predict
+
+    measured = samples[~samples["warmup"]]
+    out = []
+    for (engine, operation, profile), g in measured.groupby(["engine", "operation", "disk_profile"], sort=False):
+        largest = g["rows"].max()
+        seen, unseen = g[g["rows"] < largest], g[g["rows"] == largest]
+        if len(seen) < 3 or seen["rows"].nunique() < 2:
+            continue
+        p = predict(fit_line(seen, x="rows", y="elapsed_s", variance="constant"), rows=largest, alpha=alpha)
+        inside = unseen["elapsed_s"].between(p["pi_low"], p["pi_high"])
+        median = float(unseen["elapsed_s"].median())
+        out.append({"engine": engine, "operation": operation, "disk_profile": profile, "rows": int(largest),
+                    "predicted_s": p["estimate"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
+                    "observed_median_s": median, "batches": len(unseen), "batches_inside": int(inside.sum()),
+                    "inside": bool(p["pi_low"] <= median <= p["pi_high"])})
+    return pd.DataFrame(out)
+
+
+def describe_prediction(table: pd.DataFrame) -> list[str]:
+    """Observed against predicted for the largest batches, per engine and operation."""
+    if table.empty:
+        return ["No prediction: too few smaller batches to fit the line without the largest."]
+    lines = [f"**{r.engine} {r.operation}** [{r.disk_profile}], batches of {r.rows:,} rows left out of the fit: "
+             f"{r.observed_median_s * 1e3:.1f} ms measured (median of {r.batches}), {r.predicted_s * 1e3:.1f} ms "
+             f"predicted (95 % PI {r.pi_low_s * 1e3:.1f}–{r.pi_high_s * 1e3:.1f}); {r.batches_inside} of "
+             f"{r.batches} inside" for r in table.itertuples()]
+    lines.append(f"The line foresaw the largest batches in {int(table['inside'].sum())} of {len(table)} "
+                 "engine × operation configurations.")
+    return lines
 
 
 #: Notebook 03's batch model in :func:`fit`'s columns: a fixed cost per batch and a cost per row.
