@@ -227,6 +227,32 @@ def predict(fit: LinearModelFit, *, alpha: float = 0.05, **regressors) -> dict:
     return {"estimate": est, "pi_low": low, "pi_high": high, "extrapolated": extrapolated}
 
 
+def predict_held_out(seen: pd.DataFrame, unseen: pd.DataFrame, *, x: str, y: str, variance: str = "proportional",
+                     alpha: float = 0.05) -> dict:
+    """The line fitted to ``seen`` asked for the one ``x`` of ``unseen``, and how ``unseen``'s runs fell.
+
+    Returns
+    -------
+    dict
+        ``x`` (the held-out level), ``predicted``, ``pi_low``, ``pi_high`` (for one new run),
+        ``observed_median``, ``runs``, ``runs_inside`` and ``inside`` (the median in the interval).
+
+    Examples
+    --------
+    >>> seen = pd.DataFrame({"n": [1, 1, 100, 100, 1000, 1000], "s": [0.021, 0.020, 0.069, 0.071, 0.52, 0.51]})
+    >>> out = predict_held_out(seen, pd.DataFrame({"n": [10, 10], "s": [0.025, 0.024]}), x="n", y="s")
+    >>> out["runs"], out["inside"]
+    (2, True)
+    """
+    level = unseen[x].iloc[0]
+    p = predict(fit_line(seen, x=x, y=y, variance=variance), alpha=alpha, **{x: level})
+    median = float(unseen[y].median())
+    return {"x": level, "predicted": p["estimate"], "pi_low": p["pi_low"], "pi_high": p["pi_high"],
+            "observed_median": median, "runs": len(unseen),
+            "runs_inside": int(unseen[y].between(p["pi_low"], p["pi_high"]).sum()),
+            "inside": bool(p["pi_low"] <= median <= p["pi_high"])}
+
+
 def assess(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional", alpha: float = 0.05) -> dict:
     """Whether the straight line holds for one group's runs: lack of fit, held-out levels, verdict.
 

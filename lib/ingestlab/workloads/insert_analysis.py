@@ -34,7 +34,7 @@ def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
         ``engine, variant, scenario, n_statements, predicted_s, pi_low_s, pi_high_s,
         observed_median_s, runs, runs_inside, inside`` (the median inside the interval).
     """
-    from ingestlab.adequacy import fit_line, predict
+    from ingestlab.adequacy import predict_held_out
 
     totals = models.scenario_totals(samples[samples["scenario"].isin(FIT_SCENARIOS)])
     rows = []
@@ -42,14 +42,11 @@ def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
         seen, unseen = g[g["scenario"] != held_out], g[g["scenario"] == held_out]
         if unseen.empty or len(seen) < 3 or seen["n_statements"].nunique() < 2:
             continue  # a line needs 3 runs at 2 statement counts besides the held-out scenario
-        n = int(unseen["n_statements"].iloc[0])
-        p = predict(fit_line(seen, x="n_statements", y="total_s"), n_statements=n)
-        inside = unseen["total_s"].between(p["pi_low"], p["pi_high"])
-        median = float(unseen["total_s"].median())
-        rows.append({"engine": engine, "variant": variant, "scenario": held_out, "n_statements": n,
-                     "predicted_s": p["estimate"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
-                     "observed_median_s": median, "runs": len(unseen), "runs_inside": int(inside.sum()),
-                     "inside": bool(p["pi_low"] <= median <= p["pi_high"])})
+        p = predict_held_out(seen, unseen, x="n_statements", y="total_s")
+        rows.append({"engine": engine, "variant": variant, "scenario": held_out, "n_statements": int(p["x"]),
+                     "predicted_s": p["predicted"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
+                     "observed_median_s": p["observed_median"], "runs": p["runs"], "runs_inside": p["runs_inside"],
+                     "inside": p["inside"]})
     return pd.DataFrame(rows)
 
 

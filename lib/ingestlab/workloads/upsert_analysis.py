@@ -155,7 +155,7 @@ def prediction(samples: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         ``engine, operation, disk_profile, rows, predicted_s, pi_low_s, pi_high_s, observed_median_s,
         batches, batches_inside, inside`` (the median inside the interval).
     """
-    from ingestlab.adequacy import fit_line, predict
+    from ingestlab.adequacy import predict_held_out
 
     measured = samples[~samples["warmup"]]
     out = []
@@ -164,13 +164,11 @@ def prediction(samples: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         seen, unseen = g[g["rows"] < largest], g[g["rows"] == largest]
         if len(seen) < 3 or seen["rows"].nunique() < 2:
             continue
-        p = predict(fit_line(seen, x="rows", y="elapsed_s", variance="constant"), rows=largest, alpha=alpha)
-        inside = unseen["elapsed_s"].between(p["pi_low"], p["pi_high"])
-        median = float(unseen["elapsed_s"].median())
+        p = predict_held_out(seen, unseen, x="rows", y="elapsed_s", variance="constant", alpha=alpha)
         out.append({"engine": engine, "operation": operation, "disk_profile": profile, "rows": int(largest),
-                    "predicted_s": p["estimate"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
-                    "observed_median_s": median, "batches": len(unseen), "batches_inside": int(inside.sum()),
-                    "inside": bool(p["pi_low"] <= median <= p["pi_high"])})
+                    "predicted_s": p["predicted"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
+                    "observed_median_s": p["observed_median"], "batches": p["runs"], "batches_inside": p["runs_inside"],
+                    "inside": p["inside"]})
     return pd.DataFrame(out)
 
 
