@@ -102,3 +102,13 @@ def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_pa
     source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
     assert ("Resumed: at 2026-01-02T03:04:05+00:00, 7 configurations kept from the earlier run's checkpoints "
             "(revision abcdef0 with uncommitted changes, load average [3.1, 2.0, 1.2] at its start), 2 measured") in source
+
+
+def test_a_smoke_run_is_never_promoted_into_the_articles_figures(run00, tmp_path):
+    smoke = tmp_path / "smoke"
+    shutil.copytree(run00, smoke)
+    meta_path = smoke / "00_published_results" / "run.json"
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "parameters": {"scale": "smoke"}}))
+    with pytest.raises(ConfigError, match="smoke run"):
+        promotion.promote(smoke, ["00"], to=tmp_path / "figures")
+    assert not (tmp_path / "figures").exists()

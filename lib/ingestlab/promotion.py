@@ -68,6 +68,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
             meta, why = {}, f"it has no readable {folder}/run.json"
         else:
             why = None if meta.get("completed") else "its run did not complete (run.json), so its figures may be partial"
+            if why is None and summary.scale_of(meta) == "smoke":  # the article's figures never come from a CI-sized run
+                why = "it is a smoke run (CI-sized, not comparable with the seeds); promote a run made with -p SCALE paper"
         if why is None and not _figure_files(folder / results.FIGURES_SUBDIR):
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
         if why and named:
