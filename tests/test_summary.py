@@ -65,4 +65,9 @@ def test_a_fits_csv_of_another_shape_is_left_out_not_misread(run_folder):
 def test_a_folder_that_is_no_run_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="RUN_DIR"):
         summary.fits(tmp_path / "missing")
-    assert summary.format_summary(tmp_path) == f"no run.json under {tmp_path}"
+    with pytest.raises(ConfigError, match="at least one notebook's run"):
+        summary.format_summary(tmp_path)  # an empty folder
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "run.json").write_text('{"completed": true}')  # names no notebook: not a run of the lab
+    with pytest.raises(ConfigError, match="RUN_DIR"):
+        summary.format_summary(tmp_path)

@@ -235,7 +235,10 @@ def _run(args) -> int:
         if written:
             print(f"   {len(written)} figure files in {written[0].parent}", file=sys.stderr)
     if args.summary and out.is_dir():  # nothing ran when every notebook was skipped
-        _print_summary(out)
+        try:
+            _print_summary(out)
+        except ConfigError as exc:  # every notebook failed before writing run.json: the failures say why
+            print(f"ingestlab: no summary: {exc}", file=sys.stderr)
     if failures:
         print(f"ingestlab: {len(failures)} of {len(plan)} notebooks failed (see the lines above)", file=sys.stderr)
         return failures[0].exit_code if isinstance(failures[0], RunError) else runner.EXIT_PREFLIGHT

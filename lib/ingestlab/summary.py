@@ -27,9 +27,11 @@ def _runs(out: str | os.PathLike) -> list[tuple[Path, dict]]:
     found = []
     for meta_path in sorted(Path(out).glob("*/run.json")):
         try:
-            found.append((meta_path.parent, json.loads(meta_path.read_text())))
+            meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue  # a run killed while its metadata was first written has nothing to summarise
+        if isinstance(meta, dict) and isinstance(meta.get("notebook"), str) and meta["notebook"]:
+            found.append((meta_path.parent, meta))  # a run.json that names no notebook is no run of the lab
     return found
 
 
@@ -121,7 +123,8 @@ def format_summary(out: str | os.PathLike) -> str:
     """The text ``ingestlab summary`` prints: the scales, each quantity's fits, then the headline numbers."""
     table, heads = fits(out), headlines(out)
     if heads.empty:
-        return f"no run.json under {out}"
+        raise ConfigError("RUN_DIR", str(out), "a run folder holding at least one notebook's run (<notebook>/run.json "
+                          "written by `ingestlab run`)")
     lines = [f"Run folder {out}"]
     for scale in sorted(set(heads["scale"]) - {"-"}):
         notebooks = sorted(set(heads.loc[heads["scale"] == scale, "notebook"]))
