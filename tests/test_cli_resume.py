@@ -67,7 +67,8 @@ def test_notebook_01_resumes_from_its_last_complete_configuration(tmp_path):
     before = sorted(p.name for p in _complete(folder))
 
     # other parameters: refused in one line, before anything starts, the folder untouched
-    res = _cli("run", "01", "--no-progress", "--out", str(out), "--resume", *NB01, "-p", "N", "300", lab=lab)
+    other_n = [("300" if prev == "N" else v) for prev, v in zip([None, *NB01], NB01)]  # -p N 300, given once
+    res = _cli("run", "01", "--no-progress", "--out", str(out), "--resume", *other_n, lab=lab)
     _one_line(res, 2, "--resume", "these differ: N (was 200)")
     assert sorted(p.name for p in _complete(folder)) == before
 
