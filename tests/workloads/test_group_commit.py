@@ -143,6 +143,10 @@ def test_a_killed_client_or_ctrl_c_stops_every_client_and_the_server_and_keeps_p
     run = Run("04_group_commit", params.as_dict(), tmp_path)
     pids: list[int] = []
     killed = stop == "a client killed"
+    # Ctrl-C in the lab's own process raises KeyboardInterrupt: make sure no earlier test of this session left
+    # another SIGINT handler installed (the whole suite once ran this test after one had: "DID NOT RAISE")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request_cleanup = [lambda: signal.signal(signal.SIGINT, previous)]
 
     def stop_soon(client_pids):
         pids.extend(client_pids)
@@ -150,8 +154,12 @@ def test_a_killed_client_or_ctrl_c_stops_every_client_and_the_server_and_keeps_p
         target, signum = (client_pids[1], signal.SIGKILL) if killed else (os.getpid(), signal.SIGINT)
         threading.Timer(1.0, os.kill, (target, signum)).start()
 
-    with pytest.raises(ClientCrashError, match="client 1") if killed else pytest.raises(KeyboardInterrupt):
-        group_commit.measure(params, run, on_start=stop_soon)
+    try:
+        with pytest.raises(ClientCrashError, match="client 1") if killed else pytest.raises(KeyboardInterrupt):
+            group_commit.measure(params, run, on_start=stop_soon)
+    finally:
+        for undo in request_cleanup:
+            undo()
     assert not any(servers_base.is_running(pid) for pid in pids)
     assert not servers_base._LIVE  # the server was stopped
     meta = json.loads((tmp_path / "run.json").read_text())
