@@ -129,7 +129,7 @@ def test_two_levels_cannot_be_tested():
     result = adequacy.assess(_frame([1.0, 1000.0, 1.0, 1000.0], [0.02, 0.5, 0.021, 0.51]),
                              x="n_statements", y="total_s")
     assert result["adequacy_test"] == "none" and np.isnan(result["lack_of_fit_p"])
-    assert np.isnan(result["loo_in_pi"]) and result["model_holds"] is False
+    assert np.isnan(result["loo_in_pi"]) and result["model_holds"] is None  # not tested: neither held nor rejected
     assert result["model_note"].startswith("untested")
 
 

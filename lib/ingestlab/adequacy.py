@@ -39,9 +39,10 @@ Held-out levels (``loo_error``, ``loo_in_pi``)
     run, and (2) no more held-out levels fall outside their intervals than chance allows: a
     count ``k`` of ``m`` misses is too many when ``P(Binomial(m, alpha) ≥ k) < alpha``, i.e.
     one miss is tolerated for 2–7 held-out levels (with four held-out levels all four are
-    inside only 81 % of the time when the model is true), and (3) at least one of the two
-    checks could be made — an untested line is not said to hold. ``model_note`` is empty when
-    it holds, else one computed sentence saying why not.
+    inside only 81 % of the time when the model is true). When neither check could be made
+    (two levels, or three without repeats) ``model_holds`` is None — not tested, neither held
+    nor rejected (a figure must not call such a line rejected). ``model_note`` is empty when
+    it holds, else one computed sentence saying why not, or why it was not tested.
 
 Calibration (``tests/test_adequacy.py``, 300 seeded trials per cell, two seeds where two
 numbers): totals = Σ of N log-normal latencies (median 0.3 ms, σ as given) + 20 ms write time
@@ -271,7 +272,7 @@ def assess(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional
     -------
     dict
         ``adequacy_test`` (``"pure_error_f"``, ``"reset"`` or ``"none"``), ``lack_of_fit_p``,
-        ``loo_error``, ``loo_in_pi``, ``model_holds`` (bool), ``model_note`` (``""`` when it
+        ``loo_error``, ``loo_in_pi``, ``model_holds`` (bool, or None when untested), ``model_note`` (``""`` when it
         holds), by the rules of the module docstring.
 
     Examples
@@ -285,7 +286,7 @@ def assess(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional
     xs, ys = _columns(frame, x, y, variance)
     if len(xs) < 3 or len(np.unique(xs)) < 2:
         return {"adequacy_test": "none", "lack_of_fit_p": np.nan, "loo_error": np.nan, "loo_in_pi": np.nan,
-                "model_holds": False,
+                "model_holds": None,
                 "model_note": f"untested: {len(xs)} runs at {len(np.unique(xs))} distinct {x} values fit no line"}
     fit = _fit(xs, ys, variance, x=x, y=y)
     test, p = _lack_of_fit(xs, ys, fit)
@@ -310,7 +311,7 @@ def assess(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional
     return {"adequacy_test": test, "lack_of_fit_p": p,
             "loo_error": float(np.median(errors)) if len(errors) else np.nan,
             "loo_in_pi": float(inside.mean()) if m else np.nan,
-            "model_holds": not (lof_fails or loo_fails or untested),
+            "model_holds": None if untested and not (lof_fails or loo_fails) else not (lof_fails or loo_fails),
             "model_note": "; ".join(notes)}
 
 
@@ -323,9 +324,9 @@ def assess_groups(frame: pd.DataFrame, *, x: str, y: str, by=(), variance: str =
     >>> runs = pd.DataFrame({"engine": ["a"] * 4 + ["b"] * 2, "n": [1, 10, 1, 10, 1, 10],
     ...                      "s": [0.02, 0.03, 0.021, 0.031, 0.5, 0.6]})
     >>> assess_groups(runs, x="n", y="s", by=["engine"])[["engine", "adequacy_test", "model_holds"]]
-      engine adequacy_test  model_holds
-    0      a          none        False
-    1      b          none        False
+      engine adequacy_test model_holds
+    0      a          none        None
+    1      b          none        None
     """
     by = [c for c in by if c in frame.columns]
     groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
