@@ -32,3 +32,62 @@ def test_a_ladder_rung_is_a_part_of_every_statement_with_its_ci():
     assert per.loc[1, "unexplained"] == pytest.approx(0.4 - 0.011 - 0.1)
     (source,) = frame.loc[frame["pass"] == "ladder", "source"]
     assert "median of 5, 95 % CI" in source
+
+
+def _observed_and_unobserved(slow: float = 1.0):
+    # observed statements carry an observer's cost of `slow` ms, all of it in their WAL flush;
+    # unobserved ones (ten after each, the first two settling) are the statement as the samples time it
+    rng = np.random.default_rng(3)
+    n, block = 12, 10
+    flush, rest = 0.20 + rng.normal(0, 0.005, n), 0.05 + rng.normal(0, 0.002, n)
+    observed = flush + rest + slow + 0.01
+    parts = [[("wal_flush", f + slow, "io"), ("execution", r, "pgss")] for f, r in zip(flush, rest)]
+    quiet_flush, quiet_rest = 0.20 + rng.normal(0, 0.005, n * block), 0.05 + rng.normal(0, 0.002, n * block)
+    settle = [k < 2 for _ in range(n) for k in range(block)]
+    quiet = quiet_flush + quiet_rest + 0.01 + np.where(settle, 0.5, 0.0)
+    quiet_parts = [[("wal_flush", f, "io"), ("execution", r, "pgss")] for f, r in zip(quiet_flush, quiet_rest)]
+    frame = anatomy.frame("server", list(observed), parts, unobserved=(list(quiet), settle, quiet_parts))
+    return frame.assign(engine="e", variant="v")
+
+
+def test_the_summary_reports_the_unobserved_statement_and_what_observing_it_added():
+    frame = _observed_and_unobserved(slow=1.0)
+    row = anatomy.summary(frame).iloc[0]
+    assert row["client_total_ms"] == pytest.approx(0.26, abs=0.01)  # not the observed 1.26 ms
+    assert row["wal_flush_ms"] == pytest.approx(0.20, abs=0.01)
+    assert row["unexplained_ms"] == pytest.approx(0.01, abs=0.002)
+    assert row["n"] == 12 * 8  # the settling statements are left out
+    assert row["observed_ms"] == pytest.approx(1.26, abs=0.01)
+    assert row["observer_ms"] == pytest.approx(1.0, abs=0.01)
+    assert 0.95 < row["observer_ci_low_ms"] <= row["observer_ms"] <= row["observer_ci_high_ms"] < 1.05
+
+
+def test_without_an_unobserved_pass_the_observed_statements_are_reported_and_no_observer_cost():
+    frame = _observed_and_unobserved(slow=1.0)
+    row = anatomy.summary(frame[frame["pass"] != anatomy.UNOBSERVED]).iloc[0]
+    assert row["client_total_ms"] == pytest.approx(1.26, abs=0.01)
+    assert np.isnan(row["observer_ms"])
+
+
+def test_the_observer_table_names_the_part_the_observer_slowed():
+    table = anatomy.observer(_observed_and_unobserved(slow=0.3)).set_index("component")
+    assert table.loc["wal_flush", "observer_ms"] == pytest.approx(0.3, abs=0.01)
+    assert table.loc["execution", "observer_ms"] == pytest.approx(0.0, abs=0.005)
+    assert table.loc["client_total", "observer_ms"] == pytest.approx(0.3, abs=0.01)
+    assert table.loc["wal_flush", "ci_low_ms"] > 0.25
+    assert set(table["n_unobserved"]) == {96}
+    assert anatomy.observer(_observed_and_unobserved().query("`pass` != 'unobserved'")).empty
+
+
+def test_parts_for_the_bar_leave_out_the_reference_columns():
+    frame = _observed_and_unobserved()
+    table = anatomy.summary(frame).assign(samples_median_ms=0.26, overhead_ms=0.3)
+    assert set(anatomy.parts(table)["component"]) == {"wal_flush", "execution", "unexplained"}
+
+
+def test_a_part_the_server_cannot_report_is_listed_with_its_reason():
+    frame = anatomy.frame("server", [0.3, 0.2, 0.25], [[("execution", 0.1, "pgss")]] * 3,
+                          unmeasured={"wal_flush": "pg_stat_io is new in PostgreSQL 16"})
+    (line,) = anatomy.unmeasured(frame.assign(engine="postgres15", variant="sync_on"))
+    assert "wal_flush not measured (pg_stat_io is new in PostgreSQL 16)" in line
+    assert "wal_flush_ms" not in anatomy.summary(frame.assign(engine="e", variant="v")).columns

@@ -20,10 +20,15 @@ from ingestlab.timing import CLOCK
 UNEXPLAINED = "unexplained"
 #: The client's wall clock of the whole statement.
 CLIENT_TOTAL = "client_total"
+#: The pass of statements timed with nothing read around them (the observer's control).
+UNOBSERVED = "unobserved"
 #: A part of one statement: (component, ms, source).
 Part = tuple[str, float, str]
 #: A measure of one statement that is not a part of its time: (component, ms, count, source).
 Extra = tuple[str, float, float, str]
+#: Columns beside a summary's parts that are not parts: what the statement was measured as elsewhere, the observer.
+REFERENCES = ("observed", "unobserved", "observer", "observer_ci_low", "observer_ci_high", "samples_median",
+              "samples_mean", "samples_p99", "overhead", "overhead_ci_low", "overhead_ci_high")
 #: Columns of an anatomy frame, in order.
 COLUMNS = ["pass", "statement_no", "component", "ms", "count", "source", "warmup"]
 
@@ -81,6 +86,12 @@ class Recorder:
         self.client_ms: list[float] = []
         self.rungs: dict[str, list[float]] = {}
         self.rung_sources: dict[str, str] = {}
+        #: Parts this server cannot report, each with the reason (e.g. an older version's missing view).
+        self.unmeasured: dict[str, str] = {}
+        #: Client time of each unobserved statement, whether it settles (the first of a block), and its parts.
+        self.unobserved_ms: list[float] = []
+        self.unobserved_settle: list[bool] = []
+        self.unobserved_parts: list[list[Part]] = []
 
     def rung(self, name: str, ms: float, source: str) -> None:
         """One sample of a ladder rung: a part no instrument reports per statement, measured beside it.
@@ -105,6 +116,20 @@ class Recorder:
     def begin(self) -> None:
         """Before the first statement: turn instruments on, read counters. Default: nothing."""
 
+    def before(self) -> None:
+        """Right before each observed statement (after the unobserved block, if any): the last reads. Default: nothing.
+
+        Whatever runs here is the observer's cost still in the observed statement's time.
+        """
+
+    def block(self, client_ms: Sequence[float]) -> None:
+        """After each block of unobserved statements (times of each, in order): read what covers them. Default: nothing.
+
+        A recorder whose instruments report a block of statements without reads between
+        them (cumulative counters, a history kept by the server) appends one list of parts per
+        unobserved statement to :attr:`unobserved_parts`, here or in :meth:`end`.
+        """
+
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         """After each statement (the clock stopped) that wrote ``row``: read what the server reported. Default: nothing."""
 
@@ -122,7 +147,9 @@ class Recorder:
 def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[Part]], *,
           extras: Sequence[Sequence[Extra]] | None = None,
           counters: dict[str, tuple[float, str]] | None = None,
-          ladder: pd.DataFrame | None = None, order: Sequence[str] = ()) -> pd.DataFrame:
+          ladder: pd.DataFrame | None = None, order: Sequence[str] = (),
+          unmeasured: dict[str, str] | None = None,
+          unobserved: tuple[Sequence[float], Sequence[bool], Sequence[Sequence[Part]]] | None = None) -> pd.DataFrame:
     """Per-statement rows and their means, in the shape of :meth:`Engine.statement_anatomy`.
 
     Pass ``pass_name`` has, per statement: ``client_total`` (the lab's clock), each part
@@ -134,7 +161,12 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
     than ``client_total`` add up to it, then one ``count`` row (ms NaN) per counted extra
     (its mean) and per counter. A ``ladder`` (:meth:`Recorder.ladder`) adds each rung's median
     to every statement's parts and its rows as pass ``ladder``; ``order`` lists the parts in the
-    order a statement passes through them (others follow in the order given).
+    order a statement passes through them (others follow in the order given). ``unmeasured``
+    (part → why) adds one row per part the server could not report, as pass ``unmeasured``
+    (``ms`` NaN, the reason as ``source``): its time stays in :data:`UNEXPLAINED`.
+    ``unobserved`` — (client ms, settles, parts) of the statements run between the observed
+    ones with nothing read around them — adds them as pass :data:`UNOBSERVED`, each with the
+    ladder's rungs and its remainder; the settling ones are flagged ``warmup``.
 
     Examples
     --------
@@ -143,25 +175,30 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
     >>> f[f["pass"] == "stats"].set_index("component")["ms"].round(3).to_dict()
     {'client_total': 0.6, 'commit': 0.3, 'unexplained': 0.3}
     """
-    rows = []
     rungs = [] if ladder is None or ladder.empty else [(r.component, r.ms, r.source) for r in ladder.itertuples()]
-    for i, total in enumerate(client_ms):
-        summed: dict[str, list] = {}
-        for name, ms, source in [*rungs, *(parts[i] if i < len(parts) else ())]:
-            entry = summed.setdefault(name, [0.0, source])
-            entry[0] += ms
-        rank = {name: i for i, name in enumerate(order)}
-        summed = dict(sorted(summed.items(), key=lambda kv: rank.get(kv[0], len(rank))))
-        rows.append({"pass": pass_name, "statement_no": i, "component": CLIENT_TOTAL, "ms": total,
-                     "source": CLOCK})
-        rows += [{"pass": pass_name, "statement_no": i, "component": k, "ms": v, "source": src}
-                 for k, (v, src) in summed.items()]
-        rows.append({"pass": pass_name, "statement_no": i, "component": UNEXPLAINED,
-                     "ms": total - sum(v for v, _ in summed.values()), "source": "client_total - sum of the parts"})
-        for name, ms, count, source in (extras[i] if extras and i < len(extras) else ()):
-            rows.append({"pass": pass_name, "statement_no": i, "component": name, "ms": ms, "count": count,
-                         "source": source, "extra": True})
-    out = pd.DataFrame(rows)
+    rank = {name: i for i, name in enumerate(order)}
+
+    def statements(name: str, times: Sequence[float], their_parts: Sequence[Sequence[Part]],
+                   their_extras: Sequence[Sequence[Extra]] | None) -> list[dict]:
+        rows = []
+        for i, total in enumerate(times):
+            summed: dict[str, list] = {}
+            for part, ms, source in [*rungs, *(their_parts[i] if i < len(their_parts) else ())]:
+                entry = summed.setdefault(part, [0.0, source])
+                entry[0] += ms
+            summed = dict(sorted(summed.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+            rows.append({"pass": name, "statement_no": i, "component": CLIENT_TOTAL, "ms": total, "source": CLOCK})
+            rows += [{"pass": name, "statement_no": i, "component": k, "ms": v, "source": src}
+                     for k, (v, src) in summed.items()]
+            rows.append({"pass": name, "statement_no": i, "component": UNEXPLAINED,
+                         "ms": total - sum(v for v, _ in summed.values()),
+                         "source": "client_total - sum of the parts"})
+            for part, ms, count, source in (their_extras[i] if their_extras and i < len(their_extras) else ()):
+                rows.append({"pass": name, "statement_no": i, "component": part, "ms": ms, "count": count,
+                             "source": source, "extra": True})
+        return rows
+
+    out = pd.DataFrame(statements(pass_name, client_ms, parts, extras))
     if "extra" not in out.columns:
         out["extra"] = False
     out["extra"] = out["extra"].astype("boolean").fillna(False).astype(bool)
@@ -185,7 +222,15 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
         {"pass": "ladder", "statement_no": -1, "component": r.component, "ms": r.ms, "count": r.n, "warmup": False,
          "source": f"{r.source}; median of {r.n}, 95 % CI {r.ci_low_ms:.4f}–{r.ci_high_ms:.4f} ms"}
         for r in ladder.itertuples()]
-    out = pd.concat([out.drop(columns="extra"), pd.DataFrame(stats), pd.DataFrame(ladder_rows)], ignore_index=True)
+    missing = [{"pass": "unmeasured", "statement_no": -1, "component": name, "ms": math.nan, "warmup": False,
+                "source": why} for name, why in (unmeasured or {}).items()]
+    quiet = pd.DataFrame()
+    if unobserved is not None and len(unobserved[0]):
+        times, settles, their_parts = unobserved
+        quiet = pd.DataFrame(statements(UNOBSERVED, times, their_parts, None))
+        quiet["warmup"] = quiet["statement_no"].map(lambda i: bool(settles[i]))
+    pieces = [pd.DataFrame(stats), pd.DataFrame(ladder_rows), pd.DataFrame(missing), quiet]
+    out = pd.concat([out.drop(columns="extra"), *(p for p in pieces if not p.empty)], ignore_index=True)
     if "count" not in out.columns:
         out["count"] = math.nan
     return out[COLUMNS]
@@ -203,34 +248,108 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
     as unexplained what each statement's parts do explain. So the medians of the parts and
     of the remainder need not add up to the client's median exactly.
 
+    Where the pass has :data:`UNOBSERVED` statements (run between the observed ones with nothing
+    read around them, see :meth:`Engine.statement_anatomy`), the table is theirs: the statement
+    as the samples time it, its parts from the instruments that need no reads between statements
+    and the rest from the observed ones. ``observed_ms`` is then the observed statements' median
+    and ``observer_ms`` (with its bootstrap 95 % CI) what observing them added.
+
     Returns
     -------
     pandas.DataFrame
         One row per group: ``client_total_ms``, one ``<part>_ms`` column per part (in the
         order the statement passes through them, :data:`UNEXPLAINED` last), ``unexplained_share``
-        (unexplained ÷ the client's median) and ``n`` (statements).
+        (unexplained ÷ the client's median), ``n`` (statements), ``observed_ms``,
+        ``observer_ms``, ``observer_ci_low_ms`` and ``observer_ci_high_ms`` (NaN without an
+        unobserved pass).
 
     Examples
     --------
     >>> f = frame("x", [1.0, 0.5, 0.7, 0.6], [[("commit", 0.6, "s")], [("commit", 0.2, "s")], [("commit", 0.4, "s")],
     ...                                       [("commit", 0.3, "s")]])
-    >>> summary(f.assign(engine="e", variant="v")).round(3).to_dict("records")
-    [{'engine': 'e', 'variant': 'v', 'client_total_ms': 0.6, 'commit_ms': 0.3, 'unexplained_ms': 0.3, 'unexplained_share': 0.5, 'n': 3}]
+    >>> summary(f.assign(engine="e", variant="v")).round(3).iloc[0, :7].to_dict()
+    {'engine': 'e', 'variant': 'v', 'client_total_ms': 0.6, 'commit_ms': 0.3, 'unexplained_ms': 0.3, 'unexplained_share': 0.5, 'n': 3}
     """
     if anatomy.empty:
         return pd.DataFrame()
     by = [c for c in by if c in anatomy.columns]
     stats = anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
-    names = [c for c in dict.fromkeys(stats["component"]) if c not in (CLIENT_TOTAL, UNEXPLAINED)]
-    per = anatomy[~anatomy["pass"].isin(["stats", "ladder"]) & ~anatomy["warmup"].astype(bool)
-                  & anatomy["component"].isin([CLIENT_TOTAL, *names, UNEXPLAINED])]
-    wide = per.pivot_table(index=[*by, "statement_no"], columns="component", values="ms", aggfunc="sum", sort=False)
-    wide = wide.reindex(columns=[CLIENT_TOTAL, *names, UNEXPLAINED]).fillna({n: 0.0 for n in names})
-    medians = wide.groupby(level=by, sort=False).median() if by else wide.median().to_frame().T
-    medians.columns = [f"{c}_ms" for c in medians.columns]
-    medians["unexplained_share"] = medians[f"{UNEXPLAINED}_ms"] / medians[f"{CLIENT_TOTAL}_ms"]
-    medians["n"] = wide.groupby(level=by, sort=False).size() if by else len(wide)
-    return medians.reset_index()
+    quiet_rows = anatomy["pass"] == UNOBSERVED
+    names = [c for c in dict.fromkeys([*stats["component"], *anatomy.loc[quiet_rows, "component"]])
+             if c not in (CLIENT_TOTAL, UNEXPLAINED)]
+    columns = [CLIENT_TOTAL, *names, UNEXPLAINED]
+    timed = ~anatomy["warmup"].astype(bool) & anatomy["component"].isin(columns)
+    observed = anatomy[~anatomy["pass"].isin(["stats", "ladder", "unmeasured", UNOBSERVED]) & timed]
+    quiet = anatomy[quiet_rows & timed]
+    rows = []
+    for key, own in (observed.groupby(by, sort=False) if by else [((), observed)]):
+        key = key if isinstance(key, tuple) else (key,)
+        mine = quiet
+        for col, value in zip(by, key):
+            mine = mine[mine[col] == value]
+        chosen = mine if not mine.empty else own
+        wide = chosen.pivot_table(index="statement_no", columns="component", values="ms", aggfunc="sum", sort=False)
+        wide = wide.reindex(columns=columns).fillna({n: 0.0 for n in names})
+        row = dict(zip(by, key)) | {f"{c}_ms": float(wide[c].median()) for c in columns}
+        row["unexplained_share"] = row[f"{UNEXPLAINED}_ms"] / row[f"{CLIENT_TOTAL}_ms"]
+        row["n"] = len(wide)
+        seen = own[own["component"] == CLIENT_TOTAL]["ms"].to_numpy(float)
+        row["observed_ms"] = float(np.median(seen))
+        if mine.empty:
+            row.update(observer_ms=math.nan, observer_ci_low_ms=math.nan, observer_ci_high_ms=math.nan)
+        else:
+            unseen = wide[CLIENT_TOTAL].to_numpy(float)
+            row["observer_ms"] = row["observed_ms"] - float(np.median(unseen))
+            row["observer_ci_low_ms"], row["observer_ci_high_ms"] = _difference_ci(seen, unseen)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _difference_ci(a: Sequence[float], b: Sequence[float], seed: int = 0) -> tuple[float, float]:
+    """Bootstrap 95 % CI of median(a) − median(b), each resampled on its own; NaN with fewer than 3 of either."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 3 or len(b) < 3:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    diffs = (np.median(rng.choice(a, size=(2000, len(a))), axis=1)
+             - np.median(rng.choice(b, size=(2000, len(b))), axis=1))
+    return float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))
+
+
+def observer(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
+    """What observing a statement added to it, part by part: observed against unobserved statements of one pass.
+
+    For every part both kinds of statement report (and the client's total), the observed
+    statements' median, the unobserved ones' median, their difference ``observer_ms`` and its
+    bootstrap 95 % CI. Empty without an :data:`UNOBSERVED` pass.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``component``, ``observed_ms``, ``unobserved_ms``, ``observer_ms``,
+        ``ci_low_ms``, ``ci_high_ms``, ``n_observed``, ``n_unobserved``.
+    """
+    if anatomy.empty or UNOBSERVED not in set(anatomy["pass"]):
+        return pd.DataFrame()
+    by = [c for c in by if c in anatomy.columns]
+    rows = anatomy[~anatomy["warmup"].astype(bool) & anatomy["ms"].notna()
+                   & ~anatomy["pass"].isin(["stats", "ladder", "unmeasured"])]
+    rungs = set(anatomy.loc[anatomy["pass"] == "ladder", "component"])
+    out = []
+    for key, g in (rows.groupby([*by, "component"], sort=False)):
+        key = key if isinstance(key, tuple) else (key,)
+        if key[-1] in rungs or key[-1] == UNEXPLAINED:
+            continue  # a rung is the same number in both; the remainder is what is left of the others
+        seen = g.loc[g["pass"] != UNOBSERVED, "ms"].to_numpy(float)
+        unseen = g.loc[g["pass"] == UNOBSERVED, "ms"].to_numpy(float)
+        if not len(seen) or not len(unseen):
+            continue
+        low, high = _difference_ci(seen, unseen)
+        out.append(dict(zip([*by, "component"], key)) | {
+            "observed_ms": float(np.median(seen)), "unobserved_ms": float(np.median(unseen)),
+            "observer_ms": float(np.median(seen) - np.median(unseen)), "ci_low_ms": low, "ci_high_ms": high,
+            "n_observed": len(seen), "n_unobserved": len(unseen)})
+    return pd.DataFrame(out)
 
 
 def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
@@ -245,7 +364,8 @@ def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "var
         The ``by`` columns, ``component``, ``ms``.
     """
     by = [c for c in by if c in table.columns]
-    cols = [c for c in table.columns if c.endswith("_ms") and c != f"{CLIENT_TOTAL}_ms"]
+    cols = [c for c in table.columns if c.endswith("_ms") and c != f"{CLIENT_TOTAL}_ms"
+            and c.removesuffix("_ms") not in REFERENCES]
     long = (table.melt(id_vars=by, value_vars=cols, var_name="component", value_name="ms").dropna(subset=["ms"]))
     long["component"] = long["component"].str.removesuffix("_ms")
     size = long.groupby("component")["ms"].max().drop(UNEXPLAINED, errors="ignore").sort_values(ascending=False)
@@ -270,11 +390,16 @@ def describe(table: pd.DataFrame, top: int = 3) -> list[str]:
     for row in table.to_dict("records"):
         total = row[f"{CLIENT_TOTAL}_ms"]
         known = {k.removesuffix("_ms"): v for k, v in row.items()
-                 if k.endswith("_ms") and k not in (f"{CLIENT_TOTAL}_ms", f"{UNEXPLAINED}_ms") and pd.notna(v)}
+                 if k.endswith("_ms") and k not in (f"{CLIENT_TOTAL}_ms", f"{UNEXPLAINED}_ms") and pd.notna(v)
+                 and k.removesuffix("_ms") not in REFERENCES}
         largest = "; ".join(f"{name} {ms:.3f} ms ({100 * ms / total:.0f} %)"
                             for name, ms in sorted(known.items(), key=lambda kv: -kv[1])[:top])
+        observer = row.get("observer_ms", math.nan)
+        seen = ("" if pd.isna(observer) else
+                f" (unobserved statements; profiling them added {observer:+.3f} ms, 95 % CI "
+                f"{row['observer_ci_low_ms']:+.3f} to {row['observer_ci_high_ms']:+.3f})")
         out.append(f"**{row.get('engine', '')} {row.get('variant', '')}**: {total:.3f} ms per single-row INSERT on "
-                   f"the client's clock (median of {row['n']}); largest parts: {largest}; {UNEXPLAINED} "
+                   f"the client's clock (median of {row['n']}){seen}; largest parts: {largest}; {UNEXPLAINED} "
                    f"{row[f'{UNEXPLAINED}_ms']:.3f} ms ({100 * row['unexplained_share']:.0f} %).")
     return out
 
@@ -284,3 +409,20 @@ def ladder(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> 
     rows = anatomy[anatomy["pass"] == "ladder"] if not anatomy.empty else anatomy
     return rows[[c for c in (*by, "component", "ms", "count", "source") if c in rows.columns]].rename(
         columns={"count": "n"}).reset_index(drop=True)
+
+
+def unmeasured(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> list[str]:
+    """One sentence per group and part its server could not report, with the reason (its time is in the remainder).
+
+    Examples
+    --------
+    >>> f = frame("x", [1.0, 0.5], [[], []], unmeasured={"wal_flush": "no pg_stat_io before 16"})
+    >>> unmeasured(f.assign(engine="postgres15", variant="sync_on"))
+    ['**postgres15 sync_on**: wal_flush not measured (no pg_stat_io before 16); its time is in unexplained.']
+    """
+    if anatomy.empty or "unmeasured" not in set(anatomy["pass"]):
+        return []
+    rows = anatomy[anatomy["pass"] == "unmeasured"]
+    by = [c for c in by if c in rows.columns]
+    return [f"**{' '.join(str(getattr(r, c)) for c in by)}**: {r.component} not measured ({r.source}); its time is "
+            f"in {UNEXPLAINED}." for r in rows.itertuples()]

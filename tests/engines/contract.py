@@ -16,7 +16,7 @@ import pytest
 from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS, STEPS
-from ingestlab.errors import UnsupportedOperationError
+from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.servers.base import is_running
 
 COLS = [c for c, _ in SEED_COLUMNS]
@@ -108,6 +108,26 @@ class EngineContract:
         assert anatomy.UNEXPLAINED in set(frame["component"]) and eng.count_rows("c_anat") == 5
         summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
         assert summary["client_total_ms"] > 0 and summary["unexplained_share"] < 1
+
+    def test_statement_anatomy_times_unobserved_blocks_between_the_observed_statements(self, eng):
+        eng.reset_table("c_quiet", SEED_COLUMNS)
+        size = eng.ANATOMY_SETTLE + 4
+        frame = eng.statement_anatomy("c_quiet", COLS, datagen.seed_rows(4, start_id=100, seed=3),
+                                      unobserved_rows=datagen.seed_rows(4 * size, start_id=1000, seed=4))
+        assert eng.count_rows("c_quiet") == 4 + 4 * size
+        quiet = frame[frame["pass"] == anatomy.UNOBSERVED]
+        clients = quiet[quiet["component"] == anatomy.CLIENT_TOTAL]
+        assert len(clients) == 4 * size and (clients["ms"] > 0).all()
+        # the first statements of each block settle what the observation left behind: flagged, left out
+        assert clients["warmup"].tolist() == [i == 0 or k < eng.ANATOMY_SETTLE for i in range(4) for k in range(size)]
+        # the unobserved statements have parts of their own, and the observer's cost a value with a CI
+        assert set(quiet["component"]) - {anatomy.CLIENT_TOTAL, anatomy.UNEXPLAINED}
+        summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
+        assert summary["n"] == 3 * (size - eng.ANATOMY_SETTLE)  # the first block settles whole
+        assert summary["observer_ci_low_ms"] <= summary["observer_ms"] <= summary["observer_ci_high_ms"]
+        with pytest.raises(ConfigError, match="unobserved_rows"):
+            eng.statement_anatomy("c_quiet", COLS, datagen.seed_rows(2, start_id=5000, seed=5),
+                                  unobserved_rows=datagen.seed_rows(2 * eng.ANATOMY_SETTLE, start_id=6000, seed=6))
 
     def test_table_models_and_partitions_create_tables_that_take_rows(self, eng):
         rows = datagen.seed_rows(40, seed=4)

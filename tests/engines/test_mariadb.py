@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingestlab import datagen
+from ingestlab import anatomy, datagen
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
@@ -78,6 +78,14 @@ class TestMariaDB(EngineContract, NativeLoopContract):
             assert frame.loc[frame["statement_no"] == 0, "warmup"].all()
             assert frame["source"].str.contains("performance_schema").any()
             stats[variant] = frame[frame["pass"] == "stats"].set_index("component")
+        # unobserved INSERTs between the observed ones: their own stages, from the same history
+        _fresh_table(eng, "anat")
+        frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(5, start_id=5000, seed=4),
+                                      unobserved_rows=datagen.seed_rows(50, start_id=6000, seed=5))
+        quiet = frame[frame["pass"] == anatomy.UNOBSERVED].pivot(index="statement_no", columns="component", values="ms")
+        assert len(quiet) == 50 and {"starting", "update", "commit"} <= set(quiet.columns)
+        observed = frame[frame["pass"] == "stages"]
+        assert observed["statement_no"].nunique() == 5  # the unobserved ones' stages are not taken for theirs
         assert "outside_stages" not in per.columns and stats["flush_1"].loc["outside_stages_ms", "count"] > 0
         assert stats["flush_1"].loc["innodb_data_fsyncs", "count"] >= 0.9  # the commit's redo-log fsync
         assert stats["flush_0"].loc["innodb_data_fsyncs", "count"] < 0.5
@@ -89,7 +97,8 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' "
                     "WHERE NAME = 'events_stages_history_long'")
         try:
-            frame = eng.statement_anatomy("anat_sp", COLS, datagen.seed_rows(5, start_id=2000, seed=5))
+            frame = eng.statement_anatomy("anat_sp", COLS, datagen.seed_rows(5, start_id=2000, seed=5),
+                                          unobserved_rows=datagen.seed_rows(5 * 12, start_id=3000, seed=6))
         finally:
             eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' "
                         "WHERE NAME = 'events_stages_history_long'")
@@ -97,6 +106,11 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         assert stages["source"].str.startswith("SHOW PROFILE").any()
         assert {"commit", "update"} <= set(stages["component"])
         assert stages["statement_no"].nunique() == 5
+        # 65 INSERTs, read in blocks that never outrun the session's 100 profiles; each kind gets its own
+        quiet = frame[frame["pass"] == anatomy.UNOBSERVED].pivot(index="statement_no", columns="component", values="ms")
+        assert len(quiet) == 60 and {"commit", "update"} <= set(quiet.columns)
+        assert (quiet.drop(columns="client_total").fillna(0).sum(axis=1).values
+                == pytest.approx(quiet["client_total"].values))
 
     def test_load_data_local_keeps_quotes_commas_backslashes_and_nulls(self, eng):
         _fresh_table(eng, "odd_values")

@@ -55,6 +55,49 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
         assert eng.count_rows("anat_call") == 3
 
+    def test_a_slow_instrument_is_taken_out_of_the_anatomys_statement(self, eng, monkeypatch):
+        """Issue M: an instrument that slows the observed statements does not slow the statement the anatomy reports.
+
+        The instrument here leaves ~200 kB of WAL unflushed right before each observed INSERT (a
+        ballast committed asynchronously), so that INSERT's commit flushes it too: its
+        ``wal_flush`` and client time grow several-fold, as a pause slows a real flush. The
+        anatomy must still report the statement the samples time, and the cost as the observer's.
+        """
+        from ingestlab import anatomy, timing
+        from ingestlab.engines import postgres
+
+        cols = [c for c, _ in SEED_COLUMNS]
+
+        class Ballast(postgres._StatsRecorder):
+            def before(self):
+                self.engine.execute("BEGIN")
+                self.engine.execute("SET LOCAL synchronous_commit = off")
+                self.engine.execute("INSERT INTO ballast SELECT g, repeat('x', 90), 0, NULL "
+                                    "FROM generate_series(1, 1500) g")
+                self.engine.execute("COMMIT")
+                self.last = self._read()  # the ballast's own statistics are not the INSERT's
+
+        eng.apply_settings({"synchronous_commit": "on"})
+        eng.reset_table("ballast", SEED_COLUMNS)
+        eng.reset_table("anat_slow", SEED_COLUMNS)
+        insert = eng.insert_sql("anat_slow", cols, 1)
+        samples = timing.time_calls([eng.statement_call(insert, r) for r in datagen.seed_rows(400, seed=7)],
+                                    rows=[1] * 400, bytes_=[0] * 400)
+        median = samples["elapsed_s"].median() * 1e3
+        monkeypatch.setattr(eng, "anatomy_recorder", lambda table, columns: Ballast(eng, table, columns))
+        frame = eng.statement_anatomy("anat_slow", cols, datagen.seed_rows(15, start_id=10**6, seed=8),
+                                      unobserved_rows=datagen.seed_rows(150, start_id=2 * 10**6, seed=9))
+        row = anatomy.summary(frame.assign(engine="postgres", variant="sync_on")).iloc[0]
+        assert row["observed_ms"] > 2 * median  # the instrument is slow...
+        assert row["observer_ci_low_ms"] > 0.5 * median  # ...that is measured as the observer's cost...
+        # ...and the statement reported is the samples' (within this VM's drift between two moments, ±35 %),
+        # far nearer them than the observed one
+        assert row["client_total_ms"] == pytest.approx(median, rel=0.35)
+        assert abs(row["client_total_ms"] - median) < 0.3 * (row["observed_ms"] - median)
+        observed = anatomy.observer(frame.assign(engine="postgres", variant="sync_on")).set_index("component")
+        assert observed.loc["wal_flush", "ci_low_ms"] > 0  # in the part it slowed
+        eng.apply_settings({})
+
     def test_a_statement_call_goes_to_libpq_and_reports_what_the_server_refuses(self, eng):
         from ingestlab import timing
         from ingestlab.errors import ServerError
@@ -101,3 +144,24 @@ def test_malformed_urls_fail_clearly(url):
 
 class TestPostgresUpsert(UpsertContract):
     engine = "postgres"
+
+
+@pytest.mark.skipif(Engine.classes()["postgres15"].unavailable_reason() is not None, reason="no PostgreSQL 15 here")
+def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
+    from ingestlab import anatomy
+
+    cols = [c for c, _ in SEED_COLUMNS]
+    eng = Engine.resolve("postgres15").start()
+    try:
+        eng.reset_table("anat15", SEED_COLUMNS)
+        frame = eng.statement_anatomy("anat15", cols, datagen.seed_rows(6, seed=5),
+                                      unobserved_rows=datagen.seed_rows(36, start_id=100, seed=6))
+    finally:
+        eng.close()
+    (missing,) = frame[frame["pass"] == "unmeasured"].itertuples()
+    assert missing.component == "wal_flush" and "PostgreSQL 16, this server is 15" in missing.source
+    assert "wal_flush" not in set(frame.loc[frame["pass"] != "unmeasured", "component"])
+    ladder = set(frame.loc[frame["pass"] == "ladder", "component"])
+    assert "commit_with_wal_flush" in ladder and "commit" not in ladder
+    row = anatomy.summary(frame.assign(engine="postgres15", variant="sync_on")).iloc[0]
+    assert row["planning_ms"] > 0 and row["execution_ms"] > 0 and row["commit_with_wal_flush_ms"] > 0

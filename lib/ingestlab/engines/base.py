@@ -982,7 +982,13 @@ class Engine:
         """What reads the server's parts of each single-row INSERT into ``table`` of an anatomy pass (engines override)."""
         raise UnsupportedOperationError(f"{self.NAME}: no statement anatomy")
 
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]):
+    #: Unobserved statements at the start of each block after an observed one that absorb what the
+    #: observation left behind (``bench/observer_pause.py``: the first two after a pause are slower,
+    #: the third within 5 % of the rest).
+    ANATOMY_SETTLE = 3
+
+    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                          unobserved_rows: Sequence[Sequence[Any]] = ()):
         """Split single-row INSERTs of ``rows`` into the server's parts and the unexplained rest.
 
         Each INSERT runs as in the measurements: autocommit, one round trip, rendered before
@@ -990,6 +996,17 @@ class Engine:
         01's samples are (a recorder that must read the statement's rows, an ``EXPLAIN``, has
         it run by :meth:`execute`); right after each one the engine's :meth:`anatomy_recorder`
         reads what the server reported, outside the clock.
+
+        Reading between statements changes them (a pause before a commit slows its log flush
+        and the wake-ups of both processes). With ``unobserved_rows``, each observed statement
+        is followed by a block of as many unobserved ones (an equal share of the rows) sent
+        back to back through the same call, nothing read between them: the first
+        :attr:`ANATOMY_SETTLE` of a block absorb the observation (flagged warm-up, as is the whole
+        first block, beside the first observed statement), the rest are the statement as the
+        samples time it. They form the frame's
+        :data:`~ingestlab.anatomy.UNOBSERVED` pass, with every part the recorder can assign
+        them (:meth:`~ingestlab.anatomy.Recorder.block`); :func:`ingestlab.anatomy.summary`
+        reports them, and what observing added as ``observer_ms``.
 
         Returns
         -------
@@ -999,13 +1016,30 @@ class Engine:
         self.has("statement_anatomy", check=True)
         if not rows:
             raise ConfigError("rows", rows, "at least one row to insert")
+        size = len(unobserved_rows) // len(rows)
+        if unobserved_rows and size <= self.ANATOMY_SETTLE:
+            raise ConfigError("unobserved_rows", len(unobserved_rows),
+                              f"more than {self.ANATOMY_SETTLE} rows per observed row ({len(rows)} observed)")
         recorder = self.anatomy_recorder(table, columns)
         with recorder:
             # every statement rendered before the first is sent, as time_statements' callers do
             calls = [None if recorder.READS_ROWS else self.statement_call(recorder.sql, row) for row in rows]
-            for row, call in zip(rows, calls):
+            quiet = [self.statement_call(recorder.sql, row) for row in unobserved_rows[:size * len(rows)]]
+            for i, (row, call) in enumerate(zip(rows, calls)):
+                recorder.before()
                 run = timing.timed(self.execute, recorder.sql, row) if call is None else timing.timed(call)
                 recorder.client_ms.append(run.ms)
                 recorder.statement(run.result, row)
+                if size:
+                    block = timing.time_calls(quiet[i * size:(i + 1) * size], rows=[1] * size, bytes_=[0] * size)
+                    ms = (block["elapsed_s"] * 1e3).tolist()
+                    recorder.unobserved_ms += ms
+                    # the first block settles whole, as the first observed statement is a warm-up
+                    recorder.unobserved_settle += [i == 0 or k < self.ANATOMY_SETTLE for k in range(size)]
+                    recorder.block(ms)
+        unobserved = (recorder.unobserved_ms, recorder.unobserved_settle, recorder.unobserved_parts) if size else None
         return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
-                             counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER)
+                             counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER,
+                             unmeasured=recorder.unmeasured, unobserved=unobserved)
+
+

@@ -80,8 +80,14 @@ class MySQL(MySQLProtocol):
         "SELECT LOWER(i.VARIABLE_NAME), g.VARIABLE_VALUE FROM performance_schema.variables_info i "
         "JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = i.VARIABLE_NAME "
         "WHERE i.VARIABLE_SOURCE <> 'COMPILED' ORDER BY 1")
-    #: InnoDB counters whose change per statement the anatomy reports (commit's I/O).
+    #: InnoDB counters whose change per statement the anatomy reports (commit's I/O), and what each counts.
     ANATOMY_COUNTERS: ClassVar[tuple[str, ...]] = ("Innodb_data_fsyncs", "Innodb_log_writes")
+    COUNTER_MEANINGS: ClassVar[dict[str, str]] = {
+        "Innodb_data_fsyncs": "fsync() calls on InnoDB's files: on MariaDB 10.8+ (10.11 here) the redo log's syncs "
+                              "and the data files' together (Innodb_os_log_fsyncs is gone); on MySQL and older "
+                              "MariaDB the data files' only",
+        "Innodb_log_writes": "physical writes to the redo log",
+    }
     #: ``SHOW PROFILE`` keeps at most this many statements per session.
     PROFILING_HISTORY: ClassVar[int] = 100
 
@@ -452,25 +458,34 @@ class _StagesRecorder(anatomy.Recorder):
         self.counters0 = self.engine._counters()
         self.thread_id, self.marker = self.engine._ps_position()
         self.n = 0
+        self.kinds: list[bool] = []  # per INSERT in the order sent: observed (True) or unobserved
         self.probe_ms: list[float] = []
 
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
+        self.kinds.append(True)
         self.probe_ms.append(timing.timed(self.engine.statement_call(self.PROBE)).ms)
+
+    def block(self, client_ms: Sequence[float]) -> None:
+        self.kinds += [False] * len(client_ms)  # their stages are in the history too: read with the rest at the end
 
     def end(self) -> None:
         engine = self.engine
         outside: list[float] = []
         if self.n:
-            stages = engine._ps_stages(self.thread_id, self.marker, self.n)
-            totals = engine._ps_statement_ms(self.thread_id, self.marker, "statement/sql/insert")
+            every = engine._ps_stages(self.thread_id, self.marker, len(self.kinds))
+            every_total = engine._ps_statement_ms(self.thread_id, self.marker, "statement/sql/insert")
+            stages = [s for s, seen in zip(every, self.kinds) if seen]
+            totals = [t for t, seen in zip(every_total, self.kinds) if seen]
             self.parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s] for s in stages]
+            self.unobserved_parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s]
+                                     for s, seen in zip(every, self.kinds) if not seen]
             outside = [total - sum(ms for _, ms in s) for s, total in zip(stages, totals)]
             probes = engine._ps_stages(self.thread_id, self.marker, self.n, event="statement/sql/do")
             for client, probe in zip(self.probe_ms, probes):
                 self.rung("round_trip", client - sum(ms for _, ms in probe),
                           f"'{self.PROBE}' on the client's clock minus its stages ({self.SOURCE})")
-        self.counters = _counter_changes(self.counters0, engine._counters(), self.n)
+        self.counters = _counter_changes(self.counters0, engine._counters(), len(self.kinds))
         if outside:
             self.counters["outside_stages_ms"] = (sum(outside) / len(outside),
                                                   "events_statements_history_long TIMER_WAIT minus the INSERT's "
@@ -489,33 +504,43 @@ class _ProfileRecorder(anatomy.Recorder):
 
     def begin(self) -> None:
         self.counters0 = self.engine._counters()
-        self.block = self.engine.PROFILING_HISTORY - 10  # room for the statements that read the profiles
-        self.pending = 0
-        self.n = 0
+        self.room = self.engine.PROFILING_HISTORY - 10  # room for the statements that read the profiles
+        self.pending: list[bool] = []  # INSERTs not read yet, in the order sent: observed (True) or unobserved
+        self.n = self.sent = 0  # observed INSERTs; all INSERTs
         self.engine.execute("SET SESSION profiling_history_size = %s", [self.engine.PROFILING_HISTORY])
         self.engine.execute("SET SESSION profiling = 1")
 
     def statement(self, result: Any, row: Sequence[Any]) -> None:
-        self.pending += 1
+        self.pending.append(True)
         self.n += 1
-        if self.pending == self.block:
+        self.sent += 1
+        if len(self.pending) >= self.room // 2:  # read before a block of unobserved ones could overflow the history
             self._read()
+
+    def block(self, client_ms: Sequence[float]) -> None:
+        self.pending += [False] * len(client_ms)
+        self.sent += len(client_ms)
+        self._read()  # right away: the next observed statement follows a read anyway
 
     def _read(self) -> None:
         from ingestlab.profiles import parse
 
         execute = self.engine.execute
         ids = [r[0] for r in execute("SHOW PROFILES") if str(r[2]).lstrip().upper().startswith("INSERT")]
-        ids = ids[-self.pending:]
+        ids = ids[-len(self.pending):]
+        if len(ids) != len(self.pending):
+            raise UnsupportedOperationError(f"{self.engine.NAME}: SHOW PROFILES kept {len(ids)} of the "
+                                            f"{len(self.pending)} INSERTs sent since the last read")
         marks = ", ".join(["%s"] * len(ids))
         records = execute(f"SELECT QUERY_ID, STATE, DURATION FROM information_schema.PROFILING "
                           f"WHERE QUERY_ID IN ({marks}) ORDER BY QUERY_ID, SEQ", ids)
-        for query_id in ids:
+        for query_id, seen in zip(ids, self.pending):
             profile = parse([(state, duration) for q, state, duration in records if q == query_id],
                             "mariadb_show_profile")
-            self.parts.append([(stage_component(name), float(ms), self.SOURCE)
-                               for name, _, ms in profile.operators.itertuples(index=False)])
-        self.pending = 0
+            parts = [(stage_component(name), float(ms), self.SOURCE)
+                     for name, _, ms in profile.operators.itertuples(index=False)]
+            (self.parts if seen else self.unobserved_parts).append(parts)
+        self.pending = []
 
     def end(self) -> None:
         try:
@@ -523,10 +548,13 @@ class _ProfileRecorder(anatomy.Recorder):
                 self._read()
         finally:
             self.engine.execute("SET SESSION profiling = 0")
-        self.counters = _counter_changes(self.counters0, self.engine._counters(), self.n)
+        self.counters = _counter_changes(self.counters0, self.engine._counters(), self.sent)
 
 
 def _counter_changes(before: dict[str, float], after: dict[str, float], n: int) -> dict[str, tuple[float, str]]:
-    """Per-statement change of ``SHOW GLOBAL STATUS`` counters over ``n`` statements."""
-    return {name.lower(): ((after[name] - before[name]) / max(n, 1), f"SHOW GLOBAL STATUS {name}, change per statement")
+    """Per-statement change of ``SHOW GLOBAL STATUS`` counters over ``n`` statements, each source saying what it counts."""
+    meanings = MySQL.COUNTER_MEANINGS
+    return {name.lower(): ((after[name] - before[name]) / max(n, 1),
+                           f"SHOW GLOBAL STATUS {name}, change per statement"
+                           + (f" ({meanings[name]})" if name in meanings else ""))
             for name in before}

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
@@ -585,11 +586,23 @@ class _StatsRecorder(anatomy.Recorder):
     What is left (``unexplained``): creating and dropping the portal, the snapshot, and
     ``pg_stat_statements`` storing its entries. Every read and rung runs between the timed
     statements, never inside them; the probes write into ``<table>_probe``.
+
+    Unobserved statements (``Engine.statement_anatomy``'s blocks): ``planning``, ``execution``
+    and ``wal_flush`` are the block's share of the same cumulative statistics, read once after
+    the block (a mean per statement); ``client_socket`` is the median over the blocks of their
+    last statement's client time minus its span (the one statement ``pg_stat_activity`` still
+    shows after the block); the rungs are the same.
+
+    Before PostgreSQL 16 (no ``pg_stat_io``; notebook 05's second version is 15) the WAL flush
+    is not measured: it is listed as unmeasured (its time stays in ``unexplained``), and the
+    ``commit`` rung, which cannot subtract it, becomes ``commit_with_wal_flush`` — the probe's
+    flush included. Before 15 the statistics are not flushed on request
+    (``pg_stat_force_next_flush``), so per-statement changes may lag.
     """
 
     PASS = "server"
     ORDER = ("client_socket", "transaction", "parse_analyze", "planning", "executor_start_end", "execution",
-             "commit", "wal_flush")
+             "commit", "commit_with_wal_flush", "wal_flush")
     _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
              "FROM pg_stat_statements WHERE query LIKE 'INSERT%%'")
     _IO = ("SELECT coalesce(sum(write_time), 0) + coalesce(sum(fsync_time), 0), coalesce(sum(fsyncs), 0) "
@@ -603,6 +616,11 @@ class _StatsRecorder(anatomy.Recorder):
     def begin(self) -> None:
         engine = self.engine
         self.has_pgss = bool(engine.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+        version = int(engine.execute("SHOW server_version_num")[0][0])
+        self.has_io, self.can_flush = version >= 160000, version >= 150000
+        if not self.has_io:
+            self.unmeasured["wal_flush"] = (f"pg_stat_io is new in PostgreSQL 16, this server is {version // 10000}; "
+                                            "the commit rung keeps its WAL flush")
         self.pid = engine.execute("SELECT pg_backend_pid()")[0][0]
         self.probe = f"{self.table}_probe"
         engine.execute(engine.drop_table_sql(self.probe))
@@ -616,12 +634,39 @@ class _StatsRecorder(anatomy.Recorder):
         except engine.dbapi.Error:  # before 15: no such function
             self.parser_stats = bool(engine.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0])
         self.last = self._read()
+        self.blocks: list[tuple[int, list]] = []  # per unobserved block: its size and its parts (means)
+        self.block_sockets: list[float] = []  # per unobserved block: its last statement's client side (ms)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
         """A statement on ``conn`` (default: the measuring connection)."""
         return self.engine.execute(sql, params, conn=conn)
 
+    def block(self, client_ms: Sequence[float]) -> None:
+        """The block's share of the cumulative statistics (a mean per statement), and its last statement's client side.
+
+        The last statement of a block is the one ``pg_stat_activity`` still shows, read after it
+        (so it ran unobserved): its client time minus the server's span is a sample of the
+        client's side of an unobserved statement.
+        """
+        self.block_sockets.append(client_ms[-1] - self._span("INSERT"))
+        now = self._read()
+        n = len(client_ms)
+        plan, execution, wal_ms = ((a - b) / n for a, b in list(zip(now, self.last))[:3])
+        parts = [("planning", plan, "pg_stat_statements.total_plan_time, mean over the block"),
+                 ("execution", execution, "pg_stat_statements.total_exec_time, mean over the block")
+                 ] if self.has_pgss else []
+        if self.has_io:
+            parts.append(("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time, mean over the block"))
+        self.blocks.append((n, parts))
+        self.last = now
+
     def end(self) -> None:
+        # the client's side needs the span of each statement, which only a read gives: the blocks' last statements'
+        if self.blocks:
+            socket = ("client_socket", statistics.median(self.block_sockets),
+                      f"median over {len(self.block_sockets)} blocks of their last statement's client clock minus "
+                      "pg_stat_activity state_change - query_start")
+            self.unobserved_parts = [[socket, *parts] for n, parts in self.blocks for _ in range(n)]
         if getattr(self, "observer", None) is not None:
             self.observer.close()
         if getattr(self, "probe", None) and self.engine._conn is not None:
@@ -629,9 +674,11 @@ class _StatsRecorder(anatomy.Recorder):
 
     def _read(self) -> tuple[float, ...]:
         execute = self.engine.execute
-        execute("SELECT pg_stat_force_next_flush()")
+        if self.can_flush:  # else (before 15) the statistics reach the views at the collector's pace
+            execute("SELECT pg_stat_force_next_flush()")
         pgss = execute(self._PGSS)[0] if self.has_pgss else (math.nan, math.nan)
-        return tuple(map(float, (*pgss, *execute(self._IO)[0], *execute(self._WAL)[0])))
+        io = execute(self._IO)[0] if self.has_io else (math.nan, math.nan)
+        return tuple(map(float, (*pgss, *io, *execute(self._WAL)[0])))
 
     def _span(self, expected: str) -> float:
         """The server's span (ms) of the measuring backend's last statement, which must start with ``expected``."""
@@ -650,8 +697,9 @@ class _StatsRecorder(anatomy.Recorder):
                  ("execution", execution, "pg_stat_statements.total_exec_time")] if self.has_pgss else []
         self.parts.append([("client_socket", client - span, "client clock minus pg_stat_activity "
                                                             "state_change - query_start"),
-                           *parts, ("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time")])
-        self.extras.append([("wal_fsyncs", math.nan, fsyncs, "pg_stat_io wal fsyncs"),
+                           *parts, *([("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time")]
+                                     if self.has_io else [])])
+        self.extras.append([*([("wal_fsyncs", math.nan, fsyncs, "pg_stat_io wal fsyncs")] if self.has_io else []),
                             ("wal_records", math.nan, records, "pg_stat_wal.wal_records"),
                             ("wal_fpi", math.nan, fpi, "pg_stat_wal.wal_fpi"),
                             ("wal_bytes", math.nan, wal_bytes, "pg_stat_wal.wal_bytes")])
@@ -675,12 +723,17 @@ class _StatsRecorder(anatomy.Recorder):
         execute(self.probe_sql, row)
         execute("COMMIT")
         commit = self._span("COMMIT")
-        flushed = self._read()[2] - before[2]
+        flushed = self._read()[2] - before[2] if self.has_io else 0.0
         execute("BEGIN")
         execute("COMMIT")
-        self.rung("commit", commit - self._span("COMMIT") - flushed,
-                  "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
-                  "minus its WAL flush (pg_stat_io)")
+        if self.has_io:
+            self.rung("commit", commit - self._span("COMMIT") - flushed,
+                      "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
+                      "minus its WAL flush (pg_stat_io)")
+        else:  # no pg_stat_io: the flush cannot be told apart from the rest of the commit
+            self.rung("commit_with_wal_flush", commit - self._span("COMMIT"),
+                      "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
+                      "(its WAL flush included: no pg_stat_io before PostgreSQL 16)")
         execute("BEGIN")  # rolled back: the probe's commit would only add a WAL flush
         (plan,), = execute("EXPLAIN (ANALYZE, FORMAT JSON) " + self.probe_sql, row)[0]
         execute("ROLLBACK")

@@ -183,16 +183,107 @@ def scale_table(diff: dict | None) -> pd.DataFrame:
     return models.scale_table(diff) if diff is not None else pd.DataFrame()
 
 
+def anatomy_table(anatomy_frame: pd.DataFrame, samples: pd.DataFrame, fits: pd.DataFrame) -> pd.DataFrame:
+    """The anatomy per engine and variant beside the same run's statement: the samples' median and the fitted overhead.
+
+    :func:`ingestlab.anatomy.summary` of the anatomy pass (its client total corrected for the
+    observer, see there), joined with ``samples_median_ms`` (the median of the same run's timed
+    single-row statements, warm-up left out), ``samples_mean_ms``, the OLS ``overhead_ms`` with
+    its CI, and ``total_vs_samples`` (the anatomy's client total ÷ the samples' median).
+    """
+    from ingestlab import anatomy
+    from ingestlab.timing import latency_summary
+
+    table = anatomy.summary(anatomy_frame)
+    if table.empty:
+        return table
+    single = latency_summary(samples[samples["scenario"] == "single_row"], by=("engine", "variant"))
+    single = single.rename(columns={"median_ms": "samples_median_ms", "mean_ms": "samples_mean_ms",
+                                    "p99_ms": "samples_p99_ms"})[["engine", "variant", "samples_median_ms",
+                                                                 "samples_mean_ms", "samples_p99_ms"]]
+    ols = fits[fits["method"] == "ols"][["engine", "variant", "overhead_ms", "overhead_ci_low_ms",
+                                         "overhead_ci_high_ms"]]
+    out = table.merge(single, on=["engine", "variant"], how="left").merge(ols, on=["engine", "variant"], how="left")
+    out["total_vs_samples"] = out[f"{anatomy.CLIENT_TOTAL}_ms"] / out["samples_median_ms"]
+    return out
+
+
+#: How far (as a share) the anatomy's client total may lie from the samples' median and still be the same statement.
+AGREEMENT = 0.10
+
+
+def describe_agreement(table: pd.DataFrame) -> list[str]:
+    """Per engine and variant: the anatomy's total, the samples' median and the fitted overhead, and whether they agree.
+
+    Where the fitted overhead's CI misses the samples' median, one sentence says why from the
+    data: the fit is a slope through scenario totals (sums), so it follows the statements' mean,
+    and the sentence gives the mean and the tail that pulls it.
+    """
+    from ingestlab import report
+
+    if table.empty:
+        return []
+    several = table["engine"].nunique() > 1
+    out = []
+    for r in table.itertuples():
+        total, median = r.client_total_ms, r.samples_median_ms
+        if pd.isna(median):
+            out.append(f"**{_label(r, several)}**: the anatomy's statement takes {total:.3f} ms; the run timed no "
+                       "single-row samples to hold it against (SCENARIOS without single_row).")
+            continue
+        agree = abs(total / median - 1) <= AGREEMENT
+        observer = (f", after taking out the observer's {r.observer_ms:+.3f} ms"
+                    if pd.notna(getattr(r, "observer_ms", float("nan"))) else "")
+        line = (f"**{_label(r, several)}**: the anatomy's statement takes {total:.3f} ms{observer}, the run's "
+                f"single-row samples {median:.3f} ms (median), ratio {total / median:.2f} — "
+                + ("the same statement (within ±10 %)" if agree else "**not** the same statement (beyond ±10 %)")
+                + f"; fitted overhead {report.format_estimate(r.overhead_ms, r.overhead_ci_low_ms, r.overhead_ci_high_ms)}.")
+        if pd.notna(r.overhead_ms) and not (r.overhead_ci_low_ms <= median <= r.overhead_ci_high_ms):
+            nearer = "mean" if abs(r.overhead_ms - r.samples_mean_ms) < abs(r.overhead_ms - median) else "median"
+            line += (f" The overhead's CI misses the median because the fit is a slope through scenario totals — "
+                     f"sums, which follow the statements' mean ({r.samples_mean_ms:.3f} ms, P99 "
+                     f"{r.samples_p99_ms:.3f} ms), not their median; here the overhead lies nearer the {nearer}"
+                     + ("." if nearer == "mean" else ", so the tail does not explain it: the batches' own "
+                        "per-row costs bend the line."))
+        out.append(line)
+    return out
+
+
 def anatomy_figure(table: pd.DataFrame):
-    """A stacked bar of the anatomy's parts per engine and variant (:func:`ingestlab.anatomy.parts`), or None."""
+    """Stacked bars of the anatomy's parts per engine and variant, with the statement measured beside them; or None.
+
+    Beside each bar (:func:`ingestlab.anatomy.parts`): a black diamond at the samples' median
+    of the same run and variant, and an open circle with its 95 % CI at the fitted overhead,
+    where ``table`` has them (:func:`anatomy_table`).
+    """
     from ingestlab import anatomy, figures
 
     if table.empty:
         return None
     parts = anatomy.parts(table)
-    if parts["engine"].nunique() > 1:
+    several = parts["engine"].nunique() > 1
+    if several:
         parts = parts.assign(variant=parts["engine"].astype(str) + " " + parts["variant"].astype(str))
-    return figures.plot_stacked(parts, x="ms", y="variant", hue="component").figure
+    ax = figures.plot_stacked(parts, x="ms", y="variant", hue="component")
+    rows = list(dict.fromkeys(parts["variant"]))  # the bars' order, bottom to top
+    handles = []
+    for r in table.itertuples():
+        y = rows.index(f"{r.engine} {r.variant}" if several else r.variant)
+        if pd.notna(getattr(r, "samples_median_ms", float("nan"))):
+            h, = ax.plot([r.samples_median_ms], [y + 0.38], "D", color="black", ms=5, zorder=5,
+                         label="samples' median")
+            handles.append(h)
+        if pd.notna(getattr(r, "overhead_ms", float("nan"))):
+            err = [[max(r.overhead_ms - r.overhead_ci_low_ms, 0)], [max(r.overhead_ci_high_ms - r.overhead_ms, 0)]]
+            h = ax.errorbar([r.overhead_ms], [y - 0.38], xerr=err, fmt="o", mfc="white", mec="black", ecolor="black",
+                            ms=5, capsize=2, lw=0.8, zorder=5, label="fitted overhead (95 % CI)")
+            handles.append(h)
+    if handles:  # a second legend, in the axes; the parts' legend stays below them
+        ax.add_artist(ax.get_legend())
+        ax.legend(handles=list({h.get_label(): h for h in handles}.values()), loc="upper left",
+                  bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)  # right of the bars, never over them
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+    return ax.figure
 
 
 def headline(fits: pd.DataFrame, diff: dict | None, anatomy_table: pd.DataFrame) -> dict[str, float]:
@@ -206,8 +297,12 @@ def headline(fits: pd.DataFrame, diff: dict | None, anatomy_table: pd.DataFrame)
     out.update({k: float(v) for k, v in (diff or {}).items() if k not in ("engine", "first", "last")})
     if not anatomy_table.empty:
         several = anatomy_table["engine"].nunique() > 1
-        out.update({f"unexplained_share[{_label(r, several)}]": float(r.unexplained_share)
-                    for r in anatomy_table.itertuples()})
+        for r in anatomy_table.itertuples():
+            out[f"unexplained_share[{_label(r, several)}]"] = float(r.unexplained_share)
+            if "total_vs_samples" in anatomy_table.columns:
+                out[f"total_vs_samples[{_label(r, several)}]"] = float(r.total_vs_samples)
+            if pd.notna(getattr(r, "observer_ms", float("nan"))):
+                out[f"observer_ms[{_label(r, several)}]"] = float(r.observer_ms)
     return out
 
 
