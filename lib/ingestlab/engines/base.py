@@ -109,7 +109,8 @@ class Engine:
       :meth:`native_sender` hands the timing module's C loop the connection's own C send
       call where the driver wraps a C client library (libpq, libmysqlclient); None elsewhere.
       :meth:`statement_anatomy` times single-row INSERTs on that clock and asks the engine's
-      :meth:`anatomy_recorder` what the server reported for each (server-side parts only);
+      :meth:`anatomy_recorder` what the server reported for each (server-side parts only), with
+      unobserved statements between them for the observer's cost;
       :func:`ingestlab.anatomy.frame` builds the one table shape, the remainder named
       ``unexplained`` everywhere.
     * **Missing steps.** A step an engine lacks raises :class:`UnsupportedOperationError`
@@ -138,7 +139,7 @@ class Engine:
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
     * SQL: ``SQL = SQLBuilder`` (the builder class of :attr:`sql`; None: the engine has no SQL);
     * variants and instruments: ``COMMIT_VARIANTS = {}``, ``GROUP_COMMIT_VARIANTS = {}``,
-      ``GROUP_COMMIT_NOTE = ''``, ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``;
+      ``GROUP_COMMIT_NOTE = ''``, ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``, ``ANATOMY_SETTLE = 3``;
     * tables and writes: ``TABLE_MODELS = {}``, ``COMMIT_FREE_MODELS = ()``,
       ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``,
       ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
