@@ -51,7 +51,8 @@ LABELS: dict[str, str] = {
     "client_socket": "client and socket", "transaction": "transaction start and end",
     "executor_start_end": "executor start and end",
     "round_trip": "round trip", "parse_analyze": "parse and analyse", "planning": "planning",
-    "execution": "execution", "commit": "commit", "wal_flush": "WAL flush", "outside_stages": "outside the stages",
+    "execution": "execution", "commit": "commit", "wal_flush": "WAL flush",
+    "commit_with_wal_flush": "commit with its WAL flush", "outside_stages": "outside the stages",
     # fit methods
     "ols": "OLS", "theil_sen": "Theil–Sen", "two_point": "two points",
     # statistics
