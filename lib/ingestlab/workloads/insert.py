@@ -36,7 +36,8 @@ SCALES: dict[str, dict[str, int]] = {
 TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
 #: Unobserved single-row INSERTs after each profiled one (the first three settle): the statement as the
 #: samples time it, against which the observer's cost is measured (see ``Engine.statement_anatomy``).
-UNOBSERVED_BLOCK = 10
+#: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small.
+UNOBSERVED_BLOCK = 30
 
 
 @dataclasses.dataclass(frozen=True)
