@@ -17,6 +17,7 @@ from ingestlab.workloads import insert, insert_analysis
     ({"scenarios": "single_row,upsert"}, "SCENARIOS"),
     ({"variants": "sync_maybe"}, "VARIANTS"),
     ({"repeats": 0}, "REPEATS"),
+    ({"profile_n": insert.MAX_PROFILE_N + 1}, "PROFILE_N"),
 ])
 def test_bad_parameters_name_themselves_before_any_server_starts(kwargs, name, tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
@@ -84,3 +85,35 @@ def test_the_prediction_of_an_unseen_scenario_needs_a_line_without_it_and_says_w
     one_repeat = samples[samples["repeat"] == 0]  # 2 runs besides batch_100: no line to predict from
     assert insert_analysis.prediction(one_repeat).empty
     assert "No prediction" in insert_analysis.describe_prediction(insert_analysis.prediction(one_repeat))[0]
+
+
+def _anatomy_beside(samples_ms: float, overhead: tuple[float, float, float]):
+    rng = np.random.default_rng(1)
+    observed = list(0.30 + rng.normal(0, 0.005, 6))
+    quiet = list(0.20 + rng.normal(0, 0.005, 60))
+    settle = [k < 3 for _ in range(6) for k in range(10)]
+    parts = [[("commit", 0.15, "s")]] * 6
+    frame = anatomy.frame("stages", observed, parts, unobserved=(quiet, settle, [[("commit", 0.15, "s")]] * 60))
+    frame = frame.assign(engine="mariadb", variant="flush_1")
+    samples = pd.DataFrame({"scenario": "single_row", "warmup": [True] + [False] * 99, "engine": "mariadb",
+                            "variant": "flush_1", "elapsed_s": samples_ms / 1e3 + rng.normal(0, 1e-6, 100)})
+    fits = pd.DataFrame([{"engine": "mariadb", "variant": "flush_1", "method": "ols", "overhead_ms": overhead[0],
+                          "overhead_ci_low_ms": overhead[1], "overhead_ci_high_ms": overhead[2]}])
+    return insert_analysis.anatomy_table(frame, samples, fits)
+
+
+def test_the_anatomy_table_holds_the_statement_beside_the_samples_and_the_fit():
+    table = _anatomy_beside(0.21, (0.205, 0.19, 0.22))
+    row = table.iloc[0]
+    assert row["client_total_ms"] == pytest.approx(0.20, abs=0.005)
+    assert row["samples_median_ms"] == pytest.approx(0.21, abs=0.001)
+    assert row["total_vs_samples"] == pytest.approx(0.20 / 0.21, abs=0.03)
+    assert row["observer_ms"] == pytest.approx(0.10, abs=0.01)
+    (line,) = insert_analysis.describe_agreement(table)
+    assert "the same statement (within ±10 %)" in line and "misses" not in line
+    far = insert_analysis.describe_agreement(_anatomy_beside(0.30, (0.40, 0.38, 0.42)))[0]
+    assert "**not** the same statement" in far and "misses the median" in far
+    fig = insert_analysis.anatomy_figure(table)
+    labels = [t.get_text() for leg in fig.axes[0].findobj(lambda a: a.__class__.__name__ == "Legend")
+              for t in leg.get_texts()]
+    assert "samples' median" in labels and "fitted overhead (95 % CI)" in labels and "commit" in labels

@@ -57,6 +57,9 @@ class Params(ParamsBase):
 
 #: Largest N: the rows of a scenario are generated in memory (about 100 bytes each).
 MAX_N = 10_000_000
+#: Most profiled INSERTs (the paper scale profiles 30): with their unobserved ones, about 16 stages each, MariaDB's
+#: stage history (``performance_schema_events_stages_history_long_size``, 100 000 on the lab's server) holds them.
+MAX_PROFILE_N = 200
 #: Most repeats of every scenario (the paper scale runs 5).
 MAX_REPEATS = 1000
 
@@ -89,6 +92,9 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
         raise ConfigError("REPEATS", repeats, f"an integer from 1 to {MAX_REPEATS}")
     warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True)
     profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
+    if profile_n > MAX_PROFILE_N:
+        raise ConfigError("PROFILE_N", profile_n, f"an integer from 0 to {MAX_PROFILE_N} (each profiled INSERT brings "
+                          f"{UNOBSERVED_BLOCK} unobserved ones, and MariaDB's stage history keeps 100 000 stages)")
     scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))
     if n > MAX_N:  # every row is generated in memory first
         raise ConfigError("N", n, f"an integer from 1 to {MAX_N:,} (the rows are generated in memory)")
