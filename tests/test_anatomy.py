@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from ingestlab import anatomy
@@ -67,6 +68,22 @@ def test_without_an_unobserved_pass_the_observed_statements_are_reported_and_no_
     row = anatomy.summary(frame[frame["pass"] != anatomy.UNOBSERVED]).iloc[0]
     assert row["client_total_ms"] == pytest.approx(1.26, abs=0.01)
     assert np.isnan(row["observer_ms"])
+
+
+def test_an_anatomy_taken_in_rounds_counts_every_rounds_statements_and_folds_their_ladders():
+    # two rounds at two moments of a run (the second 0.1 ms slower): statements are numbered within each round
+    fast, slow = _observed_and_unobserved(slow=1.0), _observed_and_unobserved(slow=1.0)
+    slow["ms"] = slow["ms"] + np.where(slow["component"].isin([anatomy.CLIENT_TOTAL, anatomy.UNEXPLAINED]), 0.1, 0)
+    both = anatomy.summary(pd.concat([fast.assign(round=0), slow.assign(round=1)], ignore_index=True)).iloc[0]
+    assert both["n"] == 2 * 12 * 8  # without the round, the second round's statements would be summed into the first's
+    assert both["client_total_ms"] == pytest.approx(0.26 + 0.05, abs=0.02)  # between the two moments
+    ladder = pd.DataFrame({"component": ["commit"] * 2, "ms": [0.010, 0.030], "n": [5, 7], "source": ["rung"] * 2,
+                           "ci_low_ms": [0.0, 0.0], "ci_high_ms": [1.0, 1.0]})
+    rounds = [anatomy.frame("server", [0.5, 0.4], [[]] * 2, ladder=ladder.iloc[[i]], unmeasured={"wal_flush": "no io"})
+              .assign(engine="e", variant="v", round=i) for i in (0, 1)]
+    folded = anatomy.ladder(pd.concat(rounds, ignore_index=True))
+    assert folded[["component", "ms", "n"]].values.tolist() == [["commit", pytest.approx(0.020), 12]]
+    assert len(anatomy.unmeasured(pd.concat(rounds, ignore_index=True))) == 1
 
 
 def test_the_observer_table_names_the_part_the_observer_slowed():

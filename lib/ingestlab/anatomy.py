@@ -288,7 +288,9 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
         for col, value in zip(by, key):
             mine = mine[mine[col] == value]
         chosen = mine if not mine.empty else own
-        wide = chosen.pivot_table(index="statement_no", columns="component", values="ms", aggfunc="sum", sort=False)
+        # an anatomy taken in rounds (a ``round`` column) numbers its statements within each round
+        wide = chosen.pivot_table(index=[c for c in ("round", "statement_no") if c in chosen.columns],
+                                  columns="component", values="ms", aggfunc="sum", sort=False)
         wide = wide.reindex(columns=columns).fillna({n: 0.0 for n in names})
         row = dict(zip(by, key)) | {f"{c}_ms": float(wide[c].median()) for c in columns}
         row["unexplained_share"] = row[f"{UNEXPLAINED}_ms"] / row[f"{CLIENT_TOTAL}_ms"]
@@ -405,10 +407,22 @@ def describe(table: pd.DataFrame, top: int = 3) -> list[str]:
 
 
 def ladder(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
-    """The ladder's rungs per group: ``component``, median ``ms``, ``n`` and the source with its CI."""
+    """The ladder's rungs per group: ``component``, median ``ms``, ``n`` and the source with its CI.
+
+    An anatomy taken in rounds (a ``round`` column) climbed the ladder once per round: each
+    rung is then the median of the rounds' medians, ``n`` their statements in all.
+    """
     rows = anatomy[anatomy["pass"] == "ladder"] if not anatomy.empty else anatomy
-    return rows[[c for c in (*by, "component", "ms", "count", "source") if c in rows.columns]].rename(
+    rows = rows[[c for c in (*by, "component", "ms", "count", "source") if c in rows.columns]].rename(
         columns={"count": "n"}).reset_index(drop=True)
+    if "round" not in anatomy.columns or rows.empty:
+        return rows
+    # taken in rounds (a ``round`` column, each round its own ladder): one row per rung, the median of their medians
+    keys = [c for c in (*by, "component") if c in rows.columns]
+    folded = rows.groupby(keys, sort=False, as_index=False).agg(
+        ms=("ms", "median"), n=("n", "sum"), rounds=("ms", "size"), source=("source", "first"))
+    folded["source"] = folded["source"].str.split(";").str[0] + "; median of the rounds' medians"
+    return folded.drop(columns="rounds")
 
 
 def unmeasured(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> list[str]:
@@ -422,7 +436,7 @@ def unmeasured(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant"))
     """
     if anatomy.empty or "unmeasured" not in set(anatomy["pass"]):
         return []
-    rows = anatomy[anatomy["pass"] == "unmeasured"]
-    by = [c for c in by if c in rows.columns]
+    by = [c for c in by if c in anatomy.columns]
+    rows = anatomy[anatomy["pass"] == "unmeasured"].drop_duplicates([*by, "component"])
     return [f"**{' '.join(str(getattr(r, c)) for c in by)}**: {r.component} not measured ({r.source}); its time is "
             f"in {UNEXPLAINED}." for r in rows.itertuples()]

@@ -34,7 +34,7 @@ def test_defaults_follow_the_scale():
 
 
 def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
-    params = insert.validate("postgres", n=120, repeats=2, warmup=3, profile_n=2, variants="sync_off")
+    params = insert.validate("postgres", n=120, repeats=2, warmup=3, profile_n=5, variants="sync_off")
     run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
     data = insert.measure(params, run)
     s = data["samples"]
@@ -46,7 +46,14 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert run.table()["elapsed_s"].tolist() == s["elapsed_s"].tolist()
     assert run.meta["engines"][0]["variant"] == "sync_off"
     assert set(s["driver"]) == {run.meta["engines"][0]["driver"]} == {"psycopg2"}  # who measured each sample
-    assert not data["anatomy"].empty
+    # the anatomy in rounds, one after each repeat's scenarios: 3 + 2 observed INSERTs, the first of each a warm-up
+    observed = data["anatomy"][(data["anatomy"]["component"] == anatomy.CLIENT_TOTAL)
+                               & ~data["anatomy"]["pass"].isin(["stats", "ladder", anatomy.UNOBSERVED])]
+    assert observed.groupby("round").size().tolist() == [3, 2]
+    assert observed.groupby("round")["warmup"].sum().tolist() == [1, 1]
+    # each round's first block settles whole, the others lose their first ANATOMY_SETTLE statements
+    from ingestlab.engines import Engine
+    assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == (2 + 1) * (insert.UNOBSERVED_BLOCK - Engine.ANATOMY_SETTLE)
     fits = insert_analysis.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
 

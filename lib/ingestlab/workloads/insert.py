@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
@@ -30,7 +31,7 @@ SCENARIOS: dict[str, int | None] = {
 FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
 #: Sizes per SCALE. ``paper`` is the seed's: 1 000 rows, 30 profiled statements.
 SCALES: dict[str, dict[str, int]] = {
-    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 10},
+    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 12},
     "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
 }
 TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
@@ -177,11 +178,15 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
 
     For each engine of ``params.engines`` in turn (started and stopped inside), for each of its
     variants: put its settings in force, record the engine's metadata, run every
-    scenario ``repeats`` times (scenarios interleaved within a repeat), then the statement
-    anatomy of ``profile_n`` single-row INSERTs. Samples are appended to ``run`` after
-    every scenario, so an interrupted run keeps what it measured; each scenario of a repeat
-    and each variant's anatomy is one configuration of :meth:`~ingestlab.results.Run.once`,
-    which a resumed run does not measure again.
+    scenario ``repeats`` times (scenarios interleaved within a repeat) and, after each repeat's
+    scenarios, a round of the statement anatomy: its ``profile_n`` single-row INSERTs are split
+    over the repeats (at least two per round, the first a warm-up), so that the anatomy is
+    taken at the same moments as the samples it is held against (a virtual machine's round
+    trip drifts between moments of one run); the rounds are told apart by the anatomy's
+    ``round`` column. Samples are appended to ``run`` after every scenario, so an interrupted
+    run keeps what it measured; each scenario of a repeat and each anatomy round is one
+    configuration of :meth:`~ingestlab.results.Run.once`, which a resumed run does not measure
+    again.
 
     Returns
     -------
@@ -197,6 +202,16 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
 
 def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]]) -> None:
     cols = [c for c, _ in SEED_COLUMNS]
+    # the anatomy is taken in rounds, one after each repeat's scenarios (each round with its own warm-up)
+    shares = [] if not params.profile_n else [np.arange(params.profile_n)] if params.profile_n < 2 else \
+        np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n // 2))
+    try:
+        engine.has("statement_anatomy", check=bool(shares))
+    except UnsupportedOperationError as exc:
+        run.note(f"{engine.label}: no anatomy ({exc})")
+        shares = []
+    anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
+    quiet_rows = datagen.seed_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
     per_variant = sum(len(_statements(s, [None] * params.n)) for s in params.scenarios) * params.repeats
     try:
         engine.start()
@@ -217,18 +232,15 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                             run.append(frame.assign(repeat=rep, **labels))
                         done = run.once({**labels, "repeat": rep, "scenario": scenario}, scenario_once)
                         out["samples"].append(done["results"])
-            if params.profile_n:
-                def anatomy_once(labels=labels, variant=variant):
-                    anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
-                    quiet_rows = datagen.seed_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9,
-                                                   seed=params.seed + 17)
-                    _reset_table(engine)
-                    try:
-                        frame = engine.statement_anatomy(TABLE, cols, anatomy_rows, unobserved_rows=quiet_rows)
-                        run.append(frame.assign(**labels), table="anatomy")
-                    except UnsupportedOperationError as exc:
-                        run.note(f"{variant}: no anatomy ({exc})")
-                out["anatomy"] += run.once({**labels, "part": "anatomy"}, anatomy_once).values()
+                    if rep < len(shares):
+                        def anatomy_once(labels=labels, share=shares[rep], rep=rep):
+                            _reset_table(engine)
+                            quiet = [quiet_rows[j] for i in share
+                                     for j in range(i * UNOBSERVED_BLOCK, (i + 1) * UNOBSERVED_BLOCK)]
+                            frame = engine.statement_anatomy(TABLE, cols, [anatomy_rows[i] for i in share],
+                                                             unobserved_rows=quiet)
+                            run.append(frame.assign(**labels, round=rep), table="anatomy")
+                        out["anatomy"] += run.once({**labels, "repeat": rep, "part": "anatomy"}, anatomy_once).values()
     finally:
         engine.close()
 
