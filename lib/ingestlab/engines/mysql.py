@@ -438,9 +438,10 @@ class _StagesRecorder(anatomy.Recorder):
 
     Instrument: the stages of each INSERT (``events_stages_history_long``). Ladder, after each
     statement on the same connection: ``round_trip`` — ``DO 0`` sent the way the INSERT is
-    (:meth:`MySQL.statement_call`), on the client's clock, minus its own stages: the driver, the
-    socket both ways and the server's work outside any stage (reading the command, starting and
-    ending the statement). Both sides are read with the same instrument, so what the INSERT pays
+    (:meth:`MySQL.statement_call`; the last of :attr:`Engine.ANATOMY_SETTLE` + 1 sent back to
+    back, as a block's measured INSERTs follow its settling ones), on the client's clock, minus
+    its own stages: the driver, the socket both ways and the server's work outside any stage
+    (reading the command, starting and ending the statement). Both sides are read with the same instrument, so what the INSERT pays
     outside its stages beyond what ``DO 0`` pays stays ``unexplained``. The statement's own
     server time (``events_statements_history_long``) minus its stages is kept as the counter
     ``outside_stages_ms`` (a mean), not as a part: performance_schema's statement clock can run
@@ -464,7 +465,10 @@ class _StagesRecorder(anatomy.Recorder):
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
         self.kinds.append(True)
-        self.probe_ms.append(timing.timed(self.engine.statement_call(self.PROBE)).ms)
+        # the probe that is kept follows ANATOMY_SETTLE others, as a block's measured INSERTs follow its settling ones
+        probes = [self.engine.statement_call(self.PROBE) for _ in range(self.engine.ANATOMY_SETTLE + 1)]
+        timed = timing.time_calls(probes, rows=[0] * len(probes), bytes_=[0] * len(probes))
+        self.probe_ms.append(float(timed["elapsed_s"].iloc[-1]) * 1e3)
 
     def block(self, client_ms: Sequence[float]) -> None:
         self.kinds += [False] * len(client_ms)  # their stages are in the history too: read with the rest at the end
@@ -481,10 +485,12 @@ class _StagesRecorder(anatomy.Recorder):
             self.unobserved_parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s]
                                      for s, seen in zip(every, self.kinds) if not seen]
             outside = [total - sum(ms for _, ms in s) for s, total in zip(stages, totals)]
-            probes = engine._ps_stages(self.thread_id, self.marker, self.n, event="statement/sql/do")
+            per = engine.ANATOMY_SETTLE + 1
+            probes = engine._ps_stages(self.thread_id, self.marker, self.n * per, event="statement/sql/do")[per - 1::per]
             for client, probe in zip(self.probe_ms, probes):
                 self.rung("round_trip", client - sum(ms for _, ms in probe),
-                          f"'{self.PROBE}' on the client's clock minus its stages ({self.SOURCE})")
+                          f"'{self.PROBE}' on the client's clock minus its stages ({self.SOURCE}; the last of "
+                          f"{per} sent back to back)")
         self.counters = _counter_changes(self.counters0, engine._counters(), len(self.kinds))
         if outside:
             self.counters["outside_stages_ms"] = (sum(outside) / len(outside),

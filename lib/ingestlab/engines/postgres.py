@@ -562,7 +562,9 @@ class _StatsRecorder(anatomy.Recorder):
       each read first calls ``pg_stat_force_next_flush()``.
 
     Rungs measured after each statement, outside its clock, in the same run (the server's span
-    of each probe is read the same way, from ``pg_stat_activity``):
+    of each probe is read the same way, from ``pg_stat_activity``; the probes timed by their span
+    follow :attr:`Engine.ANATOMY_SETTLE` empty queries, as the blocks' measured statements
+    follow their settling ones):
 
     * ``transaction`` — the span of an empty query (``;``) on the measuring connection:
       starting and ending a transaction that writes nothing, and the backend's per-query
@@ -714,16 +716,30 @@ class _StatsRecorder(anatomy.Recorder):
         except psycopg2.ProgrammingError:  # "can't execute an empty query": the server's answer to ';'
             pass
 
+    def _settle(self) -> None:
+        """Empty queries back to back, so that the probe after them is not the first statement after a read.
+
+        A read between statements slows the next ones (:attr:`Engine.ANATOMY_SETTLE`); the
+        statement whose time a rung adds to is an unobserved one, sent in a loop, so each
+        probe timed by its span is sent after as many round trips as the blocks' settling.
+        """
+        for _ in range(self.engine.ANATOMY_SETTLE):
+            self._empty_query()
+
     def _climb(self, row: Sequence[Any], before: tuple[float, ...]) -> None:
         """One sample of every rung (see the class docstring); ``before``: the reads right after the statement."""
         execute = self.engine.execute
+        self._settle()
         self._empty_query()
-        self.rung("transaction", self._span(";"), "pg_stat_activity span of an empty query ';'")
+        self.rung("transaction", self._span(";"), "pg_stat_activity span of an empty query ';' (after "
+                                                  f"{self.engine.ANATOMY_SETTLE} settling ones)")
+        self._settle()
         execute("BEGIN")
         execute(self.probe_sql, row)
         execute("COMMIT")
         commit = self._span("COMMIT")
         flushed = self._read()[2] - before[2] if self.has_io else 0.0
+        self._settle()
         execute("BEGIN")
         execute("COMMIT")
         if self.has_io:
