@@ -48,6 +48,15 @@ def test_the_readme_fits_on_a_screen_and_opens_with_every_notebook():
 def test_every_local_link_of_the_readme_and_docs_leads_somewhere():
     for page in [README, *sorted((REPO / "docs").glob("*.md")), REPO / "bench" / "README.md"]:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
-            if "FINDINGS.md" in target:
-                continue  # written by `ingestlab figures` at a notebook's next promotion
             assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"
+
+
+def test_every_notebook_has_promoted_findings_that_name_the_run_of_its_figures():
+    from ingestlab.workloads import discover
+
+    for stem in discover():
+        folder = REPO / "figures" / stem
+        findings = (folder / "FINDINGS.md").read_text(encoding="utf-8")
+        source = (folder / "SOURCE").read_text(encoding="utf-8")
+        revision = re.search(r"^Revision: (\S+)", source, re.M).group(1)
+        assert f"Revision: {revision}" in findings, f"{stem}: FINDINGS.md is not from the run of its figures"

@@ -318,7 +318,7 @@ NOTEBOOK = Notebook(
     question="Which way of loading one million rows is fastest, and what do the safety settings cost?",
     seed="yugabytedb-million-row-insert.en.txt",
     validate=validate,
-    measures="load time of one million rows per load method, safety setting and engine version, 5 repeats",
+    measures="load time of one million rows per load method, safety setting and engine version, REPEATS times each (paper: 5)",
     headlines=("rows_per_s[", "overhead_ms"),
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 2.5 h",
