@@ -291,7 +291,9 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
         # an anatomy taken in rounds (a ``round`` column) numbers its statements within each round
         wide = chosen.pivot_table(index=[c for c in ("round", "statement_no") if c in chosen.columns],
                                   columns="component", values="ms", aggfunc="sum", sort=False)
-        wide = wide.reindex(columns=columns).fillna({n: 0.0 for n in names})
+        # a part this group's statements never reported is not a column of its row (another engine's stage)
+        reported = set(own["component"]) | set(mine["component"])
+        wide = wide.reindex(columns=columns).fillna({n: 0.0 for n in names if n in reported})
         row = dict(zip(by, key)) | {f"{c}_ms": float(wide[c].median()) for c in columns}
         row["unexplained_share"] = row[f"{UNEXPLAINED}_ms"] / row[f"{CLIENT_TOTAL}_ms"]
         row["n"] = len(wide)

@@ -564,7 +564,8 @@ class _StatsRecorder(anatomy.Recorder):
     Rungs measured after each statement, outside its clock, in the same run (the server's span
     of each probe is read the same way, from ``pg_stat_activity``; the probes timed by their span
     follow :attr:`Engine.ANATOMY_SETTLE` empty queries, as the blocks' measured statements
-    follow their settling ones):
+    follow their settling ones, and the server-timed ones, ``EXPLAIN`` and ``log_parser_stats``,
+    are the last of ``ANATOMY_SETTLE + 1`` in a row):
 
     * ``transaction`` — the span of an empty query (``;``) on the measuring connection:
       starting and ending a transaction that writes nothing, and the backend's per-query
@@ -750,21 +751,26 @@ class _StatsRecorder(anatomy.Recorder):
             self.rung("commit_with_wal_flush", commit - self._span("COMMIT"),
                       "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
                       "(its WAL flush included: no pg_stat_io before PostgreSQL 16)")
+        warm = self.engine.ANATOMY_SETTLE + 1  # the server-side rungs: the last of as many as a block settles with
         execute("BEGIN")  # rolled back: the probe's commit would only add a WAL flush
-        (plan,), = execute("EXPLAIN (ANALYZE, FORMAT JSON) " + self.probe_sql, row)[0]
+        for _ in range(warm):
+            (plan,), = execute("EXPLAIN (ANALYZE, FORMAT JSON) " + self.probe_sql, row)[0]
         execute("ROLLBACK")
         self.rung("executor_start_end", plan["Execution Time"] - plan["Plan"]["Actual Total Time"],
-                  "EXPLAIN ANALYZE of the INSERT: Execution Time minus the root node's Actual Total Time")
+                  f"EXPLAIN ANALYZE of the INSERT (the last of {warm} in a row): Execution Time minus the root "
+                  "node's Actual Total Time")
         if self.parser_stats:
             conn = self.engine.conn
             execute("BEGIN")
             execute("SET LOCAL client_min_messages = log")
             execute("SET LOCAL log_parser_stats = on")
-            conn.notices.clear()
-            execute(self.probe_sql, row)
+            for _ in range(warm):
+                conn.notices.clear()
+                execute(self.probe_sql, row)
             elapsed = self._ELAPSED.findall("".join(conn.notices))
             execute("ROLLBACK")
             if len(elapsed) != 3:
                 raise ServerError(f"log_parser_stats sent {len(elapsed)} reports for one INSERT, not 3")
             self.rung("parse_analyze", sum(map(float, elapsed)) * 1e3,
-                      "log_parser_stats: elapsed of PARSER + PARSE ANALYSIS + REWRITER STATISTICS of the INSERT")
+                      f"log_parser_stats: elapsed of PARSER + PARSE ANALYSIS + REWRITER STATISTICS of the INSERT "
+                      f"(the last of {warm} in a row)")
