@@ -238,3 +238,14 @@ def test_the_scalability_law_is_not_estimable_from_two_client_counts_and_says_so
     assert law.empty
     throughput = pd.DataFrame({"clients": [1, 4]})
     assert "not estimable at this scale" in group_commit_analysis.describe_scalability(law, throughput)[0]
+
+
+def test_the_headline_flush_cost_is_left_out_where_its_interval_holds_zero():
+    throughput = pd.DataFrame({"engine": "e", "variant": ["on"] * 6 + ["off"] * 6, "clients": [1, 2, 4, 8, 16, 32] * 2,
+                               "rows_per_insert": 1, "commits_per_flush": [1, 1.8, 3.2, 6, 9, 12] + [5000] * 6,
+                               "rows_per_s": 1000.0, "statements_per_s": 1000.0})
+    fits = pd.DataFrame({"engine": "e", "variant": ["on", "off"], "term": "flush_share", "estimate": [0.2, 327.9],
+                         "ci_low": [0.1, -393.6], "ci_high": [0.3, 1049.0]})
+    out = group_commit_analysis.headline(throughput, pd.DataFrame(), fits)
+    assert out["flush_ms[e on]"] == [0.2, 0.1, 0.3]
+    assert "flush_ms[e off]" not in out

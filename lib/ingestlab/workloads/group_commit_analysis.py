@@ -196,7 +196,10 @@ def describe_speedups(speedup: pd.DataFrame, batching: pd.DataFrame) -> list[str
 def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame,
              scalability_fits: pd.DataFrame | None = None) -> dict[str, float]:
     """The run's headline numbers: commits per flush at the headline concurrency, the best speed-up, the flush cost,
-    and where the scalability law was fitted its σ, κ and peak (with CIs) and the held-out check's relative error."""
+    and where the scalability law was fitted its σ, κ and peak (with CIs) and the held-out check's relative error.
+
+    ``flush_ms`` (with its CI) is given only for the variants whose flush cost's CI lies above zero.
+    """
     clients = headline_clients(throughput)
     one = throughput[(throughput["clients"] == clients)
                      & (throughput["rows_per_insert"] == throughput["rows_per_insert"].min())]
@@ -207,8 +210,11 @@ def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame
         best = speedup.loc[speedup["speedup"].idxmax()]
         out.update({"best_variant": best["variant"], "best_speedup": float(best["speedup"]),
                     "best_speedup_ci_low": float(best["ci_low"]), "best_speedup_ci_high": float(best["ci_high"])})
-    flush = fits[fits["term"] == "flush_share"]
-    out.update({f"flush_ms[{r.engine} {r.variant}]": float(r.estimate) for r in flush.itertuples()})
+    # a flush cost only where the data tell it from zero: where commits hardly share flushes (or never wait for
+    # one: synchronous_commit = off flushes once per thousands of commits) the slope is not estimable
+    flush = fits[(fits["term"] == "flush_share") & (fits["ci_low"] > 0)]
+    out.update({f"flush_ms[{r.engine} {r.variant}]": [float(r.estimate), float(r.ci_low), float(r.ci_high)]
+                for r in flush.itertuples()})
     if scalability_fits is not None and not scalability_fits.empty:
         law = scalability_fits[scalability_fits["rows_per_insert"] == scalability_fits["rows_per_insert"].min()]
         for r in law[law["term"].isin(["sigma", "kappa", "peak_clients"])].itertuples():
