@@ -58,6 +58,24 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert set(fits["variant"]) == {"sync_off"}
 
 
+def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_goes_on(tmp_path, monkeypatch):
+    # the instrument's failure is injected (a history too short to hold the round is what raises it for real)
+    from ingestlab.engines.postgres import Postgres
+    from ingestlab.errors import UnsupportedOperationError
+
+    def lost(self, *args, **kwargs):
+        raise UnsupportedOperationError("performance_schema kept 3 of the 4 statements")
+
+    monkeypatch.setattr(Postgres, "statement_anatomy", lost)
+    params = insert.validate("postgres", n=200, repeats=2, warmup=1, profile_n=4, variants="sync_off",
+                             scenarios="single_row,batch_100")
+    run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
+    data = insert.measure(params, run)
+    assert data["anatomy"].empty and (data["samples"]["rows"][~data["samples"]["warmup"]].sum() == 2 * 2 * 200)
+    assert [n for n in run.meta["notes"] if "no anatomy" in n] == [
+        f"sync_off round {r}: no anatomy (performance_schema kept 3 of the 4 statements)" for r in (0, 1)]
+
+
 def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
     from ingestlab.errors import EngineUnavailableError
     from ingestlab.servers.mariadb import find_binary

@@ -441,8 +441,9 @@ class _StagesRecorder(anatomy.Recorder):
     (:meth:`MySQL.statement_call`; the last of :attr:`Engine.ANATOMY_SETTLE` + 1 sent back to
     back, as a block's measured INSERTs follow its settling ones), on the client's clock, minus
     its own stages: the driver, the socket both ways and the server's work outside any stage
-    (reading the command, starting and ending the statement). Both sides are read with the same instrument, so what the INSERT pays
-    outside its stages beyond what ``DO 0`` pays stays ``unexplained``. The statement's own
+    (reading the command, starting and ending the statement). Both sides are read with the same
+    instrument, so what the INSERT pays outside its stages beyond what ``DO 0`` pays stays
+    ``unexplained``. The statement's own
     server time (``events_statements_history_long``) minus its stages is kept as the counter
     ``outside_stages_ms`` (a mean), not as a part: performance_schema's statement clock can run
     past the reply (on this machine it at times exceeded the client's own time of the statement

@@ -237,9 +237,12 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                             _reset_table(engine)
                             quiet = [quiet_rows[j] for i in share
                                      for j in range(i * UNOBSERVED_BLOCK, (i + 1) * UNOBSERVED_BLOCK)]
-                            frame = engine.statement_anatomy(TABLE, cols, [anatomy_rows[i] for i in share],
-                                                             unobserved_rows=quiet)
-                            run.append(frame.assign(**labels, round=rep), table="anatomy")
+                            try:  # an instrument that lost statements (a history too short) says so
+                                frame = engine.statement_anatomy(TABLE, cols, [anatomy_rows[i] for i in share],
+                                                                 unobserved_rows=quiet)
+                                run.append(frame.assign(**labels, round=rep), table="anatomy")
+                            except UnsupportedOperationError as exc:
+                                run.note(f"{labels['variant']} round {rep}: no anatomy ({exc})")
                         out["anatomy"] += run.once({**labels, "repeat": rep, "part": "anatomy"}, anatomy_once).values()
     finally:
         engine.close()
