@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import anatomy
+from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import insert, insert_analysis
@@ -52,7 +53,6 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert observed.groupby("round").size().tolist() == [3, 2]
     assert observed.groupby("round")["warmup"].sum().tolist() == [1, 1]
     # each round's first block settles whole, the others lose their first ANATOMY_SETTLE statements
-    from ingestlab.engines import Engine
     assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == (2 + 1) * (insert.UNOBSERVED_BLOCK - Engine.ANATOMY_SETTLE)
     fits = insert_analysis.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
