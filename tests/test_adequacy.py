@@ -147,3 +147,55 @@ def test_assess_groups_gives_one_row_per_group():
     table = adequacy.assess_groups(data, x="n_statements", y="total_s", by=["engine", "absent"])
     assert table.columns.tolist() == ["engine", *adequacy.ADEQUACY_COLUMNS]
     assert table["engine"].tolist() == ["a", "b"]
+
+
+def test_held_out_table_predicts_each_groups_largest_level_from_the_rest():
+    n, totals = _runs(np.random.default_rng(111), trials=2, sigma=0.5)
+    data = pd.concat([_frame(n[i], totals[i]).assign(engine=e) for i, e in enumerate(["a", "b"])])
+    table = adequacy.held_out_table(data, x="n_statements", y="total_s", by=["engine"])
+    assert table.columns.tolist() == ["engine", "n_statements", *adequacy.HELD_OUT_COLUMNS]
+    assert table["n_statements"].tolist() == [1000, 1000] and table["runs"].tolist() == [5, 5]
+    # the same numbers predict_held_out gives for the first group
+    a = data[data["engine"] == "a"]
+    alone = adequacy.predict_held_out(a[a["n_statements"] < 1000], a[a["n_statements"] == 1000], x="n_statements",
+                                      y="total_s")
+    first = table.iloc[0]
+    assert first["predicted"] == pytest.approx(alone["predicted"]) and first["pi_low"] == pytest.approx(alone["pi_low"])
+    assert first["runs_inside"] == alone["runs_inside"] and first["inside"] == alone["inside"]
+    assert (table["note"] == "").all()
+
+
+def test_held_out_table_holds_out_the_runs_it_is_given_in_the_transform_it_is_given():
+    levels = np.repeat([1.0, 4.0, 16.0, 64.0], 3)
+    data = pd.DataFrame({"p": levels, "ms": 0.2 + 0.05 * np.log2(levels) + np.tile([-0.001, 0.0, 0.001], 4)})
+    middle = adequacy.held_out_table(data, x="p", y="ms", held_out=data["p"] == 16, variance="constant")
+    assert middle["p"].tolist() == [16.0] and middle["runs"].tolist() == [3]
+    logged = adequacy.held_out_table(data, x="p", y="ms", x_of=np.log2, variance="constant").iloc[0]
+    assert logged["p"] == 64 and logged["predicted"] == pytest.approx(0.5, abs=1e-3) and logged["inside"]
+
+
+def test_held_out_table_says_why_a_group_has_no_prediction_and_never_raises():
+    data = pd.DataFrame({"g": ["two levels"] * 4 + ["one run each"] * 3 + ["no held-out"] * 3,
+                         "n": [1, 1, 10, 10, 1, 10, 100, 1, 10, 100],
+                         "s": [0.02, 0.021, 0.03, 0.031, 0.02, 0.03, 0.12, 0.02, 0.03, 0.12],
+                         "out": [False, False, True, True, False, False, True, False, False, False]})
+    table = adequacy.held_out_table(data, x="n", y="s", by=["g"], held_out=data["out"]).set_index("g")
+    assert table.loc["two levels", "note"] == ("too few runs besides the held-out level: 2 at 1 level, a line needs 3 "
+                                               "at 2 levels")
+    assert table.loc["one run each", "note"].startswith("too few runs besides the held-out level: 2 at 2 levels")
+    assert table.loc["no held-out", "note"] == "no held-out runs in this group"
+    assert table["predicted"].isna().all() and table["inside"].isna().all() and table["runs_inside"].isna().all()
+    assert table["runs"].tolist() == [2, 1, 0] and table.loc["two levels", "observed_median"] == pytest.approx(0.0305)
+
+
+def test_a_nonnegative_intercept_refits_a_negative_one_through_the_origin_and_predicts_from_it():
+    runs = pd.DataFrame({"gb": [1.0, 2.0, 4.0, 8.0], "s": [0.5, 1.6, 4.2, 9.5]})  # free intercept ≈ −0.4
+    assert adequacy.fit_line(runs, x="gb", y="s", variance="constant").intercept < 0
+    fit = adequacy.fit_line(runs, x="gb", y="s", variance="constant", nonnegative_intercept=True)
+    assert fit.intercept == 0.0 and fit.slope == pytest.approx((runs["gb"] * runs["s"]).sum() / (runs["gb"] ** 2).sum())
+    assert fit.df == 3 and fit.cov[0, 0] == 0.0 and fit.cov[1, 1] > 0
+    p = adequacy.predict(fit, gb=16.0)
+    assert p["estimate"] == pytest.approx(16 * fit.slope) and p["pi_low"] < p["estimate"] < p["pi_high"]
+    positive = runs.assign(s=runs["s"] + 1.0)  # an intercept above 0 is left as OLS has it
+    assert adequacy.fit_line(positive, x="gb", y="s", variance="constant", nonnegative_intercept=True).intercept == \
+        pytest.approx(adequacy.fit_line(positive, x="gb", y="s", variance="constant").intercept)

@@ -112,7 +112,7 @@ def test_plot_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines_from_the
     figures.close(ax.figure)
 
 
-def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_marks_a_rejected_model():
+def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_no_line_or_band_for_a_rejected_model():
     data = pd.DataFrame({"rows": [10, 20, 40, 100, 200, 400], "elapsed_s": [0.011, 0.012, 0.014, 0.2, 0.4, 0.8],
                          "series": ["a"] * 3 + ["b"] * 3})
     terms = {"per_row": models.Term("per_row_us", "lo", "hi", "µs per row"),
@@ -123,15 +123,39 @@ def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_marks_
     long = models.tidy(wide, model="batch_time", terms=terms).assign(series=["a", "a", "b", "b"])
     ax = figures.plot_fit(data, long, x="rows", y="elapsed_s", hue="series", slope="per_row", intercept="overhead",
                           logy=False)
-    lines = {line.get_label().split(":")[0]: line for line in ax.get_lines() if len(line.get_xdata()) > 3}
-    a, b = lines["a"], lines["b"]
-    # only over the rows each series measured, never beyond them
+    lines = {line.get_label().split(":")[0]: line for line in ax.get_lines() if len(line.get_xdata()) > 0}
+    assert list(lines) == ["a"]  # b's model was rejected: no line, and no band
+    assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
+    a = lines["a"]
+    # only over the rows its series measured, never beyond them
     assert (a.get_xdata().min(), a.get_xdata().max()) == (10, 40)
-    assert (b.get_xdata().min(), b.get_xdata().max()) == (100, 400)
     # µs per row and ms per batch drawn in seconds, the unit of elapsed_s
     assert a.get_ydata() == pytest.approx(0.010 + 100e-6 * a.get_xdata())
-    assert a.get_linestyle() == "-" and b.get_linestyle() == "--" and "model rejected" in b.get_label()
+    assert a.get_linestyle() == "-"
+    # the rejected fit keeps its legend entry: a marker in its colour, its estimate, and why there is no line
+    entry = next(h for h, t in zip(*ax.get_legend_handles_labels()) if t.startswith("b: "))
+    assert entry.get_label() == "b: 2,000 µs per row (95 % CI 1,900–2,100; n = 3, rough) — model rejected, no line"
+    assert entry.get_marker() == "o" and entry.get_linestyle() == "None"
+    assert mcolors.same_color(entry.get_color(), sns.color_palette(n_colors=2)[1])
     figures.close(ax.figure)
+
+
+@pytest.mark.parametrize("logy", [False, True])
+def test_a_fit_and_its_band_never_change_the_y_limits_the_data_set(logy):
+    data = pd.DataFrame({"rows": [10, 20, 40] * 2, "elapsed_s": [1.0, 2.0, 4.0, 1.1, 2.1, 4.2], "series": "a"})
+    # a line that runs above every point at 40 rows, and a band from 0 to far above them
+    wide = pd.DataFrame({"series": ["a"], "method": ["ols"], "slope": [0.1], "slope_ci_low": [0.0],
+                         "slope_ci_high": [10.0], "intercept": [3.0], "n_points": [6], "model_holds": [True]})
+    terms = {"slope": models.Term("slope", "slope_ci_low", "slope_ci_high", "s per row"),
+             "intercept": models.Term("intercept", None, None, "s")}
+    fitted = figures.plot_fit(data, models.tidy(wide, model="line", terms=terms).assign(series="a"), x="rows",
+                              y="elapsed_s", hue="series", slope="slope", intercept="intercept", logy=logy)
+    alone = figures.plot_fit(data, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
+                             hue="series", logy=logy)
+    assert len(fitted.get_lines()) == 1 and fitted.get_lines()[0].get_ydata().max() == pytest.approx(7.0)
+    assert fitted.get_ylim() == pytest.approx(alone.get_ylim())  # the data's range, the line and band cut at it
+    figures.close(fitted.figure)
+    figures.close(alone.figure)
 
 
 def test_plot_component_sweeps_draws_a_panel_per_factor_with_its_own_axis_label():

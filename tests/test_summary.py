@@ -71,3 +71,24 @@ def test_a_folder_that_is_no_run_is_refused(tmp_path):
     (tmp_path / "x" / "run.json").write_text('{"completed": true}')  # names no notebook: not a run of the lab
     with pytest.raises(ConfigError, match="RUN_DIR"):
         summary.format_summary(tmp_path)
+
+
+def test_the_held_out_configurations_are_counted_per_notebook(run_folder):
+    folder = run_folder / "01_insert_anatomy"
+    pd.DataFrame({"engine": ["postgres", "mariadb", "postgres"], "variant": ["sync_on", "flush_1", "sync_off"],
+                  "inside": [True, False, None]}).to_csv(folder / "prediction.csv", index=False)
+    (run_folder / "03_upsert_beyond_ram" / "prediction.csv").write_text("")  # nothing predicted
+    assert summary.prediction_lines(run_folder) == {
+        "01_insert_anatomy": "   held-out configuration (prediction.csv): 1 of 2 (50%) inside their 95 % prediction "
+                             "interval; 1 not tested (too few levels, or an interval too wide to tell)"}
+    text = summary.format_summary(run_folder)
+    assert text.index("held-out configuration (prediction.csv): 1 of 2") > text.index("== 01_insert_anatomy fits")
+
+
+def test_a_term_without_unit_is_listed_too(run_folder):
+    folder = run_folder / "01_insert_anatomy"
+    fits = pd.read_csv(folder / "fits.csv")
+    extra = fits.iloc[[0]].assign(model="usl rows_per_insert=1", term="sigma", unit="", estimate=0.12)
+    pd.concat([fits, extra]).to_csv(folder / "fits.csv", index=False)
+    text = summary.format_summary(run_folder)
+    assert "-- usl rows_per_insert=1: sigma\n" in text and "(nan)" not in text

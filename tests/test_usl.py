@@ -138,6 +138,33 @@ def test_holdout_interval_covers_the_held_out_mean():
     assert np.mean(inside) >= 0.90
 
 
+@pytest.mark.parametrize("by_round", [True, False])
+def test_usl_band_covers_the_true_curve(by_round):
+    rng = np.random.default_rng(12 + by_round)
+    grid = np.array([1.5, 3, 6, 12, 24, 48, 64])
+    truth = usl.usl_throughput(grid, TRUE["lambda"], TRUE["sigma"], TRUE["kappa"])
+    covered = []
+    for _ in range(200):
+        n, y, rounds = _synthetic(rng)
+        band = usl.usl_band(n, y, grid, rounds=rounds if by_round else None)
+        covered.append((band["ci_low"] <= truth) & (truth <= band["ci_high"]))
+    coverage = np.mean(covered, axis=0)
+    print(f"USL 95 % band coverage of the true curve (by round: {by_round}): {np.round(coverage, 3).tolist()}")
+    assert (coverage >= 0.90).all()
+
+
+def test_usl_band_surrounds_the_fitted_curve_and_narrows_with_more_rounds():
+    grid = np.geomspace(1, 64, 50)
+    widths = []
+    for rounds in (5, 20):
+        n, y, r = _synthetic(np.random.default_rng(13), rounds=rounds)
+        band = usl.usl_band(n, y, grid, rounds=r)
+        assert band["predicted"].to_numpy() == pytest.approx(usl.usl_predict(usl.fit_usl(n, y), grid))
+        assert (band["ci_low"] < band["predicted"]).all() and (band["predicted"] < band["ci_high"]).all()
+        widths.append(float(((band["ci_high"] - band["ci_low"]) / band["predicted"]).mean()))
+    assert widths[1] < 0.7 * widths[0]  # 4× the rounds: about half the width
+
+
 def test_fit_usl_refuses_too_few_points_and_bad_values():
     with pytest.raises(ValueError, match="≥ 4 points"):
         usl.fit_usl([1, 2, 4], [1.0, 1.9, 3.5])

@@ -144,7 +144,8 @@ class LinearModelFit:
         return self.var_floor + self.var_slope * np.asarray(x, float)
 
 
-def fit_line(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional") -> LinearModelFit:
+def fit_line(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional",
+             nonnegative_intercept: bool = False) -> LinearModelFit:
     """Fit ``y = intercept + slope · x`` by OLS and the variance of ``y`` around it, for :func:`predict`.
 
     Parameters
@@ -155,6 +156,9 @@ def fit_line(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportion
         Column names of the regressor (the statement count) and the response (seconds).
     variance : {"proportional", "constant"}
         ``"proportional"``: ``Var(y | x) = a + b·x`` (see the module docstring); ``x`` must be > 0.
+    nonnegative_intercept : bool
+        The intercept is a cost that cannot be negative: where OLS puts it below 0, the line is
+        refitted through the origin (``intercept`` 0, its variance 0).
 
     Returns
     -------
@@ -176,7 +180,7 @@ def fit_line(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportion
     (0.5, 'pure_error')
     """
     xs, ys = _columns(frame, x, y, variance)
-    return _fit(xs, ys, variance, x=x, y=y)
+    return _fit(xs, ys, variance, x=x, y=y, nonnegative_intercept=nonnegative_intercept)
 
 
 def predict(fit: LinearModelFit, *, alpha: float = 0.05, **regressors) -> dict:
@@ -229,8 +233,10 @@ def predict(fit: LinearModelFit, *, alpha: float = 0.05, **regressors) -> dict:
 
 
 def predict_held_out(seen: pd.DataFrame, unseen: pd.DataFrame, *, x: str, y: str, variance: str = "proportional",
-                     alpha: float = 0.05) -> dict:
+                     alpha: float = 0.05, nonnegative_intercept: bool = False) -> dict:
     """The line fitted to ``seen`` asked for the one ``x`` of ``unseen``, and how ``unseen``'s runs fell.
+
+    ``variance`` and ``nonnegative_intercept`` are :func:`fit_line`'s.
 
     Returns
     -------
@@ -246,12 +252,95 @@ def predict_held_out(seen: pd.DataFrame, unseen: pd.DataFrame, *, x: str, y: str
     (2, True)
     """
     level = unseen[x].iloc[0]
-    p = predict(fit_line(seen, x=x, y=y, variance=variance), alpha=alpha, **{x: level})
+    p = predict(fit_line(seen, x=x, y=y, variance=variance, nonnegative_intercept=nonnegative_intercept), alpha=alpha,
+                **{x: level})
     median = float(unseen[y].median())
     return {"x": level, "predicted": p["estimate"], "pi_low": p["pi_low"], "pi_high": p["pi_high"],
             "observed_median": median, "runs": len(unseen),
             "runs_inside": int(unseen[y].between(p["pi_low"], p["pi_high"]).sum()),
             "inside": bool(p["pi_low"] <= median <= p["pi_high"])}
+
+
+#: The columns :func:`held_out_table` gives after the group's and ``x``'s.
+HELD_OUT_COLUMNS = ("predicted", "pi_low", "pi_high", "observed_median", "runs", "runs_inside", "inside", "note")
+
+
+def held_out_table(frame: pd.DataFrame, *, x: str, y: str, by=(), held_out=None, x_of=None,
+                   variance: str = "proportional", alpha: float = 0.05, nonnegative_intercept: bool = False
+                   ) -> pd.DataFrame:
+    """:func:`predict_held_out` per group of ``by``: one ``x`` level of each group predicted from its other runs.
+
+    A notebook's "what does the model predict that it did not see?": the line is fitted to
+    the group's runs at every other level and asked for the held-out level; each held-out
+    run is compared with the ``1 − alpha`` prediction interval for one new run. A group
+    without held-out runs, or whose other runs fit no line (fewer than 3 runs at 2 levels),
+    gets a row all the same: NaN numbers and a ``note`` saying why.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per run.
+    x, y : str
+        Column names of the regressor and the response.
+    by : sequence of str
+        Grouping columns (those absent from ``frame`` are ignored).
+    held_out : array-like of bool, optional
+        The runs held out, row by row of ``frame``, one ``x`` level per group; by default each
+        group's largest ``x``.
+    x_of : callable, optional
+        A transform of ``x`` in which the line is straight (``numpy.log2``); ``x`` is reported untransformed.
+    variance, alpha, nonnegative_intercept
+        As :func:`predict_held_out`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``by``, ``x`` (the held-out level), then :data:`HELD_OUT_COLUMNS`:
+        ``predicted``, ``pi_low``, ``pi_high``, ``observed_median``, ``runs``, ``runs_inside``
+        (integers, missing without a prediction), ``inside`` (the median in the interval; missing
+        without a prediction) and ``note`` (``""`` where there is a prediction).
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"g": ["a"] * 6 + ["b"] * 2, "n": [1, 1, 10, 10, 100, 100, 1, 100],
+    ...                      "s": [0.021, 0.020, 0.025, 0.024, 0.069, 0.071, 0.02, 0.07]})
+    >>> out = held_out_table(runs, x="n", y="s", by=["g"])
+    >>> out[["g", "n", "runs", "runs_inside", "inside"]]
+       g    n  runs  runs_inside  inside
+    0  a  100     2            2    True
+    1  b  100     1         <NA>    <NA>
+    >>> out["note"].iloc[1]
+    'too few runs besides the held-out level: 1 at 1 level, a line needs 3 at 2 levels'
+    """
+    by = [c for c in by if c in frame.columns]
+    frame = frame.reset_index(drop=True)
+    if held_out is None:
+        held_out = frame[x] == (frame.groupby(by, sort=False, dropna=False)[x].transform("max") if by
+                                else frame[x].max())
+    held_out = np.asarray(held_out, bool)
+    fitted = frame.assign(**{x: x_of(frame[x]) if x_of is not None else frame[x]})
+    groups = fitted.groupby(by, sort=False, dropna=False) if by else [((), fitted)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        seen, unseen = g[~held_out[g.index]], g[held_out[g.index]]
+        row = {**dict(zip(by, key)), x: frame.loc[unseen.index[0], x] if len(unseen) else np.nan,
+               "predicted": np.nan, "pi_low": np.nan, "pi_high": np.nan,
+               "observed_median": float(unseen[y].median()) if len(unseen) else np.nan, "runs": len(unseen),
+               "runs_inside": pd.NA, "inside": pd.NA, "note": ""}
+        if unseen.empty:
+            row["note"] = "no held-out runs in this group"
+        elif len(seen) < 3 or seen[x].nunique() < 2:
+            levels = seen[x].nunique()
+            row["note"] = (f"too few runs besides the held-out level: {len(seen)} at {levels} "
+                           f"level{'s' * (levels != 1)}, a line needs 3 at 2 levels")
+        else:
+            p = predict_held_out(seen, unseen, x=x, y=y, variance=variance, alpha=alpha,
+                                 nonnegative_intercept=nonnegative_intercept)
+            row.update({k: p[k] for k in ("predicted", "pi_low", "pi_high", "runs_inside", "inside")})
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=[*by, x, *HELD_OUT_COLUMNS])
+    return out.astype({"runs": "Int64", "runs_inside": "Int64", "inside": "boolean"})
 
 
 def assess(frame: pd.DataFrame, *, x: str, y: str, variance: str = "proportional", alpha: float = 0.05) -> dict:
@@ -407,18 +496,22 @@ def _affine_variance_basis(levels, s2, d) -> np.ndarray | None:
     return (res.normalized_cov_params @ (Z * weights[:, None]).T).T
 
 
-def _fit(xs, ys, variance, *, x="x", y="y") -> LinearModelFit:
+def _fit(xs, ys, variance, *, x="x", y="y", nonnegative_intercept=False) -> LinearModelFit:
     if len(xs) < 3 or len(np.unique(xs)) < 2:
         raise ValueError(f"a line needs ≥ 3 runs at ≥ 2 distinct {x} values, got {len(xs)} at {len(np.unique(xs))}")
     X = np.column_stack([np.ones_like(xs), xs])
     ols = sm.OLS(ys, X).fit()
+    bread, params = ols.normalized_cov_params, ols.params
+    if nonnegative_intercept and params[0] < 0:
+        # through the origin: the intercept is 0 exactly, so its rows of the covariance are 0
+        ols = sm.OLS(ys, X[:, 1:]).fit()
+        bread, params = np.diag([0.0, ols.normalized_cov_params[0, 0]]), np.r_[0.0, ols.params]
     a, b, df, source, terms = _variance_model(xs, ys, variance, ols)
-    bread = ols.normalized_cov_params
     # the OLS estimate's covariance under Var = a + b·x is a·cov_floor + b·cov_slope (a sandwich)
     cov_floor, cov_slope = bread, bread @ (X.T * xs) @ X @ bread
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r2 = float(ols.rsquared)
-    return LinearModelFit(x=x, y=y, intercept=float(ols.params[0]), slope=float(ols.params[1]),
+    with np.errstate(invalid="ignore", divide="ignore"):  # centred R², also of the line through the origin
+        r2 = float(1 - ((ys - X @ params) ** 2).sum() / ((ys - ys.mean()) ** 2).sum())
+    return LinearModelFit(x=x, y=y, intercept=float(params[0]), slope=float(params[1]),
                           cov_floor=cov_floor, cov_slope=cov_slope, var_floor=a, var_slope=b, df=df,
                           variance=variance, variance_source=source, x_min=float(xs.min()),
                           x_max=float(xs.max()), n_points=len(xs), n_levels=len(np.unique(xs)), r2=r2,

@@ -11,6 +11,7 @@ from typing import Sequence
 import matplotlib
 import matplotlib.collections
 import matplotlib.container
+import matplotlib.lines
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import matplotlib.transforms
@@ -265,14 +266,18 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
                 color, label: str | None, dashed: bool = False, x_of=None) -> None:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
-    The band does not widen the axes (they fit the data and the lines): a band wider than
-    those is cut at the edge, and on a log axis a bound ≤ 0 runs to the bottom edge.
+    Neither widens the axes: the data set them, drawn before or after. A curve or a band
+    beyond them is cut at the edge, and on a log axis a bound ≤ 0 runs to the bottom edge.
+    Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
+    ``x`` it was fitted to.
     """
     log = ax.get_yscale() == "log"
     at = grid if x_of is None else x_of(grid)  # a model in a transform of x (log₂ of the level) drawn at x
     line = intercept + slope * at
     keep = line > 0 if log else np.ones_like(line, bool)
-    ax.plot(grid[keep], line[keep], color=color, lw=1.2, ls="--" if dashed else "-", label=label)
+    # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
+    ax.add_artist(matplotlib.lines.Line2D(grid[keep], line[keep], color=color, lw=1.2, ls="--" if dashed else "-",
+                                          label=label))
     if np.isfinite(low) and np.isfinite(high):
         a, b = intercept + low * at, intercept + high * at
         if log:
@@ -497,9 +502,10 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     (or, without an interval, ``two_point``) rows and converted from their ``unit`` to the
     units of ``y`` (its name's suffix: ``_s``, ``_ms``). Each line is drawn only over the
     ``x`` its group measured, as a dense curve (a straight line bends on log axes): solid
-    with the band its slope's 95 % CI spans, dashed where it has no interval or where the
-    model was rejected (``model_holds`` False, said in the legend). The legend, below,
-    states each slope with its CI.
+    with the band its slope's 95 % CI spans, dashed where it has no interval (two points).
+    A rejected model (``model_holds`` False) is not drawn at all, neither line nor band: its
+    legend entry, a marker in its colour, says so. The data set the axes; a line or band
+    beyond them is cut at the edge. The legend, below, states each slope with its CI.
 
     Parameters
     ----------
@@ -523,13 +529,11 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     y_seconds = unit_seconds(y)
     usable = fits[fits["method"].isin(["ols", "two_point"]) & fits["term"].isin([slope, intercept])]
     method = usable.groupby(hue)["method"].agg(lambda m: "ols" if (m == "ols").any() else "two_point")
-    fitted = set()
     for level in levels:
         terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
         if slope not in terms.index:
             ax.plot([], [], "o", color=colours[level], label=f"{level} (too few points for a fit)")
             continue
-        fitted.add(level)
         s = terms.loc[slope]
         s_factor = unit_seconds(s["unit"]) / y_seconds
         i_value = terms.loc[intercept, "estimate"] * unit_seconds(terms.loc[intercept, "unit"]) / y_seconds \
@@ -541,11 +545,13 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,
                                        n=int(n) if pd.notna(n) else None) if ols
                 else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
+        if rejected:
+            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text} — model rejected, no line")
+            continue
         xs = data.loc[data[hue] == level, x]
         draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
                    s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
-                   color=colours[level], label=f"{level}: {text}" + (" — model rejected" if rejected else ""),
-                   dashed=rejected or not ols)
+                   color=colours[level], label=f"{level}: {text}", dashed=not ols)
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     legend_below(ax, title=f"fit, shaded: the {labels.label(slope)}'s 95 % CI")

@@ -97,6 +97,32 @@ def held_out_line(fits_table: pd.DataFrame) -> list[str]:
             f"fits; the model held in {sum(held)} of {len(held)} tested fits"]
 
 
+def prediction_lines(out: str | os.PathLike) -> dict[str, str]:
+    """Per notebook, one line on its held-out configuration (``prediction.csv``): how many predictions fell inside.
+
+    Each notebook that ends with "What does the model predict that it did not see?" saves one
+    row per configuration it held out, with ``inside`` (the observed median inside the 95 %
+    prediction interval); rows without a verdict (``inside`` empty: too few levels) are counted apart.
+    """
+    lines = {}
+    for folder, _ in _runs(out):
+        path = folder / "prediction.csv"
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+            continue  # no prediction section, or nothing predicted (an empty file)
+        if "inside" not in table.columns:
+            continue
+        verdict = table["inside"].map(_holds)
+        tested = verdict.dropna().astype(bool)
+        untested = len(table) - len(tested)
+        text = (f"{int(tested.sum())} of {len(tested)} ({tested.mean():.0%}) inside their 95 % prediction interval"
+                if len(tested) else "none tested")
+        lines[folder.name] = (f"   held-out configuration (prediction.csv): {text}"
+                              + (f"; {untested} not tested (too few levels, or an interval too wide to tell)" if untested else ""))
+    return lines
+
+
 def _holds(value):
     from ingestlab.models import model_holds
 
@@ -125,6 +151,7 @@ def format_summary(out: str | os.PathLike) -> str:
     if heads.empty:
         raise ConfigError("RUN_DIR", str(out), "a run folder holding at least one notebook's run (<notebook>/run.json "
                           "written by `ingestlab run`)")
+    predicted = prediction_lines(out)
     lines = [f"Run folder {out}"]
     for scale in sorted(set(heads["scale"]) - {"-"}):
         notebooks = sorted(set(heads.loc[heads["scale"] == scale, "notebook"]))
@@ -132,9 +159,10 @@ def format_summary(out: str | os.PathLike) -> str:
     for notebook, part in table.groupby("notebook", sort=True):
         lines += ["", f"== {notebook} fits (SCALE {part['scale'].iloc[0]})"]
         lines += held_out_line(part)
-        for (quantity, unit), rows in part.groupby(["quantity", "unit"], sort=False):
+        lines += [predicted[notebook]] if notebook in predicted else []
+        for (quantity, unit), rows in part.groupby(["quantity", "unit"], sort=False, dropna=False):
             shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]]
-            lines.append(f"-- {quantity} ({unit})")
+            lines.append(f"-- {quantity}" + (f" ({unit})" if isinstance(unit, str) and unit else ""))  # σ, κ: no unit
             lines.append(shown.to_string(index=False, float_format=report.short_number, na_rep="-"))
     for notebook, part in heads.groupby("notebook", sort=True):
         state = "" if part["completed"].all() else " — did not complete"

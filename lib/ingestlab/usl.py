@@ -1,4 +1,4 @@
-"""The Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)): fit, intervals, curve, held-out check.
+"""The Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)): fit, intervals, curve and band, held-out check.
 
 Fit
 ---
@@ -32,6 +32,11 @@ Coverage of the 95 % intervals of (λ, σ, κ), λ = 1000, σ = 0.05, κ = 0.001
 
 A bootstrap over five rounds sees five clusters and its percentile interval is too narrow;
 the bootstrap also costs ~1 ms per resample, the delta interval one fit.
+
+The fitted curve's confidence band (:func:`usl_band`) is the same delta method applied to
+X(N) itself, on the log scale (the band stays above 0, as throughput does). In the setting
+above (300 trials) its 95 % band covers the true X(N) at each N from 1.5 to 64 in 0.94–0.97
+of the trials clustered by round, 0.93–0.96 with HC3.
 """
 
 from __future__ import annotations
@@ -153,6 +158,57 @@ def usl_predict(fit_or_params, clients) -> np.ndarray:
     else:
         lam, sigma, kappa = (float(v) for v in fit_or_params)
     return usl_throughput(clients, lam, sigma, kappa)
+
+
+def usl_band(clients: Sequence[float], throughput: Sequence[float], grid, *, rounds: Sequence | None = None,
+             alpha: float = 0.05) -> pd.DataFrame:
+    """The fitted law's curve at ``grid`` with its pointwise confidence band (where the mean throughput lies).
+
+    The fit is :func:`fit_usl`'s (NLS, the default); the band is the delta method on log X(N):
+    ``se = sqrt(gᵀ V g) / X̂(N)`` with ``g`` the gradient of X(N) in (λ, σ, κ) and ``V`` the
+    sandwich covariance of :func:`fit_usl` (clustered by ``rounds`` when given, else HC3),
+    ``X̂(N) · exp(± t · se)`` with t on that covariance's degrees of freedom. It says where the
+    curve is, not where a new measurement falls (:func:`usl_holdout` gives that interval); beyond
+    the measured client counts it is an extrapolation, and a figure should not draw it there.
+
+    Parameters
+    ----------
+    clients, throughput : sequence of float
+        The points the law is fitted to, as for :func:`fit_usl`.
+    grid : array-like
+        Client counts at which to evaluate the curve.
+    rounds : sequence, optional
+        As for :func:`fit_usl`.
+    alpha : float
+        1 − the band's level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid point: ``clients``, ``predicted``, ``ci_low``, ``ci_high``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fit_usl`.
+
+    Examples
+    --------
+    >>> load = [1, 18, 36, 72, 108, 144, 216]
+    >>> tput = [64.9, 995.9, 1652.4, 1853.2, 1828.9, 1775.0, 1702.2]
+    >>> band = usl_band(load, tput, [96.52])
+    >>> round(float(band["predicted"].iloc[0])), bool(band["ci_low"].iloc[0] < 1884 < band["ci_high"].iloc[0])
+    (1884, True)
+    """
+    n, y, groups = _points(clients, throughput, rounds)
+    params = _fit_nls(n, y)
+    cov, df = _sandwich(_jacobian(params, n), y - usl_throughput(n, *params), groups)
+    at = np.asarray(grid, float)
+    g = _jacobian(params, at)
+    predicted = usl_throughput(at, *params)
+    half = stats.t.ppf(1 - alpha / 2, max(df, 1)) * np.sqrt(np.einsum("ij,jk,ik->i", g, cov, g)) / predicted
+    return pd.DataFrame({"clients": at, "predicted": predicted, "ci_low": predicted * np.exp(-half),
+                         "ci_high": predicted * np.exp(half)})
 
 
 def usl_holdout(clients: Sequence[float], throughput: Sequence[float], *, hold_out: Callable | float = max,

@@ -300,3 +300,65 @@ def test_one_size_is_measured_and_its_fit_reported_not_estimable_never_a_key_err
     assert "not estimable at this scale" in csv_scan_analysis.describe_fits(fits)
     assert list(csv_scan_analysis.tidy_fits(fits).columns) == models.TIDY_COLUMNS
     assert csv_scan_analysis.count_vs_full(fits).empty
+
+
+# -- what the line predicts that it did not see ----------------------------------------------------
+def test_the_largest_completed_size_is_predicted_from_the_smaller_ones_within_its_interval():
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    sizes = [0.33, 0.67, 1.33, 2.67, 5.34]
+    scans = _scans([("duckdb", "count_star", gb, 0.1 + 2.0 * gb + rng.normal(0, 0.02), "ok") for gb in sizes]
+                   + [("duckdb", "count_star", 10.7, 99.0, "oom"), (csv_scan.FLOOR, "read_files", 1.0, 0.1, "ok")])
+    table = csv_scan_analysis.prediction(scans)
+    assert table[["engine", "query", "gb"]].values.tolist() == [["duckdb", "count_star", 5.34]]  # no floor, no oom
+    r = table.iloc[0]
+    assert r["note"] == "" and r["inside"] and r["runs"] == 1 and r["runs_inside"] == 1
+    assert r["predicted_s"] == pytest.approx(0.1 + 2.0 * 5.34, rel=0.02)
+    lines = csv_scan_analysis.describe_prediction(table)
+    assert lines[0].startswith("**duckdb** `count_star`, 5.34 GB left out of the fit: ") and lines[0].endswith("inside.")
+    assert lines[-1] == "The line foresaw the size it did not see in 1 of 1 reader × query pairs."
+
+
+def test_the_held_out_line_keeps_its_fixed_cost_at_or_above_zero():
+    # times that grow faster than the size: without the constraint the smaller sizes' intercept is negative
+    scans = _scans([("pandas_c", "count_star", gb, sec, "ok")
+                    for gb, sec in [(1, 0.5), (2, 1.6), (4, 4.2), (8, 9.5), (16, 21.0)]])
+    r = csv_scan_analysis.prediction(scans).iloc[0]
+    seen = scans[scans["gb"] < 16]
+    through_origin = (seen["gb"] * seen["seconds"]).sum() / (seen["gb"] ** 2).sum()
+    assert r["predicted_s"] == pytest.approx(16 * through_origin) and r["pi_low_s"] < r["predicted_s"] < r["pi_high_s"]
+
+
+def test_too_few_sizes_for_a_held_out_check_are_said_in_the_table_and_the_sentence():
+    scans = _scans([(e, "count_star", gb, 0.1 * gb, "ok") for e in ("duckdb", "polars") for gb in (0.75, 1.5, 3)])
+    table = csv_scan_analysis.prediction(scans)
+    assert table["note"].str.startswith("too few runs").all() and table["predicted_s"].isna().all()
+    lines = csv_scan_analysis.describe_prediction(table)
+    assert "3 GB left out of the fit: no held-out check, too few runs" in lines[0]
+    assert lines[-1].startswith("No reader completed enough sizes for a held-out check")
+    none_completed = csv_scan_analysis.prediction(_scans([("duckdb", "count_star", 0.75, 9.0, "oom")]))
+    assert none_completed.empty and csv_scan_analysis.describe_prediction(none_completed)[0].startswith("No prediction")
+
+
+def test_a_line_that_does_not_hold_is_said_in_words_and_not_drawn():
+    import matplotlib.collections as mcollections
+    import numpy as np
+
+    from ingestlab import figures
+
+    rng = np.random.default_rng(5)
+    gb = np.repeat([0.5, 1.0, 2.0, 4.0], 3)
+    scans = pd.DataFrame({"engine": "duckdb", "query": "full_scan", "gb": gb,
+                          "seconds": 0.1 + gb ** 2 + rng.normal(0, 0.01, 12), "reported": True, "status": "ok"})
+    fits = csv_scan_analysis.fit(scans)
+    assert models.model_holds(fits["model_holds"].iloc[0]) is False
+    text = csv_scan_analysis.describe_fits(fits)
+    assert "— **the line does not hold** (lack of fit p = " in text
+    assert text.endswith(": the figure shows these points without it")
+    fig = csv_scan_analysis.figure_fits(scans, fits)
+    ax = fig.axes[0]
+    assert not [line for line in ax.get_lines() if len(line.get_xdata())]
+    assert not any(isinstance(c, mcollections.PolyCollection) for c in ax.collections)
+    assert ax.get_legend().get_texts()[0].get_text().endswith("— model rejected, no line")
+    figures.close(fig)

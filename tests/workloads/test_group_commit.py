@@ -3,6 +3,7 @@ import os
 import signal
 import threading
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -218,18 +219,103 @@ def _law_samples(clients_levels, *, sigma=0.05, kappa=0.001, lam=2000.0, seconds
     return pd.concat(frames, ignore_index=True)
 
 
-def test_the_scalability_law_is_recovered_and_foresees_the_largest_client_count():
+def _collapsing_at_64():
+    """The law up to 32 clients, half its throughput at 64."""
+    return pd.concat([_law_samples([1, 2, 4, 8, 16, 32]), _law_samples([64], lam=1000.0, seed=1)], ignore_index=True)
+
+
+def _throughput(samples):
+    points = group_commit_analysis.usl_points(samples)
+    return points.groupby(group_commit.CONFIG, as_index=False, sort=False)["rows_per_s"].mean().assign(
+        commits_per_flush=1.0)
+
+
+def test_the_scalability_law_is_recovered_and_foresees_32_and_64_clients_from_the_counts_below():
     samples = _law_samples([1, 2, 4, 8, 16, 32, 64])
     law = group_commit_analysis.scalability(samples)
     terms = law.set_index("term")
     for term, true in (("sigma", 0.05), ("kappa", 0.001), ("lambda", 2000.0)):
         assert terms.loc[term, "ci_low"] <= true <= terms.loc[term, "ci_high"], term
     assert terms.loc["peak_clients", "estimate"] == pytest.approx((0.95 / 0.001) ** 0.5, rel=0.2)
-    assert set(law["model_holds"]) == {True} and (law["loo_error"] < 0.05).all()
+    forecasts = group_commit_analysis.prediction(samples)
+    assert forecasts["clients"].tolist() == [32, 64] and forecasts["fit_max_clients"].tolist() == [16, 32]
+    assert forecasts["informative"].all() and forecasts["inside"].all()
+    assert set(law["model_holds"]) == {True} and (law["loo_error"] < 0.05).all() and (law["loo_in_pi"] == 1).all()
+    assert law["loo_error"].iloc[0] == pytest.approx(forecasts["relative_error"].abs().median())
     assert list(law.columns[:len(models.TIDY_COLUMNS)]) == models.TIDY_COLUMNS
     no_terms = pd.DataFrame(columns=["engine", "variant", "term", "estimate", "ci_low", "ci_high", "r2", "n_points"])
     long = group_commit_analysis.tidy_fits(no_terms, law)
     assert list(long.columns) == models.TIDY_COLUMNS and "usl rows_per_insert=1" in set(long["model"])
+    assert "foresaw 2 of 2 informative forecasts" in group_commit_analysis.describe_prediction(forecasts)[-1]
+
+
+def test_a_throughput_that_collapses_at_64_clients_rejects_the_law():
+    samples = _collapsing_at_64()
+    forecasts = group_commit_analysis.prediction(samples).set_index("clients")
+    assert forecasts.loc[32, "inside"] and not forecasts.loc[64, "inside"] and forecasts.loc[64, "informative"]
+    assert forecasts.loc[64, "relative_error"] > 0.5  # the law, fitted up to 32, foresaw about twice what came
+    law = group_commit_analysis.scalability(samples)
+    assert set(law["model_holds"]) == {False} and (law["loo_in_pi"] == 0.5).all()
+    assert "missed" in law["model_note"].iloc[0] and "at 64 clients" in law["model_note"].iloc[0]
+
+
+def test_a_forecast_whose_interval_is_wider_than_its_prediction_tests_nothing():
+    def forecast(clients, inside, informative):
+        return {"engine": "e", "variant": "v", "rows_per_insert": 1, "clients": clients, "fit_max_clients": 16,
+                "n_observed": 5, "observed": 100.0, "predicted": 120.0, "pi_low": 90.0, "pi_high": 150.0,
+                "inside": inside, "relative_error": 0.2, "informative": informative}
+
+    verdict = group_commit_analysis.forecast_verdict
+    both = verdict(pd.DataFrame([forecast(32, True, True), forecast(64, None, False)]))
+    assert both["model_holds"] is True and both["loo_in_pi"] == 1.0 and both["loo_error"] == pytest.approx(0.2)
+    wide = verdict(pd.DataFrame([forecast(32, None, False)]))
+    assert wide["model_holds"] is None and np.isnan(wide["loo_in_pi"]) and wide["model_note"].startswith("not tested")
+    said = group_commit_analysis.describe_prediction(pd.DataFrame([forecast(32, None, False)]))
+    assert "no test" in said[0] and said[-1].startswith("None of the 1 forecasts could test the law")
+    missed = verdict(pd.DataFrame([forecast(32, True, True), forecast(64, False, True)]))
+    assert missed["model_holds"] is False and missed["loo_in_pi"] == 0.5 and "at 64 clients" in missed["model_note"]
+
+
+def test_a_grid_below_32_clients_forecasts_its_largest_count():
+    assert group_commit_analysis.prediction(_law_samples([1, 2, 4, 8, 16]))["clients"].tolist() == [16]
+
+
+def test_the_throughput_figure_draws_the_law_that_held_with_its_band_and_not_the_rejected_one():
+    for samples, lines, bands, said in ((_law_samples([1, 2, 4, 8, 16, 32, 64]), 2, 1, "scalability law, 95 % band"),
+                                        (_collapsing_at_64(), 1, 0, "defaults: law rejected, not drawn")):
+        law = group_commit_analysis.scalability(samples)
+        curves = group_commit_analysis.law_curves(samples, law)
+        assert curves["clients"].min() == 1 and curves["clients"].max() == 64  # over the measured counts only
+        ax = group_commit_analysis.plot_throughput(_throughput(samples), curves).axes[0]
+        drawn = [line for line in ax.lines if len(line.get_xdata())]  # seaborn adds an empty line per legend entry
+        assert len(drawn) == lines and len(ax.collections) == bands
+        assert said in [t.get_text() for t in ax.get_legend().get_texts()]
+        plt.close("all")
+
+
+def test_a_law_not_tested_is_dashed_and_its_band_never_stretches_the_axes():
+    samples = _law_samples([1, 2, 4, 8, 16, 32, 64])
+    curves = group_commit_analysis.law_curves(samples, group_commit_analysis.scalability(samples))
+    tp = _throughput(samples)
+    limits = group_commit_analysis.plot_throughput(tp, curves).axes[0].get_ylim()
+    wide = curves.assign(ci_low=curves["ci_low"] / 100, ci_high=curves["ci_high"] * 100, model_holds=None)
+    ax = group_commit_analysis.plot_throughput(tp, wide).axes[0]
+    assert ax.get_ylim() == pytest.approx(limits)
+    assert ax.lines[-1].get_linestyle() == "--" and len(ax.collections) == 1
+    assert "defaults: law not tested" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close("all")
+
+
+def test_the_headline_gives_the_law_and_its_forecast_errors_at_32_and_64_clients():
+    samples = _law_samples([1, 2, 4, 8, 16, 32, 64])
+    law, forecasts = group_commit_analysis.scalability(samples), group_commit_analysis.prediction(samples)
+    no_fits = pd.DataFrame(columns=["engine", "variant", "term", "estimate", "ci_low", "ci_high"])
+    out = group_commit_analysis.headline(_throughput(samples), pd.DataFrame(), no_fits, law, forecasts)
+    for term in ("sigma", "kappa", "peak_clients"):
+        estimate, low, high = out[f"usl_{term}[postgres default]"]
+        assert low <= estimate <= high
+    assert out["usl_holdout_error[postgres default C=32]"] == pytest.approx(abs(forecasts["relative_error"].iloc[0]))
+    assert "usl_holdout_error[postgres default C=64]" in out
 
 
 def test_the_scalability_law_is_not_estimable_from_two_client_counts_and_says_so():
@@ -238,6 +324,13 @@ def test_the_scalability_law_is_not_estimable_from_two_client_counts_and_says_so
     assert law.empty
     throughput = pd.DataFrame({"clients": [1, 4]})
     assert "not estimable at this scale" in group_commit_analysis.describe_scalability(law, throughput)[0]
+    forecasts = group_commit_analysis.prediction(samples)
+    assert forecasts.empty and list(forecasts.columns) == group_commit_analysis.PREDICTION_COLUMNS
+    assert "not estimable at this scale" in group_commit_analysis.describe_prediction(forecasts)[0]
+    assert group_commit_analysis.law_curves(samples, law).empty
+    ax = group_commit_analysis.plot_throughput(_throughput(samples), group_commit_analysis.law_curves(samples, law))
+    assert len(ax.axes[0].collections) == 0
+    plt.close("all")
 
 
 def test_the_headline_flush_cost_is_left_out_where_its_interval_holds_zero():

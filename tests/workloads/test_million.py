@@ -23,6 +23,14 @@ LOCAL = [name for name in ("postgres", "postgres15", "mariadb")]
     ({"rows": 0}, "ROWS"),
     ({"repeats": 0}, "REPEATS"),
     ({"batch_rows": 0}, "BATCH_ROWS"),
+    ({"batch_rows": "100,many"}, "BATCH_ROWS"),
+    ({"batch_rows": "100,1000,100"}, "BATCH_ROWS"),
+    ({"batch_rows": ""}, "BATCH_ROWS"),
+    ({"rows": 500, "batch_rows": "100,1000"}, "BATCH_ROWS"),
+    ({"rows": 100_000, "batch_rows": [100, 20_000]}, "BATCH_ROWS"),
+    ({"bulk_statements": "0,10"}, "BULK_STATEMENTS"),
+    ({"bulk_statements": [1.5]}, "BULK_STATEMENTS"),
+    ({"rows": 50, "batch_rows": 10, "bulk_statements": "1,100"}, "BULK_STATEMENTS"),
     ({"methods": "bulk,teleport"}, "METHODS"),
     ({"settings": "default,turbo"}, "SETTINGS"),
     ({"engines": "mariadb", "settings": "copy_freeze"}, "SETTINGS"),
@@ -33,6 +41,14 @@ def test_bad_parameters_fail_before_anything_starts(kwargs, name, monkeypatch):
     with pytest.raises(ConfigError) as err:
         million.validate(**kwargs)
     assert err.value.args[0].startswith(name)
+
+
+def test_list_parameters_take_lists_or_comma_separated_text_and_default_to_three_sizes_each():
+    assert million.validate("postgres", batch_rows=" 1000, 100", bulk_statements=[10, 1]).batch_rows == (100, 1000)
+    assert million.validate("postgres", bulk_statements="10,1").bulk_statements == (1, 10)
+    for scale in million.SCALES:
+        params = million.validate("postgres", scale)
+        assert (params.batch_rows, params.bulk_statements) == ((100, 1000, 10_000), (1, 10, 100))
 
 
 def test_settings_of_any_selected_engine_are_accepted_and_versions_expand():
@@ -48,6 +64,32 @@ def test_every_method_is_labelled_with_its_statements_and_commits():
     got = {m: million.counts(m, n, 1000) for m in million.METHODS}
     assert got == {"generate": (1, 1), "bulk": (1, 1), "native_client": (1, 1), "batches": (1000, 1000),
                    "pipeline": (n, 1), "executemany": (n, 1), "autocommit": (n, n)}
+
+
+@pytest.mark.parametrize("method, rows, kwargs, expected", [
+    ("batches", 10_000, {"batch_rows": 100}, (100, 100)),
+    ("batches", 10_000, {"batch_rows": 10_000}, (1, 1)),
+    ("batches", 1_000, {"batch_rows": 10_000}, (1, 1)),  # a warm-up smaller than one batch
+    ("batches", 300, {"batch_rows": 200}, (2, 2)),
+    ("bulk", 10_000, {"bulk_statements": 100}, (100, 100)),
+    ("bulk", 20, {"bulk_statements": 100}, (20, 20)),  # a slice holds at least one row
+    ("autocommit", 10_000, {"batch_rows": 100, "bulk_statements": 10}, (10_000, 10_000)),
+    ("generate", 10_000, {"batch_rows": 100, "bulk_statements": 10}, (1, 1)),
+])
+def test_statements_and_commits_follow_the_rows_per_insert_and_the_bulk_statements(method, rows, kwargs, expected):
+    assert million.counts(method, rows, **kwargs) == expected
+
+
+def test_a_round_runs_batches_per_batch_size_and_bulk_per_statement_count_each_with_its_own_name_and_path():
+    loads = million.configurations(list(million.METHODS), (100, 1000), (1, 10, 100))
+    assert [m for m, _, _ in loads] == ["generate", "bulk", "bulk", "bulk", "native_client", "batches", "batches",
+                                       "pipeline", "executemany", "autocommit"]
+    names = [million.load_name(*load) for load in loads]
+    assert len(set(names)) == len(names)
+    assert {million.PATHS[m] for m in ("batches", "autocommit")} == {"insert_values"}
+    assert million.PATHS["bulk"] == "bulk" and set(million.FIT_PATHS) == {"insert_values", "bulk"}
+    assert not {million.PATHS[m] for m in ("generate", "native_client", "pipeline", "executemany")} & set(
+        million.FIT_PATHS)
 
 
 @pytest.mark.parametrize("cls", [Postgres, YugabyteDB, MariaDB, MySQL])
@@ -66,20 +108,73 @@ def test_yugabytedb_settings_are_session_settings_the_adapter_allows():
     assert YugabyteDB.has("prepare_pipeline_insert") and not MariaDB.has("prepare_pipeline_insert")
 
 
-def test_fit_recovers_known_overhead_and_per_row_cost_within_ci():
-    rng = np.random.default_rng(0)
-    n, overhead_s, per_row_s = 100_000, 80e-6, 4e-6
-    rows = []
-    for method, (statements, commits) in {m: million.counts(m, n, 1000) for m in million.METHODS}.items():
-        for run in range(5):
-            seconds = (statements * overhead_s + n * per_row_s) * rng.normal(1, 0.02)
-            rows.append({"system": "x 1", "setting": "default", "method": method, "rows": n, "statements": statements,
-                         "commits": commits, "seconds": seconds, "warmup": False})
-    fits = million_analysis.fit(pd.DataFrame(rows))
-    ols = fits[fits["method"] == "ols"].iloc[0]
-    assert ols["overhead_ci_low_ms"] <= overhead_s * 1e3 <= ols["overhead_ci_high_ms"]
-    assert ols["per_row_ci_low_us"] <= per_row_s * 1e6 <= ols["per_row_ci_high_us"]
-    assert ols["n_points"] == 30  # native_client left out
+def _loads(costs: dict[str, tuple], *, n: int = 100_000, repeats: int = 5, seed: int = 0) -> pd.DataFrame:
+    """Synthetic loads of ``n`` rows: path → (statement counts, seconds as a function of statements)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"system": "x 1", "setting": "default", "path": path, "method": path, "rows": n,
+                          "statements": k, "seconds": seconds(k) * rng.normal(1, 0.02), "warmup": False}
+                         for path, (levels, seconds) in costs.items() for k in levels for _ in range(repeats)])
+
+
+def test_each_path_is_fitted_apart_and_recovers_its_own_overhead_and_per_row_cost_within_ci():
+    n = 100_000
+    truth = {"insert_values": (80e-6, 4e-6), "bulk": (400e-6, 1e-6)}
+    loads = _loads({"insert_values": ([n, 1000, 100, 10], lambda k: k * 80e-6 + n * 4e-6),
+                    "bulk": ([1, 10, 100], lambda k: k * 400e-6 + n * 1e-6),
+                    "server": ([1], lambda k: 0.1), "one_transaction": ([n], lambda k: 2.0)})
+    fits = million_analysis.fit(loads).set_index("path")
+    assert sorted(fits.index) == ["bulk", "insert_values"] and (fits["method"] == "ols").all()
+    for path, (overhead_s, per_row_s) in truth.items():
+        f = fits.loc[path]
+        assert f["overhead_ci_low_ms"] <= overhead_s * 1e3 <= f["overhead_ci_high_ms"], path
+        assert f["per_row_ci_low_us"] <= per_row_s * 1e6 <= f["per_row_ci_high_us"], path
+    assert fits.loc["insert_values", "n_points"] == 20 and fits.loc["bulk", "n_points"] == 15
+    long = million_analysis.tidy_fits(fits.reset_index())
+    assert set(long["model"]) == {"overhead path=insert_values", "overhead path=bulk"}
+    assert list(long.columns) == models.TIDY_COLUMNS
+
+
+def test_an_overhead_is_given_only_by_a_line_that_holds_and_a_rejected_one_says_why():
+    n = 100_000  # the INSERT path's statement cost grows with the statements: a straight line is wrong there
+    loads = _loads({"insert_values": ([n, 10_000, 1000, 100, 10], lambda k: k * 80e-6 * (1 + np.log10(k)) + 0.5),
+                    "bulk": ([1, 10, 100], lambda k: k * 400e-6 + 0.1)})
+    fits = million_analysis.fit(loads)
+    holds = dict(zip(fits["path"], fits["model_holds"]))
+    assert holds == {"insert_values": False, "bulk": True}
+    head = million_analysis.headline(pd.DataFrame(columns=["system", "setting", "load", "rows_per_s"]), fits,
+                                     pd.DataFrame(columns=["system", "disk_share", "bulk_over_native"]))
+    assert list(head) == ["overhead_us[x 1|default|bulk]"]
+    text = million_analysis.describe_fit(fits)
+    rejected = next(line for line in text if "INSERT" in line)
+    assert "rejected" in rejected and "lack of fit" in rejected and "µs" not in rejected
+    assert text[-1].startswith("The line holds for 1 of 2")
+
+
+def test_the_headline_skips_untested_and_two_point_fits():
+    fits = pd.DataFrame({"system": "x 1", "setting": ["a", "b", "c", "d"], "path": "bulk",
+                         "method": ["ols", "ols", "two_point", "ols"], "overhead_ms": [0.1, 0.2, 0.3, 0.4],
+                         "model_holds": [True, None, True, "False"]})
+    head = million_analysis.headline(pd.DataFrame(columns=["system", "setting", "load", "rows_per_s"]), fits,
+                                     pd.DataFrame(columns=["system", "disk_share", "bulk_over_native"]))
+    assert head == {"overhead_us[x 1|a|bulk]": pytest.approx(100.0)}
+
+
+def test_the_held_out_batches_are_predicted_from_the_other_insert_loads():
+    n = 100_000
+    loads = _loads({"insert_values": ([n, 1000, 100, 10], lambda k: k * 80e-6 + 0.4)}, n=n)
+    loads["method"] = np.where(loads["statements"] == n, "autocommit", "batches")
+    loads["batch_rows"] = n // loads["statements"]
+    loads["load"] = [million.load_name(m, b) for m, b in zip(loads["method"], loads["batch_rows"])]
+    table = million_analysis.prediction(loads)
+    assert len(table) == 1 and table["load"].iloc[0] == "batches of 1000 rows" and table["statements"].iloc[0] == 100
+    r = table.iloc[0]
+    assert r["pi_low_s"] < 100 * 80e-6 + 0.4 < r["pi_high_s"] and r["inside"] and r["runs"] == 5
+    off = million_analysis.prediction(loads.assign(seconds=np.where(loads["statements"] == 100, loads["seconds"] * 2,
+                                                                     loads["seconds"])))
+    assert not off["inside"].iloc[0]  # twice the time is outside the interval
+    middle = million_analysis.prediction(loads[loads["batch_rows"] != 1000])  # no 1 000-row batches: the middle size
+    assert middle["load"].tolist() == ["batches of 10000 rows"]
+    assert "foresaw" in million_analysis.describe_prediction(table)[-1]
 
 
 def test_median_ci_reaches_its_stated_confidence():
@@ -89,13 +184,13 @@ def test_median_ci_reaches_its_stated_confidence():
 
 
 def _measure(tmp_path, targets, versions="default", **kwargs):
-    params = million.validate(targets, "smoke", rows=300, repeats=1, warmup_rows=20, batch_rows=100,
-                              versions=versions, **kwargs)
+    params = million.validate(targets, "smoke", **{"rows": 300, "repeats": 1, "warmup_rows": 20,
+                                                   "batch_rows": "10,100,300", "versions": versions, **kwargs})
     run = Run("05_million_rows", params.as_dict(), tmp_path / "run")
     return million.measure(params, run), run
 
 
-# MariaDB's smoke run takes ~100 s here (2 cores): `slow`; PostgreSQL's ~4 s
+# MariaDB's smoke run takes ~170 s here (2 cores, 11 loads a round, each settled): `slow`; PostgreSQL's ~6 s
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "mariadb" else n for n in LOCAL])
 def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     reason = Engine.class_of(name).unavailable_reason()
@@ -108,7 +203,12 @@ def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     measured = loads[~loads["warmup"]]
     assert (measured["rows_counted"] == 300).all() and (loads["rows_counted"] == loads["rows"]).all()
     methods = {m for m in million.METHODS if cls.has(million.METHODS[m][0])}
-    assert set(measured.loc[measured["setting"] == "default", "method"]) == methods
+    default = measured[measured["setting"] == "default"]
+    assert set(default["method"]) == methods and default["load"].is_unique
+    assert sorted(default.loc[default["method"] == "batches", "statements"]) == [1, 3, 30]
+    assert sorted(default.loc[default["method"] == "bulk", "statements"]) == [1, 10, 100]
+    assert (default.set_index("load")["batch_rows"].reindex(["batches of 10 rows", "bulk load in 100 statements",
+                                                             "autocommit", "generate"]) == [10, 3, 1, 300]).all()
     assert (measured["table_bytes"] > 0).all() and (measured["seconds"] > 0).all()
     keyed_later = measured[measured["setting"] == "key_after_load"]
     assert (keyed_later["add_key_s"] > 0).all()
@@ -117,6 +217,19 @@ def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     assert (table["warmup_n"] == 1).all()
     assert not million_analysis.physical(loads, data["disk"]).empty
     assert run.meta["engines"][0]["setting"] == "default"
+    fits = million_analysis.fit(loads)  # one line per setting and path, each over its own loads only
+    paths = {(s, million.PATHS[m]) for s, m in zip(measured["setting"], measured["method"])}
+    assert set(zip(fits["setting"], fits["path"])) == {p for p in paths if p[1] in million.FIT_PATHS}
+    frozen = {n for n, s in cls.LOAD_SETTINGS.items() if s.create_in_load}  # its bulk load: one statement, no line
+    lines = fits[~fits["setting"].isin(frozen)]
+    assert (lines["method"] == "ols").all() and (lines.loc[lines["path"] == "insert_values", "n_points"] == 4).all()
+    assert (lines.loc[lines["path"] == "bulk", "n_points"] == 3).all()
+    assert (fits.loc[fits["setting"].isin(frozen), "method"] == "none").all()
+    assert set(measured.loc[measured["setting"].isin(frozen), "statements"]) <= {1}
+    assert set(million_analysis.tidy_fits(fits)["model"]) == {"overhead path=insert_values", "overhead path=bulk"}
+    prediction = million_analysis.prediction(loads)  # no 1 000-row batches here: the 100-row ones, 3 statements
+    assert set(prediction["setting"]) == set(measured.loc[measured["method"] == "batches", "setting"])
+    assert (prediction["statements"] == 3).all() and (prediction["pi_low_s"] < prediction["pi_high_s"]).all()
 
 
 def test_a_missing_version_is_noted_once_and_the_run_goes_on(tmp_path, monkeypatch):
@@ -130,9 +243,9 @@ def test_a_missing_version_is_noted_once_and_the_run_goes_on(tmp_path, monkeypat
 def test_rows_missing_after_a_load_raise_data_loss(tmp_path, monkeypatch):
     real = million._prepare
 
-    def short(engine, method, data, ddl, setting, batch_rows):
+    def short(engine, method, data, ddl, setting, **sizes):
         data = million.Data(data.rows[:-1], data.chunks, data.csv)
-        return real(engine, method, data, ddl, setting, batch_rows)
+        return real(engine, method, data, ddl, setting, **sizes)
 
     monkeypatch.setattr(million, "_prepare", short)
     with pytest.raises(DataLossError, match="rows after writing"):
@@ -141,13 +254,14 @@ def test_rows_missing_after_a_load_raise_data_loss(tmp_path, monkeypatch):
 
 def test_a_resumed_run_keeps_the_settings_it_completed_and_loads_only_the_rest(tmp_path, monkeypatch):
     params = million.validate("postgres", "smoke", rows=300, repeats=2, warmup_rows=20, methods="generate,bulk",
-                              settings="default,async_commit", versions="default")
+                              batch_rows=100, bulk_statements="1,10", settings="default,async_commit",
+                              versions="default")
     first = Run("05_million_rows", params.as_dict(), tmp_path)
     real_load, calls = million.load_once, []
 
     def interrupted_in_the_second_setting(*args, **kwargs):
         calls.append(args[1])
-        if len(calls) == 8:  # (warm-up + 2 runs) × 2 methods of the first setting, then one load of the second
+        if len(calls) == 10:  # (warm-up + 2 runs) × 3 loads of the first setting, then one load of the second
             raise KeyboardInterrupt
         return real_load(*args, **kwargs)
 
@@ -156,22 +270,50 @@ def test_a_resumed_run_keeps_the_settings_it_completed_and_loads_only_the_rest(t
         million.measure(params, first)
     kept = pd.read_parquet(tmp_path / "loads.parquet")
     kept = kept[kept["setting"] == "default"]
-    assert len(kept) == 6  # (warm-up + 2 runs) × 2 methods: the first setting is complete
+    assert len(kept) == 9  # (warm-up + 2 runs) × 3 loads: the first setting is complete
 
     monkeypatch.setattr(million, "load_once", real_load)
     resumed = Run("05_million_rows", params.as_dict(), tmp_path, resume=True)
     loads = million.measure(params, resumed)["loads"]
-    assert len(loads) == 12 and not loads.duplicated(["setting", "method", "run"]).any()
+    assert len(loads) == 18 and not loads.duplicated(["setting", "load", "run"]).any()
     pd.testing.assert_frame_equal(loads[loads["setting"] == "default"].reset_index(drop=True),
                                   kept.reset_index(drop=True))  # the same loads, not measured again
     assert (loads["rows_counted"] == loads["rows"]).all()
     assert (resumed.meta["resumed"]["kept"], resumed.meta["resumed"]["measured"]) == (2, 1)  # disk, default | async
 
 
+def test_the_split_bulk_load_writes_every_row_once_in_k_statements_and_only_the_first_creates_the_table(
+        monkeypatch):
+    reason = Postgres.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    real, calls = Postgres.bulk_load, []
+
+    def counted(self, table, columns, chunks, **kwargs):
+        calls.append((sum(c.num_rows for c in chunks), bool(kwargs.get("create"))))
+        return real(self, table, columns, chunks, **kwargs)
+
+    monkeypatch.setattr(Postgres, "bulk_load", counted)
+    data = million.make_data(3000, "test-split")
+    engine = Engine.get("postgres").start()
+    try:
+        for name, created in (("default", [False] * 7), ("copy_freeze", [True] + [False] * 6)):
+            calls.clear()
+            row = million.load_once(engine, "bulk", Postgres.LOAD_SETTINGS[name], data, bulk_statements=7)
+            assert (row["rows_counted"], row["statements"], row["commits"], row["batch_rows"]) == (3000, 7, 7, 429)
+            assert [c for _, c in calls] == created, name
+            sizes = [n for n, _ in calls]
+            assert sum(sizes) == 3000 and max(sizes) - min(sizes) <= 1, sizes
+            assert tuple(engine.execute("SELECT count(DISTINCT id), min(id), max(id) FROM demo")[0]) == (3000, 1, 3000)
+    finally:
+        engine.close()
+        data.remove()
+
+
 def test_the_methods_figure_stacks_one_panel_per_system_with_one_legend():
     import matplotlib.pyplot as plt
 
-    table = pd.DataFrame([{"system": system, "setting": setting, "method": method, "rows_per_s": rate}
+    table = pd.DataFrame([{"system": system, "setting": setting, "load": method, "rows_per_s": rate}
                           for system, methods in {"postgres 18.6": ["bulk", "pipeline", "autocommit"],
                                                   "mariadb 10.11": ["bulk", "autocommit"]}.items()
                           for setting in ("default", "async_commit")

@@ -212,14 +212,16 @@ def test_a_table_that_lost_a_row_raises():
 
 
 # -- the analysis on synthetic data -----------------------------------------------------------
-def _synthetic(per_partition=0.002, per_column=0.01, keyed=0.05, base=0.30, noise=0.01, seed=0):
+def _synthetic(per_partition=0.002, per_column=0.01, keyed=0.05, base=0.30, noise=0.01, seed=0,
+               partitions=(1, 4, 16, 64), columns=(20, 50), partition_cost=None):
     rng = np.random.default_rng(seed)
-    configs = ([(p, 4, "no_key") for p in (1, 4, 16, 64)] + [(1, c, "no_key") for c in (20, 50)]
+    partition_cost = partition_cost or (lambda p: per_partition * (p - 1))
+    configs = ([(p, 4, "no_key") for p in partitions] + [(1, c, "no_key") for c in columns]
                + [(1, 4, "primary_key")])
     rows = []
     for rnd in range(4):
         for p, c, m in configs:
-            ms = (base + per_partition * (p - 1) + per_column * (c - 4) + (keyed if m == "primary_key" else 0)
+            ms = (base + partition_cost(p) + per_column * (c - 4) + (keyed if m == "primary_key" else 0)
                   + rng.normal(0, noise, 100))
             rows.append(pd.DataFrame({
                 "engine": "synthetic", "variant": "v", "round": rnd, "warmup": False, "elapsed_s": ms / 1e3,
@@ -302,3 +304,69 @@ def test_a_cost_growing_with_log2_of_the_partitions_is_fitted_as_such_and_a_line
     assert models.model_holds(ols["model_holds"]) and "linear line did not hold" in ols["model_note"]
     linear = analysis._growth(_per_round(lambda n: 0.2 + 0.0001 * n)).iloc[0]
     assert linear["growth"] == "linear" and linear["slope"] == pytest.approx(0.0001, rel=0.05)
+
+
+# -- what the line predicts that it did not see ----------------------------------------------------
+def test_the_largest_level_of_each_sweep_is_predicted_from_the_others_within_its_interval():
+    samples = _synthetic()
+    fits = analysis.fit(samples, analysis.sweep_table(samples))
+    table = analysis.prediction(samples, fits)
+    assert list(table.columns) == analysis.PREDICTION_COLUMNS
+    table = table.set_index("factor")
+    assert table["level_value"].to_dict() == {"partitions": 64, "columns": 50}
+    assert (table["note"] == "").all() and table["inside"].all() and (table["rounds"] == 4).all()
+    # the truth at the held-out levels: 0.30 + 0.002 · 63 and 0.30 + 0.01 · 46 ms
+    assert table.loc["partitions", "predicted_ms"] == pytest.approx(0.426, abs=0.01)
+    assert table.loc["columns", "predicted_ms"] == pytest.approx(0.76, abs=0.01)
+    lines = analysis.describe_prediction(table.reset_index())
+    assert lines[0].startswith("**synthetic v, partitions** (straight line), 64 partitions left out of the fit: ")
+    assert lines[-1] == "The line foresaw the level it did not see in 2 of 2 sweeps."
+    assert analysis.describe_fits(fits)[0].startswith("**synthetic v, partitions 1–64, a straight line in the level, "
+                                                      "which holds**: ")
+
+
+def test_a_sweep_fitted_in_log2_of_the_partitions_is_predicted_by_that_line():
+    samples = _synthetic(partition_cost=lambda p: 0.05 * np.log2(p), columns=())
+    fits = analysis.fit(samples, analysis.sweep_table(samples))
+    assert fits.loc[fits["factor"] == "partitions", "growth"].tolist() == ["log2"]
+    row = analysis.prediction(samples, fits).iloc[0]
+    # a straight line through 1, 4 and 16 partitions would say about 1.1 ms at 64; the log₂ line says 0.6
+    assert row["growth"] == "log2" and row["predicted_ms"] == pytest.approx(0.60, abs=0.01) and row["inside"]
+    assert "growing with log₂ of the level (the straight line did not hold" in analysis.describe_fits(fits)[0]
+
+
+def test_a_sweep_with_too_few_levels_says_so_instead_of_predicting():
+    samples = _synthetic(partitions=(1, 4), columns=(20, 50))
+    table = analysis.prediction(samples, analysis.fit(samples, analysis.sweep_table(samples))).set_index("factor")
+    assert table.loc["partitions", "note"].startswith("too few runs")
+    assert pd.isna(table.loc["partitions", "predicted_ms"]) and pd.isna(table.loc["partitions", "inside"])
+    assert table.loc["columns", "note"] == "" and table.loc["columns", "inside"]
+    lines = analysis.describe_prediction(table.reset_index())
+    assert "4 partitions left out of the fit: no held-out check, too few runs" in lines[0]
+    assert lines[-1] == "The line foresaw the level it did not see in 1 of 1 sweeps."
+    only_models = _synthetic(partitions=(1,), columns=())
+    empty = analysis.prediction(only_models, analysis.fit(only_models, analysis.sweep_table(only_models)))
+    assert empty.empty and list(empty.columns) == analysis.PREDICTION_COLUMNS
+    assert analysis.describe_prediction(empty)[0].startswith("No prediction")
+
+
+def test_a_rejected_sweep_line_is_not_drawn_and_the_legend_and_the_sentence_say_so():
+    import matplotlib.collections as mcollections
+
+    from ingestlab import figures
+
+    samples = _synthetic()
+    sweep = analysis.sweep_table(samples)
+    fits = analysis.fit(samples, sweep)
+    rejected = fits["factor"] == "partitions"
+    fits.loc[rejected, ["model_holds", "model_note"]] = [False, "lack of fit p = 0.001 (pure_error_f)"]
+    fig = analysis.plot_sweep_medians(sweep, analysis.fits_for_plot(fits))
+    partitions, columns = fig.axes
+    assert not [line for line in partitions.get_lines() if len(line.get_xdata()) >= 100]
+    assert not any(isinstance(c, mcollections.PolyCollection) for c in partitions.collections)
+    assert sum(isinstance(c, mcollections.PolyCollection) for c in columns.collections) == 1
+    legend = fig.legends[0].get_texts()[0].get_text()
+    assert "partitions: " in legend and legend.split("\n")[1].endswith("— model rejected, no line")
+    figures.close(fig)
+    line = analysis.describe_fits(fits[rejected])[0]
+    assert "the line does not hold, so the figure draws none (lack of fit p = 0.001 (pure_error_f))" in line

@@ -163,7 +163,7 @@ def describe_answers(scans: pd.DataFrame) -> str:
 
 
 def describe_fits(fits: pd.DataFrame) -> str:
-    """One line per engine × query: fixed cost, cost per GB (CI) and the rate it implies."""
+    """One line per engine × query: fixed cost, cost per GB (CI), the rate it implies, and whether the line holds."""
     ols = fits[fits["method"] == "ols"]
     if ols.empty:
         return ("No fit: time against size is not estimable at this scale (a fit needs at least three sizes an "
@@ -171,7 +171,61 @@ def describe_fits(fits: pd.DataFrame) -> str:
     return "\n".join(f"- **{r.engine}** `{r.variant}`: {r.fixed_s:.3g} s fixed + {r.per_gb_s:.3g} s/GB "
                      f"(95 % CI {r.per_gb_ci_low_s:.3g}–{r.per_gb_ci_high_s:.3g}) → "
                      + (f"{r.gb_per_s:.3g} GB/s" if pd.notna(r.gb_per_s) else "no rate: the time does not grow "
-                        "with the size") + f", R² {r.r2:.3f}" for r in ols.itertuples())
+                        "with the size") + f", R² {r.r2:.3f}{_holds(r)}" for r in ols.itertuples())
+
+
+def _holds(fit) -> str:
+    # a rejected line is said in words (the figure draws none); any other note, e.g. the fixed cost held at 0, in brackets
+    note = fit.model_note if isinstance(fit.model_note, str) else ""
+    if models.model_holds(fit.model_holds) is False:
+        return f" — **the line does not hold** ({note}): the figure shows these points without it"
+    return f" ({note})" if note else ""
+
+
+def prediction(scans: pd.DataFrame) -> pd.DataFrame:
+    """What each reader × query's line predicts for the largest size it completed, fitted without it.
+
+    ``seconds = fixed + GB × per_GB`` is fitted again to the smaller sizes the reader completed
+    (:func:`completed_sizes`; the fixed cost held at 0 where it comes out negative, constant
+    variance as in :func:`fit`; :func:`ingestlab.adequacy.held_out_table`) and asked for the
+    largest one's time, against the 95 % prediction interval for one new run. The read floor is
+    left out: it is no reader.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine``, ``query``, ``gb`` (the size held out), ``predicted_s``, ``pi_low_s``,
+        ``pi_high_s``, ``observed_median_s``, ``runs``, ``runs_inside``, ``inside`` and ``note``
+        (why there is no prediction: too few sizes besides the largest, as at smoke scale).
+    """
+    from ingestlab.adequacy import held_out_table
+
+    data = completed_sizes(scans)
+    table = held_out_table(data[data["engine"] != FLOOR], x="gb", y="seconds", by=["engine", "query"],
+                           variance="constant", nonnegative_intercept=True)
+    return table.rename(columns={"predicted": "predicted_s", "pi_low": "pi_low_s", "pi_high": "pi_high_s",
+                                 "observed_median": "observed_median_s"})
+
+
+def describe_prediction(table: pd.DataFrame) -> list[str]:
+    """Per reader × query, the largest completed size's time against the line fitted without it, or why not."""
+    if table.empty:
+        return ["No prediction: no reader completed a scan."]
+    lines = []
+    for r in table.itertuples():
+        what = f"**{r.engine}** `{r.query}`, {r.gb:.3g} GB left out of the fit"
+        if r.note:
+            lines.append(f"{what}: no held-out check, {r.note}.")
+            continue
+        runs = f" (median of {r.runs} runs, {r.runs_inside} inside the interval)" if r.runs > 1 else ""
+        lines.append(f"{what}: {r.observed_median_s:.3g} s measured{runs}, {r.predicted_s:.3g} s predicted "
+                     f"(95 % PI {r.pi_low_s:.3g} to {r.pi_high_s:.3g}): " + ("inside." if r.inside else "**outside**."))
+    tested = table[table["note"] == ""]
+    lines.append(f"The line foresaw the size it did not see in {int(tested['inside'].sum())} of {len(tested)} reader × "
+                 "query pairs." if len(tested) else
+                 "No reader completed enough sizes for a held-out check: the line needs three runs below the largest "
+                 "size.")
+    return lines
 
 
 def describe_ratio(ratios: pd.DataFrame) -> str:

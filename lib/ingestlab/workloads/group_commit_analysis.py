@@ -1,4 +1,4 @@
-"""Notebook 04's analysis: throughput windows, speed-ups, the per-statement fit, saturation, sentences, figures and headline."""
+"""Notebook 04's analysis: throughput, speed-ups, the per-statement fit, the scalability law and its forecasts, figures."""
 
 from __future__ import annotations
 
@@ -194,11 +194,14 @@ def describe_speedups(speedup: pd.DataFrame, batching: pd.DataFrame) -> list[str
 
 
 def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame,
-             scalability_fits: pd.DataFrame | None = None) -> dict[str, float]:
+             scalability_fits: pd.DataFrame | None = None, forecasts: pd.DataFrame | None = None) -> dict[str, float]:
     """The run's headline numbers: commits per flush at the headline concurrency, the best speed-up, the flush cost,
-    and where the scalability law was fitted its σ, κ and peak (with CIs) and the held-out check's relative error.
+    and for one-row INSERTs, where the scalability law was fitted, its σ, κ and peak (with CIs) and each held-out
+    forecast's error.
 
     ``flush_ms`` (with its CI) is given only for the variants whose flush cost's CI lies above zero.
+    ``usl_holdout_error[<engine> <variant> C=<clients>]`` is |predicted − measured| / measured of the
+    forecast of ``clients`` from the counts below it (:func:`prediction`: C=32 and C=64 on the paper grid).
     """
     clients = headline_clients(throughput)
     one = throughput[(throughput["clients"] == clients)
@@ -219,37 +222,63 @@ def headline(throughput: pd.DataFrame, speedup: pd.DataFrame, fits: pd.DataFrame
         law = scalability_fits[scalability_fits["rows_per_insert"] == scalability_fits["rows_per_insert"].min()]
         for r in law[law["term"].isin(["sigma", "kappa", "peak_clients"])].itertuples():
             out[f"usl_{r.term}[{r.engine} {r.variant}]"] = [float(r.estimate), float(r.ci_low), float(r.ci_high)]
-        for r in law.drop_duplicates(["engine", "variant"]).itertuples():
-            out[f"usl_holdout_error[{r.engine} {r.variant} C={r.clients:.0f}]"] = float(r.loo_error)
+    if forecasts is not None and not forecasts.empty:
+        one_row = forecasts[forecasts["rows_per_insert"] == forecasts["rows_per_insert"].min()]
+        out.update({f"usl_holdout_error[{r.engine} {r.variant} C={r.clients}]": abs(float(r.relative_error))
+                    for r in one_row.itertuples()})
     return out
 
 
-def plot_throughput(throughput: pd.DataFrame, scalability_fits: pd.DataFrame | None = None):
+def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None):
     """Rows/s against clients (log x), a line per variant, a panel per rows per INSERT; the scalability law over them.
 
-    Where :func:`scalability` fitted the law, it is drawn in its variant's colour over the
-    client counts measured (never beyond them), as rows/s (statements/s × rows per INSERT):
-    solid where it foresaw the largest count, dotted where it did not.
+    ``curves`` (:func:`law_curves`) are drawn in their variant's colour over the client counts
+    measured (never beyond them), each with its 95 % confidence band shaded (cut at the axes,
+    which fit the measurements): solid where the law held (:func:`scalability`'s
+    ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
+    rejected law is not drawn; the legend names it, and each law not tested.
     """
     import seaborn as sns
-
-    from ingestlab.usl import usl_throughput
+    from matplotlib.collections import PolyCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     fig = plot_by_clients(throughput, y="rows_per_s", hue="variant", col="rows_per_insert", logy=True)
-    if scalability_fits is None or scalability_fits.empty:
+    if curves is None or curves.empty:
         return fig
+    panels = throughput["rows_per_insert"].nunique() > 1
+    engines = curves["engine"].nunique() > 1
+    handles, names, held = [], [], False
     for ax, (rows_per_insert, part) in zip(fig.axes, throughput.groupby("rows_per_insert", sort=False)):
         variants = list(dict.fromkeys(part["variant"]))
         colours = dict(zip(variants, sns.color_palette(n_colors=len(variants))))
-        law = scalability_fits[scalability_fits["rows_per_insert"] == rows_per_insert]
-        for (engine, variant), g in law.groupby(["engine", "variant"], sort=False):
-            t = g.set_index("term")["estimate"]
-            measured = part.loc[(part["engine"] == engine) & (part["variant"] == variant), "clients"]
-            grid = np.geomspace(measured.min(), measured.max(), figures.MODEL_POINTS)
-            ax.plot(grid, usl_throughput(grid, t["lambda"], t["sigma"], t["kappa"]) * rows_per_insert,
-                    color=colours.get(variant, "0.3"), lw=1.0,
-                    ls=":" if models.model_holds(g["model_holds"].iloc[0]) is False else "-",
-                    alpha=0.8, zorder=1)
+        for (engine, variant), c in curves[curves["rows_per_insert"] == rows_per_insert].groupby(
+                ["engine", "variant"], sort=False):
+            holds = models.model_holds(c["model_holds"].iloc[0])
+            colour = colours.get(variant, "0.3")
+            which = (f"{engine} " if engines else "") + labels.value_label("variant", variant) \
+                + (f", {rows_per_insert} row{'s' if rows_per_insert > 1 else ''} per INSERT" if panels else "")
+            if holds is False:
+                handles.append(Line2D([], [], ls="none"))
+                names.append(f"{which}: law rejected, not drawn")
+                continue
+            ax.plot(c["clients"], c["rows_per_s"], color=colour, lw=1.0, ls="-" if holds else "--", alpha=0.8,
+                    zorder=1, scaley=False)  # the measurements alone set the y-range
+            held = held or bool(holds)
+            outline = np.concatenate([c[["clients", "ci_low"]].to_numpy(), c[["clients", "ci_high"]].to_numpy()[::-1]])
+            ax.add_collection(PolyCollection([outline], facecolors=[colour], alpha=0.15, linewidths=0, zorder=0),
+                              autolim=False)
+            if holds is None:
+                handles.append(Line2D([], [], color=colour, lw=1.0, ls="--"))
+                names.append(f"{which}: law not tested")
+    if held:
+        handles.insert(0, (Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
+        names.insert(0, "scalability law, 95 % band")
+    ax = fig.axes[-1]
+    old = ax.get_legend()
+    ax.legend([*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
+              title=old.get_title().get_text() or None, loc="upper left", bbox_to_anchor=(1.01, 1),
+              fontsize="small", title_fontsize="small", frameon=False)
     return fig
 
 
@@ -289,10 +318,16 @@ def tidy_fits(fits: pd.DataFrame, scalability_fits: pd.DataFrame | None = None) 
 
 
 #: Fewest distinct client counts the scalability law is fitted to: its three parameters, and one count
-#: more than the held-out check (the largest count predicted from the others) needs.
+#: more than a held-out forecast (a count predicted from those below it) needs.
 USL_MIN_LEVELS = 5
 #: Points per configuration the law is fitted to: its 0.1 s windows averaged in this many consecutive blocks.
 USL_BLOCKS = 5
+#: The law's held-out check forecasts every measured client count from this one on, each from the counts below it
+#: only (the paper grid: 32 from 1–16, 64 from 1–32): the law's claim is about where contention and coherency
+#: bend the curve, which the highest counts test. A grid whose largest count is smaller has that one forecast.
+HOLDOUT_FROM_CLIENTS = 32
+#: A configuration of the law: one fit, and one set of forecasts.
+LAW_KEYS = ["engine", "variant", "rows_per_insert"]
 
 
 def usl_points(samples: pd.DataFrame) -> pd.DataFrame:
@@ -309,62 +344,164 @@ def usl_points(samples: pd.DataFrame) -> pd.DataFrame:
     return blocks.assign(statements_per_s=blocks["rows_per_s"] / blocks["rows_per_insert"])
 
 
+def held_out_clients(levels) -> list[int]:
+    """The client counts :func:`prediction` forecasts: those ≥ :data:`HOLDOUT_FROM_CLIENTS` (if none, the largest),
+    each only when at least ``USL_MIN_LEVELS − 1`` counts below it are there to fit the law to.
+
+    Examples
+    --------
+    >>> held_out_clients([1, 2, 4, 8, 16, 32, 64]), held_out_clients([1, 2, 4, 8, 16]), held_out_clients([1, 32, 64])
+    ([32, 64], [16], [])
+    """
+    levels = sorted({int(c) for c in levels})
+    wanted = [c for c in levels if c >= HOLDOUT_FROM_CLIENTS] or levels[-1:]
+    return [c for c in wanted if sum(level < c for level in levels) >= USL_MIN_LEVELS - 1]
+
+
+#: Columns of :func:`prediction`.
+PREDICTION_COLUMNS = [*LAW_KEYS, "clients", "fit_max_clients", "n_observed", "observed", "predicted", "pi_low",
+                      "pi_high", "inside", "relative_error", "informative"]
+
+
+def prediction(samples: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """What the scalability law predicts at client counts it did not see, per engine × variant × rows per INSERT.
+
+    For each count of :func:`held_out_clients` the law is fitted to the :func:`usl_points` of
+    the counts below it only and asked for that count's mean statements/s
+    (:func:`ingestlab.usl.usl_holdout`), against the 95 % prediction interval for the mean of
+    that many new points. A forecast is ``informative`` when its interval lies above 0 and is
+    narrower than the prediction itself; a wider one cannot miss and tests nothing, so its
+    ``inside`` is left empty (as ``ingestlab summary`` counts "not tested").
+    Configurations with fewer than :data:`USL_MIN_LEVELS` client counts (smoke runs) have none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per configuration and held-out count (:data:`PREDICTION_COLUMNS`): ``clients``
+        held out, ``fit_max_clients`` the largest count fitted, ``n_observed`` its points,
+        ``observed``, ``predicted``, ``pi_low``, ``pi_high`` (statements/s), ``inside`` (True,
+        False, or None where not informative), ``relative_error`` ((predicted − observed) /
+        observed), ``informative``.
+    """
+    from ingestlab.usl import usl_holdout
+
+    rows = []
+    for key, g in usl_points(samples).groupby(LAW_KEYS, sort=False):
+        if g["clients"].nunique() < USL_MIN_LEVELS:
+            continue
+        clients, rate = g["clients"].to_numpy(float), g["statements_per_s"].to_numpy(float)
+        for held in held_out_clients(clients):
+            f = usl_holdout(clients, rate, hold_out=held, alpha=alpha).iloc[0]
+            informative = bool(f["pi_low"] > 0 and f["pi_high"] - f["pi_low"] < f["predicted"])
+            rows.append({**dict(zip(LAW_KEYS, key)), "clients": held,
+                         "fit_max_clients": int(clients[clients < held].max()),
+                         "n_observed": int(f["n_observed"]), "observed": f["observed"], "predicted": f["predicted"],
+                         "pi_low": f["pi_low"], "pi_high": f["pi_high"],
+                         "inside": bool(f["inside"]) if informative else None,
+                         "relative_error": f["relative_error"], "informative": informative})
+    return pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
+
+
+def _forecast_text(r) -> str:
+    return (f"{r.observed:,.0f} statements/s measured at {r.clients} clients, {r.predicted:,.0f} predicted from "
+            f"the counts up to {r.fit_max_clients} (95 % PI {r.pi_low:,.0f}–{r.pi_high:,.0f})")
+
+
+def forecast_verdict(forecasts: pd.DataFrame) -> dict:
+    """One fit's adequacy from its forecasts (:func:`prediction`'s rows of one configuration), for ``fits.csv``.
+
+    ``model_holds`` is True when every informative forecast fell inside its prediction interval,
+    False when one did not, None ("not tested") when no forecast was informative; ``loo_in_pi``
+    is the share of the informative forecasts inside (empty when none was), ``loo_error`` the
+    median |relative error| over all the forecasts (an interval too wide to test the law does
+    not make its error meaningless).
+    """
+    if forecasts.empty:
+        return {"loo_error": np.nan, "loo_in_pi": np.nan, "model_holds": None,
+                "model_note": f"not tested: no client count had {USL_MIN_LEVELS - 1} counts below it to forecast "
+                              "it from"}
+    tested = forecasts[forecasts["informative"]]
+    inside = tested["inside"].astype(bool)
+    holds = bool(inside.all()) if len(tested) else None
+    missed = "; ".join(_forecast_text(r) for r in tested[~inside].itertuples())
+    note = ("" if holds else f"fitted to the counts below, the law missed: {missed}" if holds is False else
+            "not tested: every held-out interval is wider than its prediction ("
+            + "; ".join(_forecast_text(r) for r in forecasts.itertuples()) + ")")
+    return {"loo_error": float(forecasts["relative_error"].abs().median()),
+            "loo_in_pi": float(inside.mean()) if len(tested) else np.nan, "model_holds": holds, "model_note": note}
+
+
 def scalability(samples: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
-    """The Universal Scalability Law per engine × variant × rows per INSERT, and how well it foresees the largest count.
+    """The Universal Scalability Law per engine × variant × rows per INSERT, and whether it foresees the high counts.
 
     ``X(N) = λN / (1 + σ(N − 1) + κN(N − 1))`` is fitted to each configuration's statements/s
     over its client counts (:func:`ingestlab.usl.fit_usl`: :data:`USL_BLOCKS` points per count,
     :func:`usl_points`, HC3 delta intervals); ``σ`` is the share of the work that serialises (contention: here the log
     flush the clients queue for), ``κ`` the cost of keeping clients coherent, ``peak_clients``
-    where the law peaks. Then the law is refitted without the largest count and asked to
-    predict it (:func:`ingestlab.usl.usl_holdout`): ``model_holds`` says whether the
-    measured throughput fell inside the 95 % prediction interval, ``loo_error`` the relative
-    error; an interval wider than the prediction itself says nothing, and ``model_holds`` is
-    then left empty ("not tested"). Groups with fewer than :data:`USL_MIN_LEVELS` client counts
-    (smoke runs) are left out: the law is not estimable there.
+    where the law peaks. Then it is checked by forecasts (:func:`prediction`): every client
+    count from :data:`HOLDOUT_FROM_CLIENTS` on is predicted by the law fitted to the counts below
+    it, and the fit's verdict (:func:`forecast_verdict`) says whether each informative forecast's measured
+    throughput fell inside its 95 % prediction interval. Groups with fewer than
+    :data:`USL_MIN_LEVELS` client counts (smoke runs) are left out: the law is not estimable there.
 
     Returns
     -------
     pandas.DataFrame
         The lab's long form (:data:`ingestlab.models.TIDY_COLUMNS`), terms ``lambda``,
-        ``sigma``, ``kappa``, ``peak_clients``; model ``usl rows_per_insert=R``; plus the
-        held-out check's ``clients``, ``observed``, ``predicted``, ``pi_low``, ``pi_high``.
+        ``sigma``, ``kappa``, ``peak_clients``; model ``usl rows_per_insert=R``; the verdict in
+        ``model_holds``, ``loo_error``, ``loo_in_pi``, ``model_note``; plus ``rows_per_insert``.
     """
-    from ingestlab.usl import fit_usl, usl_holdout
+    from ingestlab.usl import fit_usl
 
+    forecasts = dict(list(prediction(samples, alpha=alpha).groupby(LAW_KEYS, sort=False)))
     rows = []
-    points = usl_points(samples)
-    for (engine, variant, rows_per_insert), g in points.groupby(["engine", "variant", "rows_per_insert"],
-                                                                  sort=False):
+    for key, g in usl_points(samples).groupby(LAW_KEYS, sort=False):
         if g["clients"].nunique() < USL_MIN_LEVELS:
             continue
-        clients, rate = g["clients"].to_numpy(float), g["statements_per_s"].to_numpy(float)
-        terms = fit_usl(clients, rate, alpha=alpha)
-        check = usl_holdout(clients, rate, alpha=alpha).iloc[0]
-        informative = check["pi_low"] > 0 and check["pi_high"] - check["pi_low"] < check["predicted"]
-        holds = bool(check["inside"]) if informative else None
-        interval = (f"{check['predicted']:,.0f} predicted (95 % PI {check['pi_low']:,.0f}–{check['pi_high']:,.0f}) "
-                    f"for {check['observed']:,.0f} statements/s measured at {check['clients']:.0f} clients")
-        note = ("" if holds else f"fitted without the largest client count, the law missed it: {interval}"
-                if holds is False else f"not tested: the held-out interval is wider than the prediction ({interval})")
+        engine, variant, rows_per_insert = key
+        terms = fit_usl(g["clients"].to_numpy(float), g["statements_per_s"].to_numpy(float), alpha=alpha)
+        check = forecast_verdict(forecasts.get(key, pd.DataFrame(columns=PREDICTION_COLUMNS)))
         for t in terms.to_dict("records"):
             rows.append({"notebook": NOTEBOOK_STEM, "engine": engine, "variant": variant,
                          "model": f"usl rows_per_insert={rows_per_insert}", "method": "nls", "term": t["term"],
                          "estimate": t["estimate"], "ci_low": t["ci_low"], "ci_high": t["ci_high"], "unit": t["unit"],
-                         "n_points": t["n_points"], "r2": t["r2"], "adequacy_test": "holdout_largest_clients",
-                         "lack_of_fit_p": np.nan, "loo_error": abs(check["relative_error"]),
-                         "loo_in_pi": float(check["inside"]), "model_holds": holds,
-                         "model_note": note, "rows_per_insert": rows_per_insert, "clients": check["clients"],
-                         "observed": check["observed"], "predicted": check["predicted"],
-                         "pi_low": check["pi_low"], "pi_high": check["pi_high"]})
-    extra = ["rows_per_insert", "clients", "observed", "predicted", "pi_low", "pi_high"]
-    return pd.DataFrame(rows, columns=[*models.TIDY_COLUMNS, *extra])
+                         "n_points": t["n_points"], "r2": t["r2"], "adequacy_test": "forecast_held_out_clients",
+                         "lack_of_fit_p": np.nan, **check, "rows_per_insert": rows_per_insert})
+    return pd.DataFrame(rows, columns=[*models.TIDY_COLUMNS, "rows_per_insert"])
+
+
+def law_curves(samples: pd.DataFrame, scalability_fits: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """Each :func:`scalability` fit's law as rows/s over the client counts it was fitted to, with its confidence band.
+
+    The curve and its pointwise band (:func:`ingestlab.usl.usl_band`, delta method, 1 − ``alpha``)
+    at :data:`ingestlab.figures.MODEL_POINTS` client counts from the fewest measured to the most,
+    never beyond, times rows per INSERT; ``model_holds`` carried from the fit, for the figure.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine``, ``variant``, ``rows_per_insert``, ``clients``, ``rows_per_s``, ``ci_low``,
+        ``ci_high``, ``model_holds``.
+    """
+    from ingestlab.usl import usl_band
+
+    holds = {tuple(r[:3]): r[3] for r in scalability_fits[[*LAW_KEYS, "model_holds"]].itertuples(index=False)}
+    parts = []
+    for key, g in usl_points(samples).groupby(LAW_KEYS, sort=False):
+        if key not in holds:
+            continue
+        grid = np.geomspace(g["clients"].min(), g["clients"].max(), figures.MODEL_POINTS)
+        band = usl_band(g["clients"], g["statements_per_s"], grid, alpha=alpha)
+        scaled = band[["predicted", "ci_low", "ci_high"]] * key[2]  # statements/s → rows/s
+        parts.append(pd.DataFrame({**dict(zip(LAW_KEYS, key)), "clients": grid, "rows_per_s": scaled["predicted"],
+                                   "ci_low": scaled["ci_low"], "ci_high": scaled["ci_high"],
+                                   "model_holds": holds[key]}))
+    columns = [*LAW_KEYS, "clients", "rows_per_s", "ci_low", "ci_high", "model_holds"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 def describe_scalability(scalability_fits: pd.DataFrame, throughput: pd.DataFrame) -> list[str]:
-    """Per engine, variant and rows per INSERT: σ, κ and the peak with their CIs, and the held-out check's outcome."""
-    from ingestlab import report
-
+    """Per engine, variant and rows per INSERT: σ, κ and the peak with their CIs, and the forecasts' verdict."""
     if scalability_fits.empty:
         counts = ", ".join(str(c) for c in sorted(throughput["clients"].unique()))
         return [f"The scalability law is not estimable at this scale: it needs at least {USL_MIN_LEVELS} client "
@@ -373,14 +510,34 @@ def describe_scalability(scalability_fits: pd.DataFrame, throughput: pd.DataFram
     for (engine, variant, model), g in scalability_fits.groupby(["engine", "variant", "model"], sort=False):
         t = g.set_index("term")
         check = g.iloc[0]
-        verdict = (f"it foresaw the {check['clients']:.0f}-client throughput ({check['observed']:,.0f} statements/s "
-                   f"measured, {check['predicted']:,.0f} predicted, 95 % PI {check['pi_low']:,.0f}–"
-                   f"{check['pi_high']:,.0f})" if check["model_holds"] is True else check["model_note"])
+        holds = models.model_holds(check["model_holds"])
+        verdict_text = (f"fitted to the counts below each held-out count, it foresaw every one it could be tested on "
+                        f"(median error {check['loo_error']:.1%})" if holds else check["model_note"])
         lines.append(f"**{engine} {variant}** ({model.removeprefix('usl ').replace('_', ' ')}): σ = "
                      f"{report.format_estimate(t.loc['sigma', 'estimate'], t.loc['sigma', 'ci_low'], t.loc['sigma', 'ci_high'], unit='')}"
                      f", κ = {report.format_estimate(t.loc['kappa', 'estimate'], t.loc['kappa', 'ci_low'], t.loc['kappa', 'ci_high'], unit='')}"
                      f", peak at {report.format_estimate(t.loc['peak_clients', 'estimate'], t.loc['peak_clients', 'ci_low'], t.loc['peak_clients', 'ci_high'], unit='clients')}; "
-                     f"{'fitted without its largest client count, ' if check['model_holds'] is True else ''}{verdict}.")
+                     f"{verdict_text}.")
+    return lines
+
+
+def describe_prediction(table: pd.DataFrame) -> list[str]:
+    """Each forecast of :func:`prediction`, measured against predicted with its interval, and how many fell inside."""
+    if table.empty:
+        return [f"No forecast: the scalability law is not estimable at this scale (it needs at least {USL_MIN_LEVELS} "
+                f"client counts, {USL_MIN_LEVELS - 1} of them below each count it predicts)."]
+    lines = [f"**{r.engine} {r.variant}**, {r.rows_per_insert}-row INSERTs: " + _forecast_text(r)
+             + f", error {r.relative_error:+.1%}: "
+             + (("inside" if r.inside else "outside") if r.informative else "an interval wider than the prediction, "
+                "no test")
+             for r in table.itertuples()]
+    tested = table[table["informative"]]
+    if tested.empty:
+        return [*lines, f"None of the {len(table)} forecasts could test the law: each interval is wider than its "
+                        "prediction."]
+    lines.append(f"The law foresaw {int(tested['inside'].astype(bool).sum())} of {len(tested)} informative forecasts"
+                 + (f"; {len(table) - len(tested)} more had an interval too wide to test it" if len(tested) < len(table)
+                    else "") + ".")
     return lines
 
 

@@ -24,9 +24,10 @@ def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
     """What the overhead model predicts for a scenario it did not see, per engine and variant.
 
     The line is fitted to the other ``INSERT … VALUES`` scenarios' totals
-    (:func:`ingestlab.adequacy.fit_line`, variance growing with N), then asked for the held-out
+    (:func:`ingestlab.adequacy.held_out_table`, variance growing with N), then asked for the held-out
     scenario's total at its statement count; each of its runs is compared with the 95 %
-    prediction interval for one new run.
+    prediction interval for one new run. Configurations without the scenario, or with too few
+    runs besides it for a line, are left out.
 
     Returns
     -------
@@ -34,20 +35,16 @@ def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
         ``engine, variant, scenario, n_statements, predicted_s, pi_low_s, pi_high_s,
         observed_median_s, runs, runs_inside, inside`` (the median inside the interval).
     """
-    from ingestlab.adequacy import predict_held_out
+    from ingestlab.adequacy import held_out_table
 
     totals = models.scenario_totals(samples[samples["scenario"].isin(FIT_SCENARIOS)])
-    rows = []
-    for (engine, variant), g in totals.groupby(["engine", "variant"], sort=False):
-        seen, unseen = g[g["scenario"] != held_out], g[g["scenario"] == held_out]
-        if unseen.empty or len(seen) < 3 or seen["n_statements"].nunique() < 2:
-            continue  # a line needs 3 runs at 2 statement counts besides the held-out scenario
-        p = predict_held_out(seen, unseen, x="n_statements", y="total_s")
-        rows.append({"engine": engine, "variant": variant, "scenario": held_out, "n_statements": int(p["x"]),
-                     "predicted_s": p["predicted"], "pi_low_s": p["pi_low"], "pi_high_s": p["pi_high"],
-                     "observed_median_s": p["observed_median"], "runs": p["runs"], "runs_inside": p["runs_inside"],
-                     "inside": p["inside"]})
-    return pd.DataFrame(rows)
+    table = held_out_table(totals, x="n_statements", y="total_s", by=["engine", "variant"],
+                           held_out=totals["scenario"] == held_out)
+    table = table[table["note"] == ""].astype({"n_statements": int}).assign(scenario=held_out)
+    return table.rename(columns={"predicted": "predicted_s", "pi_low": "pi_low_s", "pi_high": "pi_high_s",
+                                 "observed_median": "observed_median_s"})[
+        ["engine", "variant", "scenario", "n_statements", "predicted_s", "pi_low_s", "pi_high_s", "observed_median_s",
+         "runs", "runs_inside", "inside"]].reset_index(drop=True)
 
 
 def describe_prediction(table: pd.DataFrame) -> list[str]:

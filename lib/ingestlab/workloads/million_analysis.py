@@ -1,4 +1,4 @@
-"""Notebook 05's analysis: medians per method, the load fit, the physical limits, sentences, figures and headline."""
+"""Notebook 05's analysis: medians per load, the load fit per write path and its prediction, limits, sentences, figures."""
 
 from __future__ import annotations
 
@@ -8,17 +8,23 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import models
-from ingestlab.workloads.million import FIT_EXCLUDED, NOTEBOOK_STEM
+from ingestlab.workloads.million import FIT_PATHS, NOTEBOOK_STEM
 
 # -- analysis --------------------------------------------------------------------------------
-GROUP = ["system", "setting", "method"]
+#: A configuration: a method with its rows per INSERT or its bulk statements (``load``, e.g. "batches of 100 rows").
+GROUP = ["system", "setting", "load"]
+#: One load fit per system × setting × write path.
+FIT_BY = ["system", "setting", "path"]
+#: The fitted paths in sentences and panel titles.
+PATH_NAMES = {"insert_values": "INSERT … VALUES, one commit each", "bulk": "bulk load (COPY, LOAD DATA)"}
 
 
 def medians(loads: pd.DataFrame) -> pd.DataFrame:
-    """Per system × setting × method: median seconds and rows/s over the runs, with distribution-free CIs.
+    """Per system × setting × load: median seconds and rows/s over the runs, with distribution-free CIs.
 
     Warm-up loads are left out (counted in ``warmup_n``). The CI is the order-statistic
     interval of :func:`ingestlab.models.median_ci_exact`; ``ci_confidence`` says what it reaches.
+    ``method``, ``path`` and ``batch_rows`` say what the load is.
     """
     measured = loads[~loads["warmup"]]
     warm = loads[loads["warmup"]].groupby(GROUP).size()
@@ -26,8 +32,10 @@ def medians(loads: pd.DataFrame) -> pd.DataFrame:
     for key, g in measured.groupby(GROUP, sort=False):
         sec = models.median_ci_exact(g["seconds"])
         rps = models.median_ci_exact(g["rows_per_s"])
-        rows.append({**dict(zip(GROUP, key)), "runs": len(g), "rows": int(g["rows"].iloc[0]),
-                     "statements": int(g["statements"].iloc[0]), "commits": int(g["commits"].iloc[0]),
+        first = g.iloc[0]
+        rows.append({**dict(zip(GROUP, key)), "method": first["method"], "path": first["path"],
+                     "batch_rows": int(first["batch_rows"]), "runs": len(g), "rows": int(first["rows"]),
+                     "statements": int(first["statements"]), "commits": int(first["commits"]),
                      "seconds": sec["median"], "seconds_ci_low": sec["ci_low"], "seconds_ci_high": sec["ci_high"],
                      "rows_per_s": rps["median"], "rows_per_s_ci_low": rps["ci_low"],
                      "rows_per_s_ci_high": rps["ci_high"], "ci_confidence": sec["confidence"],
@@ -38,43 +46,85 @@ def medians(loads: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit(loads: pd.DataFrame) -> pd.DataFrame:
-    """``seconds = statements × overhead + rows × per_row`` per system × setting, across the lab's methods.
+    """``seconds = statements × overhead + write_time`` per system × setting × write path (:data:`FIT_PATHS`).
 
-    Every method writes the same rows, so the intercept is ``rows × per_row`` and the slope
-    the fixed cost of one statement (:func:`ingestlab.models.fit_load_overhead`: OLS with
-    CIs where the points allow, else ``two_point`` or ``none``). ``per_row_us`` is the
-    intercept per row, with its CI.
+    Within a path the same rows go by several statement counts (``insert_values``: single rows
+    and each BATCH_ROWS; ``bulk``: each BULK_STATEMENTS), so the intercept is the rows' time
+    on that path and the slope the fixed cost of one of its statements
+    (:func:`ingestlab.models.fit_load_overhead`: OLS with CIs where the points allow, else
+    ``two_point`` or ``none``; whether the line holds in ``model_holds``). The paths are fitted
+    apart: an INSERT's rows are parsed, a COPY's streamed, so they share neither cost.
+    ``per_row_us`` is the intercept per row, with its CI.
     """
-    measured = loads[~loads["warmup"] & ~loads["method"].isin(FIT_EXCLUDED)]
-    fits = models.fit_load_overhead(measured, by=["system", "setting"], x="statements", y="seconds", adequacy=True)
-    rows = measured.groupby(["system", "setting"], sort=False)["rows"].first().rename("rows").reset_index()
-    fits = fits.merge(rows, on=["system", "setting"])
+    measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
+    fits = models.fit_load_overhead(measured, by=FIT_BY, x="statements", y="seconds", adequacy=True)
+    rows = measured.groupby(FIT_BY, sort=False)["rows"].first().rename("rows").reset_index()
+    fits = fits.merge(rows, on=FIT_BY)
     for src, dst in (("write_time_s", "per_row_us"), ("write_time_ci_low_s", "per_row_ci_low_us"),
                      ("write_time_ci_high_s", "per_row_ci_high_us")):
         fits[dst] = fits[src] / fits["rows"] * 1e6
     return fits.assign(engine=fits["system"], variant=fits["setting"])
 
 
-def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """Per system under its first setting: the fastest method against the disk, and the lab's bulk path against the native client.
+#: The rows per INSERT notebook 05 holds out of the INSERT path and predicts from the rest (the seed's batch).
+HELD_OUT_BATCH_ROWS = 1000
+#: The columns of :func:`prediction`.
+PREDICTION_COLUMNS = ["system", "setting", "path", "load", "statements", "predicted_s", "pi_low_s", "pi_high_s",
+                      "observed_median_s", "runs", "runs_inside", "inside"]
 
-    ``disk_share`` is the fastest method's table bytes per second over the disk's sequential
-    write rate; ``bulk_over_native`` the lab bulk path's median seconds over the native
-    client's, with a bootstrap CI (:func:`ingestlab.models.ratio_ci`).
+
+def prediction(loads: pd.DataFrame, held_out: int = HELD_OUT_BATCH_ROWS) -> pd.DataFrame:
+    """What the INSERT path's line predicts for the batches it did not see, per system × setting.
+
+    The line of :func:`fit` is fitted again to the ``insert_values`` loads without the
+    batches of ``held_out`` rows (without such batches in the run: the middle batch size),
+    with :func:`ingestlab.adequacy.fit_line` (variance growing with the statements), and asked
+    for their seconds at their statement count; each of their runs is compared with the 95 %
+    prediction interval for one new run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`PREDICTION_COLUMNS`: ``inside`` says whether the observed median is in the interval.
+    """
+    from ingestlab.adequacy import held_out_table
+
+    measured = loads[~loads["warmup"] & (loads["path"] == "insert_values")].reset_index(drop=True)
+    sizes = sorted(measured.loc[measured["method"] == "batches", "batch_rows"].unique())
+    if sizes and held_out not in sizes:
+        held_out = sizes[len(sizes) // 2]
+    out = (measured["method"] == "batches") & (measured["batch_rows"] == held_out)
+    table = held_out_table(measured, x="statements", y="seconds", by=["system", "setting"], held_out=out)
+    table = table[table["note"] == ""]  # a line needs 3 runs at 2 statement counts besides the held-out batches
+    table = table.assign(path="insert_values", load=measured.loc[out, "load"].iloc[0] if out.any() else "",
+                         statements=table["statements"].astype(int))
+    return table.rename(columns={"predicted": "predicted_s", "pi_low": "pi_low_s", "pi_high": "pi_high_s",
+                                 "observed_median": "observed_median_s"})[PREDICTION_COLUMNS].reset_index(drop=True)
+
+
+def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """Per system under its first setting: the fastest load against the disk, the lab's bulk path against the native client.
+
+    ``disk_share`` is the fastest load's table bytes per second over the disk's sequential
+    write rate; ``bulk_over_native`` the median seconds of the lab's bulk path in the fewest
+    statements (one, by default) over the native client's, with a bootstrap CI
+    (:func:`ingestlab.models.ratio_ci`).
     """
     measured = loads[~loads["warmup"]]
     disk_mb_s = float(disk_rate["mb_per_s"].iloc[0])
     rows = []
     for system, g in measured.groupby("system", sort=False):
         g = g[g["setting"] == g["setting"].iloc[0]]
-        by_method = g.groupby("method", sort=False)[["rows_per_s", "table_mb_per_s"]].median()
-        fastest = by_method["rows_per_s"].idxmax()
-        row = {"system": system, "setting": g["setting"].iloc[0], "fastest_method": fastest,
-               "fastest_rows_per_s": by_method.loc[fastest, "rows_per_s"],
-               "fastest_table_mb_per_s": by_method.loc[fastest, "table_mb_per_s"], "disk_mb_per_s": disk_mb_s,
-               "disk_share": by_method.loc[fastest, "table_mb_per_s"] / disk_mb_s,
+        by_load = g.groupby("load", sort=False)[["rows_per_s", "table_mb_per_s"]].median()
+        fastest = by_load["rows_per_s"].idxmax()
+        row = {"system": system, "setting": g["setting"].iloc[0], "fastest_load": fastest,
+               "fastest_rows_per_s": by_load.loc[fastest, "rows_per_s"],
+               "fastest_table_mb_per_s": by_load.loc[fastest, "table_mb_per_s"], "disk_mb_per_s": disk_mb_s,
+               "disk_share": by_load.loc[fastest, "table_mb_per_s"] / disk_mb_s,
                "bulk_over_native": math.nan, "bulk_over_native_ci_low": math.nan, "bulk_over_native_ci_high": math.nan}
-        bulk, native = (g.loc[g["method"] == m, "seconds"] for m in ("bulk", "native_client"))
+        bulk = g[g["method"] == "bulk"]
+        bulk = bulk.loc[bulk["statements"] == bulk["statements"].min(), "seconds"]
+        native = g.loc[g["method"] == "native_client", "seconds"]
         if min(len(bulk), len(native)) >= 2:
             r = models.ratio_ci(bulk, native, seed=seed)
             row.update(bulk_over_native=r["ratio"], bulk_over_native_ci_low=r["ci_low"],
@@ -120,17 +170,17 @@ def live_vs_published(loads: pd.DataFrame) -> pd.DataFrame:
 
 # -- figures and sentences -------------------------------------------------------------------
 def plot_methods(table: pd.DataFrame):
-    """Rows/s by method (log scale), one panel per system stacked on a shared axis, a bar per setting."""
+    """Rows/s by load (log scale), one panel per system stacked on a shared axis, a bar per setting."""
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
 
     systems = list(dict.fromkeys(table["system"]))
-    heights = [table.loc[table["system"] == s, "method"].nunique() for s in systems]
+    heights = [table.loc[table["system"] == s, "load"].nunique() for s in systems]
     fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.42 * sum(heights)),
                              squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
     for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
-        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="method", hue="setting", ax=ax,
+        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
                           log=figures.spans_decades(table["rows_per_s"]))
         ax.set_title(labels.phrase(system), loc="left", fontsize="medium")
         if i < len(systems) - 1:  # one legend, under the last panel
@@ -141,102 +191,150 @@ def plot_methods(table: pd.DataFrame):
 
 
 def plot_versions(table: pd.DataFrame, setting: str = "default"):
-    """The seed's "all versions" chart: rows/s by method (log scale), a bar per engine version, under ``setting``."""
+    """The seed's "all versions" chart: rows/s by load (log scale), a bar per engine version, under ``setting``."""
     from ingestlab import figures
 
-    return figures.plot_bars(table[table["setting"] == setting], x="rows_per_s", y="method", hue="system",
+    return figures.plot_bars(table[table["setting"] == setting], x="rows_per_s", y="load", hue="system",
                              log=True).figure
 
 
 def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
-    """Seconds against statements per system × setting, with the fitted lines (log–log)."""
+    """Seconds against statements, one panel per write path, one series per system × setting with its fitted line.
+
+    The lines are :func:`ingestlab.figures.plot_fit`'s: a rejected line is not drawn, and its
+    legend entry says so.
+    """
+    import matplotlib.pyplot as plt
+
     from ingestlab import figures, labels
 
-    measured = loads[~loads["warmup"] & ~loads["method"].isin(FIT_EXCLUDED)]
-    group = labels.join(measured, ["system", "setting"])
-    long = tidy_fits(fits)
-    lines = long.assign(group=labels.join(long.rename(columns={"engine": "system", "variant": "setting"}),
-                                          ["system", "setting"]))
-    return figures.plot_fit(measured.assign(group=group), lines, x="statements", y="seconds", hue="group").figure
+    measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
+    paths = [p for p in FIT_PATHS if p in set(measured["path"])]
+    fig, axes = plt.subplots(max(len(paths), 1), 1, figsize=(figures.PAGE_WIDTH, 4.2 * max(len(paths), 1)),
+                             squeeze=False)
+    for ax, path in zip(axes[:, 0], paths):
+        points, part = measured[measured["path"] == path], fits[fits["path"] == path]
+        lines = tidy_fits(part.assign(engine=labels.join(part, ["system", "setting"])))
+        lines = lines.rename(columns={"engine": "group"})
+        figures.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
+                         y="seconds", hue="group", ax=ax)
+        ax.set_title(PATH_NAMES[path], loc="left", fontsize="medium")
+    fig.tight_layout()
+    return fig
 
 
 def describe_methods(table: pd.DataFrame) -> list[str]:
-    """Per system and setting, the fastest and the slowest method and how far apart they are."""
+    """Per system and setting, the fastest and the slowest load and how far apart they are."""
     lines = []
     for (system, setting), g in table.groupby(["system", "setting"], sort=False):
         if len(g) < 2:
             continue
         fast, slow = g.loc[g["rows_per_s"].idxmax()], g.loc[g["rows_per_s"].idxmin()]
-        lines.append(f"**{system}, {setting}**: fastest {fast['method']} {fast['rows_per_s']:,.0f} rows/s "
-                     f"({fast['seconds']:.3g} s), slowest {slow['method']} {slow['rows_per_s']:,.0f} rows/s "
+        lines.append(f"**{system}, {setting}**: fastest {fast['load']} {fast['rows_per_s']:,.0f} rows/s "
+                     f"({fast['seconds']:.3g} s), slowest {slow['load']} {slow['rows_per_s']:,.0f} rows/s "
                      f"({slow['seconds']:.3g} s): {fast['rows_per_s'] / slow['rows_per_s']:.0f}× apart.")
     return lines
 
 
 def describe_versions(table: pd.DataFrame, setting: str = "default") -> list[str]:
-    """Per method under ``setting``, each version's rows/s relative to the first version's."""
+    """Per load under ``setting``, each version's rows/s relative to the first version's."""
     part = table[table["setting"] == setting]
     systems = list(dict.fromkeys(part["system"]))
     if len(systems) < 2:
         return [f"Only {', '.join(systems) or 'no system'} ran under {setting}: no version to compare."]
-    wide = part.pivot_table(index="method", columns="system", values="rows_per_s", sort=False)
+    wide = part.pivot_table(index="load", columns="system", values="rows_per_s", sort=False)
     base = systems[0]
     lines = []
-    for method, row in wide.iterrows():
+    for load, row in wide.iterrows():
         others = [f"{s} {row[s] / row[base]:.2f}×" for s in systems[1:] if np.isfinite(row.get(s, np.nan))]
-        lines.append(f"**{method}**: {base} {row[base]:,.0f} rows/s; " + ", ".join(others))
+        lines.append(f"**{load}**: {base} {row[base]:,.0f} rows/s; " + ", ".join(others))
     return lines
 
 
 def describe_fit(fits: pd.DataFrame) -> list[str]:
-    """Per system × setting: the fixed cost per statement and the cost per row, with CIs."""
+    """Per system × setting × path: the fixed cost per statement and per row where the line holds, else why not.
+
+    No cost is read from a line that was rejected or not tested; the last sentence counts the
+    lines that hold.
+    """
     from ingestlab import report
 
     lines = []
     for r in fits.itertuples():
-        if r.method == "ols":
-            lines.append(f"**{r.system}, {r.setting}**: "
+        where = f"**{r.system}, {r.setting}**, {PATH_NAMES.get(r.path, r.path)}"
+        holds = models.model_holds(r.model_holds)
+        if r.method != "ols":
+            lines.append(f"{where}: no fit with an interval ({r.method}, {r.n_points} loads).")
+        elif holds:
+            lines.append(f"{where}: "
                          f"{report.format_estimate(r.overhead_ms * 1e3, r.overhead_ci_low_ms * 1e3, r.overhead_ci_high_ms * 1e3, unit='µs')}"
                          f" per statement, {report.format_estimate(r.per_row_us, r.per_row_ci_low_us, r.per_row_ci_high_us, unit='µs')}"
                          f" per row, R² {r.r2:.3f} ({r.n_points} loads).")
         else:
-            lines.append(f"**{r.system}, {r.setting}**: no fit ({r.method}, {r.n_points} loads).")
+            verdict = "rejected" if holds is False else "not tested"
+            lines.append(f"{where}: the line is {verdict} ({r.model_note}); no cost is read from it.")
+    verdicts = [models.model_holds(r.model_holds) if r.method == "ols" else None for r in fits.itertuples()]
+    held, rejected = verdicts.count(True), verdicts.count(False)
+    lines.append(f"The line holds for {held} of {len(fits)} system × setting × path fits"
+                 + ("; only these give an overhead" if held else ": no overhead is reported")
+                 + (f"; the figure draws no line through the loads of the {rejected} rejected" if rejected else "")
+                 + ".")
     return lines
 
 
 def describe_physical(table: pd.DataFrame) -> list[str]:
-    """The fastest method as a share of the disk's rate, and the lab's bulk path against the native client."""
+    """The fastest load as a share of the disk's rate, and the lab's bulk path against the native client."""
     lines = []
     for r in table.itertuples():
-        text = (f"**{r.system}** ({r.setting}): the fastest method, {r.fastest_method}, writes its table at "
+        text = (f"**{r.system}** ({r.setting}): the fastest load, {r.fastest_load}, writes its table at "
                 f"{r.fastest_table_mb_per_s:.1f} MB/s, {r.disk_share:.0%} of the disk's {r.disk_mb_per_s:.0f} MB/s "
                 "sequential write")
         if np.isfinite(r.bulk_over_native):
-            text += (f"; the lab's bulk path takes {r.bulk_over_native:.2f}× the native client's time "
+            text += (f"; the lab's bulk path in one statement takes {r.bulk_over_native:.2f}× the native client's time "
                      f"(95 % CI {r.bulk_over_native_ci_low:.2f}–{r.bulk_over_native_ci_high:.2f})")
         lines.append(text + ".")
     return lines
 
 
+def describe_prediction(table: pd.DataFrame) -> list[str]:
+    """Observed against predicted for the held-out batches, system by system, and how many runs fell inside."""
+    if table.empty:
+        return ["No prediction: the run has no multi-row INSERT batches to hold out, or too few other INSERT "
+                "loads to fit the line without them."]
+    lines = [f"**{r.system}, {r.setting}**, {r.load} ({r.statements} statements) left out of the fit: "
+             f"{r.observed_median_s:.3g} s measured (median of {r.runs} runs), {r.predicted_s:.3g} s predicted "
+             f"(95 % PI {r.pi_low_s:.3g}–{r.pi_high_s:.3g}); {r.runs_inside} of {r.runs} runs inside"
+             for r in table.itertuples()]
+    lines.append(f"The INSERT path's line foresaw the batches it did not see in {int(table['inside'].sum())} of "
+                 f"{len(table)} system × setting configurations.")
+    return lines
+
+
 def headline(table: pd.DataFrame, fits: pd.DataFrame, phys: pd.DataFrame) -> dict[str, float]:
-    """The run's headline numbers: rows/s of every method under each system's default, overheads, disk share."""
-    out = {f"rows_per_s[{r.system}|{r.setting}|{r.method}]": float(r.rows_per_s) for r in table.itertuples()
+    """The run's headline numbers: rows/s of every load under each system's default, overheads, disk share.
+
+    An overhead (``overhead_us[system|setting|path]``) comes only from an OLS line that holds.
+    """
+    out = {f"rows_per_s[{r.system}|{r.setting}|{r.load}]": float(r.rows_per_s) for r in table.itertuples()
            if r.setting == "default"}
-    out.update({f"overhead_us[{r.system}|{r.setting}]": float(r.overhead_ms * 1e3) for r in fits.itertuples()
-                if r.method == "ols"})
+    out.update({f"overhead_us[{r.system}|{r.setting}|{r.path}]": float(r.overhead_ms * 1e3) for r in fits.itertuples()
+                if r.method == "ols" and models.model_holds(r.model_holds) is True})
     out.update({f"disk_share[{r.system}]": float(r.disk_share) for r in phys.itertuples()})
     out.update({f"bulk_over_native[{r.system}]": float(r.bulk_over_native) for r in phys.itertuples()})
     return out
 
 
-#: Notebook 05's load model in :func:`fit`'s columns: a fixed cost per statement, the rows' time, per row.
+#: Notebook 05's load model in :func:`fit`'s columns: a fixed cost per statement, the rows' time, per row (per path).
 FIT_TERMS = {**models.OVERHEAD_TERMS,
              "per_row": models.Term("per_row_us", "per_row_ci_low_us", "per_row_ci_high_us", "µs")}
 
 
 def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
-    """:func:`fit`'s load fits in the lab's long form (``fits.csv``): ``overhead`` (ms), ``write_time`` (s), ``per_row`` (µs)."""
-    return models.tidy(fits, model="overhead", terms=FIT_TERMS, notebook=NOTEBOOK_STEM)
+    """:func:`fit`'s fits in the lab's long form (``fits.csv``): ``overhead`` (ms), ``write_time`` (s), ``per_row`` (µs).
+
+    The model names the path (``overhead path=insert_values``), so each path's fit is its own.
+    """
+    return models.tidy(fits, model="overhead path={path}", terms=FIT_TERMS, notebook=NOTEBOOK_STEM)
 
 
 #: The seed's ratios (its text; it prints no table). ``non_transactional``: "a 60% gain in insert

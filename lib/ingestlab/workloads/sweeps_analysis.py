@@ -85,10 +85,8 @@ def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.Dat
         ``share_of_overhead`` (+ CI).
     """
     rows = factor_rows(samples[~samples["warmup"]])
-    per_round = (rows[rows["factor"].isin(NUMERIC)]
-                 .groupby([*GROUP, "factor", "level_value", "round"], sort=False)["elapsed_s"].median()
-                 .mul(1e3).rename("median_ms").reset_index())
-    lines = _growth(per_round)
+    per_round = _per_round(rows)
+    lines = _growth(per_round) if not per_round.empty else pd.DataFrame()  # only table models swept: no line
     span = per_round.groupby([*GROUP, "factor"])["level_value"].agg(["min", "max"])
     unit = rows.drop_duplicates(GROUP).set_index(GROUP)
     numeric = []
@@ -113,6 +111,13 @@ def fit(samples: pd.DataFrame, sweeps: pd.DataFrame, *, seed: int = 0) -> pd.Dat
     for end in ("", "_ci_low", "_ci_high"):
         out["share_of_overhead" + end.replace("_ci", "")] = out[f"effect{end}_ms"] / out["baseline_median_ms"]
     return out.rename(columns={"share_of_overhead_low": "share_ci_low", "share_of_overhead_high": "share_ci_high"})
+
+
+def _per_round(rows: pd.DataFrame) -> pd.DataFrame:
+    """The numeric factors' points: the median single-row INSERT (ms) of every round at every level."""
+    return (rows[rows["factor"].isin(NUMERIC)]
+            .groupby([*GROUP, "factor", "level_value", "round"], sort=False)["elapsed_s"].median()
+            .mul(1e3).rename("median_ms").reset_index())
 
 
 #: Numeric factors whose cost may grow with the logarithm of the level rather than the level (routing a row
@@ -163,6 +168,66 @@ def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
                         "unit": f"ms vs {base_model}", "baseline_model": base_model, "n_points": d["n_a"] + d["n_b"],
                         "effect_ms": d["diff"], "effect_ci_low_ms": d["ci_low"], "effect_ci_high_ms": d["ci_high"]})
     return pd.DataFrame(out)
+
+
+# -- what the line predicts that it did not see --------------------------------------------------
+#: :func:`prediction`'s columns.
+PREDICTION_COLUMNS = [*GROUP, "factor", "growth", "level_value", "predicted_ms", "pi_low_ms", "pi_high_ms",
+                      "observed_median_ms", "rounds", "rounds_inside", "inside", "note"]
+
+
+def prediction(samples: pd.DataFrame, fits: pd.DataFrame) -> pd.DataFrame:
+    """What each numeric factor's line predicts for its largest level, fitted without it.
+
+    The line :func:`fit` chose for the sweep (``growth``: straight in the level, or in its
+    log₂) is fitted again to every round's median at the other levels, constant variance as
+    in :func:`fit` (:func:`ingestlab.adequacy.held_out_table`), and asked for the largest
+    level's; each round's median there is compared with the 95 % prediction interval for one
+    new round.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`PREDICTION_COLUMNS`: ``engine, variant, factor, growth, level_value`` (the level
+        held out), ``predicted_ms, pi_low_ms, pi_high_ms, observed_median_ms`` (the median of
+        its rounds' medians), ``rounds, rounds_inside, inside`` (that median inside the
+        interval) and ``note`` (why there is no prediction: too few levels besides the largest).
+    """
+    from ingestlab.adequacy import held_out_table
+
+    chosen = fits[fits["factor"].isin(NUMERIC)]
+    if chosen.empty:  # only table models swept: no line
+        return pd.DataFrame(columns=PREDICTION_COLUMNS)
+    per_round = _per_round(factor_rows(samples[~samples["warmup"]]))
+    per_round = per_round.join(chosen.set_index([*GROUP, "factor"])["growth"], on=[*GROUP, "factor"], how="inner")
+    table = pd.concat([held_out_table(g, x="level_value", y="median_ms", by=[*GROUP, "factor", "growth"],
+                                      x_of=np.log2 if growth == "log2" else None, variance="constant")
+                       for growth, g in per_round.groupby("growth", sort=False)], ignore_index=True)
+    return table.rename(columns={"predicted": "predicted_ms", "pi_low": "pi_low_ms", "pi_high": "pi_high_ms",
+                                 "observed_median": "observed_median_ms", "runs": "rounds",
+                                 "runs_inside": "rounds_inside"})[PREDICTION_COLUMNS]
+
+
+def describe_prediction(table: pd.DataFrame) -> list[str]:
+    """Per sweep, its largest level's rounds against the line fitted without them, or why there is no check."""
+    if table.empty:
+        return ["No prediction: no partition or column sweep, so no line to hold a level out of."]
+    lines = []
+    for r in table.itertuples():
+        what = (f"**{r.engine} {r.variant}, {r.factor}** ({'log₂ of the level' if r.growth == 'log2' else 'straight'} "
+                f"line), {r.level_value:g} {r.factor} left out of the fit")
+        if r.note:
+            lines.append(f"{what}: no held-out check, {r.note}.")
+            continue
+        lines.append(f"{what}: {r.observed_median_ms:.3f} ms measured (median of {r.rounds} rounds' medians), "
+                     f"{r.predicted_ms:.3f} ms predicted (95 % PI {r.pi_low_ms:.3f} to {r.pi_high_ms:.3f}); "
+                     f"{r.rounds_inside} of {r.rounds} rounds inside.")
+    tested = table[table["note"] == ""]
+    lines.append(f"The line foresaw the level it did not see in {int(tested['inside'].sum())} of {len(tested)} "
+                 "sweeps." if len(tested) else
+                 "No sweep had enough levels for a held-out check: the line needs three rounds' medians at two "
+                 "levels below the largest.")
+    return lines
 
 
 # -- where the extra time goes ----------------------------------------------------------------
@@ -286,19 +351,30 @@ def _median(row) -> str:
 
 
 def describe_fits(fits: pd.DataFrame) -> list[str]:
-    """Per fit: the slope or difference with its CI, its effect over the range and its share of the overhead."""
+    """Per fit: the slope or difference with its CI, its effect over the range and its share of the overhead.
+
+    A numeric factor's sentence says which line the adequacy test kept and whether it holds.
+    """
     lines = []
     for _, r in fits.iterrows():
         what = f"{r['factor']} {r['level']}" if r["factor"] != "model" else f"model {r['level']}"
-        if r["factor"] in LOG_CANDIDATES and r.get("growth") == "log2":
-            what += ", growing with log₂ of the level (the straight line did not hold, this one did)"
-        elif r["factor"] in NUMERIC and models.model_holds(r.get("model_holds")) is False:
-            what += f", a line that does not hold ({r['model_note']})"
+        if r["factor"] in NUMERIC:
+            what += _which_line(r)
         lines.append(f"**{r['engine']} {r['variant']}, {what}**: "
                      f"{report.format_estimate(r['slope_ms'], r['slope_ci_low_ms'], r['slope_ci_high_ms'], unit=r['unit'])}"
                      + (f", {r['effect_ms']:+.3f} ms over the sweep" if r["factor"] in NUMERIC else "")
                      + f" = {_share(r)} of the baseline's {r['baseline_median_ms']:.3f} ms.")
     return lines
+
+
+def _which_line(r) -> str:
+    holds, note = models.model_holds(r.get("model_holds")), r.get("model_note")
+    note = note if isinstance(note, str) and note else "not tested"
+    if r.get("growth") == "log2":
+        return ", growing with log₂ of the level (the straight line did not hold, this one did)"
+    if holds is False:
+        return f", where the line does not hold, so the figure draws none ({note})"
+    return ", a straight line in the level, which holds" if holds else f", a straight line ({note})"
 
 
 def _share(r) -> str:
@@ -468,8 +544,9 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
     ``data`` has ``col``, ``hue``, ``level_value``, ``median_ms`` and ``median_ci_low_ms`` /
     ``median_ci_high_ms`` (notebook 02's sweep table); ``fits`` has ``col``, ``hue``,
     ``method``, ``slope_ms`` (with ``slope_ci_low_ms`` / ``slope_ci_high_ms``), ``intercept_ms``
-    and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves. Factors in
-    ``log_factors`` get a log₂ ``x`` axis. One legend, below the panels.
+    and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves, except a
+    rejected one (``model_holds`` False): its medians stand alone and the legend says so.
+    Factors in ``log_factors`` get a log₂ ``x`` axis. One legend, below the panels.
     """
     data = data[data["level_value"].notna()]
     fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=False)
@@ -485,10 +562,11 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             entries.setdefault(series, bars)
             grid = figures.model_grid(g["level_value"], factor in log_factors)
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
-                figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
-                                   fit.get("slope_ci_high_ms", np.nan), color=palette[series], label=None,
-                                   dashed=models.model_holds(fit.get("model_holds")) is False,
-                                   x_of=np.log2 if fit.get("growth") == "log2" else None)
+                if not _rejected(fit):
+                    figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
+                                       fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
+                                       color=palette[series], label=None,
+                                       x_of=np.log2 if fit.get("growth") == "log2" else None)
         if factor in log_factors:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(figures.plain_ticks())
@@ -496,12 +574,17 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
         ax.set_ylabel("median single-row INSERT (ms)")
     ols = fits[fits["method"] == "ols"]
     names = [str(s) + "".join(f"\n{labels.label(r[col])}: " + figures.estimate_text(r, "slope_ms", str(r["unit"]))
+                              + (" — model rejected, no line" if _rejected(r) else "")
                               for _, r in ols[ols[hue] == s].iterrows()) for s in entries]
     fig.tight_layout()
     fig.legend(list(entries.values()), names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize="small",
                frameon=False, title="median (bars: its 95 % CI); fit, shaded: the slope's 95 % CI",
                title_fontsize="small")
     return fig
+
+
+def _rejected(fit) -> bool:
+    return models.model_holds(fit.get("model_holds")) is False
 
 
 def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib.figure.Figure:
