@@ -94,3 +94,34 @@ def test_full_buffers_are_shipped_and_every_statement_is_kept_once(postgres, mon
     for _, part in samples.groupby("client"):
         assert part["statement_no"].tolist() == list(range(len(part)))
     assert postgres.count_rows("t_ship") == len(samples)
+
+
+class _LateInbox:
+    """A queue whose messages are readable only after the parent has once found it empty (a loaded machine)."""
+
+    def __init__(self, messages):
+        self.messages, self.polled = list(messages), False
+
+    def get(self, timeout=None):
+        import queue
+
+        if not self.polled or not self.messages:
+            self.polled = True
+            raise queue.Empty
+        return self.messages.pop(0)
+
+
+class _Exited:
+    exitcode, pid = 0, 1
+
+    def is_alive(self):
+        return False
+
+
+def test_a_client_that_sent_done_and_exited_before_the_parent_read_it_is_no_crash():
+    driver = ClientRun.__new__(ClientRun)
+    driver.cpu = {}
+    driver._wait_for(_LateInbox([("done", 0, 1.5), ("done", 1, 2.5)]), [_Exited(), _Exited()], "done", 0)
+    assert driver.cpu == {0: 1.5, 1: 2.5}
+    with pytest.raises(concurrency.ClientCrashError, match="client 1 .* exited with code 0 before it sent 'done'"):
+        driver._wait_for(_LateInbox([("done", 0, 1.5)]), [_Exited(), _Exited()], "done", 0)
