@@ -644,7 +644,7 @@ def slope_ratio(a: float, se_a: float, df_a: float, b: float, se_b: float, df_b:
             "df": min(df_a, df_b)}
 
 def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence[str] = (), alpha: float = 0.05,
-              cov_type: str = "HC3") -> pd.DataFrame:
+              cov_type: str = "HC3", adequacy: bool = False) -> pd.DataFrame:
     """Fit ``y = intercept + Σ coefficient_i · term_i`` per group by OLS, with heteroscedasticity-robust CIs.
 
     For models with more than one regressor, e.g. notebook 04's time per statement against
@@ -666,12 +666,20 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         1 − confidence level of the intervals.
     cov_type : str
         statsmodels covariance estimator (``"HC3"``: robust to unequal variances; ``"nonrobust"``).
+    adequacy : bool
+        Add whether the model holds (:data:`ingestlab.adequacy.ADEQUACY_COLUMNS`). The regressors
+        take no repeated levels one could hold out one by one, so the test is Ramsey's RESET
+        (statsmodels ``linear_reset``: the squared fitted values added, an F test with the same
+        covariance estimator): the model holds unless its p is below ``alpha``, the level of
+        :func:`ingestlab.adequacy.assess`'s lack-of-fit test; with fewer than two residual
+        degrees of freedom it is untested.
 
     Returns
     -------
     pandas.DataFrame
         One row per group and coefficient (``term``: ``intercept`` or a term): ``estimate``,
-        ``se``, ``ci_low``, ``ci_high``, and the group's ``r2``, ``n_points``, ``df_resid``.
+        ``se``, ``ci_low``, ``ci_high``, and the group's ``r2``, ``n_points``, ``df_resid``
+        (and with ``adequacy`` its verdict).
 
     Examples
     --------
@@ -690,6 +698,7 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         X = sm.add_constant(g[used].astype(float), has_constant="add")
         res = sm.OLS(g[y].astype(float), X).fit(cov_type=cov_type)
         ci = res.conf_int(alpha)
+        verdict = _reset(res, cov_type, alpha) if adequacy else {}
         for name in ["const", *terms]:
             found = name in res.params.index
             rows.append({**labels, "term": "intercept" if name == "const" else name,
@@ -697,8 +706,22 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
                          "se": res.bse[name] if found else np.nan,
                          "ci_low": ci.loc[name, 0] if found else np.nan,
                          "ci_high": ci.loc[name, 1] if found else np.nan,
-                         "r2": res.rsquared, "n_points": len(g), "df_resid": res.df_resid})
+                         "r2": res.rsquared, "n_points": len(g), "df_resid": res.df_resid, **verdict})
     return pd.DataFrame(rows)
+
+
+def _reset(res, cov_type: str, alpha: float) -> dict:
+    """Ramsey's RESET of one OLS fit as the lab's adequacy columns (see :func:`fit_terms`)."""
+    from statsmodels.stats.diagnostic import linear_reset
+
+    base = {"adequacy_test": "reset", "loo_error": np.nan, "loo_in_pi": np.nan}
+    if res.df_resid < 2:
+        return {**base, "lack_of_fit_p": np.nan, "model_holds": None,
+                "model_note": f"untested: {res.df_resid:.0f} residual degrees of freedom, RESET needs 2"}
+    p = float(linear_reset(res, power=2, test_type="fitted", use_f=True, cov_type=cov_type).pvalue)
+    holds = bool(p >= alpha)
+    return {**base, "lack_of_fit_p": p, "model_holds": holds,
+            "model_note": "" if holds else f"RESET p = {p:.2g}: the terms' straight sum misses a curvature in the data"}
 
 
 def _grouped(frame: pd.DataFrame, by: Sequence[str]):

@@ -362,3 +362,15 @@ def test_a_line_that_does_not_hold_is_said_in_words_and_not_drawn():
     assert not any(isinstance(c, mcollections.PolyCollection) for c in ax.collections)
     assert ax.get_legend().get_texts()[0].get_text().endswith("— model rejected, no line")
     figures.close(fig)
+
+
+def test_a_positive_fixed_cost_near_zero_has_its_interval_cut_at_zero():
+    # a fixed cost of ~5 ms under 50 ms of noise: the estimate may be positive, its plain interval runs below 0
+    rng = np.random.default_rng(11)
+    gb = np.repeat([1.0, 2.0, 4.0, 8.0], 3)
+    seconds = 0.005 + 1.0 * gb + rng.normal(0, 0.05, 12)
+    fits = csv_scan_analysis.fit(_scans([("duckdb", "count_star", g, s, "ok") for g, s in zip(gb, seconds)]))
+    ols = fits[fits["method"] == "ols"].iloc[0]
+    assert ols["fixed_ci_low_s"] == 0.0 and ols["fixed_ci_high_s"] > 0.05
+    long = csv_scan_analysis.tidy_fits(fits)
+    assert (long.loc[long["term"] == "overhead", "ci_low"] >= 0).all()

@@ -153,10 +153,11 @@ def test_an_overhead_is_given_only_by_a_line_that_holds_and_a_rejected_one_says_
 def test_the_headline_skips_untested_and_two_point_fits():
     fits = pd.DataFrame({"system": "x 1", "setting": ["a", "b", "c", "d"], "path": "bulk",
                          "method": ["ols", "ols", "two_point", "ols"], "overhead_ms": [0.1, 0.2, 0.3, 0.4],
+                         "overhead_ci_low_ms": [0.05, 0.1, 0.2, 0.3], "overhead_ci_high_ms": [0.15, 0.3, 0.4, 0.5],
                          "model_holds": [True, None, True, "False"]})
     head = million_analysis.headline(pd.DataFrame(columns=["system", "setting", "load", "rows_per_s"]), fits,
                                      pd.DataFrame(columns=["system", "disk_share", "bulk_over_native"]))
-    assert head == {"overhead_us[x 1|a|bulk]": pytest.approx(100.0)}
+    assert head == {"overhead_us[x 1|a|bulk]": pytest.approx([100.0, 50.0, 150.0])}  # with its CI
 
 
 def test_the_held_out_batches_are_predicted_from_the_other_insert_loads():

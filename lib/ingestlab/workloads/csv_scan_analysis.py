@@ -35,7 +35,9 @@ def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFr
 
     OLS: ``seconds = GB × per_GB`` (statsmodels, HC2 interval), the fixed cost 0 with the
     unconstrained fit's upper bound kept as its CI's; Theil–Sen: the median of seconds per GB.
-    ``model_note`` says so, with the unconstrained estimate.
+    ``model_note`` says so, with the unconstrained estimate. Every fixed cost's interval is cut
+    at 0 as well: the cost lies in [0, ∞), and an interval cut to where the parameter can lie
+    covers it at least as often.
     """
     import statsmodels.api as sm
 
@@ -55,6 +57,8 @@ def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFr
         fits.loc[i, "intercept"] = 0.0
         old = row.get("model_note")
         fits.loc[i, "model_note"] = f"{old}; {note}" if isinstance(old, str) and old else note
+    if "intercept_ci_low" in fits.columns:
+        fits["intercept_ci_low"] = fits["intercept_ci_low"].clip(lower=0.0)
     return fits
 
 

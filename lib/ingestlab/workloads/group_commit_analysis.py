@@ -97,13 +97,14 @@ def fit(throughput: pd.DataFrame) -> pd.DataFrame:
     ``flush_share`` = 1 / commits_per_flush is the part of one log flush each commit pays
     (1: every commit its own; ½: two share one). So ``flush`` is the overhead that grouping
     divides, ``per_row`` the cost that no grouping removes, ``fixed`` the rest of a
-    statement. OLS with HC3 CIs (:func:`ingestlab.models.fit_terms`); where the engine
+    statement. OLS with HC3 CIs (:func:`ingestlab.models.fit_terms`), and whether the sum holds
+    (Ramsey's RESET: no statement count repeats, so no pure-error test); where the engine
     reports no flushes, ``flush_share`` is left out.
     """
     data = throughput.assign(ms_per_statement=1e3 / throughput["statements_per_s"],
                              flush_share=1 / throughput["commits_per_flush"])
     return models.fit_terms(data, y="ms_per_statement", terms=["flush_share", "rows_per_insert"],
-                            by=["engine", "variant"])
+                            by=["engine", "variant"], adequacy=True)
 
 
 def saturation(throughput: pd.DataFrame) -> pd.DataFrame:

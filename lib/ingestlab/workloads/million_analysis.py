@@ -313,11 +313,13 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
 def headline(table: pd.DataFrame, fits: pd.DataFrame, phys: pd.DataFrame) -> dict[str, float]:
     """The run's headline numbers: rows/s of every load under each system's default, overheads, disk share.
 
-    An overhead (``overhead_us[system|setting|path]``) comes only from an OLS line that holds.
+    An overhead (``overhead_us[system|setting|path]``, with its 95 % CI) comes only from an OLS
+    line that holds.
     """
     out = {f"rows_per_s[{r.system}|{r.setting}|{r.load}]": float(r.rows_per_s) for r in table.itertuples()
            if r.setting == "default"}
-    out.update({f"overhead_us[{r.system}|{r.setting}|{r.path}]": float(r.overhead_ms * 1e3) for r in fits.itertuples()
+    out.update({f"overhead_us[{r.system}|{r.setting}|{r.path}]": [float(v * 1e3) for v in (
+                r.overhead_ms, r.overhead_ci_low_ms, r.overhead_ci_high_ms)] for r in fits.itertuples()
                 if r.method == "ols" and models.model_holds(r.model_holds) is True})
     out.update({f"disk_share[{r.system}]": float(r.disk_share) for r in phys.itertuples()})
     out.update({f"bulk_over_native[{r.system}]": float(r.bulk_over_native) for r in phys.itertuples()})
