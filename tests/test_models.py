@@ -339,3 +339,18 @@ def test_median_ci_exact_is_the_order_statistic_interval_of_the_binomial(n, k, c
     assert (r["ci_low"], r["ci_high"]) == (10.0 * k, 10.0 * (n - k + 1))
     assert r["confidence"] == pytest.approx(expected) and r["n"] == n
     assert r["median"] == pytest.approx(10.0 * (n + 1) / 2)
+
+
+def test_fit_terms_tests_its_sum_by_reset_and_rejects_a_missing_curvature():
+    rng = np.random.default_rng(5)
+    grid = pd.DataFrame([(a, r) for a in (1.0, 0.5, 0.25, 0.1) for r in (1, 10, 100) for _ in range(2)],
+                        columns=["a", "r"])
+    noise = rng.normal(0, 0.002, len(grid))
+    straight = grid.assign(t=0.1 + 0.2 * grid["a"] + 0.001 * grid["r"] + noise)
+    bent = grid.assign(t=0.1 + 0.2 * grid["a"] + 0.001 * grid["r"] + 0.5 * grid["a"] ** 2 + noise)
+    held = models.fit_terms(straight, y="t", terms=["a", "r"], adequacy=True)
+    missed = models.fit_terms(bent, y="t", terms=["a", "r"], adequacy=True)
+    assert (held["adequacy_test"] == "reset").all() and held["model_holds"].eq(True).all()
+    assert missed["model_holds"].eq(False).all() and (missed["lack_of_fit_p"] < 0.01).all()
+    assert missed["model_note"].str.startswith("RESET p = ").all()
+    assert "model_holds" not in models.fit_terms(straight, y="t", terms=["a", "r"]).columns

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import psutil
 import pyarrow as pa
@@ -250,7 +251,6 @@ def test_a_resumed_run_keeps_the_scans_it_completed_and_runs_only_the_rest(data_
 
 
 def test_a_query_whose_time_does_not_grow_with_the_size_has_no_rate():
-    import numpy as np
 
     rng = np.random.default_rng(3)
     gb = np.repeat([0.33, 0.67, 1.33, 5.34], 3)
@@ -304,7 +304,6 @@ def test_one_size_is_measured_and_its_fit_reported_not_estimable_never_a_key_err
 
 # -- what the line predicts that it did not see ----------------------------------------------------
 def test_the_largest_completed_size_is_predicted_from_the_smaller_ones_within_its_interval():
-    import numpy as np
 
     rng = np.random.default_rng(4)
     sizes = [0.33, 0.67, 1.33, 2.67, 5.34]
@@ -343,7 +342,6 @@ def test_too_few_sizes_for_a_held_out_check_are_said_in_the_table_and_the_senten
 
 def test_a_line_that_does_not_hold_is_said_in_words_and_not_drawn():
     import matplotlib.collections as mcollections
-    import numpy as np
 
     from ingestlab import figures
 
@@ -373,4 +371,4 @@ def test_a_positive_fixed_cost_near_zero_has_its_interval_cut_at_zero():
     ols = fits[fits["method"] == "ols"].iloc[0]
     assert ols["fixed_ci_low_s"] == 0.0 and ols["fixed_ci_high_s"] > 0.05
     long = csv_scan_analysis.tidy_fits(fits)
-    assert (long.loc[long["term"] == "overhead", "ci_low"] >= 0).all()
+    assert (long.loc[long["term"] == "overhead", "ci_low"].dropna() >= 0).all()  # Theil–Sen: no interval
