@@ -102,7 +102,8 @@ def prediction_lines(out: str | os.PathLike) -> dict[str, str]:
 
     Each notebook that ends with "What does the model predict that it did not see?" saves one
     row per configuration it held out, with ``inside`` (the observed median inside the 95 %
-    prediction interval); rows without a verdict (``inside`` empty: too few levels) are counted apart.
+    prediction interval); rows without a verdict (``inside`` empty: too few levels, or an interval
+    wider than the prediction) are counted apart.
     """
     lines = {}
     for folder, _ in _runs(out):
@@ -118,8 +119,9 @@ def prediction_lines(out: str | os.PathLike) -> dict[str, str]:
         untested = len(table) - len(tested)
         text = (f"{int(tested.sum())} of {len(tested)} ({tested.mean():.0%}) inside their 95 % prediction interval"
                 if len(tested) else "none tested")
-        lines[folder.name] = (f"   held-out configuration (prediction.csv): {text}"
-                              + (f"; {untested} not tested (too few levels, or an interval too wide to tell)" if untested else ""))
+        if untested:
+            text += f"; {untested} not tested (too few levels, or an interval too wide to tell)"
+        lines[folder.name] = f"   held-out configuration (prediction.csv): {text}"
     return lines
 
 
