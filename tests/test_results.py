@@ -43,3 +43,51 @@ def test_a_killed_run_keeps_its_samples_and_says_incomplete(tmp_path):
     frame, meta = load_run(tmp_path)
     assert meta["completed"] is False
     assert frame["elapsed_s"].tolist() == [0.5, 0.6]
+
+
+def _repo_with_a_notebook(path, filter_log):
+    """A git repository whose notebooks pass a clean filter that logs each call (as nbstripout's would run)."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+
+    path.mkdir()
+    git("init", "-q")
+    git("config", "user.email", "lab@example.org")
+    git("config", "user.name", "lab")
+    (path / ".gitattributes").write_text("*.ipynb filter=nbstripout\n")
+    cell = {"cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": [], "execution_count": None}
+    (path / "nb.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    strip = ("import json, sys; nb = json.load(sys.stdin); "
+             "[c.update(outputs=[], execution_count=None) for c in nb['cells']]; json.dump(nb, sys.stdout)")
+    git("config", "filter.nbstripout.clean", f"echo call >> {filter_log}; {sys.executable} -c \"{strip}\"")
+    git("add", ".")
+    git("commit", "-qm", "one notebook")
+    return cell
+
+
+def test_git_info_passes_unchanged_notebooks_without_their_slow_filter(tmp_path, monkeypatch):
+    from ingestlab import _paths, results
+
+    log = tmp_path / "filter.log"
+    repo = tmp_path / "repo"
+    cell = _repo_with_a_notebook(repo, log)
+    monkeypatch.setattr(_paths, "REPO", repo)
+    log.unlink(missing_ok=True)
+    (repo / "nb.ipynb").touch()  # a fresh clone: every file newer than git's record of it
+    info = results.git_info()
+    assert info["dirty"] is False and len(info["revision"]) == 40
+    assert not log.exists(), "an unchanged notebook went through the clean filter"
+
+    # outputs saved from JupyterLab: the filter strips them, so the tree is still the commit
+    saved = dict(cell, outputs=[{"output_type": "stream", "name": "stdout", "text": "1\n"}], execution_count=1)
+    (repo / "nb.ipynb").write_text(json.dumps({"cells": [saved], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert results.git_info()["dirty"] is False
+    assert log.exists(), "a notebook with outputs was not compared through the filter"
+
+    changed = dict(saved, source="x = 2")
+    (repo / "nb.ipynb").write_text(json.dumps({"cells": [changed], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert results.git_info()["dirty"] is True
+    (repo / "other.py").write_text("y = 1\n")
+    subprocess.run(["git", "-C", str(repo), "add", "other.py"], check=True)
+    (repo / "other.py").write_text("y = 2\n")
+    assert results.git_info()["dirty"] is True
