@@ -149,14 +149,15 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
           counters: dict[str, tuple[float, str]] | None = None,
           ladder: pd.DataFrame | None = None, order: Sequence[str] = (),
           unmeasured: dict[str, str] | None = None,
-          unobserved: tuple[Sequence[float], Sequence[bool], Sequence[Sequence[Part]]] | None = None) -> pd.DataFrame:
+          unobserved: tuple[Sequence[float], Sequence[bool], Sequence[Sequence[Part]]] | None = None,
+          warm_up: bool = True) -> pd.DataFrame:
     """Per-statement rows and their means, in the shape of :meth:`Engine.statement_anatomy`.
 
     Pass ``pass_name`` has, per statement: ``client_total`` (the lab's clock), each part
     (repeated names summed), :data:`UNEXPLAINED` = client total − sum of the parts, and the
     extras (measures that are not parts of the time: counts, or a time inside a part).
-    Statement 0 is flagged ``warmup`` when there are more: right after ``CREATE TABLE`` it
-    also opens the table. Pass ``stats`` (``statement_no = -1``) has the mean over the other
+    Statement 0 is flagged ``warmup`` when there are more (and ``warm_up``): right after
+    ``CREATE TABLE`` it also opens the table. Pass ``stats`` (``statement_no = -1``) has the mean over the other
     statements of ``client_total``, every part and the remainder, so its ``ms`` rows other
     than ``client_total`` add up to it, then one ``count`` row (ms NaN) per counted extra
     (its mean) and per counter. A ``ladder`` (:meth:`Recorder.ladder`) adds each rung's median
@@ -202,7 +203,7 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
     if "extra" not in out.columns:
         out["extra"] = False
     out["extra"] = out["extra"].astype("boolean").fillna(False).astype(bool)
-    out["warmup"] = (out["statement_no"] == 0) & (len(client_ms) > 1)
+    out["warmup"] = (out["statement_no"] == 0) & (len(client_ms) > 1) & warm_up
     timed = out[~out["warmup"] & ~out["extra"]]
     wide = timed.pivot_table(index="statement_no", columns="component", values="ms", aggfunc="sum", sort=False)
     means = wide.fillna(0.0).mean()  # a part a statement skipped took 0 ms in it

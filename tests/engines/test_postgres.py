@@ -40,6 +40,33 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert (ladder["count"] == 10).all() and ladder["source"].str.contains("95 % CI").all()
         eng.apply_settings({})
 
+    @pytest.mark.parametrize("sync", ["on", "off"])
+    def test_an_unobserved_statements_flush_is_the_blocks_mean_plus_its_own_excess(self, eng, sync):
+        """A synchronous commit's flush varies with the statement's time (slope ≈ 1 on observed ones), so an
+        unobserved statement's flush is its block's mean flush plus its client time minus the block's mean;
+        an asynchronous one's is the block's mean (no fsync by the statement: no variation to give it)."""
+        import numpy as np
+
+        eng.apply_settings({"synchronous_commit": sync})
+        eng.reset_table("anat_flush", SEED_COLUMNS)
+        frame = eng.statement_anatomy("anat_flush", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=5),
+                                      unobserved_rows=datagen.seed_rows(60, start_id=10**6, seed=6))
+        quiet = frame[frame["pass"] == "unobserved"].pivot(index="statement_no", columns="component", values="ms")
+        for block in (quiet.iloc[k * 20:(k + 1) * 20] for k in range(3)):
+            flush, client = block["wal_flush"], block["client_total"]
+            if sync == "off":
+                assert flush.nunique() == 1
+                continue
+            unclipped = flush > 0
+            # each statement's flush differs from another's by exactly their client times' difference...
+            np.testing.assert_allclose((flush - client)[unclipped], (flush - client)[unclipped].iloc[0], atol=1e-9)
+            # ...and the block's flushes still add up to what pg_stat_io counted for it (none cut at 0 here)
+            assert unclipped.sum() >= len(block) - 2
+        counters = frame[frame["pass"] == "stats"].set_index("component")["count"]
+        floor = counters["parse_analyze_instrument_ms"]  # log_parser_stats' own clock, taken out of parse_analyze
+        assert 0 < floor < 0.05
+        eng.apply_settings({})
+
     def test_anatomy_times_the_statement_as_the_samples_do(self, eng, monkeypatch):
         # the pass sends the INSERT rendered before the clock (statement_call), never through execute
         calls = []

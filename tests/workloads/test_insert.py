@@ -34,7 +34,17 @@ def test_defaults_follow_the_scale():
     assert insert.validate(variants="sync_off").variants == ("sync_off",)
 
 
-def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
+def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
+    from ingestlab.engines.postgres import Postgres
+
+    passes = []  # the samples' rows in their table when each anatomy pass starts
+    real = Postgres.statement_anatomy
+
+    def counted(self, *args, **kwargs):
+        passes.append(self.count_rows(insert.TABLE))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Postgres, "statement_anatomy", counted)
     params = insert.validate("postgres", n=120, repeats=2, warmup=3, profile_n=5, variants="sync_off")
     run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
     data = insert.measure(params, run)
@@ -47,13 +57,16 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path):
     assert run.table()["elapsed_s"].tolist() == s["elapsed_s"].tolist()
     assert run.meta["engines"][0]["variant"] == "sync_off"
     assert set(s["driver"]) == {run.meta["engines"][0]["driver"]} == {"psycopg2"}  # who measured each sample
-    # the anatomy in rounds, one after each repeat's scenarios: 3 + 2 observed INSERTs, the first of each a warm-up
+    # the 5 profiled INSERTs split 3 + 2 over the repeats, each pass after a third (a half) of the single-row samples
+    assert passes == [40, 80, 120, 60, 120]
+    single = measured[measured["scenario"] == "single_row"]
+    assert single.groupby("repeat")["statement_no"].apply(list).tolist() == [list(range(120))] * 2
     observed = data["anatomy"][(data["anatomy"]["component"] == anatomy.CLIENT_TOTAL)
                                & ~data["anatomy"]["pass"].isin(["stats", "ladder", anatomy.UNOBSERVED])]
-    assert observed.groupby("round").size().tolist() == [3, 2]
-    assert observed.groupby("round")["warmup"].sum().tolist() == [1, 1]
-    # each round's first block settles whole, the others lose their first ANATOMY_SETTLE statements
-    assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == (2 + 1) * (insert.UNOBSERVED_BLOCK - Engine.ANATOMY_SETTLE)
+    assert observed.groupby("repeat")["round"].apply(list).tolist() == [[0, 1, 2], [3, 4]]
+    assert not observed["warmup"].any()  # the table was opened before the passes
+    # every block loses its first ANATOMY_SETTLE statements, no more
+    assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == 5 * (insert.UNOBSERVED_BLOCK - Engine.ANATOMY_SETTLE)
     fits = insert_analysis.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
 
@@ -73,7 +86,7 @@ def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_
     data = insert.measure(params, run)
     assert data["anatomy"].empty and (data["samples"]["rows"][~data["samples"]["warmup"]].sum() == 2 * 2 * 200)
     assert [n for n in run.meta["notes"] if "no anatomy" in n] == [
-        f"sync_off round {r}: no anatomy (performance_schema kept 3 of the 4 statements)" for r in (0, 1)]
+        f"sync_off profiled INSERT {r}: no anatomy (performance_schema kept 3 of the 4 statements)" for r in range(4)]
 
 
 def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):

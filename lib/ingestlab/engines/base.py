@@ -989,7 +989,7 @@ class Engine:
     ANATOMY_SETTLE = 3
 
     def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                          unobserved_rows: Sequence[Sequence[Any]] = ()):
+                          unobserved_rows: Sequence[Sequence[Any]] = (), warm_up: bool = True):
         """Split single-row INSERTs of ``rows`` into the server's parts and the unexplained rest.
 
         Each INSERT runs as in the measurements: autocommit, one round trip, rendered before
@@ -1004,7 +1004,9 @@ class Engine:
         back to back through the same call, nothing read between them: the first
         :attr:`ANATOMY_SETTLE` of a block absorb the observation (flagged warm-up, as is the whole
         first block, beside the first observed statement), the rest are the statement as the
-        samples time it. They form the frame's
+        samples time it. ``warm_up=False``, for a pass on a table that has been written already
+        (a pass of one observed statement, between the samples), flags only each block's first
+        :attr:`ANATOMY_SETTLE`. They form the frame's
         :data:`~ingestlab.anatomy.UNOBSERVED` pass, with every part the recorder can assign
         them (:meth:`~ingestlab.anatomy.Recorder.block`); :func:`ingestlab.anatomy.summary`
         reports them, and what observing added as ``observer_ms``.
@@ -1036,11 +1038,11 @@ class Engine:
                     ms = (block["elapsed_s"] * 1e3).tolist()
                     recorder.unobserved_ms += ms
                     # the first block settles whole, as the first observed statement is a warm-up
-                    recorder.unobserved_settle += [i == 0 or k < self.ANATOMY_SETTLE for k in range(size)]
+                    recorder.unobserved_settle += [(i == 0 and warm_up) or k < self.ANATOMY_SETTLE for k in range(size)]
                     recorder.block(ms)
         unobserved = (recorder.unobserved_ms, recorder.unobserved_settle, recorder.unobserved_parts) if size else None
         return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
                              counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER,
-                             unmeasured=recorder.unmeasured, unobserved=unobserved)
+                             unmeasured=recorder.unmeasured, unobserved=unobserved, warm_up=warm_up)
 
 

@@ -59,8 +59,8 @@ class MariaDB(MySQL):
         "performance_schema_consumer_events_stages_history_long": "ON",
         "performance_schema_consumer_events_statements_current": "ON",
         "performance_schema_consumer_events_statements_history_long": "ON",
-        "performance_schema_events_stages_history_long_size": "100000",  # ~16 stages per INSERT, 31 INSERTs per
-        # profiled one (notebook 01: 30 unobserved after each): 10 000 lost stages at PROFILE_N = 30
+        "performance_schema_events_stages_history_long_size": "100000",  # ~16 stages per INSERT; notebook 01
+        # reads it after each pass of 201 INSERTs (a profiled one and its unobserved block)
         "performance_schema_events_statements_history_long_size": "20000",
     }
     #: MariaDB records where each global value came from; COMPILE-TIME and AUTO (sized at

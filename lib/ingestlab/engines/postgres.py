@@ -574,16 +574,21 @@ class _StatsRecorder(anatomy.Recorder):
       jumbling) and rewriting of the same INSERT into a probe table: the ``elapsed`` of
       ``log_parser_stats``' three reports (``PARSER``, ``PARSE ANALYSIS``, ``REWRITER``
       STATISTICS), turned on for that one statement (``SET LOCAL`` in a transaction that is
-      rolled back) and sent to the client (``client_min_messages = log``). Each report's clock
-      also covers one ``getrusage`` call. Needs the right to set ``log_parser_stats`` (a
-      superuser, as on the lab's server); without it the rung is left out.
+      rolled back) and sent to the client (``client_min_messages = log``), minus the same three
+      reports' ``elapsed`` for ``SELECT`` (no table, no column, nothing to rewrite) right
+      after: each report's clock also covers one ``getrusage`` call, about 0.5 µs here, and the
+      instrument's floor so measured (the counter ``parse_analyze_instrument_ms``) is its own
+      cost, not the statement's. Needs the right to set ``log_parser_stats`` (a superuser, as
+      on the lab's server); without it the rung is left out.
     * ``executor_start_end`` — ``EXPLAIN (ANALYZE)`` of that INSERT: ``Execution Time``
       (``ExecutorStart`` to ``ExecutorEnd``) minus its root node's ``Actual Total Time``
       (the run itself, which ``execution`` covers): opening the table and its indexes,
       building and closing the plan's state.
-    * ``commit`` — the span of ``COMMIT`` of a transaction that inserted one row, minus the
-      span of ``COMMIT`` of an empty one (whose end is in ``transaction`` already), minus that
-      commit's WAL flush (``pg_stat_io``): the commit record, the commit log and proc-array
+    * ``commit`` — the span of ``COMMIT`` of a transaction that inserted one row with
+      ``synchronous_commit = off`` for that transaction (``SET LOCAL``: the commit does all it
+      does but wait for the WAL flush, which ``wal_flush`` measures), minus the span of
+      ``COMMIT`` of an empty one (whose end is in ``transaction`` already), each the last of
+      ``ANATOMY_SETTLE + 1`` in a row: the commit record, the commit log and proc-array
       updates, releasing the table's lock.
 
     What is left (``unexplained``): creating and dropping the portal, the snapshot, and
@@ -594,12 +599,16 @@ class _StatsRecorder(anatomy.Recorder):
     and ``wal_flush`` are the block's share of the same cumulative statistics, read once after
     the block (a mean per statement); ``client_socket`` is the median over the blocks of their
     last statement's client time minus its span (the one statement ``pg_stat_activity`` still
-    shows after the block); the rungs are the same.
+    shows after the block); the rungs are the same. Where every statement of a block waited
+    for its own flush (as many WAL fsyncs as statements: ``synchronous_commit = on``), a
+    statement's flush is the block's mean plus its own client time's difference from the
+    block's mean (at least 0): the flush is what varies (on the observed statements, whose
+    flush is read one by one, the client's time rises with it at a slope of 1.01–1.09,
+    r ≥ 0.99), so the typical statement is not charged the block's few slow fsyncs.
 
     Before PostgreSQL 16 (no ``pg_stat_io``; notebook 05's second version is 15) the WAL flush
-    is not measured: it is listed as unmeasured (its time stays in ``unexplained``), and the
-    ``commit`` rung, which cannot subtract it, becomes ``commit_with_wal_flush`` — the probe's
-    flush included. Before 15 the statistics are not flushed on request
+    is not measured: it is listed as unmeasured, and the ``commit`` rung becomes
+    ``commit_with_wal_flush``: the probe commits as the variant does, its flush included. Before 15 the statistics are not flushed on request
     (``pg_stat_force_next_flush``), so per-statement changes may lag.
     """
 
@@ -637,7 +646,8 @@ class _StatsRecorder(anatomy.Recorder):
         except engine.dbapi.Error:  # before 15: no such function
             self.parser_stats = bool(engine.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0])
         self.last = self._read()
-        self.blocks: list[tuple[int, list]] = []  # per unobserved block: its size and its parts (means)
+        self.floors: list[float] = []  # log_parser_stats' elapsed for SELECT: the instrument's own (ms)
+        self.blocks: list[list[list]] = []  # per unobserved block: the parts of each of its statements
         self.block_sockets: list[float] = []  # per unobserved block: its last statement's client side (ms)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
@@ -654,13 +664,19 @@ class _StatsRecorder(anatomy.Recorder):
         self.block_sockets.append(client_ms[-1] - self._span("INSERT"))
         now = self._read()
         n = len(client_ms)
-        plan, execution, wal_ms = ((a - b) / n for a, b in list(zip(now, self.last))[:3])
+        plan, execution, wal_ms, fsyncs = ((a - b) / n for a, b in list(zip(now, self.last))[:4])
         parts = [("planning", plan, "pg_stat_statements.total_plan_time, mean over the block"),
                  ("execution", execution, "pg_stat_statements.total_exec_time, mean over the block")
                  ] if self.has_pgss else []
-        if self.has_io:
+        flushes = [[] for _ in client_ms]
+        if self.has_io and fsyncs >= 1:  # each statement flushed: the flush is what varies (class docstring)
+            mean_ms = statistics.fmean(client_ms)
+            flushes = [[("wal_flush", max(0.0, wal_ms + ms - mean_ms),
+                         "pg_stat_io wal write_time + fsync_time, mean over the block plus the statement's client "
+                         "time minus the block's mean")] for ms in client_ms]
+        elif self.has_io:
             parts.append(("wal_flush", wal_ms, "pg_stat_io wal write_time + fsync_time, mean over the block"))
-        self.blocks.append((n, parts))
+        self.blocks.append([[*parts, *own] for own in flushes])
         self.last = now
 
     def end(self) -> None:
@@ -669,7 +685,11 @@ class _StatsRecorder(anatomy.Recorder):
             socket = ("client_socket", statistics.median(self.block_sockets),
                       f"median over {len(self.block_sockets)} blocks of their last statement's client clock minus "
                       "pg_stat_activity state_change - query_start")
-            self.unobserved_parts = [[socket, *parts] for n, parts in self.blocks for _ in range(n)]
+            self.unobserved_parts = [[socket, *parts] for block in self.blocks for parts in block]
+        if self.floors:
+            self.counters["parse_analyze_instrument_ms"] = (
+                statistics.median(self.floors), "log_parser_stats' elapsed of its three reports for SELECT, median: "
+                "the instrument's own cost, taken out of parse_analyze")
         if getattr(self, "observer", None) is not None:
             self.observer.close()
         if getattr(self, "probe", None) and self.engine._conn is not None:
@@ -706,7 +726,7 @@ class _StatsRecorder(anatomy.Recorder):
                             ("wal_records", math.nan, records, "pg_stat_wal.wal_records"),
                             ("wal_fpi", math.nan, fpi, "pg_stat_wal.wal_fpi"),
                             ("wal_bytes", math.nan, wal_bytes, "pg_stat_wal.wal_bytes")])
-        self._climb(row, now)
+        self._climb(row)
         self.last = self._read()
 
     def _empty_query(self) -> None:
@@ -727,31 +747,32 @@ class _StatsRecorder(anatomy.Recorder):
         for _ in range(self.engine.ANATOMY_SETTLE):
             self._empty_query()
 
-    def _climb(self, row: Sequence[Any], before: tuple[float, ...]) -> None:
-        """One sample of every rung (see the class docstring); ``before``: the reads right after the statement."""
+    def _climb(self, row: Sequence[Any]) -> None:
+        """One sample of every rung (see the class docstring)."""
         execute = self.engine.execute
         self._settle()
         self._empty_query()
         self.rung("transaction", self._span(";"), "pg_stat_activity span of an empty query ';' (after "
                                                   f"{self.engine.ANATOMY_SETTLE} settling ones)")
-        self._settle()
-        execute("BEGIN")
-        execute(self.probe_sql, row)
-        execute("COMMIT")
+        warm = self.engine.ANATOMY_SETTLE + 1  # each probe the last of as many as a block settles with
+        for _ in range(warm):
+            execute("BEGIN")
+            if self.has_io:  # its flush is wal_flush's: the commit without waiting for it
+                execute("SET LOCAL synchronous_commit = off")
+            execute(self.probe_sql, row)
+            execute("COMMIT")
         commit = self._span("COMMIT")
-        flushed = self._read()[2] - before[2] if self.has_io else 0.0
-        self._settle()
-        execute("BEGIN")
-        execute("COMMIT")
+        for _ in range(warm):
+            execute("BEGIN")
+            execute("COMMIT")
         if self.has_io:
-            self.rung("commit", commit - self._span("COMMIT") - flushed,
-                      "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
-                      "minus its WAL flush (pg_stat_io)")
+            self.rung("commit", commit - self._span("COMMIT"),
+                      f"pg_stat_activity span of COMMIT after one INSERT with synchronous_commit = off (its flush is "
+                      f"wal_flush's) minus that of an empty transaction's COMMIT (each the last of {warm} in a row)")
         else:  # no pg_stat_io: the flush cannot be told apart from the rest of the commit
             self.rung("commit_with_wal_flush", commit - self._span("COMMIT"),
                       "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
-                      "(its WAL flush included: no pg_stat_io before PostgreSQL 16)")
-        warm = self.engine.ANATOMY_SETTLE + 1  # the server-side rungs: the last of as many as a block settles with
+                      f"(each the last of {warm} in a row; its WAL flush included: no pg_stat_io before PostgreSQL 16)")
         execute("BEGIN")  # rolled back: the probe's commit would only add a WAL flush
         for _ in range(warm):
             (plan,), = execute("EXPLAIN (ANALYZE, FORMAT JSON) " + self.probe_sql, row)[0]
@@ -764,13 +785,18 @@ class _StatsRecorder(anatomy.Recorder):
             execute("BEGIN")
             execute("SET LOCAL client_min_messages = log")
             execute("SET LOCAL log_parser_stats = on")
-            for _ in range(warm):
-                conn.notices.clear()
-                execute(self.probe_sql, row)
-            elapsed = self._ELAPSED.findall("".join(conn.notices))
+            reports = {}
+            for sql, params in ((self.probe_sql, row), ("SELECT", None)):
+                for _ in range(warm):
+                    conn.notices.clear()
+                    execute(sql, params)
+                reports[sql] = self._ELAPSED.findall("".join(conn.notices))
             execute("ROLLBACK")
-            if len(elapsed) != 3:
-                raise ServerError(f"log_parser_stats sent {len(elapsed)} reports for one INSERT, not 3")
-            self.rung("parse_analyze", sum(map(float, elapsed)) * 1e3,
+            if any(len(elapsed) != 3 for elapsed in reports.values()):
+                raise ServerError(f"log_parser_stats sent {len(reports[self.probe_sql])} reports for one INSERT and "
+                                  f"{len(reports['SELECT'])} for SELECT, not 3 each")
+            floor = sum(map(float, reports["SELECT"])) * 1e3
+            self.floors.append(floor)
+            self.rung("parse_analyze", sum(map(float, reports[self.probe_sql])) * 1e3 - floor,
                       f"log_parser_stats: elapsed of PARSER + PARSE ANALYSIS + REWRITER STATISTICS of the INSERT "
-                      f"(the last of {warm} in a row)")
+                      f"minus those of SELECT, the instrument's own (each the last of {warm} in a row)")

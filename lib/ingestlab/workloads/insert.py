@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,10 +35,14 @@ SCALES: dict[str, dict[str, int]] = {
     "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
 }
 TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
+#: The table the anatomy's statements write (the samples' table must hold exactly their rows).
+ANATOMY_TABLE = "ingestlab_insert_anatomy"
 #: Unobserved single-row INSERTs after each profiled one (the first three settle): the statement as the
 #: samples time it, against which the observer's cost is measured (see ``Engine.statement_anatomy``).
-#: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small.
-UNOBSERVED_BLOCK = 30
+#: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small, and
+#: reach the pace of the samples' long runs (MariaDB's single-row INSERTs kept getting faster for about
+#: a hundred statements: blocks of 30 were 10–25 % slower than the samples).
+UNOBSERVED_BLOCK = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,8 +62,7 @@ class Params(ParamsBase):
 
 #: Largest N: the rows of a scenario are generated in memory (about 100 bytes each).
 MAX_N = 10_000_000
-#: Most profiled INSERTs (the paper scale profiles 30): with their unobserved ones, about 16 stages each, MariaDB's
-#: stage history (``performance_schema_events_stages_history_long_size``, 100 000 on the lab's server) holds them.
+#: Most profiled INSERTs (the paper scale profiles 30; each brings :data:`UNOBSERVED_BLOCK` unobserved ones).
 MAX_PROFILE_N = 200
 #: Most repeats of every scenario (the paper scale runs 5).
 MAX_REPEATS = 1000
@@ -95,7 +98,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
     profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
     if profile_n > MAX_PROFILE_N:
         raise ConfigError("PROFILE_N", profile_n, f"an integer from 0 to {MAX_PROFILE_N} (each profiled INSERT brings "
-                          f"{UNOBSERVED_BLOCK} unobserved ones, and MariaDB's stage history keeps 100 000 stages)")
+                          f"{UNOBSERVED_BLOCK} unobserved ones)")
     scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))
     if n > MAX_N:  # every row is generated in memory first
         raise ConfigError("N", n, f"an integer from 1 to {MAX_N:,} (the rows are generated in memory)")
@@ -132,12 +135,15 @@ def _statements(scenario: str, rows: list[tuple]) -> list[list[tuple]]:
 
 
 def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: list[tuple], *,
-                 warmup: int, bar=None) -> pd.DataFrame:
+                 warmup: int, bar=None, between: Callable[[int], None] | None = None, pieces: int = 1) -> pd.DataFrame:
     """Time one scenario writing ``rows`` into an empty table; return the samples.
 
     Warm-up statements (``warmup`` single rows, or one statement of each other scenario)
     run first on the same table and are kept, flagged; the table is then emptied (not
     timed) so that the measured statements write into an empty table, as in the seed.
+    With ``between``, the measured statements are timed in ``pieces`` runs and
+    ``between(i)`` is called after the i-th (notebook 01 profiles a statement there, so the
+    anatomy and the samples share every moment of the run); its work is in no sample.
     """
     cols = [c for c, _ in SEED_COLUMNS]
     if scenario == "bulk":
@@ -160,9 +166,16 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
     warm_frame = time_calls([prepare(c) for c in warm], rows=[len(c) for c in warm],
                             bytes_=[sum(map(datagen.row_bytes, c)) for c in warm], warmup=len(warm))
     _reset_table(engine)
-    frame = time_calls([prepare(c) for c in measured], rows=[len(c) for c in measured],
-                       bytes_=[sum(map(datagen.row_bytes, c)) for c in measured],
-                       progress=bar.update if bar is not None else None)
+    calls = [prepare(c) for c in measured]
+    frames = []
+    for i, piece in enumerate(np.array_split(np.arange(len(measured)), pieces if between else 1)):
+        if len(piece):  # a scenario of fewer statements than pieces (one bulk load) has empty ones
+            frames.append(time_calls([calls[j] for j in piece], rows=[len(measured[j]) for j in piece],
+                                     bytes_=[sum(map(datagen.row_bytes, measured[j])) for j in piece],
+                                     progress=bar.update if bar is not None else None))
+        if between is not None:
+            between(i)
+    frame = pd.concat(frames, ignore_index=True).assign(statement_no=lambda f: np.arange(len(f)))
     written = engine.count_rows(TABLE)
     if written != len(rows):
         raise DataLossError(f"{scenario}: table holds {written} rows after writing {len(rows)}")
@@ -178,14 +191,18 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
 
     For each engine of ``params.engines`` in turn (started and stopped inside), for each of its
     variants: put its settings in force, record the engine's metadata, run every
-    scenario ``repeats`` times (scenarios interleaved within a repeat) and, after each repeat's
-    scenarios, a round of the statement anatomy: its ``profile_n`` single-row INSERTs are split
-    over the repeats (at least two per round, the first a warm-up), so that the anatomy is
-    taken at the same moments as the samples it is held against (a virtual machine's round
-    trip drifts between moments of one run); the rounds are told apart by the anatomy's
-    ``round`` column. Samples are appended to ``run`` after every scenario, so an interrupted
-    run keeps what it measured; each scenario of a repeat and each anatomy round is one
-    configuration of :meth:`~ingestlab.results.Run.once`, which a resumed run does not measure
+    scenario ``repeats`` times (scenarios interleaved within a repeat) and take the statement
+    anatomy among the single-row samples: the ``profile_n`` profiled INSERTs are split over the
+    repeats, and each is one pass of :meth:`Engine.statement_anatomy` (the profiled INSERT, then
+    :data:`UNOBSERVED_BLOCK` unobserved ones into :data:`ANATOMY_TABLE`) run between two runs of
+    that repeat's single-row samples (without a ``single_row`` scenario, after the last scenario).
+    On this virtual machine the round trip moves between regimes that last seconds (where the
+    scheduler puts the client and the server): anatomy passes taken a scenario later were
+    10–25 % off the samples, passes among them within 7 % (``bench/README.md``). The anatomy's
+    ``round`` is the profiled INSERT's number, ``repeat`` the repeat it sat in. Samples are
+    appended to ``run`` after every scenario, so an interrupted run keeps what it measured;
+    each scenario of a repeat (with the passes inside it) is one configuration of
+    :meth:`~ingestlab.results.Run.once`, which a resumed run does not measure
     again.
 
     Returns
@@ -202,9 +219,9 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
 
 def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]]) -> None:
     cols = [c for c, _ in SEED_COLUMNS]
-    # the anatomy is taken in rounds, one after each repeat's scenarios (each round with its own warm-up)
-    shares = [] if not params.profile_n else [np.arange(params.profile_n)] if params.profile_n < 2 else \
-        np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n // 2))
+    # the profiled INSERTs, split over the repeats: each is one anatomy pass between the single-row samples
+    shares = [] if not params.profile_n else \
+        np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n))
     try:
         engine.has("statement_anatomy", check=bool(shares))
     except UnsupportedOperationError as exc:
@@ -212,6 +229,8 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
         shares = []
     anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
     quiet_rows = datagen.seed_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
+    # the anatomy sits among the single-row samples it is held against (else after the last scenario)
+    host = "single_row" if "single_row" in params.scenarios else params.scenarios[-1]
     per_variant = sum(len(_statements(s, [None] * params.n)) for s in params.scenarios) * params.repeats
     try:
         engine.start()
@@ -223,27 +242,37 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                 for rep in range(params.repeats):
                     rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
                     warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
+                    units = shares[rep] if rep < len(shares) else []
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
                         engine.reset_table(SOURCE, SEED_COLUMNS)
                         engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
+
+                    def profile(i, units=units, labels=labels, rep=rep, warm=warm):
+                        """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
+                        j = int(units[i])
+                        if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
+                            engine.reset_table(ANATOMY_TABLE, SEED_COLUMNS)
+                            engine.statement_call(engine.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
+                        try:  # an instrument that lost statements (a history too short) says so
+                            frame = engine.statement_anatomy(
+                                ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
+                                unobserved_rows=quiet_rows[j * UNOBSERVED_BLOCK:(j + 1) * UNOBSERVED_BLOCK])
+                            run.append(frame.assign(**labels, repeat=rep, round=j), table="anatomy")
+                        except UnsupportedOperationError as exc:
+                            run.note(f"{labels['variant']} profiled INSERT {j}: no anatomy ({exc})")
+
                     for scenario in params.scenarios:
-                        def scenario_once(scenario=scenario, rep=rep, rows=rows, warm=warm, labels=labels):
-                            frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar)
+                        inside = len(units) if scenario == host else 0
+
+                        def scenario_once(scenario=scenario, rep=rep, rows=rows, warm=warm, labels=labels,
+                                          inside=inside, profile=profile):
+                            frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar,
+                                                 between=profile if inside else None, pieces=inside or 1)
                             run.append(frame.assign(repeat=rep, **labels))
                         done = run.once({**labels, "repeat": rep, "scenario": scenario}, scenario_once)
                         out["samples"].append(done["results"])
-                    if rep < len(shares):
-                        def anatomy_once(labels=labels, share=shares[rep], rep=rep):
-                            _reset_table(engine)
-                            quiet = [quiet_rows[j] for i in share
-                                     for j in range(i * UNOBSERVED_BLOCK, (i + 1) * UNOBSERVED_BLOCK)]
-                            try:  # an instrument that lost statements (a history too short) says so
-                                frame = engine.statement_anatomy(TABLE, cols, [anatomy_rows[i] for i in share],
-                                                                 unobserved_rows=quiet)
-                                run.append(frame.assign(**labels, round=rep), table="anatomy")
-                            except UnsupportedOperationError as exc:
-                                run.note(f"{labels['variant']} round {rep}: no anatomy ({exc})")
-                        out["anatomy"] += run.once({**labels, "repeat": rep, "part": "anatomy"}, anatomy_once).values()
+                        if "anatomy" in done:
+                            out["anatomy"].append(done["anatomy"])
     finally:
         engine.close()
 
