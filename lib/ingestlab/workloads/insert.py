@@ -31,7 +31,7 @@ SCENARIOS: dict[str, int | None] = {
 FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
 #: Sizes per SCALE. ``paper`` is the seed's: 1 000 rows, 30 profiled statements.
 SCALES: dict[str, dict[str, int]] = {
-    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 12},
+    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 30},
     "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
 }
 TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
