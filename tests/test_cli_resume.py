@@ -76,7 +76,7 @@ def test_notebook_01_resumes_from_its_last_complete_configuration(tmp_path):
     res = _cli("run", "01", "--no-progress", "--out", str(out), "--resume", *NB01, lab=lab)
     assert res.returncode == 0, res.stderr[-3000:]
     meta = json.loads((folder / "run.json").read_text())
-    total = 2 * 2 * 5 + 2  # variants × repeats × scenarios, and each variant's anatomy
+    total = 2 * 2 * 5  # variants × repeats × scenarios (the anatomy's passes sit inside the single-row ones)
     assert meta["completed"] is True and "error" not in meta
     assert meta["resumed"]["kept"] == len(kept) and meta["resumed"]["kept"] + meta["resumed"]["measured"] == total
     assert f"resumed: {len(kept)} configurations kept, {total - len(kept)} measured" in res.stderr

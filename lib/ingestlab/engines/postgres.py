@@ -589,7 +589,8 @@ class _StatsRecorder(anatomy.Recorder):
       does but wait for the WAL flush, which ``wal_flush`` measures), minus the span of
       ``COMMIT`` of an empty one (whose end is in ``transaction`` already), each the last of
       ``ANATOMY_SETTLE + 1`` in a row: the commit record, the commit log and proc-array
-      updates, releasing the table's lock.
+      updates, releasing the table's lock. One more probe then commits as the variant does,
+      flushing the probes' WAL, so that the next observed INSERT's flush is its own.
 
     What is left (``unexplained``): creating and dropping the portal, the snapshot, and
     ``pg_stat_statements`` storing its entries. Every read and rung runs between the timed
@@ -765,12 +766,16 @@ class _StatsRecorder(anatomy.Recorder):
         for _ in range(warm):
             execute("BEGIN")
             execute("COMMIT")
-        if self.has_io:
-            self.rung("commit", commit - self._span("COMMIT"),
+        empty = self._span("COMMIT")
+        if self.has_io:  # the probes' WAL, committed without waiting for it, flushed now, as the variant commits:
+            execute("BEGIN")  # else the next observed INSERT's flush would carry it
+            execute(self.probe_sql, row)
+            execute("COMMIT")
+            self.rung("commit", commit - empty,
                       f"pg_stat_activity span of COMMIT after one INSERT with synchronous_commit = off (its flush is "
                       f"wal_flush's) minus that of an empty transaction's COMMIT (each the last of {warm} in a row)")
         else:  # no pg_stat_io: the flush cannot be told apart from the rest of the commit
-            self.rung("commit_with_wal_flush", commit - self._span("COMMIT"),
+            self.rung("commit_with_wal_flush", commit - empty,
                       "pg_stat_activity span of COMMIT after one INSERT minus that of an empty transaction's COMMIT "
                       f"(each the last of {warm} in a row; its WAL flush included: no pg_stat_io before PostgreSQL 16)")
         execute("BEGIN")  # rolled back: the probe's commit would only add a WAL flush
