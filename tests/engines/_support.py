@@ -1,4 +1,4 @@
-"""Helpers of the engine tests: the real-output corpus, SQL rendering for sqlglot, local HTTP peers."""
+"""Helpers of the engine tests: the real-output corpus, SQL rendering for sqlglot, local HTTP peers, hostile values."""
 
 from __future__ import annotations
 
@@ -11,10 +11,25 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from ingestlab import datagen
+
 #: ``<repo>/../shared/fixtures/real-output``; INGESTLAB_REAL_OUTPUT overrides it.
 CORPUS = Path(os.environ.get("INGESTLAB_REAL_OUTPUT")
               or Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "real-output")
 MARKER = "# ---- verbatim sample below this line ----"
+
+
+#: Text a naive escaping breaks: quotes of both kinds, backslashes (one before a quote, one at the end),
+#: placeholders, a percent sign, a tab, a newline, non-ASCII, nothing.
+HOSTILE = ["it's", 'say "hi"', "back\\slash\\", "\\'", "?", "%s", "100%", "tab\tnew\nline", "naïve ✓", ""]
+
+
+def hostile_rows(start: int = 0) -> list[tuple]:
+    """A row per :data:`HOSTILE` text, NULLs among the others, and a row of NULLs but its id."""
+    seed = datagen.seed_rows(len(HOSTILE), seed=start)
+    rows = [(start + i, text, None if i % 2 else seed[i][2], None if i % 3 else seed[i][3])
+            for i, text in enumerate(HOSTILE)]
+    return rows + [(start + len(HOSTILE), None, None, None)]
 
 
 def corpus_body(category: str, name: str) -> str:

@@ -327,3 +327,21 @@ def test_the_methods_figure_stacks_one_panel_per_system_with_one_legend():
         assert [len(ax.get_yticklabels()) for ax in axes] == [3, 2] and axes[1].get_xscale() == "log"
     finally:
         plt.close(fig)
+
+
+def test_a_setting_an_engine_lacks_is_left_to_the_engines_that_have_it():
+    from ingestlab.engines.clickhouse import ClickHouse
+    from ingestlab.engines.duckdb import DuckDB
+
+    # the notebook's default SETTINGS: ClickHouse has no asynchronous commit (its INSERTs never sync)
+    assert million.validate("clickhouse", settings="default,async_commit").settings == ("default", "async_commit")
+    assert million.validate("duckdb", settings="default,async_commit").settings == ("default", "async_commit")
+    with pytest.raises(ConfigError, match="SETTINGS.*at least one setting of clickhouse: default"):
+        million.validate("clickhouse", settings="async_commit")
+    with pytest.raises(ConfigError, match="SETTINGS='turbo'"):
+        million.validate("clickhouse", settings="default,turbo")
+    # a load method an engine cannot run is named with its reason, before anything starts
+    assert million.method_missing(ClickHouse, "executemany").startswith("no transaction")
+    assert million.method_missing(ClickHouse, "pipeline") == "the driver has no pipeline mode"
+    assert million.method_missing(ClickHouse, "native_client").startswith("chDB runs one ClickHouse per process")
+    assert all(million.method_missing(DuckDB, m) is None for m in ("generate", "bulk", "batches", "executemany"))

@@ -370,3 +370,20 @@ def test_a_rejected_sweep_line_is_not_drawn_and_the_legend_and_the_sentence_say_
     figures.close(fig)
     line = analysis.describe_fits(fits[rejected])[0]
     assert "the line does not hold, so the figure draws none (lack of fit p = 0.001 (pure_error_f))" in line
+
+
+def test_without_factors_each_engine_sweeps_what_it_can_vary_and_a_factor_given_is_checked():
+    duck, ch = Engine.classes()["duckdb"], Engine.classes()["clickhouse"]
+    params = sweeps.validate("duckdb,clickhouse")  # the notebook's default: FACTORS None
+    assert params.factors == ("partitions", "columns", "model")
+    assert [c.name for c in sweeps.configurations(params, duck)] == [
+        "p1 c4 no_key", "p1 c20 no_key", "p1 c50 no_key", "p1 c4 primary_key", "p1 c4 primary_key_indexes"]
+    assert sweeps.levels(params, ch)["partitions"] == [1, 4, 8, 16, 32, 64]
+    assert sweeps.levels(params, ch)["model"] == ["no_key", "primary_key", "primary_key_indexes", "replacing"]
+    with pytest.raises(ConfigError) as err:  # given, a factor DuckDB cannot vary is refused, naming it
+        sweeps.validate("duckdb", factors="partitions,columns")
+    assert (err.value.name, err.value.value) == ("FACTORS", "partitions")
+    # partitions not swept: their levels are not held against DuckDB's one partition
+    assert sweeps.validate("duckdb", factors="columns").factors == ("columns",)
+    with pytest.raises(ConfigError, match="at most 100 partitions for clickhouse"):
+        sweeps.validate("clickhouse", partitions="1,128")

@@ -20,7 +20,9 @@ Examples
 
 from ingestlab.engines import (
     arangodb,  # noqa: F401 - registers the adapter
+    clickhouse,  # noqa: F401 - registers the adapter
     doris,  # noqa: F401 - registers the adapter
+    duckdb,  # noqa: F401 - registers the adapter
     mariadb,  # noqa: F401 - registers the adapter
     mysql,  # noqa: F401 - registers the adapter
     postgres,  # noqa: F401 - registers the adapter

@@ -144,7 +144,7 @@ class Engine:
       ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``,
       ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
       ``ONE_PARTITION = 'plain table'``, ``SWEEP_EXTRA_PARTITIONS = ()``, ``BULK_PATH = None``,
-      ``UPSERT_OPERATIONS = ()``, ``LOAD_SETTINGS`` (``default``: the server's defaults);
+      ``TRANSACTIONS = True``, ``UPSERT_OPERATIONS = ()``, ``LOAD_SETTINGS`` (``default``: the server's defaults);
     * memory: ``MEMORY_LIMITS = {}``, ``CGROUP_CACHE_SHARE = 0.25``;
     * steps switched off: ``UNSUPPORTED = {}``.
     """
@@ -214,6 +214,9 @@ class Engine:
     SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = ()
     #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
     BULK_PATH: ClassVar[str | None] = None
+    #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
+    #: :meth:`prepare_insert` with ``transaction=True`` and notebook 05's one-transaction loads need.
+    TRANSACTIONS: ClassVar[bool] = True
     #: Notebook 03's operations this engine runs: ``insert`` (new keys), ``overwrite`` (an
     #: insert that replaces an existing key after reading it), ``blind_overwrite`` (one that
     #: does not read it).

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ingestlab import _paths, datagen, disk, progress, timing
 from ingestlab.engines import Engine
+from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
@@ -89,8 +90,9 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
              warmup_rows: int | None = None) -> Params:
     """Check notebook 05's parameters without starting anything; return them resolved.
 
-    ``engines`` are engine names or URLs; ``settings`` must each be offered by at least
-    one of the engines they select (with their other versions); ``None`` means all.
+    ``engines`` are engine names or URLs; ``settings`` must each be a setting some engine
+    offers, and every engine selected (with its other versions) must offer at least one of
+    them: each runs those it has, and the run's notes name the others; ``None`` means all.
     ``batch_rows`` (rows per INSERT, at most :data:`MAX_BATCH_ROWS`) and ``bulk_statements``
     are lists (or comma-separated), each value at most ``rows``, none twice; they are sorted.
 
@@ -122,8 +124,13 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     warmup_rows = positive_int("WARMUP_ROWS", min(size["warmup_rows"], rows) if warmup_rows is None else warmup_rows,
                                allow_zero=True)
     methods = subset("METHODS", list(METHODS) if methods is None else methods, list(METHODS))
-    offered = list(dict.fromkeys(name for cls in classes for name in cls.LOAD_SETTINGS))
-    settings = None if settings is None else subset("SETTINGS", settings, offered)
+    if settings is not None:
+        known = list(dict.fromkeys(name for cls in Engine.classes().values() for name in cls.LOAD_SETTINGS))
+        settings = subset("SETTINGS", settings, known)
+        for cls in classes:
+            if not set(settings) & set(cls.LOAD_SETTINGS):
+                raise ConfigError("SETTINGS", ",".join(settings),
+                                  f"at least one setting of {cls.NAME}: {', '.join(cls.LOAD_SETTINGS)}")
     return Params(tuple(items), scale, rows, methods, settings, repeats, batch_rows, bulk_statements, versions,
                   warmup_rows)
 
@@ -326,6 +333,27 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
             "started_ns": load.started_ns}
 
 
+def method_missing(cls: type[Engine], method: str) -> str | None:
+    """Why engine class ``cls`` cannot load by ``method``, or None when it can.
+
+    It lacks the method's step (:data:`METHODS`), or the method is one transaction
+    (:data:`PATHS`) and the engine commits each statement alone (``TRANSACTIONS``).
+
+    Examples
+    --------
+    >>> from ingestlab.engines.clickhouse import ClickHouse
+    >>> method_missing(ClickHouse, "batches") is None, method_missing(ClickHouse, "executemany")
+    (True, 'no transaction of several statements: each statement commits alone')
+    """
+    step = METHODS[method][0]
+    if not cls.has(step):
+        return (missing_reason(cls, step) or (missing_reason(cls.SQL, step) if cls.SQL is not None else "no SQL")
+                or f"no {step}")
+    if PATHS[method] == "one_transaction" and not cls.TRANSACTIONS:
+        return "no transaction of several statements: each statement commits alone"
+    return None
+
+
 def driver_of(engine: Engine, method: str) -> str | None:
     """What sent ``method``'s load: the engine's driver, psycopg for the pipeline, or ``native client``."""
     if method == "native_client":
@@ -393,11 +421,10 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
     missing = [s for s in (params.settings or []) if s not in cls.LOAD_SETTINGS]
     if missing:
         _note(run, f"{target}: no setting {', '.join(missing)} on this engine")
-    methods = [m for m in params.methods if cls.has(METHODS[m][0])]
+    methods = [m for m in params.methods if method_missing(cls, m) is None]
     if len(methods) < len(params.methods):
         _note(run, f"{target}: without " + "; ".join(
-            f"{m} ({getattr(getattr(cls, METHODS[m][0]), '__unsupported__', '')})"
-            for m in params.methods if m not in methods))
+            f"{m} ({method_missing(cls, m)})" for m in params.methods if m not in methods))
     frames = []
     engine = Engine.resolve(target)
     try:

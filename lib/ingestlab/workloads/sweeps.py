@@ -114,7 +114,9 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter, the
     value and what is accepted: a level that is not a positive integer, more partitions than
     a target's ``MAX_PARTITIONS``, fewer columns than the seed's table, a model or variant no
-    target has, or a factor a target cannot vary. ``None`` means "the SCALE's size" / "all".
+    target has, or a factor given that a target cannot vary. ``None`` means "the SCALE's
+    size" / "all"; for ``factors``, every factor each target can vary (:func:`varies`: DuckDB
+    sweeps columns and models, not partitions).
 
     Examples
     --------
@@ -128,7 +130,9 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
     classes = _target_classes(engines)
-    factors = subset("FACTORS", list(FACTORS) if factors is None else factors, FACTORS)
+    given = factors is not None
+    factors = subset("FACTORS", factors, FACTORS) if given else tuple(
+        f for f in FACTORS if any(varies(cls, f) for cls in classes.values()))
     partitions = int_levels("PARTITIONS", partitions, DEFAULT_PARTITIONS)
     columns = int_levels("COLUMNS", columns, DEFAULT_COLUMNS)
     if columns[0] < len(SEED_COLUMNS) or columns[-1] > MAX_COLUMNS:
@@ -142,7 +146,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
         raise ConfigError("MODELS", models, "no value unless FACTORS includes model (table models are swept only "
                           "then, and a value given and not used would be recorded as if it had been)")
     for target, cls in classes.items():
-        _check_factors(target, cls, factors, partitions)
+        _check_factors(target, cls, factors if given else [f for f in factors if varies(cls, f)], partitions)
     model_names = None if models is None else _models(models, classes, "model" in factors)
     variant_names = _variants(variants, classes)
     return Params(tuple(classes), scale, variant_names, factors, partitions, columns, model_names,
@@ -162,6 +166,18 @@ def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
     return classes
 
 
+def varies(cls: type[Engine], factor: str) -> bool:
+    """Whether engine class ``cls`` can vary ``factor``: partitions where it partitions tables, models where it has them.
+
+    Examples
+    --------
+    >>> from ingestlab.engines.duckdb import DuckDB
+    >>> [varies(DuckDB, f) for f in FACTORS]
+    [False, True, True]
+    """
+    return {"partitions": cls.MAX_PARTITIONS >= 2, "model": bool(cls.TABLE_MODELS)}.get(factor, True)
+
+
 def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], partitions: Sequence[int]) -> None:
     if "partitions" in factors and cls.MAX_PARTITIONS < 2:
         raise ConfigError("FACTORS", "partitions", f"factors {cls.NAME} can vary: columns" +
@@ -169,7 +185,7 @@ def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], parti
     if "model" in factors and not cls.TABLE_MODELS:
         raise ConfigError("FACTORS", "model", f"factors {cls.NAME} can vary: partitions, columns "
                           f"({cls.NAME} has one table model)")
-    if partitions[-1] > cls.MAX_PARTITIONS:
+    if "partitions" in factors and partitions[-1] > cls.MAX_PARTITIONS:
         raise ConfigError("PARTITIONS", partitions[-1],
                           f"at most {cls.MAX_PARTITIONS} {cls.PARTITION_UNIT}s for {target}")
 
@@ -226,7 +242,8 @@ def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
 
     Partitions add the engine's :attr:`~ingestlab.engines.base.Engine.SWEEP_EXTRA_PARTITIONS`
     at paper scale; models are the engine's own among ``params.models`` (all when None),
-    its default model first. A factor not swept keeps only its baseline level.
+    its default model first. A factor not swept, or one the engine cannot vary
+    (:func:`varies`), keeps only its baseline level.
 
     Examples
     --------
@@ -240,7 +257,7 @@ def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     parts = sorted(set(params.partitions) | {p for p in extra if p <= cls.MAX_PARTITIONS})
     models = [m for m in (params.models or cls.TABLE_MODELS) if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
     out = {"partitions": parts, "columns": list(params.columns), "model": [cls.DEFAULT_MODEL, *models]}
-    return {f: values if f in params.factors else values[:1] for f, values in out.items()}
+    return {f: values if f in params.factors and varies(cls, f) else values[:1] for f, values in out.items()}
 
 
 def configurations(params: Params, cls: type[Engine]) -> list[Config]:

@@ -13,11 +13,14 @@ Examples
 """
 
 from ingestlab.engines.sql.base import SQLBuilder
+from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.engines.sql.doris import DorisSQL
+from ingestlab.engines.sql.duckdb import DuckDBSQL
 from ingestlab.engines.sql.mariadb import MariaDBSQL
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import MySQLProtocolSQL
 from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.engines.sql.starrocks import StarRocksSQL
 
-__all__ = ["DorisSQL", "MariaDBSQL", "MySQLProtocolSQL", "MySQLSQL", "PostgresSQL", "SQLBuilder", "StarRocksSQL"]
+__all__ = ["ClickHouseSQL", "DorisSQL", "DuckDBSQL", "MariaDBSQL", "MySQLProtocolSQL", "MySQLSQL", "PostgresSQL",
+           "SQLBuilder", "StarRocksSQL"]

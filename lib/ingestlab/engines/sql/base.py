@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import ClassVar, Sequence
 
 from sqlalchemy.engine import default, make_url
@@ -31,6 +32,8 @@ class SQLBuilder:
 
     #: SQLAlchemy dialect name whose identifier quoting this dialect uses (``""``: ANSI double quotes).
     QUOTING: ClassVar[str] = ""
+    #: Whether a backslash escapes the next character inside quotes (ClickHouse, MySQL), as :meth:`inline` reads text.
+    BACKSLASH_ESCAPES: ClassVar[bool] = False
 
     def __init__(self, engine: str = "", *, placeholder: str = "%s", secondary_indexes: int = 3):
         self.engine = engine
@@ -109,6 +112,41 @@ class SQLBuilder:
         """``INSERT INTO target SELECT * FROM source``."""
         return f"INSERT INTO {self.quote(target)} SELECT * FROM {self.quote(source)}"
 
+    def inline(self, sql: str, literals: Sequence[str]) -> str:
+        """``sql`` with each placeholder outside quotes replaced by the next of ``literals`` (SQL text already).
+
+        For engines whose statements are sent as text with their values in it: the dialect
+        writes each value as a literal, this puts them where the placeholders are. Quoted names
+        and strings (``'…'``, ``"…"``, `````…`````) are copied as they are, so a placeholder inside a
+        quoted name stays part of the name.
+
+        Raises
+        ------
+        ValueError
+            When ``sql`` has more or fewer placeholders than ``literals``.
+
+        Examples
+        --------
+        >>> SQLBuilder(placeholder="?").inline('INSERT INTO "a?b" VALUES (?, ?)', ["1", "NULL"])
+        'INSERT INTO "a?b" VALUES (1, NULL)'
+        """
+        pattern = _inline_pattern(self.placeholder, self.BACKSLASH_ESCAPES)
+        values = iter(literals)
+        used = [0]
+
+        def put(match: re.Match) -> str:
+            if match.group() != self.placeholder:
+                return match.group()
+            used[0] += 1
+            value = next(values, None)
+            if value is None:
+                raise ValueError(f"{self.engine}: more placeholders than the {len(literals)} values in {sql[:80]!r}")
+            return value
+        text = pattern.sub(put, sql)
+        if used[0] != len(literals):
+            raise ValueError(f"{self.engine}: {used[0]} placeholders for {len(literals)} values in {sql[:80]!r}")
+        return text
+
     @unsupported("no server-side row generator in the lab")
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
         """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
@@ -133,6 +171,17 @@ def sqlalchemy_dialect(name: str):
     """The SQLAlchemy dialect instance called ``name`` (``"mysql"``, ``"postgresql+psycopg2"``), built once;
     ``""``: SQLAlchemy's default (ANSI) dialect."""
     return make_url(name + "://").get_dialect()() if name else default.DefaultDialect()
+
+
+@functools.lru_cache(maxsize=None)
+def _inline_pattern(placeholder: str, backslash: bool) -> re.Pattern:
+    """Text in single, double or back quotes (a doubled quote inside, and with ``backslash`` any escaped
+    character), or the placeholder."""
+    quoted = []
+    for q in ("'", '"', "`"):
+        inside = [f"[^{q}\\\\]" if backslash else f"[^{q}]", q + q] + (["\\\\."] if backslash else [])
+        quoted.append(q + "(?:" + "|".join(inside) + ")*" + q)
+    return re.compile("|".join([*quoted, re.escape(placeholder)]), re.S)
 
 
 def _preparer(name: str):

@@ -1,0 +1,217 @@
+"""ClickHouse adapter over chDB's embedded server in this process: the contract, parts, values, bytes, merges, SQL.
+
+chDB runs here, so nothing is skipped: a broken chDB install fails these tests. chDB runs one ClickHouse per
+process, so the tests that start an engine of their own come after the contract class (whose engine is closed
+when its last test ends).
+"""
+
+import os
+import stat
+
+import pytest
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.clickhouse import ClickHouse
+from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
+from ingestlab.workloads import million
+from tests.engines._support import SQLValidator, hostile_rows
+from tests.engines.contract import EngineContract
+
+COLS = [c for c, _ in SEED_COLUMNS]
+
+
+def parts(eng, table: str, active_only: bool = False) -> int:
+    """Parts of ``table`` in ``system.parts`` (every part written, or only the active ones)."""
+    where = " AND active" if active_only else ""
+    return eng.execute(f"SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = %s{where}",
+                       [table])[0][0]
+
+
+class TestClickHouse(EngineContract):
+    engine = "clickhouse"
+
+    def test_close_stops_the_local_server(self, eng, lab_tmp, monkeypatch):
+        """One ClickHouse per process: a second engine is refused while this one runs, and leaves no folder."""
+        directory = eng.server.directory
+        assert directory.name.startswith(f"clickhouse-{os.getpid()}-") and eng.server.pid() == os.getpid()
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700 and (directory / "data").is_dir()
+        monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
+        second = Engine.get("clickhouse")
+        with pytest.raises(ServerError, match="one embedded ClickHouse per process"):
+            second.start()
+        assert not second.server.directory.exists()  # cleaned up after the failure
+        second.close()  # safe after it
+        assert eng.execute("SELECT 1") == [(1,)]  # the running one is untouched
+
+    def test_a_single_row_insert_makes_one_new_part(self, eng):
+        for partitions in (1, 8):
+            eng.reset_table("c_parts", SEED_COLUMNS, model="primary_key", partitions=partitions)
+            eng.execute(f"SYSTEM STOP MERGES {eng.quote('c_parts')}")  # no merge adds a part while we count
+            rows = datagen.seed_rows(5, seed=21)
+            before = parts(eng, "c_parts")
+            for i, row in enumerate(rows, 1):
+                eng.statement_call(eng.insert_sql("c_parts", COLS, 1), row)()
+                assert parts(eng, "c_parts") == before + i, partitions
+            # a multi-row INSERT writes one part per partition it touches
+            many = datagen.seed_rows(64, start_id=1000, seed=22)
+            touched = len({r[0] for r in eng.execute(
+                "SELECT modulo(cityHash64(toInt64(number)), %s) FROM numbers(1000, 64)", [partitions])})
+            eng.statement_call(eng.insert_sql("c_parts", COLS, 64), [v for r in many for v in r])()
+            assert parts(eng, "c_parts") == before + 5 + touched
+            eng.execute(eng.drop_table_sql("c_parts"))
+
+    def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
+        eng.reset_table("c_values", SEED_COLUMNS)
+        rows = hostile_rows()
+        for row in rows:  # literals written by render, before the clock
+            eng.statement_call(eng.insert_sql("c_values", COLS, 1), row)()
+        batch = hostile_rows(100)  # many rows in one statement
+        eng.execute(eng.insert_sql("c_values", COLS, len(batch)), [v for r in batch for v in r])
+        eng.bulk_load("c_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # the Arrow bulk path
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_values')}"))
+        assert got == sorted(rows + batch + hostile_rows(200))
+        odd = 'a%s\\"b`'  # a placeholder, a backslash and quotes inside a name stay the name's
+        eng.reset_table(odd, SEED_COLUMNS)
+        eng.execute(eng.insert_sql(odd, COLS, 1), rows[3])
+        assert eng.execute(f"SELECT name FROM {eng.quote(odd)}") == [(rows[3][1],)]
+        eng.execute(eng.drop_table_sql(odd))
+
+    def test_data_bytes_grows_after_a_load(self, eng):
+        eng.reset_table("c_bytes", SEED_COLUMNS, model="primary_key")
+        assert eng.data_bytes("c_bytes") == 0
+        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, seed=23))])
+        first = eng.data_bytes("c_bytes")
+        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, start_id=10**6,
+                                                                                     seed=24))])
+        eng.settle("c_bytes")
+        assert 20_000 * 4 < first < eng.data_bytes("c_bytes")  # compressed, but more than the first load
+        assert eng.count_rows("c_bytes") == 40_000
+
+    def test_settle_leaves_no_merge_running(self, eng):
+        eng.reset_table("c_merge", SEED_COLUMNS, model="primary_key")
+        calls = [eng.statement_call(eng.insert_sql("c_merge", COLS, 1), row)
+                 for row in datagen.seed_rows(150, seed=25)]
+        for call in calls:
+            call()
+        eng.settle("c_merge", timeout_s=60)
+        merging = "SELECT count() FROM system.merges WHERE database = currentDatabase() AND table = %s"
+        assert eng.execute(merging, ["c_merge"]) == [(0,)]
+        settled = parts(eng, "c_merge", active_only=True)
+        assert settled < 150  # merges ran, and are over
+        assert parts(eng, "c_merge", active_only=True) == settled and eng.count_rows("c_merge") == 150
+
+    def test_async_insert_changes_nothing_in_chdb_so_it_is_no_variant(self, eng):
+        """Why COMMIT_VARIANTS has no async_insert: chDB's embedded server has no asynchronous insert queue."""
+        eng.reset_table("c_async", SEED_COLUMNS)
+        eng.execute(f"SYSTEM STOP MERGES {eng.quote('c_async')}")
+        eng.set_session({"async_insert": "1", "wait_for_async_insert": "0"})
+        try:
+            assert eng.settings()["async_insert"] == "1" and eng.settings()["wait_for_async_insert"] == "0"
+            for i, row in enumerate(datagen.seed_rows(3, seed=26), 1):
+                eng.statement_call(eng.insert_sql("c_async", COLS, 1), row)()
+                assert eng.count_rows("c_async") == i == parts(eng, "c_async")  # written at once, a part each
+            with pytest.raises(ServerError, match="not initialized"):
+                eng.execute("SYSTEM FLUSH ASYNC INSERT QUEUE")
+        finally:
+            eng.apply_settings({})
+        assert "wait_for_async_insert" not in eng.settings()  # a fresh session: the defaults again
+        assert list(ClickHouse.COMMIT_VARIANTS) == ["default"]
+
+    def test_generated_rows_and_batches_each_commit_alone(self, eng):
+        columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
+        for statement in eng.table_ddl("demo", columns, key=("id",)):
+            eng.execute(eng.drop_table_sql("demo"))
+            eng.execute(statement)
+        eng.execute(eng.generate_rows_sql("demo", ["id", "a", "b"], 1000))
+        assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
+        rows = [(2000 + i, i, i) for i in range(25)]
+        assert eng.prepare_insert("demo", ["id", "a", "b"], rows, rows_per_statement=10)() == 3
+        assert eng.count_rows("demo") == 1025
+        with pytest.raises(UnsupportedOperationError, match="no transaction"):
+            eng.prepare_insert("demo", ["id", "a", "b"], rows, transaction=True)
+        eng.execute(eng.drop_table_sql("demo"))
+
+    def test_session_settings_are_checked_set_and_read_back(self, eng):
+        with pytest.raises(ServerError, match="synchronous_commit"):
+            eng.apply_settings({"synchronous_commit": "off"})
+        assert eng.execute("SELECT 1") == [(1,)]  # refused before the measuring session closed
+        assert eng.apply_settings({"max_threads": "1"}) == {"max_threads": "1"}
+        assert eng.settings()["max_threads"] == "1" and eng.metadata()["variant_settings"] == {"max_threads": "1"}
+        client = ClickHouse.client(eng.connect_kwargs()).start()  # another session gets them too
+        try:
+            assert client.execute("SELECT value FROM system.settings WHERE name = 'max_threads'") == [("1",)]
+        finally:
+            client.close()
+        eng.apply_settings({})
+        assert "max_threads" not in eng.settings()
+        with pytest.raises(UnsupportedOperationError, match="synchronous_commit"):
+            eng.set_session({"synchronous_commit": "off"})
+
+    def test_metadata_records_the_engine_package_beside_the_driver(self, eng):
+        import importlib.metadata
+
+        meta = eng.metadata()
+        assert (meta["driver"], meta["driver_package"]) == ("chdb", "chdb")
+        assert meta["engine_package_version"] == importlib.metadata.version("chdb-core")
+        assert meta["server_version"].startswith("26.")
+
+    def test_what_clickhouse_lacks_is_switched_off_with_its_reason(self, eng):
+        for step in ("statement_anatomy", "upsert_sql", "native_load", "commit_counters", "io_counters",
+                     "memory_budget_settings"):
+            with pytest.raises(UnsupportedOperationError, match=f"clickhouse: no {step}: "):
+                ClickHouse.has(step, check=True)
+        assert not ClickHouse.TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
+        with pytest.raises(ConfigError, match="PARTITIONS"):
+            eng.table_ddl("t", SEED_COLUMNS, partitions=ClickHouse.MAX_PARTITIONS + 1)
+
+
+def test_registered_as_a_local_engine_without_url_schemes():
+    assert Engine.class_of("clickhouse") is ClickHouse and not ClickHouse.URL_SCHEMES and ClickHouse.HAS_LOCAL_SERVER
+    assert isinstance(Engine.resolve("clickhouse"), ClickHouse)  # nothing starts until start()
+    with pytest.raises(ConfigError, match="ENGINES"):
+        Engine.from_url("clickhouse://default@127.0.0.1:9000/default")
+
+
+def test_the_folder_is_private_and_gone_after_close_and_a_new_one_can_start(lab_tmp, monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
+    first = Engine.get("clickhouse").start()
+    directory = first.server.directory
+    assert directory.parent == lab_tmp and stat.S_IMODE(directory.stat().st_mode) == 0o700
+    first.reset_table("t", SEED_COLUMNS)
+    first.close()
+    first.close()  # idempotent
+    assert first.server.pid() is None and not directory.exists()
+    second = Engine.get("clickhouse").start()  # chDB let go of the first path
+    try:
+        assert second.server.directory != directory and second.execute("EXISTS TABLE t") == [(0,)]
+    finally:
+        second.close()
+
+
+class TestClickHouseSQL(SQLValidator):
+    engine_class = ClickHouse
+
+    def test_every_model_and_partitioning_parses_as_clickhouse(self):
+        sql = ClickHouse.SQL("clickhouse")
+        for model in ClickHouse.TABLE_MODELS:
+            for partitions in (1, 16):
+                (statement,) = sql.table_ddl("t", datagen.wide_columns(11), model=model, partitions=partitions)
+                self.validate(statement, tables=["t"])
+                assert ("PARTITION BY" in statement) == (partitions > 1)
+                assert ("ORDER BY tuple()" in statement) == (model == "no_key")
+        self.validate(sql.generate_rows_sql("t", ["id", "a"], 10))
+        self.validate(sql.render(sql.insert_sql("t", ["id", "name"], 2), [1, "it's \\", 2, None]), tables=["t"])
+
+    def test_types_are_clickhouses_and_only_the_first_column_is_not_nullable(self):
+        (statement,) = ClickHouse.SQL("clickhouse").table_ddl("t", datagen.wide_columns(11), model="no_key")
+        assert '"id" Int64, "name" Nullable(String), "amount" Nullable(Decimal(10, 2)), "dt" Nullable(Date)' in statement
+        assert "Nullable(Int16)" in statement and "Nullable(Bool)" in statement
+
+    def test_render_writes_literals_as_clickhouse_reads_them(self):
+        sql = ClickHouse.SQL("clickhouse")
+        text = sql.render(sql.insert_sql("t", ["a", "b", "c"]), ["it's \\ %s", None, 0.1 + 0.2])
+        assert text == "INSERT INTO \"t\" (\"a\", \"b\", \"c\") VALUES ('it''s \\\\ %s', NULL, 0.30000000000000004)"
+        with pytest.raises(ValueError, match="placeholders"):
+            sql.render(sql.insert_sql("t", ["a"]), [])

@@ -1,0 +1,170 @@
+"""DuckDB adapter, in this process on a real database file: the contract, its folder, values, bytes, settings, SQL."""
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ingestlab import datagen
+from ingestlab.engines import Engine
+from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.duckdb import DuckDB
+from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
+from ingestlab.servers import reap
+from ingestlab.servers.duckdb import DuckDBFile
+from tests.engines._support import SQLValidator, hostile_rows, table_names
+from tests.engines.contract import EngineContract
+
+COLS = [c for c, _ in SEED_COLUMNS]
+class TestDuckDB(EngineContract):
+    engine = "duckdb"
+    own_version_sql = "SELECT version()"
+
+    def test_close_stops_the_local_server(self, lab_tmp, monkeypatch):
+        """In-process: "stopped" is the file closed (no pid any more) and the private folder gone."""
+        monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
+        engine = Engine.get("duckdb").start()
+        directory = engine.server.directory
+        assert directory.parent == lab_tmp and directory.name.startswith(f"duckdb-{os.getpid()}-")
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700 and (directory / "lab.duckdb").is_file()
+        assert engine.server.pid() == os.getpid()
+        engine.close()
+        engine.close()  # idempotent
+        assert engine.server.pid() is None and not directory.exists()
+
+    def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
+        eng.reset_table("d_values", SEED_COLUMNS)
+        rows = hostile_rows()
+        for row in rows:  # as the samples send them: the driver's parameters
+            eng.statement_call(eng.insert_sql("d_values", COLS, 1), row)()
+        sender = eng.open_sender()  # as a text-only client sends them: literals written by render
+        for row in hostile_rows(100):
+            sender(eng.render(eng.insert_sql("d_values", COLS, 1), row).encode())
+        eng.bulk_load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_values')}"))
+        assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
+
+    def test_data_bytes_grows_after_a_load_and_counts_the_key_index(self, eng):
+        rows = datagen.seed_rows(50_000, seed=11)
+        sizes = {}
+        for model in ("no_key", "primary_key"):
+            eng.reset_table("d_bytes", SEED_COLUMNS, model=model)
+            eng.settle("d_bytes")
+            empty = eng.data_bytes("d_bytes")
+            eng.bulk_load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
+            eng.settle("d_bytes")
+            sizes[model] = eng.data_bytes("d_bytes")
+            assert sizes[model] > empty and sizes[model] >= 50_000 * 8  # at least the ids
+        assert sizes["primary_key"] > sizes["no_key"]  # the ART index is the table's too
+        eng.execute(eng.drop_table_sql("d_bytes"))
+
+    def test_settle_checkpoints_the_wal_into_the_file(self, eng):
+        eng.reset_table("d_settle", SEED_COLUMNS)
+        eng.settle("d_settle")
+        for row in datagen.seed_rows(20, seed=12):
+            eng.statement_call(eng.insert_sql("d_settle", COLS, 1), row)()
+        wal = eng.server.path.with_name(eng.server.path.name + ".wal")
+        assert wal.exists() and wal.stat().st_size > 0
+        eng.settle("d_settle")
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert eng.count_rows("d_settle") == 20
+
+    def test_async_commit_opens_the_file_without_fsync_and_defaults_come_back(self, eng):
+        eng.reset_table("d_sync", SEED_COLUMNS)
+        eng.execute(eng.insert_sql("d_sync", COLS, 1), datagen.seed_rows(1, seed=13)[0])
+        eng.apply_settings(dict(DuckDB.LOAD_SETTINGS["async_commit"].server))
+        assert eng.settings()["fsync_mode"] == "NONE" and eng.metadata()["variant_settings"] == {"fsync_mode": "NONE"}
+        assert eng.count_rows("d_sync") == 1  # the same file, opened again
+        eng.apply_settings({})
+        assert "fsync_mode" not in eng.settings()
+
+    def test_an_unknown_setting_fails_before_the_file_closes(self, eng):
+        with pytest.raises(ServerError, match="synchronous_commit"):
+            eng.apply_settings({"synchronous_commit": "off"})
+        assert eng.server.db is not None and eng.execute("SELECT 1") == [(1,)]
+        with pytest.raises(UnsupportedOperationError, match="synchronous_commit"):
+            eng.set_session({"synchronous_commit": "off"})
+
+    def test_the_seeds_demo_table_generated_then_keyed_after_the_load(self, eng):
+        columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
+        eng.execute(eng.drop_table_sql("demo"))
+        for statement in eng.table_ddl("demo", columns, key=(), model="no_key"):
+            eng.execute(statement)
+        eng.execute(eng.generate_rows_sql("demo", ["id", "a", "b"], 1000))
+        assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
+        eng.execute(eng.add_primary_key_sql("demo", ["id"]))
+        with pytest.raises(Exception, match="(?i)duplicate|constraint"):
+            eng.execute(eng.insert_sql("demo", ["id", "a", "b"], 1), [5, 0, 0])
+        eng.execute(eng.drop_table_sql("demo"))
+
+    def test_insert_batches_in_one_transaction_or_each_committed(self, eng):
+        eng.reset_table("d_tx", SEED_COLUMNS)
+        rows = datagen.seed_rows(30, seed=14)
+        assert eng.prepare_insert("d_tx", COLS, rows[:20], rows_per_statement=5)() == 4
+        assert eng.prepare_insert("d_tx", COLS, rows[20:], transaction=True)() == 10
+        assert eng.count_rows("d_tx") == 30
+        with pytest.raises(ConfigError, match="BATCH_ROWS"):
+            eng.prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
+
+    def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
+        for step in ("statement_anatomy", "native_load", "commit_counters", "io_counters", "memory_budget_settings"):
+            with pytest.raises(UnsupportedOperationError, match=f"duckdb: no {step}: "):
+                DuckDB.has(step, check=True)
+        assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1
+        with pytest.raises(ConfigError, match="PARTITIONS"):
+            eng.table_ddl("t", SEED_COLUMNS, partitions=4)
+
+
+def test_registered_as_a_local_engine_without_url_schemes():
+    assert Engine.class_of("duckdb") is DuckDB and not DuckDB.URL_SCHEMES and DuckDB.HAS_LOCAL_SERVER
+    assert isinstance(Engine.resolve("duckdb"), DuckDB)
+    with pytest.raises(ConfigError, match="ENGINES"):
+        Engine.from_url("duckdb:///tmp/x.duckdb")
+
+
+def test_a_failed_start_leaves_no_folder(lab_tmp, monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
+    engine = Engine.get("duckdb")
+    engine._settings = {"no_such_option": "1"}  # opened with it: DuckDB refuses
+    with pytest.raises(ServerError, match="no_such_option"):
+        engine.start()
+    assert not engine.server.directory.exists()
+    engine.close()  # safe after the failure
+
+
+def test_reap_removes_the_file_of_a_killed_process(tmp_path):
+    code = textwrap.dedent(f"""
+        import os
+        from ingestlab.servers.duckdb import DuckDBFile
+        f = DuckDBFile({str(tmp_path / 'duckdb-999999-1')!r}).start()
+        f.db.execute("CREATE TABLE t (x INT)")
+        os._exit(0)  # killed: the file is not closed
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert (tmp_path / "duckdb-999999-1" / DuckDBFile.FILE).exists()
+    reap(tmp_path)
+    assert not (tmp_path / "duckdb-999999-1").exists()
+
+
+class TestDuckDBSQL(SQLValidator):
+    engine_class = DuckDB
+
+    def test_every_model_and_statement_parses_as_duckdb(self):
+        sql = DuckDB.SQL("duckdb", placeholder="?")
+        for model in DuckDB.TABLE_MODELS:
+            for statement in sql.table_ddl("t", datagen.wide_columns(8), model=model):
+                self.validate(statement)
+        self.validate(sql.insert_sql("t", ["id", "name"], 3), tables=["t"])
+        assert table_names(self.validate(sql.generate_rows_sql("t", ["id", "a"], 10)))[0] == "t"
+        self.validate(sql.upsert_sql("t", ["id", "name"], "id"), tables=["t"])
+        self.validate(sql.render(sql.insert_sql("t", ["id", "name"]), [1, "it's \\ ?"]), tables=["t"])
+
+    def test_render_fills_placeholders_outside_quotes_only(self):
+        sql = DuckDB.SQL("duckdb", placeholder="?")
+        text = sql.render(sql.insert_sql('a?"b', ["id", "x?"]), [7, "?"])
+        assert text == 'INSERT INTO "a?""b" ("id", "x?") VALUES (7, \'?\')'
+        with pytest.raises(ValueError, match="placeholders"):
+            sql.render(sql.insert_sql("t", ["id"]), [1, 2])
