@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
-from ingestlab.engines.sql.base import SQLBuilder
+from ingestlab.engines.sql.postgres import PostgresSQL
+from ingestlab.errors import UnsupportedOperationError
 
 
-class DuckDBSQL(SQLBuilder):
-    """DuckDB's statements, with ``?`` placeholders (its Python API binds them itself).
+class DuckDBSQL(PostgresSQL):
+    """DuckDB's statements, with ``?`` placeholders (its Python API binds them itself): PostgreSQL's where they agree.
 
     Examples
     --------
     >>> DuckDBSQL("duckdb", placeholder="?").upsert_sql("t", ["id", "v"], "id")
     'INSERT INTO "t" ("id", "v") VALUES (?, ?) ON CONFLICT ("id") DO UPDATE SET "v" = EXCLUDED."v"'
     """
-
-    QUOTING: ClassVar[str] = "postgresql"
 
     def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                   model: str | None = None, partitions: int | None = None) -> list[str]:
@@ -40,11 +39,6 @@ class DuckDBSQL(SQLBuilder):
                            for col in self.secondary_index_columns(names, keyed)]
         return statements
 
-    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
-        """``ON CONFLICT (key) DO UPDATE SET`` every other column from ``EXCLUDED`` (needs a key on ``key``)."""
-        sets = ", ".join(f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in others)
-        return f"ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
-
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
         """``INSERT … SELECT g, 0, … FROM range(1, n + 1)``: the seed's statement over DuckDB's row generator.
 
@@ -55,6 +49,11 @@ class DuckDBSQL(SQLBuilder):
         """
         zeros = ", 0" * (len(columns) - 1)
         return self._generated(table, columns, f"SELECT g{zeros} FROM range(1, {int(n) + 1}) AS r(g)")
+
+    def copy_sql(self, table: str, columns: Sequence[str], *, freeze: bool = False) -> str:
+        """Not DuckDB's: its ``COPY`` reads files, not a client's stream (its bulk path is an Arrow scan)."""
+        raise UnsupportedOperationError(f"{self.engine or 'duckdb'}: no COPY … FROM STDIN (the bulk path is an "
+                                        "Arrow scan)")
 
     def literal(self, value: Any) -> str:
         """``value`` as a DuckDB literal, written by SQLAlchemy's PostgreSQL literal rendering.
