@@ -206,6 +206,58 @@ class LocalServer(abc.ABC):
         return _read_pid(self.directory / PID_FILE)
 
 
+class InProcessServer(LocalServer):
+    """A library engine (RocksDB, DuckDB) opened inside this Python process in its private directory.
+
+    The "server" is this process: :meth:`pid` is its pid while the store is open, and
+    ``server.pid`` holds it, so :func:`reap` removes the folder of a process that was killed
+    (and leaves a live one alone). :meth:`start` opens the store, :meth:`stop` closes it (the
+    directory is then removed as for every server), :meth:`restart` checks the new settings
+    (:meth:`check`, before anything is closed) and opens the store again with exactly them.
+    Subclasses implement :meth:`_open` (open the store with :attr:`settings` into :attr:`db`)
+    and :meth:`check`.
+    """
+
+    def __init__(self, directory=None, *, keep: bool = False):
+        super().__init__(directory, keep=keep)
+        self.db = None
+
+    @abc.abstractmethod
+    def _open(self) -> None:
+        """Open the store with :attr:`settings` in force, into :attr:`db`."""
+
+    def check(self, settings: dict[str, str]) -> None:
+        """Raise :class:`ServerError` for settings the store does not take (default: it takes any)."""
+
+    def _start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / PID_FILE).write_text(f"{os.getpid()}\n")
+        self._open()
+
+    def _close(self) -> None:
+        db, self.db = self.db, None
+        if db is not None:
+            db.close()
+
+    def _stop(self) -> None:
+        self._close()
+        (self.directory / PID_FILE).unlink(missing_ok=True)
+
+    def restart(self, settings: dict[str, str]) -> None:
+        """Close the store and open it again with exactly ``settings``; bad settings fail before it is closed."""
+        settings = {k: str(v) for k, v in settings.items()}
+        self.check(settings)
+        self.settings = settings
+        if self.db is None:
+            return
+        self._close()
+        self._open()
+
+    def pid(self) -> int | None:
+        """This process's id while the store is open (the engine runs inside it)."""
+        return os.getpid() if self.db is not None else None
+
+
 _LIVE: set[LocalServer] = set()
 
 

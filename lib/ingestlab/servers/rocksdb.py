@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.servers.base import PID_FILE, LocalServer
+from ingestlab.servers.base import InProcessServer
 
 #: The lab's settings for RocksDB (name → meaning). Values are strings, as for every server.
 SETTINGS: dict[str, str] = {
@@ -64,7 +63,7 @@ def build_options(settings: dict[str, str]):
     return opts
 
 
-class RocksDBStore(LocalServer):
+class RocksDBStore(InProcessServer):
     """A RocksDB database in ``.lab/rocksdb-<pid>/data``, open in this process while "running".
 
     RocksDB is a library, so the "server" is this Python process: :meth:`pid` is its pid,
@@ -80,18 +79,12 @@ class RocksDBStore(LocalServer):
 
     def __init__(self, directory=None, *, keep: bool = False):
         super().__init__(directory, keep=keep)
-        self.db = None
         self.options = None
 
     @property
     def data_dir(self) -> Path:
         """The database directory (SST files, WAL, ``OPTIONS-*``)."""
         return self.directory / "data"
-
-    def _start(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / PID_FILE).write_text(f"{os.getpid()}\n")
-        self._open()
 
     def _open(self) -> None:
         rd = _rocksdict()
@@ -102,31 +95,13 @@ class RocksDBStore(LocalServer):
             raise ServerError(f"cannot open RocksDB at {self.data_dir}: {exc}") from exc
         self.options = opts
 
-    def _close(self) -> None:
-        db, self.db = self.db, None
-        if db is not None:
-            db.close()
-
-    def _stop(self) -> None:
-        self._close()
-        (self.directory / PID_FILE).unlink(missing_ok=True)
-
-    def restart(self, settings: dict[str, str]) -> None:
-        """Close and reopen the database with exactly ``settings`` in force."""
-        self.settings = {k: str(v) for k, v in settings.items()}
-        build_options(self.settings)  # bad settings fail before the database is closed
-        if self.db is None:
-            return
-        self._close()
-        self._open()
+    def check(self, settings: dict[str, str]) -> None:
+        """Raise for settings RocksDB's options do not take (:func:`build_options`), before the database is closed."""
+        build_options(settings)
 
     def connect_kwargs(self) -> dict:
         """Where the database is (``path``); there is nothing to connect to."""
         return {"path": str(self.data_dir)}
-
-    def pid(self) -> int | None:
-        """This process's id while the database is open (RocksDB runs inside it)."""
-        return os.getpid() if self.db is not None else None
 
     def options_in_force(self) -> dict[str, str]:
         """:data:`REPORTED_OPTIONS` as RocksDB wrote them in its newest ``OPTIONS-*`` file on open."""
