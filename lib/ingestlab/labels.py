@@ -54,6 +54,14 @@ LABELS: dict[str, str] = {
     "round_trip": "round trip", "parse_analyze": "parse and analyse", "planning": "planning",
     "execution": "execution", "commit": "commit", "wal_flush": "WAL flush",
     "commit_with_wal_flush": "commit with its WAL flush", "outside_stages": "outside the stages",
+    "chdb_call": "chDB call (outside ClickHouse's span)", "parse": "parse", "analyze": "analysis",
+    "plan_and_pipeline": "plan and pipeline", "write_part": "part building",
+    "disk_write": "disk writes", "fsync": "fsync", "parts_lock": "parts lock",
+    "client_api": "client API (outside DuckDB's span)", "parsing": "parsing", "optimizer": "optimizer",
+    "physical_planning": "physical planning", "column_data_scan": "column data scan", "table_scan": "table scan",
+    "projection": "projection", "batch_insert": "batch insert", "insert_operator": "insert operator",
+    "result_collector": "result collector", "commit_local_storage": "commit of local storage",
+    "write_to_wal": "WAL write", "checkpoint": "checkpoint",
     # fit methods
     "ols": "OLS", "theil_sen": "Theil–Sen", "two_point": "two points",
     # statistics

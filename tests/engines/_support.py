@@ -1,4 +1,5 @@
-"""Helpers of the engine tests: the real-output corpus, SQL rendering for sqlglot, local HTTP peers, hostile values."""
+"""Helpers of the engine tests: the real-output corpus, SQL rendering for sqlglot, local HTTP peers, hostile values,
+an anatomy pass among samples."""
 
 from __future__ import annotations
 
@@ -151,3 +152,30 @@ class SQLValidator:
         if tables is not None:
             assert table_names(tree) == tables, sql
         return tree
+
+
+def anatomy_among_samples(eng, table: str, *, observed: int = 6, block: int = 40, samples: int = 300):
+    """An anatomy pass between two runs of single-row INSERT samples timed as notebook 01 times them.
+
+    The samples are ``statement_call`` + :func:`ingestlab.timing.time_calls` of the same
+    single-row INSERT into the same table, ``samples`` before the pass and as many after it (the
+    first 20 of each run left out, as warm-up). Returns the anatomy's frame and the samples' median (ms).
+    """
+    import pandas as pd
+
+    from ingestlab import timing
+    from ingestlab.engines.base import SEED_COLUMNS
+
+    cols = [c for c, _ in SEED_COLUMNS]
+    eng.reset_table(table, SEED_COLUMNS)
+    insert = eng.insert_sql(table, cols, 1)
+
+    def run(start: int) -> pd.Series:
+        calls = [eng.statement_call(insert, r) for r in datagen.seed_rows(samples, start_id=start, seed=start % 97)]
+        return timing.time_calls(calls, rows=[1] * samples, bytes_=[0] * samples)["elapsed_s"].iloc[20:] * 1e3
+
+    before = run(10**6)
+    frame = eng.statement_anatomy(table, cols, datagen.seed_rows(observed, start_id=1, seed=1), warm_up=False,
+                                  unobserved_rows=datagen.seed_rows(observed * block, start_id=10**4, seed=2))
+    after = run(2 * 10**6)
+    return frame, float(pd.concat([before, after]).median())

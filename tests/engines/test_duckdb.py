@@ -8,14 +8,14 @@ import textwrap
 
 import pytest
 
-from ingestlab import datagen
+from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.duckdb import DuckDB
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
 from ingestlab.servers.duckdb import DuckDBFile
-from tests.engines._support import SQLValidator, hostile_rows, table_names
+from tests.engines._support import SQLValidator, anatomy_among_samples, hostile_rows, table_names
 from tests.engines.contract import EngineContract
 
 COLS = [c for c, _ in SEED_COLUMNS]
@@ -109,8 +109,32 @@ class TestDuckDB(EngineContract):
         with pytest.raises(ConfigError, match="BATCH_ROWS"):
             eng.prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
 
+    def test_anatomy_splits_a_single_row_insert_into_its_profiles_parts(self, eng):
+        """Named parts, times ≥ 0, the remainder what is left, and profiling off again after the pass."""
+        assert DuckDB.has("statement_anatomy")
+        frame, samples_ms = anatomy_among_samples(eng, "d_profile")
+        parts = ["client_api", "planning", "optimizer", "physical_planning", "column_data_scan", "batch_insert",
+                 "result_collector", "commit_local_storage", "write_to_wal"]
+        extras = {"query_total", "operators_cpu", "blocked_thread"}  # times beside the parts, not in them
+        for name in ("profile", anatomy.UNOBSERVED):  # the observed statements and the unobserved pass
+            per = frame[frame["pass"] == name].pivot_table(index="statement_no", columns="component", values="ms")
+            assert set(parts) <= set(per.columns), name
+            own = [c for c in per.columns if c not in {"client_total", "unexplained", *extras}]
+            assert (per[own] >= 0).all().all(), name
+            left = per["client_total"] - per[own].sum(axis=1)
+            assert (per["unexplained"] - left).abs().max() < 1e-9, name
+        # the planner, optimizer and physical planner ran, and the commit wrote the WAL, for every statement
+        seen = frame[frame["pass"] == "profile"].pivot_table(index="statement_no", columns="component", values="ms")
+        assert (seen[["planning", "optimizer", "physical_planning", "batch_insert", "write_to_wal"]] > 0).all().all()
+        assert "enable_profiling" not in eng.settings() and "profiling_coverage" not in eng.settings()
+        # the statement reported is the one the samples time (this VM drifts: ±35 %), and its parts fit in it
+        row = anatomy.summary(frame.assign(engine="duckdb", variant="default")).iloc[0]
+        assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
+        assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
+        assert row["n"] == 6 * (40 - eng.ANATOMY_SETTLE)
+
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
-        for step in ("statement_anatomy", "native_load", "commit_counters", "io_counters", "memory_budget_settings"):
+        for step in ("native_load", "commit_counters", "io_counters", "memory_budget_settings"):
             with pytest.raises(UnsupportedOperationError, match=f"duckdb: no {step}: "):
                 DuckDB.has(step, check=True)
         assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1

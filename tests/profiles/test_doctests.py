@@ -15,6 +15,7 @@ MODULES = [
     "ingestlab.profiles._text",
     "ingestlab.profiles._units",
     "ingestlab.profiles._values",
+    "ingestlab.profiles.duckdb",
     "ingestlab.profiles.mariadb",
 ]
 

@@ -140,6 +140,27 @@ EXPECTED: dict[str, tuple[str, dict]] = {
     "mysql_stages/krogh_book_trace_digest_stage_latency": ("mysql_stage_events", {
         "total_ms": 1.04151269, "stage_count": 17, "slowest_stage": "Sending data", "slowest_stage_ms": 0.52841,
     }),
+    # --- DuckDB 2.0 JSON profiles, captured from the lab's own DuckDB (get_profiling_information) ---
+    "duckdb_profile/lab_single_row_insert": ("duckdb_profile", {
+        "total_ms": 1.265561, "planning_ms": 0.211593, "optimizer_ms": 0.234338, "physical_planning_ms": 0.058854,
+        "cpu_ms": 0.066859, "commit_local_storage_ms": 0.122487, "write_to_wal_ms": 0.06128, "blocked_thread_ms": 0.179,
+        "ops:BATCH_INSERT": 0.051101, "ops:COLUMN_DATA_SCAN": 0.010907, "root_operator": "BATCH_INSERT",
+    }),
+    "duckdb_profile/lab_insert_1000_rows": ("duckdb_profile", {
+        "total_ms": 43.83986, "planning_ms": 11.587386, "optimizer_ms": 18.296488, "physical_planning_ms": 8.060364,
+        "cpu_ms": 0.315434, "commit_local_storage_ms": 0.349054, "write_to_wal_ms": 0.224554,
+        "ops:BATCH_INSERT": 0.279447, "ops:COLUMN_DATA_SCAN": 0.024529, "intermediate_rows": 1001,
+    }),
+    "duckdb_profile/lab_insert_select": ("duckdb_profile", {
+        "total_ms": 5.662304, "planning_ms": 0.351185, "optimizer_ms": 0.30113, "physical_planning_ms": 0.03259,
+        "cpu_ms": 0.244645, "commit_local_storage_ms": 0.249928, "write_to_wal_ms": 0.252732,
+        "ops:BATCH_INSERT": 0.18235, "ops:TABLE_SCAN": 0.055536, "rows_scanned": 1000,
+    }),
+    "duckdb_profile/lab_query_join_group_top_n": ("duckdb_profile", {
+        "total_ms": 3.365867, "planning_ms": 0.546719, "optimizer_ms": 0.880307, "physical_planning_ms": 0.066571,
+        "cpu_ms": 0.484863, "blocked_thread_ms": 0.29, "ops:HASH_JOIN": 0.214391, "ops:TOP_N": 0.045681,
+        "root_operator": "TOP_N", "rows_scanned": 3021,
+    }),
 }
 
 #: The eight kinds of output the issue names, and the fixture folders that hold each.

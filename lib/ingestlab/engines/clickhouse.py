@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
+import statistics
 import warnings
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from ingestlab import anatomy
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
@@ -86,7 +89,6 @@ class ClickHouse(Engine):
     }
     #: Steps ClickHouse does not have here, each with the reason.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "statement_anatomy": "no instrument splits a ClickHouse statement yet (issue N, part 2)",
         "upsert_sql": "a MergeTree key is not unique, so an INSERT has no conflict to resolve (ReplacingMergeTree "
                       "collapses duplicates later, in merges)",
         "native_load": "chDB runs one ClickHouse per process on one data path, which no other process may open "
@@ -267,6 +269,11 @@ class ClickHouse(Engine):
             warnings.warn(f"{self.NAME}: merges of {table} still running after {timeout_s:.0f} s; the timed writes "
                           "may share the disk with them", stacklevel=2)
 
+    # -- anatomy ----------------------------------------------------------------------------
+    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
+        return _EventsRecorder(self, table, columns)
+
     # -- metadata ---------------------------------------------------------------------------
     def server_version(self) -> str:
         """ClickHouse's version (``SELECT version()``: ``26.9.2.1``)."""
@@ -306,3 +313,223 @@ def _arrow_stream(chunks: Iterable[Any], columns: Sequence[str]) -> tuple[bytes,
         for t in tables:
             writer.write_table(t.cast(schema))
     return sink.getvalue().to_pybytes(), sum(t.num_rows for t in tables)
+
+
+#: ``system.events`` time events (µs) grouped into the anatomy's parts, in the order a single-row INSERT
+#: passes through them. The events of one part are disjoint steps and no event is nested in another part's
+#: (each event's ``description`` in ``system.events``; where ClickHouse counts it: ``_EventsRecorder``).
+EVENT_PARTS: dict[str, tuple[str, ...]] = {
+    # the statement's text parsed into an AST, first thing in executeQuery
+    "parse": ("QueryParseMicroseconds",),
+    # the analyzer's passes over the query tree (an INSERT … VALUES has none: ~0; an INSERT … SELECT's SELECT)
+    "analyze": ("QueryAnalysisMicroseconds",),
+    # the SELECT's QueryPlan built and optimized, then its QueryPipeline (an INSERT … VALUES has none either)
+    "plan_and_pipeline": ("QueryPlanBuildMicroseconds", "QueryPlanOptimizeMicroseconds",
+                          "QueryPipelineBuildMicroseconds"),
+    # MergeTreeDataWriter's timed steps of making the new part: sorting the block by the key, merging it
+    # (Replacing/Collapsing engines), skip indexes, statistics, projections
+    "write_part": ("MergeTreeDataWriterSortingBlocksMicroseconds", "MergeTreeDataWriterMergingBlocksMicroseconds",
+                   "MergeTreeDataWriterSkipIndicesCalculationMicroseconds",
+                   "MergeTreeDataWriterStatisticsCalculationMicroseconds",
+                   "MergeTreeDataWriterProjectionsCalculationMicroseconds"),
+    # write(2) of the new part's files, into the page cache (fsync_after_insert = 0): before the part is committed
+    "disk_write": ("DiskWriteElapsedMicroseconds",),
+    # fsync of files and directories (0 unless fsync_after_insert or fsync_part_directory is set)
+    "fsync": ("FileSyncElapsedMicroseconds", "DirectorySyncElapsedMicroseconds"),
+    # the part committed into the table's set of parts: the exclusive parts lock waited for and held
+    "parts_lock": ("PartsLockWaitMicroseconds", "PartsLockHoldMicroseconds"),
+}
+#: Time events read beside the parts and kept as extras (ms), never parts: they overlap one another or the
+#: statement's own steps, or are other threads' work that the statement does not wait for.
+EVENT_EXTRAS: dict[str, tuple[str, ...]] = {
+    # jobs waiting for a worker of the global pool: the INSERT's pipeline thread (PushingAsyncPipelineExecutor),
+    # but also every thread a local pool borrows (whose wait is inside that pool's job wait) and other threads' jobs
+    "global_thread_pool_wait": ("GlobalThreadPoolJobWaitTimeMicroseconds",),
+    # jobs waiting for a worker of a local pool: the pipeline executor's threads, waiting side by side
+    "local_thread_pool_wait": ("LocalThreadPoolJobWaitTimeMicroseconds",),
+    # the shared parts lock: an INSERT takes it a few times for microseconds; the merge scheduler holds it for
+    # its snapshot of the parts (inside merge_selection)
+    "shared_parts_lock": ("SharedPartsLockWaitMicroseconds", "SharedPartsLockHoldMicroseconds"),
+    # the merge scheduler choosing parts to merge: in its background thread, which the INSERT only wakes
+    "merge_selection": ("MergerMutatorsGetPartsForMergeElapsedMicroseconds",
+                        "MergerMutatorPrepareRangesForMergeElapsedMicroseconds",
+                        "MergerMutatorSelectPartsForMergeElapsedMicroseconds"),
+    # background merges' steps
+    "merge_execute": ("MergeMutateBackgroundExecutorTaskExecuteStepMicroseconds",),
+    # CPU time of every thread (the statement's and the others'), and their time runnable but not running:
+    # each overlaps every step above
+    "threads_cpu": ("UserTimeMicroseconds", "SystemTimeMicroseconds"),
+    "threads_cpu_wait": ("OSCPUWaitMicroseconds",),
+}
+#: Parts whose events background merges also count (their files' writes, their commits under the parts lock): an
+#: unobserved statement takes them from the observed statements of its pass, not from its block's mean.
+BACKGROUND_PARTS: tuple[str, ...] = ("disk_write", "parts_lock")
+#: Count events read with them: what the statement wrote, and the merges launched meanwhile.
+EVENT_COUNTS: tuple[str, ...] = (
+    "InsertedRows", "InsertedBytes", "MergeTreeDataWriterBlocks", "MergeTreeDataWriterRows",
+    "MergeTreeDataWriterUncompressedBytes", "MergeTreeDataWriterCompressedBytes", "InsertedCompactParts",
+    "InsertedWideParts", "WriteBufferFromFileDescriptorWrite", "WriteBufferFromFileDescriptorWriteBytes", "FileOpen",
+    "PartsLocks", "GlobalThreadPoolJobs", "LocalThreadPoolJobs", "IOBufferAllocBytes", "SoftPageFaults", "Merge",
+)
+#: The INSERT's span as ClickHouse times it (µs): from the start of executeQuery, before the parse, to its end.
+SPAN_EVENT = "InsertQueryTimeMicroseconds"
+
+
+class _EventsRecorder(anatomy.Recorder):
+    """Each statement's share of ClickHouse's cumulative ``system.events``, read right before and right after it.
+
+    chDB runs ClickHouse in this process and keeps no query log, so the instrument is the server's
+    global profile events (``system.events``, cumulative since the server started): read right
+    before each observed INSERT and right after it (outside the clock), their change is the
+    statement's, plus what the two reads themselves add (the first read's end, its
+    ``QueryTimeMicroseconds`` and threads, and the second's parse, analysis and plan). That share
+    is measured in the same pass, as pairs of reads back to back with nothing between (five at
+    the start, then one after each observed statement and one after each unobserved block), and
+    its median per event is taken off every change (a part is at least 0: the remainder of
+    noise around 0 stays there).
+
+    Parts (:data:`EVENT_PARTS`, ms): ``parse``, ``analyze`` and ``plan_and_pipeline`` (an
+    INSERT … VALUES has no query tree to analyze nor plan to build: ~0), ``write_part``,
+    ``disk_write``, ``fsync`` and ``parts_lock``, in the order an INSERT runs them; and
+    ``chdb_call``: the client's clock minus ``InsertQueryTimeMicroseconds``, ClickHouse's own span
+    of the INSERT (chDB's Python binding, its client reading the text before it sends it, and
+    building the reply: what lies outside the server's span, as PostgreSQL's ``client_socket``).
+    Every other part lies inside that span, none inside another: ``QueryParse``,
+    ``QueryAnalysis``, ``QueryPlanBuild``, ``QueryPlanOptimize``, ``QueryPipelineBuild`` time
+    consecutive steps of executeQuery; the MergeTreeDataWriter events time steps of building the
+    part in memory; ``DiskWriteElapsedMicroseconds`` times the write(2) calls of the part's
+    files, made before the part is committed under the parts lock (the commit renames the
+    temporary directory and adds the part: no write).
+
+    Extras, never parts (:data:`EVENT_EXTRAS`, ms): the thread pools' job waits, because they
+    cannot be added — a local pool's job waits for a thread it borrows from the global pool, so
+    its wait holds that global job's; the pipeline executor's threads wait side by side; and
+    other threads' jobs count in the same events — and because on this machine they are heavy-
+    tailed (one statement's window held 22 ms of them) while the statement's own hand-offs cost
+    0.3–0.7 ms (single-row INSERTs with ``max_threads = 1``, whose pipeline then runs on the
+    caller's thread, took 1.98 against 2.30 ms and 1.81 against 2.48 ms in two runs of 8
+    interleaved rounds of 200, on a quiet machine); the
+    shared parts lock (an INSERT's own share is microseconds; the merge scheduler holds it for
+    its snapshot of the parts, inside ``merge_selection``); the merge scheduler's selection (its
+    background thread, woken by the INSERT) and background merges; the threads' CPU time and their
+    wait for a CPU, which overlap every step. The events are global: a merge
+    that ends while the statement runs adds its writes to ``disk_write`` and its commit to
+    ``parts_lock`` (``merge`` counts merges launched per statement).
+
+    What no event times stays ``unexplained``: the pipeline's hand-offs between threads (the
+    waits above), parsing the VALUES into a block, allocating the write buffers (``iobuffer_alloc_bytes``:
+    about 2 MiB per single-row INSERT, and the page faults of touching them), compressing and
+    checksumming the columns, creating the part's directory and files (``file_open`` counts them)
+    and renaming it.
+
+    Unobserved statements (``Engine.statement_anatomy``'s blocks): the block's change of the
+    same events, read once after the block and less one read's share, divided by its statements
+    (a mean per statement, as PostgreSQL's recorder does); ``chdb_call`` is the block's mean
+    client time minus its mean ``InsertQueryTimeMicroseconds``. But ``disk_write`` and
+    ``parts_lock`` (:data:`BACKGROUND_PARTS`) are the median of the pass's observed statements:
+    a block's mean holds every merge that ran during it (in notebook 01, 0.2 merges launched per
+    INSERT raised the blocks' mean ``parts_lock`` to 0.52 ms where the observed statements'
+    median was 0.13 ms).
+    """
+
+    PASS = "events"
+    ORDER = ("chdb_call", *EVENT_PARTS)
+    SOURCE = "system.events"
+    #: Pairs of reads back to back at the start of the pass (the read's own share of the events).
+    BASELINE_READS = 5
+
+    def begin(self) -> None:
+        names = {SPAN_EVENT, *EVENT_COUNTS, *(e for group in (EVENT_PARTS, EVENT_EXTRAS) for es in group.values()
+                                              for e in es)}
+        self.sql_events = ("SELECT event, value FROM system.events WHERE event IN ("
+                           + ", ".join(self.engine.sql.literal(n) for n in sorted(names)) + ")")
+        self.baseline: list[dict[str, float]] = []  # per pair of reads back to back: the change of every event
+        self.observed: list[dict[str, float]] = []  # per observed statement: the change around it
+        self.blocks: list[tuple[dict[str, float], list[float]]] = []  # per block: the change, its client times
+        last = self._read()
+        for _ in range(self.BASELINE_READS):
+            now = self._read()
+            self.baseline.append(_change(last, now))
+            last = now
+        self.last = last
+
+    def _read(self) -> dict[str, float]:
+        return {name: float(value) for name, value in self.engine.execute(self.sql_events)}
+
+    def before(self) -> None:
+        now = self._read()
+        self.baseline.append(_change(self.last, now))  # after a block's read or the previous pass's: nothing between
+        self.last = now
+
+    def statement(self, result: Any, row: Sequence[Any]) -> None:
+        now = self._read()
+        self.observed.append(_change(self.last, now))
+        after = self._read()
+        self.baseline.append(_change(now, after))
+        self.last = after
+
+    def block(self, client_ms: Sequence[float]) -> None:
+        now = self._read()
+        self.blocks.append((_change(self.last, now), list(client_ms)))
+        self.last = now
+
+    def end(self) -> None:
+        if not self.baseline:
+            return
+        base = {name: statistics.median(pair.get(name, 0.0) for pair in self.baseline)
+                for name in set().union(*self.baseline)}
+        reads = len(self.baseline)
+        own = f"{self.SOURCE}, less a read's own (median of {reads} pairs of reads back to back)"
+        for client, change in zip(self.client_ms, self.observed):
+            parts, extras = self._split(change, base, 1, own)
+            span = max(0.0, change.get(SPAN_EVENT, 0.0) - base.get(SPAN_EVENT, 0.0)) / 1e3
+            self.parts.append([("chdb_call", client - span, f"client clock minus {SPAN_EVENT}"), *parts])
+            self.extras.append(extras)
+        seen = {part: statistics.median(ms for parts in self.parts for name, ms, _ in parts if name == part)
+                for part in BACKGROUND_PARTS} if self.parts else {}
+        for change, client_ms in self.blocks:
+            n = len(client_ms)
+            parts, _ = self._split(change, base, n, f"{own}, mean over the block")
+            parts = [(name, seen[name], f"{own}: {' + '.join(EVENT_PARTS[name])}; median of the pass's "
+                                        f"{len(self.parts)} observed statements (a block's mean holds its merges')")
+                     if name in seen else (name, ms, source) for name, ms, source in parts]
+            span = max(0.0, change.get(SPAN_EVENT, 0.0) - base.get(SPAN_EVENT, 0.0)) / 1e3 / n
+            call = ("chdb_call", statistics.fmean(client_ms) - span,
+                    f"mean client clock of the block minus its mean {SPAN_EVENT}")
+            self.unobserved_parts += [[call, *parts] for _ in client_ms]
+        if self.blocks:
+            merges = sum(c.get("Merge", 0.0) - base.get("Merge", 0.0) for c, _ in self.blocks)
+            self.counters["merges_per_unobserved_statement"] = (
+                merges / sum(len(ms) for _, ms in self.blocks),
+                "system.events Merge (background merges launched) over the unobserved blocks, per statement: why "
+                "their disk_write and parts_lock are the observed statements'")
+
+    @staticmethod
+    def _split(change: dict[str, float], base: dict[str, float], n: int, source: str
+               ) -> tuple[list[anatomy.Part], list[anatomy.Extra]]:
+        """The parts (ms, each at least 0) and extras of ``n`` statements' change of the events, per statement."""
+        def less_read(names: Sequence[str]) -> float:
+            return max(0.0, sum(change.get(e, 0.0) - base.get(e, 0.0) for e in names)) / n
+
+        parts = [(part, less_read(events) / 1e3, f"{source}: {' + '.join(events)}")
+                 for part, events in EVENT_PARTS.items()]
+        extras = [(name, less_read(events) / 1e3, float("nan"), f"{source}: {' + '.join(events)} (not a part)")
+                  for name, events in EVENT_EXTRAS.items()]
+        extras += [(_snake(name), float("nan"), less_read([name]), f"{source}: {name}") for name in EVENT_COUNTS]
+        return parts, extras
+
+
+def _change(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Every event's change between two reads of ``system.events`` (an event not shown yet was 0)."""
+    return {name: value - before.get(name, 0.0) for name, value in after.items()}
+
+
+def _snake(name: str) -> str:
+    """``MergeTreeDataWriterRows`` → ``merge_tree_data_writer_rows``.
+
+    Examples
+    --------
+    >>> _snake("WriteBufferFromFileDescriptorWriteBytes")
+    'write_buffer_from_file_descriptor_write_bytes'
+    """
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()

@@ -2,7 +2,7 @@
 
 One module per engine output, with the same two functions in each (``sniff(text)`` returns
 the module's kind or None, ``parse(text, kind)`` returns a `Profile`): `starrocks`, `doris`,
-`stream_load`, `postgres`, `yugabyte` (a subclass of the PostgreSQL parser), `mariadb`.
+`stream_load`, `postgres`, `yugabyte` (a subclass of the PostgreSQL parser), `mariadb`, `duckdb`.
 Adding a format = copy a sibling module, edit it, register it in `_MODULES` below, add its
 test module under ``tests/profiles/``.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ConfigError, ProfileParseError
-from . import doris, mariadb, postgres, starrocks, stream_load, yugabyte
+from . import doris, duckdb, mariadb, postgres, starrocks, stream_load, yugabyte
 from ._anatomy import anatomy, format_anatomy
 from ._frame import peel
 from ._profile import ITEM_COLUMNS, OPERATOR_COLUMNS, Profile
@@ -49,11 +49,13 @@ KINDS: dict[str, str] = {
     "yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON",
     "mariadb_show_profile": "MariaDB/MySQL SHOW PROFILE (client table or cursor rows)",
     "mysql_stage_events": "MySQL/MariaDB performance_schema stage events (events_stages_history[_long]) as printed",
+    "duckdb_profile": "DuckDB JSON query profile (enable_profiling = 'json', get_profiling_information()), 2.0 or 1.x",
 }
 
-# Detection order matters: a load reply or an EXPLAIN is unambiguous; YugabyteDB output is
-# PostgreSQL output plus storage counters; Doris raw trees look like StarRocks ones.
-_MODULES = (stream_load, yugabyte, postgres, mariadb, doris, starrocks)
+# Detection order matters: a DuckDB profile, a load reply or an EXPLAIN is unambiguous (a DuckDB
+# profile first: its SQL text may hold anything); YugabyteDB output is PostgreSQL output plus
+# storage counters; Doris raw trees look like StarRocks ones.
+_MODULES = (duckdb, stream_load, yugabyte, postgres, mariadb, doris, starrocks)
 _PARSERS = {kind: module for module in _MODULES for kind in module.KINDS}
 
 

@@ -19,7 +19,7 @@ _LOAD_FIELDS = (
 )
 _TIME_KEYS = ("Time", "Total", "TotalTime", "ActiveTime")
 _STATE_KEYS = ("State", "Task State", "QueryState")
-_ENGINES = ("starrocks", "doris", "postgres", "yugabyte", "mariadb", "mysql")
+_ENGINES = ("starrocks", "doris", "postgres", "yugabyte", "mariadb", "mysql", "duckdb")
 #: How a metric's key names its unit: a time, a size, or what is counted.
 UNIT_SUFFIXES = (
     "_ms", "_bytes", "_pct", "_rows", "_blocks", "_records", "_fpi", "_requests", "_calls", "_count",
