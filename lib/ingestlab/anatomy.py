@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ingestlab import timing
 from ingestlab.timing import CLOCK
 
 #: The part of a statement's client time that no instrument covers (client time − the parts).
@@ -103,6 +104,16 @@ class Recorder:
         """
         self.rungs.setdefault(name, []).append(ms)
         self.rung_sources[name] = source
+
+    def last_of(self, call: Any, times: int) -> float:
+        """The lab's clock (ms) of the last of ``times`` calls of ``call`` in a row: a rung's probe, settled.
+
+        The calls before it absorb what the reads before them left behind, as a block's
+        settling statements do (:attr:`Engine.ANATOMY_SETTLE`).
+        """
+        for _ in range(times - 1):
+            call()
+        return timing.timed(call).ms
 
     def ladder(self) -> pd.DataFrame:
         """The rungs: ``component``, ``ms`` (median), ``ci_low_ms``/``ci_high_ms`` (bootstrap 95 %), ``n``, ``source``."""

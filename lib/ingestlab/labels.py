@@ -61,7 +61,8 @@ LABELS: dict[str, str] = {
     "physical_planning": "physical planning", "column_data_scan": "column data scan", "table_scan": "table scan",
     "projection": "projection", "batch_insert": "batch insert", "insert_operator": "insert operator",
     "result_collector": "result collector", "commit_local_storage": "commit of local storage",
-    "write_to_wal": "WAL write", "checkpoint": "checkpoint",
+    "write_to_wal": "WAL write", "checkpoint": "checkpoint", "wal_fsync": "WAL fsync",
+    "pipeline_threads": "pipeline thread hand-offs", "part_files": "part directory and files",
     # fit methods
     "ols": "OLS", "theil_sen": "Theil–Sen", "two_point": "two points",
     # statistics

@@ -132,6 +132,11 @@ class TestDuckDB(EngineContract):
         assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
         assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
         assert row["n"] == 6 * (40 - eng.ANATOMY_SETTLE)
+        # the fsync rung, one sample per observed statement; fsync_mode as it was and the probe table gone
+        ladder = frame[frame["pass"] == "ladder"].set_index("component")
+        assert "wal_fsync" in ladder.index and "wal_fsync" in set(frame.loc[frame["pass"] == "profile", "component"])
+        assert eng.execute("SELECT current_setting('fsync_mode')")[0][0].lower() == "standard"
+        assert "d_profile_probe" not in {name for (name,) in eng.execute("SHOW TABLES")}
 
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
         for step in ("native_load", "commit_counters", "io_counters", "memory_budget_settings"):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
+import shutil
 import statistics
 import warnings
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from ingestlab import anatomy
+from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine, LoadSetting
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
@@ -416,11 +418,25 @@ class _EventsRecorder(anatomy.Recorder):
     that ends while the statement runs adds its writes to ``disk_write`` and its commit to
     ``parts_lock`` (``merge`` counts merges launched per statement).
 
-    What no event times stays ``unexplained``: the pipeline's hand-offs between threads (the
-    waits above), parsing the VALUES into a block, allocating the write buffers (``iobuffer_alloc_bytes``:
+    ``pipeline_threads`` is a rung, measured after each observed statement outside its clock
+    (:meth:`_climb`): the pipeline's hand-offs between threads, which no event times (the waits
+    above hold other threads' too), as the lab's clock of the same single-row INSERT into a probe
+    table minus with ``SETTINGS max_threads = 1`` (its pipeline then runs on the caller's thread),
+    each the last of ``ANATOMY_SETTLE + 1`` in a row.
+
+    ``part_files`` is a rung too: creating the new part's directory and its files, which no event
+    times (``FileOpen`` counts them, nine for a compact part) and which is most of a single-row
+    INSERT on ext4 here — ``perf record`` of 1 500 single-row INSERTs put 45 % of the process's
+    samples in the kernel's ``ext4_create``/``ext4_mkdir`` (``recently_deleted``: the inode
+    allocator steps over the inodes of the parts merges have just deleted). After each observed
+    statement, outside its clock, the lab's clock of making a directory beside the table's parts
+    (its ``data_paths``), creating in it as many empty files as the statement opened, and renaming
+    it, as ClickHouse renames ``tmp_insert_…`` to the part's name; then it is removed. Its
+    writes are ``disk_write``'s, so the probe's files stay empty.
+
+    What no event times stays ``unexplained``: parsing the VALUES into a block, allocating the write buffers (``iobuffer_alloc_bytes``:
     about 2 MiB per single-row INSERT, and the page faults of touching them), compressing and
-    checksumming the columns, creating the part's directory and files (``file_open`` counts them)
-    and renaming it.
+    checksumming the columns.
 
     Unobserved statements (``Engine.statement_anatomy``'s blocks): the block's change of the
     same events, read once after the block and less one read's share, divided by its statements
@@ -433,7 +449,7 @@ class _EventsRecorder(anatomy.Recorder):
     """
 
     PASS = "events"
-    ORDER = ("chdb_call", *EVENT_PARTS)
+    ORDER = ("chdb_call", *EVENT_PARTS, "part_files", "pipeline_threads")
     SOURCE = "system.events"
     #: Pairs of reads back to back at the start of the pass (the read's own share of the events).
     BASELINE_READS = 5
@@ -446,6 +462,15 @@ class _EventsRecorder(anatomy.Recorder):
         self.baseline: list[dict[str, float]] = []  # per pair of reads back to back: the change of every event
         self.observed: list[dict[str, float]] = []  # per observed statement: the change around it
         self.blocks: list[tuple[dict[str, float], list[float]]] = []  # per block: the change, its client times
+        engine = self.engine
+        self.probe = f"{self.table}_probe"
+        engine.execute(engine.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} AS {engine.quote(self.table)}")
+        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        head, values = self.probe_sql.split(" VALUES ", 1)
+        self.data_path = engine.execute("SELECT data_paths[1] FROM system.tables WHERE database = currentDatabase() "
+                                        "AND name = %s", [self.table])[0][0]
+        self.one_thread_sql = f"{head} SETTINGS max_threads = 1 VALUES {values}"
         last = self._read()
         for _ in range(self.BASELINE_READS):
             now = self._read()
@@ -464,9 +489,36 @@ class _EventsRecorder(anatomy.Recorder):
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         now = self._read()
         self.observed.append(_change(self.last, now))
+        self._climb(row)
+        now = self._read()
         after = self._read()
         self.baseline.append(_change(now, after))
         self.last = after
+
+    def _climb(self, row: Sequence[Any]) -> None:
+        """One sample of the ``pipeline_threads`` rung: the probe INSERT minus with ``max_threads = 1``."""
+        engine = self.engine
+        warm = engine.ANATOMY_SETTLE + 1
+        threads = self.last_of(engine.statement_call(self.probe_sql, row), warm)
+        one = self.last_of(engine.statement_call(self.one_thread_sql, row), warm)
+        self.rung("pipeline_threads", threads - one,
+                  f"the lab's clock of a single-row INSERT into a probe table minus with SETTINGS max_threads = 1 "
+                  f"(each the last of {warm} in a row)")
+        files = max(1, round(self.observed[-1].get("FileOpen", 0.0)))
+        folder = os.path.join(self.data_path, f"ingestlab_probe_{len(self.client_ms)}")
+
+        def create() -> None:
+            os.mkdir(folder, 0o700)
+            for k in range(files):
+                os.close(os.open(os.path.join(folder, f"file_{k}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            os.rename(folder, f"{folder}_done")
+        try:
+            self.rung("part_files", timing.timed(create).ms,
+                      f"the lab's clock of a directory beside the table's parts, {files} empty files in it (the "
+                      f"statement's FileOpen) and its rename")
+        finally:
+            for path in (folder, f"{folder}_done"):
+                shutil.rmtree(path, ignore_errors=True)
 
     def block(self, client_ms: Sequence[float]) -> None:
         now = self._read()
@@ -474,6 +526,8 @@ class _EventsRecorder(anatomy.Recorder):
         self.last = now
 
     def end(self) -> None:
+        if getattr(self, "probe", None) and self.engine._conn is not None:
+            self.engine.execute(self.engine.drop_table_sql(self.probe))
         if not self.baseline:
             return
         base = {name: statistics.median(pair.get(name, 0.0) for pair in self.baseline)

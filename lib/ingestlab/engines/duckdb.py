@@ -261,12 +261,17 @@ class _ProfileRecorder(anatomy.Recorder):
       latencies of the commit: the transaction's rows appended to the table, its WAL records
       serialized, and a checkpoint when the WAL has outgrown its threshold.
 
+    * ``wal_fsync`` — a rung (:meth:`_climb`), measured after each observed statement outside its
+      clock, because no metric times it: the rest of the commit after ``write_to_wal``, whose timer
+      stops before the WAL is flushed and synced (``FlushCommit``), is the single-row INSERT's
+      largest untimed step (0.66 against 0.97 ms with ``fsync_mode = NONE``, medians of 4
+      interleaved rounds of 200, quiet machine). The rung is the lab's clock of the same
+      single-row INSERT into a probe table with ``fsync_mode`` as set minus with ``'none'``, each
+      the last of ``ANATOMY_SETTLE + 1`` in a row.
+
     Not timed by any metric, so ``unexplained`` (the span less the parts above): the executor's
     set-up of the pipelines and their tasks, beginning the transaction, and the rest of the commit
-    after ``write_to_wal`` (whose timer stops before it) — the WAL's flush and fsync
-    (``FlushCommit``), the commit id and the undo buffer's commit. The fsync is most of it here:
-    single-row INSERTs on a file opened with ``fsync_mode = NONE`` took 0.66 against 0.97 ms
-    (medians of 4 interleaved rounds of 200, quiet machine). ``system.blocked_thread_time`` (the query's wait for a thread) may overlap
+    (the commit id and the undo buffer's commit). ``system.blocked_thread_time`` (the query's wait for a thread) may overlap
     operator time, so it is an extra, as are the span and ``cpu_time``.
 
     Unobserved statements (``Engine.statement_anatomy``'s blocks): profiling stays on and nothing
@@ -284,7 +289,7 @@ class _ProfileRecorder(anatomy.Recorder):
     COMMIT: ClassVar[dict[str, str]] = {"commit_local_storage_ms": "commit_local_storage",
                                         "write_to_wal_ms": "write_to_wal", "checkpoint_ms": "checkpoint"}
     ORDER = ("client_api", *PHASES.values(), "column_data_scan", "table_scan", "projection", "batch_insert",
-             "insert_operator", "result_collector", *COMMIT.values())
+             "insert_operator", "result_collector", *COMMIT.values(), "wal_fsync")
     #: Operator types whose lower-case name means something else in the lab ("insert" is notebook 03's operation).
     _OPERATOR_PARTS: ClassVar[dict[str, str]] = {"INSERT": "insert_operator"}
     #: Profile groups of each phase part, for the parts' sources.
@@ -296,6 +301,27 @@ class _ProfileRecorder(anatomy.Recorder):
         conn.execute("SET profiling_coverage = 'ALL'")
         conn.execute("SET enable_profiling = 'no_output'")
         self.block_parts: list[list[anatomy.Part]] = []  # per unobserved block: its last statement's parts
+        engine = self.engine
+        self.probe = f"{self.table}_probe"
+        engine.execute(engine.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} AS SELECT * FROM {engine.quote(self.table)} LIMIT 0")
+        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        self.fsync_mode = engine.execute("SELECT current_setting('fsync_mode')")[0][0]
+
+    def _climb(self, row: Sequence[Any]) -> None:
+        """One sample of the ``wal_fsync`` rung: the probe INSERT with ``fsync_mode`` as set minus with ``'none'``."""
+        engine = self.engine
+        call = engine.statement_call(self.probe_sql, row)
+        warm = engine.ANATOMY_SETTLE + 1
+        engine.execute("SET GLOBAL fsync_mode = 'none'")
+        try:
+            unsynced = self.last_of(call, warm)
+        finally:
+            engine.execute(f"SET GLOBAL fsync_mode = {engine.sql.literal(self.fsync_mode)}")
+        synced = self.last_of(call, warm)
+        self.rung("wal_fsync", synced - unsynced,
+                  f"the lab's clock of a single-row INSERT into a probe table with fsync_mode = "
+                  f"{self.fsync_mode.lower()!r} minus with 'none' (each the last of {warm} in a row)")
 
     def _profile(self):
         from ingestlab.profiles import parse
@@ -333,6 +359,7 @@ class _ProfileRecorder(anatomy.Recorder):
             ("peak_buffer_memory_bytes", float("nan"), float(s.get("peak_buffer_memory_bytes", float("nan"))),
              f"{self.SOURCE}: system.peak_buffer_memory"),
         ])
+        self._climb(row)
 
     def block(self, client_ms: Sequence[float]) -> None:
         self.block_parts.append(self._parts(self._profile(), client_ms[-1]))
@@ -342,6 +369,9 @@ class _ProfileRecorder(anatomy.Recorder):
         if conn is not None:
             conn.execute("RESET enable_profiling")
             conn.execute("RESET profiling_coverage")
+            if getattr(self, "probe", None):
+                conn.execute(f"SET GLOBAL fsync_mode = {self.engine.sql.literal(self.fsync_mode)}")
+                conn.execute(self.engine.drop_table_sql(self.probe))
         if not self.block_parts:
             return
         names = list(dict.fromkeys(name for parts in self.block_parts for name, _, _ in parts))

@@ -306,3 +306,16 @@ def headline(fits: pd.DataFrame, diff: dict | None, anatomy_table: pd.DataFrame)
 def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
     """:func:`fit`'s overhead fits in the lab's long form (``fits.csv``): terms ``overhead`` (ms) and ``write_time`` (s)."""
     return models.tidy(fits, model="overhead", terms=models.OVERHEAD_TERMS, notebook=NOTEBOOK_STEM)
+
+
+def labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``series``, one figure series per engine and variant (two engines may both have ``default``).
+
+    Examples
+    --------
+    >>> labelled(pd.DataFrame({"engine": ["duckdb", "clickhouse"], "variant": ["default", "default"]}))["series"].tolist()
+    ['DuckDB, defaults', 'ClickHouse, defaults']
+    """
+    from ingestlab import labels
+
+    return frame.assign(series=labels.join(frame, ["engine", "variant"]))
