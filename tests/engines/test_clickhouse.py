@@ -190,8 +190,19 @@ class TestClickHouse(EngineContract):
         assert "c_events_probe" not in {name for (name,) in eng.execute("SHOW TABLES")}
         assert not list(eng.server.data_dir.rglob("ingestlab_probe_*"))
 
+    def test_native_load_is_clickhouses_from_infile_and_reads_the_labs_csv_exactly(self, eng, tmp_path):
+        """05's native_client on ClickHouse: its own CSV import, hostile text and NULLs back as they were written."""
+        eng.reset_table("c_native", SEED_COLUMNS)
+        rows = hostile_rows(300)
+        path = tmp_path / "rows.csv"
+        path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
+        assert eng.native_load("c_native", COLS, str(path)) == len(rows)
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_native')}")) == sorted(rows)
+        with pytest.raises(ServerError, match="clickhouse: loading .*missing.csv"):
+            eng.native_load("c_native", COLS, str(tmp_path / "missing.csv"))
+
     def test_what_clickhouse_lacks_is_switched_off_with_its_reason(self, eng):
-        for step in ("upsert_sql", "native_load", "commit_counters", "io_counters",
+        for step in ("upsert_sql", "commit_counters", "io_counters",
                      "memory_budget_settings"):
             with pytest.raises(UnsupportedOperationError, match=f"clickhouse: no {step}: "):
                 ClickHouse.has(step, check=True)

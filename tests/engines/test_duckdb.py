@@ -138,8 +138,17 @@ class TestDuckDB(EngineContract):
         assert eng.execute("SELECT current_setting('fsync_mode')")[0][0].lower() == "standard"
         assert "d_profile_probe" not in {name for (name,) in eng.execute("SHOW TABLES")}
 
+    def test_native_load_is_duckdbs_copy_and_reads_the_labs_csv_exactly(self, eng, tmp_path):
+        """05's native_client on DuckDB: its own CSV reader, hostile text and NULLs back as they were written."""
+        eng.reset_table("d_native", SEED_COLUMNS)
+        rows = hostile_rows(300)
+        path = tmp_path / "rows.csv"
+        path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
+        assert eng.native_load("d_native", COLS, str(path)) == len(rows)
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_native')}")) == sorted(rows)
+
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
-        for step in ("native_load", "commit_counters", "io_counters", "memory_budget_settings"):
+        for step in ("commit_counters", "io_counters", "memory_budget_settings"):
             with pytest.raises(UnsupportedOperationError, match=f"duckdb: no {step}: "):
                 DuckDB.has(step, check=True)
         assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1

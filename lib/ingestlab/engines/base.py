@@ -799,8 +799,10 @@ class Engine:
         """Load the CSV file ``path`` (:func:`ingestlab.datagen.csv_bytes`'s format) with the engine's own client.
 
         PostgreSQL: ``psql -c '\\copy …'``; MariaDB: ``mariadb --local-infile -e 'LOAD DATA LOCAL …'``.
-        A process is started per call: that start is part of what the client costs. Returns
-        the rows the client reported.
+        A process is started per call: that start is part of what the client costs. Engines that
+        run inside the lab's process (DuckDB, ClickHouse through chDB) have no other client: theirs
+        is the engine's own CSV import, run on the measuring connection. Returns the rows the
+        client reported.
         """
         raise UnsupportedOperationError(f"{self.NAME}: no native_load")
 

@@ -93,8 +93,6 @@ class ClickHouse(Engine):
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "upsert_sql": "a MergeTree key is not unique, so an INSERT has no conflict to resolve (ReplacingMergeTree "
                       "collapses duplicates later, in merges)",
-        "native_load": "chDB runs one ClickHouse per process on one data path, which no other process may open "
-                       "while the lab holds it",
         "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
         "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
         "memory_budget_settings": "notebook 03's memory budgets are not wired for ClickHouse",
@@ -204,6 +202,21 @@ class ClickHouse(Engine):
                 query(text)
             return len(texts)
         return write
+
+    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """ClickHouse's own CSV import: ``INSERT INTO table (columns) FROM INFILE 'path' FORMAT CSV``.
+
+        chDB runs ClickHouse inside the lab's process, one per process on one data path, so
+        there is no other client to start: the import is the one ``clickhouse-client`` runs, read
+        and parsed by ClickHouse in this process. Returns the rows ClickHouse reports written.
+        """
+        cols = ", ".join(map(self.quote, columns))
+        try:
+            result = self.conn.query(f"INSERT INTO {self.quote(table)} ({cols}) FROM INFILE "
+                                     f"{self.sql.literal(str(path))} FORMAT CSV")
+        except RuntimeError as exc:
+            raise ServerError(f"{self.NAME}: loading {path}: {exc}".strip()) from exc
+        return int(result.rows_written())
 
     # -- bulk path ---------------------------------------------------------------------------
     def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,

@@ -36,7 +36,8 @@ METHODS: dict[str, tuple[str, str]] = {
     "bulk": ("bulk_load", "the lab's bulk path: COPY … FROM STDIN (PostgreSQL), LOAD DATA LOCAL (MariaDB), the rows "
              "split into k consecutive slices loaded by k statements in sequence (once per k of BULK_STATEMENTS)"),
     "native_client": ("native_load", "the engine's own client loading the same rows from a CSV file "
-                      "(psql \\copy, mariadb --local-infile), process start included"),
+                      "(psql \\copy, mariadb --local-infile: process start included; in the lab's process, "
+                      "DuckDB's COPY … FROM and ClickHouse's INSERT … FROM INFILE)"),
     "batches": ("prepare_insert", "multi-row INSERTs of BATCH_ROWS rows, each its own commit (once per BATCH_ROWS)"),
     "pipeline": ("prepare_pipeline_insert", "single-row INSERTs in one transaction, pipelined (psycopg 3)"),
     "executemany": ("prepare_insert", "single-row INSERTs in one transaction, one round trip each"),
