@@ -161,9 +161,65 @@ EXPECTED: dict[str, tuple[str, dict]] = {
         "cpu_ms": 0.484863, "blocked_thread_ms": 0.29, "ops:HASH_JOIN": 0.214391, "ops:TOP_N": 0.045681,
         "root_operator": "TOP_N", "rows_scanned": 3021,
     }),
+    # --- captured by bench/capture_duckdb_profiles.py (its command in each header) ---
+    "duckdb_profile/lab_add_primary_key": ("duckdb_profile", {
+        "total_ms": 5.228145, "cpu_ms": 3.215394, "planning_ms": 0.108251, "root_operator": "CREATE_INDEX",
+        "ops:CREATE_INDEX": 2.282998, "commit_local_storage_ms": 0.000224, "write_to_wal_ms": 0.17135,
+        "rows_scanned": 10000, "intermediate_rows": 30000,
+    }),
+    "duckdb_profile/lab_bulk_arrow_scan_10000_rows": ("duckdb_profile", {
+        "total_ms": 3.725652, "cpu_ms": 0.476177, "planning_ms": 0.229672, "root_operator": "BATCH_INSERT",
+        "ops:BATCH_INSERT": 0.418091, "intermediate_rows": 10001,
+    }),
+    "duckdb_profile/lab_checkpoint": ("duckdb_profile", {
+        "total_ms": 3.373535, "cpu_ms": 3.015144, "planning_ms": 0.111064, "root_operator": "TABLE_SCAN",
+        "ops:TABLE_SCAN": 3.015144, "checkpoint_ms": 3.006001, "intermediate_rows": 0, "bytes_written": 790528,
+    }),
+    "duckdb_profile/lab_csv_scan_count_star": ("duckdb_profile", {
+        "total_ms": 5.686889, "cpu_ms": 2.562459, "planning_ms": 1.122811, "root_operator": "UNGROUPED_AGGREGATE",
+        "ops:UNGROUPED_AGGREGATE": 0.009283, "rows_scanned": 2000, "intermediate_rows": 4001, "bytes_read": 736030,
+    }),
+    "duckdb_profile/lab_csv_scan_full_scan_order_by_limit_1": ("duckdb_profile", {
+        "total_ms": 6.482671, "cpu_ms": 4.74427, "planning_ms": 1.105627, "root_operator": "TOP_N",
+        "ops:TOP_N": 0.249962, "rows_scanned": 2000, "intermediate_rows": 2001, "bytes_read": 736030,
+    }),
+    "duckdb_profile/lab_generate_10000_rows": ("duckdb_profile", {
+        "total_ms": 6.269732, "cpu_ms": 2.550804, "planning_ms": 0.228197, "root_operator": "INSERT",
+        "ops:INSERT": 2.479469, "commit_local_storage_ms": 2.166042, "write_to_wal_ms": 0.292691,
+        "intermediate_rows": 30001,
+    }),
+    "duckdb_profile/lab_insert_100_rows": ("duckdb_profile", {
+        "total_ms": 3.724825, "cpu_ms": 0.15712, "planning_ms": 0.95021, "root_operator": "BATCH_INSERT",
+        "ops:BATCH_INSERT": 0.147378, "commit_local_storage_ms": 0.061669, "write_to_wal_ms": 0.064422,
+        "intermediate_rows": 101,
+    }),
+    "duckdb_profile/lab_insert_100_rows_checkpoint": ("duckdb_profile", {
+        "total_ms": 12.132395, "cpu_ms": 0.129454, "planning_ms": 0.865111, "root_operator": "BATCH_INSERT",
+        "ops:BATCH_INSERT": 0.119279, "checkpoint_ms": 8.40289, "intermediate_rows": 101, "bytes_written": 2887680,
+    }),
+    "duckdb_profile/lab_single_row_insert_50_columns": ("duckdb_profile", {
+        "total_ms": 4.266557, "cpu_ms": 0.332002, "planning_ms": 0.484617, "root_operator": "BATCH_INSERT",
+        "ops:BATCH_INSERT": 0.307682, "commit_local_storage_ms": 0.53245, "write_to_wal_ms": 0.135828,
+        "intermediate_rows": 2,
+    }),
+    "duckdb_profile/lab_single_row_insert_primary_key": ("duckdb_profile", {
+        "total_ms": 1.078363, "cpu_ms": 0.097465, "planning_ms": 0.170991, "root_operator": "BATCH_INSERT",
+        "ops:BATCH_INSERT": 0.090037, "commit_local_storage_ms": 0.085183, "write_to_wal_ms": 0.070053,
+        "intermediate_rows": 2,
+    }),
+    "duckdb_profile/lab_single_row_insert_primary_key_indexes": ("duckdb_profile", {
+        "total_ms": 1.398182, "cpu_ms": 0.121446, "planning_ms": 0.186077, "root_operator": "BATCH_INSERT",
+        "ops:BATCH_INSERT": 0.110514, "commit_local_storage_ms": 0.163953, "write_to_wal_ms": 0.087532,
+        "intermediate_rows": 2,
+    }),
+    "duckdb_profile/lab_upsert_100_existing_keys": ("duckdb_profile", {
+        "total_ms": 10.042178, "cpu_ms": 2.594857, "planning_ms": 3.541208, "root_operator": "MERGE_INTO",
+        "ops:MERGE_INTO": 0.315246, "commit_local_storage_ms": 0.00021, "write_to_wal_ms": 0.16532,
+        "rows_scanned": 100, "intermediate_rows": 801,
+    }),
 }
 
-#: The eight kinds of output the issue names, and the fixture folders that hold each.
+#: The kinds of output the issues name, and the fixture folders that hold each.
 KIND_FOLDERS = {
     "StarRocks raw profile": ("starrocks_profile",),
     "StarRocks ANALYZE PROFILE": ("starrocks_analyze_profile",),
@@ -173,6 +229,7 @@ KIND_FOLDERS = {
     "PostgreSQL EXPLAIN": ("postgres_explain",),
     "YugabyteDB EXPLAIN": ("yugabyte_explain",),
     "MySQL/MariaDB stages": ("mysql_stages",),
+    "DuckDB profile": ("duckdb_profile",),
 }
 
 
@@ -218,7 +275,7 @@ def test_every_fixture_file_has_expected_numbers_and_a_source_header():
         assert head.startswith("# source: ") and "# statement: " in head and "# transform: " in head, name
 
 
-def test_there_are_thirty_new_outputs_covering_all_eight_kinds():
+def test_there_are_thirty_new_outputs_covering_every_kind():
     assert len(EXPECTED) >= 30
     for kind, folders in KIND_FOLDERS.items():
         assert any(name.split("/")[0] in folders for name in EXPECTED), f"no new real output of kind {kind}"

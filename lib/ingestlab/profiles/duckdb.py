@@ -48,6 +48,8 @@ _FLAT_ROOT = {
 _TIME = re.compile(r"(?:^|_)(?:time|timing|latency)$|^(?:planner|physical_planner)(?:_|$)|^optimizer_|_binding$"
                    r"|^create_plan$|^resolve_types$")
 _BYTES = re.compile(r"bytes|memory|size")
+# Every other metric a name calls a count of rows or a size is a number too (``extra_info``'s texts are not metrics).
+_COUNTS = re.compile(r"rows|cardinality|bytes|memory|size")
 _NEW_SHAPE = re.compile(r'"operator"\s*:\s*\[')
 _NEW_KEYS = re.compile(r'"(?:timing|total_time)"\s*:')
 _OLD_SHAPE = re.compile(r'"operator_timing"\s*:|"operator_type"\s*:')
@@ -144,19 +146,70 @@ def parse(text: str, kind: str = "duckdb_profile") -> Profile:
     Raises
     ------
     ProfileParseError
-        On malformed or truncated JSON, or JSON that is no DuckDB profile.
+        On malformed or truncated JSON, JSON that is no DuckDB profile, or a time, count or size
+        that is no finite number ≥ 0 (a string, null, negative, NaN): its line is given when found.
+
+    Examples
+    --------
+    >>> parse('{"operator": [{"type": "BATCH_INSERT", "timing": 0.25e-3}]}').operators["time_ms"].tolist()
+    [0.25]
+    >>> parse('{"operator": [{"type": "BATCH_INSERT",\\n "timing": "fast",\\n "children": []}]}')
+    Traceback (most recent call last):
+    ...
+    ingestlab.errors.ProfileParseError: corrupted DuckDB profile: BATCH_INSERT.timing is 'fast', not a time in seconds ≥ 0 (line 2: '"timing": "fast",')
     """
     if kind not in KINDS:
         raise ProfileParseError(f"not a DuckDB kind: {kind!r}; expected one of {KINDS}")
     document, *where = _document(text)
     builder = ProfileBuilder(kind)
-    if isinstance(document.get("operator"), list):
-        _grouped(document, builder)
-    elif any(k.lower() in ("latency", "operator_timing", "children", "query_name") for k in document):
-        _flat(document, builder)
-    else:
-        raise ProfileParseError("JSON without DuckDB's operator tree ('operator' or 'children')", *where)
+    try:
+        if isinstance(document.get("operator"), list):
+            _grouped(document, builder)
+        elif any(k.lower() in ("latency", "operator_timing", "children", "query_name") for k in document):
+            _flat(document, builder)
+        else:
+            raise ProfileParseError("JSON without DuckDB's operator tree ('operator' or 'children')", *where)
+    except _BadValue as bad:
+        raise ProfileParseError(str(bad), *_line_of(text, bad.key, bad.value)) from None
     return builder.build()
+
+
+class _BadValue(Exception):
+    """A time, count or size of the profile that is no number ≥ 0 (its key and value, to find its line)."""
+
+    def __init__(self, path: str, key: str, value: Any, what: str):
+        self.key, self.value = key, value
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        super().__init__(f"corrupted DuckDB profile: {path}.{key} is {shown}, not {what}")
+
+
+def _line_of(text: str, key: str, value: Any) -> tuple[int | None, str | None]:
+    """The number and text of the first line that gives ``key`` the value ``value`` (None, None if none does)."""
+    pattern = re.compile(r'"%s"\s*:\s*(.*?)\s*,?\s*$' % re.escape(key))
+    for number, line in enumerate(text.split("\n"), 1):
+        found = pattern.search(line)
+        if found is None:
+            continue
+        try:
+            seen = json.loads(found.group(1))
+        except ValueError:
+            continue
+        if seen == value or (seen != seen and value != value):  # NaN is no value's equal
+            return number, line
+    return None, None
+
+
+def _check(path: str, group: str, key: str, value: Any) -> None:
+    """Refuse a time (by its group or its name), a count or a size that is no finite number ≥ 0."""
+    name = key.lower()
+    if group in PHASES or _TIME.search(name):
+        what = "a time in seconds ≥ 0"
+    elif _COUNTS.search(name):
+        what = "a count or size ≥ 0"
+    else:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise _BadValue(path, key, value, what)
 
 
 def _add_metrics(builder: ProfileBuilder, path: str, group: str, metrics: dict) -> None:
@@ -166,6 +219,7 @@ def _add_metrics(builder: ProfileBuilder, path: str, group: str, metrics: dict) 
             shown = json.dumps(value, sort_keys=True)
             builder.add_number(path, key, None, None, shown)
             continue
+        _check(path, group, key, value)
         unit = _unit(group, key, value)
         number = None if unit is None else float(value) * (1e3 if unit == "ms" else 1.0)
         builder.add_number(path, key, number, unit, value)
