@@ -146,6 +146,10 @@ class EngineContract:
         rows = datagen.seed_rows(40, seed=4)
         for model in eng.TABLE_MODELS:
             for partitions in sorted({1, min(4, eng.MAX_PARTITIONS)}):
+                if partitions > 1 and model in eng.UNPARTITIONED_MODELS:
+                    with pytest.raises(ConfigError, match="PARTITIONS"):
+                        eng.reset_table("c_model", SEED_COLUMNS, model=model, partitions=partitions)
+                    continue
                 eng.reset_table("c_model", SEED_COLUMNS, model=model, partitions=partitions)
                 eng.execute(eng.insert_sql("c_model", COLS, len(rows)), [v for r in rows for v in r])
                 assert eng.count_rows("c_model") == 40, (model, partitions)

@@ -89,6 +89,16 @@ class TestClickHouse(EngineContract):
         assert 20_000 * 4 < first < eng.data_bytes("c_bytes")  # compressed, but more than the first load
         assert eng.count_rows("c_bytes") == 40_000
 
+    def test_a_memory_table_keeps_its_rows_in_ram_and_counts_their_bytes(self, eng):
+        """02's memory model: no part on disk (system.parts has none), its bytes the blocks' memory."""
+        eng.reset_table("c_memory", SEED_COLUMNS, model="memory")
+        assert eng.data_bytes("c_memory") == 0
+        for row in datagen.seed_rows(50, seed=26):
+            eng.statement_call(eng.insert_sql("c_memory", COLS, 1), row)()
+        eng.settle("c_memory")
+        assert eng.count_rows("c_memory") == 50 and eng.data_bytes("c_memory") > 50 * 4
+        assert eng.execute("SELECT count() FROM system.parts WHERE table = 'c_memory'") == [(0,)]
+
     def test_settle_leaves_no_merge_running(self, eng):
         eng.reset_table("c_merge", SEED_COLUMNS, model="primary_key")
         calls = [eng.statement_call(eng.insert_sql("c_merge", COLS, 1), row)
@@ -241,10 +251,15 @@ class TestClickHouseSQL(SQLValidator):
         sql = ClickHouse.SQL("clickhouse")
         for model in ClickHouse.TABLE_MODELS:
             for partitions in (1, 16):
+                if model == "memory" and partitions > 1:  # a Memory table has no partitions: refused, not dropped
+                    with pytest.raises(ConfigError, match="PARTITIONS=16.*memory model"):
+                        sql.table_ddl("t", datagen.wide_columns(11), model=model, partitions=partitions)
+                    continue
                 (statement,) = sql.table_ddl("t", datagen.wide_columns(11), model=model, partitions=partitions)
                 self.validate(statement, tables=["t"])
                 assert ("PARTITION BY" in statement) == (partitions > 1)
                 assert ("ORDER BY tuple()" in statement) == (model == "no_key")
+                assert statement.endswith("ENGINE = Memory") == (model == "memory")
         self.validate(sql.generate_rows_sql("t", ["id", "a"], 10))
         self.validate(sql.render(sql.insert_sql("t", ["id", "name"], 2), [1, "it's \\", 2, None]), tables=["t"])
 

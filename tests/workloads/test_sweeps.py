@@ -379,7 +379,7 @@ def test_without_factors_each_engine_sweeps_what_it_can_vary_and_a_factor_given_
     assert [c.name for c in sweeps.configurations(params, duck)] == [
         "p1 c4 no_key", "p1 c20 no_key", "p1 c50 no_key", "p1 c4 primary_key", "p1 c4 primary_key_indexes"]
     assert sweeps.levels(params, ch)["partitions"] == [1, 4, 8, 16, 32, 64]
-    assert sweeps.levels(params, ch)["model"] == ["no_key", "primary_key", "primary_key_indexes", "replacing"]
+    assert sweeps.levels(params, ch)["model"] == ["no_key", "primary_key", "primary_key_indexes", "replacing", "memory"]
     with pytest.raises(ConfigError) as err:  # given, a factor DuckDB cannot vary is refused, naming it
         sweeps.validate("duckdb", factors="partitions,columns")
     assert (err.value.name, err.value.value) == ("FACTORS", "partitions")

@@ -141,7 +141,7 @@ class Engine:
     * variants and instruments: ``COMMIT_VARIANTS = {}``, ``GROUP_COMMIT_VARIANTS = {}``,
       ``GROUP_COMMIT_NOTE = ''``, ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``, ``ANATOMY_SETTLE = 3``;
     * tables and writes: ``TABLE_MODELS = {}``, ``COMMIT_FREE_MODELS = ()``,
-      ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``,
+      ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``, ``UNPARTITIONED_MODELS = ()``,
       ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
       ``ONE_PARTITION = 'plain table'``, ``SWEEP_EXTRA_PARTITIONS = ()``, ``BULK_PATH = None``,
       ``TRANSACTIONS = True``, ``UPSERT_OPERATIONS = ()``, ``LOAD_SETTINGS`` (``default``: the server's defaults);
@@ -203,6 +203,9 @@ class Engine:
     KEYED_MODEL: ClassVar[str | None] = None
     #: Most hash partitions (buckets) :meth:`table_ddl` writes; 1: the engine does not partition.
     MAX_PARTITIONS: ClassVar[int] = 1
+    #: Models of :attr:`TABLE_MODELS` that take no partitions: :meth:`table_ddl` refuses ``partitions > 1``
+    #: for them (:class:`~ingestlab.errors.ConfigError`) rather than drop the partitioning unsaid.
+    UNPARTITIONED_MODELS: ClassVar[tuple[str, ...]] = ()
     #: Secondary indexes of a model that has them (``primary_key_indexes``): on the first columns after the key.
     SECONDARY_INDEXES: ClassVar[int] = 3
     #: What one of :meth:`table_ddl`'s ``partitions`` is on this engine (labels, units of a sweep's slope).

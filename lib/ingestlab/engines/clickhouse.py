@@ -73,7 +73,9 @@ class ClickHouse(Engine):
         "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",
         "primary_key_indexes": "MergeTree ORDER BY the key plus three minmax skipping indexes",
         "replacing": "ReplacingMergeTree ORDER BY the key: merges keep the last row of each key",
+        "memory": "Memory: blocks kept in RAM, no key, no part on disk, nothing kept over a restart",
     }
+    UNPARTITIONED_MODELS = ("memory",)
     DEFAULT_MODEL = "no_key"
     KEYED_MODEL = "primary_key"
     #: ``PARTITION BY cityHash64(<first column>) % N``: an INSERT that touches more than
@@ -257,7 +259,15 @@ class ClickHouse(Engine):
 
     # -- state ------------------------------------------------------------------------------
     def data_bytes(self, table: str) -> int:
-        """``bytes_on_disk`` of the table's active parts (``system.parts``), its skipping indexes and marks included."""
+        """``bytes_on_disk`` of the table's active parts (``system.parts``), its skipping indexes and marks included.
+
+        A ``Memory`` table has no parts: its ``system.tables.total_bytes``, the memory its blocks take.
+        """
+        (engine,), = self.execute("SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = %s",
+                                  [table]) or [(None,)]
+        if engine == "Memory":
+            return int(self.execute("SELECT total_bytes FROM system.tables WHERE database = currentDatabase() "
+                                    "AND name = %s", [table])[0][0] or 0)
         return int(self.execute("SELECT sum(bytes_on_disk) FROM system.parts WHERE database = currentDatabase() "
                                 "AND table = %s AND active", [table])[0][0])
 
@@ -482,7 +492,7 @@ class _EventsRecorder(anatomy.Recorder):
         self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
         head, values = self.probe_sql.split(" VALUES ", 1)
         self.data_path = engine.execute("SELECT data_paths[1] FROM system.tables WHERE database = currentDatabase() "
-                                        "AND name = %s", [self.table])[0][0]
+                                        "AND name = %s", [self.table])[0][0] or None
         self.one_thread_sql = f"{head} SETTINGS max_threads = 1 VALUES {values}"
         last = self._read()
         for _ in range(self.BASELINE_READS):
@@ -517,6 +527,8 @@ class _EventsRecorder(anatomy.Recorder):
         self.rung("pipeline_threads", threads - one,
                   f"the lab's clock of a single-row INSERT into a probe table minus with SETTINGS max_threads = 1 "
                   f"(each the last of {warm} in a row)")
+        if not self.data_path:  # a Memory table writes no part
+            return
         files = max(1, round(self.observed[-1].get("FileOpen", 0.0)))
         folder = os.path.join(self.data_path, f"ingestlab_probe_{len(self.client_ms)}")
 

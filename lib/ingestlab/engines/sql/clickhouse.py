@@ -6,6 +6,7 @@ import re
 from typing import Any, ClassVar, Sequence
 
 from ingestlab.engines.sql.base import SQLBuilder
+from ingestlab.errors import ConfigError
 
 #: Portable column types (:data:`ingestlab.datagen.WIDE_TYPES`, the seed's) → ClickHouse's own names.
 TYPES: dict[str, str] = {"BIGINT": "Int64", "INT": "Int32", "INTEGER": "Int32", "SMALLINT": "Int16",
@@ -33,7 +34,8 @@ class ClickHouseSQL(SQLBuilder):
     BACKSLASH_ESCAPES: ClassVar[bool] = True
     #: Table engine of each model of :meth:`table_ddl`.
     TABLE_ENGINES: ClassVar[dict[str, str]] = {"no_key": "MergeTree", "primary_key": "MergeTree",
-                                         "primary_key_indexes": "MergeTree", "replacing": "ReplacingMergeTree"}
+                                         "primary_key_indexes": "MergeTree", "replacing": "ReplacingMergeTree",
+                                         "memory": "Memory"}
 
     def quote(self, identifier: str) -> str:
         """``identifier`` in ANSI double quotes by SQLAlchemy's quoting, its backslashes doubled (ClickHouse reads escapes).
@@ -76,6 +78,13 @@ class ClickHouseSQL(SQLBuilder):
         'CREATE TABLE "t" ("id" Int64, "v" Nullable(Int32)) ENGINE = MergeTree PARTITION BY cityHash64("id") % 4 ORDER BY ("id")'
         """
         names = [name for name, _ in columns]
+        if model == "memory":  # blocks in RAM: no sorting key, no partitions, no part on disk
+            if partitions > 1:
+                raise ConfigError("PARTITIONS", partitions, "1 for the memory model (a Memory table has no partitions)")
+            return (f"CREATE TABLE {self.quote(table)} ("
+                    + ", ".join(f"{self.quote(n)} Nullable({self.column_type(t)})" if i else
+                                f"{self.quote(n)} {self.column_type(t)}" for i, (n, t) in enumerate(columns))
+                    + ") ENGINE = Memory")
         required = {*primary_key, *names[:1]}
         cols = [f"{self.quote(n)} " + (self.column_type(t) if n in required else f"Nullable({self.column_type(t)})")
                 for n, t in columns]
@@ -95,12 +104,15 @@ class ClickHouseSQL(SQLBuilder):
         ``primary_key``: sorted by ``key`` (default: the first column), a sparse primary index;
         ``primary_key_indexes``: the same plus three ``minmax`` skipping indexes on the next
         columns; ``replacing``: ``ReplacingMergeTree`` sorted by ``key``, where merges keep the
-        last row of each key.
+        last row of each key; ``memory``: the ``Memory`` engine, blocks kept in RAM (no key, no
+        partitions, nothing written to disk, nothing kept over a restart).
 
         Examples
         --------
         >>> ClickHouseSQL().table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="no_key")
         ['CREATE TABLE "t" ("id" Int64, "v" Nullable(Int32)) ENGINE = MergeTree ORDER BY tuple()']
+        >>> ClickHouseSQL().table_ddl("t", [("id", "BIGINT"), ("v", "INT")], model="memory")
+        ['CREATE TABLE "t" ("id" Int64, "v" Nullable(Int32)) ENGINE = Memory']
         """
         model = model or ("primary_key" if key else "no_key")
         names = [name for name, _ in columns]
