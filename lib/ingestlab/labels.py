@@ -30,7 +30,7 @@ LABELS: dict[str, str] = {
     "no_key": "no key", "primary_key": "primary key", "primary_key_indexes": "primary key + 3 indexes",
     "unlogged": "unlogged table", "myisam": "MyISAM", "aria": "Aria", "document": "document collection",
     "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY", "primary": "PRIMARY KEY",
-    "replacing": "ReplacingMergeTree",
+    "replacing": "ReplacingMergeTree", "memory": "Memory engine (RAM only)",
     # load settings
     "async_commit": "asynchronous commit", "no_unique_checks": "unique checks off",
     "key_after_load": "key added after the load", "copy_freeze": "COPY FREEZE", "packed_row": "packed rows",
