@@ -97,6 +97,21 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
     assert "postgres:***@" in nb
 
 
+
+@pytest.mark.parametrize("notebook, url", [
+    ("01", "arangodb://root:hunter2@127.0.0.1:1/db"),  # an engine notebook 01 cannot measure
+    ("04", "arangodb://root:hunter2@127.0.0.1:1/db"),  # nor 04
+    ("02", "mysql://root@127.0.0.1:1/db?passwd=hunter2&label=a,mysql://root@127.0.0.1:1/db?passwd=hunter2&label=a"),
+])
+def test_a_refused_url_shows_no_password(tmp_path, notebook, url):
+    """Refused before any run starts (exit 2), the URL named masked, in the terminal and in what the run leaves."""
+    res = _cli("run", notebook, "--out", str(tmp_path / "out"), "--no-progress", "-p", "ENGINES", url,
+               env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "hunter2" not in res.stdout + res.stderr and "***" in res.stderr
+    for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        assert b"hunter2" not in path.read_bytes(), path
+
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "real-output"
 FIXTURES = sorted(CORPUS.glob("*/*.txt")) if CORPUS.is_dir() else []
 
@@ -160,3 +175,29 @@ def test_a_server_url_on_a_closed_port_fails_fast_in_one_line_and_writes_nothing
     assert len(lines) == 1 and "cannot reach" in lines[0] and url.replace("secret", "***") in lines[0]
     assert "Traceback" not in res.stderr and "secret" not in res.stdout + res.stderr
     assert not out.exists() and not (tmp_path / "lab").exists()
+
+
+@pytest.mark.parametrize("content, needle", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "a UTF-8 text file"),  # a binary file
+    ("N: 200\nSCALE: smoke\n".encode("latin-1") + b"# caf\xe9\n", "byte 25 is not UTF-8"),  # latin-1 text
+    (b"# " + b"x" * 1_000_001, "at most 1,000,000 bytes"),  # not a parameters file
+])
+def test_a_parameters_file_that_is_not_utf8_yaml_is_refused_in_one_line(tmp_path, capsys, content, needle):
+    from ingestlab.cli import main
+
+    params = tmp_path / "params.yaml"
+    params.write_bytes(content)
+    assert main(["run", "01", "-f", str(params), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ingestlab: error: -f=") and needle in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("target", ["folder", "/dev/zero"])
+def test_profile_of_a_folder_or_an_endless_device_is_refused_without_reading_it(tmp_path, capsys, target):
+    from ingestlab.cli import main
+
+    path = tmp_path if target == "folder" else target
+    assert main(["profile", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ingestlab: error: ") and "not a regular file" in err and len(err.strip().splitlines()) == 1

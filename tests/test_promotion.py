@@ -48,6 +48,24 @@ def test_promotion_copies_every_figure_and_names_the_run_in_source(run00, tmp_pa
         assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in source
 
 
+@pytest.mark.parametrize("case", ["file", "under_a_file", "read_only"])
+def test_a_destination_that_cannot_take_figures_is_refused_before_any_is_removed(run00, tmp_path, case):
+    to = tmp_path / "figures"
+    kept = to / "00_published_results" / "fit.svg"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("<svg/>")  # an earlier promotion's figure
+    (tmp_path / "a-file").write_text("x")
+    target = {"file": tmp_path / "a-file", "under_a_file": tmp_path / "a-file" / "figures", "read_only": to}[case]
+    if case == "read_only":  # immutable: no file can be made in it, not even by root (as on a read-only mount)
+        if subprocess.run(["chattr", "+i", str(to)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not available here")
+    try:
+        with pytest.raises(ConfigError, match="--to="):
+            promotion.promote(run00, ["00"], to=target)
+    finally:
+        subprocess.run(["chattr", "-i", str(to)], capture_output=True)
+    assert kept.read_text() == "<svg/>"
+
 def test_findings_state_the_runs_own_fits_and_headline_numbers(run00, tmp_path):
     to = tmp_path / "figures"
     promotion.promote(run00, ["00"], to=to)

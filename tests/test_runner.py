@@ -108,3 +108,54 @@ def test_a_server_that_accepts_and_never_answers_fails_the_pre_flight_in_its_sta
     assert res.returncode == 3, res.stderr
     assert took < 4 * runner.PREFLIGHT_TIMEOUT_S + 10, f"{took:.0f} s"
     assert "pre-flight check failed: ENGINES" in res.stderr.strip().splitlines()[-1], res.stderr
+
+
+def test_an_error_log_that_cannot_go_in_the_run_folder_is_a_new_private_temporary_file(tmp_path, monkeypatch):
+    """On a full disk or a read-only run folder: a fresh file (O_EXCL, 0600), never a path another user could plant."""
+    import os
+    import stat
+    import tempfile
+
+    from ingestlab import results
+
+    def refuse(path, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results, "write_atomic", refuse)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    errors = [runner._run_error("01_insert_anatomy", tmp_path / "run", "ValueError", "boom", []) for _ in range(2)]
+    logs = [e.log for e in errors]
+    assert logs[0] != logs[1] and all(log.parent == tmp_path for log in logs)
+    for log in logs:
+        assert stat.S_IMODE(os.stat(log).st_mode) == 0o600 and log.read_text() == "ValueError: boom\n"
+
+
+@pytest.mark.parametrize("where", ["file", "under_a_file"])
+def test_a_lab_folder_that_is_a_file_fails_the_pre_flight_in_one_line(tmp_path, monkeypatch, where):
+    from ingestlab.errors import PreflightError
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(blocker if where == "file" else blocker / "lab"))
+    with pytest.raises(PreflightError, match=r"\$INGESTLAB_LAB_DIR .*not-a-folder is not a folder"):
+        runner._check_lab_dir()
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "new" / "lab"))  # missing: made when a server starts
+    runner._check_lab_dir()
+
+
+@pytest.mark.parametrize("case, needle", [
+    ("long", "File name too long"), ("loop", "Too many levels of symbolic links"), ("dangling", "symlink to nothing")])
+def test_an_output_folder_name_the_system_refuses_fails_in_one_line(tmp_path, case, needle):
+    from ingestlab.errors import PreflightError
+
+    target = tmp_path / ("x" * 300)
+    if case == "loop":
+        target = tmp_path / "loop"
+        target.symlink_to(target)
+    elif case == "dangling":
+        target = tmp_path / "gone"
+        target.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(PreflightError, match=f"--out: .*{needle}"):
+        runner.check_output(target)
+    with pytest.raises(PreflightError, match=f"--out: .*{needle}"):  # as the command line checks it: a run below it
+        runner.check_output(target / "01_insert_anatomy")

@@ -245,14 +245,23 @@ def _run(args) -> int:
     return 0
 
 
+#: Largest ``-f`` file read: parameters are a few lines; a larger file is not one (a device, a log, a dump).
+PARAMETERS_FILE_MAX_BYTES = 1_000_000
+
+
 def _parameters_file(path: Path) -> dict:
     """Parameters from a YAML file of ``NAME: value`` lines (papermill's ``-f``); a list becomes a comma string."""
     import yaml
 
     try:
+        if path.is_file() and path.stat().st_size > PARAMETERS_FILE_MAX_BYTES:
+            raise ConfigError("-f", str(path), f"a YAML file of parameters (at most {PARAMETERS_FILE_MAX_BYTES:,} "
+                                               "bytes; this one is larger)")
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError("-f", str(path), f"a readable YAML file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("-f", str(path), f"a UTF-8 text file (byte {exc.start} is not UTF-8: a binary file?)") from None
     except yaml.YAMLError as exc:
         raise ConfigError("-f", str(path), f"valid YAML ({' '.join(str(exc).split())})") from None
     if data is None:

@@ -15,16 +15,43 @@ class ConfigError(IngestlabError, ValueError):
     name : str
         The parameter's name, as the user wrote it (``"N"``, ``"TARGET"``).
     value : object
-        The value that was given.
+        The value that was given. A URL in it (or in a list of them) is kept and shown with
+        its password masked (:func:`ingestlab.conninfo.mask_url`): an error is printed, logged
+        and written into run folders, and no caller has to remember to mask first.
     accepted : str
         What would have been accepted, in words (``"an integer > 0"``).
+
+    Examples
+    --------
+    >>> str(ConfigError("ENGINES", "arangodb://root:hunter2@127.0.0.1:8529/db", "postgres or mysql"))
+    "ENGINES='arangodb://root:***@127.0.0.1:8529/db' is not valid: expected postgres or mysql"
     """
 
     def __init__(self, name: str, value: object, accepted: str):
         self.name = name
-        self.value = value
+        self.value = _masked(value)
         self.accepted = accepted
-        super().__init__(f"{name}={value!r} is not valid: expected {accepted}")
+        super().__init__(f"{name}={self.value!r} is not valid: expected {accepted}")
+
+
+def _masked(value: object) -> object:
+    """``value`` with the password of every URL in it masked (a list or tuple item by item); other values as given.
+
+    Examples
+    --------
+    >>> _masked(["mysql://u@h/db?passwd=pw", 3])
+    ['mysql://u@h/db?passwd=***', 3]
+    """
+    if isinstance(value, (list, tuple)):
+        return type(value)(_masked(item) for item in value)
+    if not isinstance(value, str) or "://" not in value:
+        return value
+    try:
+        from ingestlab.conninfo import mask_url
+
+        return mask_url(value)
+    except Exception:  # too malformed to parse: nothing after the scheme is shown
+        return value.split("://", 1)[0] + "://***"
 
 
 class EngineUnavailableError(IngestlabError):

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -188,6 +189,27 @@ def findings_text(folder: Path, meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _check_writable(root: Path) -> None:
+    """Refuse, in one line, a destination that is a file or where no file can be made.
+
+    Raises
+    ------
+    ConfigError
+        ``--to`` names a file (or a path under one), or a folder that cannot be written
+        (read-only mount, no permission).
+    """
+    existing = next((p for p in (root, *root.parents) if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():
+        raise ConfigError("--to", str(root), f"a folder ({existing} is a file)")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".ingestlab-probe-", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ConfigError("--to", str(root), f"a folder the lab can write in ({exc.strerror or exc})") from None
+
+
 def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, *,
             to: str | os.PathLike | None = None) -> list[tuple[str, Path, str]]:
     """Copy the figures of completed notebooks of ``run_dir`` into ``<to>/<notebook>/`` with a SOURCE file.
@@ -212,6 +234,7 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
     """
     chosen, left_out = promotable(run_dir, notebooks)
     root = Path(to) if to else _paths.figures_dir()
+    _check_writable(root)  # before any earlier figure is removed
     command = "ingestlab figures " + " ".join([str(run_dir), *(notebooks or [])])
     done = []
     for folder, meta in chosen:

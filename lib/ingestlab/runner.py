@@ -231,6 +231,9 @@ def validated_parameters(path: Path, parameters: dict[str, Any]) -> tuple[dict[s
     for name, value in parameters.items():
         items = ((split_targets(value) if "://" in value else [v.strip() for v in value.split(",")])
                  if isinstance(value, str) and "," in value else [])
+        if items and not any(items):
+            raise ConfigError(name, value, "a comma-separated list with at least one item (every item is empty)")
+        items = [v for v in items if v]  # an empty item is the experiment's to refuse, never "given twice"
         twice = sorted({v for v in items if items.count(v) > 1})
         if twice:  # two servers or variants under one label would be pooled into one fit
             raise ConfigError(name, mask_url(value), f"a list naming each item once "
@@ -489,8 +492,16 @@ def check_output(target: Path, mode: str = "new") -> None:
     PreflightError
         When it is a file, not writable, or its disk has less than :data:`OUT_MIN_FREE_BYTES` free.
     """
+    try:
+        os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:  # a name too long, a loop of symlinks, a folder above it that may not be entered
+        raise PreflightError(f"--out: {target}: {exc.strerror or exc}") from None
     probe_dir = target
     while not probe_dir.exists():
+        if os.path.islink(probe_dir):
+            raise PreflightError(f"--out: {probe_dir} is a symlink to nothing; give a folder")
         probe_dir = probe_dir.parent
     if not probe_dir.is_dir():
         raise PreflightError(f"--out: {probe_dir} is a file, not a folder")
@@ -552,9 +563,19 @@ def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Pat
         One line naming what failed (passwords masked).
     """
     check_output(target, mode)
+    _check_lab_dir()
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
     return [entry for name, url in url_targets(parameters) for entry in _check_target(name, url, variants)]
+
+
+def _check_lab_dir() -> None:
+    """The lab's servers' folder (``$INGESTLAB_LAB_DIR`` or ``.lab``) is a folder, or can be made one."""
+    lab = _paths.lab_dir()
+    existing = next((p for p in (lab, *lab.parents) if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():
+        where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
+        raise PreflightError(f"{where} {lab}: {existing} is not a folder; point $INGESTLAB_LAB_DIR at a folder")
 
 
 def _check_disk(resolved: Any) -> None:
@@ -721,9 +742,11 @@ def _run_error(notebook: str, target: Path, ename: str, evalue: str, traceback: 
     text = _ANSI.sub("", "\n".join(traceback or [f"{ename}: {evalue}"]))
     try:
         results.write_atomic(log, text + "\n")  # on a full disk: no error.log, and no half-written temp file
-    except OSError:
-        log = Path(f"/tmp/ingestlab-error-{os.getpid()}-{_secrets.token_hex(3)}.log")
-        log.write_text(text + "\n")
+    except OSError:  # a new private file in the temporary folder, never one another user planted (O_EXCL, 0600)
+        fd, name = tempfile.mkstemp(prefix=f"ingestlab-error-{os.getpid()}-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+        log = Path(name)
     name, message = root_cause(ename, evalue, traceback or [])
     cause, code = _describe(name, message)
     if code == EXIT_FAILED and _describe(ename, str(evalue))[1] != EXIT_FAILED:

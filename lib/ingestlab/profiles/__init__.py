@@ -139,6 +139,10 @@ def parse(text: str, kind: str | None = None) -> Profile:
         raise ProfileParseError(f"cannot parse as {kind}: {type(exc).__name__}: {exc}") from exc
 
 
+#: Largest file :func:`parse_file` reads: the longest real profile in the fixtures is a few hundred KB.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
 def parse_file(path: str | os.PathLike[str], kind: str | None = None) -> Profile:
     """Read and parse a file; for a fixture file, only its verbatim body.
 
@@ -156,8 +160,21 @@ def parse_file(path: str | os.PathLike[str], kind: str | None = None) -> Profile
     Returns
     -------
     Profile
+
+    Raises
+    ------
+    ProfileParseError
+        When ``path`` is no regular file (a folder, a device, a pipe) or is larger than
+        :data:`MAX_FILE_BYTES`: nothing unbounded is read.
     """
+    import stat
+
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ProfileParseError(f"{path} is not a regular file (a folder, a device or a pipe): give a saved profile")
+    if info.st_size > MAX_FILE_BYTES:
+        raise ProfileParseError(f"{path} holds {info.st_size:,} bytes, more than a profile's {MAX_FILE_BYTES:,}")
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        text = fh.read()
+        text = fh.read(MAX_FILE_BYTES + 1)
     return parse(blank_fixture_header(text), kind)
 

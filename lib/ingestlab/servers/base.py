@@ -13,6 +13,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import tempfile
 from pathlib import Path
 from typing import ClassVar
@@ -147,6 +148,8 @@ class LocalServer(abc.ABC):
             os.write(fd, f"{os.getpid()}\n".encode())
             self._lock_fd = fd
         self.give(self.directory, 0o700)
+        if self.system_user() is not None:  # the server's own user must reach its folder
+            allow_traverse(self.directory.parent)
 
     def private_socket_dir(self) -> Path:
         """The server's socket directory: ``/tmp/ingestlab-<kind>-<pid>-XXXX``, 0700, recorded for :func:`reap`."""
@@ -259,6 +262,32 @@ class InProcessServer(LocalServer):
 
 
 _LIVE: set[LocalServer] = set()
+
+
+def allow_traverse(folder: Path) -> list[Path]:
+    """Let every user traverse ``folder`` and each folder above it (``g+x,o+x``), never list or read them.
+
+    What a server run as its own OS user needs to reach its data folder below ``folder``. The
+    group's bit too: the wheel starts PostgreSQL with root's uid dropped but its group kept, and a
+    process in a folder's group is judged by the group's bits. Nothing else is granted (no read
+    bit), and folders that already allow it are left as they are. Returns the folders changed.
+
+    Examples
+    --------
+    >>> import tempfile, stat
+    >>> top = Path(tempfile.mkdtemp()); inner = top / "a"; inner.mkdir(mode=0o700); top.chmod(0o700)
+    >>> top in allow_traverse(inner), oct(stat.S_IMODE(inner.stat().st_mode))
+    (True, '0o711')
+    >>> shutil.rmtree(top)
+    """
+    changed = []
+    traverse = stat.S_IXGRP | stat.S_IXOTH
+    for path in (folder, *folder.parents):
+        mode = path.stat().st_mode
+        if mode & traverse != traverse:
+            path.chmod(stat.S_IMODE(mode) | traverse)
+            changed.append(path)
+    return changed
 
 
 def _stop_all_live() -> None:

