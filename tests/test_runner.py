@@ -159,3 +159,19 @@ def test_an_output_folder_name_the_system_refuses_fails_in_one_line(tmp_path, ca
         runner.check_output(target)
     with pytest.raises(PreflightError, match=f"--out: .*{needle}"):  # as the command line checks it: a run below it
         runner.check_output(target / "01_insert_anatomy")
+
+
+@pytest.mark.parametrize("mode", ["force", "resume"])
+def test_a_live_runs_folder_is_neither_emptied_nor_joined_by_a_second_run(tmp_path, mode):
+    """--force would delete the live run's results, --resume would mix two runs: both refused while it holds the folder."""
+    from ingestlab.errors import PreflightError
+
+    target = tmp_path / "out" / "00_published_results"
+    target.mkdir(parents=True)
+    (target / "results.parquet").write_bytes(b"the live run's samples")
+    with runner.OutputLock(target):  # the first run, alive
+        with pytest.raises(PreflightError, match="being written by another live run"):
+            runner.run_notebook("00", {}, tmp_path / "out", progress=False, mode=mode)
+    assert (target / "results.parquet").read_bytes() == b"the live run's samples"
+    with runner.OutputLock(target) as lock:  # the same process may claim its folder again (after --force made it)
+        lock.take()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import fcntl
 import json
 import os
 import re
@@ -328,13 +329,15 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     resume_dir = str(target.resolve()) if mode == "resume" else None
     live = progress and _progress.is_terminal(sys.stderr)  # the kernel's bars are shown as they move, then stored once
     with _environment({PASSWORDS_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir,
-                       _progress.INTERVAL_ENV: str(LIVE_PROGRESS_INTERVAL_S) if live else None}):
+                       _progress.INTERVAL_ENV: str(LIVE_PROGRESS_INTERVAL_S) if live else None}), \
+            OutputLock(target) as lock:  # before anything reads, empties or writes the folder
         if mode == "resume":
             check_resume(path, injected, target)
         restored = preflight(path, injected, resolved, target, mode)
         reap()  # servers a killed run left behind, before this one starts its own
         cgroups.reap()
         prepare_output(target, mode)
+        lock.take()  # the folder made (or made anew by --force) is this run's too
         injected[RESULTS_PARAM] = str(target.resolve())
         partial = target / f".{path.stem}.partial.ipynb"
         error: RunError | None = None
@@ -468,6 +471,48 @@ class _KernelStderr:
 
 
 # -- output folder ---------------------------------------------------------------------------
+class OutputLock:
+    """Context: this process's exclusive claim on a run folder while it runs into it (``flock`` on the folder).
+
+    A second ``ingestlab run`` into the same folder — ``--force``, which would empty it, or
+    ``--resume``, which would mix two runs in it — is refused in one line while the first is
+    alive; the claim ends with the process, so a killed run's folder can be resumed at once.
+    The lock is on the folder itself, so nothing is written beside it; :meth:`take` again after
+    the folder is (re)made claims the new one too.
+    """
+
+    def __init__(self, target: Path):
+        self.target = target
+        self.held: dict[tuple[int, int], int] = {}  # (device, inode) → descriptor
+
+    def take(self) -> None:
+        """Claim the folder as it is now (nothing to claim while it does not exist)."""
+        try:
+            fd = os.open(self.target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:  # missing, or not a folder: the output checks say so
+            return
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) in self.held:
+            os.close(fd)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise PreflightError(f"--out: {self.target} is being written by another live run; wait for it to end "
+                                 "or choose another --out") from None
+        self.held[(info.st_dev, info.st_ino)] = fd
+
+    def __enter__(self) -> "OutputLock":
+        self.take()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.held.values():
+            os.close(fd)
+        self.held.clear()
+
+
 def prepare_output(target: Path, mode: str = "new") -> Path:
     """Create ``target``; an existing non-empty one is refused unless ``mode`` is force or resume."""
     if target.exists() and not target.is_dir():
