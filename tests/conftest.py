@@ -1,4 +1,4 @@
-"""Fixtures shared by the tests."""
+"""Fixtures shared by the tests, and the order of the items and their split between parallel workers."""
 
 import shutil
 import uuid
@@ -19,3 +19,25 @@ def lab_tmp():
     path.mkdir(parents=True)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` first (the order otherwise kept), so under ``make test``'s two workers the longest start at once."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduling by test, except that a notebook's cells (nbval's items) go to one worker in order.
+
+    The cells share one kernel, so they cannot be split. (xdist's own ``--dist loadgroup`` tags node
+    ids, which pytest 9 no longer lets a plugin rewrite.)
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class NotebooksWhole(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.partition("::")[0]
+            return path if path.endswith(".ipynb") else nodeid
+
+    return NotebooksWhole(config, log)
