@@ -69,6 +69,16 @@ def _run_verdicts(pairs, k, scale, seed, sigma_run=0.1, **kw) -> pd.Series:
                                        rng=rng, resamples=400, **kw)["verdict"] for _ in range(pairs)])
 
 
+def test_compare_reports_the_samples_own_verdict_beside_the_run_level_one():
+    rng = np.random.default_rng(7)
+    for scale in (1.0, 1.15):
+        a, b = _heavy(rng, sigma=0.5), _heavy(rng, scale=scale, sigma=0.5)
+        runs = cmp.compare_runs([a], [b], rng=np.random.default_rng(0))
+        alone = cmp.compare_samples(a, b, rng=np.random.default_rng(0))
+        assert runs["samples_verdict"] == alone["verdict"] == ("same" if scale == 1.0 else "slower")
+        assert runs["mann_whitney_p"] == alone["p_value"] and runs["verdict"] == "unsure"
+
+
 def test_a_run_level_effect_fools_the_sample_test_but_not_the_run_rule():
     # Each run shifted by a log-normal σ_run = 0.1 effect: the U test on 3 000 samples per side
     # calls most such pairs changed; the run-level rule (prior σ₀ = 0.1, t with 4 df) stays under 2 %.
@@ -161,6 +171,25 @@ def test_fixture_runs_compare_medians_of_the_raw_samples_without_warmup():
     assert set(fits["labels"].str.extract(r"term=(\w+)")[0]) == {"overhead", "write_time"}
     assert table["verdict"].isin(cmp.VERDICTS).all()
     assert "did not complete" not in " ".join(table.attrs["notes"])
+
+
+def test_each_sample_quantity_also_reports_its_raw_samples_bootstrap_interval_and_u_test():
+    from scipy import stats
+
+    table = cmp.compare(FIXTURES / "a", FIXTURES / "b")
+    row = table[(table["kind"] == "samples") & table["labels"].str.contains("scenario=single_row")].iloc[0]
+    raw = [pd.read_parquet(FIXTURES / side / RUN / "results.parquet") for side in "ab"]
+    a, b = (r.loc[~r["warmup"] & (r["scenario"] == "single_row"), "elapsed_s"] for r in raw)
+    assert row["mann_whitney_p"] == pytest.approx(stats.mannwhitneyu(a, b).pvalue)
+    assert row["mann_whitney_p"] < 1e-6  # the samples alone call B's +23 % a change ...
+    assert row["verdict"] == "unsure"  # ... which the run-level rule does not take from one run a side
+    assert row["samples_ci_low"] < row["ratio"] < row["samples_ci_high"]
+    assert row["ci_low"] < row["samples_ci_low"] and row["samples_ci_high"] < row["ci_high"]
+    fits = table[table["kind"] == "fit"]
+    assert fits[["samples_ci_low", "samples_ci_high", "mann_whitney_p"]].isna().all().all()  # no raw samples
+    shown = cmp.format_table(table)
+    assert "U p" in shown.splitlines()[0] and f"{row['mann_whitney_p']:.2g}" in shown
+    assert "the run-level rule calls 0 of them changed" in cmp.describe(table)
 
 
 def test_a_run_compared_with_itself_is_never_changed_and_one_run_cannot_be_called_same():

@@ -273,11 +273,18 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     median when a side has one run), the interval is ``exp(estimate ± t₀.₉₇₅ · se)``, the
     p value the two-sided t test's; the verdict is :func:`decide`'s.
 
+    Beside them, the test of the raw samples as if they were independent draws (each side's
+    samples pooled, :func:`compare_samples`): the bootstrap interval of the ratio of medians
+    and the Mann–Whitney U test's p value, and the verdict they give (``samples_verdict``).
+    They say what the samples alone show; the verdict does not rest on them, because a whole
+    run shifts (see the module's text).
+
     Returns
     -------
     dict
         ``n_a, n_b`` (samples), ``runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value,
-        run_noise`` (τ, a run's estimated standard deviation, log scale), ``verdict, note``.
+        run_noise`` (τ, a run's estimated standard deviation, log scale), ``samples_ci_low,
+        samples_ci_high, mann_whitney_p, samples_verdict``, ``verdict, note``.
 
     Examples
     --------
@@ -291,7 +298,7 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     ('slower', 5)
     """
     rng = rng if rng is not None else np.random.default_rng(0)
-    sides = []
+    sides, pooled = [], []
     for runs in (a_runs, b_runs):
         levels, variances, medians, n = [], [], [], 0
         for run in runs:
@@ -299,6 +306,7 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
             samples = np.asarray(samples, dtype=float)
             level, var = run_median(samples, units, resamples, rng)
             n += int(np.isfinite(samples).sum())
+            pooled.append((len(sides), samples))
             if np.isfinite(level):
                 levels.append(level)
                 variances.append(var)
@@ -307,7 +315,9 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     (la, va, na, ma), (lb, vb, nb, mb) = sides
     out: dict[str, Any] = {"n_a": na, "n_b": nb, "runs_a": len(la), "runs_b": len(lb), "a": np.nan, "b": np.nan,
                            "ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
-                           "run_noise": np.nan, "verdict": "unsure", "note": ""}
+                           "run_noise": np.nan, "samples_ci_low": np.nan, "samples_ci_high": np.nan,
+                           "mann_whitney_p": np.nan, "samples_verdict": "unsure", "verdict": "unsure",
+                           "note": ""}
     if not la or not lb:
         out["note"] = "no positive sample on one side"
         return out
@@ -315,6 +325,11 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     if min(na, nb) < 2:
         out["note"] = "fewer than 2 samples on one side"
         return out
+    raw = compare_samples(*(np.concatenate([x for side, x in pooled if side == k]) for k in (0, 1)),
+                          threshold=threshold, alpha=alpha, resamples=resamples, rng=rng)
+    out.update(samples_ci_low=raw["ci_low"], samples_ci_high=raw["ci_high"], mann_whitney_p=raw["p_value"],
+               samples_verdict=decide(raw["ratio"], raw["ci_low"], raw["ci_high"], raw["p_value"],
+                                      threshold=threshold, alpha=alpha, direction=direction))
     test = run_level_test(la, va, lb, vb, reference=reference, run_noise=run_noise, noise_runs=noise_runs)
     out.update(_t_interval(test, CONFIDENCE), run_noise=test["tau"])
     out["ratio"] = out["b"] / out["a"]
@@ -442,8 +457,10 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
     -------
     DataFrame
         ``notebook, table, engine, variant, labels, version_a, version_b, kind, unit, n_a,
-        n_b, runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value, run_noise, verdict,
-        threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
+        n_b, runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value, run_noise,
+        samples_ci_low, samples_ci_high, mann_whitney_p, samples_verdict`` (the raw samples'
+        own bootstrap interval, U test and verdict, for sample quantities: :func:`compare_runs`),
+        ``verdict, threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
         revisions, load, unmatched quantities, reference runs), ``attrs["loads"]`` each run's
         1-minute load average at its start.
 
@@ -501,7 +518,8 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
 
 _COLUMNS = dict.fromkeys(("notebook", "table", "engine", "variant", "labels", "version_a", "version_b", "kind",
                           "unit", "n_a", "n_b", "runs_a", "runs_b", "a", "b", "ratio", "ci_low", "ci_high",
-                          "p_value", "run_noise", "verdict", "threshold", "note"))
+                          "p_value", "run_noise", "samples_ci_low", "samples_ci_high", "mann_whitney_p",
+                          "samples_verdict", "verdict", "threshold", "note"))
 
 
 def _folders(value) -> list[Path]:
@@ -877,6 +895,13 @@ def describe(table: pd.DataFrame) -> str:
             widest = samples.loc[(samples["ci_high"] - samples["ci_low"]).idxmax()]
             text.append(f"No change passed both the ±{threshold:.0%} threshold and the test; the widest interval, "
                         f"{_percent(widest['ci_low'])} to {_percent(widest['ci_high'])}, is {quantity(widest)}'s.")
+    moved = ["slower", "faster", "higher", "lower"]
+    raw = table[(table["kind"] == "samples") & table["samples_verdict"].isin(moved)]
+    if len(raw):
+        text.append(f"On the raw samples alone (bootstrap interval and Mann–Whitney U, each side's samples taken as "
+                    f"independent draws), {len(raw)} of {int((table['kind'] == 'samples').sum())} sample quantities "
+                    f"would be called changed; the run-level rule calls {int(raw['verdict'].isin(moved).sum())} of "
+                    "them changed.")
     unsure = int(counts.get("unsure", 0))
     if unsure:
         text.append(f"{unsure} quantities are unsure: their intervals reach beyond ±{threshold:.0%} without a "
@@ -939,7 +964,11 @@ def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> m
 
 
 def format_table(table: pd.DataFrame) -> str:
-    """The comparison as a terminal table: one line per quantity, ratios as percentages."""
+    """The comparison as a terminal table: one line per quantity, ratios as percentages.
+
+    ``runs' 95% CI`` and ``runs' p`` are the run-level rule's, which the verdict follows;
+    ``samples' CI`` and ``U p`` the raw samples' own (bootstrap, Mann–Whitney U), shown beside them.
+    """
     if table.empty:
         return "(no quantity compared)"
     shown = pd.DataFrame({
@@ -947,11 +976,18 @@ def format_table(table: pd.DataFrame) -> str:
         "n": [f"{_count(a)}/{_count(b)}" for a, b in zip(table["n_a"], table["n_b"])],
         "a": table["a"].map(_number), "b": table["b"].map(_number), "unit": table["unit"].fillna(""),
         "change": table["ratio"].map(_percent),
-        "95% CI": [f"{_percent(lo)} … {_percent(hi)}" for lo, hi in zip(table["ci_low"], table["ci_high"])],
-        "p": table["p_value"].map(lambda p: f"{p:.2g}" if np.isfinite(p) else ""),
+        "runs' 95% CI": [f"{_percent(lo)} … {_percent(hi)}" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+        "runs' p": table["p_value"].map(_p),
+        "samples' CI": [f"{_percent(lo)} … {_percent(hi)}" if np.isfinite(lo) else ""
+                        for lo, hi in zip(table["samples_ci_low"], table["samples_ci_high"])],
+        "U p": table["mann_whitney_p"].map(_p),
         "verdict": table["verdict"],
     })
     return shown.to_string(index=False)
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if np.isfinite(value) else ""
 
 
 def _number(value: float) -> str:
