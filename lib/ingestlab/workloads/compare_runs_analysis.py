@@ -14,12 +14,15 @@ def describe_runs(table: pd.DataFrame) -> str:
 
 
 def headline(table: pd.DataFrame) -> dict[str, int]:
-    """How many quantities were compared, and how many got each verdict.
+    """How many quantities were compared, how many got each verdict, and how many the raw samples alone would call changed.
 
     Examples
     --------
-    >>> headline(pd.DataFrame({"verdict": ["same", "slower", "same"]}))
-    {'quantities': 3, 'slower': 1, 'faster': 0, 'higher': 0, 'lower': 0, 'same': 2, 'unsure': 0}
+    >>> headline(pd.DataFrame({"verdict": ["same", "slower", "same"], "samples_verdict": ["same", "slower", "faster"]}))
+    {'quantities': 3, 'slower': 1, 'faster': 0, 'higher': 0, 'lower': 0, 'same': 2, 'unsure': 0, 'changed_by_samples_alone': 2}
     """
     counts = table["verdict"].value_counts() if "verdict" in table else pd.Series(dtype=int)
-    return {"quantities": int(len(table)), **{v: int(counts.get(v, 0)) for v in VERDICTS}}
+    out = {"quantities": int(len(table)), **{v: int(counts.get(v, 0)) for v in VERDICTS}}
+    if "samples_verdict" in table:
+        out["changed_by_samples_alone"] = int(table["samples_verdict"].isin(["slower", "faster", "higher", "lower"]).sum())
+    return out
