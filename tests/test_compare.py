@@ -327,6 +327,10 @@ def test_plot_comparison_draws_the_band_and_a_log_axis_over_a_decade():
     fig = cmp.plot_comparison(table)
     ax = fig.axes[0]
     assert len(ax.get_yticks()) == table["ratio"].notna().sum()
+    (bars,) = [c for c in ax.collections if c.get_label() == "samples alone, 95 % CI"]
+    spans = sorted((round(float(seg[0][0]), 9), round(float(seg[1][0]), 9)) for seg in bars.get_segments())
+    samples = table[table["kind"] == "samples"]
+    assert spans == sorted(zip(samples["samples_ci_low"].round(9), samples["samples_ci_high"].round(9)))
     narrow = cmp.plot_comparison(table.assign(ci_low=table["ratio"] * 0.9, ci_high=table["ratio"] * 1.1))
     assert narrow.axes[0].get_xscale() == "linear"
     wide = table.assign(ci_high=table["ratio"] * 20)

@@ -933,8 +933,10 @@ _VERDICT_COLOURS = {"slower": "#D55E00", "faster": "#0072B2", "higher": "#CC79A7
 def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> matplotlib.figure.Figure:
     """Ratios b/a with their 95 % intervals, sorted, the ±threshold band shaded; one row per quantity.
 
-    Colour and marker say the verdict; the x axis is logarithmic when the intervals span a
-    decade. The function only draws: save with :func:`ingestlab.figures.save`.
+    Colour and marker say the verdict; a thick grey bar under a quantity of raw samples is its
+    samples' own bootstrap interval (``samples_ci_low``/``high``), narrower than the run-level
+    one the verdict rests on. The x axis is logarithmic when the intervals span a decade. The
+    function only draws: save with :func:`ingestlab.figures.save`.
     """
     data = table.dropna(subset=["ratio"]).sort_values("ratio").reset_index(drop=True)
     if threshold is None:
@@ -943,6 +945,11 @@ def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> m
     ax.axvspan(1 - threshold, 1 + threshold, color="0.85", zorder=0, label=f"±{threshold:.0%}")
     ax.axvline(1.0, color="0.4", lw=0.8, zorder=1)
     positions = np.arange(len(data))
+    if "samples_ci_low" in data:  # what the raw samples alone allow, under the run-level interval
+        raw = data[np.isfinite(data["samples_ci_low"].astype(float)) & np.isfinite(data["samples_ci_high"].astype(float))]
+        if not raw.empty:
+            ax.hlines(positions[raw.index], raw["samples_ci_low"], raw["samples_ci_high"], color="0.55", lw=5,
+                      alpha=0.45, zorder=1.5, label="samples alone, 95 % CI")
     for verdict in VERDICTS:
         part = data[data["verdict"] == verdict]
         if part.empty:
