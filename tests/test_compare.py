@@ -215,6 +215,28 @@ def test_a_cloud_disk_profile_makes_overwrites_slower_and_leaves_inserts():
     assert any("B changes disk_profile ('local' → 'cloud-375')" in n for n in table.attrs["notes"])
 
 
+def test_fits_named_after_the_changed_parameter_are_matched_across_it_and_unmatched_ones_are_listed(tmp_path):
+    table = cmp.compare(FIXTURES / "03-local", FIXTURES / "03-cloud")
+    fits = table[table["kind"] == "fit"].set_index("labels")
+    assert len(fits) == 8 and fits.index.str.startswith("model=batch_time, ").all()  # "batch_time local" / "… cloud-375"
+    per_row = fits.loc["model=batch_time, method=ols, term=per_row"]
+    overwrite = per_row[per_row["variant"] == "overwrite"].iloc[0]
+    assert overwrite["verdict"] == "slower" and overwrite["ratio"] > 10
+    assert not any("fits:" in n for n in table.attrs["notes"])
+    for side in ("03-local", "03-cloud"):
+        shutil.copytree(FIXTURES / side, tmp_path / side)
+    path = tmp_path / "03-cloud" / "03_upsert_beyond_ram" / "fits.csv"
+    pd.read_csv(path).query("method != 'theil_sen'").to_csv(path, index=False)
+    fewer = cmp.compare(tmp_path / "03-local", tmp_path / "03-cloud")
+    assert (fewer["kind"] == "fit").sum() == 4
+    (note,) = [n for n in fewer.attrs["notes"] if "fits:" in n]
+    assert "4 not in every run of both sides, only in A's" in note and "method=theil_sen" in note
+
+
+def test_a_ratio_beyond_a_hundredfold_is_printed_as_a_factor():
+    assert cmp._percent(1.25) == "+25.0 %" and cmp._percent(150.0) == "×150" and cmp._percent(np.nan) == "n/a"
+
+
 def test_several_runs_a_side_are_each_sides_repeats(tmp_path):
     table = cmp.compare(f"{FIXTURES / 'a'},{FIXTURES / 'b'}", [FIXTURES / "b", FIXTURES / "a"], reference=False)
     samples = table[table["kind"] == "samples"]

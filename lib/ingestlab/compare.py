@@ -504,7 +504,7 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
         host = _host_note(ra[0].meta, rb[0].meta)
         found, unmatched = _sample_rows(name, ra, rb, refs, set(changed), threshold, alpha, across_versions, rng,
                                         noise)
-        fits, unmatched_fits = _fit_rows(name, ra, rb, set(changed), threshold, alpha, noise)
+        fits, unmatched_fits = _fit_rows(name, ra, rb, changed, threshold, alpha, noise)
         for row in found + fits:
             row["note"] = "; ".join(n for n in (row["note"], host) if n)
         rows += found + fits
@@ -790,10 +790,24 @@ def long_fits(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else frame.iloc[0:0].assign(term=None, estimate=None)
 
 
-def _fit_rows(name, ra, rb, changed, threshold, alpha, noise) -> tuple[list[dict], list[str]]:
+def _without_changed(frame: pd.DataFrame, changed: dict[str, tuple], side: int) -> pd.DataFrame:
+    """A side's fits with the changed parameters' values taken out of their model names.
+
+    A notebook may name a model after a parameter (03: ``batch_time local``); matched across
+    that parameter, A's ``local`` and B's ``cloud-375`` fits are the same model.
+    """
+    values = {str(v[side]) for v in changed.values() if v[side] is not None}
+    if "model" not in frame or not values:
+        return frame
+    model = frame["model"].map(lambda m: " ".join(t for t in m.split() if t not in values) if isinstance(m, str) else m)
+    return frame.assign(model=model)
+
+
+def _fit_rows(name, ra, rb, changed: dict[str, tuple], threshold, alpha, noise) -> tuple[list[dict], list[str]]:
     if not all(r.fits for r in ra + rb):
         return [], []
-    fits = [[long_fits(pd.read_csv(r.fits)) for r in runs] for runs in (ra, rb)]
+    fits = [[_without_changed(long_fits(pd.read_csv(r.fits)), changed, i) for r in runs]
+            for i, runs in enumerate((ra, rb))]
     keys = [c for c in FIT_KEYS if c not in changed and all(c in f for side in fits for f in side)]
     if not keys:
         return [], []
@@ -807,6 +821,11 @@ def _fit_rows(name, ra, rb, changed, threshold, alpha, noise) -> tuple[list[dict
             indexed[i].append(frame[~doubled].set_index(keys))
     rows = []
     common = set.intersection(*(set(f.index) for side in indexed for f in side))
+    for side, frames in zip("AB", indexed):
+        alone = sorted({k for f in frames for k in f.index} - common, key=str)
+        if alone:
+            shown = "; ".join(_label_text(keys, k) for k in alone[:3]) + ("; …" if len(alone) > 3 else "")
+            notes.append(f"{name} fits: {len(alone)} not in every run of both sides, only in {side}'s: {shown}")
     for key in sorted(common, key=str):
         fa, fb = ([f.loc[key] for f in side] for side in indexed)
         unit = fa[0].get("unit") if isinstance(fa[0].get("unit"), str) else None
@@ -923,7 +942,9 @@ def describe(table: pd.DataFrame) -> str:
 
 
 def _percent(ratio: float) -> str:
-    return f"{(ratio - 1) * 100:+.1f} %" if np.isfinite(ratio) else "n/a"
+    if not np.isfinite(ratio):
+        return "n/a"
+    return f"×{ratio:.3g}" if ratio >= 100 else f"{(ratio - 1) * 100:+.1f} %"
 
 
 _VERDICT_COLOURS = {"slower": "#D55E00", "faster": "#0072B2", "higher": "#CC79A7", "lower": "#56B4E9",
