@@ -84,7 +84,7 @@ CONFIDENCE = 0.95
 #: the rows of a table that agree on every one of them it has are samples of one quantity.
 CONFIG_COLUMNS = ("engine", "variant", "driver", "scenario", "config", "model", "partitions", "n_columns", "loop",
                   "clients", "rows_per_insert", "operation", "disk_profile", "new_keys", "memory_limit", "target",
-                  "system", "setting", "method", "query", "cache", "doublings")
+                  "system", "setting", "method", "load", "query", "cache", "doublings")
 #: Columns that name a quantity of ``fits.csv`` (the long form's, and the older wide forms' labels).
 FIT_KEYS = ("engine", "variant", "model", "method", "term", "factor", "level", "disk_profile", "system", "setting",
             "deployment")

@@ -346,3 +346,17 @@ def test_a_setting_an_engine_lacks_is_left_to_the_engines_that_have_it():
     assert all(million.method_missing(ClickHouse, m) is None for m in ("generate", "bulk", "batches", "native_client"))
     assert all(million.method_missing(DuckDB, m) is None
                for m in ("generate", "bulk", "batches", "executemany", "native_client"))
+
+
+def test_a_comparison_keeps_each_load_of_a_method_apart(tmp_path):
+    from ingestlab import compare
+
+    data, run = _measure(tmp_path, "postgres")
+    run.finish(fits=million_analysis.tidy_fits(million_analysis.fit(data["loads"])))
+    table = compare.compare(run.dir, run.dir, "05")
+    samples = table[table["kind"] == "samples"]
+    measured = data["loads"][~data["loads"]["warmup"]]
+    assert len(samples) == len(measured.groupby(["setting", "method", "load"]))  # batches of 10, 100, 300: three
+    tens = measured.loc[measured["load"] == "batches of 10 rows", "setting"].nunique()
+    assert tens >= 4 and samples["labels"].str.contains("load=batches of 10 rows,|load=batches of 10 rows$").sum() == tens
+    assert (samples["a"] == samples["b"]).all()  # one load each here (REPEATS 1): compared with itself
