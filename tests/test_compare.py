@@ -330,6 +330,20 @@ def test_cli_fails_on_slower_only_when_a_quantity_is_slower(b_copy, tmp_path, ca
     assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "a"), "--fail-on", "change"]) == 0
 
 
+def test_cli_draws_the_figure_into_a_folder_and_refuses_a_file_in_one_line(tmp_path, capsys):
+    from PIL import Image
+
+    assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "b"), "--figure", str(tmp_path / "fig")]) == 0
+    out = capsys.readouterr().out
+    assert "quantities compared" in out  # describe()'s sentences after the table
+    assert {p.name for p in (tmp_path / "fig").iterdir()} == {"ratios.png", "ratios.svg", "ratios.pdf"}
+    assert Image.open(tmp_path / "fig" / "ratios.png").size[0] > 1000
+    (tmp_path / "file").write_text("x")
+    assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "b"), "--figure", str(tmp_path / "file")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ingestlab: error: --figure=") and err.count("\n") == 1
+
+
 def test_cli_refusal_is_one_line_with_exit_2(tmp_path, capsys):
     assert main(["compare", str(FIXTURES / "a"), str(tmp_path)]) == 2
     err = capsys.readouterr().err

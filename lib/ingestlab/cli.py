@@ -119,6 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--fail-on", choices=("slower", "faster", "change"),
                       help="exit 1 when a quantity has this verdict (change: any verdict but same or unsure)")
     cmp_.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV")
+    cmp_.add_argument("--figure", type=Path, metavar="DIR",
+                      help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
     return parser
 
 
@@ -361,13 +363,24 @@ def _sql(args) -> int:
 def _compare(args) -> int:
     from ingestlab import compare
 
+    if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
+        raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
     table = compare.compare(args.a, args.b, args.notebook, threshold=args.threshold)
     for line in table.attrs.get("notes", []):
         print(f"# {line}")
     print(compare.format_table(table))
+    print(compare.describe(table))
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}", file=sys.stderr)
+    if args.figure is not None:
+        from ingestlab import figures
+
+        args.figure.mkdir(parents=True, exist_ok=True)
+        fig = compare.plot_comparison(table)
+        figures.caption(fig, f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
+        figures.save(fig, "ratios", notebook="07_compare_runs", directory=args.figure)
+        print(f"wrote {args.figure}/ratios.png, .svg, .pdf", file=sys.stderr)
     failing = {"slower": {"slower"}, "faster": {"faster"}, "change": {"slower", "faster", "higher", "lower"}}
     if args.fail_on and table["verdict"].isin(failing[args.fail_on]).any():
         print(f"ingestlab: {int(table['verdict'].isin(failing[args.fail_on]).sum())} quantities "
