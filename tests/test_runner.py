@@ -92,7 +92,10 @@ def silent_listener():
 @pytest.mark.parametrize("scheme", ["mysql", "mysql+pymysql", "starrocks", "arangodb"])
 def test_a_server_that_accepts_and_never_answers_fails_the_pre_flight_in_its_stated_time(scheme, silent_listener,
                                                                                        tmp_path):
-    """A connection attempt waits at most PREFLIGHT_TIMEOUT_S per step (the drivers retry reads: up to ~3 times)."""
+    """The pre-flight waits PREFLIGHT_TIMEOUT_S once, not once per retry (python-arango tried 3 times: 15 s).
+
+    Measured in-process on this machine: 6.0–6.9 s for every scheme; the bound adds the CLI's own start.
+    """
     import subprocess
     import sys
     import time
@@ -106,8 +109,10 @@ def test_a_server_that_accepts_and_never_answers_fails_the_pre_flight_in_its_sta
                           "--no-progress"], capture_output=True, text=True, timeout=120)
     took = time.monotonic() - started
     assert res.returncode == 3, res.stderr
-    assert took < 4 * runner.PREFLIGHT_TIMEOUT_S + 10, f"{took:.0f} s"
+    assert took < runner.PREFLIGHT_TIMEOUT_S + 6, f"{took:.1f} s"
     assert "pre-flight check failed: ENGINES" in res.stderr.strip().splitlines()[-1], res.stderr
+    if scheme == "arangodb":
+        assert res.stderr.strip().endswith(f"no answer within {runner.PREFLIGHT_TIMEOUT_S} s"), res.stderr
 
 
 def test_an_error_log_that_cannot_go_in_the_run_folder_is_a_new_private_temporary_file(tmp_path, monkeypatch):

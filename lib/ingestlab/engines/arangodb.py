@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine
@@ -54,6 +55,33 @@ def version_tuple(version: str) -> tuple[int, ...]:
     ((3, 12, 4), (3, 4, 0))
     """
     return tuple(int(p) for p in re.findall(r"\d+", version.split("-")[0])[:3])
+
+
+def _reason(exc: BaseException, timeout_s: float, timed_out: bool = False) -> str:
+    """Why a connection failed, in one line: a timeout as such, else the innermost error's own message.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise TimeoutError("timed out")
+    ...     except TimeoutError as inner:
+    ...         raise ConnectionAbortedError("Can't connect to host(s) within limit (1)") from inner
+    ... except OSError as exc:
+    ...     print(_reason(exc, 5))
+    no answer within 5 s
+    """
+    from requests.exceptions import Timeout
+
+    chain, seen = [], exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    if timed_out or any(isinstance(e, (Timeout, TimeoutError)) for e in chain):
+        return f"no answer within {timeout_s:g} s"
+    inner = chain[-1]
+    text = getattr(inner, "error_message", None) or f"{type(inner).__name__}: {inner}"
+    return " ".join(str(text).split())[:300]
 
 
 class ArangoDB(Engine):
@@ -177,14 +205,18 @@ class ArangoDB(Engine):
         kwargs = self.connect_kwargs()
         timeout = self.REQUEST_TIMEOUT_S if self.timeout_s is None else self.timeout_s
         http = self.http_client or DefaultHTTPClient(request_timeout=timeout, retry_attempts=0)
-        client = ArangoClient(hosts=self.endpoint, http_client=http)
+        # one try: python-arango's resolver otherwise sends a failed request 3 times (a silent server: 3 timeouts)
+        client = ArangoClient(hosts=self.endpoint, http_client=http, resolver_max_tries=1)
+        started = time.monotonic()
         try:
             db = client.db(kwargs.get("database") or "_system", username=kwargs.get("user") or "root",
                            password=kwargs.get("password") or "", verify=True)
         except (ArangoError, RequestException, OSError) as exc:
             client.close()
-            reason = getattr(exc, "error_message", None) or type(exc).__name__
-            raise EngineUnavailableError(f"cannot connect to {self.display_url}: {reason}") from None
+            # python-arango replaces a timed-out request's error with its own, unchained: the clock tells
+            timed_out = time.monotonic() - started >= 0.95 * timeout
+            raise EngineUnavailableError(f"cannot connect to {self.display_url}: "
+                                         f"{_reason(exc, timeout, timed_out)}") from None
         self._client = client
         return db
 
