@@ -317,6 +317,9 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     RunError
         When the notebook fails; its ``exit_code`` says how.
     """
+    # papermill → nbformat → jsonschema imports the optional rfc3987_syntax, which builds 38 lark grammars
+    # at import (1.5 s of CPU here) for the "iri" format check; nbformat's notebook schemas use no format
+    sys.modules.setdefault("rfc3987_syntax", None)
     import papermill
 
     from ingestlab._kernel import QuietKernelManager
