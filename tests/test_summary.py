@@ -92,3 +92,24 @@ def test_a_term_without_unit_is_listed_too(run_folder):
     pd.concat([fits, extra]).to_csv(folder / "fits.csv", index=False)
     text = summary.format_summary(run_folder)
     assert "-- usl rows_per_insert=1: sigma\n" in text and "(nan)" not in text
+
+
+def test_an_interval_over_two_decades_or_from_too_few_points_is_printed_as_not_estimable(tmp_path):
+    run = Run("06_csv_scan", {"scale": "smoke"}, tmp_path / "06_csv_scan")
+    wide = _fit("duckdb", "default", overhead_ms=0.4194, overhead_ci_low_ms=2.723e-17, overhead_ci_high_ms=6.461e15,
+                write_time_s=0.01)
+    few = {**_fit("chdb", "default", overhead_ms=0.5, overhead_ci_low_ms=0.45, overhead_ci_high_ms=0.55,
+                  write_time_s=0.01), "n_points": 2}
+    fine = _fit("polars", "default", overhead_ms=0.46, overhead_ci_low_ms=0.40, overhead_ci_high_ms=0.53,
+                write_time_s=0.01)
+    run.finish(fits=models.tidy(pd.DataFrame([wide, few, fine]), model="overhead", terms=models.OVERHEAD_TERMS),
+               headline={"count_over_full[duckdb]": [0.4194, 2.723e-17, 6.461e15], "x[polars]": [0.46, 0.40, 0.53]})
+    text = summary.format_summary(tmp_path)
+    assert "count_over_full[duckdb] = 0.4194 (95 % CI not estimable at this scale)" in text
+    assert "x[polars] = 0.46 (0.4–0.53)" in text
+    assert "6,461" not in text and "0.00000000000000002723" not in text
+    overhead = text.split("-- overhead: overhead (ms per statement)")[1].split("--")[0].splitlines()
+    by_engine = {line.split()[0]: line for line in overhead if line.strip() and not line.split()[0] == "engine"}
+    assert by_engine["duckdb"].count("not estimable at this scale") == 2
+    assert by_engine["chdb"].count("not estimable at this scale") == 2  # 2 points: a line has no CI
+    assert "not estimable" not in by_engine["polars"] and "0.4" in by_engine["polars"]

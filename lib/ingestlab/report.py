@@ -319,17 +319,50 @@ def short_number(value: float) -> str:
     return format_value(value, 4) if "e" in text else text
 
 
+#: An interval wider than this (its high over its low, or its width over the estimate) is not an estimate.
+ESTIMABLE_SPAN = 100.0
+
+#: What is printed instead of such an interval.
+NOT_ESTIMABLE = "not estimable at this scale"
+
+
+def estimable(value: float, low: float, high: float) -> bool:
+    """Whether a 95 % interval says something: finite, and spanning at most two decades (:data:`ESTIMABLE_SPAN`).
+
+    An interval of positive bounds is judged by ``high / low``; one that reaches zero or
+    below by its width against the estimate.
+
+    Examples
+    --------
+    >>> estimable(0.4194, 2.723e-17, 6.461e15), estimable(64.17, 54.42, 73.92), estimable(0.34, -0.2, 0.88)
+    (False, True, True)
+    >>> estimable(1.0, 0.001, 5.0), estimable(0.01, -2.0, 3.0), estimable(1.0, float("nan"), 2.0)
+    (False, False, False)
+    """
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (value, low, high)):
+        return False
+    if low > 0:
+        return high / low <= ESTIMABLE_SPAN
+    return value == 0 or (high - low) <= ESTIMABLE_SPAN * abs(value)
+
+
 def headline_value(value: object) -> str:
     """One headline number (what ``Run.finish`` records) as text: ``[v, low, high]`` as ``v (low–high)``.
+
+    An interval that is not an estimate (:func:`estimable`) is named as such, not printed.
 
     Examples
     --------
     >>> headline_value(0.153456), headline_value([64.17, 54.42, 73.92]), headline_value("sync_off")
     ('0.1535', '64.17 (54.42–73.92)', 'sync_off')
-    >>> headline_value([0.2675, 5.4e-07, 1.3e05]), headline_value([1000, 2000])
-    ('0.2675 (0.0000005400–130,000)', '1000, 2000')
+    >>> headline_value([0.2675, 5.4e-04, 1.3e-02]), headline_value([1000, 2000])
+    ('0.2675 (0.00054–0.013)', '1000, 2000')
+    >>> headline_value([0.4194, 2.723e-17, 6.461e15])
+    '0.4194 (95 % CI not estimable at this scale)'
     """
     if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
+        if not estimable(*value):
+            return f"{short_number(value[0])} (95 % CI {NOT_ESTIMABLE})"
         return f"{short_number(value[0])} ({short_number(value[1])}–{short_number(value[2])})"
     if isinstance(value, list):
         return ", ".join(headline_value(v) for v in value)

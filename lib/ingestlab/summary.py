@@ -163,7 +163,14 @@ def format_summary(out: str | os.PathLike) -> str:
         lines += held_out_line(part)
         lines += [predicted[notebook]] if notebook in predicted else []
         for (quantity, unit), rows in part.groupby(["quantity", "unit"], sort=False, dropna=False):
-            shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]]
+            shown = rows[["engine", "variant", "method", "estimate", "ci_low", "ci_high", "r2", "n_points"]].copy()
+            # an interval over two decades wide, or from fewer points than a line's CI needs (3), is no estimate
+            vague = [not report.estimable(*(float(v) for v in r[["estimate", "ci_low", "ci_high"]]))
+                     or (pd.notna(r["n_points"]) and r["n_points"] < 3) for _, r in shown.iterrows()]
+            vague = pd.Series(vague, index=shown.index) & shown["ci_low"].notna()
+            for col in ("ci_low", "ci_high"):
+                shown[col] = [report.NOT_ESTIMABLE if v else ("-" if pd.isna(x) else report.short_number(x))
+                              for v, x in zip(vague, shown[col])]
             lines.append(f"-- {quantity}" + (f" ({unit})" if isinstance(unit, str) and unit else ""))  # σ, κ: no unit
             lines.append(shown.to_string(index=False, float_format=report.short_number, na_rep="-"))
     for notebook, part in heads.groupby("notebook", sort=True):
