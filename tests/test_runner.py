@@ -180,3 +180,38 @@ def test_a_live_runs_folder_is_neither_emptied_nor_joined_by_a_second_run(tmp_pa
     assert (target / "results.parquet").read_bytes() == b"the live run's samples"
     with runner.OutputLock(target) as lock:  # the same process may claim its folder again (after --force made it)
         lock.take()
+
+
+def _garbage(run_dir):
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text("{not json")
+
+
+def _other_notebooks(run_dir):
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text('{"notebook": "04_group_commit", "parameters": {}}')
+
+
+@pytest.mark.parametrize("make, out, said", [
+    (None, "missing", "there is no such folder"),
+    (lambda o: (o / "01_insert_anatomy").mkdir(parents=True) or (o / "01_insert_anatomy" / "run.json").write_text("{}"),
+     "out/01_insert_anatomy", "not the run itself"),
+    (lambda o: _garbage(o / "01_insert_anatomy"), "out", "its run.json cannot be read"),
+    (lambda o: _other_notebooks(o / "01_insert_anatomy"), "out", "run.json says it is '04_group_commit''s"),
+], ids=["missing --out", "a notebook's run folder as --out", "garbage run.json", "another notebook's run.json"])
+def test_resume_refuses_what_is_not_a_run_to_resume_in_one_line_before_anything_starts(tmp_path, capsys, make, out,
+                                                                                     said):
+    from ingestlab.cli import main
+
+    if make:
+        make(tmp_path / "out")
+    rc = main(["run", "01", "--resume", "--no-progress", "--out", str(tmp_path / out), "-p", "N", "200"])
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert rc == 2 and last.startswith("ingestlab: error: ") and said in last and "Traceback" not in err, err
+    assert not (tmp_path / "out" / "01_insert_anatomy" / "01_insert_anatomy").exists()
+
+
+def test_resume_into_an_out_folder_without_this_notebooks_run_yet_starts_it(tmp_path):
+    (tmp_path / "out" / "00_published_results").mkdir(parents=True)  # `run all --resume`: 01 was not reached
+    runner.check_resume(runner.find_notebook("01"), {}, tmp_path / "out" / "01_insert_anatomy")  # no refusal

@@ -418,18 +418,35 @@ def check_resume(path: Path, injected: dict[str, Any], target: Path) -> None:
     """Refuse to resume the run in ``target`` with parameters other than its own.
 
     Compared as the notebook records them (``run.json``'s ``parameters``: the values its
-    ``validate`` resolved, passwords masked). A folder without ``run.json`` has nothing to
-    resume: the run starts from the beginning.
+    ``validate`` resolved, passwords masked). A notebook without a folder yet in an existing
+    ``--out`` (``run all --resume`` after an interruption: the notebooks not reached) starts
+    from the beginning; an ``--out`` that does not exist, a notebook's own run folder given
+    as ``--out`` (it would nest a new run inside), a ``run.json`` that cannot be read or is
+    another notebook's have nothing to resume and are refused.
 
     Raises
     ------
     ConfigError
-        Naming the parameters that differ.
+        Naming the parameters that differ, or what is not a run to resume.
     """
-    try:
-        before = json.loads((target / "run.json").read_text()).get("parameters", {})
-    except (OSError, ValueError):
+    out = target.parent
+    if not out.is_dir():
+        raise ConfigError("--resume", str(out), "an --out folder holding an interrupted run (there is no such folder; "
+                          "leave out --resume to start a run)")
+    if (out / "run.json").exists() or out.name == target.name:
+        raise ConfigError("--out", str(out), f"the folder above a notebook's run, not the run itself: "
+                          f"--out {out.parent} --resume resumes it")
+    if not (target / "run.json").exists():
         return
+    try:
+        meta = json.loads((target / "run.json").read_text())
+        before = meta.get("parameters", {})
+    except (OSError, ValueError, AttributeError):
+        raise ConfigError("--resume", str(target), "a run to resume: its run.json cannot be read (use --force to "
+                          "start over)") from None
+    if meta.get("notebook", target.name) != target.name:
+        raise ConfigError("--resume", str(target), f"a run of {target.name}: run.json says it is "
+                          f"{meta.get('notebook')!r}'s (use --force to start over)")
     resolved = validated_parameters(path, dict(injected))[1]
     if resolved is None or not hasattr(resolved, "as_dict"):
         return
