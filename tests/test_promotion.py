@@ -98,6 +98,24 @@ def test_an_unfinished_run_is_refused_when_named_and_left_out_otherwise(run00, t
     assert not (tmp_path / "figures").exists()
 
 
+@pytest.mark.parametrize("meta, said", [({"completed": True}, "no notebook, started_at, parameters"),
+                                         ([1, 2], "no notebook, completed"),
+                                         ("other", "it names '01_insert_anatomy'")])
+def test_a_run_json_that_no_run_wrote_is_refused_with_what_it_lacks(run00, tmp_path, meta, said):
+    forged = tmp_path / "run"
+    shutil.copytree(run00, forged)
+    meta_path = forged / "00_published_results" / "run.json"
+    if meta == "other":
+        meta = {**json.loads(meta_path.read_text()), "notebook": "01_insert_anatomy"}
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match="not one `ingestlab run` wrote for 00_published_results") as refused:
+        promotion.promote(forged, ["00"], to=tmp_path / "figures")
+    assert said in str(refused.value)
+    with pytest.raises(ConfigError, match="at least one completed notebook"):
+        promotion.promote(forged, to=tmp_path / "figures")
+    assert not (tmp_path / "figures").exists()
+
+
 def test_the_figures_command_says_what_it_copied_or_fails_in_one_line(run00, tmp_path):
     res = subprocess.run([str(BIN), "figures", str(run00), "--to", str(tmp_path / "f")], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -26,6 +26,10 @@ def _figure_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*") if p.is_file() and p.suffix.lstrip(".") in FORMATS)
 
 
+#: What every ``run.json`` of :class:`ingestlab.results.Run` holds; SOURCE and FINDINGS.md are written from them.
+RUN_KEYS = ("notebook", "completed", "started_at", "parameters", "engines", "host", "git")
+
+
 def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None
                ) -> tuple[list[tuple[Path, dict]], list[tuple[str, str]]]:
     """The notebook folders of ``run_dir`` whose figures may be promoted, and those that may not.
@@ -68,7 +72,15 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
         except (OSError, ValueError):
             meta, why = {}, f"it has no readable {folder}/run.json"
         else:
-            why = None if meta.get("completed") else "its run did not complete (run.json), so its figures may be partial"
+            missing = [k for k in RUN_KEYS if k not in meta] if isinstance(meta, dict) else list(RUN_KEYS)
+            if missing or meta.get("notebook") != stem:
+                why = (f"its run.json is not one `ingestlab run` wrote for {stem} ("
+                       + (f"no {', '.join(missing)}" if missing else f"it names {meta.get('notebook')!r}") + ")")
+                meta = meta if isinstance(meta, dict) else {}
+            elif not meta.get("completed"):
+                why = "its run did not complete (run.json), so its figures may be partial"
+            else:
+                why = None
             if why is None and summary.scale_of(meta) == "smoke":  # the article's figures never come from a CI-sized run
                 why = "it is a smoke run (CI-sized, not comparable with the seeds); promote a run made with -p SCALE paper"
         if why is None and not _figure_files(folder / results.FIGURES_SUBDIR):
