@@ -29,6 +29,11 @@ REFUSED = [
     ("04", {"DURATION_S": float("nan")}, "DURATION_S"),
     ("04", {"WARMUP_S": -1}, "WARMUP_S"),
     ("05", {"RUNS": 3}, "REPEATS"),
+    ("05", {"ENGINES": "rocksdb", "SETTINGS": "async_commit"}, "ENGINES='rocksdb' is not valid: expected engines with"),
+    ("05", {"ENGINES": "arangodb://u@h/db"}, "ENGINES='arangodb' is not valid: expected engines with SQL tables"),
+    ("06", {"DATA_DIR": "/etc/passwd"}, "DATA_DIR='/etc/passwd' is not valid: expected a folder for the generated "
+     "tables (this is a file)"),
+    ("06", {"DATA_DIR": "/etc/passwd/tables"}, "(/etc/passwd is a file)"),
     ("06", {"ENGINES": "duckdb"}, "READERS"),
     ("06", {"ROUNDS": 2}, "REPEATS"),
 ]

@@ -127,10 +127,12 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
         if not math.isfinite(value) or value <= 0:
             raise ConfigError("SIZES", value, "each size a number of MB > 0")
         sizes_mb.append(value)
-    data_dir = str(Path(data_dir or _paths.lab_dir() / "csv_scan").resolve())
+    data_dir = _data_dir(data_dir)
     base = hivetext.base_bytes(base_rows, seed)
     doublings = tuple(sorted({hivetext.doublings_for(s * 1e6, base) for s in sizes_mb}))
     need = hivetext.bytes_to_write(data_dir, base_rows, seed, max(doublings))
+    if need > 0:
+        _check_writable(data_dir)
     free = hivetext.free_bytes(data_dir)
     if need > 0 and need * 1.05 + 1e9 > free:  # 5 % and 1 GB left for results and the other processes
         raise ConfigError("SIZES", ",".join(f"{s:g}" for s in sizes_mb),
@@ -138,6 +140,28 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
                           f"{data_dir} (+5 % and 1 GB margin), {free / 1e9:.2f} GB available")
     return Params(scale, readers, queries, tuple(sizes_mb), doublings, base_rows, repeats, cache, seed, data_dir,
                   memory_limit_mb, timeout_s)
+
+
+def _data_dir(value: str) -> str:
+    """``DATA_DIR`` resolved (default ``<lab>/csv_scan``); a file, or a path through a file, refused naming it."""
+    path = Path(value or _paths.lab_dir() / "csv_scan").resolve()
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError("DATA_DIR", str(path), "a folder for the generated tables" + (
+            " (this is a file)" if existing == path else f" ({existing} is a file)"))
+    return str(path)
+
+
+def _check_writable(data_dir: str) -> None:
+    """Refuse a ``DATA_DIR`` whose tables must be written where this user may not write."""
+    existing = Path(data_dir)
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError("DATA_DIR", data_dir, f"a folder this user can write the tables in ({existing} is not "
+                          "writable)")
 
 
 def resolved_cache(cache: str) -> str:

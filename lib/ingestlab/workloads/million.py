@@ -105,6 +105,10 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     Traceback (most recent call last):
     ...
     ingestlab.errors.ConfigError: METHODS='copy' is not valid: expected each item one of 'generate', 'bulk', 'native_client', 'batches', 'pipeline', 'executemany', 'autocommit'
+    >>> validate("postgres,rocksdb")
+    Traceback (most recent call last):
+    ...
+    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected engines with SQL tables, which notebook 05 loads (clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
     >>> validate("postgres", batch_rows="1000,100").batch_rows
     (100, 1000)
     >>> validate("postgres", rows=5000, batch_rows=[100, 10000])
@@ -117,6 +121,10 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     items = list(engine_classes(engines))
     one_of("VERSIONS", versions, VERSION_CHOICES)
     classes = [Engine.class_of(t) for t in _expand(items, versions)]
+    for cls in classes:  # before SETTINGS, which such an engine would be blamed for
+        if not cls.has("table_ddl"):
+            loadable = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl"))
+            raise ConfigError("ENGINES", cls.NAME, f"engines with SQL tables, which notebook 05 loads ({loadable})")
     rows = positive_int("ROWS", size["rows"] if rows is None else rows)
     repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
     batch_rows = _sizes("BATCH_ROWS", batch_rows, min(rows, MAX_BATCH_ROWS),
