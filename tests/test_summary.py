@@ -113,3 +113,15 @@ def test_an_interval_over_two_decades_or_from_too_few_points_is_printed_as_not_e
     assert by_engine["duckdb"].count("not estimable at this scale") == 2
     assert by_engine["chdb"].count("not estimable at this scale") == 2  # 2 points: a line has no CI
     assert "not estimable" not in by_engine["polars"] and "0.4" in by_engine["polars"]
+
+
+def test_a_fits_csv_with_text_where_numbers_belong_is_left_out_and_said_so(run_folder):
+    path = run_folder / "01_insert_anatomy" / "fits.csv"
+    header, first, *rest = path.read_text().splitlines()
+    assert first.startswith("01_insert_anatomy,postgres,sync_on,overhead,ols,overhead,0.46,0.4,0.53,ms per statement,9,")
+    first = first.replace(",0.46,", ",abc,").replace(",9,", ",zz,")
+    path.write_text("\n".join([header, first, *rest]) + "\n")
+    text = summary.format_summary(run_folder)  # no ValueError
+    assert "note: 01_insert_anatomy: fits.csv left out: not a number in estimate ('abc'), n_points ('zz')" in text
+    assert "== 01_insert_anatomy fits" not in text and "== 03_upsert_beyond_ram fits" in text
+    assert "overhead_ms[sync_on] = 0.46" in text  # its headline numbers still shown

@@ -52,7 +52,8 @@ def fits(out: str | os.PathLike) -> pd.DataFrame:
 
     Each notebook's ``fits.csv`` is in the lab's long form (:data:`ingestlab.results.FIT_COLUMNS`);
     a row's ``quantity`` is its model and term (``overhead: overhead``), and ``scale`` that of the
-    run that made it. A ``fits.csv`` in another shape (a run of an older revision) is left out.
+    run that made it. A ``fits.csv`` in another shape (a run of an older revision), or one whose
+    numeric columns hold other text, is left out, and ``attrs["notes"]`` says which and why.
 
     Raises
     ------
@@ -61,16 +62,25 @@ def fits(out: str | os.PathLike) -> pd.DataFrame:
     """
     from ingestlab.results import FIT_COLUMNS
 
-    rows = []
+    rows, notes = [], []
     for folder, meta in _runs(out):
         path = folder / "fits.csv"
         if not path.exists():
             continue
         try:
             table = pd.read_csv(path)
-        except (OSError, ValueError, pd.errors.ParserError):
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            notes.append(f"{folder.name}: fits.csv left out: it cannot be read ({type(exc).__name__})")
             continue
         if list(table.columns) != FIT_COLUMNS:
+            notes.append(f"{folder.name}: fits.csv left out: its columns are not the lab's long form (an older run?)")
+            continue
+        bad = {c: table.loc[pd.to_numeric(table[c], errors="coerce").isna() & table[c].notna(), c].iloc[0]
+               for c in ("estimate", "ci_low", "ci_high", "r2", "n_points")
+               if (pd.to_numeric(table[c], errors="coerce").isna() & table[c].notna()).any()}
+        if bad:
+            notes.append(f"{folder.name}: fits.csv left out: not a number in "
+                         + ", ".join(f"{c} ({str(v)[:20]!r})" for c, v in bad.items()))
             continue
         for r in table.to_dict("records"):
             rows.append({"notebook": folder.name, "scale": scale_of(meta), "quantity": f"{r['model']}: {r['term']}",
@@ -78,7 +88,9 @@ def fits(out: str | os.PathLike) -> pd.DataFrame:
                          "estimate": r["estimate"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                          "unit": r["unit"], "r2": r["r2"], "n_points": r["n_points"],
                          "loo_in_pi": r["loo_in_pi"], "model_holds": r["model_holds"]})
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["notes"] = notes
+    return table
 
 
 def held_out_line(fits_table: pd.DataFrame) -> list[str]:
@@ -154,7 +166,7 @@ def format_summary(out: str | os.PathLike) -> str:
         raise ConfigError("RUN_DIR", str(out), "a run folder holding at least one notebook's run (<notebook>/run.json "
                           "written by `ingestlab run`)")
     predicted = prediction_lines(out)
-    lines = [f"Run folder {out}"]
+    lines = [f"Run folder {out}"] + [f"  note: {n}" for n in table.attrs.get("notes", [])]
     for scale in sorted(set(heads["scale"]) - {"-"}):
         notebooks = sorted(set(heads.loc[heads["scale"] == scale, "notebook"]))
         lines.append(f"  SCALE {scale} ({', '.join(notebooks)}): {SCALE_NOTE.get(scale, 'see the notebook')}")
