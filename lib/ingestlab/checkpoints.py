@@ -43,16 +43,32 @@ def same_parameters(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """The names whose values differ between an interrupted run's parameters and its resume's.
 
     Both are compared as ``run.json`` stores them (JSON). A value the run drew itself from the
-    clock (its ``<name>_source`` is ``"clock"`` in both) may differ: the resume draws a new one.
+    clock is no exception: the resume takes the interrupted run's (:func:`drawn_before`), so
+    the configurations it keeps and those it measures share it.
 
     Examples
     --------
     >>> same_parameters({"n": 10, "seed": 5, "seed_source": "clock"}, {"n": 20, "seed": 7, "seed_source": "clock"})
-    ['n']
+    ['n', 'seed']
     """
     before, now = (json.loads(json.dumps(p, default=str)) for p in (before, now))
-    drawn = {k for k in now if now.get(f"{k}_source") == "clock" and before.get(f"{k}_source") == "clock"}
-    return sorted(k for k in set(before) | set(now) if k not in drawn and before.get(k) != now.get(k))
+    return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+
+
+def drawn_before(name: str) -> Any:
+    """The value the interrupted run being resumed drew from the clock for parameter ``name``, or None.
+
+    Read from ``run.json``'s ``parameters`` in the folder :data:`RESUME_ENV` names, when its
+    ``<name>_source`` is ``"clock"``; None when no run is resumed or it recorded no such value.
+    """
+    wanted = os.environ.get(RESUME_ENV)
+    if not wanted:
+        return None
+    try:
+        parameters = json.loads((Path(wanted) / "run.json").read_text()).get("parameters") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    return parameters.get(name) if parameters.get(f"{name}_source") == "clock" else None
 
 
 class Checkpoints:

@@ -51,6 +51,24 @@ def test_without_a_seed_every_run_draws_new_keys():
     assert upsert.validate(seed=4).seed_source == "given"
 
 
+def test_a_resumed_run_draws_no_new_seed_but_takes_the_interrupted_runs(tmp_path, monkeypatch):
+    import json
+
+    from ingestlab import checkpoints
+
+    interrupted = upsert.validate()
+    (tmp_path / "run.json").write_text(json.dumps({"parameters": interrupted.as_dict()}))
+    monkeypatch.setenv(checkpoints.RESUME_ENV, str(tmp_path))
+    resumed = upsert.validate()
+    assert resumed.seed == interrupted.seed and resumed.seed_source == "clock"
+    assert np.array_equal(upsert.key_plan(resumed).existing["overwrite"],
+                          upsert.key_plan(interrupted).existing["overwrite"])
+    assert upsert.validate(seed=4).seed == 4  # a seed given is the seed used
+    assert checkpoints.same_parameters(interrupted.as_dict(), resumed.as_dict()) == []
+    (tmp_path / "run.json").write_text(json.dumps({"parameters": {**interrupted.as_dict(), "seed_source": "given"}}))
+    assert upsert.validate().seed != interrupted.seed  # only a drawn seed is taken over
+
+
 @pytest.mark.parametrize("new_keys", ["sequential", "random"])
 def test_key_plan_writes_new_keys_and_overwrites_each_existing_key_once(new_keys):
     p = upsert.validate(new_keys=new_keys, seed=9)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import cgroups, datagen, timing
+from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
@@ -172,8 +172,9 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
     multiple = size["dataset_multiple"] if dataset_multiple is None else dataset_multiple
     if isinstance(multiple, bool) or not isinstance(multiple, (int, float)) or not 0 < multiple <= 10_000:
         raise ConfigError("DATASET_MULTIPLE", multiple, "a number > 0 (data set size ÷ memory budget), at most 10 000")
-    if seed is None:
-        seed, seed_source = time.time_ns() % 2**32, "clock"
+    if seed is None:  # drawn from the clock; a resumed run takes the interrupted run's, which its checkpoints used
+        kept = checkpoints.drawn_before("seed")
+        seed, seed_source = (kept if isinstance(kept, int) else time.time_ns() % 2**32), "clock"
     elif isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError("SEED", seed, "None (a fresh seed from the clock) or an integer ≥ 0")
     else:
