@@ -558,11 +558,17 @@ def _parameters(run: catalog.RunFolder) -> dict:
     return {k: v for k, v in run.meta.get("parameters", {}).items() if k.lower() not in _IGNORED_PARAMETERS}
 
 
+def _differ(before: dict, now: dict) -> list[str]:
+    """The parameters two runs differ in, except values each drew from the clock (03's seed: every run draws anew)."""
+    drawn = {k for k in now if now.get(f"{k}_source") == "clock" and before.get(f"{k}_source") == "clock"}
+    return [k for k in same_parameters(before, now) if k not in drawn]
+
+
 def _check_comparable(name: str, ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> dict[str, tuple]:
     """The parameters B changes (those the samples carry as a column); raises for any other difference."""
     for which, runs in (("A", ra), ("B", rb)):
         for run in runs[1:]:
-            differ = same_parameters(_parameters(runs[0]), _parameters(run))
+            differ = _differ(_parameters(runs[0]), _parameters(run))
             if differ:
                 raise ConfigError(which, str(run.folder), f"runs of {name} with {runs[0].folder}'s parameters "
                                   "(the runs of one side are repeats of one configuration); these differ: "
@@ -571,7 +577,7 @@ def _check_comparable(name: str, ra: list[catalog.RunFolder], rb: list[catalog.R
     if pa.get("scale") != pb.get("scale"):
         raise ConfigError("B", str(rb[0].folder), f"a run of {name} at A's scale ({pa.get('scale')}), "
                           f"not {pb.get('scale')}: smoke and paper runs measure different sizes")
-    differ = same_parameters(pa, pb)
+    differ = _differ(pa, pb)
     columns = {c for r in (ra[0], rb[0]) for t in r.sample_tables for c in r.columns[t]}
     labelled = [k for k in differ if k.lower() in CONFIG_COLUMNS and k.lower() in columns]
     rest = [k for k in differ if k not in labelled]
