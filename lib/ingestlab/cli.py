@@ -380,7 +380,7 @@ def _compare(args) -> int:
         args.figure.mkdir(parents=True, exist_ok=True)
         fig = compare.plot_comparison(table)
         figures.caption(fig, f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
-        figures.save(fig, "ratios", notebook=compare_runs.NOTEBOOK, directory=args.figure)
+        figures.save(fig, "ratios", notebook=compare_runs.NOTEBOOK_STEM, directory=args.figure)
         print(f"wrote {args.figure}/ratios.png, .svg, .pdf", file=sys.stderr)
     failing = {"slower": {"slower"}, "faster": {"faster"}, "change": {"slower", "faster", "higher", "lower"}}
     if args.fail_on and table["verdict"].isin(failing[args.fail_on]).any():
