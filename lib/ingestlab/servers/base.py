@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import ClassVar
@@ -303,7 +304,20 @@ atexit.register(_stop_all_live)
 
 def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
     _stop_all_live()
+    if _in_kernel():
+        # IPython takes SystemExit for a cell's own and keeps serving: the kernel would live on until the
+        # runner's SIGKILL 10 s later. Its servers are stopped; files are written whole or not at all.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(128 + signum)
     raise SystemExit(128 + signum)
+
+
+def _in_kernel() -> bool:
+    """Whether this process is an IPython kernel (a notebook's)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def _install_signal_handler() -> None:
