@@ -334,3 +334,23 @@ def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_r
             assert server.server.password.encode() not in path.read_bytes(), path
     finally:
         server.close()
+
+
+def test_a_kernel_killed_mid_run_gives_one_line_exit_4_its_error_in_run_json_and_leaves_nothing(tmp_path):
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
+                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    folder = out / "01_insert_anatomy"
+    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+    (kernel,) = _kernel_pids(proc.pid)
+    keys = [a for a in Path(f"/proc/{kernel}/cmdline").read_bytes().decode().split("\0") if a.endswith(".json")]
+    assert keys and all(Path(k).exists() for k in keys)
+    os.kill(kernel, signal.SIGKILL)  # as the out-of-memory killer does
+    _, err = proc.communicate(timeout=120)
+    line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 4,
+                     "01_insert_anatomy failed: DeadKernelError: the notebook's kernel died during the run")
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["completed"] is False and meta["error"]["exit_code"] == 4 and "kernel died" in meta["error"]["cause"]
+    assert not any(Path(k).exists() for k in keys), line  # the connection file (its keys) is removed
+    assert not _server_pids(lab)

@@ -321,6 +321,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     # at import (1.5 s of CPU here) for the "iri" format check; nbformat's notebook schemas use no format
     sys.modules.setdefault("rfc3987_syntax", None)
     import papermill
+    from nbclient.exceptions import DeadKernelError
 
     from ingestlab._kernel import QuietKernelManager
 
@@ -346,14 +347,16 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         error: RunError | None = None
         interrupted: int | None = None
         kernel_log = _KernelStderr(target / "kernel.log")
+        km = QuietKernelManager(kernel_name="python3")
         try:
             kernel_log.__enter__()
             papermill.execute_notebook(str(path), str(partial), parameters=injected,
                                        cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
-                                       km=QuietKernelManager(kernel_name="python3"),
-                                       stderr_file=sys.stderr if progress else None)  # the kernel's own bars
+                                       km=km, stderr_file=sys.stderr if progress else None)  # the kernel's own bars
         except papermill.PapermillExecutionError as exc:
             error = _run_error(path.stem, target, exc.ename, exc.evalue, exc.traceback)
+        except DeadKernelError as exc:  # killed (a signal, the out-of-memory killer) while running a cell
+            error = _run_error(path.stem, target, "DeadKernelError", _KERNEL_DIED, [f"DeadKernelError: {exc}"])
         except OSError as exc:
             error = _run_error(path.stem, target, type(exc).__name__, str(exc), [str(exc)])
         except KeyboardInterrupt as exc:
@@ -362,6 +365,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         finally:
             _keep_notebook(partial, target / path.name)
             _stop_own_kernels()
+            if km.connection_file:  # a kernel that died leaves its connection file (its keys) behind
+                Path(km.connection_file).unlink(missing_ok=True)
             kernel_log.__exit__()
             reap()
             cgroups.reap()  # blkio and memory groups of a kernel that was killed
@@ -387,6 +392,10 @@ def resumed_counts(directory: Path) -> dict | None:
     except (OSError, ValueError):
         return None
 
+
+#: The cause recorded when the notebook's kernel dies during a run.
+_KERNEL_DIED = ("the notebook's kernel died during the run (killed by a signal or by the out-of-memory killer; "
+                "its servers were stopped, the results written so far kept)")
 
 _SIGNAL_WORDS = {130: "interrupted (SIGINT)", 129: "interrupted (SIGHUP)", 143: "interrupted (SIGTERM)"}
 
