@@ -354,3 +354,28 @@ def test_a_kernel_killed_mid_run_gives_one_line_exit_4_its_error_in_run_json_and
     assert meta["completed"] is False and meta["error"]["exit_code"] == 4 and "kernel died" in meta["error"]["cause"]
     assert not any(Path(k).exists() for k in keys), line  # the connection file (its keys) is removed
     assert not _server_pids(lab)
+
+
+def test_a_run_folder_made_read_only_mid_run_gives_one_line_exit_4_and_keeps_the_partial_notebook(tmp_path):
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    folder = out / "01_insert_anatomy"
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode:
+        pytest.skip("making a folder immutable needs root and a file system with attributes (chattr)")
+    subprocess.run(["chattr", "-i", str(probe)], check=True)
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "20",
+                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+        subprocess.run(["chattr", "+i", str(folder)], check=True)  # read-only even for root
+        _, err = proc.communicate(timeout=180)
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=False)
+    line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 4,
+                     "01_insert_anatomy failed:", "Operation not permitted", "its run.json could not be updated")
+    partial = folder / ".01_insert_anatomy.partial.ipynb"
+    assert partial.exists() and json.loads(partial.read_text())["cells"], line  # whole, and said where
+    assert f"the executed notebook stays at {partial}" in err
+    assert not _server_pids(lab)

@@ -259,11 +259,12 @@ def _previous_meta(directory: Path, parameters: dict[str, Any]) -> dict[str, Any
 
 
 def record_outcome(directory: str | os.PathLike, notebook: str, parameters: dict[str, Any],
-                   error: dict | None, restored: list[dict] | None = None) -> None:
+                   error: dict | None, restored: list[dict] | None = None) -> str | None:
     """Add a failure (``error``: cause, exit code, traceback file) and settings put back to ``run.json``.
 
     The batch runner calls this after the kernel is gone; a ``run.json`` is created (with
-    ``completed: false``) when the notebook failed before writing one.
+    ``completed: false``) when the notebook failed before writing one. Returns why it could
+    not be written (a full disk, a folder made read-only), or None.
     """
     path = Path(directory) / "run.json"
     try:
@@ -280,8 +281,9 @@ def record_outcome(directory: str | os.PathLike, notebook: str, parameters: dict
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _atomic(path, lambda tmp: tmp.write_text(text))
-    except OSError:  # a full or read-only disk: the terminal line still says what failed
-        pass
+    except OSError as exc:  # a full or read-only disk: the terminal line still says what failed
+        return exc.strerror or str(exc)
+    return None
 
 
 def _atomic(path: Path, write) -> None:

@@ -379,8 +379,12 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             elif restored:
                 results.record_outcome(target, path.stem, injected, None, restored=restored)
     if error is not None:
-        results.record_outcome(target, path.stem, injected, {"cause": error.cause, "exit_code": error.exit_code,
-                                                             "traceback": str(error.log)})
+        unrecorded = results.record_outcome(target, path.stem, injected,
+                                            {"cause": error.cause, "exit_code": error.exit_code,
+                                             "traceback": str(error.log)})
+        if unrecorded:
+            raise RunError(error.notebook, f"{error.cause}; its run.json could not be updated ({unrecorded})",
+                           error.log, error.exit_code)
         raise error
     return target
 
@@ -609,11 +613,15 @@ def _keep_notebook(partial: Path, final: Path) -> None:
         return
     streams = [out for cell in notebook.get("cells", []) for out in cell.get("outputs", [])
                if out.get("output_type") == "stream"]
-    if any("\r" in "".join(out.get("text", "")) for out in streams):
-        for out in streams:
-            out["text"] = _progress.last_states("".join(out.get("text", "")))
-        results.write_atomic(partial, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-    partial.replace(final)
+    try:
+        if any("\r" in "".join(out.get("text", "")) for out in streams):
+            for out in streams:
+                out["text"] = _progress.last_states("".join(out.get("text", "")))
+            results.write_atomic(partial, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+        partial.replace(final)
+    except OSError as exc:  # a run folder made read-only or full meanwhile: the whole partial notebook stays
+        print(f"ingestlab: warning: the executed notebook stays at {partial} ({exc.strerror or exc})",
+              file=sys.stderr)
 
 
 # -- pre-flight -------------------------------------------------------------------------------
