@@ -25,6 +25,9 @@ class MariaDB(MySQL):
     :class:`MySQL` for what :meth:`apply_settings` may do there (``?set_global=true``).
     """
 
+    #: MariaDB 10.5+: ``SET GLOBAL innodb_max_purge_lag_wait = 0`` returns once the history list is empty.
+    PURGE_WAIT_SQL = "SET GLOBAL innodb_max_purge_lag_wait = 0"
+
     NAME = "mariadb"
     URL_SCHEMES = ("mariadb",)
     HAS_LOCAL_SERVER = True

@@ -407,11 +407,21 @@ class MySQL(MySQLProtocol):
         return int(self.execute("SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
                                 "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", [table])[0][0])
 
+    #: A statement that returns once InnoDB's purge has caught up (None: the server has none).
+    PURGE_WAIT_SQL: ClassVar[str | None] = None
+
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
-        """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page (a warning after ``timeout_s``)."""
+        """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page (a warning after ``timeout_s``).
+
+        Where the server has :attr:`PURGE_WAIT_SQL`, purge is waited for first: the pages it
+        dirties after the page cleaner's first pass would otherwise need a second pass a
+        second later (MariaDB 10.11 here: 2.0–2.9 s a settle, 1.1–1.7 s with the wait).
+        """
         self.execute(f"ANALYZE TABLE {self.quote(table)}")
         if not self.is_local:
             return
+        if self.PURGE_WAIT_SQL:
+            self.execute(self.PURGE_WAIT_SQL)
         before = self.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
         self.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
         try:
