@@ -35,6 +35,17 @@ def _one_line(res, code: int, *needles: str) -> str:
     return lines[0]
 
 
+def _start_01(out: Path, lab: Path, repeats: str = "200") -> tuple[subprocess.Popen, Path]:
+    """A run of 01 on the lab's PostgreSQL (sync_on only), returned once its first results are written."""
+    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", repeats,
+                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    folder = out / "01_insert_anatomy"
+    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    return proc, folder
+
+
 @pytest.fixture(scope="module")
 def pg(tmp_path_factory):
     """A lab PostgreSQL to reach by URL, with a password full of URL-hostile characters."""
@@ -166,10 +177,7 @@ def test_a_server_killed_mid_run_gives_one_line_exit_5_and_the_error_in_run_json
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path, signum):
     lab, out = tmp_path / "lab", tmp_path / "out"
-    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
-                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for(lambda: (out / "01_insert_anatomy" / "results.parquet").exists())
+    proc, _ = _start_01(out, lab)
     pids = _server_pids(lab)
     assert pids
     sent = time.monotonic()
@@ -259,12 +267,7 @@ def _fill(folder: Path) -> None:
 
 def test_a_disk_that_fills_up_mid_run_gives_one_line_exit_6_and_no_half_written_file(tmp_path, tiny_disk):
     lab, out = tmp_path / "lab", tiny_disk / "out"
-    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
-                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    folder = out / "01_insert_anatomy"
-    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
-    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    proc, folder = _start_01(out, lab)
     _fill(tiny_disk)
     _, err = proc.communicate(timeout=300)
     line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 6,
@@ -337,12 +340,8 @@ def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_r
 
 
 def test_a_kernel_killed_mid_run_gives_one_line_exit_4_its_error_in_run_json_and_leaves_nothing(tmp_path):
-    lab, out = tmp_path / "lab", tmp_path / "out"
-    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
-                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    folder = out / "01_insert_anatomy"
-    _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+    lab = tmp_path / "lab"
+    proc, folder = _start_01(tmp_path / "out", lab)
     (kernel,) = _kernel_pids(proc.pid)
     keys = [a for a in Path(f"/proc/{kernel}/cmdline").read_bytes().decode().split("\0") if a.endswith(".json")]
     assert keys and all(Path(k).exists() for k in keys)
@@ -364,11 +363,8 @@ def test_a_run_folder_made_read_only_mid_run_gives_one_line_exit_4_and_keeps_the
     if os.geteuid() != 0 or subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode:
         pytest.skip("making a folder immutable needs root and a file system with attributes (chattr)")
     subprocess.run(["chattr", "-i", str(probe)], check=True)
-    proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "20",
-                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, _ = _start_01(out, lab, repeats="20")
     try:
-        _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
         subprocess.run(["chattr", "+i", str(folder)], check=True)  # read-only even for root
         _, err = proc.communicate(timeout=180)
     finally:
