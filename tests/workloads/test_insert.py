@@ -155,3 +155,24 @@ def test_the_anatomy_table_holds_the_statement_beside_the_samples_and_the_fit():
     labels = [t.get_text() for leg in fig.axes[0].findobj(lambda a: a.__class__.__name__ == "Legend")
               for t in leg.get_texts()]
     assert "samples' median" in labels and "fitted overhead (95 % CI)" in labels and "commit" in labels
+
+
+def test_measure_runs_every_scenario_on_postgresql_15_with_the_anatomy_it_can_take(tmp_path):
+    """Issue Q: notebook 01 on PostgreSQL 15 (no pg_stat_io) completes, its anatomy saying which part it lacks."""
+    from ingestlab.engines import Engine
+
+    reason = Engine.class_of("postgres15").unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    params = insert.validate("postgres15", n=120, repeats=1, warmup=3, profile_n=4, variants="sync_on")
+    run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
+    data = insert.measure(params, run)
+    measured = data["samples"][~data["samples"]["warmup"]]
+    assert (measured.groupby(["variant", "scenario"])["rows"].sum() == 120).all()
+    assert set(measured["scenario"]) == set(insert.SCENARIOS)
+    assert run.meta["engines"][0]["server_version"].startswith("15.")
+    parts = anatomy.summary(data["anatomy"])
+    assert {"planning_ms", "execution_ms", "client_total_ms", "unexplained_share"} <= set(parts.columns)
+    assert "wal_flush_ms" not in parts or parts["wal_flush_ms"].isna().all()  # pg_stat_io is new in 16
+    missing = data["anatomy"][data["anatomy"]["pass"] == "unmeasured"]
+    assert set(missing["component"]) == {"wal_flush"} and "PostgreSQL 16" in missing["source"].iloc[0]
