@@ -16,6 +16,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import ClassVar
 
@@ -302,16 +303,31 @@ def _stop_all_live() -> None:
 atexit.register(_stop_all_live)
 
 
+#: Seconds a kernel told to stop (SIGTERM) has to unwind its cell (clients stopped, files closed) before it exits.
+KERNEL_GRACE_S = 1.5
+
+
 def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
     _stop_all_live()
+    code = 128 + signum
     if _in_kernel():
-        # IPython takes SystemExit for a cell's own and keeps serving: the kernel would live on until the
-        # runner's SIGKILL 10 s later. Its servers are stopped; files are written whole or not at all.
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(128 + signum)
-    raise SystemExit(128 + signum)
+        # IPython takes SystemExit for the cell's own and keeps serving: the kernel lived on until the runner's
+        # SIGKILL 10 s later. So the kernel exits once the cell has unwound (its `finally` blocks stop its
+        # clients), or after KERNEL_GRACE_S when the signal came between cells or the unwinding hangs.
+        shell = sys.modules["IPython"].get_ipython()
+        shell.events.register("post_execute", lambda: _exit_now(code))
+        timer = threading.Timer(KERNEL_GRACE_S, _exit_now, [code])
+        timer.daemon = True
+        timer.start()
+    raise SystemExit(code)
+
+
+def _exit_now(code: int) -> None:
+    """Exit this kernel at once (its servers are stopped; the lab writes files whole or not at all)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _in_kernel() -> bool:
