@@ -75,7 +75,8 @@ reproduce: $(STAMP) engines
 
 test: $(STAMP) engines
 	$(BIN)/ruff check lib tests bench
-	$(BIN)/python -m pytest -n 2 --nbval-lax --durations=50 tests lib/ingestlab notebooks
+	$(BIN)/python -m pytest -n 2 -m "not serial" --nbval-lax --durations=50 tests lib/ingestlab notebooks
+	$(BIN)/python -m pytest -m serial tests
 
 # JupyterLab rooted at the repository (runs/, figures/ and data/ in its file browser) on a kernel named
 # "ingestlab" (this venv); as root it needs --allow-root, which is harmless in a private container.

@@ -83,6 +83,8 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
         assert eng.count_rows("anat_call") == 3
 
+    @pytest.mark.serial  # the anatomy's total against the samples' median of the same moments: another test's
+    # load on the second core shifted one against the other by 57 % (CI of 8dc6cbc, bound 35 %)
     def test_a_slow_instrument_is_taken_out_of_the_anatomys_statement(self, eng, monkeypatch):
         """Issue M: an instrument that slows the observed statements does not slow the statement the anatomy reports.
 
