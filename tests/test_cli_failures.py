@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -172,6 +173,35 @@ def test_a_server_killed_mid_run_gives_one_line_exit_5_and_the_error_in_run_json
     meta = json.loads((out / "01_insert_anatomy" / "run.json").read_text())
     assert meta["completed"] is False and meta["error"]["exit_code"] == 5
     assert not _server_pids(lab)
+
+
+def test_a_server_stopped_mid_run_gives_one_line_exit_5_within_its_grace_and_leaves_nothing(tmp_path):
+    """SIGSTOP to the lab's PostgreSQL (the server and its backends): the run hung for good before."""
+    import psutil
+
+    from ingestlab.servers.watch import STOPPED_GRACE_S
+
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc, folder = _start_01(out, lab)
+    stopped = [p for pid in _server_pids(lab) for p in (psutil.Process(pid), *psutil.Process(pid).children(True))]
+    sent = time.monotonic()
+    for p in stopped:
+        p.suspend()
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        for p in stopped:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.resume()
+    took = time.monotonic() - sent
+    line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 5,
+                     "was stopped (a SIGSTOP", f"nothing for {STOPPED_GRACE_S:g} s")
+    assert took < STOPPED_GRACE_S + 10, (took, line)  # the grace, a look every 0.5 s, then the run's own clean-up
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["completed"] is False and meta["error"]["exit_code"] == 5 and "stopped" in meta["error"]["cause"]
+    assert not _server_pids(lab) and not any(p.is_running() and p.status() != "zombie" for p in stopped)
+    assert not [p for p in lab.iterdir() if is_server_folder(p)]
+    print(f"{took:.1f} s: {line}")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])

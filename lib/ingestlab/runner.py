@@ -31,6 +31,7 @@ from ingestlab.conninfo import (
 )
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
 from ingestlab.servers import reap
+from ingestlab.servers.watch import StoppedServerWatch
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
@@ -348,11 +349,13 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         interrupted: int | None = None
         kernel_log = _KernelStderr(target / "kernel.log")
         km = QuietKernelManager(kernel_name="python3")
+        watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
         try:
             kernel_log.__enter__()
-            papermill.execute_notebook(str(path), str(partial), parameters=injected,
-                                       cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
-                                       km=km, stderr_file=sys.stderr if progress else None)  # the kernel's own bars
+            with watch:
+                papermill.execute_notebook(str(path), str(partial), parameters=injected,
+                                           cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
+                                           km=km, stderr_file=sys.stderr if progress else None)  # its own bars
         except papermill.PapermillExecutionError as exc:
             error = _run_error(path.stem, target, exc.ename, exc.evalue, exc.traceback)
         except DeadKernelError as exc:  # killed (a signal, the out-of-memory killer) while running a cell
@@ -378,6 +381,10 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
                                         "exit_code": interrupted}, restored=restored or None)
             elif restored:
                 results.record_outcome(target, path.stem, injected, None, restored=restored)
+    if watch.cause is not None:  # whatever the notebook made of the killed server, this is why it failed
+        if error is None:
+            error = _run_error(path.stem, target, "ServerStopped", watch.cause, [watch.cause])
+        error = RunError(path.stem, watch.cause, error.log, EXIT_SERVER_LOST)
     if error is not None:
         unrecorded = results.record_outcome(target, path.stem, injected,
                                             {"cause": error.cause, "exit_code": error.exit_code,

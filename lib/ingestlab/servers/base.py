@@ -515,10 +515,14 @@ def _terminate(pid: int, timeout_s: float) -> None:
 
 
 def stop_processes(procs: list[psutil.Process], timeout_s: float) -> None:
-    """SIGTERM ``procs``, wait up to ``timeout_s`` for them to exit, SIGKILL those left; children are reaped."""
+    """SIGTERM ``procs``, wait up to ``timeout_s`` for them to exit, SIGKILL those left; children are reaped.
+
+    A stopped process (SIGSTOP) is continued after its SIGTERM, so that it acts on it now.
+    """
     for proc in procs:
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.terminate()
+            proc.resume()
     _, alive = psutil.wait_procs(procs, timeout=timeout_s)
     for proc in alive:
         with contextlib.suppress(psutil.NoSuchProcess):
