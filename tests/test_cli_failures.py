@@ -215,9 +215,10 @@ def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path, signum):
     _, err = proc.communicate(timeout=120)
     took = time.monotonic() - sent
     assert proc.returncode == 128 + signum, err[-2000:]
-    # the issue asks for 2 s; measured 0.8–0.9 s here, once 2.2 s: the kernel exits once its cell has unwound
-    # (servers stopped, clients too); before, IPython took the handler's SystemExit for the cell's and the
-    # kernel lived on until the runner's SIGKILL 10 s later (10.3 s)
+    # the issue asks for 2 s: 1.01–1.94 s in 10 runs on a quiet machine (/tmp/sigterm.py in O/Q's note), 3 s
+    # allowed beside the suite's other worker. The kernel exits once its cell has unwound (servers stopped,
+    # clients too), and the C loop returns every 0.1 s (256 synchronous commits held the signal 0.8 s); before,
+    # IPython took the handler's SystemExit for the cell's and the kernel lived until the SIGKILL 10 s later
     assert took < 3.0, f"{took:.1f} s"
     assert f"interrupted by {signal.Signals(signum).name}" in err and "Traceback" not in err
     assert not _server_pids(lab) and not any(is_server_folder(p) for p in lab.iterdir())

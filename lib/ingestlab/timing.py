@@ -35,9 +35,12 @@ SAMPLE_COLUMNS = ["statement_no", "warmup", "rows", "bytes", "elapsed_s", "start
 #: Which loop times statements sent through a :class:`NativeSender`: ``"c"`` (``ingestlab._timing``,
 #: built with the package) or ``"python"`` (no C compiler at install). Samples say which (``timer``).
 TIMER = "c" if _c is not None else "python"
-#: Statements per call into the C loop: between two calls (outside every statement's time) the
-#: loop takes Ctrl-C and moves the progress bar.
+#: Statements per call into the C loop at most: between two calls (outside every statement's time)
+#: the loop takes Ctrl-C and SIGTERM and moves the progress bar.
 C_CHUNK = 256
+#: Seconds a call into the C loop should last at most: the next call takes as many statements as
+#: fitted in this time in the last one (256 synchronous commits took 0.8 s here, and a SIGTERM waited).
+C_CHUNK_S = 0.1
 
 
 #: What :func:`anatomy frames <ingestlab.anatomy.frame>` name the client clock's source.
@@ -285,8 +288,8 @@ def time_calls(calls: Sequence[Callable[[], Any]], *, rows: Sequence[int], bytes
     :func:`time_statements` for calls with nothing left to prepare. When every call is a
     :class:`NativeCall` on one sender and the C half is built, the loop is C (``_timing.c``):
     clock, send, read, clock, with no interpreter between the readings or between two
-    statements but every :data:`C_CHUNK`-th (where the progress bar moves and Ctrl-C is
-    taken). Otherwise each call is timed from Python. The frame has a ``timer`` column saying
+    statements but every :data:`C_CHUNK`-th, or fewer so that a call lasts about
+    :data:`C_CHUNK_S` (where the progress bar moves and Ctrl-C is taken). Otherwise each call is timed from Python. The frame has a ``timer`` column saying
     which (``"c"``, ``"python"``), besides :func:`time_statements`' columns.
 
     Examples
@@ -304,13 +307,17 @@ def time_calls(calls: Sequence[Callable[[], Any]], *, rows: Sequence[int], bytes
     n, sender = len(calls), calls[0].sender
     stamps = array("q", bytes(16 * n))
     view = memoryview(stamps)
-    for lo in range(0, n, C_CHUNK):
-        chunk = calls[lo:lo + C_CHUNK]
+    lo, size = 0, C_CHUNK
+    while lo < n:
+        chunk = calls[lo:lo + size]
         done = _c.time_texts(sender.checked(), [c.text for c in chunk], view[2 * lo:2 * (lo + len(chunk))])
         if done != len(chunk):
             raise sender.failed(chunk[done].name)
         if progress is not None:
             progress(len(chunk))
+        took_ns = stamps[2 * (lo + len(chunk)) - 1] - stamps[2 * lo]
+        lo += len(chunk)
+        size = max(1, min(C_CHUNK, int(len(chunk) * C_CHUNK_S * 1e9 / max(took_ns, 1))))
     return _frame(stamps, n, rows, bytes_, warmup, driver).assign(timer="c")
 
 

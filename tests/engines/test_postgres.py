@@ -200,3 +200,30 @@ def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     assert "commit_with_wal_flush" in ladder and "commit" not in ladder
     row = anatomy.summary(frame.assign(engine="postgres15", variant="sync_on")).iloc[0]
     assert row["planning_ms"] > 0 and row["execution_ms"] > 0 and row["commit_with_wal_flush_ms"] > 0
+
+
+def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
+    """The issue saw 03 end in ``SystemError`` (exit 4) when its PostgreSQL died during COPY: a lost server is exit 5."""
+    import os
+    import signal
+
+    from ingestlab import runner
+
+    eng = Engine.resolve("postgres").start()
+    try:
+        eng.reset_table("copy_kill", SEED_COLUMNS)
+        backend = eng.execute("SELECT pg_backend_pid()")[0][0]
+        cols = [c for c, _ in SEED_COLUMNS]
+
+        def chunks():
+            yield datagen.rows_table(cols, datagen.seed_rows(5_000, seed=3))
+            os.kill(backend, signal.SIGKILL)  # between two pieces, as a crash or the out-of-memory killer would
+            for k in range(1, 20):
+                yield datagen.rows_table(cols, datagen.seed_rows(5_000, start_id=k * 10**6, seed=3))
+
+        with pytest.raises(Exception) as caught:
+            eng.bulk_load("copy_kill", cols, chunks())
+        cause, code = runner._describe(type(caught.value).__name__, str(caught.value))
+        assert code == runner.EXIT_SERVER_LOST, cause
+    finally:
+        eng.close()

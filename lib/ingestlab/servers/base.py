@@ -308,7 +308,6 @@ KERNEL_GRACE_S = 1.5
 
 
 def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
-    _stop_all_live()
     code = 128 + signum
     if _in_kernel():
         # IPython takes SystemExit for the cell's own and keeps serving: the kernel lived on until the runner's
@@ -318,7 +317,8 @@ def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
         shell.events.register("post_execute", lambda: _exit_now(code))
         timer = threading.Timer(KERNEL_GRACE_S, _exit_now, [code])
         timer.daemon = True
-        timer.start()
+        timer.start()  # before the servers are stopped: the grace counts from the signal
+    _stop_all_live()
     raise SystemExit(code)
 
 
