@@ -200,3 +200,85 @@ def test_malformed_session_variable_json_names_its_line():
     with pytest.raises(ProfileParseError, match="ChangedSessionVariables") as err:
         parse(text, "doris_profile")
     assert err.value.line_no is not None and err.value.line_no >= 9
+
+
+# Hand-written in the Doris 2.1 text shape, with an EXPLAIN pasted between the Summary and the
+# merged profile (as users paste "explain" and "show query profile" output together).
+PLAN_TEXT_PASTED_IN = """\
+Summary:
+   - Profile ID: 4f9f3a7b5c2e4a1d-9b8c7d6e5f4a3b2c
+   - Total: 2sec5ms
+   - Task State: OK
+PLAN FRAGMENT 0
+  OUTPUT EXPRS:
+    count(*)[#10]
+  PARTITION: UNPARTITIONED
+  VRESULT SINK
+  1:VAGGREGATE (update finalize)
+  |  output: count(*)[#10]
+----------------------------------------
+Execution  Summary:
+   - Plan Time: 12ms
+MergedProfile:
+     Fragments:
+       Fragment 0:
+         Pipeline 0(instance_num=1):
+           AGGREGATION_OPERATOR(id=1):
+             CommonCounters:
+               - ExecTime: avg 1.5ms, max 2ms, min 1ms
+"""
+
+
+def test_plan_text_and_a_separator_in_a_profile_are_skipped_line_by_line():
+    p = parse(PLAN_TEXT_PASTED_IN)
+    assert p.kind == "doris_profile"
+    assert (p.summary["total_ms"], p.summary["planning_ms"]) == (2005.0, 12.0)
+    assert p.value("ExecTime", stat="max") == 2.0
+    skipped = {s.line_no: s.text for s in p.skipped}
+    # the plan's first line, the plan lines indented under it, the separator
+    assert sorted(skipped) == [5, 6, 7, 8, 9, 10, 11, 12]
+    assert skipped[12].startswith("-----") and skipped[5] == "PLAN FRAGMENT 0"
+
+
+def test_execution_summary_spaced_as_another_release_prints_it_is_still_found():
+    p = parse(PLAN_TEXT_PASTED_IN.replace("Execution  Summary:", "ExecutionSummary:"))
+    assert p.summary["planning_ms"] == 12.0
+
+
+def test_counters_under_a_line_that_is_no_header_are_ambiguous():
+    text = PLAN_TEXT_PASTED_IN.replace("MergedProfile:", "Merged Profile follows")
+    with pytest.raises(ProfileParseError, match="ambiguous") as err:
+        parse(text, "doris_profile")
+    assert err.value.line_no == 15
+
+
+def test_two_summaries_with_different_totals_are_ambiguous():
+    text = "Summary:\n   - Total: 1sec\nSummary:\n   - Total: 2sec\n"
+    with pytest.raises(ProfileParseError, match="ambiguous") as err:
+        parse(text, "doris_profile")
+    assert err.value.line_no == 3
+
+
+def test_undashed_summary_of_the_doris_1_2_web_page_is_read():
+    text = "Query:\n  Summary:\n    Query ID: 9664\n    Total: 10s323ms\n    Doris Version: trunk\n"
+    p = parse(text)
+    assert (p.kind, p.summary["total_ms"], p.summary["version"]) == ("doris_profile", 10323.0, "trunk")
+    assert p.skipped == []
+
+
+def test_connectors_between_boxes_and_a_box_titled_without_an_id_are_read():
+    text = (
+        "Fragments:\n"
+        "  ┌──────────────────┐\n"
+        "  │[9: EXCHANGE_NODE]│\n"
+        "  │MaxActiveTime: 1ms│\n"
+        "  └──────────────────┘\n"
+        "         ┌┘\n"
+        " ┌─────────────┐\n"
+        " │[OlapScanner]│\n"
+        " │Fragment: 4  │\n"
+        " └─────────────┘\n"
+    )
+    p = parse(text)
+    assert sorted(p.items["path"].unique()) == ["Fragments/EXCHANGE_NODE (id=9)", "Fragments/OlapScanner"]
+    assert p.value("MaxActiveTime") == 1.0

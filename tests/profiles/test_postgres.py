@@ -253,3 +253,17 @@ def test_child_self_time_never_exceeds_its_parent_and_a_surplus_is_reported():
     own = p.operators.set_index("name")["time_ms"]
     assert own["Parallel Seq Scan on t"] == pytest.approx(10.0)  # 27 ms over three workers, capped at the Gather's 10
     assert p.summary["operator_self_sum_ms"] == pytest.approx(10.0)
+
+
+def test_a_note_inside_a_plan_is_skipped_and_the_plan_read():
+    text = NEVER_EXECUTED.replace("\n", "\n[... rows cut by the poster ...]\n", 1)
+    p = parse(text)
+    assert p.summary["execution_ms"] == 0.02
+    assert [s.text for s in p.skipped] == ["[... rows cut by the poster ...]"]
+
+
+def test_two_different_execution_times_are_ambiguous():
+    text = NEVER_EXECUTED + "Execution Time: 9.000 ms\n"
+    with pytest.raises(ProfileParseError, match="ambiguous") as err:
+        parse(text)
+    assert err.value.line_no == text.rstrip("\n").count("\n") + 1

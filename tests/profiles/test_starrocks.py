@@ -190,7 +190,6 @@ def _last_line_no(text: str) -> int:
         ),
         pytest.param(INSERT_PROFILE[: INSERT_PROFILE.index("PushRowNum") + 4] + "\n", None, id="cut-mid-counter"),
         pytest.param("Query:\n  Summary:\n     - Query ID: 1\n     - Start Time: 2024", 4, id="cut-in-summary"),
-        pytest.param("Query:\n  Summary:\n     - Total: 1ms\n  ### garbage ###\n", 4, id="garbage-line"),
         pytest.param(
             "Query:\n  Summary:\n     - Total: 1ms\n  Planner\n     - Total: 1ms\n", 4, id="header-without-colon"
         ),
@@ -200,6 +199,16 @@ def test_corrupt_raw_profile_raises_with_the_line(text, line_no):
     with pytest.raises(ProfileParseError) as err:
         parse(text, "starrocks_profile")
     assert err.value.line_no == (line_no or _last_line_no(text))
+
+
+def test_a_stray_line_without_counters_under_it_is_skipped_not_rejected():
+    # Was rejected as corrupt (case "garbage-line" above): a line that is neither a counter nor
+    # a header, with nothing under it, changes no number of the profile, so it is reported in
+    # Profile.skipped and the profile is read. A header without its colon that has counters
+    # under it ("header-without-colon") stays an error: which section they belong to is ambiguous.
+    p = parse("Query:\n  Summary:\n     - Total: 1ms\n  ### garbage ###\n", "starrocks_profile")
+    assert p.summary["total_ms"] == 1.0
+    assert [(s.line_no, s.text) for s in p.skipped] == [(4, "  ### garbage ###")]
 
 
 def test_analyze_profile_table_without_closing_border_raises(sample):
@@ -260,3 +269,31 @@ def test_a_profile_list_statement_continued_on_an_empty_celled_row():
     assert p.summary["profile_count"] == 1
     assert p.items[(p.items["path"] == "q1") & (p.items["key"] == "Statement")]["value_raw"].tolist() == [
         "select 1,", "2"]
+
+
+def test_two_profiles_in_one_input_are_ambiguous():
+    one = "Query:\n  Summary:\n     - Total: 1ms\n"
+    with pytest.raises(ProfileParseError, match="ambiguous") as err:
+        parse(one + one.replace("1ms", "2ms"), "starrocks_profile")
+    assert err.value.line_no == 4
+
+
+def test_a_vertical_row_label_glued_to_the_root_is_peeled_and_the_lines_above_skipped():
+    text = (
+        "mysql> ANALYZE PROFILE FROM 'x';\n"
+        "ERROR 1064 (HY000): something is null\n"
+        "*************************** 1. row ***************************\n"
+        "get_query_profile('x'): Query:\n"
+        "  Summary:\n"
+        "     - Total: 15s354ms\n"
+    )
+    p = parse(text)
+    assert (p.kind, p.summary["total_ms"]) == ("starrocks_profile", 15354.0)
+    assert any("get_query_profile('x')" in what for what in p.peeled)
+    assert [s.line_no for s in p.skipped] == [2, 3]
+
+
+def test_lines_before_the_summary_of_an_analyzed_profile_are_skipped():
+    text = "-- pasted from the console\nSummary\n    TotalTime: 1s\n    ExecutionTime: 900ms\n"
+    p = parse(text, "starrocks_analyze_profile")
+    assert (p.summary["total_ms"], [s.line_no for s in p.skipped]) == (1000.0, [1])

@@ -87,3 +87,14 @@ def test_truncated_yugabyte_output_raises():
     with pytest.raises(ProfileParseError, match="Execution Time") as err:
         yugabyte.parse(text)
     assert err.value.line_no == 4
+
+
+def test_peak_memory_usage_alone_tells_yugabyte_from_postgres():
+    # EXPLAIN ANALYZE without DIST: YugabyteDB's own summary line is its only mark (v2.18 docs).
+    text = (
+        " Seq Scan on t  (cost=0.00..1.00 rows=1 width=4) (actual time=0.1..0.2 rows=1 loops=1)\n"
+        " Planning Time: 0.100 ms\n Execution Time: 0.200 ms\n Peak Memory Usage: 8 kB\n"
+    )
+    assert detect(text) == "yugabyte_explain"
+    assert parse(text).summary["peak_memory_bytes"] == 8 * 1024
+    assert detect(text.replace(" Peak Memory Usage: 8 kB\n", "")) == "postgres_explain_text"

@@ -10,12 +10,40 @@ import pandas as pd
 
 from ._values import Value, expand
 
-__all__ = ["ITEM_COLUMNS", "OPERATOR_COLUMNS", "Profile", "ProfileBuilder", "lookup"]
+__all__ = ["ITEM_COLUMNS", "OPERATOR_COLUMNS", "Profile", "ProfileBuilder", "SkippedLine", "lookup"]
 
 #: Columns of `Profile.items`, one row per (path, key, stat).
 ITEM_COLUMNS = ("path", "key", "stat", "value_raw", "value", "unit", "line_no")
 #: Columns of `Profile.operators`, one row per operator (plan node, stage).
 OPERATOR_COLUMNS = ("name", "path", "time_ms")
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """One input line a parser did not understand and left out, the rest being unambiguous.
+
+    Attributes
+    ----------
+    line_no : int or None
+        1-based line of the input (of the file, for a fixture), when known.
+    text : str
+        The line as printed, without its line terminator.
+    reason : str
+        Why it was left out, in a few words (``not a counter, a section or a plan line``).
+
+    Examples
+    --------
+    >>> SkippedLine(4, "  ### garbage ###", "not a counter or a section").as_dict()
+    {'line_no': 4, 'text': '  ### garbage ###', 'reason': 'not a counter or a section'}
+    """
+
+    line_no: int | None
+    text: str
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as a JSON-ready dict (``line_no``, ``text``, ``reason``)."""
+        return {"line_no": self.line_no, "text": self.text, "reason": self.reason}
 
 
 @dataclass
@@ -46,6 +74,13 @@ class Profile:
     warnings : list of str
         What the parser noticed but did not hide: operator self-times that add up to more
         than the statement's time, a Stream Load reply whose parts overlap, ...
+    skipped : list of SkippedLine
+        Lines the parser did not understand and left out, in input order: plan text pasted
+        into a profile tree, a stray separator or error line, a note in an EXPLAIN plan.
+        A line is only skipped when the rest of the input reads the same without it; a line
+        that makes the input ambiguous (counters under an unknown header, a second headline
+        total, a tree cut mid-way) raises `ProfileParseError` instead. Empty when every
+        line was understood.
     """
 
     kind: str
@@ -54,6 +89,7 @@ class Profile:
     operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(OPERATOR_COLUMNS)))
     peeled: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    skipped: list[SkippedLine] = field(default_factory=list)
 
     def value(self, key: str, path: str | None = None, stat: str | None = None) -> float:
         """Return the first numeric value of `key` (optionally under `path`), NaN if absent.
@@ -143,6 +179,7 @@ class ProfileBuilder:
         self._items: list[tuple] = []
         self._operators: list[tuple] = []
         self.warnings: list[str] = []
+        self.skipped: list[SkippedLine] = []
 
     def add(
         self, path: str, key: str, raw: str, line_no: int | None = None, stat: str | None = None
@@ -170,6 +207,10 @@ class ProfileBuilder:
         number = math.nan if value is None else float(value)
         shown = "" if raw is None else str(raw)
         self._items.append((path, key, stat, shown, number, unit, line_no))
+
+    def skip(self, line_no: int | None, text: str, reason: str) -> None:
+        """Record a line left out as not understood (see `Profile.skipped`)."""
+        self.skipped.append(SkippedLine(line_no, text.rstrip("\r\n"), reason))
 
     def __len__(self) -> int:
         """How many item rows have been added."""
@@ -224,7 +265,8 @@ class ProfileBuilder:
         self.check_operator_sum()
         operators = pd.DataFrame(self._operators, columns=list(OPERATOR_COLUMNS))
         operators["time_ms"] = operators["time_ms"].astype(float)
+        skipped = sorted(self.skipped, key=lambda s: (s.line_no is None, s.line_no or 0))
         return Profile(
             self.kind, clean_summary(self.summary), self.items_frame(), operators,
-            list(peeled or []), list(self.warnings),
+            list(peeled or []), list(self.warnings), skipped,
         )

@@ -9,7 +9,7 @@ from ..errors import ProfileParseError
 from ._profile import ProfileBuilder
 from ._values import Value, expand_pairs
 
-__all__ = ["Line", "Section", "indent_tree", "join_continuations", "read_counter_tree"]
+__all__ = ["Line", "Section", "canonical", "indent_tree", "join_continuations", "read_counter_tree"]
 
 # "- Key: value", "- Key" (a bare flag) or "- Key:" (a group of sub-counters).
 _ITEM = re.compile(r"^- (?P<key>[^\n]*?)\s*:(?:[ \t](?P<value>.*)|$)", re.DOTALL)
@@ -24,6 +24,26 @@ _METRIC_GROUPS = {"CommonMetrics", "UniqueMetrics", "CommonCounters", "CustomCou
 _METRIC_GROUPS |= {"FileScanner", "FilePRead"}
 _BARE_FLAG = re.compile(r"^(Is[A-Z]\w*|Sql Statement)$")
 _MULTILINE_KEYS = {"Sql Statement"}
+# "Key: value" without the "- " of a counter: Doris 1.2's FE web page prints its Summary so.
+_PLAIN_PAIR = re.compile(r"^(?P<key>[A-Za-z][\w .()/%-]*?):\s+(?P<value>\S.*)$")
+#: Sections (by `canonical` name) whose undashed "Key: value" lines are read as counters.
+_PLAIN_PAIR_SECTIONS = {"summary", "executionsummary"}
+_SKIPPED = "neither a counter ('- Key: value') nor a section header ('Name:')"
+_SKIPPED_UNDER = "indented under a line that is neither a counter nor a section header"
+
+
+def canonical(name: str) -> str:
+    """A section name as compared across releases: without whitespace, in lower case.
+
+    Releases space the same headers differently (``Execution  Summary:``, ``Pipeline  :  4``,
+    ``ChangedSessionVariables`` and ``Changed Session Variables``).
+
+    Examples
+    --------
+    >>> canonical("Execution  Summary") == canonical("ExecutionSummary")
+    True
+    """
+    return re.sub(r"\s+", "", name).lower()
 
 
 @dataclass
@@ -151,8 +171,16 @@ def _item_parts(line: Line) -> tuple[str, str, int | None]:
     return body[2:].strip(), "", None  # a bare flag such as "- IsFinalSink"
 
 
+def _subtree(line: Line) -> list[Line]:
+    """The line and every line indented under it, in input order."""
+    out = [line]
+    for child in line.children:
+        out.extend(_subtree(child))
+    return out
+
+
 def read_counter_tree(
-    lines: list[tuple[int, str]], builder: ProfileBuilder, *, root_path: str = ""
+    lines: list[tuple[int, str]], builder: ProfileBuilder, *, root_path: str = "", plain_pairs: bool = False
 ) -> list[Section]:
     """Read a raw profile tree of ``Section:`` headers and ``- Key: value`` counters.
 
@@ -170,6 +198,9 @@ def read_counter_tree(
         Receives the item rows.
     root_path : str, optional
         Prefix for every path.
+    plain_pairs : bool, optional
+        Read undashed ``Key: value`` lines as counters everywhere (box contents); by default
+        only under a ``Summary`` section, where Doris 1.2's web page prints them so.
 
     Returns
     -------
@@ -180,8 +211,11 @@ def read_counter_tree(
     Raises
     ------
     ProfileParseError
-        On a line that is neither a counter nor a section header, and when the tree visibly
-        ends early (a last section without content, a last counter cut before its colon).
+        When counters sit under a line that is neither a counter nor a section header (which
+        section they belong to is ambiguous), and when the tree visibly ends early (a last
+        section without content, a last counter cut before its colon). Any other line that
+        is neither a counter nor a header (plan text, a separator, an error line, a prompt)
+        is left out, with the lines under it, and recorded with `ProfileBuilder.skip`.
     """
     roots = indent_tree(join_continuations(lines))
     if not roots:
@@ -209,11 +243,13 @@ def read_counter_tree(
             return
         header = _SECTION.match(line.text)
         if not header:
-            raise ProfileParseError(
-                "unrecognised line in profile tree: expected '- Key: value' or 'Section:'",
-                line.line_no,
-                line.raw,
-            )
+            pair = _PLAIN_PAIR.match(line.text)
+            if pair and not line.children and (plain_pairs or canonical(section.name) in _PLAIN_PAIR_SECTIONS):
+                for v in builder.add(section.path, pair["key"].strip(), pair["value"], line.line_no):
+                    section.values.setdefault((v.key, v.stat), v)
+                return
+            skip(line)
+            return
         name = header["name"].strip()
         child = Section(f"{section.path}/{name}" if section.path else name, name, line.line_no)
         sections.append(child)
@@ -227,21 +263,40 @@ def read_counter_tree(
         for sub in line.children:
             walk(sub, child)
 
+    skipped: set[int] = set()
+
+    def skip(line: Line) -> None:
+        below = _subtree(line)[1:]
+        counter = next((sub for sub in below if sub.text.startswith("- ")), None)
+        if counter is not None:
+            raise ProfileParseError(
+                f"counters under a line that is {_SKIPPED}: which section they belong to is ambiguous "
+                f"(first counter at line {counter.line_no})",
+                line.line_no,
+                line.raw,
+            )
+        builder.skip(line.line_no, line.raw, _SKIPPED)
+        for sub in below:
+            builder.skip(sub.line_no, sub.raw, _SKIPPED_UNDER)
+        skipped.update(id(sub) for sub in (line, *below))
+
     for root in roots:
         walk(root, top)
-    _check_complete(roots)
+    _check_complete(roots, skipped)
     return sections
 
 
-def _last_line(roots: list[Line]) -> Line:
-    line = roots[-1]
-    while line.children:
-        line = line.children[-1]
-    return line
+def _last_line(roots: list[Line], skipped: set[int]) -> Line | None:
+    """The last line that was read (not skipped), or None when every line was skipped."""
+    kept = [line for root in roots for line in _subtree(root) if id(line) not in skipped]
+    return kept[-1] if kept else None
 
 
-def _check_complete(roots: list[Line]) -> None:
-    last = _last_line(roots)
+def _check_complete(roots: list[Line], skipped: set[int]) -> None:
+    last = _last_line(roots, skipped)
+    if last is None:
+        first = roots[0]
+        raise ProfileParseError(f"no counter or section header found: every line is {_SKIPPED}", first.line_no, first.raw)
     if last.text.startswith("- "):
         key = last.text[2:].strip()
         if ":" not in last.text and not _BARE_FLAG.match(key) and not _PLANNER_ITEM.match(last.text):

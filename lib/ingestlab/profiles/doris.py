@@ -9,7 +9,7 @@ from ._profile import Profile, ProfileBuilder, lookup, lookup_text
 from ._relaxed_json import RelaxedJSONError, loads_at
 from ._table import Table, find_box_tables, find_pipe_tables, read_vertical
 from ._text import is_prompt, numbered_lines
-from ._tree import Section, read_counter_tree
+from ._tree import Section, canonical, read_counter_tree
 from ._values import expand_pairs
 
 __all__ = ["KINDS", "parse", "sniff"]
@@ -25,12 +25,17 @@ _MARKERS = re.compile(
     r"|^\|\s*Profile ID\s*\|"
     r"|^\|\s*Instances\s*\|\s*Host\s*\|"
     r"|^\s*WaitAndFetchResultTime:"
+    # an instance of a 1.x/2.0 non-pipeline tree: Doris ids are two 16-hex halves
+    r"|^\s*Instance [0-9a-f]{16}-[0-9a-f]{16} \(host="
+    r"|^\s*SimpleProfile:\s*$"
     r"|^\s*│\[-?\d+: \w+\]",
     re.MULTILINE,
 )
-_BOX_TITLE = re.compile(r"^\[(?P<id>-?\d+): (?P<name>[^\]]+)\]$")
+# "[9: EXCHANGE_NODE]", or "[OlapScanner]" for the scanner boxes under a scan node.
+_BOX_TITLE = re.compile(r"^\[(?:(?P<id>-?\d+): )?(?P<name>[^\]]+)\]$")
 _BOX_ATTRS = re.compile(r"^\((?P<attrs>.*)\)$")
-_CONTAINERS = ("Execution Profile", "Instance", "Fragment", "PipelineTask")
+#: Section names (`canonical`) that hold operators but are none themselves.
+_CONTAINERS = ("executionprofile", "instance", "fragment", "pipelinetask")
 _COUNTER_GROUPS = {"CommonCounters", "CustomCounters", "Counters"}
 
 # (counter in the Summary section, summary key): the first one found wins.
@@ -114,7 +119,7 @@ def _own_time(section: Section) -> float | None:
 
 def _add_operators(sections: list[Section], builder: ProfileBuilder) -> None:
     for section in sections:
-        if section.name.startswith(_CONTAINERS) or section.path in ("", "Query", "Summary"):
+        if canonical(section.name).startswith(_CONTAINERS) or section.path in ("", "Query", "Summary"):
             continue
         own = _own_time(section)
         if own is None:
@@ -130,7 +135,7 @@ def _add_operators(sections: list[Section], builder: ProfileBuilder) -> None:
 def _take_json_variables(body: list[tuple[int, str]], builder: ProfileBuilder) -> None:
     """Doris 3.x prints ``ChangedSessionVariables:`` as a JSON array: read it, drop its lines."""
     for i, (line_no, line) in enumerate(body):
-        if line.strip() not in ("ChangedSessionVariables:", "Changed Session Variables:"):
+        if canonical(line) != "changedsessionvariables:":
             continue
         j = i + 1
         while j < len(body) and not body[j][1].strip():
@@ -180,20 +185,34 @@ def _parse_tree(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
     sections = read_counter_tree(body, builder)
     items = builder.items_frame()
     summary = builder.summary
-    summary_path = next((s.path for s in sections if s.name == "Summary"), None)
+    _check_one_total(sections, body)
+    summary_path = next((s.path for s in sections if canonical(s.name) == "summary"), None)
     if summary_path is not None:
         for key, name in _SUMMARY_TEXT:
             if summary.get(name) is None:
                 summary[name] = lookup_text(items, key, under=summary_path)
         summary["total_ms"] = lookup(items, "Total", path=summary_path)
-    execution_summary = next((s.path for s in sections if s.name == "Execution Summary"), None)
+    execution_summary = next((s.path for s in sections if canonical(s.name) == "executionsummary"), None)
     if execution_summary is not None:
         summary["planning_ms"] = lookup(items, "Plan Time", path=execution_summary)
     for section in sections:
-        if section.name.startswith("Execution Profile"):
+        if canonical(section.name).startswith("executionprofile"):
             summary["execution_ms"] = section.get("Active")
             break
     _add_operators(sections, builder)
+
+
+def _check_one_total(sections: list[Section], body: list[tuple[int, str]]) -> None:
+    """Refuse two Summary sections whose Totals differ: two profiles pasted into one input."""
+    totals = [(s, s.get("Total")) for s in sections if canonical(s.name) == "summary" and s.get("Total") is not None]
+    for section, total in totals[1:]:
+        if total != totals[0][1]:
+            raise ProfileParseError(
+                f"a second Summary with another Total ({total:g} ms; the first, at line {totals[0][0].line_no}, "
+                f"says {totals[0][1]:g} ms): which profile to read is ambiguous; give one profile per input",
+                section.line_no,
+                dict(body)[section.line_no],
+            )
 
 
 def _parse_tables(tables: list[Table], builder: ProfileBuilder) -> None:
@@ -244,11 +263,14 @@ def _parse_boxes(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
     root = ""
     open_boxes: list[tuple[int, int, int, list[tuple[int, str]]]] = []  # left, right, line, content
     closed: list[tuple[int, list[tuple[int, str]]]] = []
-    for line_no, line in lines:
+    for index, (line_no, line) in enumerate(lines):
         stripped = line.strip()
         if not open_boxes and re.match(r"^\w[\w ]*:$", stripped):
             root = stripped[:-1]  # "Instance:"
+        below = lines[index + 1][1] if index + 1 < len(lines) else ""
         for left in [i for i, ch in enumerate(line) if ch == "┌"]:
+            if line[left + 1 : left + 2] not in ("─", "-") or not below.startswith("│", left):
+                continue  # a connector between boxes (┌┘, ┌──┴──┐), not a box's top
             right = line.find("┐", left)
             if right < 0:
                 raise ProfileParseError("box top without its right corner", line_no, line)
@@ -281,7 +303,7 @@ def _parse_boxes(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
         title = _BOX_TITLE.match(rows[0][1].strip())
         if not title:
             raise ProfileParseError("box does not start with an '[id: Name]' title", *rows[0])
-        name = f"{title['name']} (id={title['id']})"
+        name = f"{title['name']} (id={title['id']})" if title["id"] is not None else title["name"]
         path = f"{root}/{name}" if root else name
         section = Section(path, name, rows[0][0])
         rest = rows[1:]
@@ -291,7 +313,7 @@ def _parse_boxes(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
                 section.values.setdefault((value.key, value.stat), value)
             rest = rest[1:]
         if rest:
-            for sub in read_counter_tree(rest, builder, root_path=path):
+            for sub in read_counter_tree(rest, builder, root_path=path, plain_pairs=True):
                 section.values.update({k: v for k, v in sub.values.items() if k not in section.values})
         sections.append(section)
     _add_operators(sections, builder)

@@ -32,6 +32,10 @@ _FOOTER = re.compile(r"^\(\d+ [^\d\s()]+\)$")
 _SUMMARY_STARTERS = re.compile(
     r"^(Planning [Tt]ime|Execution [Tt]ime|Total runtime|Planning|JIT|Settings|Query Identifier|Serialization)$"
 )
+# A line shaped like plan structure: a child node ("->"), or node or target text with costs.
+_PLAN_SHAPED = re.compile(r"^->|\((?:cost|actual)[ =]|^(?:Insert|Update|Delete|Merge) on ")
+#: Summary keys that are the statement's headline times: a second, different value is ambiguous.
+_HEADLINE_KEYS = ("planning_ms", "execution_ms")
 _SUM_COUNT = re.compile(r"^sum: (?P<sum>[\d.]+), count: (?P<count>[\d.]+)$")
 _MODIFY = re.compile(r"^(?P<op>Insert|Update|Delete|Merge) on ")
 
@@ -201,7 +205,14 @@ class ExplainParser:
         if path == "Summary" and values:
             name = self.summary_key(key, values[0].unit)
             if name is not None and values[0].unit is not None:
-                builder.summary.setdefault(name, values[0].value)
+                known = builder.summary.setdefault(name, values[0].value)
+                if name in _HEADLINE_KEYS and known != values[0].value:
+                    raise ProfileParseError(
+                        f"a second {key!r} of {values[0].value:g} ms after one of {known:g} ms: "
+                        "which statement's time to read is ambiguous; give one EXPLAIN per input",
+                        line_no,
+                        f"{key}: {raw}",
+                    )
 
     def _add_property(
         self, builder: ProfileBuilder, node: _Node | None, path: str, key: str, value: str, line_no: int
@@ -287,7 +298,12 @@ class ExplainParser:
                     continue
                 if in_summary:
                     break  # whatever follows the plan (a psql command, a localized footer)
-                raise ProfileParseError("unrecognised line in EXPLAIN output", line_no, raw)
+                if _PLAN_SHAPED.search(stripped):
+                    # A node or target we cannot place (cut mid-line, or a target outside a
+                    # write): skipping it would silently change the tree.
+                    raise ProfileParseError("unrecognised plan line: a node or target that cannot be placed", line_no, raw)
+                builder.skip(line_no, raw, "not a plan node, a node property or a summary line")
+                continue
             key, value = prop["key"].strip(), (prop["value"] or "").strip()
             if not in_summary and (_SUMMARY_STARTERS.match(key) or indent <= root.column):
                 in_summary = True

@@ -9,7 +9,7 @@ from ..errors import ProfileParseError
 from ._profile import Profile, ProfileBuilder, lookup, lookup_text
 from ._table import find_box_tables
 from ._text import is_prompt, numbered_lines, strip_ansi
-from ._tree import Line, Section, indent_tree, read_counter_tree
+from ._tree import Line, Section, canonical, indent_tree, read_counter_tree
 
 __all__ = ["KINDS", "parse", "sniff"]
 
@@ -30,6 +30,8 @@ _GLYPH = re.compile(r"[└├]──")
 _RANKED = re.compile(r"^\d+\.\s+(?P<name>.+?)\s*:\s+(?P<value>[^:]+)$")
 _ROLE = re.compile(r"^<(?P<role>[A-Z]+)>\s*")
 _METRIC_GROUPS = {"CommonMetrics", "UniqueMetrics"}
+# "get_query_profile('<id>'): Query:": a \G row's column label glued to the tree's root line.
+_GLUED_ROOT = re.compile(r"^(?P<label>\S.*\)):\s*(?P<root>Query|Load):\s*$", re.MULTILINE)
 
 # Summary counters of the raw tree: (counter name, summary key).
 _RAW_SUMMARY_NUMBERS = (
@@ -71,7 +73,7 @@ def sniff(text: str) -> str | None:
         return "starrocks_profilelist"
     if _ANALYZED_PLAIN.search(text) and _GLYPH.search(text):
         return "starrocks_analyze_profile"
-    if _RAW_ROOT.search(text) or _RAW_MARKERS.search(text):
+    if _RAW_ROOT.search(text) or _RAW_MARKERS.search(text) or _GLUED_ROOT.search(text):
         return "starrocks_profile"
     return None
 
@@ -102,28 +104,40 @@ def parse(text: str, kind: str) -> Profile:
     """
     lines = numbered_lines(text)
     builder = ProfileBuilder(kind)
+    peeled: list[str] = []
     if kind == "starrocks_profilelist":
         _parse_profilelist(lines, builder)
     elif kind == "starrocks_analyze_profile":
         content = [(no, strip_ansi(line)) for no, line in _explain_string_lines(lines)]
         first = next((line.strip() for _, line in content if line.strip()), "")
         if first in ("Query:", "Load:"):
-            _parse_raw(content, builder)  # a load's ANALYZE PROFILE returns the raw tree
+            peeled = _parse_raw(content, builder)  # a load's ANALYZE PROFILE returns the raw tree
         else:
             _parse_analyzed(content, builder)
     elif kind == "starrocks_profile":
-        _parse_raw(lines, builder)
+        peeled = _parse_raw(lines, builder)
     else:
         raise ProfileParseError(f"not a StarRocks kind: {kind!r}; expected one of {KINDS}")
-    return builder.build()
+    return builder.build(peeled)
 
 
 # --- raw profile tree ---------------------------------------------------------------
 
 
-def _unwrap_raw(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], bool]:
-    """Drop prompts and a ``["..."]`` string wrapper; detect an explicit ``...`` cut."""
+def _unwrap_raw(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], bool, list[str]]:
+    """Drop prompts and a ``["..."]`` string wrapper; detect an explicit ``...`` cut.
+
+    Returns the body, whether it was cut, and what was peeled (a ``\\G`` column label glued
+    before the root, as ``select get_query_profile('<id>')\\G`` prints it).
+    """
     body = list(lines)
+    peeled: list[str] = []
+    for i, (no, line) in enumerate(body):
+        glued = _GLUED_ROOT.match(line)
+        if glued:
+            body[i] = (no, glued["root"] + ":")
+            peeled.append(f"the \\G column label {glued['label']!r} glued before '{glued['root']}:'")
+            break
     while body and (not body[0][1].strip() or is_prompt(body[0][1])):
         body.pop(0)
     while body and not body[-1][1].strip():
@@ -142,7 +156,7 @@ def _unwrap_raw(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], bo
         # The publisher cut the profile and said so: drop the partial last line.
         truncated = True
         body.pop()
-    return body, truncated
+    return body, truncated, peeled
 
 
 def _operator_name(section: Section) -> str:
@@ -150,14 +164,29 @@ def _operator_name(section: Section) -> str:
     return parts[-2] if section.name in _METRIC_GROUPS and len(parts) > 1 else section.name
 
 
-def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
-    body, truncated = _unwrap_raw(lines)
+def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> list[str]:
+    body, truncated, peeled = _unwrap_raw(lines)
     sections = read_counter_tree(body, builder)
     items = builder.items_frame()
     summary = builder.summary
-    root = sections[1].name if len(sections) > 1 else ""
+    roots = [s for s in sections[1:] if "/" not in s.path and s.name in ("Query", "Load")]
+    if len(roots) > 1:
+        # Two profiles pasted one after the other: whose Total is the headline is ambiguous.
+        second = roots[1]
+        raise ProfileParseError(
+            f"a second profile root {second.name + ':'!r} (the first at line {roots[0].line_no}): "
+            "which profile to read is ambiguous; give one profile per input",
+            second.line_no,
+            dict(body)[second.line_no],
+        )
+    root = roots[0].name if roots else ""
     if root in ("Query", "Load"):
-        summary_path = f"{root}/Summary"
+        # "Summary" as this release spells it (spacing differs between releases).
+        summary_path = next(
+            (s.path for s in sections if s.path.startswith(root + "/") and s.path.count("/") == 1
+             and canonical(s.name) == "summary"),
+            f"{root}/Summary",
+        )
         if not any(s.path == summary_path for s in sections):
             line_no = sections[1].line_no
             raise ProfileParseError(f"{root}: profile has no Summary section", line_no, dict(body)[line_no])
@@ -173,7 +202,7 @@ def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
         for section in sections:
             # "Fragment <instance id>" at the top: a BE log's tree of one fragment instance
             top_fragment = section.name.startswith("Fragment ") and section.path == section.name
-            if section.name.startswith("Execution Profile") or top_fragment:
+            if canonical(section.name).startswith("executionprofile") or top_fragment:
                 summary["execution_ms"] = section.get("Active")
                 break
 
@@ -198,6 +227,7 @@ def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> None:
         summary["olap_table_sink_ms"] = max(sinks)
     if truncated:
         summary["truncated"] = True
+    return peeled
 
 
 # --- ANALYZE PROFILE / EXPLAIN ANALYZE ------------------------------------------------
@@ -265,11 +295,13 @@ def _parse_analyzed(content: list[tuple[int, str]], builder: ProfileBuilder) -> 
         if line == line.lstrip() and (stripped == "Summary" or _FRAGMENT.match(stripped)):
             blocks.append((stripped, no, []))
         elif not blocks:
-            raise ProfileParseError("expected 'Summary' or 'Fragment N' to start the analyzed profile", no, line)
+            # Before the first block: plan text or a note pasted above it; nothing to read.
+            builder.skip(no, line, "before the 'Summary' that starts the analyzed profile")
         else:
             blocks[-1][2].append((no, line))
     if not blocks:
-        raise ProfileParseError("no ANALYZE PROFILE content found")
+        first = next(((no, line) for no, line in content if line.strip()), (None, None))
+        raise ProfileParseError("no 'Summary' or 'Fragment N' block: not an analyzed profile", *first)
 
     for name, no, body in blocks:
         if name == "Summary":

@@ -12,6 +12,8 @@ __all__ = ["KINDS", "YugabyteExplainParser", "parse", "sniff"]
 _YB_MARKERS = re.compile(
     r"Storage (?:Table |Index )?(?:Read|Write|Flush) (?:Requests|Execution Time)"
     r"|Storage Execution Time|Catalog (?:Read|Write) Requests|Storage Rows Scanned"
+    # YugabyteDB's own summary line; PostgreSQL prints no such line (its MEMORY option says "Memory:")
+    r"|^\s*Peak Memory Usage: \d+ kB\s*$"
     r"|^\s*(?:->\s+)?YB ",
     re.MULTILINE,
 )
