@@ -164,6 +164,23 @@ def test_profile_command_reports_a_corrupt_file_clearly(body, tmp_path, capsys):
     assert err.startswith("ingestlab: error:") and "line" in err and "Traceback" not in err
 
 
+def test_profile_command_says_how_many_lines_it_skipped_and_lists_them_in_json(tmp_path, capsys):
+    from ingestlab.cli import main
+
+    path = tmp_path / "profile.txt"
+    path.write_text("Query:\n  Summary:\n     - Total: 1ms\n  ### pasted twice ###\n  ----------\n")
+    assert main(["profile", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "  2 lines not understood, skipped: see --json" in text.splitlines()
+    assert main(["profile", "--json", str(path)]) == 0
+    skipped = json.loads(capsys.readouterr().out)["skipped"]
+    assert [(s["line_no"], s["text"]) for s in skipped] == [(4, "  ### pasted twice ###"), (5, "  ----------")]
+    assert all(s["reason"] for s in skipped)
+    path.write_text("Query:\n  Summary:\n     - Total: 1ms\n")
+    assert main(["profile", str(path)]) == 0
+    assert "skipped" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("url", ["arangodb://u:secret@127.0.0.1:1/db", "yugabytedb://u:secret@127.0.0.1:1/db"])
 def test_a_server_url_on_a_closed_port_fails_fast_in_one_line_and_writes_nothing(url, tmp_path):
     out = tmp_path / "out"

@@ -91,7 +91,8 @@ def _parser() -> argparse.ArgumentParser:
 
     prof = sub.add_parser("profile", help="print the anatomy of a profile, EXPLAIN output or load reply")
     prof.add_argument("file", type=Path)
-    prof.add_argument("--json", action="store_true", help="print JSON")
+    prof.add_argument("--json", action="store_true",
+                      help="print JSON, with the lines not understood and left out under 'skipped'")
 
     runs = sub.add_parser("runs", help="list every run folder under a folder (state, notebook, revision, host)")
     runs.add_argument("--root", type=Path, help="folder searched at any depth (default: the repository's runs/)")

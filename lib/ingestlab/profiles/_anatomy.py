@@ -99,7 +99,9 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
         for profile lists; ``metrics``: every number the parser extracted into the summary
         (WAL, buffers, root rows, storage requests, stage times...), each key ending in its
         unit (`UNIT_SUFFIXES`); ``peeled`` (framing removed before parsing); ``warnings``
-        (e.g. operator self-times that add up to more than the statement's time); ``notes``.
+        (e.g. operator self-times that add up to more than the statement's time); ``notes``;
+        ``skipped``: the lines not understood and left out, each ``line_no``, ``text`` and
+        ``reason`` (see `Profile.skipped`).
     """
     s = profile.summary
     engine = s.get("engine") or next((e for e in _ENGINES if profile.kind.startswith(e)), None)
@@ -153,6 +155,7 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
     out["metrics"] = _metrics(s)
     out["peeled"] = list(profile.peeled)
     out["warnings"] = list(profile.warnings)
+    out["skipped"] = [line.as_dict() for line in profile.skipped]
     return _clean(out)
 
 
@@ -188,6 +191,9 @@ def format_anatomy(anatomy: dict[str, Any]) -> str:
       total                10.000 ms
       execution             8.000 ms
       FE overhead           2.000 ms  (total - execution)
+    >>> print(format_anatomy({"kind": "x", "skipped": [{"line_no": 4, "text": "###", "reason": "?"}]}))
+    x
+      1 line not understood, skipped: see --json
     """
     a = anatomy
     head = a.get("kind", "?")
@@ -252,4 +258,7 @@ def format_anatomy(anatomy: dict[str, Any]) -> str:
         lines.append(f"  warning: {warning}")
     for note in a.get("notes") or []:
         lines.append(f"  note: {note}")
+    if a.get("skipped"):
+        count = len(a["skipped"])
+        lines.append(f"  {count} line{'s' if count != 1 else ''} not understood, skipped: see --json")
     return "\n".join(lines)
