@@ -16,7 +16,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 #: fixture -> (kind, expected numbers). A key names a summary field, ``ops:<name>`` an operator's
 #: own time (ms), ``item:<key>[@stat]`` the first value of an item, ``peeled`` how many kinds of
-#: framing were peeled. Every value was read from the fixture by eye, not from the parser.
+#: framing were peeled, ``skipped`` how many lines were left out as not understood. Every value
+#: was read from the fixture by eye, not from the parser.
 EXPECTED: dict[str, tuple[str, dict]] = {
     # --- Stream Load replies (Doris and StarRocks) ---
     "stream_load_response/doris_pr40735_receive_data_time_label_glued": ("stream_load_response", {
@@ -217,6 +218,103 @@ EXPECTED: dict[str, tuple[str, dict]] = {
         "ops:MERGE_INTO": 0.315246, "commit_local_storage_ms": 0.00021, "write_to_wal_ms": 0.16532,
         "rows_scanned": 100, "intermediate_rows": 801,
     }),
+    # --- issue Q: more real output users and docs of several releases posted, odd lines included ---
+    "yugabyte_explain/yb_issue15160_seqscan_dist_2022": ("yugabyte_explain", {
+        "planning_ms": 0.071, "execution_ms": 3.711, "storage_read_requests": 2, "storage_write_requests": 0,
+        "storage_execution_ms": 3.029, "peak_memory_bytes": 0.0,
+    }),
+    "yugabyte_explain/yb_issue26614_catalog_read_only": ("yugabyte_explain", {
+        "planning_ms": 0.949, "execution_ms": 1.618, "storage_read_requests": 0, "catalog_read_requests": 1,
+        "catalog_read_execution_ms": 1.091, "peak_memory_bytes": 24.0 * 1024,
+    }),
+    "yugabyte_explain/yb_docs_v2024_1_sort_over_seqscan_costs_off": ("yugabyte_explain", {
+        "planning_ms": 1.119, "execution_ms": 4.101, "storage_rows_scanned": 10000,
+        "catalog_read_execution_ms": 0.877, "storage_execution_ms": 4.723, "root_node_type": "Sort",
+    }),
+    "yugabyte_explain/yb_docs_v2024_1_index_scan_statement_as_comment": ("yugabyte_explain", {
+        "planning_ms": 0.063, "execution_ms": 1.934, "storage_read_requests": 2, "storage_read_execution_ms": 1.729,
+        "peak_memory_bytes": 24.0 * 1024,
+    }),
+    "yugabyte_explain/yb_docs_v2024_1_index_only_scan_range_index": ("yugabyte_explain", {
+        "planning_ms": 4.290, "execution_ms": 1.008, "storage_rows_scanned": 41,
+        "catalog_read_execution_ms": 3.824, "storage_execution_ms": 4.616,
+    }),
+    "yugabyte_explain/yb_docs_v2_18_merge_left_join_peak_memory_only": ("yugabyte_explain", {
+        "planning_ms": 30.850, "execution_ms": 3.943, "peak_memory_bytes": 137.0 * 1024,
+        "root_actual_total_ms": 2.389, "root_node_type": "Merge Left Join",
+    }),
+    "postgres_explain/pg_docs_sort_hash_join_lowercase_time": ("postgres_explain_text", {
+        "planning_ms": 0.194, "execution_ms": 8.008, "root_actual_total_ms": 7.774, "root_actual_rows": 100,
+        "ops:Sort": 7.774 - 7.427,
+    }),
+    "postgres_explain/pg_docs_buffers_bitmap_and": ("postgres_explain_text", {
+        "planning_ms": 0.088, "execution_ms": 0.423, "shared_hit_blocks": 15, "root_actual_total_ms": 0.342,
+    }),
+    "postgres_explain/pg_docs_lossy_index_recheck_after_set": ("postgres_explain_text", {
+        "planning_ms": 0.034, "execution_ms": 0.144, "root_actual_rows": 0, "root_node_type": "Index Scan",
+    }),
+    "postgres_explain/gpdb_issue9036_postgres_local_buffers": ("postgres_explain_text", {
+        "planning_ms": 0.077, "execution_ms": 0.081, "local_hit_blocks": 5, "root_actual_rows": 5,
+    }),
+    "stream_load_response/sr_issue33606_reply_without_braces": ("stream_load_response", {
+        "status": "Success", "load_time_ms": 42.0, "begin_txn_ms": 1.0, "write_data_ms": 22.0,
+        "commit_and_publish_ms": 18.0, "loaded_rows": 1,
+    }),
+    "stream_load_response/doris_pr36831_fail_without_error_url": ("stream_load_response", {
+        "status": "Fail", "load_time_ms": 58.0, "stream_load_put_ms": 10.0, "write_data_ms": 47.0, "loaded_rows": 1,
+        "peeled": 1,
+    }),
+    "doris_profile/doris12_docs_web_summary_undashed": ("doris_profile", {
+        "total_ms": 10323.0, "status": "EOF", "version": "trunk", "query_id": "9664061c57e84404-85ae111b8ba7e83a",
+        "skipped": 0,
+    }),
+    "doris_profile/doris12_docs_fragment_instance_exchange_node": ("doris_profile", {
+        "ops:EXCHANGE_NODE (id=4)": 10256 * 0.9935, "item:RowsProduced": 8322.0,
+        "item:BytesReceived": 168.08 * 1024, "item:DeserializeRowBatchTimer": 0.501975,
+    }),
+    "doris_profile/doris12_docs_query_fragments_box_tree": ("doris_profile", {
+        "item:MaxActiveTime": 6.626, "item:Fragment": 0.0, "skipped": 0,
+    }),
+    "doris_profile/doris12_docs_query_fragment_instances_table": ("doris_profile", {
+        "instance_count": 3, "max_active_ms": 5.449,
+    }),
+    "doris_profile/doris12_docs_instance_boxes_sides_not_aligned": ("doris_profile", {
+        "ops:SORT_NODE (id=4)": 5.421 * 0.71 / 100, "item:PartitionsCreated": 16.0,
+        "item:FirstBatchArrivalWaitTime": 4.356,
+    }),
+    "doris_profile/doris_issue5696_0_13_point_select_scan": ("doris_profile", {
+        "total_ms": 26128.0, "execution_ms": 26128.0, "status": "EOF", "version": "0.13.0-rc03",
+        "item:MaxBlockSize": 8.0 * 1024**2,
+    }),
+    "doris_profile/doris_pr39560_merged_pipeline_miss_profile": ("doris_profile", {
+        "item:WaitForDependency[SORT_OPERATOR_DEPENDENCY]Time@avg": (15 * 60 + 2) * 1000.0,
+        "item:RowsProduced@sum": 0.0, "item:CloseTime@max": 0.0,
+    }),
+    "doris_profile/doris_pr25963_simple_profile_plan_info": ("doris_profile", {
+        "ops:VAGGREGATION_NODE  (id=789)": 0.245579, "ops:VEXCHANGE_NODE  (id=786)": 1132.0,
+        "item:OutputBytes": 4.03 * 1024, "item:BlocksSent": 8.0,
+    }),
+    "starrocks_profile/sr_issue6248_iceberg_pipeline_2022": ("starrocks_profile", {
+        "total_ms": 5067.0, "planning_ms": 217.0, "status": "EOF", "item:ExecutionTotalTime": 4838.0,
+        "ops:RESULT_SINK": 0.458214,
+    }),
+    "starrocks_profile/sr_issue8984_profile_incomplete_window_funnel": ("starrocks_profile", {
+        "total_ms": 6866.0, "planning_ms": 13.0, "collect_profile_ms": 2002.0, "version": "UNKNOWN-dd84b5fda",
+        "item:QueryCpuCost": 211_000.0, "item:ExecutionTotalTime": 6844.0,
+    }),
+    "starrocks_profile/sr_issue62383_get_query_profile_vertical_glued": ("starrocks_profile", {
+        "total_ms": 15354.0, "status": "Finished", "version": "main-277df60",
+        "query_id": "0198eacb-e151-7feb-afbb-b98c3d145cb8", "peeled": 1, "skipped": 3,
+    }),
+}
+
+#: Fixtures of unseen real output that still fail to parse, each with why. The parse-rate test
+#: below counts them, and the tests of their numbers are expected to fail (strict: a fix shows).
+KNOWN_FAILURES: dict[str, str] = {
+    "doris_profile/doris12_docs_instance_boxes_sides_not_aligned": (
+        "the doc re-spaced the text inside each box, so the box sides no longer stand under its top "
+        "corners: where a box's content ends is not read"
+    ),
 }
 
 #: The kinds of output the issues name, and the fixture folders that hold each.
@@ -236,6 +334,8 @@ KIND_FOLDERS = {
 def _actual(profile, key: str):
     if key == "peeled":
         return len(profile.peeled)
+    if key == "skipped":
+        return len(profile.skipped)
     if key.startswith("ops:"):
         ops = profile.operators[profile.operators["name"] == key[4:]]
         return float(ops["time_ms"].iloc[0]) if len(ops) else None
@@ -281,7 +381,16 @@ def test_there_are_thirty_new_outputs_covering_every_kind():
         assert any(name.split("/")[0] in folders for name in EXPECTED), f"no new real output of kind {kind}"
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+def _names_known_to_fail() -> list:
+    """Every fixture name, those in `KNOWN_FAILURES` marked as strict expected failures."""
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[name], strict=True))
+        if name in KNOWN_FAILURES else name
+        for name in sorted(EXPECTED)
+    ]
+
+
+@pytest.mark.parametrize("name", _names_known_to_fail())
 def test_new_real_output_parses_with_its_key_numbers(name):
     assert _outcome(name) == []
 
@@ -292,7 +401,22 @@ def test_at_least_ninety_percent_of_new_real_outputs_parse_right():
     assert rate >= 0.9, f"{rate:.0%} parse right; wrong: {json.dumps(failed, indent=1)}"
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_unseen_real_output_parses_at_ninety_percent_and_every_failure_is_known():
+    """The measured rate: every fixture file parses without error but those in KNOWN_FAILURES."""
+    files = sorted(FIXTURES.glob("*/*.txt"))
+    errors = {}
+    for path in files:
+        name = str(path.relative_to(FIXTURES).with_suffix(""))
+        try:
+            parse_file(path)
+        except ProfileParseError as exc:
+            errors[name] = str(exc)
+    assert set(errors) == set(KNOWN_FAILURES), f"unlisted failures or fixed known ones: {json.dumps(errors, indent=1)}"
+    rate = 1 - len(errors) / len(files)
+    assert len(files) >= 70 and rate >= 0.9, f"{len(files) - len(errors)} of {len(files)} parse ({rate:.1%})"
+
+
+@pytest.mark.parametrize("name", _names_known_to_fail())
 def test_new_real_output_is_detected_and_its_anatomy_is_json(name):
     body = blank_fixture_header((FIXTURES / f"{name}.txt").read_text(encoding="utf-8"))
     assert detect(body) == EXPECTED[name][0]
