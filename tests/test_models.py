@@ -354,3 +354,27 @@ def test_fit_terms_tests_its_sum_by_reset_and_rejects_a_missing_curvature():
     assert missed["model_holds"].eq(False).all() and (missed["lack_of_fit_p"] < 0.01).all()
     assert missed["model_note"].str.startswith("RESET p = ").all()
     assert "model_holds" not in models.fit_terms(straight, y="t", terms=["a", "r"]).columns
+
+
+@pytest.mark.parametrize("rounds", [6, 24])
+def test_paired_ratio_ci_covers_the_true_ratio_through_drift_and_heavy_tails(rounds):
+    """Benchmarks alternate lab and reference by rounds: the machine drifts between rounds (×e^N(0, 0.3)) and
+    each side's round statistic has heavy-tailed noise (t with 3 df). The 95 % interval must hold 93–97 %."""
+    rng = np.random.default_rng(11)
+    hits, trials = 0, 1000
+    for _ in range(trials):
+        drift = np.exp(rng.normal(0, 0.3, rounds))
+        lab = 1.03 * drift * np.exp(0.03 * rng.standard_t(3, rounds))
+        ref = drift * np.exp(0.03 * rng.standard_t(3, rounds))
+        r = models.paired_ratio_ci(lab, ref)
+        hits += r["ci_low"] <= 1.03 <= r["ci_high"]
+    assert 0.93 <= hits / trials <= 0.97, hits / trials
+
+
+def test_paired_ratio_ci_refuses_unpaired_or_non_positive_rounds():
+    with pytest.raises(ValueError, match="one positive value per round"):
+        models.paired_ratio_ci([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="one positive value per round"):
+        models.paired_ratio_ci([1.0, 0.0], [1.0, 1.0])
+    one = models.paired_ratio_ci([2.0], [1.0])
+    assert one["ratio"] == 2.0 and np.isnan(one["ci_low"]) and one["rounds"] == 1
