@@ -54,7 +54,12 @@ def _owner_alive(name: str) -> bool:
         return True
 
 
-def one_round(i: int, notebook: str, delay_s: float, work: Path) -> dict:
+def one_round(i: int, notebook: str, delay_s: float, work: Path, *, follow_up: bool = True) -> dict:
+    """Start ``notebook``, SIGKILL it after ``delay_s``, then (``follow_up``) run the small follow-up and look.
+
+    Without ``follow_up`` the killed run's leftovers stay for the next round's run to find (its
+    reaper's work) and nothing is checked.
+    """
     lab, out = work / "lab", work / f"out-{i}"
     env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab)}
     proc = subprocess.Popen([str(BIN), "run", notebook, "--no-progress", "--out", str(out), *NOTEBOOKS[notebook]],
@@ -64,6 +69,8 @@ def one_round(i: int, notebook: str, delay_s: float, work: Path) -> dict:
     if killed:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    if not follow_up:
+        return {"round": i, "notebook": notebook, "delay_s": round(delay_s, 2), "killed": killed}
     started = time.monotonic()
     follow = subprocess.run([str(BIN), *FOLLOW_UP, "--out", str(work / f"follow-{i}")], env=env,
                             capture_output=True, text=True, timeout=900)
