@@ -76,3 +76,44 @@ def test_the_command_line_refuses_in_one_line_with_exit_2(argv, needle, capsys, 
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not any(tmp_path.iterdir())
+
+
+
+def _edges():
+    """(notebook, parameter, values accepted at its bounds, values just beyond them, other parameters).
+
+    The bounds are the code's own (its ``MAX_*`` constants and the minimums its docs state).
+    """
+    from ingestlab.concurrency import MAX_CLIENTS
+    from ingestlab.workloads import group_commit, insert, million, sweeps
+
+    most_rows = million.MAX_BATCH_ROWS
+    return [
+        # N = 1 gives every scenario one statement: refused for SCENARIOS ("at this N"), the fit needs two counts
+        ("01", "N", (2, insert.MAX_N), (0, insert.MAX_N + 1), {"REPEATS": 1}),
+        ("01", "REPEATS", (1, insert.MAX_REPEATS), (0, insert.MAX_REPEATS + 1), {}),
+        ("01", "PROFILE_N", (0, insert.MAX_PROFILE_N), (-1, insert.MAX_PROFILE_N + 1), {}),
+        ("01", "WARMUP", (0,), (-1,), {}),
+        ("02", "COLUMNS", ("4,50", f"50,{sweeps.MAX_COLUMNS}"), ("3,50", f"50,{sweeps.MAX_COLUMNS + 1}"),
+         {"FACTORS": "columns", "ENGINES": "postgres"}),
+        ("04", "CLIENTS", (1, MAX_CLIENTS), (0, MAX_CLIENTS + 1), {}),
+        ("04", "ROWS_PER_INSERT", (1, group_commit.MAX_ROWS_PER_INSERT), (0, group_commit.MAX_ROWS_PER_INSERT + 1), {}),
+        ("04", "DURATION_S", (0.001, group_commit.MAX_SECONDS), (0, -1, group_commit.MAX_SECONDS + 0.5), {}),
+        ("04", "WARMUP_S", (0, group_commit.MAX_SECONDS), (-0.001, group_commit.MAX_SECONDS + 0.5), {}),
+        ("05", "BATCH_ROWS", ("1,100", f"100,{most_rows}"), ("0,100", f"100,{most_rows + 1}"),
+         {"ROWS": most_rows + 10}),
+        ("05", "REPEATS", (1,), (0,), {}),
+    ]
+
+
+@pytest.mark.parametrize("notebook, name, accepted, refused, others", _edges(),
+                         ids=[f"{nb}-{name}" for nb, name, *_ in _edges()])
+def test_each_bound_a_notebook_declares_is_accepted_and_a_step_beyond_refused_naming_it(
+        notebook, name, accepted, refused, others):
+    path = runner.find_notebook(notebook)
+    for value in accepted:
+        runner.check_parameters(path, {**others, name: value})
+    for value in refused:
+        with pytest.raises(ConfigError) as refusal:
+            runner.check_parameters(path, {**others, name: value})
+        assert name in str(refusal.value) and "\n" not in str(refusal.value), (value, str(refusal.value))
