@@ -179,7 +179,7 @@ def test_a_server_stopped_mid_run_gives_one_line_exit_5_within_its_grace_and_lea
     """SIGSTOP to the lab's PostgreSQL (the server and its backends): the run hung for good before."""
     import psutil
 
-    from ingestlab.servers.watch import STOPPED_GRACE_S
+    from ingestlab.watch import STOPPED_GRACE_S
 
     lab, out = tmp_path / "lab", tmp_path / "out"
     proc, folder = _start_01(out, lab)
@@ -201,6 +201,47 @@ def test_a_server_stopped_mid_run_gives_one_line_exit_5_within_its_grace_and_lea
     assert meta["completed"] is False and meta["error"]["exit_code"] == 5 and "stopped" in meta["error"]["cause"]
     assert not _server_pids(lab) and not any(p.is_running() and p.status() != "zombie" for p in stopped)
     assert not [p for p in lab.iterdir() if is_server_folder(p)]
+    print(f"{took:.1f} s: {line}")
+
+
+def test_a_url_target_that_stops_answering_mid_run_ends_it_in_one_line_exit_5(tmp_path):
+    """A server given by URL, stopped mid-run (SIGSTOP): the run waited on its socket for good before."""
+    import psutil
+
+    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.watch import FAILED_PROBES, IDLE_S
+
+    server = PostgresServer(tmp_path / "target").start()
+    stopped: list = []
+    try:
+        url = f"postgresql://postgres:{server.password}@localhost/postgres?host={server.socket_dir}"
+        lab, out = tmp_path / "lab", tmp_path / "out"
+        proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "ENGINES", url,
+                                 "-p", "REPEATS", "200", "-p", "VARIANTS", "sync_on"],
+                                env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        folder = out / "01_insert_anatomy"
+        _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        root = psutil.Process(int((server.pgdata / "postmaster.pid").read_text().split()[0]))
+        stopped = [root, *root.children(recursive=True)]
+        sent = time.monotonic()
+        for p in stopped:
+            p.suspend()
+        _, err = proc.communicate(timeout=120)
+        took = time.monotonic() - sent
+    finally:
+        for p in stopped:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.resume()
+        server.stop()
+    line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 5,
+                     "answered no new connection within 5 s", "the run was ended")
+    assert server.password not in err and server.password not in (folder / "run.json").read_text()
+    # the run waits IDLE_S, then asks FAILED_PROBES times (5 s each), then cleans up
+    assert took < IDLE_S + FAILED_PROBES * 5.5 + 15, (took, line)
+    assert json.loads((folder / "run.json").read_text())["error"]["exit_code"] == 5
+    assert not [p for p in lab.iterdir() if is_server_folder(p)] if lab.exists() else True
     print(f"{took:.1f} s: {line}")
 
 

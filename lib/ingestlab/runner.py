@@ -31,7 +31,7 @@ from ingestlab.conninfo import (
 )
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
 from ingestlab.servers import reap
-from ingestlab.servers.watch import StoppedServerWatch
+from ingestlab.watch import StalledTargetWatch, StoppedServerWatch
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
@@ -350,9 +350,12 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         kernel_log = _KernelStderr(target / "kernel.log")
         km = QuietKernelManager(kernel_name="python3")
         watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
+        urls = url_targets(injected)
+        stalled = StalledTargetWatch([(name, mask_url(url)) for name, url in urls],
+                                     lambda k: _probe(urls[k][1]), timeout_s=PREFLIGHT_TIMEOUT_S)
         try:
             kernel_log.__enter__()
-            with watch:
+            with watch, stalled:
                 papermill.execute_notebook(str(path), str(partial), parameters=injected,
                                            cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
                                            km=km, stderr_file=sys.stderr if progress else None)  # its own bars
@@ -381,10 +384,11 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
                                         "exit_code": interrupted}, restored=restored or None)
             elif restored:
                 results.record_outcome(target, path.stem, injected, None, restored=restored)
-    if watch.cause is not None:  # whatever the notebook made of the killed server, this is why it failed
+    cause = watch.cause or stalled.cause
+    if cause is not None:  # whatever the notebook made of the killed server or kernel, this is why it failed
         if error is None:
-            error = _run_error(path.stem, target, "ServerStopped", watch.cause, [watch.cause])
-        error = RunError(path.stem, watch.cause, error.log, EXIT_SERVER_LOST)
+            error = _run_error(path.stem, target, "ServerStopped", cause, [cause])
+        error = RunError(path.stem, cause, error.log, EXIT_SERVER_LOST)
     if error is not None:
         unrecorded = results.record_outcome(target, path.stem, injected,
                                             {"cause": error.cause, "exit_code": error.exit_code,
@@ -683,6 +687,18 @@ def _check_disk(resolved: Any) -> None:
                              "or MEMORY_BUDGET_MB, or set $INGESTLAB_LAB_DIR to a larger disk")
 
 
+def _probe(url: str) -> None:
+    """Open and close a connection to the server at ``url`` within :data:`PREFLIGHT_TIMEOUT_S` (raise if it cannot)."""
+    from ingestlab.engines import Engine
+
+    engine = Engine.from_url(url)
+    engine.timeout_s = PREFLIGHT_TIMEOUT_S
+    try:
+        engine.start()
+    finally:
+        engine.close()
+
+
 def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
     from ingestlab.engines import Engine
     from ingestlab.engines.base import SEED_COLUMNS
@@ -761,6 +777,7 @@ def _restore_journal(url: str) -> list[dict]:
     from ingestlab.engines import Engine
 
     engine = Engine.from_url(connection)
+    engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that stalled during the run must not hang its clean-up
     shown = connection.display()
     done = []
     try:

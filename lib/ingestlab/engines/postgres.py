@@ -106,8 +106,11 @@ class Postgres(Engine):
 
     def connect(self):
         psycopg2 = self.dbapi
+        kwargs = self.connect_kwargs()
+        if self.timeout_s is not None:  # libpq bounds the whole connection set-up, the login included (2 s at least)
+            kwargs.setdefault("connect_timeout", max(2, round(self.timeout_s)))
         try:
-            conn = psycopg2.connect(**self.connect_kwargs())
+            conn = psycopg2.connect(**kwargs)
         except psycopg2.OperationalError as exc:
             raise EngineUnavailableError(f"cannot connect to {self.display_url}: {exc}".strip()) from exc
         conn.autocommit = True

@@ -1,0 +1,247 @@
+"""Watches a run keeps while its notebook runs, so that a server that stops answering ends the run, not hangs it.
+
+A server that a signal stops (``kill -STOP``, a terminal's Ctrl-Z, a debugger's stop) answers
+nothing, and a client waiting for its reply waits for ever: no timeout of the server's own
+fires, and keep-alives do not help (the stopped server's kernel still answers them; a Unix
+socket has none). The batch runner keeps two watches while a notebook runs:
+
+* :class:`StoppedServerWatch` — a lab server of the run whose process (or a child: a
+  PostgreSQL backend) stays stopped for :data:`STOPPED_GRACE_S` is killed, so that the
+  statement waiting on it fails at once;
+* :class:`StalledTargetWatch` — a server given by URL cannot be looked at, only asked: when
+  the run has used almost no CPU for :data:`IDLE_S` (it waits on something), each URL target
+  is asked for a new connection, within the pre-flight's timeout; a target that answers none
+  twice in a row ends the run (its kernel is killed).
+
+Either way the run ends with the watch's one-line cause and exit 5 (a server lost).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from ingestlab import _paths
+from ingestlab.servers.base import OWNER_LOCK, PID_FILE, _read_pid, _serves, is_server_folder
+
+__all__ = ["IDLE_S", "STOPPED_GRACE_S", "StalledTargetWatch", "StoppedServerWatch", "stopped_process"]
+
+#: Seconds a run's lab server may stay stopped before the run gives up on it (and kills it).
+STOPPED_GRACE_S = 3.0
+#: Seconds between two looks at the servers' process states.
+INTERVAL_S = 0.5
+#: Seconds a run may wait (its kernel and clients using under :data:`IDLE_CPU_S` of CPU) before
+#: its URL targets are asked for a new connection.
+IDLE_S = 10.0
+#: CPU seconds under which a run counts as waiting over :data:`IDLE_S`.
+IDLE_CPU_S = 0.05
+#: Failed connection attempts in a row (each within the pre-flight's timeout) that end the run.
+FAILED_PROBES = 2
+
+
+def stopped_process(folder: Path) -> psutil.Process | None:
+    """The stopped process of the server in ``folder`` (its pid file's process or a child), or None.
+
+    Only a process that is this folder's server counts (:func:`~ingestlab.servers.base._serves`):
+    a stale pid file may name anybody's process.
+    """
+    pid = _read_pid(folder / PID_FILE)
+    if pid is None or not _serves(pid, folder):
+        return None
+    try:
+        server = psutil.Process(pid)
+        for proc in (server, *server.children(recursive=True)):
+            if proc.status() == psutil.STATUS_STOPPED:
+                return proc
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+    return None
+
+
+def _owner(folder: Path) -> int | None:
+    """The pid that :meth:`~ingestlab.servers.base.LocalServer.start` wrote into the folder's lock file."""
+    try:
+        return int((folder / OWNER_LOCK).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _kill_tree(folder: Path) -> None:
+    pid = _read_pid(folder / PID_FILE)
+    if pid is None or not _serves(pid, folder):
+        return
+    with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+        server = psutil.Process(pid)
+        procs = [server, *server.children(recursive=True)]
+        for proc in procs:  # SIGKILL ends a stopped process too; SIGTERM would wait for a SIGCONT
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+        psutil.wait_procs(procs, timeout=5)
+
+
+class StoppedServerWatch:
+    """Context: while it is open, kill any lab server of this process's children that stays stopped.
+
+    A background thread looks every :data:`INTERVAL_S` at the server folders under the lab
+    directory whose owner (the process that started the server) is a descendant of this
+    process — the notebook's kernel — and kills the server whose process stays stopped for
+    ``grace_s``. :attr:`cause` then says which, in one line.
+
+    Parameters
+    ----------
+    root : path, optional
+        The lab directory (default: the lab's ``.lab``).
+    grace_s : float
+        How long a server may stay stopped.
+
+    Examples
+    --------
+    >>> with StoppedServerWatch(grace_s=3.0) as watch:
+    ...     pass  # run the notebook
+    >>> watch.cause is None
+    True
+    """
+
+    def __init__(self, root: str | Path | None = None, *, grace_s: float = STOPPED_GRACE_S):
+        self.root = Path(root) if root else _paths.lab_dir()
+        self.grace_s = grace_s
+        #: One line naming the server that was stopped and killed, or None.
+        self.cause: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="stopped-server-watch", daemon=True)
+
+    def __enter__(self) -> StoppedServerWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _folders(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        try:
+            mine = {proc.pid for proc in psutil.Process().children(recursive=True)}
+        except psutil.Error:
+            return []
+        return [folder for folder in self.root.iterdir() if is_server_folder(folder) and _owner(folder) in mine]
+
+    def _watch(self) -> None:
+        since: dict[Path, float] = {}
+        while not self._done.wait(INTERVAL_S):
+            now = time.monotonic()
+            for folder in self._folders():
+                proc = stopped_process(folder)
+                if proc is None:
+                    since.pop(folder, None)
+                    continue
+                if now - since.setdefault(folder, now) < self.grace_s:
+                    continue
+                kind = folder.name.split("-", 1)[0]
+                self.cause = (f"the lab's {kind} server was stopped (a SIGSTOP to its process {proc.pid}) and answered "
+                              f"nothing for {self.grace_s:g} s; it was killed so that the run could end")
+                _kill_tree(folder)
+                return
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds (user + system) used so far by this process's descendants (the kernel, its clients)."""
+    total = 0.0
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return total
+    for proc in children:
+        with contextlib.suppress(psutil.Error):
+            times = proc.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def _kill_children() -> None:
+    """SIGKILL this process's descendants (the kernel and its clients): a statement blocked in C waits for no signal."""
+    with contextlib.suppress(psutil.Error):
+        procs = psutil.Process().children(recursive=True)
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(procs, timeout=5)
+
+
+class StalledTargetWatch:
+    """Context: while it is open, end the run when one of its URL targets stops answering.
+
+    Every :data:`INTERVAL_S` the thread reads the CPU time of this process's descendants (the
+    notebook's kernel and its clients). When they used less than :data:`IDLE_CPU_S` in the
+    last ``idle_s`` — the run waits — each target is asked for a new connection with
+    ``probe`` (which must give up within its own timeout: the pre-flight's). A target that
+    answers :data:`FAILED_PROBES` probes in a row with an error or no answer is taken for
+    stalled: :attr:`cause` says so in one line and the kernel is killed. A target that
+    answers resets its count: the run was waiting on a long statement, not a dead server.
+
+    Parameters
+    ----------
+    targets : list of (str, str)
+        ``(parameter, url as shown)`` of each target, passwords masked.
+    probe : callable
+        ``probe(index)`` connects to target ``index`` and closes the connection, raising on
+        failure; it is called from the watch's thread.
+    idle_s : float
+        How long the run must wait before its targets are asked.
+    timeout_s : float
+        The probe's own timeout, for the message.
+    """
+
+    def __init__(self, targets, probe, *, idle_s: float = IDLE_S, timeout_s: float = 5.0):
+        self.targets = list(targets)
+        self.probe = probe
+        self.idle_s = idle_s
+        self.timeout_s = timeout_s
+        #: One line naming the target that stopped answering, or None.
+        self.cause: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="stalled-target-watch", daemon=True)
+
+    def __enter__(self) -> StalledTargetWatch:
+        if self.targets:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _watch(self) -> None:
+        readings = [(time.monotonic(), _tree_cpu_s())]
+        failed = [0] * len(self.targets)
+        while not self._done.wait(INTERVAL_S):
+            now, cpu = time.monotonic(), _tree_cpu_s()
+            readings.append((now, cpu))
+            while len(readings) > 1 and now - readings[1][0] >= self.idle_s:
+                readings.pop(0)
+            since, cpu0 = readings[0]
+            if now - since < self.idle_s or cpu - cpu0 >= IDLE_CPU_S:
+                continue
+            for k, (name, shown) in enumerate(self.targets):
+                try:
+                    self.probe(k)
+                    failed[k] = 0
+                except Exception as exc:  # noqa: BLE001 - any failure to answer counts
+                    failed[k] += 1
+                    while exc.__cause__ is not None:  # the driver's own words, not the URL again
+                        exc = exc.__cause__
+                    reason = " ".join(str(exc).split())[:160]
+                if failed[k] >= FAILED_PROBES and not self._done.is_set():
+                    self.cause = (f"{name} {shown} answered no new connection within {self.timeout_s:g} s, "
+                                  f"{FAILED_PROBES} times in a row, while the run had waited on it for "
+                                  f"{self.idle_s:g} s ({reason}); the run was ended")
+                    _kill_children()
+                    return
+            if not any(failed):  # every target answered: the run waits on a long statement; look again later
+                readings = [(time.monotonic(), _tree_cpu_s())]
