@@ -1,10 +1,10 @@
 """Why MariaDB's lab clients trail mariadb-slap: the same C loop in client processes, in threads, and mariadb-slap.
 
 ``bench/group_commit_fidelity.py`` found the lab's 8 and 32 MariaDB clients behind
-``mariadb-slap --concurrency=C``. The lab's driver (:class:`ingestlab.concurrency.ClientRun`)
-runs one *process* per client; mariadb-slap runs one *thread* per client. Here the lab's own C
-loop (:func:`ingestlab.timing.stamp_template`, which releases the GIL) on the same kind of
-mysqlclient connection is also run by C threads of this one process, and the three paths
+``mariadb-slap --concurrency=C`` when the lab's driver (:class:`ingestlab.concurrency.ClientRun`)
+ran one *process* per client; mariadb-slap runs one *thread* per client. Here the driver runs
+the same C loop (:func:`ingestlab.timing.stamp_template`, which releases the GIL) both ways --
+``workers="processes"`` and ``workers="threads"`` (its default since) -- and the three paths
 alternate round by round on one local MariaDB, the table emptied before each. Prints each
 path's rounds and its ratio to mariadb-slap with the 95 % CI over the rounds
 (:func:`ingestlab.models.paired_ratio_ci`), and saves every round with the run's metadata
@@ -17,53 +17,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 
-import numpy as np
 import pandas as pd
-from group_commit_fidelity import TABLE, driver_for, lab_round, slap_round
+from group_commit_fidelity import TABLE, lab_round, slap_round
 
-from ingestlab import models, timing
-from ingestlab.concurrency import ID_STRIDE
+from ingestlab import models
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.results import Run
 
-#: Measured seconds per round and path, after :data:`WARMUP_S` of warm-up.
-SECONDS, WARMUP_S = 2.0, 0.5
-#: Statements each thread's stamp buffer holds (more than a round needs on this machine).
-CAPACITY = 1 << 16
-
-
-def threads_round(engine: Engine, clients: int, template: bytes) -> float:
-    """Statements per second of ``clients`` threads, each on its own connection, running the lab's C loop."""
-    conns = [type(engine).client(engine.connect_kwargs()) for _ in range(clients)]
-    for conn in conns:
-        conn.open_sender({})
-    senders = [conn.native_sender() for conn in conns]
-    bufs = [np.zeros(timing.STAMP_HEADER + timing.STAMP_WIDTH * CAPACITY, dtype=np.int64) for _ in conns]
-    start = timing.now_ns() + int(0.2e9)
-    measure, end = start + int(WARMUP_S * 1e9), start + int((WARMUP_S + SECONDS) * 1e9)
-    counts = [0] * clients
-
-    def client(k: int) -> None:
-        buf = memoryview(bufs[k]).cast("B").cast("q")
-        timing.sleep_until(start)
-        timing.stamp_template(senders[k], template, k * ID_STRIDE, buf, measure, first_ns=start, interval_ns=0)
-        before = buf[0] + buf[1]
-        timing.stamp_template(senders[k], template, k * ID_STRIDE, buf, end, first_ns=start, interval_ns=0)
-        counts[k] = buf[0] + buf[1] - before
-
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        for conn in conns:
-            conn.close()
-    return sum(counts) / SECONDS
+#: Measured seconds per round and path, after the driver's warm-up.
+SECONDS = 2.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,15 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         run.record_engine(engine, bench="client_workers")
-        template = driver_for(engine, 1, SECONDS).statement_template()
         for i in range(args.rounds):  # the order alternates: no path always follows another
             for path in ("processes", "threads", "mariadb-slap") if i % 2 == 0 else ("mariadb-slap", "threads",
                                                                                     "processes"):
                 engine.reset_table(TABLE, SEED_COLUMNS)
-                if path == "processes":
-                    rate = lab_round(engine, args.clients, SECONDS)["statements_per_s"]
-                elif path == "threads":
-                    rate = threads_round(engine, args.clients, template)
+                if path in ("processes", "threads"):
+                    rate = lab_round(engine, args.clients, SECONDS, workers=path)["statements_per_s"]
                 else:
                     last = [r["statements_per_s"] for r in rows if r["path"] == "processes"]
                     rate = slap_round(engine, args.clients, SECONDS, last[-1] if last else 20_000.0)["statements_per_s"]

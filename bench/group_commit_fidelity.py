@@ -2,8 +2,8 @@
 
 For C in 1, 8, 32 clients, on the same local server in the same run, the same single-row
 INSERT is driven by the lab's concurrency driver (:class:`ingestlab.concurrency.ClientRun`,
-one process per client, closed loop) and by the engine's own C load tool, alternating
-rounds. Like is compared with like:
+closed loop, its clients threads of one process running the lab's C loop, as the tools'
+are) and by the engine's own C load tool, alternating rounds. Like is compared with like:
 
 * **Same statement text and protocol.** Both send the statement the lab's driver renders
   (:meth:`ClientRun.statement_template`) as one simple-protocol text query: pgbench
@@ -20,7 +20,7 @@ Prints ``lab / reference`` statements per second per engine and C with its 95 % 
 rounds (targets: the ratio ≥ 0.95 and its lower bound ≥ 0.93: the lab's clients must not be
 what limits the rate) and, to show where the CPU goes on this machine,
 the client's and the server's CPU per statement on each path: the lab's clients measure
-their own (``process_time``), the reference tool's comes from ``getrusage`` of its process,
+their own (their threads' CPU clocks), the reference tool's comes from ``getrusage`` of its process,
 the server's from a cpuacct cgroup holding the server and every backend it forks
 (:class:`ingestlab.cgroups.CpuAccount`; printed as n/a where cgroups are not writable). Every
 round is saved with the run's metadata under ``data/results/bench_group_commit_fidelity/``.
@@ -60,22 +60,23 @@ WARMUP_S = 0.5
 SLAP_STATEMENTS = 1000
 
 
-def driver_for(engine: Engine, clients: int, seconds: float) -> ClientRun:
-    """The lab's driver for one round: ``clients`` processes, single-row INSERTs, closed loop."""
+def driver_for(engine: Engine, clients: int, seconds: float, workers: str | None = None) -> ClientRun:
+    """The lab's driver for one round: ``clients`` clients, single-row INSERTs, closed loop (``workers``: its default)."""
     return ClientRun(engine, TABLE, COLS, datagen.seed_rows(1, start_id=0)[0], clients=clients, rows_per_insert=1,
-                     warmup_s=WARMUP_S, duration_s=seconds)
+                     warmup_s=WARMUP_S, duration_s=seconds, workers=workers)
 
 
-def lab_round(engine: Engine, clients: int, seconds: float) -> dict:
+def lab_round(engine: Engine, clients: int, seconds: float, workers: str | None = None) -> dict:
     """Statements per second of the lab's driver, and its clients' CPU per measured statement."""
-    driver = driver_for(engine, clients, seconds)
+    driver = driver_for(engine, clients, seconds, workers)
     samples = driver.run()
     measured = samples[~samples["warmup"]]
     window = (measured["started_ns"] + measured["elapsed_s"] * 1e9).max() - driver.measure_start_ns
     cpu = driver.cpu_table()
     return {"statements_per_s": len(measured) / (window / 1e9), "statements": len(samples),
             "client_cpu_us_per_statement": cpu["cpu_ns"].sum() / cpu["statements"].sum() / 1e3,
-            "client_cpu_share_max": cpu["cpu_share"].max(), "timer": ",".join(sorted(set(samples["timer"])))}
+            "client_cpu_share_max": cpu["cpu_share"].max(), "timer": ",".join(sorted(set(samples["timer"]))),
+            "workers": driver.workers}
 
 
 def _child_cpu_ns() -> int:
@@ -187,6 +188,7 @@ def summarise(name: str, clients: int, frame: pd.DataFrame, seconds: float, roun
                                   "server_cpu_us_per_statement"]].mean()
     busiest = frame.loc[frame["path"] == "lab", "client_cpu_share_max"].max()
     timer = ",".join(sorted(set(frame.loc[frame["path"] == "lab", "timer"])))
+    workers = ",".join(sorted(set(frame.loc[frame["path"] == "lab", "workers"])))
     lab, ref = mean.loc["lab"], mean.loc["reference"]
     rates = frame.pivot(index="round", columns="path", values="statements_per_s").dropna()
     r = models.paired_ratio_ci(rates["lab"].to_numpy(), rates["reference"].to_numpy())
@@ -198,7 +200,7 @@ def summarise(name: str, clients: int, frame: pd.DataFrame, seconds: float, roun
             "reference_client_cpu_us": ref["client_cpu_us_per_statement"],
             "lab_server_cpu_us": lab["server_cpu_us_per_statement"],
             "reference_server_cpu_us": ref["server_cpu_us_per_statement"], "lab_client_cpu_share_max": busiest,
-            "timer": timer, "seconds": seconds, "rounds": rounds}
+            "timer": timer, "workers": workers, "seconds": seconds, "rounds": rounds}
 
 
 REFERENCES = {"postgres": "pgbench", "mariadb": "mariadb-slap"}
@@ -207,7 +209,7 @@ REFERENCES = {"postgres": "pgbench", "mariadb": "mariadb-slap"}
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=2, help="measured seconds per round and path (whole: pgbench -T)")
-    parser.add_argument("--rounds", type=int, default=12,
+    parser.add_argument("--rounds", type=int, default=20,
                         help="alternating rounds of lab and reference per C (≥ 2: the CI is over the rounds)")
     parser.add_argument("--clients", default="1,8,32", help="comma-separated client counts")
     parser.add_argument("--engines", default=",".join(REFERENCES), help="comma-separated: " + ", ".join(REFERENCES))
@@ -228,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['ci_high']:.3f}, {args.rounds} rounds; target ≥ {TARGET}, lower bound ≥ {TARGET_LOW}) {verdict}; "
                   f"CPU µs per statement: client {r['lab_client_cpu_us']:.0f} vs {r['reference_client_cpu_us']:.0f}, "
                   f"server {r['lab_server_cpu_us']:.0f} vs {r['reference_server_cpu_us']:.0f}; busiest lab client "
-                  f"on CPU {r['lab_client_cpu_share_max']:.0%} of its wall clock (its own process: no shared GIL)")
+                  f"on CPU {r['lab_client_cpu_share_max']:.0%} of its wall clock (clients: {r['workers']})")
     print(f"load average after: {loadavg()}")
     run.save_csv(pd.DataFrame(results), "ratios")
     run.finish(headline={f"ratio[{r['engine']} C={r['clients']}]": r["ratio"] for r in results})

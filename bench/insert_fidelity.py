@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     # many short rounds: the disk's fsync latency drifts with other jobs' I/O, and finer alternation
     # lets that drift hit both paths alike (1000 keeps mariadb-slap's rounding ≤ 0.5 µs a statement)
     parser.add_argument("--n", type=int, default=1000, help="statements per round and path")
-    parser.add_argument("--rounds", type=int, default=120,
+    parser.add_argument("--rounds", type=int, default=300,
                         help="alternating rounds of lab and reference (≥ 2: the CI is over the rounds)")
     parser.add_argument("--engines", default=",".join(REFERENCES), help="comma-separated: " + ", ".join(REFERENCES))
     parser.add_argument("--seed", type=int, default=1, help="seed of the statements' ids")

@@ -53,6 +53,9 @@ def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres, timer
         assert (part["started_ns"].iloc[1:].to_numpy() >= ends.iloc[:-1].to_numpy()).all()
     cpu = driver.cpu_table()
     assert len(cpu) == 3 and (cpu["cpu_us_per_statement"] > 0).all() and (cpu["cpu_share"] < 1).all()
+    # the C loop releases the GIL: its clients are threads of one process, as pgbench's; Python's are processes
+    assert driver.workers == ("threads" if ran(timer) == "c" else "processes")
+    assert set(cpu["workers"]) == {driver.workers}
 
 
 @pytest.mark.parametrize("timer", ["c", "python"])
@@ -125,3 +128,33 @@ def test_a_client_that_sent_done_and_exited_before_the_parent_read_it_is_no_cras
     assert driver.cpu == {0: 1.5, 1: 2.5}
     with pytest.raises(concurrency.ClientCrashError, match="client 1 .* exited with code 0 before it sent 'done'"):
         driver._wait_for(_LateInbox([("done", 0, 1.5)]), [_Exited(), _Exited()], "done", 0)
+
+
+def test_workers_are_one_of_the_two_hostings(postgres):
+    with pytest.raises(ConfigError, match="workers"):
+        ClientRun(postgres, "t", COLS, (1, "a", 1.0, None), clients=1, rows_per_insert=1, warmup_s=0, duration_s=1,
+                  workers="fibers")
+
+
+@pytest.mark.parametrize("workers", concurrency.WORKERS)
+def test_a_killed_worker_names_every_client_it_hosted(postgres, workers):
+    import os
+    import signal
+    import threading
+
+    postgres.reset_table("t_kill", SEED_COLUMNS)
+    pids: list[int] = []
+
+    def kill_soon(client_pids):
+        pids.extend(client_pids)
+        threading.Timer(0.3, os.kill, (client_pids[1], signal.SIGKILL)).start()
+
+    driver = ClientRun(postgres, "t_kill", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=1,
+                       warmup_s=0.1, duration_s=5.0, on_start=kill_soon, workers=workers)
+    expected = r"clients 0, 1, 2 \(threads of one process\) \(pid \d+\)" if workers == "threads" else r"client 1 \(pid"
+    with pytest.raises(concurrency.ClientCrashError, match=expected):
+        driver.run()
+    assert len(set(pids)) == (1 if workers == "threads" else 3)
+    # every statement the killed clients finished is kept: their buffers are the parent's
+    samples = driver.samples()
+    assert samples["client"].nunique() == 3 and postgres.count_rows("t_kill") >= len(samples) > 0

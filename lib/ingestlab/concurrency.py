@@ -1,25 +1,31 @@
-"""Concurrent clients: one process per client, each on its own connection, timed on the lab's clock.
+"""Concurrent clients, each on its own connection, timed on the lab's clock.
 
-The driver of notebook 04 (and of ``bench/group_commit_fidelity.py``). Each client is a
-separate process (``forkserver``: a fresh interpreter forked from a server that has already
-imported the lab, so no client shares a GIL with another or with the parent), opens its own
-connection with its engine's :meth:`~ingestlab.engines.base.Engine.open_sender` from the
-arguments the parent's :meth:`~ingestlab.engines.base.Engine.connect_kwargs` gave (sent
-through a pipe, never on a command line), waits for a common start time, and writes ``R``
-rows per INSERT during a warm-up and then a fixed duration.
+The driver of notebook 04 (and of ``bench/group_commit_fidelity.py``). The clients run in
+separate worker processes (``forkserver``: a fresh interpreter forked from a server that has
+already imported the lab, so no client shares a GIL with the parent). Where the package's C
+half is built and the engine hands out its connection's C send call
+(:meth:`~ingestlab.engines.base.Engine.native_sender`), the timed loop -- the ids put into
+the text, the clock, the send -- runs in C (:func:`ingestlab.timing.stamp_template`) with
+the GIL released, as pgbench's and mariadb-slap's do, and all the clients are *threads* of one
+worker process, as theirs are (``workers="threads"``): 32 MariaDB clients in 32 processes ran
+7-8 % slower than mariadb-slap's 32 threads on the same C loop, from the kernel's cost of
+switching between processes (``bench/client_workers.py``). Otherwise each client is a process
+of its own running the loop in Python (:func:`ingestlab.timing.stamp_statements`;
+``workers="processes"``), which no GIL shares. Each sample says which loop timed it
+(``timer``).
 
-A client costs per statement about what the engine's own C load tool costs: the parent
-renders the INSERT once with the driver (:meth:`~ingestlab.engines.base.Engine.render`), and
-a client only puts its next ids into that text, sends it with its client library's
-lowest-level query call (libpq's ``PQexec`` through psycopg's C implementation;
+Each client opens its own connection with its engine's
+:meth:`~ingestlab.engines.base.Engine.open_sender` from the arguments the parent's
+:meth:`~ingestlab.engines.base.Engine.connect_kwargs` gave (sent through a pipe, never on a
+command line), waits for a common start time, and writes ``R`` rows per INSERT during a
+warm-up and then a fixed duration. A client costs per statement about what the engine's own C
+load tool costs: the parent renders the INSERT once with the driver
+(:meth:`~ingestlab.engines.base.Engine.render`), and a client only puts its next ids into
+that text, sends it with its client library's lowest-level query call (libpq's ``PQexec``;
 mysqlclient's ``mysql_real_query``) and stores two clock readings into a buffer shared with
-the parent. Where the package's C half is built and the engine hands out its connection's C
-send call (:meth:`~ingestlab.engines.base.Engine.native_sender`), that whole loop -- the ids
-put into the text, the clock, the send -- runs in C (:func:`ingestlab.timing.stamp_template`),
-as pgbench's does; otherwise in Python (:func:`ingestlab.timing.stamp_statements`). Each
-sample says which (``timer``). Nothing is sent to the parent per
-statement; the parent reads the buffers at the end, so a client that dies or is stopped
-leaves every statement it finished (a full buffer is shipped and reused, rarely).
+the parent. Nothing is sent to the parent per statement; the parent reads the buffers at the
+end, so a client that dies or is stopped leaves every statement it finished (a full buffer is
+shipped and reused, rarely).
 
 Two loops, both labelled in the samples (``loop``):
 
@@ -30,9 +36,9 @@ Two loops, both labelled in the samples (``loop``):
   slow statement counts (the coordinated-omission correction of wrk2 and YCSB's
   ``measurement.interval=intended``).
 
-Besides latencies, each client reports the CPU time it used per statement
-(:func:`ingestlab.timing.cpu_ns`): a client busy for most of the wall clock would be the
-bottleneck, not the engine.
+Besides latencies, each client reports the CPU time its thread used per statement
+(:func:`ingestlab.timing.thread_cpu_ns`): a client busy for most of the wall clock would be
+the bottleneck, not the engine.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ import multiprocessing as mp
 import os
 import queue as queue_module
 import signal
+import threading
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -66,6 +73,8 @@ BUFFER_STATEMENTS = 1 << 15
 ID_STRIDE = 10**12
 #: Ids that mark, in the rendered INSERT, where each row's id goes (never written).
 _ID_MARK = 987654321987654321
+#: How the clients are hosted: all as threads of one worker process, or one process each.
+WORKERS = ("threads", "processes")
 #: Columns of the samples frame, one row per statement.
 SAMPLE_COLUMNS = ["client", "statement_no", "warmup", "rows", "bytes", "intended_ns", "started_ns", "elapsed_s",
                   "latency_s", "timer", "driver"]
@@ -132,7 +141,7 @@ def check_clients(value: Any, name: str = "CLIENTS") -> int:
 
 
 class ClientRun:
-    """``clients`` processes writing into ``table`` at once; :meth:`run` drives them, the samples stay here.
+    """``clients`` clients writing into ``table`` at once; :meth:`run` drives them, the samples stay here.
 
     Parameters
     ----------
@@ -145,7 +154,7 @@ class ClientRun:
     row : tuple
         The row every client writes (with fresh ids).
     clients, rows_per_insert : int
-        Processes, and rows per INSERT.
+        Clients (each on its own connection), and rows per INSERT.
     warmup_s, duration_s : float
         Warm-up (kept, flagged) and measured seconds.
     loop : str
@@ -153,10 +162,17 @@ class ClientRun:
     rate : float, optional
         Open loop: statements per second of all clients together.
     on_start : callable, optional
-        Called with the client processes' pids once all are connected (tests use it to kill one).
+        Called once all are connected with each client's process id, in client order (clients
+        that are threads of one worker share its pid; tests use it to kill one).
     timer : str, optional
         ``python`` runs the clients' loop in Python even where the C loop is built (to compare
         the two); default: :data:`ingestlab.timing.TIMER`. Each sample says which ran (``timer``).
+    workers : str, optional
+        One of :data:`WORKERS`: ``threads`` (every client a thread of one worker process, as
+        pgbench's and mariadb-slap's are) or ``processes`` (one process each). Default:
+        ``threads`` where the clients run the C loop, which releases the GIL (the C half is
+        built, ``timer`` is ``c`` and ``engine.native_sender()`` gives a C send call), else
+        ``processes``. :meth:`cpu_table` says which.
 
     After :meth:`run` (returned, raised or interrupted): :meth:`samples` holds every
     statement a client reported, :attr:`completed` says whether every client finished, and
@@ -165,7 +181,8 @@ class ClientRun:
 
     def __init__(self, engine, table: str, columns: Sequence[str], row: tuple, *, clients: int, rows_per_insert: int,
                  warmup_s: float, duration_s: float, loop: str = "closed", rate: float | None = None,
-                 on_start: Callable[[list[int]], Any] | None = None, timer: str | None = None):
+                 on_start: Callable[[list[int]], Any] | None = None, timer: str | None = None,
+                 workers: str | None = None):
         from ingestlab import datagen
 
         self.clients = check_clients(clients)
@@ -176,6 +193,12 @@ class ClientRun:
             raise ConfigError("LOOP", loop, "one of " + ", ".join(LOOPS))
         if loop == "open" and not (isinstance(rate, (int, float)) and rate > 0):
             raise ConfigError("RATE", rate, "statements per second > 0 for the open loop")
+        if workers is None:
+            native = self.timer == "c" and timing.TIMER == "c" and engine.native_sender() is not None
+            workers = "threads" if native else "processes"
+        if workers not in WORKERS:
+            raise ConfigError("workers", workers, "one of " + ", ".join(WORKERS))
+        self.workers = workers
         self.engine, self.on_start = engine, on_start
         self.rows_per_insert, self.warmup_s, self.duration_s, self.loop = rows_per_insert, warmup_s, duration_s, loop
         self.rate = float(rate) if loop == "open" else None
@@ -258,12 +281,16 @@ class ClientRun:
         start = ctx.Value("q", 0)
         plans = self.plans()
         stamps = [ctx.RawArray("q", timing.STAMP_HEADER + timing.STAMP_WIDTH * BUFFER_STATEMENTS) for _ in plans]
-        procs = [ctx.Process(target=_client_main, args=(plan, inbox, start, buf), name=f"ingestlab-client-{plan.client}",
-                             daemon=True) for plan, buf in zip(plans, stamps)]
+        groups = [list(range(len(plans)))] if self.workers == "threads" else [[k] for k in range(len(plans))]
+        workers = [ctx.Process(target=_worker_main, args=([plans[k] for k in group], inbox, start,
+                                                          [stamps[k] for k in group]),
+                               name=f"ingestlab-clients-{group[0]}" + (f"-{group[-1]}" if len(group) > 1 else ""),
+                               daemon=True) for group in groups]
+        procs = [worker for worker, group in zip(workers, groups) for _ in group]  # client k → its process
         cpu0 = timing.cpu_ns()
         try:
-            for proc in procs:
-                proc.start()
+            for worker in workers:
+                worker.start()
             self._wait_for(inbox, procs, "ready", timing.now_ns() + int(CONNECT_TIMEOUT_S * 1e9))
             if self.on_start is not None:
                 self.on_start([p.pid for p in procs])
@@ -274,7 +301,7 @@ class ClientRun:
             self._wait_for(inbox, procs, "done", end)
             self.completed = True
         finally:
-            _stop(procs)
+            _stop(workers)
             self._drain(inbox)
             # what each client had stamped and not shipped: its buffer outlives it
             self._chunks += [(k, np.frombuffer(buf, dtype=np.int64).copy()) for k, buf in enumerate(stamps)]
@@ -304,9 +331,13 @@ class ClientRun:
                         waiting.discard(message[1])
                 dead = [k for k in dead if k in waiting]
                 if dead:
-                    k = dead[0]
-                    raise ClientCrashError(f"client {k} (pid {procs[k].pid}) exited with code {procs[k].exitcode} "
-                                           f"before it sent '{kind}'; every client was stopped")
+                    proc = procs[dead[0]]
+                    lost = [k for k in dead if procs[k] is proc]
+                    who = (f"client {lost[0]}" if len(lost) == 1 else
+                           f"clients {', '.join(map(str, lost))} (threads of one process)")
+                    raise ClientCrashError(f"{who} (pid {proc.pid}) exited with code {proc.exitcode} "
+                                           f"before {'it' if len(lost) == 1 else 'they'} sent '{kind}'; every client "
+                                           "was stopped")
                 continue
             if timing.now_ns() > deadline_ns:
                 raise ClientCrashError(f"clients {sorted(waiting)} did not send '{kind}' in time; every client "
@@ -336,10 +367,13 @@ class ClientRun:
     def cpu_table(self) -> pd.DataFrame:
         """Per client: CPU used in the measured seconds, statements then, CPU per statement and share of the wall.
 
-        ``cpu_share`` near 1 would mean the client, not the engine, limits the rate.
+        ``cpu_share`` near 1 would mean the client, not the engine, limits the rate. The CPU is
+        the client's thread's (its process's main thread when it has a process of its own);
+        ``workers`` says how the clients were hosted.
         """
         rows = [{"client": k, **v} for k, v in sorted(self.cpu.items())]
         table = pd.DataFrame(rows, columns=["client", "cpu_ns", "wall_ns", "statements"])
+        table["workers"] = self.workers
         table["cpu_us_per_statement"] = table["cpu_ns"] / table["statements"].clip(lower=1) / 1e3
         table["cpu_share"] = table["cpu_ns"] / table["wall_ns"].clip(lower=1)
         return table
@@ -359,17 +393,38 @@ def _stop(procs: list) -> None:
             proc.join(timeout=5.0)
 
 
-# -- the client process ---------------------------------------------------------------------
-def _client_main(plan: ClientPlan, outbox, start, stamps) -> None:
-    """One client: connect, wait for the start, write until the end, report; exit 1 on failure."""
+# -- the worker process ---------------------------------------------------------------------
+def _worker_main(plans: list[ClientPlan], outbox, start, stamps: list) -> None:
+    """A worker process: its clients (one in the main thread, or one thread each); exit 1 if one failed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when clients stop (Ctrl-C there)
+    if len(plans) == 1:
+        ok = [_client_main(plans[0], outbox, start, stamps[0])]
+    else:
+        ok = [False] * len(plans)
+
+        def host(i: int) -> None:
+            ok[i] = _client_main(plans[i], outbox, start, stamps[i])
+
+        threads = [threading.Thread(target=host, args=(i,), name=f"client-{plan.client}", daemon=True)
+                   for i, plan in enumerate(plans)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    outbox.close()
+    outbox.join_thread()
+    if not all(ok):
+        os._exit(1)
+
+
+def _client_main(plan: ClientPlan, outbox, start, stamps) -> bool:
+    """One client: connect, wait for the start, write until the end, report; False (reported) on failure."""
     try:
         _client_loop(plan, outbox, start, stamps)
-    except Exception as exc:  # noqa: BLE001 - any failure is reported to the parent, then the process exits
+    except Exception as exc:  # noqa: BLE001 - any failure is reported to the parent, which stops the clients
         outbox.put(("error", plan.client, f"{type(exc).__name__}: {exc}"))
-        outbox.close()
-        outbox.join_thread()
-        os._exit(1)
+        return False
+    return True
 
 
 def _texts(template: bytes, first_id: int, rows: int) -> Iterator[bytes]:
@@ -399,17 +454,15 @@ def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     timing.sleep_until(t_start)
     cpu0, n0 = 0, 0
     for until in (t_measure, t_end):  # warm-up, then the measured seconds, whose CPU is counted
-        cpu0, n0 = timing.cpu_ns(), buf[1] + buf[0]
+        cpu0, n0 = timing.thread_cpu_ns(), buf[1] + buf[0]
         while not (timing.stamp_template(sender, plan.template, plan.client * ID_STRIDE, buf, until, first_ns=first_ns,
                                          interval_ns=interval_ns) if sender is not None else
                    timing.stamp_statements(send, texts, buf, until, first_ns=first_ns, interval_ns=interval_ns)):
             outbox.put(("samples", plan.client, bytes(buf.cast("B"))))  # full: ship it, then reuse it
             buf[1], buf[0] = buf[1] + buf[0], 0
-    cpu_used, measured = timing.cpu_ns() - cpu0, buf[1] + buf[0] - n0
+    cpu_used, measured = timing.thread_cpu_ns() - cpu0, buf[1] + buf[0] - n0
     engine.close()
     outbox.put(("done", plan.client, {"cpu_ns": cpu_used, "wall_ns": t_end - t_measure, "statements": measured}))
-    outbox.close()
-    outbox.join_thread()
 
 
 def _pending(inbox, timeout_s: float = 1.0) -> list:

@@ -63,6 +63,17 @@ def cpu_ns() -> int:
     return time.process_time_ns()
 
 
+def thread_cpu_ns() -> int:
+    """CPU time (user + system) the calling thread has used, in nanoseconds: one client among threads.
+
+    Examples
+    --------
+    >>> thread_cpu_ns() >= 0
+    True
+    """
+    return time.thread_time_ns()
+
+
 def sleep_until(deadline_ns: int) -> None:
     """Sleep until the clock reads ``deadline_ns`` (returns at once when it already has)."""
     left = deadline_ns - time.perf_counter_ns()

@@ -577,12 +577,22 @@ def describe_grid(params: Params, throughput: pd.DataFrame, cpu: pd.DataFrame) -
             f"rows per INSERT {list(params.rows_per_insert)}), {params.loop} loop, {params.warmup_s:g} s warm-up "
             f"(kept, flagged) + {params.duration_s:g} s each: {int(throughput['statements'].sum()):,} measured "
             f"statements, {int(throughput['warmup_statements'].sum()):,} warm-up.",
-            f"Each client is its own process: one client used {cpu['cpu_ns'].sum() / max(cpu['statements'].sum(), 1) / 1e3:.0f} µs "
+            f"{_hosting(cpu)}: one client used {cpu['cpu_ns'].sum() / max(cpu['statements'].sum(), 1) / 1e3:.0f} µs "
             f"of CPU per statement (median over configurations "
             f"{throughput['client_cpu_us_per_statement'].median():.0f} µs) and at most {busiest:.0%} of its wall "
             "clock, " + ("so no client was CPU-bound" if busiest < CPU_BOUND_SHARE else
                          "so some client was near CPU-bound and may have limited its configuration's rate")
             + "; with more clients than the machine's cores the clients do share the cores with the server."]
+
+
+def _hosting(cpu: pd.DataFrame) -> str:
+    """How the clients ran (:attr:`ingestlab.concurrency.ClientRun.workers`), as the notebook says it."""
+    hosted = set(cpu["workers"].dropna()) if "workers" in cpu else set()
+    if hosted == {"threads"}:
+        return "The clients were threads of one process, each on its own connection (as pgbench's and mariadb-slap's)"
+    if hosted == {"processes"}:
+        return "Each client was its own process"
+    return "The clients were threads of one process or processes of their own (see client_cpu.parquet's workers)"
 
 
 # -- figures ---------------------------------------------------------------------------------
