@@ -53,6 +53,12 @@ from ingestlab.timing import time_calls
 #: may be on a quiet machine; above it the run exits 1. A benchmark, not a test: load from other
 #: jobs moves it.
 TARGETS = {"postgres": 1.03, "mariadb": 1.03}
+#: Rounds per engine by default. A round's ratio scatters by a log standard deviation of about 0.17
+#: here, and runs of 150-300 rounds put MariaDB's at 0.995-1.031 (2026-11-27, pooled about 1.012):
+#: its CI's half-width must be near 1 % for the upper bound to say whether the lab stays within 3 %,
+#: which takes about 900 rounds (7 min); PostgreSQL's pgbench rounds cost a process each, and 300
+#: already give ±2 % about 1.00.
+ROUNDS = {"postgres": 300, "mariadb": 900}
 TABLE = "bench_insert"
 COLS = [c for c, _ in SEED_COLUMNS]
 #: Ids are drawn from this range by both paths (pgbench: ``\set id random(lo, hi)``), so the
@@ -180,6 +186,9 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     engine = Engine.get(name)
     load_before = loadavg()
+    # the rounds are kept in memory and written once the engine is done (or has failed): rewriting the
+    # growing results file after every round cost the bench minutes at 300 rounds and more
+    frames: dict[str, list[pd.DataFrame]] = {"results": [], "reference": []}
     try:
         engine.start()
         run.record_engine(engine, bench="insert_fidelity", loadavg_before=load_before)
@@ -187,19 +196,23 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
         engine.execute(engine.create_table_sql(TABLE, SEED_COLUMNS))
         labels = {"engine": name, "driver": engine.driver}
         # warm-up of both paths: kept in the results, flagged, left out of the ratios
-        run.append(lab_round(engine, rows_for(200, rng), warmup=True).assign(round=-1, path="lab", **labels))
-        run.append(reference(engine, 200, rng).assign(round=-1, path=label, warmup=True, **labels), table="reference")
-        for i in range(rounds):  # the order alternates too: neither path always follows the other's file writes
+        frames["results"].append(lab_round(engine, rows_for(200, rng), warmup=True).assign(round=-1, path="lab",
+                                                                                          **labels))
+        frames["reference"].append(reference(engine, 200, rng).assign(round=-1, path=label, warmup=True, **labels))
+        for i in range(rounds):  # the order alternates too: neither path always follows the other
             lab_rows = rows_for(n, rng)
             for path in (("lab", label) if i % 2 == 0 else (label, "lab")):
                 if path == "lab":
-                    run.append(lab_round(engine, lab_rows).assign(round=i, path="lab", **labels))
+                    frames["results"].append(lab_round(engine, lab_rows).assign(round=i, path="lab", **labels))
                 else:
-                    run.append(reference(engine, n, rng).assign(round=i, path=label, warmup=False, **labels),
-                               table="reference")
+                    frames["reference"].append(reference(engine, n, rng).assign(round=i, path=label, warmup=False,
+                                                                                **labels))
         driver = engine.driver_metadata()
     finally:
         engine.close()
+        for table, kept in frames.items():
+            if kept:
+                run.append(pd.concat(kept, ignore_index=True), table=table)
     lab, ref = run.table(), run.table("reference")
     timer = ",".join(sorted(set(lab.loc[lab["engine"] == name, "timer"])))
     context = {"reference": label, "driver": f"{driver['driver']} {driver['driver_version']}, {timer} loop",
@@ -213,20 +226,21 @@ def main(argv: list[str] | None = None) -> int:
     # many short rounds: the disk's fsync latency drifts with other jobs' I/O, and finer alternation
     # lets that drift hit both paths alike (1000 keeps mariadb-slap's rounding ≤ 0.5 µs a statement)
     parser.add_argument("--n", type=int, default=1000, help="statements per round and path")
-    parser.add_argument("--rounds", type=int, default=300,
-                        help="alternating rounds of lab and reference (≥ 2: the CI is over the rounds)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="alternating rounds of lab and reference (≥ 2: the CI is over the rounds); default: "
+                             + ", ".join(f"{e} {r}" for e, r in ROUNDS.items()))
     parser.add_argument("--engines", default=",".join(REFERENCES), help="comma-separated: " + ", ".join(REFERENCES))
     parser.add_argument("--seed", type=int, default=1, help="seed of the statements' ids")
     args = parser.parse_args(argv)
     names = [e for e in args.engines.split(",") if e]
     unknown = [e for e in names if e not in REFERENCES]
-    if unknown or args.n < 1000 or args.rounds < 2:
+    if unknown or args.n < 1000 or (args.rounds is not None and args.rounds < 2):
         parser.error(f"--engines must be among {sorted(REFERENCES)}, --n ≥ 1000 (mariadb-slap's rounding), "
                      "--rounds ≥ 2")
     run = Run("bench_insert_fidelity", vars(args))
     results = []
     for name in names:
-        rows = bench(name, args.n, args.rounds, run, args.seed)
+        rows = bench(name, args.n, args.rounds or ROUNDS[name], run, args.seed)
         results += rows
         first = rows[0]
         run.note(f"{name}: load average {first['loadavg_before']} before, {first['loadavg_after']} after")

@@ -95,6 +95,12 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
         assert secret.encode() not in p.read_bytes(), p
     nb = (tmp_path / "out" / "01_insert_anatomy" / "01_insert_anatomy.ipynb").read_text()
     assert "postgres:***@" in nb
+    # the bounds of the run's waits on the target, stated before it started
+    assert "a connection attempt times out after 5 s, a statement's wait for a lock after 60 s" in res.stderr
+    # the executed notebook as HTML beside it, its figures embedded (and, above, no password in it)
+    html = (tmp_path / "out" / "01_insert_anatomy" / "01_insert_anatomy.html").read_text()
+    shown = sum("image/png" in out.get("data", {}) for cell in json.loads(nb)["cells"] for out in cell.get("outputs", []))
+    assert shown >= 3 and html.count("data:image/png;base64,") >= shown and "postgres:***@" in html
 
 
 

@@ -204,6 +204,45 @@ def test_a_server_stopped_mid_run_gives_one_line_exit_5_within_its_grace_and_lea
     print(f"{took:.1f} s: {line}")
 
 
+def test_a_lock_held_on_a_url_targets_table_ends_the_run_at_the_stated_bound_in_one_line_exit_5(tmp_path):
+    """Someone's open transaction holds a lock on the run's table: the run's next statement waited for good."""
+    import psycopg2
+
+    from ingestlab.engines.base import LOCK_WAIT_ENV
+    from ingestlab.servers.postgres import PostgresServer
+
+    server = PostgresServer(tmp_path / "target").start()
+    holder = None
+    try:
+        url = f"postgresql://postgres:{server.password}@localhost/postgres?host={server.socket_dir}"
+        lab, out = tmp_path / "lab", tmp_path / "out"
+        proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "ENGINES", url,
+                                 "-p", "REPEATS", "200", "-p", "VARIANTS", "sync_on"],
+                                env={**os.environ, "INGESTLAB_LAB_DIR": str(lab), LOCK_WAIT_ENV: "2"},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        folder = out / "01_insert_anatomy"
+        _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        holder = psycopg2.connect(**server.connect_kwargs())  # another user's session, in a transaction
+        with holder.cursor() as cur:
+            cur.execute("LOCK TABLE ingestlab_insert IN ACCESS EXCLUSIVE MODE")
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        took = time.monotonic() - sent
+    finally:
+        if holder is not None:
+            holder.close()
+        server.stop()
+    assert "a statement's wait for a lock after 2 s" in err  # stated before the run starts
+    line = _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 5,
+                     "lock timeout", "longer than the 2 s a statement waits for one")
+    assert server.password not in err and server.password not in (folder / "run.json").read_text()
+    assert took < 2 + 15, (took, line)  # the bound, then the run's own clean-up
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["completed"] is False and meta["error"]["exit_code"] == 5
+    print(f"{took:.1f} s: {line}")
+
+
 def test_a_url_target_that_stops_answering_mid_run_ends_it_in_one_line_exit_5(tmp_path):
     """A server given by URL, stopped mid-run (SIGSTOP): the run waited on its socket for good before."""
     import psutil

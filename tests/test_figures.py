@@ -32,15 +32,18 @@ def test_save_uses_figures_dir_from_environment(tmp_path, monkeypatch):
     assert plt.get_fignums() == []
 
 
-def test_save_displays_the_figure_once_under_ipython_only(tmp_path, monkeypatch):
+def test_save_displays_the_saved_png_once_under_ipython_only(tmp_path, monkeypatch):
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)
-    fig = plt.figure()
+    fig = plt.figure(figsize=(3.3, 2))
     figures.save(fig, "outside", notebook="nb", directory=tmp_path)
     assert shown == []
     monkeypatch.setattr(IPython, "get_ipython", lambda: object())
     figures.save(fig, "inside", notebook="nb", directory=tmp_path)
-    assert shown == [fig] and plt.get_fignums() == []
+    # the very file in the folder, embedded (whatever the kernel's backend), shown at ~100 px per inch
+    (image,) = shown
+    assert isinstance(image, IPython.display.Image) and image.data == (tmp_path / "inside.png").read_bytes()
+    assert image.width == 330 and plt.get_fignums() == []
 
 
 def test_save_rejects_path_like_names(tmp_path):

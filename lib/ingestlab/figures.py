@@ -86,7 +86,7 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         path = folder / f"{name}.{fmt}"
         fig.savefig(path, dpi=300 if fmt == "png" else None, metadata=_metadata(fmt))
         _log.info("saved %s", path)
-    _show(fig)
+    _show(fig, folder / f"{name}.png")
     close(fig)
 
 
@@ -98,15 +98,20 @@ def destination(notebook: str) -> Path:
     return results.run_figures_dir(notebook) or _paths.results_dir() / notebook / results.FIGURES_SUBDIR
 
 
-def _show(fig: matplotlib.figure.Figure) -> None:
-    # display only inside IPython; a script or a test has nowhere to show the figure
+def _show(fig: matplotlib.figure.Figure, png: Path) -> None:
+    """Show the saved PNG in the notebook, embedded (what its HTML shows), at about 100 px per inch.
+
+    The file just written is shown, not the figure drawn again: whatever the kernel's
+    matplotlib backend, the executed notebook holds the very image in ``figures/``.
+    Inside IPython only: a script or a test has nowhere to show it.
+    """
     try:
         from IPython import get_ipython
-        from IPython.display import display
+        from IPython.display import Image, display
     except ImportError:
         return
     if get_ipython() is not None:
-        display(fig)
+        display(Image(filename=str(png), width=round(fig.get_figwidth() * 100)))
 
 
 def _metadata(fmt: str) -> dict:

@@ -44,7 +44,7 @@ EXIT_BUG = 1  #: an unexpected error in ingestlab itself (traceback in a log fil
 EXIT_USAGE = 2  #: bad parameters or arguments; nothing was started
 EXIT_PREFLIGHT = 3  #: a target, the output folder or the disk failed the checks; nothing was started
 EXIT_FAILED = 4  #: the notebook failed during the run (partial results kept)
-EXIT_SERVER_LOST = 5  #: a server or its connection was lost during the run
+EXIT_SERVER_LOST = 5  #: a server or its connection was lost during the run, or stopped answering it
 EXIT_RESOURCES = 6  #: out of memory or disk space during the run
 #: 128 + the signal: 130 Ctrl-C (SIGINT), 129 SIGHUP, 143 SIGTERM.
 
@@ -339,6 +339,9 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         if mode == "resume":
             check_resume(path, injected, target)
         restored = preflight(path, injected, resolved, target, mode)
+        urls = url_targets(injected)
+        if urls:
+            print(bounds_line(), file=sys.stderr)
         reap()  # servers a killed run left behind, before this one starts its own
         cgroups.reap()
         prepare_output(target, mode)
@@ -350,7 +353,6 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         kernel_log = _KernelStderr(target / "kernel.log")
         km = QuietKernelManager(kernel_name="python3")
         watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
-        urls = url_targets(injected)
         stalled = StalledTargetWatch([(name, mask_url(url)) for name, url in urls],
                                      lambda k: _probe(urls[k][1]), timeout_s=PREFLIGHT_TIMEOUT_S)
         try:
@@ -370,6 +372,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             raise
         finally:
             _keep_notebook(partial, target / path.name)
+            if interrupted is None:  # a signal's run ends at once; its notebook stays, readable in Jupyter
+                write_html(target / path.name)
             _stop_own_kernels()
             if km.connection_file:  # a kernel that died leaves its connection file (its keys) behind
                 Path(km.connection_file).unlink(missing_ok=True)
@@ -635,6 +639,30 @@ def _keep_notebook(partial: Path, final: Path) -> None:
               file=sys.stderr)
 
 
+def write_html(notebook: Path) -> Path | None:
+    """``<notebook>.html`` beside an executed notebook, its figures embedded: a run a reader opens without Jupyter.
+
+    Written atomically with nbconvert's ``lab`` template (the outputs' images are already in
+    the notebook, so they are embedded as they are). A notebook that cannot be rendered leaves
+    a warning, never a failed run: its results and the notebook itself stand. Returns the HTML's
+    path, or None.
+    """
+    if not notebook.exists():
+        return None
+    html = notebook.with_suffix(".html")
+    try:
+        import nbformat
+        from nbconvert import HTMLExporter
+
+        body, _ = HTMLExporter(template_name="lab").from_notebook_node(nbformat.read(notebook, as_version=4))
+        results.write_atomic(html, body)
+    except Exception as exc:  # noqa: BLE001 - the run's results stand without their HTML
+        print(f"ingestlab: warning: no HTML of {notebook.name} ({type(exc).__name__}: {_one_line(str(exc))})",
+              file=sys.stderr)
+        return None
+    return html
+
+
 # -- pre-flight -------------------------------------------------------------------------------
 def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Path, mode: str = "new") -> list[dict]:
     """Check, before the notebook starts, everything a run needs that validation cannot see.
@@ -655,11 +683,24 @@ def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Pat
     PreflightError
         One line naming what failed (passwords masked).
     """
+    from ingestlab.engines.base import lock_wait_s
+
     check_output(target, mode)
+    lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
     _check_lab_dir()
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
     return [entry for name, url in url_targets(parameters) for entry in _check_target(name, url, variants)]
+
+
+def bounds_line() -> str:
+    """What bounds the run's waits on URL targets, as the pre-flight states it."""
+    from ingestlab import watch as _watch
+    from ingestlab.engines.base import lock_wait_s
+
+    return (f"   URL targets: a connection attempt times out after {PREFLIGHT_TIMEOUT_S} s, a statement's wait for a "
+            f"lock after {lock_wait_s():g} s; a target that answers no new connection "
+            f"{_watch.FAILED_PROBES} times in a row while the run has waited on it {_watch.IDLE_S:g} s ends the run")
 
 
 def _check_lab_dir() -> None:
@@ -799,6 +840,8 @@ _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Fail
                        r"(?::\s?(.*))?$")
 _DURING = "During handling of the above exception, another exception occurred"
 _CAUSE = "The above exception was the direct cause of the following exception"
+#: What the engines say when they end a statement's lock wait (PostgreSQL ``lock_timeout``; MySQL, MariaDB).
+_LOCK_WAIT_ENDED = ("canceling statement due to lock timeout", "Lock wait timeout exceeded")
 _LOST = {"OperationalError", "InterfaceError", "EngineUnavailableError", "ServerError", "LoadError",
          "ConnectionError", "ConnectionResetError", "ConnectionRefusedError", "BrokenPipeError"}
 
@@ -836,6 +879,12 @@ def _describe(ename: str, message: str) -> tuple[str, int]:
     code = EXIT_FAILED
     if ename in _LOST:
         code = EXIT_SERVER_LOST
+    if ename == "LockNotAvailable" or any(words in message for words in _LOCK_WAIT_ENDED):
+        from ingestlab.engines.base import LOCK_WAIT_ENV, lock_wait_s
+
+        code = EXIT_SERVER_LOST
+        message = (f"{_one_line(message)} (another session holds a lock the lab's statement needed, longer than the "
+                   f"{lock_wait_s():g} s a statement waits for one; ${LOCK_WAIT_ENV} sets it)")
     if ename == "MemoryError" or "No space left on device" in message or f"[Errno {errno.ENOSPC}]" in message:
         code = EXIT_RESOURCES
     if ename == "MemoryError" and not message:

@@ -195,6 +195,51 @@ class EngineContract:
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_send')}")) == sorted(rows)
         eng.execute(eng.drop_table_sql("c_send"))
 
+    def test_a_statement_behind_another_sessions_lock_ends_at_the_bound_and_the_run_says_why(self, eng, monkeypatch):
+        """A lock held in someone's open transaction on a user's server hung the lab's statement for good."""
+        import time
+
+        from ingestlab import runner
+        from ingestlab.engines.base import LOCK_WAIT_ENV
+
+        if not eng.lock_wait_settings():
+            pytest.skip(f"{eng.NAME} has no setting that bounds a lock wait")
+        monkeypatch.setenv(LOCK_WAIT_ENV, "1")
+        mysql = not eng.NAME.startswith(("postgres", "yugabyte"))
+        eng.reset_table("c_locked", SEED_COLUMNS)
+        holder = type(eng).client(eng.connect_kwargs()).start()  # someone else's session
+        bounded = type(eng).client(eng.connect_kwargs()).start()  # the lab's, opened with the bound in force
+        try:
+            # a reader's open transaction: the lab's DROP waits for it (PostgreSQL's table lock, MySQL's metadata lock)
+            holder.execute("BEGIN")
+            holder.execute(f"SELECT count(*) FROM {eng.quote('c_locked')}")
+            began = time.monotonic()
+            with pytest.raises(Exception) as caught:
+                bounded.execute(bounded.drop_table_sql("c_locked"))
+            took = time.monotonic() - began
+            cause, code = runner._describe(type(caught.value).__name__, str(caught.value))
+            assert 0.9 < took < 5 and code == runner.EXIT_SERVER_LOST and "$INGESTLAB_LOCK_WAIT_S" in cause, (took, cause)
+            holder.execute("ROLLBACK")
+            # a client's INSERT behind a writer's exclusive lock: the concurrency driver's connections are bounded too
+            holder.execute("BEGIN")
+            holder.execute(f"LOCK TABLES {eng.quote('c_locked')} WRITE" if mysql else
+                           f"LOCK TABLE {eng.quote('c_locked')} IN ACCESS EXCLUSIVE MODE")
+            client = type(eng).client(eng.connect_kwargs())
+            send = client.open_sender({})
+            row = datagen.seed_rows(1, seed=4)
+            began = time.monotonic()
+            with pytest.raises(Exception) as caught:
+                send(eng.render(eng.insert_sql("c_locked", COLS, 1), list(row[0])))
+            took = time.monotonic() - began
+            client.close()
+            assert 0.9 < took < 5 and runner._describe(type(caught.value).__name__, str(caught.value))[1] == 5, (
+                took, caught.value)
+        finally:
+            holder.execute("UNLOCK TABLES" if mysql else "ROLLBACK")
+            holder.close()
+            bounded.close()
+        eng.execute(eng.drop_table_sql("c_locked"))
+
     def test_a_missing_step_names_the_engine_and_the_step(self, eng):
         for step in STEPS:
             if not eng.has(step):

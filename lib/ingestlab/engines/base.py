@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import os
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from sqlalchemy.engine import URL
@@ -60,6 +62,38 @@ class LoadSetting:
     create_in_load: bool = False
     methods: tuple[str, ...] | None = None
     server_flags: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+
+#: Environment variable that sets :func:`lock_wait_s` for a run (seconds > 0).
+LOCK_WAIT_ENV = "INGESTLAB_LOCK_WAIT_S"
+#: Seconds a statement of the lab waits by default for a lock another session holds.
+LOCK_WAIT_S = 60.0
+
+
+def lock_wait_s() -> float:
+    """Seconds a statement may wait for a lock another session holds: :data:`LOCK_WAIT_ENV`, else :data:`LOCK_WAIT_S`.
+
+    Raises
+    ------
+    ConfigError
+        The variable is set to something that is not a number of seconds > 0.
+
+    Examples
+    --------
+    >>> lock_wait_s() > 0
+    True
+    """
+    raw = os.environ.get(LOCK_WAIT_ENV, "").strip()
+    if not raw:
+        return LOCK_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(LOCK_WAIT_ENV, raw, "a number of seconds > 0")
+    return value
 
 
 class Engine:
@@ -559,6 +593,18 @@ class Engine:
         if self._conn is None:
             raise EngineUnavailableError(f"{self.NAME}: call start() first")
         return self._conn
+
+    def lock_wait_settings(self) -> dict[str, str]:
+        """Session settings that bound a statement's wait for a lock to :func:`lock_wait_s` seconds.
+
+        A user's server may hold a lock on the lab's table in someone else's open transaction
+        (a ``psql`` session that read it, a migration): the lab's next ``DROP``, ``INSERT`` or
+        ``COPY`` would wait for it with no end while the server answers everything else. With
+        these settings the engine itself ends such a wait with an error, and the run ends in one
+        line (exit 5). Engines apply them to every connection they open, the clients' too;
+        ``{}`` (the default) where the engine has no such setting.
+        """
+        return {}
 
     #: Seconds a connection attempt and each reply may take while set (the pre-flight sets it,
     #: :data:`ingestlab.runner.PREFLIGHT_TIMEOUT_S`): a server that accepts and never answers fails

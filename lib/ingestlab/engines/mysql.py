@@ -12,7 +12,7 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
-from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.base import LoadSetting, lock_wait_s
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -94,6 +94,27 @@ class MySQL(MySQLProtocol):
     def __init__(self, url=None, **kwargs):
         super().__init__(url, **kwargs)
         self._saved_globals: dict[str, Any] = {}
+
+    def lock_wait_settings(self) -> dict[str, str]:
+        """``lock_wait_timeout`` (metadata locks: a ``DROP TABLE`` behind an open transaction; by default a
+        year) and ``innodb_lock_wait_timeout`` (row locks), in whole seconds (at least 1)."""
+        seconds = str(max(1, round(lock_wait_s())))
+        return {"lock_wait_timeout": seconds, "innodb_lock_wait_timeout": seconds}
+
+    def lock_wait_sql(self) -> str:
+        """The ``SET SESSION`` statement of :meth:`lock_wait_settings`."""
+        return "SET SESSION " + ", ".join(f"{name} = {int(value)}" for name, value in self.lock_wait_settings().items())
+
+    def connect(self):
+        """A connection (as every MySQL-protocol engine's) whose lock waits are bounded (:meth:`lock_wait_settings`)."""
+        conn = super().connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(self.lock_wait_sql())
+        except self.dbapi.MySQLError as exc:
+            conn.close()
+            raise EngineUnavailableError(f"{self.display_url}: cannot bound lock waits ({exc})") from exc
+        return conn
 
     def close(self) -> None:
         """Put back global variables the lab changed (``?set_global=true``), then close."""
@@ -272,6 +293,7 @@ class MySQL(MySQLProtocol):
         quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
         sql = self.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
         command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
+                   f"--init-command={self.lock_wait_sql()}",
                    f"--user={args.get('user', '')}", args.get("database", ""), "-e", sql]
         env = {**os.environ, **({"MYSQL_PWD": str(args["password"])} if args.get("password") else {})}
         done = subprocess.run(command, capture_output=True, text=True, env=env)

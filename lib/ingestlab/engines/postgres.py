@@ -12,7 +12,7 @@ import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
 from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -103,6 +103,25 @@ class Postgres(Engine):
         if sender is not None:
             sender.finish()
         super().close()
+
+    def lock_wait_settings(self) -> dict[str, str]:
+        """``lock_timeout`` in milliseconds (at least 1)."""
+        return {"lock_timeout": str(max(1, round(lock_wait_s() * 1000)))}
+
+    def connect_kwargs(self) -> dict:
+        """The driver arguments, with :meth:`lock_wait_settings` added to libpq's ``options`` (``-c name=value``).
+
+        Every connection made from them -- the measuring one, psycopg's sender and pipeline
+        connections, the concurrency driver's clients -- starts with its lock waits bounded.
+        Other ``options`` a URL gives are kept in front; a ``lock_timeout`` among them is replaced
+        (``$INGESTLAB_LOCK_WAIT_S`` sets it), as is the one of arguments another process made.
+        """
+        kwargs = super().connect_kwargs()
+        settings = self.lock_wait_settings()
+        kept = [part for part in re.split(r"\s+(?=-c)", str(kwargs.get("options") or "").strip())
+                if part and re.sub(r"^-c\s*", "", part).split("=", 1)[0] not in settings]
+        kwargs["options"] = " ".join([*kept, *(f"-c {name}={value}" for name, value in settings.items())])
+        return kwargs
 
     def connect(self):
         psycopg2 = self.dbapi
@@ -300,7 +319,8 @@ class Postgres(Engine):
                    "-c", f"\\copy {self.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
         if args.get("port"):
             command += ["-p", str(args["port"])]
-        env = {**os.environ, **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
+        env = {**os.environ, "PGOPTIONS": str(args["options"]),
+               **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
         done = subprocess.run(command, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise ServerError(f"psql \\copy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
