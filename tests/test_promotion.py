@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,11 +22,21 @@ BIN = Path(sys.executable).parent / "ingestlab"
 
 @pytest.fixture(scope="module")
 def run00(tmp_path_factory):
-    """A real run of notebook 00 (published data, no server), its figures in its run folder."""
+    """A real run of notebook 00 (published data, no server), its figures in its run folder.
+
+    Its run.json is then made to say a committed tree and a quiet machine (load 0.5), whatever the
+    checkout and the suite's other worker made of them: these tests are about the mechanics of
+    promotion; refusing a run with uncommitted changes or from a loaded machine has its own tests.
+    """
     out = tmp_path_factory.mktemp("run")
     env = {k: v for k, v in os.environ.items() if k != _paths.FIGURES_ENV}
     subprocess.run([str(BIN), "run", "00", "--no-progress", "--out", str(out)], check=True, env=env,
                    capture_output=True, timeout=600)
+    meta_path = out / "00_published_results" / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta["git"]["dirty"] = False
+    meta["load_average"]["start"] = [0.5, 0.5, 0.5]
+    meta_path.write_text(json.dumps(meta))
     return out
 
 
@@ -125,19 +136,61 @@ def test_the_figures_command_says_what_it_copied_or_fails_in_one_line(run00, tmp
     assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and "RUN_DIR" in res.stderr
 
 
-def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_path):
-    resumed = tmp_path / "run"
-    shutil.copytree(run00, resumed)
-    meta_path = resumed / "00_published_results" / "run.json"
+def _with_meta(run00, tmp_path, name: str, **changes) -> Path:
+    """A copy of ``run00`` whose run.json has ``changes`` (top-level keys, dicts merged one level deep)."""
+    copy = tmp_path / name
+    shutil.copytree(run00, copy)
+    meta_path = copy / "00_published_results" / "run.json"
     meta = json.loads(meta_path.read_text())
-    meta["resumed"] = {"at": "2026-01-02T03:04:05+00:00", "kept": 7, "measured": 2,
-                       "git_before": {"revision": "abcdef0123456789", "dirty": True},
-                       "load_average_before": {"start": [3.1, 2.0, 1.2]}}
+    for key, value in changes.items():
+        meta[key] = {**meta.get(key, {}), **value} if isinstance(value, dict) else value
     meta_path.write_text(json.dumps(meta))
-    promotion.promote(resumed, ["00"], to=tmp_path / "figures")
+    return copy
+
+
+def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_path):
+    kept = {"at": "2026-01-02T03:04:05+00:00", "kept": 7, "measured": 2,
+            "git_before": {"revision": "abcdef0123456789", "dirty": False},
+            "load_average_before": {"start": [3.1, 2.0, 1.2]}}
+    resumed = _with_meta(run00, tmp_path, "run", resumed=kept)
+    # what it kept was measured on a loaded machine: refused, unless asked for
+    with pytest.raises(ConfigError, match=r"loaded \(1-minute load average 3.1 at the start, above 1.5\)"):
+        promotion.promote(resumed, ["00"], to=tmp_path / "figures")
+    promotion.promote(resumed, ["00"], to=tmp_path / "figures", allow_loaded=True)
     source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
     assert ("Resumed: at 2026-01-02T03:04:05+00:00, 7 configurations kept from the earlier run's checkpoints "
-            "(revision abcdef0 with uncommitted changes, load average [3.1, 2.0, 1.2] at its start), 2 measured") in source
+            "(revision abcdef0, load average [3.1, 2.0, 1.2] at its start), 2 measured") in source
+    assert "Machine: LOADED (1-minute load average 3.1 at the start" in source and "--allow-loaded" in source
+    # what it kept was measured from uncommitted changes: refused, whatever is allowed
+    dirty = _with_meta(run00, tmp_path, "dirty", resumed={**kept, "git_before": {"revision": "abcdef0", "dirty": True}})
+    with pytest.raises(ConfigError, match="uncommitted changes"):
+        promotion.promote(dirty, ["00"], to=tmp_path / "f2", allow_loaded=True)
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"git": {"dirty": True}}, "measured from a tree with uncommitted changes"),
+    ({"load_average": {"start": [2.4, 1.0, 0.8]}}, "its machine was loaded (1-minute load average 2.4"),
+])
+def test_a_run_from_a_dirty_tree_or_a_loaded_machine_is_not_promoted(run00, tmp_path, change, said):
+    run = _with_meta(run00, tmp_path, "run", **change)
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        promotion.promote(run, ["00"], to=tmp_path / "figures")
+    with pytest.raises(ConfigError, match=re.escape(said)):  # not named: nothing left to promote, and why
+        promotion.promotable(run)
+    assert not (tmp_path / "figures").exists()
+    res = subprocess.run([str(BIN), "figures", str(run), "00", "--to", str(tmp_path / "figures")],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and said in res.stderr, res.stderr
+
+
+def test_a_quiet_runs_source_says_so_and_a_loaded_runs_caption_says_loaded_machine(run00, tmp_path):
+    promotion.promote(run00, ["00"], to=tmp_path / "figures")
+    source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
+    assert "Machine: quiet (1-minute load average 0.5 at the start, at most 1.5)" in source
+    meta = json.loads((run00 / "00_published_results" / "run.json").read_text())
+    assert "loaded machine" not in report.run_caption(meta)
+    meta["load_average"]["start"] = [1.9, 1.0, 1.0]
+    assert "loaded machine (load average 1.9 at the start)" in report.run_caption(meta)
 
 
 def test_a_smoke_run_is_never_promoted_into_the_articles_figures(run00, tmp_path):

@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     figs.add_argument("out", type=Path, metavar="RUN_DIR", help="an `ingestlab run --out` folder")
     figs.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="only these notebooks (default: every one)")
     figs.add_argument("--to", type=Path, help="folder to copy into (default: the repository's figures/)")
+    figs.add_argument("--allow-loaded", action="store_true",
+                      help="also promote a run whose machine was loaded (1-minute load average above 1.5 at its "
+                           "start); its SOURCE says so")
 
     sub.add_parser("list", help="list the notebooks and their parameters")
     sub.add_parser("clean", help="stop orphaned lab servers and remove their folders (never a live run's)")
@@ -305,7 +308,7 @@ def _print_summary(out: Path) -> None:
 def _figures(args) -> int:
     from ingestlab import promotion
 
-    done, left_out = promotion.promote(args.out, args.notebook or None, to=args.to)
+    done, left_out = promotion.promote(args.out, args.notebook or None, to=args.to, allow_loaded=args.allow_loaded)
     for notebook, folder, scale in done:
         print(f"{notebook}: figures of {args.out / notebook} (SCALE {scale}) → {folder}")
     for notebook, why in left_out:

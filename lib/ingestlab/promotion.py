@@ -30,12 +30,15 @@ def _figure_files(folder: Path) -> list[Path]:
 RUN_KEYS = ("notebook", "completed", "started_at", "parameters", "engines", "host", "git")
 
 
-def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None
+def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, *, allow_loaded: bool = False
                ) -> tuple[list[tuple[Path, dict]], list[tuple[str, str]]]:
     """The notebook folders of ``run_dir`` whose figures may be promoted, and those that may not.
 
     A notebook's figures may be promoted when its run completed (not failed, interrupted or
-    still running: its figures could be partial or stale) and saved figures.
+    still running: its figures could be partial or stale), at paper scale, measured from a
+    committed tree (no uncommitted changes, in the run or in the run a resumed one kept: the
+    revision must say what measured), on a quiet machine (1-minute load average at the start at
+    most :data:`ingestlab.report.QUIET_LOAD`, unless ``allow_loaded``), and saved figures.
 
     Parameters
     ----------
@@ -44,6 +47,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
     notebooks : iterable of str, optional
         Notebook ids or names to take; each must qualify. Default: every notebook folder of
         ``run_dir``, those that do not qualify returned apart with the reason.
+    allow_loaded : bool
+        Promote a run whose machine was loaded too (its SOURCE and its captions say so).
 
     Returns
     -------
@@ -83,6 +88,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
                 why = None
             if why is None and summary.scale_of(meta) == "smoke":  # the article's figures never come from a CI-sized run
                 why = "it is a smoke run (CI-sized, not comparable with the seeds); promote a run made with -p SCALE paper"
+            if why is None:
+                why = _unfit_machine(meta, allow_loaded)
         if why is None and not _figure_files(folder / results.FIGURES_SUBDIR):
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
         if why and named:
@@ -95,6 +102,20 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
         raise ConfigError("RUN_DIR", str(run_dir), "a run folder with at least one completed notebook that saved "
                           "figures (" + ("; ".join(f"{s}: {w}" for s, w in left_out) or "none ran there") + ")")
     return found, left_out
+
+
+def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
+    """Why a completed paper run's numbers cannot stand for the revision or the machine (None: they can)."""
+    gits = [meta.get("git") or {}, (meta.get("resumed") or {}).get("git_before") or {}]
+    dirty = [g for g in gits if g.get("dirty")]
+    if dirty:
+        return (f"it was measured from a tree with uncommitted changes (revision {(dirty[0].get('revision') or '?')[:7]}"
+                " plus them), so no revision says what measured it; commit, then run it again")
+    load = report.start_load(meta)
+    if load is not None and load > report.QUIET_LOAD and not allow_loaded:
+        return (f"its machine was loaded (1-minute load average {load:g} at the start, above {report.QUIET_LOAD:g}); "
+                "run it again on a quiet machine, or pass --allow-loaded (SOURCE then says so)")
+    return None
 
 
 def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str) -> str:
@@ -133,6 +154,7 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
         f"{host.get('cpu_cores')} cores, {round((host.get('ram_bytes') or 0) / 2**30)} GiB",
         "Load average (1/5/15 min): " + (f"{load.get('start')} at the start, {load.get('end')} at the end"
                                          if load else "not recorded by this run"),
+        "Machine: " + _machine_words(meta),
         "Engines: " + (", ".join(engines) if engines else "none (published data)"),
     ]
     resumed = meta.get("resumed")
@@ -149,6 +171,17 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
     lines.append("Files (SHA-256):")
     lines += [f"  {hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}" for p in files]
     return "\n".join(lines) + "\n"
+
+
+def _machine_words(meta: dict) -> str:
+    load = report.start_load(meta)
+    if load is None:
+        return "how loaded it was is not recorded by this run"
+    if load > report.QUIET_LOAD:
+        return (f"LOADED (1-minute load average {load:g} at the start, above {report.QUIET_LOAD:g}; promoted with "
+                "--allow-loaded: its numbers may carry other jobs' noise)")
+    return (f"quiet (1-minute load average {load:g} at the start, at most {report.QUIET_LOAD:g}); the CPU used by "
+            "other processes while it ran is not recorded by this run")
 
 
 def _cell(value) -> str:
@@ -223,7 +256,7 @@ def _check_writable(root: Path) -> None:
 
 
 def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, *,
-            to: str | os.PathLike | None = None) -> list[tuple[str, Path, str]]:
+            to: str | os.PathLike | None = None, allow_loaded: bool = False) -> list[tuple[str, Path, str]]:
     """Copy the figures of completed notebooks of ``run_dir`` into ``<to>/<notebook>/`` with a SOURCE file.
 
     Each notebook's earlier figures there (PNG, SVG, PDF and SOURCE) are removed first, so
@@ -238,16 +271,19 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
         Notebook ids or names (default: every notebook folder with figures).
     to : path, optional
         Default: the repository's ``figures/`` (``$INGESTLAB_FIGURES_DIR`` when set).
+    allow_loaded : bool
+        Also promote runs made on a loaded machine (see :func:`promotable`).
 
     Returns
     -------
     (list of (str, Path, str), list of (str, str))
         Each notebook promoted, the folder written and the run's scale; each left out, with why.
     """
-    chosen, left_out = promotable(run_dir, notebooks)
+    chosen, left_out = promotable(run_dir, notebooks, allow_loaded=allow_loaded)
     root = Path(to) if to else _paths.figures_dir()
     _check_writable(root)  # before any earlier figure is removed
-    command = "ingestlab figures " + " ".join([str(run_dir), *(notebooks or [])])
+    command = "ingestlab figures " + " ".join([str(run_dir), *(notebooks or []),
+                                                *(["--allow-loaded"] if allow_loaded else [])])
     done = []
     for folder, meta in chosen:
         files = _figure_files(folder / results.FIGURES_SUBDIR)

@@ -407,6 +407,28 @@ def _units(frame: pd.DataFrame) -> list[int | None]:
     return [None] * len(frame)
 
 
+#: Highest 1-minute load average at a run's start that counts as a quiet machine (on 2 cores: the
+#: run itself starts at about 1). Above it a figure's caption says "loaded machine" and
+#: ``ingestlab figures`` promotes the run only with ``--allow-loaded``.
+QUIET_LOAD = 1.5
+
+
+def start_load(meta: Mapping) -> float | None:
+    """The highest 1-minute load average at the start of the run (or of the run a resumed one kept), if recorded.
+
+    Examples
+    --------
+    >>> start_load({"load_average": {"start": [0.4, 0.9, 1.0]}, "resumed": {"load_average_before": {"start": [2.5, 1, 1]}}})
+    2.5
+    >>> start_load({}) is None
+    True
+    """
+    starts = [(meta.get("load_average") or {}).get("start"),
+              ((meta.get("resumed") or {}).get("load_average_before") or {}).get("start")]
+    ones = [float(s[0]) for s in starts if isinstance(s, (list, tuple)) and s and isinstance(s[0], (int, float))]
+    return max(ones) if ones else None
+
+
 def run_caption(meta: Mapping) -> str:
     """What made a run's figures, in one line: engines and versions, scale, disk profile, run, revision, host.
 
@@ -445,6 +467,9 @@ def run_caption(meta: Mapping) -> str:
     run = f"run of {started[:10]} {started[11:16]} UTC" if len(started) >= 16 else "run"
     if git.get("revision"):
         run += f", git {git['revision'][:7]}" + (" with uncommitted changes" if git.get("dirty") else "")
+    load = start_load(meta)
+    if load is not None and load > QUIET_LOAD:
+        run += f" · loaded machine (load average {load:g} at the start)"
     parts.append(run)
     host = meta.get("host") or {}
     if host.get("cpu_cores"):
