@@ -215,3 +215,22 @@ def test_resume_refuses_what_is_not_a_run_to_resume_in_one_line_before_anything_
 def test_resume_into_an_out_folder_without_this_notebooks_run_yet_starts_it(tmp_path):
     (tmp_path / "out" / "00_published_results").mkdir(parents=True)  # `run all --resume`: 01 was not reached
     runner.check_resume(runner.find_notebook("01"), {}, tmp_path / "out" / "01_insert_anatomy")  # no refusal
+
+
+def test_a_paper_run_waits_for_the_load_to_settle_and_gives_up_at_its_limit(monkeypatch, capsys):
+    import os
+    import time
+
+    loads = iter([3.0, 2.2, 1.7, 1.4, 9.9])
+    monkeypatch.setattr(os, "getloadavg", lambda: (next(loads), 1.0, 1.0))
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    assert runner.wait_for_quiet(limit_s=60) == 1.4  # polled until at most 1.5
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1-minute load average 3.00" in err and "up to 60 s" in err
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.0, 1.0, 1.0))
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    assert runner.wait_for_quiet(limit_s=30) == 4.0  # gave up: the run starts, and records the load
+    assert "up to 30 s" in capsys.readouterr().err
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 1.0, 1.0))
+    assert runner.wait_for_quiet() == 0.3 and capsys.readouterr().err == ""  # quiet: no wait, nothing said

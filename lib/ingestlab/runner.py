@@ -344,6 +344,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             print(bounds_line(), file=sys.stderr)
         reap()  # servers a killed run left behind, before this one starts its own
         cgroups.reap()
+        if getattr(resolved, "scale", None) == "paper":  # its figures need a quiet start (ingestlab figures)
+            wait_for_quiet()
         prepare_output(target, mode)
         lock.take()  # the folder made (or made anew by --force) is this run's too
         injected[RESULTS_PARAM] = str(target.resolve())
@@ -637,6 +639,38 @@ def _keep_notebook(partial: Path, final: Path) -> None:
     except OSError as exc:  # a run folder made read-only or full meanwhile: the whole partial notebook stays
         print(f"ingestlab: warning: the executed notebook stays at {partial} ({exc.strerror or exc})",
               file=sys.stderr)
+
+
+#: Longest a paper-scale run waits before it starts for the machine to settle (see :func:`wait_for_quiet`).
+SETTLE_MAX_S = 180.0
+
+
+def wait_for_quiet(limit_s: float = SETTLE_MAX_S, poll_s: float = 2.0) -> float:
+    """Wait until the 1-minute load average is at most :data:`ingestlab.report.QUIET_LOAD`, or ``limit_s`` passed.
+
+    A paper run's figures are promoted only from a quiet start (``ingestlab figures``), and the
+    load average is a minute-long memory: right after another notebook (``ingestlab run all``)
+    it still counts that one. Says once, on stderr, what it waits for. Returns the load average
+    it started at (above the limit when it gave up: the run then starts, and records it).
+
+    Examples
+    --------
+    >>> wait_for_quiet(limit_s=0) >= 0
+    True
+    """
+    import time
+
+    from ingestlab import report
+
+    deadline = time.monotonic() + limit_s
+    load = os.getloadavg()[0]
+    if load > report.QUIET_LOAD and limit_s > 0:
+        print(f"   waiting for the machine to settle: 1-minute load average {load:.2f}, a paper run starts at "
+              f"{report.QUIET_LOAD:g} or less (up to {limit_s:.0f} s)", file=sys.stderr)
+    while load > report.QUIET_LOAD and time.monotonic() < deadline:
+        time.sleep(max(0.0, min(poll_s, deadline - time.monotonic())))
+        load = os.getloadavg()[0]
+    return load
 
 
 def write_html(notebook: Path) -> Path | None:
