@@ -24,7 +24,7 @@ BIN = Path(sys.executable).parent / "ingestlab"
 def run00(tmp_path_factory):
     """A real run of notebook 00 (published data, no server), its figures in its run folder.
 
-    Its run.json is then made to say a committed tree and a quiet machine (load 0.5), whatever the
+    Its run.json is then made to say a committed tree and a quiet machine (load 0.5, others' CPU 2 %), whatever the
     checkout and the suite's other worker made of them: these tests are about the mechanics of
     promotion; refusing a run with uncommitted changes or from a loaded machine has its own tests.
     """
@@ -36,6 +36,7 @@ def run00(tmp_path_factory):
     meta = json.loads(meta_path.read_text())
     meta["git"]["dirty"] = False
     meta["load_average"]["start"] = [0.5, 0.5, 0.5]
+    meta["machine_cpu"] = {**meta.get("machine_cpu", {}), "others_cpu_share": 0.02}
     meta_path.write_text(json.dumps(meta))
     return out
 
@@ -170,6 +171,7 @@ def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_pa
 @pytest.mark.parametrize("change, said", [
     ({"git": {"dirty": True}}, "measured from a tree with uncommitted changes"),
     ({"load_average": {"start": [2.4, 1.0, 0.8]}}, "its machine was loaded (1-minute load average 2.4"),
+    ({"machine_cpu": {"others_cpu_share": 0.25}}, "other processes used 25% of its CPU while it ran, above 10%"),
 ])
 def test_a_run_from_a_dirty_tree_or_a_loaded_machine_is_not_promoted(run00, tmp_path, change, said):
     run = _with_meta(run00, tmp_path, "run", **change)
@@ -186,7 +188,8 @@ def test_a_run_from_a_dirty_tree_or_a_loaded_machine_is_not_promoted(run00, tmp_
 def test_a_quiet_runs_source_says_so_and_a_loaded_runs_caption_says_loaded_machine(run00, tmp_path):
     promotion.promote(run00, ["00"], to=tmp_path / "figures")
     source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
-    assert "Machine: quiet (1-minute load average 0.5 at the start, at most 1.5)" in source
+    assert ("Machine: quiet (1-minute load average 0.5 at the start; other processes used 2.0% of its CPU while it "
+            "ran (others_cpu_share))") in source
     meta = json.loads((run00 / "00_published_results" / "run.json").read_text())
     assert "loaded machine" not in report.run_caption(meta)
     meta["load_average"]["start"] = [1.9, 1.0, 1.0]

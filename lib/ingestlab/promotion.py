@@ -111,10 +111,14 @@ def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
     if dirty:
         return (f"it was measured from a tree with uncommitted changes (revision {(dirty[0].get('revision') or '?')[:7]}"
                 " plus them), so no revision says what measured it; commit, then run it again")
-    load = report.start_load(meta)
+    load, others = report.start_load(meta), report.others_cpu_share(meta)
     if load is not None and load > report.QUIET_LOAD and not allow_loaded:
         return (f"its machine was loaded (1-minute load average {load:g} at the start, above {report.QUIET_LOAD:g}); "
                 "run it again on a quiet machine, or pass --allow-loaded (SOURCE then says so)")
+    if others is not None and others > report.QUIET_OTHERS and not allow_loaded:
+        return (f"its machine was loaded (other processes used {others:.0%} of its CPU while it ran, above "
+                f"{report.QUIET_OTHERS:.0%}); run it again on a quiet machine, or pass --allow-loaded (SOURCE then "
+                "says so)")
     return None
 
 
@@ -174,14 +178,19 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
 
 
 def _machine_words(meta: dict) -> str:
-    load = report.start_load(meta)
-    if load is None:
-        return "how loaded it was is not recorded by this run"
-    if load > report.QUIET_LOAD:
-        return (f"LOADED (1-minute load average {load:g} at the start, above {report.QUIET_LOAD:g}; promoted with "
-                "--allow-loaded: its numbers may carry other jobs' noise)")
-    return (f"quiet (1-minute load average {load:g} at the start, at most {report.QUIET_LOAD:g}); the CPU used by "
-            "other processes while it ran is not recorded by this run")
+    load, others = report.start_load(meta), report.others_cpu_share(meta)
+    said = [f"1-minute load average {load:g} at the start" if load is not None else
+            "its load average at the start is not recorded",
+            f"other processes used {others:.1%} of its CPU while it ran (others_cpu_share)" if others is not None else
+            "the CPU other processes used while it ran is not recorded by this run"]
+    steal = (meta.get("machine_cpu") or {}).get("steal_share")
+    if isinstance(steal, (int, float)) and steal >= 0.01:
+        said.append(f"its virtual machine's host kept {steal:.1%} of its CPU from it (steal)")
+    loaded = (load is not None and load > report.QUIET_LOAD) or (others is not None and others > report.QUIET_OTHERS)
+    if loaded:
+        return (f"LOADED ({'; '.join(said)}; above {report.QUIET_LOAD:g} or {report.QUIET_OTHERS:.0%}: promoted with "
+                "--allow-loaded, its numbers may carry other jobs' noise)")
+    return f"quiet ({'; '.join(said)})"
 
 
 def _cell(value) -> str:

@@ -411,6 +411,15 @@ def _units(frame: pd.DataFrame) -> list[int | None]:
 #: run itself starts at about 1). Above it a figure's caption says "loaded machine" and
 #: ``ingestlab figures`` promotes the run only with ``--allow-loaded``.
 QUIET_LOAD = 1.5
+#: Highest share of the machine's CPU that processes outside a run may have used while it ran
+#: (``others_cpu_share``, :class:`ingestlab.watch.CpuShareWatch`) for its figures to be promoted.
+QUIET_OTHERS = 0.10
+
+
+def others_cpu_share(meta: Mapping) -> float | None:
+    """The share of the machine's CPU that processes outside the run used while it ran, if recorded."""
+    value = (meta.get("machine_cpu") or {}).get("others_cpu_share")
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def start_load(meta: Mapping) -> float | None:

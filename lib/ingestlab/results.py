@@ -259,8 +259,12 @@ def _previous_meta(directory: Path, parameters: dict[str, Any]) -> dict[str, Any
 
 
 def record_outcome(directory: str | os.PathLike, notebook: str, parameters: dict[str, Any],
-                   error: dict | None, restored: list[dict] | None = None) -> str | None:
-    """Add a failure (``error``: cause, exit code, traceback file) and settings put back to ``run.json``.
+                   error: dict | None, restored: list[dict] | None = None, machine_cpu: dict | None = None
+                   ) -> str | None:
+    """Add a failure (``error``: cause, exit code, traceback file), settings put back and the machine's CPU to ``run.json``.
+
+    ``machine_cpu`` is :meth:`ingestlab.watch.CpuShareWatch.result` (``others_cpu_share``: the
+    share of the machine's CPU that processes outside the run used while it ran).
 
     The batch runner calls this after the kernel is gone; a ``run.json`` is created (with
     ``completed: false``) when the notebook failed before writing one. Returns why it could
@@ -277,6 +281,8 @@ def record_outcome(directory: str | os.PathLike, notebook: str, parameters: dict
         meta["error"] = error
     if restored:
         meta.setdefault("settings_restored", []).extend(restored)
+    if machine_cpu is not None:
+        meta["machine_cpu"] = machine_cpu
     text = json.dumps(meta, indent=2, default=str)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,7 @@ from ingestlab.conninfo import (
 )
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
 from ingestlab.servers import reap
-from ingestlab.watch import StalledTargetWatch, StoppedServerWatch
+from ingestlab.watch import CpuShareWatch, StalledTargetWatch, StoppedServerWatch
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
@@ -357,9 +357,10 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
         stalled = StalledTargetWatch([(name, mask_url(url)) for name, url in urls],
                                      lambda k: _probe(urls[k][1]), timeout_s=PREFLIGHT_TIMEOUT_S)
+        cpu = CpuShareWatch()  # how much of the machine others used meanwhile (figures want a quiet run)
         try:
             kernel_log.__enter__()
-            with watch, stalled:
+            with watch, stalled, cpu:
                 papermill.execute_notebook(str(path), str(partial), parameters=injected,
                                            cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
                                            km=km, stderr_file=sys.stderr if progress else None)  # its own bars
@@ -384,6 +385,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             cgroups.reap()  # blkio and memory groups of a kernel that was killed
             restored += [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
             # recorded once the kernel is gone, so that its own last write of run.json cannot replace it
+            if (target / "run.json").exists():
+                results.record_outcome(target, path.stem, injected, None, machine_cpu=cpu.result())
             if interrupted is not None:
                 results.record_outcome(target, path.stem, injected,
                                        {"cause": _SIGNAL_WORDS.get(interrupted, "interrupted"),

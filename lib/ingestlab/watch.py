@@ -13,7 +13,10 @@ socket has none). The batch runner keeps two watches while a notebook runs:
   is asked for a new connection, within the pre-flight's timeout; a target that answers none
   twice in a row ends the run (its kernel is killed).
 
-Either way the run ends with the watch's one-line cause and exit 5 (a server lost).
+Either way the run ends with the watch's one-line cause and exit 5 (a server lost). A third,
+:class:`CpuShareWatch`, only measures: how much of the machine's CPU processes outside the run
+used while it ran (``others_cpu_share`` in ``run.json``), what a load average cannot tell (it
+counts the run's own 64 clients as load).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import psutil
 from ingestlab import _paths
 from ingestlab.servers.base import OWNER_LOCK, PID_FILE, _read_pid, _serves, is_server_folder
 
-__all__ = ["IDLE_S", "STOPPED_GRACE_S", "StalledTargetWatch", "StoppedServerWatch", "stopped_process"]
+__all__ = ["IDLE_S", "STOPPED_GRACE_S", "CpuShareWatch", "StalledTargetWatch", "StoppedServerWatch", "stopped_process"]
 
 #: Seconds a run's lab server may stay stopped before the run gives up on it (and kills it).
 STOPPED_GRACE_S = 3.0
@@ -41,6 +44,8 @@ IDLE_S = 10.0
 IDLE_CPU_S = 0.05
 #: Failed connection attempts in a row (each within the pre-flight's timeout) that end the run.
 FAILED_PROBES = 2
+#: Seconds between two readings of :class:`CpuShareWatch`.
+CPU_INTERVAL_S = 2.0
 
 
 def stopped_process(folder: Path) -> psutil.Process | None:
@@ -245,3 +250,133 @@ class StalledTargetWatch:
                     return
             if not any(failed):  # every target answered: the run waits on a long statement; look again later
                 readings = [(time.monotonic(), _tree_cpu_s())]
+
+
+def machine_busy_s() -> tuple[float, float]:
+    """CPU seconds the machine's processes have kept its cores busy since boot, and the seconds stolen from it.
+
+    Busy: every state but idle, I/O wait and steal, all cores. Steal is time a virtual machine's
+    cores were ready but its host ran something else: noise from neighbours, not a process here.
+
+    Examples
+    --------
+    >>> busy, steal = machine_busy_s()
+    >>> busy > 0 and steal >= 0
+    True
+    """
+    t = psutil.cpu_times()
+    steal = getattr(t, "steal", 0.0)
+    total = sum(getattr(t, f) for f in t._fields if f not in ("guest", "guest_nice"))  # guest is inside user
+    return total - t.idle - getattr(t, "iowait", 0.0) - steal, steal
+
+
+class CpuShareWatch:
+    """Context: the share of the machine's CPU that processes *outside* the run used while it ran.
+
+    The run's own CPU is this process's and every descendant's (the kernel, its clients, the
+    tools it starts): ``getrusage`` of the process and of its reaped children, taken when the
+    context opens and closes (the kernel is reaped by then), plus what descendants still alive
+    at the close have used; and the CPU of the run's lab servers that are no descendants (a
+    PostgreSQL that ``pg_ctl`` started runs on its own), read every :data:`CPU_INTERVAL_S` with
+    their children (its backends). Against the machine's busy time over the same span
+    (:func:`machine_busy_s`):
+
+        others_cpu_share = (machine busy - run's own) / (wall × cores),
+
+    clipped to [0, 1]; and ``steal_share``, the time a virtual machine's host kept from it (not
+    a process here, so apart). What it cannot see counts as others', so the share errs high, never low:
+    the last seconds of such a server's backend that ends between two readings, and the
+    kernel's own work for the run (its I/O write-back threads).
+
+    Parameters
+    ----------
+    lab_dir : path, optional
+        The lab servers' folder (default: :func:`ingestlab._paths.lab_dir`).
+    interval_s : float
+        Seconds between readings of the lab servers.
+    """
+
+    def __init__(self, lab_dir: Path | None = None, *, interval_s: float = CPU_INTERVAL_S):
+        self.root = Path(lab_dir) if lab_dir is not None else _paths.lab_dir()
+        self.interval_s = interval_s
+        self._seen: dict[tuple[int, float], float] = {}  # (pid, create time) -> CPU seconds at its last reading
+        self._servers_s = 0.0
+        self._readings = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="cpu-share-watch", daemon=True)
+        self._start = self._end = (0.0, (0.0, 0.0), 0.0)  # (monotonic, (machine busy, steal), this tree's rusage)
+        self._born_after = 0.0
+
+    def __enter__(self) -> CpuShareWatch:
+        self._born_after = time.time()
+        self._start = (time.monotonic(), machine_busy_s(), _rusage_s())
+        self._read()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+        self._read()
+        alive = 0.0  # descendants still running: not in the reaped children's rusage yet
+        with contextlib.suppress(psutil.Error):
+            for proc in psutil.Process().children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if proc.create_time() >= self._born_after - 1:  # with the children it has reaped itself
+                        t = proc.cpu_times()
+                        alive += t.user + t.system + t.children_user + t.children_system
+        self._end = (time.monotonic(), machine_busy_s(), _rusage_s() + alive)
+
+    def _servers(self) -> list[psutil.Process]:
+        """The run's lab servers that are no descendants of this process, with their children."""
+        if not self.root.is_dir():
+            return []
+        try:
+            mine = {proc.pid for proc in psutil.Process().children(recursive=True)}
+        except psutil.Error:
+            return []
+        procs = []
+        for folder in self.root.iterdir():
+            pid = _read_pid(folder / PID_FILE) if is_server_folder(folder) else None
+            if pid is None or pid in mine or _owner(folder) not in mine or not _serves(pid, folder):
+                continue
+            with contextlib.suppress(psutil.Error):
+                server = psutil.Process(pid)
+                procs += [server, *server.children(recursive=True)]
+        return procs
+
+    def _read(self) -> None:
+        self._readings += 1
+        for proc in self._servers():
+            with contextlib.suppress(psutil.Error):
+                key = (proc.pid, proc.create_time())
+                times = proc.cpu_times()
+                now = times.user + times.system
+                before = self._seen.get(key, 0.0 if key[1] >= self._born_after - 1 else now)
+                self._servers_s += max(0.0, now - before)
+                self._seen[key] = now
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.interval_s):
+            self._read()
+
+    def result(self) -> dict:
+        """``others_cpu_share``, the run's own share, and what they came from (for ``run.json``)."""
+        wall = self._end[0] - self._start[0]
+        capacity = wall * (psutil.cpu_count() or 1)
+        if capacity <= 0:
+            return {"others_cpu_share": None, "run_cpu_share": None, "seconds": 0.0, "readings": self._readings}
+        own = self._end[2] - self._start[2] + self._servers_s
+        busy, steal = (self._end[1][k] - self._start[1][k] for k in (0, 1))
+        return {"others_cpu_share": round(min(1.0, max(0.0, (busy - own) / capacity)), 4),
+                "run_cpu_share": round(min(1.0, max(0.0, own / capacity)), 4),
+                "steal_share": round(min(1.0, max(0.0, steal / capacity)), 4),
+                "seconds": round(wall, 1), "readings": self._readings, "interval_s": self.interval_s}
+
+
+def _rusage_s() -> float:
+    """CPU seconds used by this process and by its children it has waited for (and theirs, recursively)."""
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime

@@ -1,0 +1,37 @@
+"""The run's CPU watch: what processes outside the run used of the machine while it ran."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from ingestlab import watch
+
+BUSY = "import time\nt = time.time()\nwhile time.time() - t < {s}: pass"
+
+
+def test_a_busy_process_outside_the_run_is_others_and_a_busy_child_is_the_runs_own(tmp_path):
+    # outside the run: started by a shell that exits at once (re-parented, no descendant of this process)
+    subprocess.run(["sh", "-c", f"{sys.executable} -c '{BUSY.format(s=3)}' >/dev/null 2>&1 &"], check=True)
+    with watch.CpuShareWatch(tmp_path, interval_s=0.5) as cpu:
+        time.sleep(2.0)
+    other = cpu.result()
+    # one of the machine's cores busy outside the run (the suite's other worker only adds to it)
+    assert other["others_cpu_share"] >= 0.25 * 2 / (watch.psutil.cpu_count() or 2), other
+    assert other["readings"] >= 4 and 1.9 <= other["seconds"] <= 3
+    time.sleep(1.2)  # the outside process is done
+    with watch.CpuShareWatch(tmp_path, interval_s=0.25) as cpu:
+        subprocess.run([sys.executable, "-c", BUSY.format(s=1.5)], check=True)  # the run's own child
+    own = cpu.result()
+    assert own["run_cpu_share"] >= 0.15 * 2 / (watch.psutil.cpu_count() or 2), own
+    assert own["run_cpu_share"] + own["others_cpu_share"] + own["steal_share"] <= 1.0
+
+
+def test_machine_busy_time_only_grows():
+    first, stolen = watch.machine_busy_s()
+    t = time.time()
+    while time.time() - t < 0.2:
+        pass
+    busy, steal = watch.machine_busy_s()
+    assert busy > first and steal >= stolen
