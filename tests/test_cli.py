@@ -101,7 +101,7 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
     html = (tmp_path / "out" / "01_insert_anatomy" / "01_insert_anatomy.html").read_text()
     shown = sum("image/png" in out.get("data", {}) for cell in json.loads(nb)["cells"] for out in cell.get("outputs", []))
     assert shown >= 3 and html.count("data:image/png;base64,") >= shown and "postgres:***@" in html
-    # what the machine's other processes used meanwhile, and the run itself (its kernel, its target's backends)
+    # what the machine's other processes used meanwhile (this URL target's server among them), and the run itself
     cpu = json.loads((tmp_path / "out" / "01_insert_anatomy" / "run.json").read_text())["machine_cpu"]
     assert 0 <= cpu["others_cpu_share"] <= 1 and 0.05 < cpu["run_cpu_share"] <= 1 and cpu["readings"] >= 2
 
