@@ -75,6 +75,17 @@ def _owner(folder: Path) -> int | None:
         return None
 
 
+def _run_servers(root: Path) -> tuple[set[int], list[Path]]:
+    """This process's descendants' pids, and the lab server folders under ``root`` that one of them started."""
+    if not root.is_dir():
+        return set(), []
+    try:
+        mine = {proc.pid for proc in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set(), []
+    return mine, [folder for folder in root.iterdir() if is_server_folder(folder) and _owner(folder) in mine]
+
+
 def _kill_tree(folder: Path) -> None:
     pid = _read_pid(folder / PID_FILE)
     if pid is None or not _serves(pid, folder):
@@ -128,13 +139,7 @@ class StoppedServerWatch:
         self._thread.join()
 
     def _folders(self) -> list[Path]:
-        if not self.root.is_dir():
-            return []
-        try:
-            mine = {proc.pid for proc in psutil.Process().children(recursive=True)}
-        except psutil.Error:
-            return []
-        return [folder for folder in self.root.iterdir() if is_server_folder(folder) and _owner(folder) in mine]
+        return _run_servers(self.root)[1]
 
     def _watch(self) -> None:
         since: dict[Path, float] = {}
@@ -329,16 +334,11 @@ class CpuShareWatch:
 
     def _servers(self) -> list[psutil.Process]:
         """The run's lab servers that are no descendants of this process, with their children."""
-        if not self.root.is_dir():
-            return []
-        try:
-            mine = {proc.pid for proc in psutil.Process().children(recursive=True)}
-        except psutil.Error:
-            return []
+        mine, folders = _run_servers(self.root)
         procs = []
-        for folder in self.root.iterdir():
-            pid = _read_pid(folder / PID_FILE) if is_server_folder(folder) else None
-            if pid is None or pid in mine or _owner(folder) not in mine or not _serves(pid, folder):
+        for folder in folders:
+            pid = _read_pid(folder / PID_FILE)
+            if pid is None or pid in mine or not _serves(pid, folder):
                 continue
             with contextlib.suppress(psutil.Error):
                 server = psutil.Process(pid)
