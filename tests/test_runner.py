@@ -234,3 +234,13 @@ def test_a_paper_run_waits_for_the_load_to_settle_and_gives_up_at_its_limit(monk
     assert "up to 30 s" in capsys.readouterr().err
     monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 1.0, 1.0))
     assert runner.wait_for_quiet() == 0.3 and capsys.readouterr().err == ""  # quiet: no wait, nothing said
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "inf", "nan"])
+def test_a_malformed_lock_wait_bound_is_refused_before_anything_starts(value, tmp_path, monkeypatch):
+    from ingestlab.engines.base import LOCK_WAIT_ENV
+
+    monkeypatch.setenv(LOCK_WAIT_ENV, value)
+    with pytest.raises(ConfigError, match=LOCK_WAIT_ENV):
+        runner.preflight(runner.find_notebook("00"), {}, None, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

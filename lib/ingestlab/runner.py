@@ -654,7 +654,7 @@ def wait_for_quiet(limit_s: float = SETTLE_MAX_S, poll_s: float = 2.0) -> float:
     A paper run's figures are promoted only from a quiet start (``ingestlab figures``), and the
     load average is a minute-long memory: right after another notebook (``ingestlab run all``)
     it still counts that one. Says once, on stderr, what it waits for. Returns the load average
-    it started at (above the limit when it gave up: the run then starts, and records it).
+    it stopped waiting at (above the limit when it gave up: the run then starts, and records it).
 
     Examples
     --------
