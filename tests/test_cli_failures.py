@@ -43,7 +43,9 @@ def _start_01(out: Path, lab: Path, repeats: str = "200") -> tuple[subprocess.Po
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     folder = out / "01_insert_anatomy"
     _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
-    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    if proc.poll() is not None:  # it ended before measuring: say why, with the end of its traceback
+        log = folder / "error.log"
+        pytest.fail(proc.communicate()[1][-1500:] + (log.read_text()[-3000:] if log.exists() else ""))
     return proc, folder
 
 

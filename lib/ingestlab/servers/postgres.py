@@ -104,11 +104,21 @@ class PostgresServer(LocalServer):
         return bin_dir()
 
     def _run(self, tool: str, args: list[str], timeout: float = 60) -> str:
-        ep = _wheel()
-        try:
-            return getattr(ep, tool)(args, pgdata=self.pgdata, user=self._user(), timeout=timeout)
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            raise self._failed(tool, args, exc) from exc
+        """Run ``tool`` (``initdb``, ``pg_ctl``) of :meth:`bin_dir` on this server's data; its stdout.
+
+        As the server's OS user; its stderr is in the :class:`~ingestlab.errors.ServerError` it raises.
+        """
+        command = [str(self.bin_dir() / tool), "-D", str(self.pgdata), *args]
+        # files, not pipes: pg_ctl's postmaster inherits them and would hold a pipe open
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            try:
+                subprocess.run(command, check=True, stdout=out, stderr=err, text=True, timeout=timeout,
+                               user=self._user(), cwd=self.directory)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                err.seek(0)
+                raise self._failed(tool, args, RuntimeError(f"{exc}: {err.read()[-1000:]}")) from exc
+            out.seek(0)
+            return out.read()
 
     def _log_tail(self) -> str:
         try:
@@ -279,15 +289,3 @@ class DebianPostgresServer(PostgresServer):
     def _prepare_binaries(self, utils) -> None:
         """Debian's binaries are world-executable already."""
 
-    def _run(self, tool: str, args: list[str], timeout: float = 60) -> str:
-        command = [str(self.bin_dir() / tool), "-D", str(self.pgdata), *args]
-        # files, not pipes: pg_ctl's postmaster inherits them and would hold a pipe open
-        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-            try:
-                subprocess.run(command, check=True, stdout=out, stderr=err, text=True, timeout=timeout,
-                               user=self._user(), cwd=self.directory)
-            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-                err.seek(0)
-                raise self._failed(tool, args, RuntimeError(f"{exc}: {err.read()[-1000:]}")) from exc
-            out.seek(0)
-            return out.read()
