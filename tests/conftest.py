@@ -1,11 +1,18 @@
 """Fixtures shared by the tests, and the order of the items and their split between parallel workers."""
 
+import os
 import shutil
 import uuid
 
 import pytest
 
 from ingestlab import _paths
+from ingestlab.figures import CHECK_ENV
+
+# Every figure saved while the tests run (the notebooks under nbval, the CLI's real runs, the kernels and
+# processes they start: they inherit this) is checked against the lab's figure grammar, and a figure that
+# breaks it fails its test (ingestlab.figures.grammar_problems).
+os.environ.setdefault(CHECK_ENV, "strict")
 
 
 @pytest.fixture

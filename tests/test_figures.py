@@ -1,14 +1,15 @@
 import hashlib
+import os
 
 import IPython
 import IPython.display
 import matplotlib.collections as mcollections
 import matplotlib.colors as mcolors
+import matplotlib.container as mcontainer
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-import seaborn as sns
 
 from ingestlab import figures, models, published
 from ingestlab.workloads import group_commit_analysis, published_results_analysis
@@ -64,9 +65,9 @@ def test_plot_sweep_draws_a_marked_line_per_hue_with_distinct_colours_for_number
                          "concurrency": [30] * 3 + [100] * 3 + [500] * 3})
     ax = figures.plot_sweep(data, x="interval_ms", y="rows_per_s", hue="concurrency", annotate=True)
     lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 3]
-    assert len(lines) == 3 and all(line.get_marker() == "o" for line in lines)
-    # a numeric hue is drawn as categories of the theme's palette, not as one shade ramp
-    assert _colours(lines) == {mcolors.to_hex(c) for c in sns.color_palette(n_colors=3)}
+    assert len(lines) == 3 and len({line.get_marker() for line in lines}) == 3  # a marker each: legible in grey
+    # a numeric hue is drawn as categories of the conditions' colours, not as one shade ramp
+    assert _colours(lines) == {c.lower() for c in figures.CONDITION_COLOURS[:3]}
     assert len(ax.texts) == 9 and ax.get_ylabel() == "rows per second" and ax.get_xlabel() == "interval (ms)"
     figures.close(ax.figure)
 
@@ -79,18 +80,95 @@ def test_plot_sweep_keeps_text_levels_in_data_order_and_can_leave_out_the_legend
     figures.close(ax.figure)
 
 
-def test_plot_bars_on_a_log_axis_keeps_every_bar_visible_and_labelled():
+def test_plot_bars_on_a_log_axis_draws_labelled_dots_never_bars():
     data = pd.DataFrame({"system": ["a", "b", "c"], "elapsed_s": [0.027, 7.46, 0.369]})
     ax = figures.plot_bars(data, x="elapsed_s", y="system", log=True)
     ax.figure.canvas.draw()
-    assert sorted(p.get_width() for p in ax.patches) == pytest.approx(sorted(data["elapsed_s"]))
-    # a bar from zero on a log axis is drawn only if its extent stays finite (seaborn's log_scale loses it)
-    assert all(np.isfinite(p.get_window_extent().width) for p in ax.patches)
+    assert ax.get_xscale() == "log" and not ax.patches
+    assert not any(isinstance(c, mcontainer.BarContainer) for c in ax.containers)
+    dots = np.concatenate([line.get_xdata() for line in ax.lines if line.get_marker() not in (None, "None", "")])
+    assert sorted(dots) == pytest.approx(sorted(data["elapsed_s"]))
     left, right = ax.get_xlim()
-    assert ax.get_xscale() == "log" and left == pytest.approx(data["elapsed_s"].min() / 2)
-    assert right >= data["elapsed_s"].max()
+    assert left < data["elapsed_s"].min() and right > data["elapsed_s"].max()
     assert sorted(t.get_text() for t in ax.texts) == ["0.0270", "0.369", "7.46"]
+    assert figures.grammar_problems(ax.figure) == []
     figures.close(ax.figure)
+
+
+def test_the_grammar_check_finds_bars_on_a_log_axis_a_line_past_the_axes_and_an_engine_in_another_colour(tmp_path):
+    fig, (bars, lines) = plt.subplots(1, 2, figsize=(6, 3))
+    bars.barh(["a", "b"], [1, 1000])
+    bars.set_xscale("log")
+    lines.plot([0, 1], [0, 1], color="#0072B2", label="PostgreSQL")
+    lines.plot([0, 1], [0, 1], color="#0072B2", label="MariaDB")  # PostgreSQL's blue
+    lines.add_artist(plt.Line2D([0.5, 3.0], [0.5, 0.5], label="fit"))  # past the data's x-range
+    lines.set_xlim(0, 1)
+    lines.legend()
+    problems = figures.grammar_problems(fig)
+    assert any("bars on a log axis" in p for p in problems)
+    assert any("'fit' runs outside the axes" in p for p in problems)
+    assert any("'MariaDB' is drawn in #0072b2" in p for p in problems)
+    assert not any("'PostgreSQL'" in p for p in problems)
+    fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)  # 6 in: 1 800 px, within 2 200
+    assert not any("PNG" in p for p in figures.grammar_problems(fig, png=tmp_path / "wide.png"))
+    fig.set_size_inches(8, 3)
+    fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)
+    wide = figures.grammar_problems(fig, png=tmp_path / "wide.png")
+    assert any("the PNG is 2400 × 900 px" in p for p in wide), wide
+    figures.close(fig)
+
+
+def test_more_than_five_colours_in_a_panel_break_the_grammar_greys_do_not_count():
+    fig, ax = plt.subplots()
+    for i, colour in enumerate(figures.CONDITION_COLOURS + ("#0072B2",)):
+        ax.plot([0, 1], [i, i], color=colour, label=f"series {i}")
+    ax.plot([0, 1], [0, 5], color="0.5", label="reference")
+    assert figures.grammar_problems(fig) == ["panel 1: 6 colours of data in one panel (at most 5)"]
+    ax.lines[0].remove()
+    assert figures.grammar_problems(fig) == []
+    figures.close(fig)
+
+
+def test_save_refuses_a_figure_that_breaks_the_grammar_when_strict_and_warns_otherwise(tmp_path, monkeypatch, caplog):
+    def figure():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.barh(["a", "b"], [1, 1000])
+        ax.set_xscale("log")
+        return fig
+
+    monkeypatch.setenv(figures.CHECK_ENV, "strict")
+    with pytest.raises(figures.FigureGrammarError, match="bars on a log axis"):
+        figures.save(figure(), "bad", notebook="x", directory=tmp_path)
+    monkeypatch.setenv(figures.CHECK_ENV, "")
+    figures.save(figure(), "bad", notebook="x", directory=tmp_path)
+    assert "x/bad breaks the lab's figure grammar: panel 1: bars on a log axis" in caplog.text
+    assert (tmp_path / "bad.png").exists()  # saved all the same: the run keeps what it drew
+
+
+def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_of_that_colour():
+    styles = list(figures.ENGINE_STYLE.values())
+    assert len(set(styles)) == len(styles)  # no two engines look alike
+    assert all(c not in figures.CONDITION_COLOURS for c, _ in styles)
+    levels = ["PostgreSQL, sync on", "PostgreSQL, sync off", "MariaDB", "PostgreSQL 15"]
+    colours, shapes = figures.palette(levels), figures.markers(levels)
+    assert colours["PostgreSQL, sync on"] == "#0072B2" and colours["MariaDB"] == "#009E73"
+    assert figures.is_shade_of(colours["PostgreSQL, sync off"], "#0072B2")
+    assert colours["PostgreSQL, sync off"] != colours["PostgreSQL, sync on"]
+    assert shapes["PostgreSQL, sync on"] == "o" and shapes["PostgreSQL 15"] == "s"
+    assert shapes["PostgreSQL, sync off"] not in ("o", "s")  # neither PostgreSQL's nor PostgreSQL 15's
+
+
+def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_fits():
+    fig, ax = plt.subplots(figsize=(7.0, 3.0))
+    ax.plot([0, 1], [0, 1], label="a long legend entry " * 3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.canvas.draw()
+    size = ax.get_legend().get_texts()[0].get_fontsize()
+    assert fig.get_tightbbox(fig.canvas.get_renderer()).width > 7.33
+    figures.fit_to_page(fig)
+    assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= figures.MAX_PNG_PX[0] / figures.PNG_DPI
+    assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
+    figures.close(fig)
 
 
 PER_LOAD = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per load"),
@@ -139,7 +217,7 @@ def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_no_lin
     entry = next(h for h, t in zip(*ax.get_legend_handles_labels()) if t.startswith("b: "))
     assert entry.get_label() == "b: 2,000 µs per row (95 % CI 1,900–2,100; n = 3, rough) — model rejected, no line"
     assert entry.get_marker() == "o" and entry.get_linestyle() == "None"
-    assert mcolors.same_color(entry.get_color(), sns.color_palette(n_colors=2)[1])
+    assert mcolors.same_color(entry.get_color(), figures.palette(["a", "b"])["b"])
     figures.close(ax.figure)
 
 
@@ -155,8 +233,15 @@ def test_a_fit_and_its_band_never_change_the_y_limits_the_data_set(logy):
                               y="elapsed_s", hue="series", slope="slope", intercept="intercept", logy=logy)
     alone = figures.plot_fit(data, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
                              hue="series", logy=logy)
-    assert len(fitted.get_lines()) == 1 and fitted.get_lines()[0].get_ydata().max() == pytest.approx(7.0)
     assert fitted.get_ylim() == pytest.approx(alone.get_ylim())  # the data's range, the line and band cut at it
+    (line,) = fitted.get_lines()
+    low, high = fitted.get_ylim()
+    y = line.get_ydata()
+    assert np.isnan(y[-1]) and np.nanmax(y) <= high  # the line (7 s at 40 rows) stops where it leaves the axes
+    (band,) = [c for c in fitted.collections if isinstance(c, mcollections.PolyCollection)]
+    inside = band.get_paths()[0].vertices[:, 1]
+    assert inside.min() >= low * (1 - 1e-9) and inside.max() <= high * (1 + 1e-9)  # the band cut at the edges
+    assert figures.grammar_problems(fitted.figure) == []
     figures.close(fitted.figure)
     figures.close(alone.figure)
 
@@ -187,7 +272,11 @@ def test_plot_scan_times_puts_limit_1_in_its_own_panel():
     scan = scan.assign(system=scan["engine"] + " · " + scan["stage"])
     fig = published_results_analysis.plot_scan_times(scan)
     assert [ax.get_title() for ax in fig.axes] == ["full scan and COUNT(*)", "LIMIT 1"]
-    assert len(fig.axes[1].patches) == (scan["scenario"] == "limit_1").sum()
+    # dots, not bars, on the log axes: one per system and query, where it was measured
+    dots = [x for line in fig.axes[1].get_lines() for x in line.get_xdata()]
+    limit_1 = scan[scan["scenario"] == "limit_1"]
+    assert sorted(dots) == pytest.approx(sorted(limit_1["elapsed_s"].dropna()))
+    assert not fig.axes[1].patches and figures.grammar_problems(fig) == []
     figures.close(fig)
 
 
@@ -208,7 +297,9 @@ def test_plot_stream_load_shows_throughput_and_the_fit_per_load():
     lines = {line.get_label().split(":")[0]: line for line in right.get_lines()}
     for _, fit in fits[fits["method"].isin(["ols", "two_point"])].iterrows():
         x, y = lines[fit["variant"]].get_xdata(), lines[fit["variant"]].get_ydata()
-        assert len(x) > 10 and y == pytest.approx(fit["write_time_s"] + x * fit["overhead_ms"] / 1e3)
+        drawn = np.isfinite(y)  # cut where it leaves the axes
+        assert len(x) > 10 and drawn.sum() > 10
+        assert y[drawn] == pytest.approx(fit["write_time_s"] + x[drawn] * fit["overhead_ms"] / 1e3)
         stated = float(lines[fit["variant"]].get_label().split(": ")[1].split(" ms per load")[0])
         assert stated == pytest.approx(fit["overhead_ms"], rel=0.01)  # the legend states the overhead, rounded
     (lone,) = fits.loc[fits["method"] == "none", "variant"]
@@ -222,7 +313,7 @@ def test_the_same_figure_saves_to_the_same_svg_bytes(tmp_path):
     for run in range(2):
         fig, ax = plt.subplots()
         ax.plot([1, 2, 3], [3, 1, 2])
-        ax.set_xlim(0, 2.5)  # a clip path: its id was random before the theme fixed the salt
+        ax.set_xlim(0, 3.5)  # a clip path (every axes clips its lines): its id was random before the theme fixed the salt
         figures.save(fig, "same", notebook="t", directory=tmp_path / str(run))
         digests.append(hashlib.sha256((tmp_path / str(run) / "same.svg").read_bytes()).hexdigest())
     assert digests[0] == digests[1]
@@ -300,9 +391,10 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
     # dense enough that the curve a line becomes on a log axis is drawn as one, not as a few bent segments
     assert all(len(line.get_xdata()) >= 100 for line in lines)
     x, y = lines[1].get_xdata(), lines[1].get_ydata()
-    assert y == pytest.approx(0.0 + 2e-5 * x)  # the model's own prediction, point by point
+    assert np.isfinite(y).all() and y == pytest.approx(0.0 + 2e-5 * x)  # the model's own prediction, point by point
     # the part of a line that is ≤ 0 cannot be drawn on a log axis and is left out, not clipped to a floor
-    assert (lines[0].get_ydata() > 0).all() and lines[0].get_xdata().min() > 60
+    drawn = np.isfinite(lines[0].get_ydata())
+    assert (lines[0].get_ydata()[drawn] > 0).all() and lines[0].get_xdata()[drawn].min() > 60
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 2
     assert ax.get_ylabel() == "elapsed (s)" and ax.get_xlabel() == "rows"
     assert all("95 % CI" in t.get_text() for t in ax.get_legend().get_texts())
@@ -330,7 +422,7 @@ def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     # boxes are outlined in their colour, not filled, so a narrow box on a log axis is not a black bar
     assert all(p.get_facecolor()[3] == 0 for p in ax.patches)
     boxes = [line for line in ax.get_lines() if line.get_marker() in ("", "None")]
-    assert _colours(boxes) == {mcolors.to_hex(sns.color_palette(n_colors=1)[0])}
+    assert _colours(boxes) == {figures.CONDITION_COLOURS[0].lower()}  # a condition's colour, never an engine's
     figures.close(ax.figure)
 
 
@@ -356,3 +448,15 @@ def test_a_log_axis_spanning_less_than_a_decade_gets_distinct_round_ticks():
     assert fig.axes[0].get_title() == "rows per INSERT: 1"
     assert [t.get_text() for t in fig.axes[-1].get_legend().get_texts()] == ["defaults", "commit_delay 100 µs"]
     figures.close(fig)
+
+
+def test_every_figure_the_tests_save_is_held_to_the_grammar(tmp_path):
+    """tests/conftest.py makes the check strict for the whole session: every notebook nbval runs (00–07 at their
+    smoke defaults) and every real run of the CLI tests saves its figures through :func:`figures.save`, which then
+    raises on a figure that breaks the grammar, failing that test."""
+    assert os.environ[figures.CHECK_ENV] == "strict"
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.barh(["a", "b"], [1, 1000])
+    ax.set_xscale("log")
+    with pytest.raises(figures.FigureGrammarError):
+        figures.save(fig, "bars_on_log", notebook="t", directory=tmp_path)

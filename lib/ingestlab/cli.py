@@ -382,6 +382,7 @@ def _compare(args) -> int:
         from ingestlab.workloads import compare_runs
 
         args.figure.mkdir(parents=True, exist_ok=True)
+        figures.use_article_theme()  # the notebooks' look, in the command line too
         fig = compare.plot_comparison(table)
         figures.caption(fig, f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
         figures.save(fig, "ratios", notebook=compare_runs.NOTEBOOK_STEM, directory=args.figure)

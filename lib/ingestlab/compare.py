@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ingestlab import catalog, labels
+from ingestlab import catalog, figures, labels
 from ingestlab.checkpoints import same_parameters
 from ingestlab.errors import ConfigError
 
@@ -953,8 +954,9 @@ def _percent(ratio: float) -> str:
     return f"×{ratio:.3g}" if ratio >= 100 else f"{(ratio - 1) * 100:+.1f} %"
 
 
-_VERDICT_COLOURS = {"slower": "#D55E00", "faster": "#0072B2", "higher": "#CC79A7", "lower": "#56B4E9",
-                    "same": "#009E73", "unsure": "#7F7F7F"}
+# conditions' colours, never an engine's (ingestlab.figures.CONDITION_COLOURS); "unsure" grey
+_VERDICT_COLOURS = dict(zip(("slower", "faster", "higher", "lower", "same"), figures.CONDITION_COLOURS)) | {
+    "unsure": "#7F7F7F"}
 
 
 def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> matplotlib.figure.Figure:
@@ -985,12 +987,12 @@ def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> m
         high = np.clip(part["ci_high"] - part["ratio"], 0, None)
         ax.errorbar(part["ratio"], positions[part.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
                     ms=4, capsize=2, color=_VERDICT_COLOURS[verdict], label=verdict, zorder=2)
-    ax.set_yticks(positions, [quantity(r) for _, r in data.iterrows()], fontsize="x-small")
+    ax.set_yticks(positions, [textwrap.fill(quantity(r), 60) for _, r in data.iterrows()], fontsize=figures.SMALLEST_PT)
     ax.set_ylim(len(data) - 0.5, -0.5)
     values = pd.concat([data["ci_low"], data["ci_high"], data["ratio"]]).to_numpy(dtype=float)
     values = values[np.isfinite(values) & (values > 0)]
     if values.size and values.max() / values.min() >= 10:
-        ax.set_xscale("log")
+        figures.set_scale(ax, "x", True, values)
     ax.set_xlabel("ratio B / A (median or estimate), 95 % CI")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(data), 1)), ncol=4, frameon=False,
               fontsize="small")

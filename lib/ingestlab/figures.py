@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -10,9 +11,13 @@ from typing import Sequence
 
 import matplotlib
 import matplotlib.collections
+import matplotlib.colors
 import matplotlib.container
+import matplotlib.legend
 import matplotlib.lines
+import matplotlib.patches
 import matplotlib.pyplot as plt
+import matplotlib.text
 import matplotlib.ticker
 import matplotlib.transforms
 import numpy as np
@@ -29,7 +34,42 @@ LOG_DECADES = 1.5
 #: Points of a drawn model: a straight line on a log axis is a curve, drawn densely.
 MODEL_POINTS = 200
 #: Width of a figure meant for one journal column / two columns (inches).
-COLUMN_WIDTH, PAGE_WIDTH = 3.5, 7.2
+COLUMN_WIDTH, PAGE_WIDTH = 3.3, 7.0
+#: The tallest figure a page takes (inches).
+MAX_HEIGHT = 9.0
+#: Resolution of the saved PNG, and the largest PNG (width, height in pixels) an article takes.
+PNG_DPI, MAX_PNG_PX = 300, (2200, 2700)
+#: Characters of a category's label per line (longer ones wrap): a label column stays under 3 in.
+LABEL_CHARS = 45
+#: The smallest text a figure carries (points): legible in print at the figure's own size.
+SMALLEST_PT = 7.0
+#: With this environment variable set to ``strict`` (the tests set it), :func:`save` refuses a figure that
+#: breaks the grammar (:func:`grammar_problems`); otherwise it warns.
+CHECK_ENV = "INGESTLAB_FIGURE_CHECK"
+
+#: One colour and marker per engine, in every figure of the lab. The colours are Okabe and Ito's
+#: colour-blind-safe set, one per family of engines (PostgreSQL's wire, MySQL's, the MPP engines,
+#: ClickHouse, DuckDB, the key-value and document stores, the dataframe libraries); within a family
+#: the marker tells the engines apart. Conditions that are not engines (settings, methods,
+#: components) take :data:`CONDITION_COLOURS`, which no engine uses.
+ENGINE_STYLE = {
+    "postgres": ("#0072B2", "o"), "postgres15": ("#0072B2", "s"), "yugabytedb": ("#0072B2", "D"),
+    "mariadb": ("#009E73", "o"), "mysql": ("#009E73", "s"),
+    "starrocks": ("#D55E00", "o"), "doris": ("#D55E00", "s"),
+    "chdb": ("#56B4E9", "o"), "clickhouse": ("#56B4E9", "s"),
+    "duckdb": ("#E69F00", "o"),
+    "rocksdb": ("#000000", "o"), "arangodb": ("#000000", "s"),
+    "polars": ("#CC79A7", "o"), "pandas_pyarrow": ("#CC79A7", "s"), "pandas_c": ("#CC79A7", "D"),
+    "pyarrow_stream": ("#D55E00", "v"), "pyarrow_table": ("#D55E00", "^"),
+    "read_floor": ("#999999", "X"),
+}
+#: Colours of conditions that are not engines, in order (Paul Tol's muted scheme, without its tones
+#: near an engine's colour): a figure never has more than five series of one kind in a panel.
+CONDITION_COLOURS = ("#332288", "#882255", "#999933", "#DDCC77", "#AA4499")
+#: The colour of a series that is neither an engine nor one of several conditions (one set of bars, say).
+NEUTRAL = "#333333"
+#: Markers of conditions, in order.
+CONDITION_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 _log = logging.getLogger(__name__)
 
 
@@ -84,10 +124,160 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
     folder.mkdir(parents=True, exist_ok=True)
     for fmt in FORMATS:
         path = folder / f"{name}.{fmt}"
-        fig.savefig(path, dpi=300 if fmt == "png" else None, metadata=_metadata(fmt))
+        # the drawing's own box (the caption and legends outside the axes too), whatever the theme in force
+        fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight", metadata=_metadata(fmt))
         _log.info("saved %s", path)
+    problems = grammar_problems(fig, png=folder / f"{name}.png")
     _show(fig, folder / f"{name}.png")
     close(fig)
+    if problems:
+        text = f"figure {notebook}/{name} breaks the lab's figure grammar: " + "; ".join(problems)
+        if os.environ.get(CHECK_ENV) == "strict":
+            raise FigureGrammarError(text)
+        _log.warning(text)
+
+
+class FigureGrammarError(ValueError):
+    """A figure breaks the lab's figure grammar (:func:`grammar_problems`); raised by :func:`save` when strict."""
+
+
+def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | None = None) -> list[str]:
+    """What in ``fig`` (and its saved ``png``) breaks the lab's figure grammar; empty when nothing does.
+
+    Checked: no text under :data:`SMALLEST_PT`; no bar on a log axis (a bar's length means nothing there: :func:`plot_bars` draws
+    dots instead); every line, marker and text drawn in data coordinates inside its axes'
+    limits (a fit drawn beyond its data, a label past the edge); every legend entry that names
+    an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
+    panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A finished figure.
+    png : path, optional
+        Its saved PNG, whose size is checked.
+
+    Returns
+    -------
+    list of str
+        One sentence per problem, naming the panel.
+    """
+    problems: list[str] = []
+    for number, ax in enumerate(fig.axes, 1):
+        if not ax.get_visible() or not ax.has_data():
+            continue
+        where = f"panel {number}" + (f" ({ax.get_title(loc='left') or ax.get_title()})"
+                                     if (ax.get_title(loc="left") or ax.get_title()) else "")
+        problems += [f"{where}: {text}" for text in _axes_problems(ax)]
+    for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
+        if legend is not None:
+            problems += _legend_problems(legend)
+    small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
+                    if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
+    if small:
+        problems.append(f"text under {SMALLEST_PT:g} pt: " + ", ".join(small[:3]) + (" …" if len(small) > 3 else ""))
+    if png is not None:
+        from PIL import Image
+
+        with Image.open(png) as image:
+            width, height = image.size
+        if width > MAX_PNG_PX[0] or height > MAX_PNG_PX[1]:
+            problems.append(f"the PNG is {width} × {height} px at {PNG_DPI} dpi (at most "
+                            f"{MAX_PNG_PX[0]} × {MAX_PNG_PX[1]}: {MAX_PNG_PX[0] / PNG_DPI:.2f} × "
+                            f"{MAX_PNG_PX[1] / PNG_DPI:.0f} in)")
+    return problems
+
+
+def _axes_problems(ax: plt.Axes) -> list[str]:
+    problems = []
+    for container in ax.containers:
+        if isinstance(container, matplotlib.container.BarContainer):
+            scale = ax.get_xscale() if container.orientation == "horizontal" else ax.get_yscale()
+            if scale != "linear":
+                problems.append(f"bars on a {scale} axis")
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    tol_x, tol_y = 1e-6 * (x1 - x0), 1e-6 * (y1 - y0)
+
+    def outside(points: np.ndarray) -> bool:
+        points = points[np.isfinite(points).all(axis=1)] if len(points) else points
+        return bool(len(points)) and bool(((points[:, 0] < x0 - tol_x) | (points[:, 0] > x1 + tol_x)
+                                           | (points[:, 1] < y0 - tol_y) | (points[:, 1] > y1 + tol_y)).any())
+
+    for line in ax.lines:
+        if line.get_visible() and line.get_transform() == ax.transData and outside(
+                np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)):
+            problems.append(f"the line {line.get_label()!r} runs outside the axes")
+    for collection in ax.collections:
+        if isinstance(collection, matplotlib.collections.PathCollection) and collection.get_visible() \
+                and collection.get_offset_transform() == ax.transData:
+            if outside(np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)):
+                problems.append("markers outside the axes")
+    for text in ax.texts:
+        if text.get_visible() and text.get_transform() == ax.transData and text.get_text().strip():
+            if outside(np.asarray([text.get_position()], dtype=float)):
+                problems.append(f"the label {text.get_text()!r} is placed outside the axes")
+    colours = {matplotlib.colors.to_hex(c) for c in _data_colours(ax)}
+    if len(colours) > 5:
+        problems.append(f"{len(colours)} colours of data in one panel (at most 5)")
+    return problems
+
+
+def _data_colours(ax: plt.Axes) -> list:
+    # the colours that tell series apart: lines and markers, bar faces; greys (references, CIs, edges) aside
+    found = [line.get_color() for line in ax.lines if line.get_visible() and line.get_label() != "_nolegend_"]
+    for collection in ax.collections:
+        if isinstance(collection, matplotlib.collections.PathCollection) and len(collection.get_facecolors()):
+            found += list(collection.get_facecolors())
+    for container in ax.containers:
+        if isinstance(container, matplotlib.container.BarContainer):
+            found += [bar.get_facecolor() for bar in container]
+    return [c for c in found if not _grey(c)]
+
+
+def _grey(colour) -> bool:
+    r, g, b, _ = matplotlib.colors.to_rgba(colour)
+    return max(r, g, b) - min(r, g, b) < 0.02
+
+
+def _handle_colour(handle):
+    if isinstance(handle, matplotlib.lines.Line2D):
+        return handle.get_markerfacecolor() if handle.get_linestyle() in ("None", "", " ") else handle.get_color()
+    if isinstance(handle, matplotlib.collections.Collection):
+        faces = handle.get_facecolors() if len(handle.get_facecolors()) else handle.get_edgecolors()
+        return faces[0] if len(faces) else None
+    if isinstance(handle, matplotlib.patches.Patch):
+        face = handle.get_facecolor()
+        return face if face[3] > 0 else handle.get_edgecolor()
+    if isinstance(handle, matplotlib.container.Container) and len(handle):
+        return _handle_colour(handle[0])
+    return None
+
+
+def _legend_problems(legend: matplotlib.legend.Legend) -> list[str]:
+    problems = []
+    for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        engine = engine_of(text.get_text())
+        colour = _handle_colour(handle) if handle is not None else None
+        if engine is None or colour is None or _grey(colour):
+            continue
+        if not is_shade_of(colour, ENGINE_STYLE[engine][0]):
+            problems.append(f"{text.get_text()!r} is drawn in {matplotlib.colors.to_hex(colour)}, not in "
+                            f"{labels.label(engine)}'s {ENGINE_STYLE[engine][0]} (or a shade of it)")
+    return problems
+
+
+def is_shade_of(colour, engine_colour: str) -> bool:
+    """Whether ``colour`` is ``engine_colour`` mixed with white (:func:`shade`, up to 90 %), within rounding.
+
+    Examples
+    --------
+    >>> is_shade_of("#66AAD1", "#0072B2"), is_shade_of("#0173B2", "#0072B2"), is_shade_of("#DE8F05", "#0072B2")
+    (True, True, False)
+    """
+    c, e = np.asarray(matplotlib.colors.to_rgb(colour)), np.asarray(matplotlib.colors.to_rgb(engine_colour))
+    room = 1 - e
+    t = float(np.max(c - e)) / float(np.max(room)) if np.max(room) > 0 else 0.0
+    return -0.01 <= t <= 0.9 and bool(np.all(np.abs(e + room * t - c) <= 3 / 255))
 
 
 def destination(notebook: str) -> Path:
@@ -153,16 +343,57 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         return None
     meta = getattr(run, "meta", run)
     parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
-    fig.canvas.draw()  # a layout engine places the axes at drawing time; fix them there before measuring
-    fig.set_layout_engine("none")
+    fit_to_page(fig, room_in=CAPTION_ROOM_IN)  # draws: a layout engine places the axes at drawing time
+    fig.set_layout_engine("none")  # and fixed there before measuring
     renderer = fig.canvas.get_renderer()
-    box = fig.get_tightbbox(renderer).transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
-    width_chars = int(fig.get_figwidth() * 72 / (0.55 * plt.rcParams["font.size"]))
-    fig.text(box.x0, box.y1 + 0.02, textwrap.fill(title, int(width_chars * 0.75)), ha="left", va="bottom",
-             fontsize="large", fontweight="bold")
+    inches = fig.get_tightbbox(renderer)
+    box = inches.transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
+    size = plt.rcParams["font.size"]
+    # wrapped to the drawing's width (a character is about 0.55 em): the caption never widens the figure
+    width_chars, title_chars = int(inches.width * 72 / (0.55 * size * 0.833)), int(inches.width * 72 / (0.6 * size * 1.2))
+    texts = [(fig.text(box.x0, box.y1 + 0.02, "", ha="left", va="bottom", fontsize="large", fontweight="bold"),
+              title, title_chars)]
     if parts:
-        fig.text(box.x0, box.y0 - 0.02, textwrap.fill(" — ".join(parts), width_chars), ha="left", va="top",
-                 fontsize="small", color="0.25")
+        texts.append((fig.text(box.x0, box.y0 - 0.02, "", ha="left", va="top", fontsize="small", color="0.25"),
+                      " — ".join(parts), width_chars))
+    for narrower in (1.0, 0.92, 0.85, 0.78, 0.7):  # a wrap by character count can still run past the page
+        for artist, words, chars in texts:
+            artist.set_text(textwrap.fill(words, max(int(chars * narrower), 20)))
+        fig.canvas.draw()
+        if fig.get_tightbbox(renderer).width <= _page_inches()[0]:
+            break
+    return fig
+
+
+def _page_inches() -> tuple[float, float]:
+    # what a figure's drawing may span so that its PNG (the drawing and savefig's padding) stays within MAX_PNG_PX
+    pad = 2 * float(plt.rcParams["savefig.pad_inches"]) + 0.12  # text measures a little wider at 300 dpi
+    return MAX_PNG_PX[0] / PNG_DPI - pad, MAX_PNG_PX[1] / PNG_DPI - pad
+
+
+#: Inches of height :func:`caption` keeps free for the title above a figure and its caption below.
+CAPTION_ROOM_IN = 1.2
+
+
+def fit_to_page(fig: matplotlib.figure.Figure, *, room_in: float = 0.0) -> matplotlib.figure.Figure:
+    """Shrink ``fig`` until everything drawn (legends and labels outside the axes too) fits the page.
+
+    The page is :data:`MAX_PNG_PX` at :data:`PNG_DPI` dpi (7.33 × 9 in), less ``room_in``
+    inches of height; text keeps its size in points (so it stays legible in print) and the
+    axes give way, down to half their size. A figure that fits is left alone.
+    """
+    width, height = _page_inches()
+    height -= room_in
+    # never below half its size: a figure whose labels alone are wider than the page is redrawn, not squeezed
+    least = (max(fig.get_figwidth() / 2, 1.5), max(fig.get_figheight() / 2, 1.0))
+    for _ in range(6):
+        fig.canvas.draw()
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+        over_w, over_h = box.width - width, box.height - height
+        if over_w <= 0 and over_h <= 0:
+            break
+        fig.set_size_inches(max(fig.get_figwidth() - max(over_w, 0) * 1.1, least[0]),
+                            max(fig.get_figheight() - max(over_h, 0) * 1.1, least[1]))
     return fig
 
 
@@ -246,7 +477,9 @@ def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenari
     """
     ax = ax or plt.figure().gca()
     data = named(data, y, hue)
-    sns.boxplot(data=data, x=x, y=y, hue=hue, ax=ax, fill=False, fliersize=1.5, linewidth=1, gap=0.15)
+    levels = list(dict.fromkeys(data[hue])) if hue else []
+    colours = {"palette": palette(levels), "hue_order": levels} if hue else {"color": NEUTRAL}
+    sns.boxplot(data=data, x=x, y=y, hue=hue, ax=ax, fill=False, fliersize=1.5, linewidth=1, gap=0.15, **colours)
     set_scale(ax, "x", log, data[x])
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
@@ -271,29 +504,26 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
                 color, label: str | None, dashed: bool = False, x_of=None) -> None:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
-    Neither widens the axes: the data set them, drawn before or after. A curve or a band
-    beyond them is cut at the edge, and on a log axis a bound ≤ 0 runs to the bottom edge.
+    Neither widens the axes: the data drawn before set them. The curve stops where it
+    leaves them and the band is cut at their edges (on a log axis a bound ≤ 0 runs to the
+    bottom edge), so nothing is drawn outside the axes.
     Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
     ``x`` it was fitted to.
     """
-    log = ax.get_yscale() == "log"
     at = grid if x_of is None else x_of(grid)  # a model in a transform of x (log₂ of the level) drawn at x
     line = intercept + slope * at
-    keep = line > 0 if log else np.ones_like(line, bool)
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())  # what the data drawn so far span
+    inside = (grid >= x0) & (grid <= x1)
+    shown = np.where((line >= y0) & (line <= y1), line, np.nan)  # cut where it leaves the axes
     # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
-    ax.add_artist(matplotlib.lines.Line2D(grid[keep], line[keep], color=color, lw=1.2, ls="--" if dashed else "-",
-                                          label=label))
+    ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
+                                          ls="--" if dashed else "-", label=label))
     if np.isfinite(low) and np.isfinite(high):
-        a, b = intercept + low * at, intercept + high * at
-        if log:
-            a, b = np.maximum(a, _FLOOR), np.maximum(b, _FLOOR)
+        a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
+        grid, a, b = grid[inside], a[inside], b[inside]
         outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])
         ax.add_collection(matplotlib.collections.PolyCollection([outline], facecolors=[color], alpha=0.15,
                                                                 linewidths=0), autolim=False)
-
-
-#: Where a band's bound ≤ 0 is drawn on a log axis (far below any axis: the band runs to its edge).
-_FLOOR = 1e-300
 
 
 def model_grid(values, log: bool) -> np.ndarray:
@@ -301,27 +531,126 @@ def model_grid(values, log: bool) -> np.ndarray:
     return np.geomspace(max(lo, 1e-12), hi, MODEL_POINTS) if log else np.linspace(lo, hi, MODEL_POINTS)
 
 
+def engine_of(name: object) -> str | None:
+    """The engine a level or a legend entry names (its id or its reader's name, alone or before ``: , (``), or None.
+
+    Examples
+    --------
+    >>> engine_of("postgres15"), engine_of("PostgreSQL: 0.3 ms per statement"), engine_of("batch_100")
+    ('postgres15', 'postgres', None)
+    """
+    text = str(name)
+    if text in ENGINE_STYLE:
+        return text
+    for engine in sorted(ENGINE_STYLE, key=lambda e: -len(labels.label(e))):
+        word = labels.label(engine)
+        if text == word or (text.startswith(word) and text[len(word)] in ":,( —"):
+            return engine
+    return None
+
+
 def palette(levels) -> dict:
-    return dict(zip(levels, sns.color_palette(n_colors=len(levels))))
+    """A colour per level: an engine's own (:data:`ENGINE_STYLE`), a condition's from :data:`CONDITION_COLOURS`.
+
+    Levels that name one engine with several conditions (``"PostgreSQL, synchronous commit
+    off"``) take shades of that engine's colour, the first its colour itself (:data:`SHADES`).
+
+    Examples
+    --------
+    >>> palette(["PostgreSQL", "MariaDB"]) == {"PostgreSQL": "#0072B2", "MariaDB": "#009E73"}
+    True
+    >>> palette(["1 row per INSERT", "100 rows per INSERT"])
+    {'1 row per INSERT': '#332288', '100 rows per INSERT': '#882255'}
+    >>> palette(["PostgreSQL, sync on", "PostgreSQL, sync off"])
+    {'PostgreSQL, sync on': '#0072B2', 'PostgreSQL, sync off': '#66AAD1'}
+    """
+    levels = list(dict.fromkeys(levels))
+    engines = [engine_of(level) for level in levels]
+    others = iter(CONDITION_COLOURS * (len(levels) // len(CONDITION_COLOURS) + 1))
+    colours = {}
+    for level, engine in zip(levels, engines):
+        if engine is None:
+            colours[level] = next(others)
+        else:
+            rank = engines[:levels.index(level)].count(engine)
+            colours[level] = shade(ENGINE_STYLE[engine][0], SHADES[min(rank, len(SHADES) - 1)])
+    return colours
 
 
-def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str, high: str, hue: str | None = None,
-                   ax: plt.Axes | None = None) -> plt.Axes:
-    """Point estimates with their CIs as horizontal error bars (one row per ``y``)."""
+#: How far toward white an engine's second, third, fourth... condition is drawn (its first: its colour).
+SHADES = (0.0, 0.4, 0.62, 0.78)
+
+
+def shade(colour: str, toward_white: float) -> str:
+    """``colour`` mixed with white by ``toward_white`` (0: itself), as ``#RRGGBB``."""
+    rgb = np.asarray(matplotlib.colors.to_rgb(colour))
+    return matplotlib.colors.to_hex(rgb + (1 - rgb) * toward_white).upper()
+
+
+def markers(levels) -> dict:
+    """A marker per level: an engine's own (:data:`ENGINE_STYLE`) for its first condition, then others.
+
+    Examples
+    --------
+    >>> markers(["PostgreSQL", "PostgreSQL 15", "batch"])
+    {'PostgreSQL': 'o', 'PostgreSQL 15': 's', 'batch': 'o'}
+    """
+    levels = list(dict.fromkeys(levels))
+    shapes, seen = {}, {}
+    for level in levels:
+        engine = engine_of(level)
+        own = ENGINE_STYLE[engine][1] if engine else None
+        rank = seen[engine] = seen.get(engine, -1) + 1
+        family = {m for c, m in ENGINE_STYLE.values() if own and c == ENGINE_STYLE[engine][0]}
+        rest = [m for m in CONDITION_MARKERS if m not in family]  # never another engine's of its colour
+        shapes[level] = own if own and rank == 0 else rest[(rank - (1 if own else 0)) % len(rest)]
+    return shapes
+
+
+def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None, high: str | None = None,
+                   hue: str | None = None, ax: plt.Axes | None = None, annotate: bool = False,
+                   fmt: str | None = None, log: bool = False) -> plt.Axes:
+    """A dot plot: point estimates (with their CIs as horizontal error bars, where given), one row per ``y``.
+
+    What the lab draws where bars would stand on a log axis (:func:`plot_bars`): a dot's
+    position means what its value means on any scale. ``hue`` levels sit side by side in a
+    row, each in its colour and marker (:func:`palette`, :func:`markers`); ``annotate``
+    writes each value beside its dot (or its CI). For a log axis (``log``, set by the caller
+    after) an interval that reaches 0 or below runs to the left edge and ends in an arrow.
+    """
     ax = ax or plt.figure().gca()
     data = named(data.reset_index(drop=True), hue)
     data = data.assign(**{y: data[y].map(labels.phrase)})
     groups = list(dict.fromkeys(data[hue])) if hue else [None]
     offsets = np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]
     names = list(dict.fromkeys(data[y]))
-    for off, (group, color) in zip(offsets, zip(groups, sns.color_palette(n_colors=len(groups)))):
+    colours = palette(groups) if hue else {None: NEUTRAL}
+    shapes = markers(groups) if hue else {None: "o"}
+    text = _value_text(fmt)
+    if log:  # where a bound ≤ 0 is drawn: half the smallest positive value (the axis starts below it)
+        drawn = pd.concat([data[c] for c in (x, low, high) if c]).astype(float)
+        edge = float(drawn[drawn > 0].min()) / 2 if (drawn > 0).any() else 1.0
+    for off, (group, color) in zip(offsets, colours.items()):
         part = data if group is None else data[data[hue] == group]
+        part = part[np.isfinite(part[x].astype(float)) & ((part[x] > 0) if log else True)]
         pos = np.array([names.index(v) for v in part[y]]) + off
-        err = np.vstack([part[x] - part[low], part[high] - part[x]])
-        ax.errorbar(part[x], pos, xerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", color=color, capsize=3, ms=4,
+        if low and high:
+            lows = part[low].where(~(part[low] <= 0), edge) if log else part[low]
+            err = np.nan_to_num(np.clip(np.vstack([part[x] - lows, part[high] - part[x]]), 0, None))
+            if log and (part[low] <= 0).any():  # open to the left: the interval reaches 0
+                ax.plot(np.full((part[low] <= 0).sum(), edge), pos[(part[low] <= 0).to_numpy()], "<", color=color,
+                        ms=4, label="_nolegend_")
+        else:
+            err = None
+        ax.errorbar(part[x], pos, xerr=err, fmt=shapes[group], color=color, capsize=3, ms=4,
                     label=None if group is None else str(group))
-    ax.set_yticks(range(len(names)), [textwrap.fill(n, 60) for n in names], fontsize="small")
-    ax.invert_yaxis()  # the table's first row on top
+        if annotate:
+            ends = part[high].where(np.isfinite(part[high]), part[x]) if low and high else part[x]
+            for value, end, at in zip(part[x], ends, pos):
+                ax.annotate(text(value), (max(value, end), at), xytext=(4, 0), textcoords="offset points",
+                            va="center", fontsize=SMALLEST_PT)
+    ax.set_yticks(range(len(names)), [textwrap.fill(n, LABEL_CHARS) for n in names], fontsize="small")
+    ax.set_ylim(len(names) - 0.5, -0.5)  # the table's first row on top
     ax.set_xlabel(labels.column_label(x))
     if hue:
         legend_below(ax, ncol=min(len(groups), 3), title=labels.column_label(hue))
@@ -340,8 +669,11 @@ def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, lo
     shown = shown.assign(ratio=shown["live"] / shown["published"],
                          low=shown["live_ci_low"].fillna(shown["live"]) / shown["published"],
                          high=shown["live_ci_high"].fillna(shown["live"]) / shown["published"])
-    plot_estimates(shown, x="ratio", y=label, low="low", high="high", ax=ax)
-    set_scale(ax, "x", log, pd.concat([shown["low"], shown["high"], pd.Series([1.0])]))
+    values = pd.concat([shown["ratio"], shown["low"], shown["high"], pd.Series([1.0])])
+    if log == "auto":
+        log = spans_decades(values)
+    plot_estimates(shown, x="ratio", y=label, low="low", high="high", ax=ax, log=log)
+    set_scale(ax, "x", log, values)
     ax.axvline(1, color="0.4", lw=0.8, ls=":")
     ax.set_xlabel("live ÷ published (1 = the seed's value; bars: the live 95 % CI)")
     return ax
@@ -363,11 +695,21 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
     ax = ax or plt.figure().gca()
     data = named(data, y, hue)
     wide = data.pivot_table(index=y, columns=hue, values=x, sort=False).fillna(0)
-    wide.plot.barh(stacked=True, ax=ax, width=0.6)
+    wide.plot.barh(stacked=True, ax=ax, width=0.6, color=segment_colours(wide.columns))
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     legend_below(ax, ncol=min(3, wide.shape[1]), title=labels.column_label(hue))
     return ax
+
+
+def segment_colours(levels) -> list[str]:
+    """Colours of stacked segments: :data:`CONDITION_COLOURS` for the first five, greys (light to dark) after.
+
+    A panel keeps at most five colours; greys tell the further segments apart by lightness.
+    """
+    levels = list(levels)
+    greys = [matplotlib.colors.to_hex(str(g)) for g in np.linspace(0.85, 0.45, max(len(levels) - 5, 1))]
+    return [CONDITION_COLOURS[i] if i < 5 else greys[i - 5] for i in range(len(levels))]
 
 
 def _value_text(fmt: str | None):
@@ -392,9 +734,17 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     data = data.assign(**{c: data[c].map(lambda v, c=c: labels.value_label(c, v)) for c in (hue, style) if c})
     if not pd.api.types.is_numeric_dtype(data[x]):
         data = data.assign(**{x: data[x].map(labels.label)})
-    # seaborn draws `markers` only per style level; without a style every line gets one marker
-    marks = {"markers": True} if style else {"marker": "o"}
-    sns.lineplot(data=data, x=x, y=y, hue=hue, style=style, dashes=False, ax=ax, errorbar=None, markersize=6,
+    # the lab's colour and marker per engine (shades of it per condition); seaborn draws `markers` only per
+    # style level, so without a style of its own each hue level is its style too
+    levels = list(dict.fromkeys(data[hue])) if hue else []
+    if hue and not style:
+        marks = {"style": hue, "markers": markers(levels), "style_order": levels}
+    elif style:
+        marks = {"style": style, "markers": True}
+    else:
+        marks = {"marker": "o", "color": NEUTRAL}
+    sns.lineplot(data=data, x=x, y=y, hue=hue, dashes=False, ax=ax, errorbar=None, markersize=6,
+                 hue_order=levels or None, palette=palette(levels) if hue else None,
                  sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend else False, **marks)
     if pd.api.types.is_numeric_dtype(data[x]):
         set_scale(ax, "x", logx, data[x])
@@ -402,12 +752,16 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     if annotate:
         text = _value_text(fmt)
         for xv, yv in zip(data[x], data[y]):
-            ax.annotate(text(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+            ax.annotate(text(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize=SMALLEST_PT)
         ax.margins(x=0.08)  # room for the labels of the last points
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel(labels.column_label(y))
     if ax.get_legend() is not None:
         handles, names = ax.get_legend_handles_labels()
+        if hue and not style:  # hue and style name the same levels: one entry each
+            seen = dict.fromkeys(levels)
+            pairs = [(h, n) for h, n in zip(handles, names) if n in seen and seen.pop(n, 0) is None]
+            handles, names = [h for h, _ in pairs], [n for _, n in pairs]
         names = [labels.column_label(n) if n in (hue, style) else n for n in names]
         where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1)} if legend == "outside" else {"loc": "best"}
         ax.legend(handles, names, **where, fontsize="small", frameon=legend != "outside")
@@ -417,22 +771,29 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
 def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax: plt.Axes | None = None,
               log: bool | str = False, annotate: bool = True, fmt: str | None = None, low: str | None = None,
               high: str | None = None) -> plt.Axes:
-    """Horizontal bars of ``x`` per ``y`` (and ``hue``), each labelled with its value.
+    """Horizontal bars of ``x`` per ``y`` (and ``hue``), each labelled with its value; dots on a log axis.
 
-    With a log axis (``log=True``, or ``"auto"`` when the values span decades) the axis
-    starts at half the smallest value, so bars that span orders of magnitude stay visible;
-    read their labels, not their lengths. Labels have three significant digits unless
-    ``fmt`` says otherwise. ``low``/``high`` name CI columns, drawn as error bars where set.
+    A log axis (``log=True``, or ``"auto"`` when the values span decades) gets a dot plot
+    (:func:`plot_estimates`) instead: a bar's length means nothing there. Labels have three
+    significant digits unless ``fmt`` says otherwise. ``low``/``high`` name CI columns,
+    drawn as error bars where set.
     """
     ax = ax or plt.figure().gca()
-    data = named(data.reset_index(drop=True), y, hue)
-    sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None)
-    ends = _bar_cis(ax, data, x=x, y=y, hue=hue, low=low, high=high) if low and high else {}
     if log == "auto":
         log = spans_decades(data[x])
-    if log:  # after drawing: seaborn's log_scale drops bars that start at zero
-        set_scale(ax, "x", True, data[x])
-        ax.set_xlim(left=data.loc[data[x] > 0, x].min() / 2)
+    if log:  # a bar's length means nothing on a log axis: dots, labelled
+        plot_estimates(data, x=x, y=y, low=low, high=high, hue=hue, ax=ax, annotate=annotate, fmt=fmt, log=True)
+        values = pd.concat([data[x], data[high]]) if high else data[x]
+        set_scale(ax, "x", True, values)
+        ax.margins(x=0.15)
+        ax.set_ylabel("")
+        return ax
+    data = named(data.reset_index(drop=True), y, hue)
+    levels = list(dict.fromkeys(data[hue])) if hue else []
+    colours = {"palette": palette(levels), "hue_order": levels} if hue else {"color": NEUTRAL}
+    sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None, **colours)
+    ax.set_yticks(ax.get_yticks(), [textwrap.fill(t.get_text(), LABEL_CHARS) for t in ax.get_yticklabels()])
+    ends = _bar_cis(ax, data, x=x, y=y, hue=hue, low=low, high=high) if low and high else {}
     if annotate:
         text = _value_text(fmt)
         for bars in [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]:
@@ -440,7 +801,7 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
                 v = bar.get_width()
                 if np.isfinite(v) and v > 0:
                     ax.annotate(text(v), (max(v, ends.get(bar, v)), bar.get_y() + bar.get_height() / 2),
-                                xytext=(3, 0), textcoords="offset points", va="center", fontsize="x-small")
+                                xytext=(3, 0), textcoords="offset points", va="center", fontsize=SMALLEST_PT)
         ax.margins(x=0.12)
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
@@ -527,8 +888,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     data, fits = named(data, hue), named(fits, hue)
     levels = list(dict.fromkeys(data[hue]))
     colours = palette(levels)
-    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=colours, ax=ax, s=22, alpha=0.8,
-                    legend=False, zorder=3)
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=colours, style=hue, style_order=levels,
+                    markers=markers(levels), ax=ax, s=22, alpha=0.8, legend=False, zorder=3)
     set_scale(ax, "x", logx, data[x])
     set_scale(ax, "y", ("auto" if ax.get_xscale() != "log" else True) if logy == "auto" else logy, data[y])
     y_seconds = unit_seconds(y)

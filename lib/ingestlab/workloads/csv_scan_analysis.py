@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from ingestlab import models
@@ -277,7 +279,12 @@ def headline(fits: pd.DataFrame, ratios: pd.DataFrame, scans: pd.DataFrame) -> d
 
 
 def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
-    """Seconds against size per engine, one panel per query, with each fit and its CI band."""
+    """Seconds against size per engine, a panel per query side by side, with each fit and its CI band.
+
+    Each engine in its own colour and marker (one legend below the panels: the fits' estimates
+    with their CIs are in ``fits.csv`` and the notebook's text); a rejected fit is not drawn.
+    """
+    import matplotlib.lines
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
@@ -285,18 +292,30 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     data = reported(scans)
     data = data[data["engine"] != FLOOR]
     queries = list(dict.fromkeys(data["query"]))
-    # stacked, each panel's legend (its fits with their CIs, a line per engine) under it: the gap
-    # between panels grows with the engines (inches: axes 2.2, ticks and label 0.9, a legend line 0.2)
-    axes_in, gap_in = 2.2, 0.9 + 0.2 * (data["engine"].nunique() + 1)
-    fig, axes = plt.subplots(len(queries), 1, figsize=(figures.PAGE_WIDTH - 1, len(queries) * (axes_in + gap_in)),
-                             squeeze=False)
+    fig, axes = plt.subplots(1, max(len(queries), 1), figsize=(figures.PAGE_WIDTH, 3.0), squeeze=False,
+                             layout="constrained")
     long = tidy_fits(fits) if not fits.empty else models.tidy(fits, model="scan_time", terms={})
-    for ax, query in zip(axes[:, 0], queries):
+    for ax, query in zip(axes[0], queries):
         figures.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
                          hue="engine", slope="per_gb", intercept="overhead", ax=ax)
+        # the legend goes (one for all panels, below); what it said of a line not drawn stays, in the panel
+        notes = [t.get_text().split(":")[0] + ": model rejected, no line" for t in ax.get_legend().get_texts()
+                 if t.get_text().endswith("model rejected, no line")]
+        notes += [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().endswith("(too few points for a fit)")]
+        ax.get_legend().remove()
+        if notes:
+            ax.text(0.02, 0.98, "\n".join(notes), transform=ax.transAxes, va="top", ha="left", fontsize=figures.SMALLEST_PT,
+                    color="0.25")
         ax.set_xlabel("table size (GB)")
-        ax.set_title(labels.label(query))
-    fig.subplots_adjust(hspace=gap_in / axes_in, top=1 - 0.3 / fig.get_figheight(), bottom=gap_in / fig.get_figheight())
+        ax.set_title(textwrap.fill(labels.label(query), 28), fontsize="medium")
+    engines = [labels.label(e) for e in dict.fromkeys(data["engine"])]
+    colours, shapes = figures.palette(engines), figures.markers(engines)
+    handles = [matplotlib.lines.Line2D([], [], color=colours[e], marker=shapes[e], lw=1.2) for e in engines]
+    fig.canvas.draw()  # the panels placed; the legend goes under them all
+    fig.set_layout_engine("none")
+    fig.legend(handles, engines, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
+               fontsize="small", frameon=False, title_fontsize="small",
+               title="line: the fit over the sizes measured; shaded: its cost per GB's 95 % CI")
     return fig
 
 

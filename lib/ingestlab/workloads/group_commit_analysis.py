@@ -239,7 +239,6 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
     rejected law is not drawn; the legend names it, and each law not tested.
     """
-    import seaborn as sns
     from matplotlib.collections import PolyCollection
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -252,7 +251,9 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     handles, names, held = [], [], False
     for ax, (rows_per_insert, part) in zip(fig.axes, throughput.groupby("rows_per_insert", sort=False)):
         variants = list(dict.fromkeys(part["variant"]))
-        colours = dict(zip(variants, sns.color_palette(n_colors=len(variants))))
+        shown = {v: labels.value_label("variant", v) for v in variants}  # the colours plot_by_clients gave them
+        colours = {v: figures.palette(shown.values())[shown[v]] for v in variants}
+        low, high = sorted(ax.get_ylim())  # the measurements' range: a curve stops at it, a band is cut to it
         for (engine, variant), c in curves[curves["rows_per_insert"] == rows_per_insert].groupby(
                 ["engine", "variant"], sort=False):
             holds = models.model_holds(c["model_holds"].iloc[0])
@@ -263,10 +264,13 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
                 handles.append(Line2D([], [], ls="none"))
                 names.append(f"{which}: law rejected, not drawn")
                 continue
-            ax.plot(c["clients"], c["rows_per_s"], color=colour, lw=1.0, ls="-" if holds else "--", alpha=0.8,
+            inside = c["rows_per_s"].where(c["rows_per_s"].between(low, high))
+            ax.plot(c["clients"], inside, color=colour, lw=1.0, ls="-" if holds else "--", alpha=0.8,
                     zorder=1, scaley=False)  # the measurements alone set the y-range
             held = held or bool(holds)
-            outline = np.concatenate([c[["clients", "ci_low"]].to_numpy(), c[["clients", "ci_high"]].to_numpy()[::-1]])
+            band = c.assign(ci_low=c["ci_low"].clip(low, high), ci_high=c["ci_high"].clip(low, high))
+            outline = np.concatenate([band[["clients", "ci_low"]].to_numpy(),
+                                      band[["clients", "ci_high"]].to_numpy()[::-1]])
             ax.add_collection(PolyCollection([outline], facecolors=[colour], alpha=0.15, linewidths=0, zorder=0),
                               autolim=False)
             if holds is None:

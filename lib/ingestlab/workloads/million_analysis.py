@@ -210,7 +210,7 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
 
     measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
     paths = [p for p in FIT_PATHS if p in set(measured["path"])]
-    fig, axes = plt.subplots(max(len(paths), 1), 1, figsize=(figures.PAGE_WIDTH, 4.2 * max(len(paths), 1)),
+    fig, axes = plt.subplots(max(len(paths), 1), 1, figsize=(figures.PAGE_WIDTH, 2.8 * max(len(paths), 1)),
                              squeeze=False)
     for ax, path in zip(axes[:, 0], paths):
         points, part = measured[measured["path"] == path], fits[fits["path"] == path]

@@ -371,7 +371,7 @@ def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str 
     matplotlib.figure.Figure
         A row of panels, one per level of ``col``.
     """
-    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH + 1.5, 3.4), sharey=True)
+    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=True)
     for i, (ax, factor, part) in enumerate(panels):
         numeric = part["level_value"].notna().all()
         figures.plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
@@ -392,7 +392,7 @@ def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms",
     matplotlib.figure.Figure
         A row of panels, one per level of ``col`` (rows per INSERT), smallest first.
     """
-    fig, panels = figures.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH + 1.5, 3.4))
+    fig, panels = figures.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH, 3.4))
     for i, (ax, rows, part) in enumerate(panels):
         figures.plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
                    legend="outside" if i == len(panels) - 1 else False)
@@ -413,7 +413,7 @@ def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "syste
     matplotlib.figure.Figure
         Two panels sharing the ``y`` categories: "full scan and COUNT(*)" and "LIMIT 1".
     """
-    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH + 1.5, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
+    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
     figures.plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
     figures.plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
     axes[0].set_title("full scan and COUNT(*)")
@@ -432,7 +432,7 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     matplotlib.figure.Figure
         Two panels side by side.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH + 1.5, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 3.6))
     figures.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True, legend=False)
     per_load = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per load"),
                 "write_time": models.OVERHEAD_TERMS["write_time"]}

@@ -551,15 +551,19 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
     data = data[data["level_value"].notna()]
     fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=False)
     levels = list(dict.fromkeys(data[hue]))
-    palette = figures.palette(levels)
+    palette, shapes = figures.palette(levels), figures.markers(levels)
     entries = {}
     for ax, factor, part in panels:
-        for series, g in part.groupby(hue, sort=False):
-            g = g.sort_values("level_value")
+        groups = [(series, g.sort_values("level_value")) for series, g in part.groupby(hue, sort=False)]
+        for series, g in groups:  # the data first: they set the axes the fits are then cut to
             err = np.vstack([g["median_ms"] - g["median_ci_low_ms"], g["median_ci_high_ms"] - g["median_ms"]])
-            bars = ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o",
-                               capsize=3, ms=4, color=palette[series])
+            bars = ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)),
+                               fmt=shapes[series], capsize=3, ms=4, color=palette[series])
             entries.setdefault(series, bars)
+        if factor in log_factors:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(figures.plain_ticks())
+        for series, g in groups:
             grid = figures.model_grid(g["level_value"], factor in log_factors)
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
                 if not _rejected(fit):
@@ -567,9 +571,6 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
                                        fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
                                        color=palette[series], label=None,
                                        x_of=np.log2 if fit.get("growth") == "log2" else None)
-        if factor in log_factors:
-            ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(figures.plain_ticks())
         ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row INSERT (ms)")
     ols = fits[fits["method"] == "ols"]

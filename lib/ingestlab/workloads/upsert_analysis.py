@@ -324,7 +324,7 @@ def plot_reads(full: pd.DataFrame, reads: pd.DataFrame, limits):
     from ingestlab import figures, labels
 
     own = full["cgroup_read_iops"].notna().any()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 3.6), layout="constrained")
     figures.plot_bars(reads.assign(label=labels.join(reads, ["engine", "operation"])), x="per_row", y="label",
                       hue="counter", ax=left)
     left.set_xlabel("block reads per row")
