@@ -204,3 +204,14 @@ def test_a_smoke_run_is_never_promoted_into_the_articles_figures(run00, tmp_path
     with pytest.raises(ConfigError, match="smoke run"):
         promotion.promote(smoke, ["00"], to=tmp_path / "figures")
     assert not (tmp_path / "figures").exists()
+
+
+def test_source_names_the_libraries_a_run_measured_in_process_with_their_versions(tmp_path):
+    """06's readers are libraries, not servers: its SOURCE said "Engines: none (published data)"."""
+    folder = tmp_path / "06_csv_scan"
+    folder.mkdir()
+    meta = {"notebook": "06_csv_scan", "parameters": {"scale": "paper", "readers": ["duckdb", "chdb", "pandas_c"]},
+            "engines": [], "software": {"packages": {"duckdb": "2.0.0", "chdb": "4.4.0", "pandas": "3.1.1"}},
+            "git": {"revision": "0123456789", "dirty": False}}
+    text = promotion.source_text(folder, meta, [], promoted_by="test")
+    assert "Engines: DuckDB 2.0.0, chDB 4.4.0, pandas (C parser) 3.1.1\n" in text

@@ -100,3 +100,14 @@ def test_run_caption_names_in_process_readers_with_their_package_versions():
     meta = {"parameters": {"engines": ("duckdb", "pandas_c")},
             "software": {"packages": {"duckdb": "1.4.2", "pandas": "2.3.3"}}}
     assert report.run_caption(meta) == "DuckDB 1.4.2, pandas (C parser) 2.3.3 · run"
+
+
+def test_run_caption_names_notebook_06s_readers_beside_the_servers_it_started_and_the_load_it_measured_under():
+    # notebook 06 calls them READERS, and one of them (PostgreSQL's COPY) is a server the run started
+    meta = {"parameters": {"readers": ["duckdb", "polars", "pyarrow_stream", "postgres", "read_floor"]},
+            "engines": [{"engine": "postgres", "server_version": "18.6"}],
+            "software": {"packages": {"duckdb": "2.0.0", "polars": "2.1.0", "pyarrow": "26.0.1"}},
+            "load_average": {"start": [0.42, 0.5, 0.6]}}
+    assert report.run_caption(meta) == ("PostgreSQL 18.6, DuckDB 2.0.0, Polars 2.1.0, PyArrow (streaming) 26.0.1 · run · "
+                                        "load average 0.42 at the start")
+    assert report.libraries_of(meta) == ["DuckDB 2.0.0", "Polars 2.1.0", "PyArrow (streaming) 26.0.1"]

@@ -146,8 +146,9 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
     revision = (git.get("revision") or "unknown")[:7] + (" with uncommitted changes" if git.get("dirty") else "")
     host = meta.get("host", {})
     load = meta.get("load_average", {})
-    engines = sorted({f"{e.get('engine')} {e.get('server_version', '')} {e.get('variant', '')}".strip()
-                      for e in meta.get("engines", [])})
+    servers = {f"{e.get('engine')} {e.get('server_version', '')} {e.get('variant', '')}".strip()
+               for e in meta.get("engines", [])}
+    engines = sorted(servers) + report.libraries_of(meta)
     scale = summary.scale_of(meta)
     lines = [
         f"Made by: ingestlab run {folder.name} {given} --out {folder.parent}".replace("  ", " "),
@@ -159,7 +160,7 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
         "Load average (1/5/15 min): " + (f"{load.get('start')} at the start, {load.get('end')} at the end"
                                          if load else "not recorded by this run"),
         "Machine: " + _machine_words(meta),
-        "Engines: " + (", ".join(engines) if engines else "none (published data)"),
+        "Engines: " + (", ".join(engines) if engines else "none: the figures draw the seeds' published tables"),
     ]
     resumed = meta.get("resumed")
     if resumed:

@@ -460,11 +460,7 @@ def run_caption(meta: Mapping) -> str:
     'PostgreSQL 18.6, MariaDB 10.11.19 · smoke scale (a CI-sized check, not a result) · disk profile local · run of 2026-11-24 05:01 UTC, git 2c1d1a9 · 2 cores, 25 GiB RAM'
     """
     params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
-    engines = list(dict.fromkeys(_engine_name(e) for e in meta.get("engines") or []))
-    if not engines and isinstance(params.get("engines"), (list, tuple)):  # in-process readers: their package's version
-        packages = (meta.get("software") or {}).get("packages") or {}
-        engines = [_engine_name({"engine": e, "server_version": packages.get(str(e).split("_")[0])})
-                   for e in params["engines"]]
+    engines = engines_of(meta)
     parts = [", ".join(engines)] if engines else []
     scale = params.get("scale")
     if scale:
@@ -479,12 +475,50 @@ def run_caption(meta: Mapping) -> str:
     load = start_load(meta)
     if load is not None and load > QUIET_LOAD:
         run += f" · loaded machine (load average {load:g} at the start)"
+    elif load is not None:  # how quiet the machine that measured was, on the figure itself
+        run += f" · load average {load:g} at the start"
     parts.append(run)
     host = meta.get("host") or {}
     if host.get("cpu_cores"):
         parts.append(f"{host['cpu_cores']} cores" + (f", {host['ram_bytes'] / 2**30:.0f} GiB RAM"
                                                       if host.get("ram_bytes") else ""))
     return " · ".join(parts)
+
+
+#: The package whose version an in-process engine (a library, not a server) runs at, by the engine's id prefix.
+_PACKAGES = {"duckdb": "duckdb", "chdb": "chdb", "polars": "polars", "pyarrow": "pyarrow", "pandas": "pandas",
+             "rocksdb": "rocksdict"}
+
+
+def engines_of(meta: Mapping) -> list[str]:
+    """Every engine a run measured, with its version: its servers, and the libraries it ran in process.
+
+    A library (DuckDB, chDB, Polars, PyArrow, pandas: a notebook's ``ENGINES`` or ``READERS``)
+    is named with its package's version from the run's ``software``; a server, with the version
+    it reported.
+
+    Examples
+    --------
+    >>> engines_of({"parameters": {"readers": ["duckdb", "pandas_c", "postgres"]},
+    ...             "engines": [{"engine": "postgres", "server_version": "18.6"}],
+    ...             "software": {"packages": {"duckdb": "2.0.0", "pandas": "3.1.1"}}})
+    ['PostgreSQL 18.6', 'DuckDB 2.0.0', 'pandas (C parser) 3.1.1']
+    """
+    return list(dict.fromkeys([_engine_name(e) for e in meta.get("engines") or []] + libraries_of(meta)))
+
+
+def libraries_of(meta: Mapping) -> list[str]:
+    """The in-process engines a run measured (its ``ENGINES`` or ``READERS`` that are libraries), with versions."""
+    params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
+    packages = (meta.get("software") or {}).get("packages") or {}
+    started = {e.get("engine") for e in meta.get("engines") or []}
+    names = []
+    for key in ("engines", "readers"):
+        for engine in params.get(key) if isinstance(params.get(key), (list, tuple)) else []:
+            package = _PACKAGES.get(str(engine).split("_")[0])
+            if engine not in started and package:
+                names.append(_engine_name({"engine": engine, "server_version": packages.get(package)}))
+    return list(dict.fromkeys(names))
 
 
 def _engine_name(entry: Mapping) -> str:
