@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import figures, models, published
+from ingestlab import figures, findings, models, published
 from ingestlab.workloads import group_commit_analysis, published_results_analysis
 
 
@@ -365,6 +365,26 @@ def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_eve
     assert all(text.startswith(("synchronous_commit on: ", "synchronous_commit off: ")) for text in legend)
     assert all("95 % CI" in text and "ms per statement" in text and "n = 3, rough" in text for text in legend)
     figures.save(fig, "captioned", notebook="t", directory=tmp_path)
+
+
+def test_caption_states_the_finding_under_the_figure_and_above_what_made_it(tmp_path):
+    figures.use_article_theme()
+    data = pd.DataFrame({"n_statements": [1, 10, 1000] * 2, "total_s": [0.02, 0.05, 3.0, 0.01, 0.02, 0.15],
+                         "variant": ["sync_on"] * 3 + ["sync_off"] * 3})
+    fits = models.tidy(models.fit_overhead(data, by=["variant"], robust=False), model="overhead",
+                       terms=models.OVERHEAD_TERMS)
+    ax = figures.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
+    said = findings.fits(fits, "overhead", by=["variant"])
+    assert said.startswith("Fitted overhead: synchronous_commit on 2.98 ms per statement (95 % CI 2.60–3.36; n = 3, rough)")
+    fig = figures.caption(ax.figure, "Total time against statements", run=_META, finding=f"**{said}**")
+    title, finding, made = _texts(fig)
+    assert finding.replace("\n", " ") == said  # markdown's emphasis dropped, wrapped to the figure
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in fig.texts]
+    assert boxes[1].y1 <= ax.get_legend().get_window_extent(renderer).y0 + 1  # under the legend
+    assert boxes[2].y1 <= boxes[1].y0 + 1  # what made it comes last
+    assert made.startswith("PostgreSQL 18.6 · smoke scale")
+    figures.save(fig, "found", notebook="t", directory=tmp_path)
 
 
 def test_caption_of_a_published_table_names_the_seed_and_versions():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import struct
 import textwrap
 from pathlib import Path
 from typing import Sequence
@@ -144,7 +145,7 @@ class FigureGrammarError(ValueError):
 def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | None = None) -> list[str]:
     """What in ``fig`` (and its saved ``png``) breaks the lab's figure grammar; empty when nothing does.
 
-    Checked: no text under :data:`SMALLEST_PT`; no bar on a log axis (a bar's length means nothing there: :func:`plot_bars` draws
+    Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a log axis (a bar's length means nothing there: :func:`plot_bars` draws
     dots instead); every line, marker and text drawn in data coordinates inside its axes'
     limits (a fit drawn beyond its data, a label past the edge); every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
@@ -172,20 +173,30 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
         if legend is not None:
             problems += _legend_problems(legend)
+    fig.canvas.draw()
+    problems += [f"{panel} is too small to read (at least {MIN_AXES_IN[0]:g} × {MIN_AXES_IN[1]:g} in)"
+                 for panel in _cramped(fig)]
     small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
                     if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
     if small:
         problems.append(f"text under {SMALLEST_PT:g} pt: " + ", ".join(small[:3]) + (" …" if len(small) > 3 else ""))
     if png is not None:
-        from PIL import Image
-
-        with Image.open(png) as image:
-            width, height = image.size
+        width, height = png_size(png)
         if width > MAX_PNG_PX[0] or height > MAX_PNG_PX[1]:
             problems.append(f"the PNG is {width} × {height} px at {PNG_DPI} dpi (at most "
                             f"{MAX_PNG_PX[0]} × {MAX_PNG_PX[1]}: {MAX_PNG_PX[0] / PNG_DPI:.2f} × "
                             f"{MAX_PNG_PX[1] / PNG_DPI:.0f} in)")
     return problems
+
+
+def png_size(path: str | os.PathLike) -> tuple[int, int]:
+    """A PNG's width and height in pixels, from its header (the IHDR chunk that opens every PNG)."""
+    with open(path, "rb") as file:
+        head = file.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        raise ValueError(f"{path} is not a PNG file")
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
 
 
 def _axes_problems(ax: plt.Axes) -> list[str]:
@@ -313,8 +324,8 @@ def _metadata(fmt: str) -> dict:
     return {}
 
 
-def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data: pd.DataFrame | None = None
-            ) -> matplotlib.figure.Figure | None:
+def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data: pd.DataFrame | None = None,
+            finding: str | None = None) -> matplotlib.figure.Figure | None:
     """Title ``fig`` and write under it what made it, so the image says so without the notebook.
 
     The caption line names the engines and their versions, the scale, the disk profile, the
@@ -333,6 +344,9 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         The run (or its ``run.json`` content) whose numbers are drawn.
     data : pandas.DataFrame, optional
         A published table the figure draws (its ``source_seed``, ``engine`` and ``version``).
+    finding : str, optional
+        What the figure shows, in one sentence computed from its data (with its n); written
+        first under the figure, markdown emphasis dropped.
 
     Returns
     -------
@@ -353,16 +367,39 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
     width_chars, title_chars = int(inches.width * 72 / (0.55 * size * 0.833)), int(inches.width * 72 / (0.6 * size * 1.2))
     texts = [(fig.text(box.x0, box.y1 + 0.02, "", ha="left", va="bottom", fontsize="large", fontweight="bold"),
               title, title_chars)]
+    below = box.y0 - 0.02
+    if finding:
+        said = fig.text(box.x0, below, "", ha="left", va="top", fontsize="small", color="0.1")
+        texts.append((said, report.plain(finding), width_chars))
     if parts:
-        texts.append((fig.text(box.x0, box.y0 - 0.02, "", ha="left", va="top", fontsize="small", color="0.25"),
+        texts.append((fig.text(box.x0, below, "", ha="left", va="top", fontsize="small", color="0.25"),
                       " — ".join(parts), width_chars))
     for narrower in (1.0, 0.92, 0.85, 0.78, 0.7):  # a wrap by character count can still run past the page
         for artist, words, chars in texts:
             artist.set_text(textwrap.fill(words, max(int(chars * narrower), 20)))
+        if finding and parts:  # the provenance line under the finding
+            fig.canvas.draw()
+            under = texts[1][0].get_window_extent(renderer).transformed(fig.transFigure.inverted()).y0
+            texts[2][0].set_y(under - 0.01)
         fig.canvas.draw()
         if fig.get_tightbbox(renderer).width <= _page_inches()[0]:
             break
     return fig
+
+
+#: The smallest panel (inches, width × height) a reader can read data from.
+MIN_AXES_IN = (1.2, 0.8)
+
+
+def _cramped(fig: matplotlib.figure.Figure) -> list[str]:
+    # the panels drawn smaller than MIN_AXES_IN, as "panel N (w × h in)"
+    small = []
+    for number, ax in enumerate(fig.axes, 1):
+        if ax.get_visible() and ax.has_data():
+            box = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())
+            if box.width < MIN_AXES_IN[0] or box.height < MIN_AXES_IN[1]:
+                small.append(f"panel {number} ({box.width:.1f} × {box.height:.1f} in)")
+    return small
 
 
 def _page_inches() -> tuple[float, float]:
@@ -390,7 +427,7 @@ def fit_to_page(fig: matplotlib.figure.Figure, *, room_in: float = 0.0) -> matpl
         fig.canvas.draw()
         box = fig.get_tightbbox(fig.canvas.get_renderer())
         over_w, over_h = box.width - width, box.height - height
-        if over_w <= 0 and over_h <= 0:
+        if (over_w <= 0 and over_h <= 0) or _cramped(fig):
             break
         fig.set_size_inches(max(fig.get_figwidth() - max(over_w, 0) * 1.1, least[0]),
                             max(fig.get_figheight() - max(over_h, 0) * 1.1, least[1]))

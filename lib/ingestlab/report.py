@@ -438,6 +438,18 @@ def start_load(meta: Mapping) -> float | None:
     return max(ones) if ones else None
 
 
+def plain(text: str) -> str:
+    r"""``text`` without markdown's emphasis and code marks, its line breaks as "; " (for a figure).
+
+    Examples
+    --------
+    >>> plain("**sync_on**: 0.119 ms per `INSERT`  \n**sync_off**: 0.036 ms")
+    'sync_on: 0.119 ms per INSERT; sync_off: 0.036 ms'
+    """
+    text = re.sub(r"\*\*|__|`", "", str(text))
+    return re.sub(r"\s*(?: {2,}\n|\n\s*\n)\s*", "; ", text).replace("\n", " ").strip()
+
+
 def run_caption(meta: Mapping) -> str:
     """What made a run's figures, in one line: engines and versions, scale, disk profile, run, revision, host.
 

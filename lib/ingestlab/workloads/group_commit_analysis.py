@@ -287,10 +287,15 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     return fig
 
 
+def one_row(throughput: pd.DataFrame) -> pd.DataFrame:
+    """The configurations of the smallest INSERT (one row at the paper scale): what the latency figure draws."""
+    return throughput[throughput["rows_per_insert"] == throughput["rows_per_insert"].min()]
+
+
 def plot_latency(throughput: pd.DataFrame):
     """P50 and P99 latency against clients, a line per variant, a panel per percentile (one-row INSERTs)."""
 
-    one = throughput[throughput["rows_per_insert"] == throughput["rows_per_insert"].min()]
+    one = one_row(throughput)
     long = one.melt(id_vars=["variant", "clients"], value_vars=["latency_median_ms", "latency_p99_ms"],
                     var_name="percentile", value_name="latency_ms")
     long["percentile"] = long["percentile"].map({"latency_median_ms": "P50", "latency_p99_ms": "P99"})

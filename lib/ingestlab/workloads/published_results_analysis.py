@@ -421,6 +421,16 @@ def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "syste
     return fig
 
 
+#: The Stream Load fit's terms: a fixed cost per load, and the write time.
+LOAD_TERMS = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per load"),
+              "write_time": models.OVERHEAD_TERMS["write_time"]}
+
+
+def stream_load_fits(fits: pd.DataFrame) -> pd.DataFrame:
+    """:func:`ingestlab.models.fit_load_overhead`'s fits in the lab's long form (``overhead``: ms per load)."""
+    return models.tidy(fits, model="load_overhead", terms=LOAD_TERMS)
+
+
 def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "variant") -> matplotlib.figure.Figure:
     """Stream Load runs: rows/s against the load size (log–log), and total time against loads with each fit.
 
@@ -434,10 +444,7 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     """
     fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 3.6))
     figures.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True, legend=False)
-    per_load = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per load"),
-                "write_time": models.OVERHEAD_TERMS["write_time"]}
-    figures.plot_fit(data, models.tidy(fits, model="load_overhead", terms=per_load), x="n_loads", y="total_s",
-                     hue=hue, ax=axes[1])
+    figures.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1])
     axes[0].set_xlabel("bytes per load")
     axes[0].set_ylabel("rows per second")
     fig.tight_layout()

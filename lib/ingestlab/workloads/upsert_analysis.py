@@ -318,13 +318,16 @@ def describe_ratios(ratio_table: pd.DataFrame) -> list[str]:
 
 
 def plot_reads(full: pd.DataFrame, reads: pd.DataFrame, limits):
-    """Reads per row from both counters (left) and read IOPS per full batch against the profile's limit (right)."""
+    """Reads per row from both counters (top) and read IOPS per full batch against the profile's limit (below)."""
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
 
     own = full["cgroup_read_iops"].notna().any()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 3.6), layout="constrained")
+    rows = reads[["engine", "operation"]].drop_duplicates().shape[0]
+    # one above the other: each panel's labels take the page's width, not half of it
+    fig, (left, right) = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 2.6 + 0.35 * rows), layout="constrained",
+                                      gridspec_kw={"height_ratios": [max(rows, 1), max(full["operation"].nunique(), 1)]})
     figures.plot_bars(reads.assign(label=labels.join(reads, ["engine", "operation"])), x="per_row", y="label",
                       hue="counter", ax=left)
     left.set_xlabel("block reads per row")

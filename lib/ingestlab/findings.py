@@ -1,0 +1,164 @@
+"""One-sentence findings for the figures' captions, computed from the data each figure draws.
+
+A figure states its result under it (:func:`ingestlab.figures.caption`'s ``finding``): these
+functions write that sentence from the same table the figure draws, with the number of
+observations behind it, so the caption and the picture cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ingestlab import labels, models, report
+
+
+def _name(row: pd.Series | dict, columns: Iterable[str]) -> str:
+    return ", ".join(labels.label(row[c]) for c in columns if c in row and pd.notna(row[c]) and str(row[c]))
+
+
+def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "variant"), model: str | None = None,
+         method: str = "ols") -> str:
+    """The fitted ``term`` of every line a fit figure draws, with its 95 % CI and n; the lines rejected.
+
+    ``long`` is a fit table in the lab's long form (:data:`ingestlab.results.FIT_COLUMNS`);
+    the ``method`` (``ols``) rows of ``term`` are read (``model`` narrows them).
+
+    Examples
+    --------
+    >>> long = pd.DataFrame({"engine": ["postgres", "mariadb"], "variant": ["sync_on", "flush_1"],
+    ...                      "model": "overhead", "method": "ols", "term": "overhead", "estimate": [0.119, 0.2],
+    ...                      "ci_low": [0.072, 0.1], "ci_high": [0.166, 0.3], "unit": "ms per statement",
+    ...                      "n_points": [15, 15], "model_holds": [True, False]})
+    >>> fits(long, "overhead")
+    'Fitted overhead: PostgreSQL, synchronous_commit on 0.119 ms per statement (95 % CI 0.072–0.166); the line is rejected for MariaDB, log flushed at each commit (not drawn).'
+    """
+    rows = long[(long["method"] == method) & (long["term"] == term)]
+    if model is not None:
+        rows = rows[rows["model"] == model]
+    said, rejected = [], []
+    for _, row in rows.iterrows():
+        name = _name(row, by)
+        if models.model_holds(row.get("model_holds")) is False:
+            rejected.append(name)
+            continue
+        n = row.get("n_points")
+        said.append(f"{name} " + report.format_estimate(row["estimate"], row["ci_low"], row["ci_high"],
+                                                        unit=str(row["unit"]), n=int(n) if pd.notna(n) else None))
+    if not said and not rejected:
+        return f"No {labels.label(term)} could be fitted at this scale (too few points)."
+    text = f"Fitted {labels.label(term)}: " + "; ".join(said) if said else f"No {labels.label(term)} line holds"
+    if rejected:
+        text += f"; the line is rejected for {', '.join(rejected)} (not drawn)"
+    return text + "."
+
+
+def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "", stat: str = "median",
+           what: str | None = None) -> str:
+    """Where ``value`` is lowest and highest across the groups ``by``, how far apart, and n.
+
+    With several rows per group their ``stat`` (median or mean) is taken and the smallest
+    group's count is n; with one row per group, the values themselves.
+
+    Examples
+    --------
+    >>> data = pd.DataFrame({"scenario": ["single_row"] * 3 + ["batch_100"] * 3,
+    ...                      "elapsed_ms": [0.1, 0.12, 0.11, 1.0, 1.2, 1.1]})
+    >>> spread(data, "elapsed_ms", by=["scenario"], unit="ms")
+    'Median elapsed: from 0.110 ms (1 row per INSERT) to 1.10 ms (100 rows per INSERT), 10× apart; n = 3 per group.'
+    """
+    by = list(by)
+    frame = data[np.isfinite(pd.to_numeric(data[value], errors="coerce"))]
+    if frame.empty:
+        return f"Nothing measured for {labels.column_label(value)}."
+    grouped = frame.groupby(by, sort=False, dropna=False)[value]
+    central = grouped.agg(stat)
+    counts = grouped.size()
+    low_key, high_key = central.idxmin(), central.idxmax()
+
+    def key_name(key) -> str:
+        key = key if isinstance(key, tuple) else (key,)
+        return ", ".join(labels.label(k) for k in key if pd.notna(k) and str(k))
+
+    label = what or labels.column_label(value).split(" (")[0]
+    head = f"{stat.capitalize()} {label}" if counts.max() > 1 else label[:1].upper() + label[1:]
+    suffix = f" {unit}" if unit else ""
+    low, high = float(central[low_key]), float(central[high_key])
+    apart = f", {high / low:.3g}× apart" if low > 0 and high > 0 and len(central) > 1 else ""
+    n = f"; n = {int(counts.min())} per group" if counts.max() > 1 else f"; {len(central)} values"
+    if len(central) == 1:
+        return f"{head}: {report.format_value(low)}{suffix} ({key_name(low_key)}){n}."
+    return (f"{head}: from {report.format_value(low)}{suffix} ({key_name(low_key)}) to "
+            f"{report.format_value(high)}{suffix} ({key_name(high_key)}){apart}{n}.")
+
+
+def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity") -> str:
+    """How far this run's numbers sit from the seed's, and for how many the live CI covers the seed's value.
+
+    ``comparison`` is :func:`ingestlab.models.compare_with_published`'s table (``published``,
+    ``live``, ``live_ci_low``, ``live_ci_high``).
+    """
+    shown = comparison[comparison["published"].notna() & (comparison["published"] != 0)
+                       & np.isfinite(pd.to_numeric(comparison["live"], errors="coerce"))]
+    if shown.empty:
+        return "No quantity of this run can be set beside the seed's."
+    ratio = shown["live"] / shown["published"]
+    low, high = ratio.idxmin(), ratio.idxmax()
+    with_ci = shown[shown["live_ci_low"].notna() & shown["live_ci_high"].notna()]
+    covered = int(((with_ci["live_ci_low"] <= with_ci["published"])
+                   & (with_ci["published"] <= with_ci["live_ci_high"])).sum())
+    text = (f"Live ÷ published from {report.format_value(float(ratio[low]))} "
+            f"({report.plain(labels.phrase(str(shown.loc[low, label])))}) to "
+            f"{report.format_value(float(ratio[high]))} ({report.plain(labels.phrase(str(shown.loc[high, label])))}) "
+            f"over {len(shown)} quantities")
+    if len(with_ci):
+        text += f"; the live 95 % CI covers the seed's value for {covered} of the {len(with_ci)} with an interval"
+    return text + "."
+
+
+def shares(data: pd.DataFrame, value: str, *, of: str | list[str], part: str, unit: str = "ms") -> str:
+    """For each whole (``of``), its largest part (``part``) and that part's share of the whole.
+
+    Examples
+    --------
+    >>> parts = pd.DataFrame({"variant": ["sync_on", "sync_on", "sync_off"], "component": ["wal_flush", "planning",
+    ...                       "planning"], "ms": [0.06, 0.01, 0.01]})
+    >>> shares(parts, "ms", of="variant", part="component")
+    'Largest part: synchronous_commit on WAL flush 0.0600 ms of 0.0700 ms (86 %); synchronous_commit off planning 0.0100 ms of 0.0100 ms (100 %).'
+    """
+    said = []
+    for whole, group in data.groupby(of, sort=False):
+        group = group[np.isfinite(pd.to_numeric(group[value], errors="coerce"))]
+        total = float(group[value].clip(lower=0).sum())
+        if group.empty or not total > 0:
+            continue
+        top = group.loc[group[value].idxmax()]
+        name = ", ".join(labels.label(w) for w in (whole if isinstance(whole, tuple) else (whole,)))
+        said.append(f"{name} {labels.label(top[part])} {report.format_value(float(top[value]))} {unit} "
+                    f"of {report.format_value(total)} {unit} ({top[value] / total:.0%})".replace("%)", " %)"))
+    return ("Largest part: " + "; ".join(said) + ".") if said else "No part measured."
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a notebook's markdown paragraph, plain (for a caption).
+
+    Examples
+    --------
+    >>> first_sentence("Of **9** quantities compared, 9 unsure. No change passed.")
+    'Of 9 quantities compared, 9 unsure.'
+    """
+    plain = report.plain(text)
+    for end in (". ", ".\n"):
+        at = plain.find(end)
+        if at >= 0:
+            return plain[:at + 1]
+    return plain if plain.endswith(".") or not plain else plain + "."
+
+
+def count(n: float | int, noun: str) -> str:
+    """``"1 run"``, ``"3 runs"``."""
+    n = int(n) if not (isinstance(n, float) and math.isnan(n)) else 0
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
