@@ -155,7 +155,10 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     assert figures.is_shade_of(colours["PostgreSQL, sync off"], "#0072B2")
     assert colours["PostgreSQL, sync off"] != colours["PostgreSQL, sync on"]
     assert shapes["PostgreSQL, sync on"] == "o" and shapes["PostgreSQL 15"] == "s"
-    assert shapes["PostgreSQL, sync off"] not in ("o", "s")  # neither PostgreSQL's nor PostgreSQL 15's
+    assert shapes["PostgreSQL, sync off"] == "o"  # the engine's marker whatever its condition: a lighter shade tells
+    # the two versions a figure sets side by side differ in colour, at any minor version
+    assert colours["PostgreSQL 15"] != colours["PostgreSQL, sync on"]
+    assert figures.palette(["PostgreSQL 15.18, defaults"])["PostgreSQL 15.18, defaults"] == "#56B4E9"
 
 
 def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_fits():

@@ -25,7 +25,9 @@ def test_a_busy_process_outside_the_run_is_others_and_a_busy_child_is_the_runs_o
         subprocess.run([sys.executable, "-c", BUSY.format(s=1.5)], check=True)  # the run's own child
     own = cpu.result()
     assert own["run_cpu_share"] >= 0.15 * 2 / (watch.psutil.cpu_count() or 2), own
-    assert own["run_cpu_share"] + own["others_cpu_share"] + own["steal_share"] <= 1.0
+    # the shares split the machine: they add up to at most all of it (the clock ticks of /proc/stat, 10 ms on each
+    # core, against the wall clock allow a 2 % overshoot)
+    assert own["run_cpu_share"] + own["others_cpu_share"] + own["steal_share"] <= 1.02
 
 
 def test_machine_busy_time_only_grows():

@@ -49,19 +49,21 @@ SMALLEST_PT = 7.0
 CHECK_ENV = "INGESTLAB_FIGURE_CHECK"
 
 #: One colour and marker per engine, in every figure of the lab. The colours are Okabe and Ito's
-#: colour-blind-safe set, one per family of engines (PostgreSQL's wire, MySQL's, the MPP engines,
-#: ClickHouse, DuckDB, the key-value and document stores, the dataframe libraries); within a family
-#: the marker tells the engines apart. Conditions that are not engines (settings, methods,
+#: colour-blind-safe set, one per family of engines (PostgreSQL and YugabyteDB, MySQL's wire, the MPP
+#: engines, ClickHouse, DuckDB); PostgreSQL 15 has its own (sky blue), so the two versions a figure
+#: sets side by side differ in colour; within a family the marker tells the engines apart. Engines
+#: that never share a figure share a colour with other markers (the dataframe libraries black like
+#: RocksDB and ArangoDB, PyArrow vermillion like StarRocks and Doris). Conditions that are not engines (settings, methods,
 #: components) take :data:`CONDITION_COLOURS`, which no engine uses.
 ENGINE_STYLE = {
-    "postgres": ("#0072B2", "o"), "postgres15": ("#0072B2", "s"), "yugabytedb": ("#0072B2", "D"),
+    "postgres": ("#0072B2", "o"), "yugabytedb": ("#0072B2", "D"), "postgres15": ("#56B4E9", "s"),
     "mariadb": ("#009E73", "o"), "mysql": ("#009E73", "s"),
     "starrocks": ("#D55E00", "o"), "doris": ("#D55E00", "s"),
-    "chdb": ("#56B4E9", "o"), "clickhouse": ("#56B4E9", "s"),
-    "duckdb": ("#E69F00", "o"),
-    "rocksdb": ("#000000", "o"), "arangodb": ("#000000", "s"),
-    "polars": ("#CC79A7", "o"), "pandas_pyarrow": ("#CC79A7", "s"), "pandas_c": ("#CC79A7", "D"),
     "pyarrow_stream": ("#D55E00", "v"), "pyarrow_table": ("#D55E00", "^"),
+    "duckdb": ("#E69F00", "o"),
+    "chdb": ("#CC79A7", "o"), "clickhouse": ("#CC79A7", "s"),
+    "rocksdb": ("#000000", "o"), "arangodb": ("#000000", "s"),
+    "polars": ("#000000", "^"), "pandas_pyarrow": ("#000000", "v"), "pandas_c": ("#000000", "P"),
     "read_floor": ("#999999", "X"),
 }
 #: Colours of conditions that are not engines, in order (Paul Tol's muted scheme, without its tones
@@ -357,7 +359,7 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         return None
     meta = getattr(run, "meta", run)
     parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
-    fit_to_page(fig, room_in=CAPTION_ROOM_IN)  # draws: a layout engine places the axes at drawing time
+    fit_to_page(fig, room_in=_caption_inches(title, finding, parts))  # draws: the layout engine places the axes
     fig.set_layout_engine("none")  # and fixed there before measuring
     renderer = fig.canvas.get_renderer()
     inches = fig.get_tightbbox(renderer)
@@ -408,8 +410,14 @@ def _page_inches() -> tuple[float, float]:
     return MAX_PNG_PX[0] / PNG_DPI - pad, MAX_PNG_PX[1] / PNG_DPI - pad
 
 
-#: Inches of height :func:`caption` keeps free for the title above a figure and its caption below.
-CAPTION_ROOM_IN = 1.2
+def _caption_inches(title: str, finding: str | None, parts: list[str]) -> float:
+    # the height the title above and the finding and provenance below take, wrapped at the page's width
+    size, width = float(plt.rcParams["font.size"]), _page_inches()[0] * 72
+    title_lines = len(textwrap.wrap(title, int(width / (0.6 * size * 1.2))))
+    small = int(width / (0.55 * size * 0.833))
+    lines = sum(len(textwrap.wrap(text, small)) for text in ([report.plain(finding)] if finding else []) + [
+        " — ".join(parts)] if text)
+    return 0.25 + title_lines * 1.2 * 1.2 * size / 72 + lines * 1.25 * 0.833 * size / 72
 
 
 def fit_to_page(fig: matplotlib.figure.Figure, *, room_in: float = 0.0) -> matplotlib.figure.Figure:
@@ -575,14 +583,17 @@ def engine_of(name: object) -> str | None:
     --------
     >>> engine_of("postgres15"), engine_of("PostgreSQL: 0.3 ms per statement"), engine_of("batch_100")
     ('postgres15', 'postgres', None)
+    >>> engine_of("PostgreSQL 15.18, defaults"), engine_of("PostgreSQL 18.6, defaults")
+    ('postgres15', 'postgres')
     """
     text = str(name)
     if text in ENGINE_STYLE:
         return text
     for engine in sorted(ENGINE_STYLE, key=lambda e: -len(labels.label(e))):
         word = labels.label(engine)
-        if text == word or (text.startswith(word) and text[len(word)] in ":,( —"):
-            return engine
+        if text == word or (text.startswith(word) and (text[len(word)] in ":,( —"
+                                                       or word[-1].isdigit() and text[len(word)] == ".")):
+            return engine  # "PostgreSQL 15.18, defaults": PostgreSQL 15 at its minor version
     return None
 
 
@@ -625,23 +636,19 @@ def shade(colour: str, toward_white: float) -> str:
 
 
 def markers(levels) -> dict:
-    """A marker per level: an engine's own (:data:`ENGINE_STYLE`) for its first condition, then others.
+    """A marker per level: an engine's own (:data:`ENGINE_STYLE`) for every level that names it, others in turn.
+
+    An engine's marker says which engine whatever its condition (its conditions differ in
+    shade: :func:`palette`); conditions that are no engine take :data:`CONDITION_MARKERS` in order.
 
     Examples
     --------
-    >>> markers(["PostgreSQL", "PostgreSQL 15", "batch"])
-    {'PostgreSQL': 'o', 'PostgreSQL 15': 's', 'batch': 'o'}
+    >>> markers(["PostgreSQL", "PostgreSQL, async", "PostgreSQL 15", "batch", "bulk"])
+    {'PostgreSQL': 'o', 'PostgreSQL, async': 'o', 'PostgreSQL 15': 's', 'batch': 'o', 'bulk': 's'}
     """
     levels = list(dict.fromkeys(levels))
-    shapes, seen = {}, {}
-    for level in levels:
-        engine = engine_of(level)
-        own = ENGINE_STYLE[engine][1] if engine else None
-        rank = seen[engine] = seen.get(engine, -1) + 1
-        family = {m for c, m in ENGINE_STYLE.values() if own and c == ENGINE_STYLE[engine][0]}
-        rest = [m for m in CONDITION_MARKERS if m not in family]  # never another engine's of its colour
-        shapes[level] = own if own and rank == 0 else rest[(rank - (1 if own else 0)) % len(rest)]
-    return shapes
+    others = iter(CONDITION_MARKERS * (len(levels) // len(CONDITION_MARKERS) + 1))
+    return {level: ENGINE_STYLE[engine_of(level)][1] if engine_of(level) else next(others) for level in levels}
 
 
 def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None, high: str | None = None,

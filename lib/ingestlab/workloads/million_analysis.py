@@ -331,6 +331,17 @@ FIT_TERMS = {**models.OVERHEAD_TERMS,
              "per_row": models.Term("per_row_us", "per_row_ci_low_us", "per_row_ci_high_us", "µs")}
 
 
+def fit_finding(fits: pd.DataFrame) -> str:
+    """The fit figure's finding: per write path (its panel), each line's fixed cost per statement, or why none."""
+    from ingestlab import findings
+
+    long = tidy_fits(fits)
+    said = [f"{PATH_NAMES.get(path, path)}: " + findings.fits(long[long["model"] == f"overhead path={path}"],
+                                                               "overhead")
+            for path in dict.fromkeys(fits["path"]) if path in PATH_NAMES] if not fits.empty else []
+    return " ".join(said) or "No line could be fitted at this scale."
+
+
 def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
     """:func:`fit`'s fits in the lab's long form (``fits.csv``): ``overhead`` (ms), ``write_time`` (s), ``per_row`` (µs).
 

@@ -368,18 +368,15 @@ def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
     drawn = long.assign(series=long["variant"].map(labels.label))
     points = measured.assign(series=measured["operation"].map(labels.label))
     engines = list(dict.fromkeys(points["engine"]))
-    fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH - 2.5, 2.3 * len(engines)), sharex=True,
-                             squeeze=False)
+    # stacked, each panel's legend (its lines' slopes with their CIs) under it, laid out to fit
+    fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH, 2.6 * len(engines)), squeeze=False,
+                             layout="constrained")
     for ax, engine in zip(axes[:, 0], engines):
         figures.plot_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
                          y="elapsed_s", hue="series", slope="per_row", intercept="overhead", ax=ax)
-        ax.set_title(labels.label(engine))
+        ax.set_title(labels.label(engine), loc="left", fontsize="medium")
         ax.set_ylabel("batch time (s)")
         ax.set_xlabel("rows per batch")
-        if ax.get_legend() is not None:  # beside its panel: the panels are stacked
-            ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False,
-                      title="fit, shaded: the slope's 95 % CI", title_fontsize="small")
-    fig.subplots_adjust(hspace=0.45)
     return fig
 
 
