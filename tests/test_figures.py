@@ -344,13 +344,18 @@ def _texts(fig):
     return [t.get_text() for t in fig.texts]
 
 
-def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_everything(tmp_path):
+def _two_variants_fitted():
+    # two commit variants' totals against statements, fitted and drawn: the long-form fits and the axes
     figures.use_article_theme()
     data = pd.DataFrame({"n_statements": [1, 10, 1000] * 2, "total_s": [0.02, 0.05, 3.0, 0.01, 0.02, 0.15],
                          "variant": ["sync_on"] * 3 + ["sync_off"] * 3})
     fits = models.tidy(models.fit_overhead(data, by=["variant"], robust=False), model="overhead",
                        terms=models.OVERHEAD_TERMS)
-    ax = figures.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
+    return fits, figures.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
+
+
+def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_everything(tmp_path):
+    fits, ax = _two_variants_fitted()
     fig = figures.caption(ax.figure, "Total time against statements", run=_META)
     title, caption = _texts(fig)
     assert title == "Total time against statements"
@@ -371,12 +376,7 @@ def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_eve
 
 
 def test_caption_states_the_finding_under_the_figure_and_above_what_made_it(tmp_path):
-    figures.use_article_theme()
-    data = pd.DataFrame({"n_statements": [1, 10, 1000] * 2, "total_s": [0.02, 0.05, 3.0, 0.01, 0.02, 0.15],
-                         "variant": ["sync_on"] * 3 + ["sync_off"] * 3})
-    fits = models.tidy(models.fit_overhead(data, by=["variant"], robust=False), model="overhead",
-                       terms=models.OVERHEAD_TERMS)
-    ax = figures.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
+    fits, ax = _two_variants_fitted()
     said = findings.fits(fits, "overhead", by=["variant"])
     assert said.startswith("Fitted overhead: synchronous_commit on 2.98 ms per statement (95 % CI 2.60–3.36; n = 3, rough)")
     fig = figures.caption(ax.figure, "Total time against statements", run=_META, finding=f"**{said}**")
