@@ -36,8 +36,6 @@ LOG_DECADES = 1.5
 MODEL_POINTS = 200
 #: Width of a figure meant for one journal column / two columns (inches).
 COLUMN_WIDTH, PAGE_WIDTH = 3.3, 7.0
-#: The tallest figure a page takes (inches).
-MAX_HEIGHT = 9.0
 #: Resolution of the saved PNG, and the largest PNG (width, height in pixels) an article takes.
 PNG_DPI, MAX_PNG_PX = 300, (2200, 2700)
 #: Characters of a category's label per line (longer ones wrap): a label column stays under 3 in.
@@ -53,8 +51,8 @@ CHECK_ENV = "INGESTLAB_FIGURE_CHECK"
 #: engines, ClickHouse, DuckDB); PostgreSQL 15 has its own (sky blue), so the two versions a figure
 #: sets side by side differ in colour; within a family the marker tells the engines apart. Engines
 #: that never share a figure share a colour with other markers (the dataframe libraries black like
-#: RocksDB and ArangoDB, PyArrow vermillion like StarRocks and Doris). Conditions that are not engines (settings, methods,
-#: components) take :data:`CONDITION_COLOURS`, which no engine uses.
+#: RocksDB and ArangoDB, PyArrow vermillion like StarRocks and Doris). Conditions that are not
+#: engines (settings, methods, components) take :data:`CONDITION_COLOURS`, which no engine uses.
 ENGINE_STYLE = {
     "postgres": ("#0072B2", "o"), "yugabytedb": ("#0072B2", "D"), "postgres15": ("#56B4E9", "s"),
     "mariadb": ("#009E73", "o"), "mysql": ("#009E73", "s"),
@@ -147,8 +145,8 @@ class FigureGrammarError(ValueError):
 def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | None = None) -> list[str]:
     """What in ``fig`` (and its saved ``png``) breaks the lab's figure grammar; empty when nothing does.
 
-    Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a log axis (a bar's length means nothing there: :func:`plot_bars` draws
-    dots instead); every line, marker and text drawn in data coordinates inside its axes'
+    Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
+    log axis (a bar's length means nothing there: :func:`plot_bars` draws dots instead); every line, marker and text drawn in data coordinates inside its axes'
     limits (a fit drawn beyond its data, a label past the edge); every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
     panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
@@ -364,9 +362,8 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
     renderer = fig.canvas.get_renderer()
     inches = fig.get_tightbbox(renderer)
     box = inches.transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
-    size = plt.rcParams["font.size"]
-    # wrapped to the drawing's width (a character is about 0.55 em): the caption never widens the figure
-    width_chars, title_chars = int(inches.width * 72 / (0.55 * size * 0.833)), int(inches.width * 72 / (0.6 * size * 1.2))
+    # wrapped to the drawing's width: the caption never widens the figure
+    width_chars, title_chars = _wrap_chars(inches.width)
     texts = [(fig.text(box.x0, box.y1 + 0.02, "", ha="left", va="bottom", fontsize="large", fontweight="bold"),
               title, title_chars)]
     below = box.y0 - 0.02
@@ -412,12 +409,19 @@ def _page_inches() -> tuple[float, float]:
 
 def _caption_inches(title: str, finding: str | None, parts: list[str]) -> float:
     # the height the title above and the finding and provenance below take, wrapped at the page's width
-    size, width = float(plt.rcParams["font.size"]), _page_inches()[0] * 72
-    title_lines = len(textwrap.wrap(title, int(width / (0.6 * size * 1.2))))
-    small = int(width / (0.55 * size * 0.833))
+    size = float(plt.rcParams["font.size"])
+    small, title_chars = _wrap_chars(_page_inches()[0])
+    title_lines = len(textwrap.wrap(title, title_chars))
     lines = sum(len(textwrap.wrap(text, small)) for text in ([report.plain(finding)] if finding else []) + [
         " — ".join(parts)] if text)
     return 0.25 + title_lines * 1.2 * 1.2 * size / 72 + lines * 1.25 * 0.833 * size / 72
+
+
+def _wrap_chars(width_in: float) -> tuple[int, int]:
+    # characters per line of the caption's small text and of the large bold title over width_in inches
+    # (a character is about 0.55 em of its font, a bold one 0.6)
+    size = float(plt.rcParams["font.size"])
+    return int(width_in * 72 / (0.55 * size * 0.833)), int(width_in * 72 / (0.6 * size * 1.2))
 
 
 def fit_to_page(fig: matplotlib.figure.Figure, *, room_in: float = 0.0) -> matplotlib.figure.Figure:

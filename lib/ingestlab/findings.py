@@ -7,7 +7,6 @@ observations behind it, so the caption and the picture cannot disagree.
 
 from __future__ import annotations
 
-import math
 from typing import Iterable
 
 import numpy as np
@@ -156,9 +155,3 @@ def first_sentence(text: str) -> str:
         if at >= 0:
             return plain[:at + 1]
     return plain if plain.endswith(".") or not plain else plain + "."
-
-
-def count(n: float | int, noun: str) -> str:
-    """``"1 run"``, ``"3 runs"``."""
-    n = int(n) if not (isinstance(n, float) and math.isnan(n)) else 0
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
