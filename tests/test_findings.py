@@ -23,6 +23,18 @@ def test_fits_says_when_nothing_could_be_fitted():
     assert findings.fits(empty, "overhead") == "No overhead could be fitted at this scale (too few points)."
 
 
+def test_fits_of_many_lines_gives_the_smallest_and_largest_in_one_sentence_and_every_rejected_line():
+    long = pd.DataFrame({"engine": list("abcdefg"), "variant": "", "model": "scan", "method": "ols", "term": "per_gb",
+                         "estimate": [0.5, 0.1, 3.0, 0.7, 0.2, 9.0, 1.0], "ci_low": 0.0, "ci_high": 10.0,
+                         "unit": "s per GB", "n_points": 4, "model_holds": [True] * 5 + [False, True]})
+    said = findings.fits(long, "per_gb")
+    assert said.startswith("Fitted cost per GB: from b 0.1 s per GB (95 % CI 0.0–10.0; n = 4, rough) to c 3.0 s per "
+                           "GB"), said
+    assert "(4 lines between)" in said and said.endswith("; the line is rejected for f (not drawn).")
+    assert "a 0.5" not in said and said.count("95 % CI") == 2
+    assert findings.fits(long.iloc[:4], "per_gb").count("95 % CI") == 4  # a few lines: each named
+
+
 def test_live_vs_published_counts_the_quantities_whose_live_interval_covers_the_seeds_value():
     comparison = pd.DataFrame({"quantity": ["overhead_ms a", "overhead_ms b", "speedup_x c"],
                                "published": [100.0, 64.0, 2.0], "live": [0.1, 0.2, 2.2],

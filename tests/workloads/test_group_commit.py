@@ -3,6 +3,7 @@ import os
 import signal
 import threading
 
+import matplotlib.collections
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -282,7 +283,7 @@ def test_a_grid_below_32_clients_forecasts_its_largest_count():
 
 def test_the_throughput_figure_draws_the_law_that_held_with_its_band_and_not_the_rejected_one():
     for samples, lines, bands, said in ((_law_samples([1, 2, 4, 8, 16, 32, 64]), 2, 1, "scalability law, 95 % band"),
-                                        (_collapsing_at_64(), 1, 0, "defaults: law rejected, not drawn")):
+                                        (_collapsing_at_64(), 1, 0, "law rejected, not drawn: 1 of 1")):
         law = group_commit_analysis.scalability(samples)
         curves = group_commit_analysis.law_curves(samples, law)
         assert curves["clients"].min() == 1 and curves["clients"].max() == 64  # over the measured counts only
@@ -302,7 +303,7 @@ def test_a_law_not_tested_is_dashed_and_its_band_never_stretches_the_axes():
     ax = group_commit_analysis.plot_throughput(tp, wide).axes[0]
     assert ax.get_ylim() == pytest.approx(limits)
     assert ax.lines[-1].get_linestyle() == "--" and len(ax.collections) == 1
-    assert "defaults: law not tested" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "law not tested (held-out counts said\nnothing): 1 of 1" in [t.get_text() for t in ax.get_legend().get_texts()]
     plt.close("all")
 
 
@@ -342,3 +343,40 @@ def test_the_headline_flush_cost_is_left_out_where_its_interval_holds_zero():
     out = group_commit_analysis.headline(throughput, pd.DataFrame(), fits)
     assert out["flush_ms[e on]"] == [0.2, 0.1, 0.3]
     assert "flush_ms[e off]" not in out
+
+
+def test_each_configuration_gets_batch_mean_intervals_of_its_throughput_and_latency():
+    """A steady 1 000 statements/s for 3 s: its rows/s CI holds 1 000 and is narrow; its P50/P99 CIs hold the
+    latencies drawn (0.5–1.5 ms, uniform); a configuration whose rate halves halfway gets a wide interval."""
+    rng = np.random.default_rng(3)
+
+    def config(variant, rate_of):
+        t, rows = 0.0, []
+        while t < 3.0:
+            rate = rate_of(t)
+            latency = rng.uniform(0.5e-3, 1.5e-3)
+            rows.append({"engine": "postgres", "variant": variant, "loop": "closed", "clients": 1,
+                         "rows_per_insert": 1, "client": 0, "warmup": False, "rows": 1, "bytes": 10,
+                         "started_ns": int(t * 1e9), "elapsed_s": latency, "latency_s": latency,
+                         "measure_start_ns": 0})
+            t += 1 / rate
+        return rows
+
+    samples = pd.DataFrame(config("steady", lambda t: 1000.0) + config("halving", lambda t: 1000.0 if t < 1.5
+                                                                        else 500.0))
+    tp = samples.groupby(group_commit.CONFIG, as_index=False, sort=False).agg(rows_per_s=("rows", "size")).assign(
+        rows_per_s=lambda d: d["rows_per_s"] / 3.0, latency_median_ms=1.0, latency_p99_ms=1.49)
+    out = group_commit_analysis.with_intervals(tp, samples).set_index("variant")
+    steady, halving = out.loc["steady"], out.loc["halving"]
+    assert steady["batches"] == 5
+    assert steady["rows_per_s_ci_low"] <= 1000 <= steady["rows_per_s_ci_high"]
+    assert steady["rows_per_s_ci_high"] - steady["rows_per_s_ci_low"] < 50
+    assert halving["rows_per_s_ci_high"] - halving["rows_per_s_ci_low"] > 300
+    assert steady["latency_median_ms_ci_low"] <= 1.0 <= steady["latency_median_ms_ci_high"]
+    assert 1.4 < steady["latency_p99_ms_ci_low"] <= steady["latency_p99_ms_ci_high"] <= 1.5
+    fig = group_commit_analysis.plot_latency(out.reset_index())
+    bars = [c for c in fig.axes[0].collections if isinstance(c, matplotlib.collections.LineCollection)]
+    assert len(bars) == 2  # one error bar set per variant
+    segments = np.concatenate([b.get_segments() for b in bars])
+    assert segments[:, :, 1].min() == pytest.approx(min(out["latency_median_ms_ci_low"]))
+    plt.close("all")

@@ -312,9 +312,12 @@ def test_the_split_bulk_load_writes_every_row_once_in_k_statements_and_only_the_
 
 
 def test_the_methods_figure_stacks_one_panel_per_system_with_one_legend():
+    import matplotlib.collections
     import matplotlib.pyplot as plt
 
-    table = pd.DataFrame([{"system": system, "setting": setting, "load": method, "rows_per_s": rate}
+    table = pd.DataFrame([{"system": system, "setting": setting, "load": method, "rows_per_s": rate,
+                           "rows_per_s_ci_low": rate * 0.9, "rows_per_s_ci_high": rate * 1.2, "runs": 3,
+                           "ci_confidence": 0.75}
                           for system, methods in {"postgres 18.6": ["bulk", "pipeline", "autocommit"],
                                                   "mariadb 10.11": ["bulk", "autocommit"]}.items()
                           for setting in ("default", "async_commit")
@@ -325,8 +328,21 @@ def test_the_methods_figure_stacks_one_panel_per_system_with_one_legend():
         assert [ax.get_title(loc="left") for ax in axes] == ["PostgreSQL 18.6", "MariaDB 10.11"]
         assert [ax.get_legend() is not None for ax in axes] == [False, True]
         assert [len(ax.get_yticklabels()) for ax in axes] == [3, 2] and axes[1].get_xscale() == "log"
+        # every dot with its runs' interval, and the label says what the dot and the bar are
+        assert axes[1].get_xlabel() == "rows per second (median of 3 runs; bar: their range, a 75 % CI of the median)"
+        bars = np.concatenate([c.get_segments() for c in axes[0].collections
+                               if isinstance(c, matplotlib.collections.LineCollection)])
+        assert sorted(np.round(bars[:, :, 0].max(axis=1))) == sorted(np.round(table.loc[
+            table["system"] == "postgres 18.6", "rows_per_s_ci_high"]))
     finally:
         plt.close(fig)
+
+
+def test_the_repeats_label_names_the_runs_and_the_confidence_each_interval_reaches():
+    label = million_analysis.repeats_label
+    assert label(pd.DataFrame({"runs": [1], "ci_confidence": [np.nan]})) == "rows per second (median of 1 run)"
+    assert label(pd.DataFrame({"runs": [9, 11], "ci_confidence": [0.96, 0.99]})) == \
+        "rows per second (median of 9–11 runs; bar: a 96–99 % CI of the median)"
 
 
 def test_a_setting_an_engine_lacks_is_left_to_the_engines_that_have_it():

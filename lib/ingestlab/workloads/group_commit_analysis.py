@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import matplotlib
@@ -41,6 +42,41 @@ def window_throughput(samples: pd.DataFrame, width_s: float = WINDOW_S) -> pd.Da
     counts = framed.groupby([*CONFIG, "window"], sort=False)["rows"].sum().reset_index()
     last = counts.groupby(CONFIG, sort=False)["window"].transform("max")
     return counts[counts["window"] < last].assign(rows_per_s=lambda d: d["rows"] / width_s)
+
+
+#: Each configuration's throughput and latency columns, and the statistic of a batch that gives their CI.
+INTERVALS = {"rows_per_s": None, "latency_median_ms": 50, "latency_p99_ms": 99}
+
+
+def with_intervals(throughput: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """``throughput`` with a 95 % CI for each configuration's rows/s, P50 and P99 latency (batch means).
+
+    One configuration runs once, for a few seconds; its repeats are the consecutive stretches
+    of that run. Rows/s: the :data:`WINDOW_S` windows' throughputs (:func:`window_throughput`)
+    in :data:`ingestlab.models.BATCHES` consecutive batches; latency: the statements in order
+    of completion in as many batches, each batch's P50 or P99; the CI is the t interval over
+    the batches (:func:`ingestlab.models.batch_means_ci`). Adds ``<column>_ci_low``,
+    ``<column>_ci_high`` and ``batches`` (the batches behind the rows/s interval).
+    """
+    windows = dict(iter(window_throughput(samples).groupby(CONFIG, sort=False)))
+    measured = samples[~samples["warmup"]].assign(
+        _end=lambda d: d["started_ns"] + d["elapsed_s"] * 1e9).sort_values("_end")
+    rows = []
+    for key, part in measured.groupby(CONFIG, sort=False):
+        at = windows.get(key)
+        rate = models.batch_means_ci([] if at is None else at.sort_values("window")["rows_per_s"])
+        row = dict(zip(CONFIG, key), rows_per_s_ci_low=rate["ci_low"], rows_per_s_ci_high=rate["ci_high"],
+                   batches=rate["batches"])
+        latency_ms = part["latency_s"].to_numpy() * 1e3
+        for column, q in INTERVALS.items():
+            if q is not None:
+                r = models.batch_means_ci(latency_ms, statistic=lambda a, axis, q=q: np.percentile(a, q, axis=axis))
+                row |= {f"{column}_ci_low": r["ci_low"], f"{column}_ci_high": r["ci_high"]}
+        rows.append(row)
+    cis = pd.DataFrame(rows, columns=[*CONFIG, *(f"{c}_ci_{s}" for c in INTERVALS for s in ("low", "high")),
+                                      "batches"])
+    return throughput.drop(columns=[c for c in cis.columns if c not in CONFIG and c in throughput]).merge(
+        cis, on=CONFIG, how="left")
 
 
 def headline_clients(throughput: pd.DataFrame) -> int:
@@ -237,7 +273,9 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     measured (never beyond them), each with its 95 % confidence band shaded (cut at the axes,
     which fit the measurements): solid where the law held (:func:`scalability`'s
     ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
-    rejected law is not drawn; the legend names it, and each law not tested.
+    rejected law is not drawn; the legend counts, per panel, the laws rejected and those not
+    tested (:func:`scalability`'s table names them). Each point has its CI where ``throughput``
+    has them (:func:`with_intervals`).
     """
     from matplotlib.collections import PolyCollection
     from matplotlib.lines import Line2D
@@ -247,23 +285,22 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     if curves is None or curves.empty:
         return fig
     panels = throughput["rows_per_insert"].nunique() > 1
-    engines = curves["engine"].nunique() > 1
-    handles, names, held = [], [], False
+    rejected, untested, held = [], [], False  # per panel: how many laws were rejected / not tested, of how many
     for ax, (rows_per_insert, part) in zip(fig.axes, throughput.groupby("rows_per_insert", sort=False)):
         variants = list(dict.fromkeys(part["variant"]))
         shown = {v: labels.value_label("variant", v) for v in variants}  # the colours plot_by_clients gave them
         colours = {v: figures.palette(shown.values())[shown[v]] for v in variants}
         low, high = sorted(ax.get_ylim())  # the measurements' range: a curve stops at it, a band is cut to it
-        for (engine, variant), c in curves[curves["rows_per_insert"] == rows_per_insert].groupby(
-                ["engine", "variant"], sort=False):
+        laws = list(curves[curves["rows_per_insert"] == rows_per_insert].groupby(["engine", "variant"], sort=False))
+        where = f"{rows_per_insert} row{'s' if rows_per_insert > 1 else ''} per INSERT"
+        counts = {False: 0, None: 0}
+        for (_engine, variant), c in laws:
             holds = models.model_holds(c["model_holds"].iloc[0])
             colour = colours.get(variant, "0.3")
-            which = (f"{engine} " if engines else "") + labels.value_label("variant", variant) \
-                + (f", {rows_per_insert} row{'s' if rows_per_insert > 1 else ''} per INSERT" if panels else "")
             if holds is False:
-                handles.append(Line2D([], [], ls="none"))
-                names.append(f"{which}: law rejected, not drawn")
+                counts[False] += 1
                 continue
+            counts[None] += holds is None
             inside = c["rows_per_s"].where(c["rows_per_s"].between(low, high))
             ax.plot(c["clients"], inside, color=colour, lw=1.0, ls="-" if holds else "--", alpha=0.8,
                     zorder=1, scaley=False)  # the measurements alone set the y-range
@@ -273,12 +310,19 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
                                       band[["clients", "ci_high"]].to_numpy()[::-1]])
             ax.add_collection(PolyCollection([outline], facecolors=[colour], alpha=0.15, linewidths=0, zorder=0),
                               autolim=False)
-            if holds is None:
-                handles.append(Line2D([], [], color=colour, lw=1.0, ls="--"))
-                names.append(f"{which}: law not tested")
+        for count, into in ((counts[False], rejected), (counts[None], untested)):
+            if count:
+                into.append(f"{count} of {len(laws)} at {where}" if panels else f"{count} of {len(laws)}")
+    handles, names = [], []
     if held:
-        handles.insert(0, (Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
-        names.insert(0, "scalability law, 95 % band")
+        handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
+        names.append("scalability law, 95 % band")
+    if untested:
+        handles.append(Line2D([], [], color="0.3", lw=1.0, ls="--"))
+        names.append(textwrap.fill("law not tested (held-out counts said nothing): " + "; ".join(untested), 40))
+    if rejected:
+        handles.append(Line2D([], [], ls="none"))
+        names.append(textwrap.fill("law rejected, not drawn: " + "; ".join(rejected), 40))
     ax = fig.axes[-1]
     old = ax.get_legend()
     ax.legend([*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
@@ -293,12 +337,17 @@ def one_row(throughput: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_latency(throughput: pd.DataFrame):
-    """P50 and P99 latency against clients, a line per variant, a panel per percentile (one-row INSERTs)."""
+    """P50 and P99 latency against clients, a line per variant, a panel per percentile (one-row INSERTs).
+
+    Each point with its CI where ``throughput`` has them (:func:`with_intervals`).
+    """
 
     one = one_row(throughput)
-    long = one.melt(id_vars=["variant", "clients"], value_vars=["latency_median_ms", "latency_p99_ms"],
-                    var_name="percentile", value_name="latency_ms")
-    long["percentile"] = long["percentile"].map({"latency_median_ms": "P50", "latency_p99_ms": "P99"})
+    long = pd.concat([
+        one[["variant", "clients"]].assign(
+            percentile=name, latency_ms=one[column],
+            **{f"latency_ms_ci_{s}": one.get(f"{column}_ci_{s}", np.nan) for s in ("low", "high")})
+        for column, name in (("latency_median_ms", "P50"), ("latency_p99_ms", "P99"))], ignore_index=True)
     return plot_by_clients(long, y="latency_ms", hue="variant", col="percentile", logy=True)
 
 
@@ -610,13 +659,15 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
 
     Panels share the ``y`` axis (log when its values span decades) and are titled
-    ``<col> = <level>``; the legend sits right of the last panel.
+    ``<col> = <level>``; the legend sits right of the last panel. Where ``data`` has
+    ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`), each point has its CI.
     """
+    low, high = (f"{y}_ci_low", f"{y}_ci_high") if f"{y}_ci_low" in data and f"{y}_ci_high" in data else (None, None)
     fig, panels = figures.panels(data, col, figsize=(min(figures.PAGE_WIDTH, 3.0 * data[col].nunique()) + 1.8, 3.2), sharey=True)
     logy = figures.spans_decades(data[y]) if logy == "auto" else logy
     for i, (ax, level, part) in enumerate(panels):
         figures.plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
-                   legend="outside" if i == len(panels) - 1 else False)
+                   legend="outside" if i == len(panels) - 1 else False, low=low, high=high)
         ax.set_xticks(sorted(part[x].unique()))
         ax.get_xaxis().set_major_formatter(figures.plain_ticks())
         ax.minorticks_off()

@@ -169,8 +169,32 @@ def live_vs_published(loads: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- figures and sentences -------------------------------------------------------------------
+def repeats_label(table: pd.DataFrame) -> str:
+    """The x label of a figure of :func:`medians`: what a point is, over how many runs, and what its bar reaches.
+
+    Examples
+    --------
+    >>> repeats_label(pd.DataFrame({"runs": [3, 3], "ci_confidence": [0.75, 0.75]}))
+    'rows per second (median of 3 runs; bar: their range, a 75 % CI of the median)'
+    """
+    def span(values) -> str:  # "3" or "3–5"
+        values = sorted(set(values))
+        return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
+
+    runs = [int(r) for r in table["runs"]]
+    confidence = [round(100 * float(c)) for c in table["ci_confidence"].dropna()]
+    if not confidence or max(runs) < 2:
+        return f"rows per second (median of {span(runs)} run{'s' if max(runs) > 1 else ''})"
+    what = "their range, a" if max(runs) < 6 else "a"  # under 6 runs the 95 % interval is out of reach
+    return f"rows per second (median of {span(runs)} runs; bar: {what} {span(confidence)} % CI of the median)"
+
+
 def plot_methods(table: pd.DataFrame):
-    """Rows/s by load (log scale), one panel per system stacked on a shared axis, a bar per setting."""
+    """Rows/s by load (log scale), one panel per system stacked on a shared axis, a dot per setting.
+
+    Each dot is the median of the load's runs, its bar the order-statistic CI of
+    :func:`medians` (the runs' range at 3 runs: 75 %); the x label says which.
+    """
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
@@ -181,21 +205,28 @@ def plot_methods(table: pd.DataFrame):
                              squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
     for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
         figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
-                          log=figures.spans_decades(table["rows_per_s"]))
+                          log=figures.spans_decades(table["rows_per_s"]), low="rows_per_s_ci_low",
+                          high="rows_per_s_ci_high")
         ax.set_title(labels.phrase(system), loc="left", fontsize="medium")
         if i < len(systems) - 1:  # one legend, under the last panel
             ax.get_legend().remove()
-    axes[-1, 0].set_xlabel("rows per second")
+    axes[-1, 0].set_xlabel(repeats_label(table))
     fig.tight_layout()
     return fig
 
 
 def plot_versions(table: pd.DataFrame, setting: str = "default"):
-    """The seed's "all versions" chart: rows/s by load (log scale), a bar per engine version, under ``setting``."""
+    """The seed's "all versions" chart: rows/s by load (log scale), a dot per engine version, under ``setting``.
+
+    Medians of the runs with their CIs, as :func:`plot_methods` draws them.
+    """
     from ingestlab import figures
 
-    return figures.plot_bars(table[table["setting"] == setting], x="rows_per_s", y="load", hue="system",
-                             log=True).figure
+    part = table[table["setting"] == setting]
+    ax = figures.plot_bars(part, x="rows_per_s", y="load", hue="system", log=True, low="rows_per_s_ci_low",
+                           high="rows_per_s_ci_high")
+    ax.set_xlabel(repeats_label(part))
+    return ax.figure
 
 
 def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
