@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import compare as cmp
+from ingestlab import figures
 from ingestlab.cli import main
 from ingestlab.errors import ConfigError
 
@@ -361,10 +362,9 @@ def test_older_wide_fits_become_long():
 def test_plot_comparison_draws_the_band_and_a_log_axis_over_a_decade():
     table = cmp.compare(FIXTURES / "a", FIXTURES / "b")
     fig = cmp.plot_comparison(table)
-    ax = fig.axes[0]
-    assert len(ax.get_yticks()) == table["ratio"].notna().sum()
-    (bars,) = [c for c in ax.collections if c.get_label() == "samples alone, 95 % CI"]
-    spans = sorted((round(float(seg[0][0]), 9), round(float(seg[1][0]), 9)) for seg in bars.get_segments())
+    assert sum(len(ax.get_yticks()) for ax in fig.axes) == table["ratio"].notna().sum()
+    bars = [c for ax in fig.axes for c in ax.collections if c.get_label() == "samples alone, 95 % CI"]
+    spans = sorted((round(float(seg[0][0]), 9), round(float(seg[1][0]), 9)) for b in bars for seg in b.get_segments())
     samples = table[table["kind"] == "samples"]
     assert spans == sorted(zip(samples["samples_ci_low"].round(9), samples["samples_ci_high"].round(9)))
     narrow = cmp.plot_comparison(table.assign(ci_low=table["ratio"] * 0.9, ci_high=table["ratio"] * 1.1))
@@ -372,6 +372,37 @@ def test_plot_comparison_draws_the_band_and_a_log_axis_over_a_decade():
     wide = table.assign(ci_high=table["ratio"] * 20)
     assert cmp.plot_comparison(wide).axes[0].get_xscale() == "log"
     plt.close("all")
+
+
+def test_a_comparison_of_many_quantities_is_a_panel_per_engine_in_two_columns_within_a_page():
+    """63 quantities of 7 engine variants (two real paper runs of 01 have as many): a panel per engine, each row
+    once, two columns, every label one short line, the figure within the grammar (PNG ≤ 2 700 px tall)."""
+    rows = [{"engine": engine, "variant": variant, "table": table, "labels": labels_, "ratio": r, "ci_low": r / 1.5,
+             "ci_high": r * 1.5, "verdict": "unsure", "threshold": 0.05, "kind": "samples",
+             "samples_ci_low": np.nan, "samples_ci_high": np.nan}
+            for engine, variants in (("postgres", ["sync_on", "sync_off"]), ("mariadb", ["flush_0", "flush_1", "flush_2"]),
+                                     ("duckdb", ["default"]), ("clickhouse", ["default"]))
+            for variant in variants
+            for (table, labels_), r in zip(
+                [("results", f"driver=d, scenario={s}") for s in ("single_row", "batch_100", "batch_1000", "bulk",
+                                                                   "insert_select")]
+                + [("fits", f"model=overhead, method={m}, term={t}") for m in ("ols", "theil_sen")
+                   for t in ("overhead", "write_time")], np.linspace(0.5, 2.0, 9))]
+    table = pd.DataFrame(rows)
+    fig = cmp.plot_comparison(table)
+    try:
+        titles = [ax.get_title(loc="left") for ax in fig.axes]
+        assert sorted(titles) == ["ClickHouse", "DuckDB", "MariaDB", "PostgreSQL"]
+        lefts = sorted({round(ax.get_position().x0, 2) for ax in fig.axes})
+        assert len(lefts) == 2  # two columns of panels
+        ticks = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+        assert len(ticks) == 63 and all("\n" not in t and len(t) <= cmp.FIGURE_LABEL_CHARS for t in ticks)
+        assert "sync on · fit write time (Theil–Sen)" in ticks and "1 row per INSERT" in ticks
+        assert figures.grammar_problems(fig) == []
+        figures.fit_to_page(fig)
+        assert fig.get_figheight() <= 9.0
+    finally:
+        plt.close(fig)
 
 
 def test_describe_counts_the_verdicts_and_names_the_changes():

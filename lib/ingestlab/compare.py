@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -959,44 +958,133 @@ _VERDICT_COLOURS = dict(zip(("slower", "faster", "higher", "lower", "same"), fig
     "unsure": "#7F7F7F"}
 
 
+#: Rows a column of the comparison figure holds before its engines' panels are set in two columns.
+ROWS_PER_COLUMN = 30
+#: Characters of a row's label in the figure (the full quantity is in the table).
+FIGURE_LABEL_CHARS = 38
+
+
+def short_quantity(row: pd.Series) -> str:
+    """A row's quantity in a few words for the figure, its engine left to the panel's title.
+
+    The variant's id, then what was compared: a scenario's name, ``fit`` and the term with its
+    method; the driver is left out (the table keeps it).
+
+    Examples
+    --------
+    >>> short_quantity(pd.Series({"variant": "sync_on", "table": "fits",
+    ...                           "labels": "model=overhead, method=theil_sen, term=write_time"}))
+    'sync on · fit write time (Theil–Sen)'
+    >>> short_quantity(pd.Series({"variant": "default", "table": "results", "labels": "driver=chdb, scenario=bulk"}))
+    'bulk load (COPY, LOAD DATA)'
+    """
+    pairs = dict(p.split("=", 1) for p in str(row.get("labels") or "").split(", ") if "=" in p)
+    pairs.pop("driver", None)
+    if "model" in pairs and pairs["model"] in ("overhead", pairs.get("term")):
+        pairs.pop("model")
+    method = pairs.pop("method", None)
+    what = ", ".join(labels.label(v) for v in pairs.values())
+    if row.get("table") == "fits":
+        what = f"fit {what}" + (f" ({labels.label(method)})" if method else "")
+    elif row.get("table") != "results":
+        what = f"{row.get('table')}: {what}" if what else str(row.get("table"))
+    variant = row.get("variant")
+    who = str(variant).replace("_", " ") if isinstance(variant, str) and variant not in ("", "default") else ""
+    text = " · ".join(p for p in (who, what) if p)
+    return text if len(text) <= FIGURE_LABEL_CHARS else text[:FIGURE_LABEL_CHARS - 1] + "…"
+
+
+def _comparison_panels(data: pd.DataFrame) -> list[list[str]]:
+    # the engines' panels in columns: one column up to ROWS_PER_COLUMN rows, else two of about equal height
+    engines = list(dict.fromkeys(data["engine"].fillna("")))
+    sizes = data["engine"].fillna("").value_counts()
+    if len(data) <= ROWS_PER_COLUMN or len(engines) < 2:
+        return [engines]
+    columns, heights = [[], []], [0, 0]
+    for engine in sorted(engines, key=lambda e: -sizes[e]):  # largest first, each to the shorter column
+        i = int(heights[1] < heights[0])
+        columns[i].append(engine)
+        heights[i] += sizes[engine]
+    return [[e for e in engines if e in column] for column in columns]
+
+
 def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> matplotlib.figure.Figure:
-    """Ratios b/a with their 95 % intervals, sorted, the ±threshold band shaded; one row per quantity.
+    """Ratios b/a with their 95 % intervals, the ±threshold band shaded: a panel per engine, a row per quantity.
 
     Colour and marker say the verdict; a thick grey bar under a quantity of raw samples is its
     samples' own bootstrap interval (``samples_ci_low``/``high``), narrower than the run-level
-    one the verdict rests on. The x axis is logarithmic when the intervals span a decade. The
-    function only draws: save with :func:`ingestlab.figures.save`.
+    one the verdict rests on. Rows are sorted by ratio within their engine's panel and named
+    by :func:`short_quantity`; over :data:`ROWS_PER_COLUMN` rows the panels stand in two
+    columns. Every panel has the same x axis, logarithmic when the intervals span a decade.
+    The function only draws: save with :func:`ingestlab.figures.save`.
     """
-    data = table.dropna(subset=["ratio"]).sort_values("ratio").reset_index(drop=True)
+    data = table.dropna(subset=["ratio"]).reset_index(drop=True)
     if threshold is None:
         threshold = float(table["threshold"].iloc[0]) if len(table) and "threshold" in table else THRESHOLD
-    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.22 * max(len(data), 1)))
+    columns = _comparison_panels(data) if len(data) else [[""]]
+    counts = data["engine"].fillna("").value_counts()
+    rows = max(sum(max(int(counts.get(e, 0)), 1) + 2 for e in column) for column in columns)  # + a title's room
+    fig = plt.figure(figsize=(figures.PAGE_WIDTH, 1.3 + 0.15 * rows))
+    grid = fig.add_gridspec(rows, len(columns), hspace=0.0, wspace=1.2 if len(columns) > 1 else 0.2)
+    values = pd.concat([data["ci_low"], data["ci_high"], data["ratio"]]).to_numpy(dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    log = bool(values.size) and values.max() / values.min() >= 10
+    axes = []
+    for c, column in enumerate(columns):
+        top = 0
+        for engine in column:
+            part = data[data["engine"].fillna("") == engine].sort_values("ratio").reset_index(drop=True)
+            n = max(len(part), 1)
+            ax = fig.add_subplot(grid[top + 1:top + 1 + n, c], sharex=axes[0] if axes else None)
+            top += n + 2
+            axes.append(ax)
+            _draw_ratios(ax, part, threshold)
+            ax.set_title(labels.label(engine) if engine else "", loc="left", fontsize="small")
+    if log:
+        figures.set_scale(axes[0], "x", True, values)
+    for column_axes in _columns_of(axes, columns):  # one shared x axis: its ticks under each column's last panel
+        for ax in column_axes:
+            ax.tick_params(axis="x", labelbottom=ax is column_axes[-1], labelsize=figures.SMALLEST_PT + 1)
+        column_axes[-1].set_xlabel("ratio B / A, 95 % CI")
+    handles = {}
+    for ax in axes:
+        for h, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 4),
+               frameon=False, fontsize="small", bbox_to_anchor=(0.5, 0.0))
+    fig.subplots_adjust(bottom=min(0.35, 0.9 / fig.get_figheight()))
+    return fig
+
+
+def _columns_of(axes: list, columns: list[list[str]]) -> list[list]:
+    out, i = [], 0
+    for column in columns:
+        out.append(axes[i:i + len(column)])
+        i += len(column)
+    return out
+
+
+def _draw_ratios(ax: plt.Axes, part: pd.DataFrame, threshold: float) -> None:
+    # one engine's rows: the ±threshold band, 1, each sample-only interval, each ratio with its interval
     ax.axvspan(1 - threshold, 1 + threshold, color="0.85", zorder=0, label=f"±{threshold:.0%}")
     ax.axvline(1.0, color="0.4", lw=0.8, zorder=1)
-    positions = np.arange(len(data))
-    if "samples_ci_low" in data:  # what the raw samples alone allow, under the run-level interval
-        raw = data[np.isfinite(data["samples_ci_low"].astype(float)) & np.isfinite(data["samples_ci_high"].astype(float))]
+    positions = np.arange(len(part))
+    if "samples_ci_low" in part:  # what the raw samples alone allow, under the run-level interval
+        raw = part[np.isfinite(part["samples_ci_low"].astype(float)) & np.isfinite(part["samples_ci_high"].astype(float))]
         if not raw.empty:
             ax.hlines(positions[raw.index], raw["samples_ci_low"], raw["samples_ci_high"], color="0.55", lw=5,
                       alpha=0.45, zorder=1.5, label="samples alone, 95 % CI")
     for verdict in VERDICTS:
-        part = data[data["verdict"] == verdict]
-        if part.empty:
+        rows = part[part["verdict"] == verdict]
+        if rows.empty:
             continue
-        low = np.clip(part["ratio"] - part["ci_low"], 0, None)
-        high = np.clip(part["ci_high"] - part["ratio"], 0, None)
-        ax.errorbar(part["ratio"], positions[part.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
-                    ms=4, capsize=2, color=_VERDICT_COLOURS[verdict], label=verdict, zorder=2)
-    ax.set_yticks(positions, [textwrap.fill(quantity(r), 60) for _, r in data.iterrows()], fontsize=figures.SMALLEST_PT)
-    ax.set_ylim(len(data) - 0.5, -0.5)
-    values = pd.concat([data["ci_low"], data["ci_high"], data["ratio"]]).to_numpy(dtype=float)
-    values = values[np.isfinite(values) & (values > 0)]
-    if values.size and values.max() / values.min() >= 10:
-        figures.set_scale(ax, "x", True, values)
-    ax.set_xlabel("ratio B / A (median or estimate), 95 % CI")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(data), 1)), ncol=4, frameon=False,
-              fontsize="small")
-    return fig
+        low = np.clip(rows["ratio"] - rows["ci_low"], 0, None)
+        high = np.clip(rows["ci_high"] - rows["ratio"], 0, None)
+        ax.errorbar(rows["ratio"], positions[rows.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
+                    ms=3.5, capsize=2, color=_VERDICT_COLOURS[verdict], label=verdict, zorder=2)
+    ax.set_yticks(positions, [short_quantity(r) for _, r in part.iterrows()], fontsize=figures.SMALLEST_PT)
+    ax.set_ylim(len(part) - 0.5, -0.5)
+    ax.grid(axis="y", visible=False)
 
 
 def format_table(table: pd.DataFrame) -> str:

@@ -290,7 +290,7 @@ def test_the_throughput_figure_draws_the_law_that_held_with_its_band_and_not_the
         ax = group_commit_analysis.plot_throughput(_throughput(samples), curves).axes[0]
         drawn = [line for line in ax.lines if len(line.get_xdata())]  # seaborn adds an empty line per legend entry
         assert len(drawn) == lines and len(ax.collections) == bands
-        assert said in [t.get_text() for t in ax.get_legend().get_texts()]
+        assert said in [t.get_text() for t in ax.figure.legends[0].get_texts()]
         plt.close("all")
 
 
@@ -303,7 +303,8 @@ def test_a_law_not_tested_is_dashed_and_its_band_never_stretches_the_axes():
     ax = group_commit_analysis.plot_throughput(tp, wide).axes[0]
     assert ax.get_ylim() == pytest.approx(limits)
     assert ax.lines[-1].get_linestyle() == "--" and len(ax.collections) == 1
-    assert "law not tested (held-out counts said\nnothing): 1 of 1" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "law not tested (held-out counts said\nnothing): 1 of 1" in [t.get_text() for t in
+                                                                       ax.figure.legends[0].get_texts()]
     plt.close("all")
 
 

@@ -323,11 +323,9 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     if rejected:
         handles.append(Line2D([], [], ls="none"))
         names.append(textwrap.fill("law rejected, not drawn: " + "; ".join(rejected), 40))
-    ax = fig.axes[-1]
-    old = ax.get_legend()
-    ax.legend([*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
-              title=old.get_title().get_text() or None, loc="upper left", bbox_to_anchor=(1.01, 1),
-              fontsize="small", title_fontsize="small", frameon=False)
+    old = fig.legends[0]
+    _legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
+                  title=old.get_title().get_text() or None)
     return fig
 
 
@@ -659,11 +657,13 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
 
     Panels share the ``y`` axis (log when its values span decades) and are titled
-    ``<col> = <level>``; the legend sits right of the last panel. Where ``data`` has
-    ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`), each point has its CI.
+    ``<col> = <level>``; one legend for the figure sits under the panels (:func:`_legend_under`),
+    so the panels keep the page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high``
+    (:func:`with_intervals`), each point has its CI.
     """
     low, high = (f"{y}_ci_low", f"{y}_ci_high") if f"{y}_ci_low" in data and f"{y}_ci_high" in data else (None, None)
-    fig, panels = figures.panels(data, col, figsize=(min(figures.PAGE_WIDTH, 3.0 * data[col].nunique()) + 1.8, 3.2), sharey=True)
+    fig, panels = figures.panels(data, col, figsize=(min(figures.PAGE_WIDTH, 2.4 * data[col].nunique() + 0.8), 3.0),
+                                 sharey=True)
     logy = figures.spans_decades(data[y]) if logy == "auto" else logy
     for i, (ax, level, part) in enumerate(panels):
         figures.plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
@@ -673,4 +673,20 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         ax.minorticks_off()
         ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
     fig.tight_layout()
+    legend = panels[-1][0].get_legend()
+    if legend is not None:
+        legend.remove()
+        _legend_under(fig, legend.legend_handles, [t.get_text() for t in legend.get_texts()],
+                      title=legend.get_title().get_text() or None)
     return fig
+
+
+def _legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | None = None) -> None:
+    # the figure's one legend, under its panels, in as many columns as its longest entry leaves room for
+    for old in list(fig.legends):
+        old.remove()
+    longest = max((len(line) for n in names for line in str(n).splitlines()), default=0)
+    entry_in = 0.5 + longest * 0.55 * 0.833 * matplotlib.rcParams["font.size"] / 72  # handle + text ("small")
+    fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=max(1, min(3, int((figures.PAGE_WIDTH - 0.3) // entry_in))), fontsize="small",
+               title_fontsize="small", frameon=False)

@@ -260,6 +260,23 @@ def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     return {f: values if f in params.factors and varies(cls, f) else values[:1] for f, values in out.items()}
 
 
+def levels_note(params: Params, cls: type[Engine], name: str) -> str:
+    """The levels measured on one engine, in words, for the run's notes (and so its figures' SOURCE).
+
+    They can differ from the parameters: the engine's extra partitions at paper scale, a
+    factor it cannot vary kept at its baseline.
+
+    Examples
+    --------
+    >>> from ingestlab.engines.postgres import Postgres
+    >>> levels_note(validate("postgres", scale="paper", models="unlogged"), Postgres, "postgres")
+    'postgres levels measured: partitions 1, 4, 8, 16, 32, 64, 256, 1024; columns 4, 20, 50; model no_key, unlogged'
+    """
+    swept = levels(params, cls)
+    return f"{name} levels measured: " + "; ".join(f"{factor} {', '.join(map(str, values))}"
+                                                   for factor, values in swept.items())
+
+
 def configurations(params: Params, cls: type[Engine]) -> list[Config]:
     """The tables measured on ``cls``: the baseline, then one per other level of each factor.
 
@@ -351,6 +368,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         engine = Engine.resolve(target)
         try:
             engine.start()
+            run.note(levels_note(params, type(engine), engine.label))  # SOURCE then names every level the figures show
             for variant in variants_for(params, type(engine)):
                 engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
                 run.record_engine(engine, variant=variant)
