@@ -830,7 +830,7 @@ def _error_bars(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | 
         part = part[np.isfinite(part[[y, low, high]].astype(float)).all(axis=1)]
         lows = part[low].where(~(log & (part[low] <= 0)), part[y])  # open below on a log axis
         err = np.clip(np.vstack([part[y] - lows, part[high] - part[y]]), 0, None)
-        ax.errorbar(part[x], part[y], yerr=err, fmt="none", ecolor=colour, elinewidth=0.8, capsize=2,
+        ax.errorbar(part[x], part[y], yerr=err, fmt="none", ecolor=colour, color=colour, elinewidth=0.8, capsize=2,
                     label="_nolegend_", zorder=1)  # errorbar widens the data limits to hold them
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from typing import Sequence
 
@@ -284,19 +285,26 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     fig = plot_by_clients(throughput, y="rows_per_s", hue="variant", col="rows_per_insert", logy=True)
     if curves is None or curves.empty:
         return fig
-    panels = throughput["rows_per_insert"].nunique() > 1
+    engines, levels = _grid(throughput, "rows_per_insert")
+    names = _series(throughput, "variant")  # over every engine: with several, each name says its engine
+    several = len(engines) * len(levels) > 1
     rejected, untested, held = [], [], False  # per panel: how many laws were rejected / not tested, of how many
-    for ax, (rows_per_insert, part) in zip(fig.axes, throughput.groupby("rows_per_insert", sort=False)):
-        variants = list(dict.fromkeys(part["variant"]))
-        shown = {v: labels.value_label("variant", v) for v in variants}  # the colours plot_by_clients gave them
-        colours = {v: figures.palette(shown.values())[shown[v]] for v in variants}
+    for ax, (engine, rows_per_insert) in zip(fig.axes, itertools.product(engines, levels)):
+        part = throughput[(throughput["rows_per_insert"] == rows_per_insert)
+                          & ((throughput["engine"] == engine) if engine is not None else True)]
+        shown = names[part.index].map(lambda name: labels.value_label("series", name))  # as plot_sweep names
+        colours = figures.palette(list(dict.fromkeys(shown)))  # and colours them
+        colour_of = dict(zip(zip(part["engine"], part["variant"]), shown.map(colours)))
         low, high = sorted(ax.get_ylim())  # the measurements' range: a curve stops at it, a band is cut to it
-        laws = list(curves[curves["rows_per_insert"] == rows_per_insert].groupby(["engine", "variant"], sort=False))
-        where = f"{rows_per_insert} row{'s' if rows_per_insert > 1 else ''} per INSERT"
+        mine = curves[(curves["rows_per_insert"] == rows_per_insert)
+                      & ((curves["engine"] == engine) if engine is not None else True)]
+        laws = list(mine.groupby(["engine", "variant"], sort=False))
+        where = (f"{labels.label(engine)}, " if engine is not None else "") \
+            + f"{rows_per_insert} row{'s' if rows_per_insert > 1 else ''} per INSERT"
         counts = {False: 0, None: 0}
-        for (_engine, variant), c in laws:
+        for key, c in laws:
             holds = models.model_holds(c["model_holds"].iloc[0])
-            colour = colours.get(variant, "0.3")
+            colour = colour_of.get(key, "0.3")
             if holds is False:
                 counts[False] += 1
                 continue
@@ -312,17 +320,17 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
                               autolim=False)
         for count, into in ((counts[False], rejected), (counts[None], untested)):
             if count:
-                into.append(f"{count} of {len(laws)} at {where}" if panels else f"{count} of {len(laws)}")
+                into.append(f"{count} of {len(laws)} at {where}" if several else f"{count} of {len(laws)}")
     handles, names = [], []
     if held:
         handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
         names.append("scalability law, 95 % band")
     if untested:
         handles.append(Line2D([], [], color="0.3", lw=1.0, ls="--"))
-        names.append(textwrap.fill("law not tested (held-out counts said nothing): " + "; ".join(untested), 40))
+        names.append(textwrap.fill("law not tested (held-out counts said nothing): " + "; ".join(untested), 60))
     if rejected:
         handles.append(Line2D([], [], ls="none"))
-        names.append(textwrap.fill("law rejected, not drawn: " + "; ".join(rejected), 40))
+        names.append(textwrap.fill("law rejected, not drawn: " + "; ".join(rejected), 60))
     old = fig.legends[0]
     _legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
                   title=old.get_title().get_text() or None)
@@ -342,7 +350,7 @@ def plot_latency(throughput: pd.DataFrame):
 
     one = one_row(throughput)
     long = pd.concat([
-        one[["variant", "clients"]].assign(
+        one[["engine", "variant", "clients"]].assign(
             percentile=name, latency_ms=one[column],
             **{f"latency_ms_ci_{s}": one.get(f"{column}_ci_{s}", np.nan) for s in ("low", "high")})
         for column, name in (("latency_median_ms", "P50"), ("latency_p99_ms", "P99"))], ignore_index=True)
@@ -654,31 +662,62 @@ def _hosting(cpu: pd.DataFrame) -> str:
 # -- figures ---------------------------------------------------------------------------------
 def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
                     x: str = "clients", logy: bool | str = "auto") -> matplotlib.figure.Figure:
-    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col``.
+    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col`` and engine.
 
-    Panels share the ``y`` axis (log when its values span decades) and are titled
-    ``<col> = <level>``; one legend for the figure sits under the panels (:func:`_legend_under`),
-    so the panels keep the page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high``
-    (:func:`with_intervals`), each point has its CI.
+    One row of panels per engine (when there are several: each engine's variants in shades of
+    its colour, at most five a panel), one column per level of ``col``, titled
+    ``<col>: <level>``; every panel shares the ``y`` axis (log when its values span decades).
+    One legend for the figure sits under the panels (:func:`_legend_under`), so they keep the
+    page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
+    each point has its CI.
     """
+    import matplotlib.pyplot as plt
+
     low, high = (f"{y}_ci_low", f"{y}_ci_high") if f"{y}_ci_low" in data and f"{y}_ci_high" in data else (None, None)
-    fig, panels = figures.panels(data, col, figsize=(min(figures.PAGE_WIDTH, 2.4 * data[col].nunique() + 0.8), 3.0),
-                                 sharey=True)
+    engines, levels = _grid(data, col)
+    data = data.assign(series=_series(data, hue))
+    fig, axes = plt.subplots(len(engines), len(levels), squeeze=False, sharex=True, sharey=True,
+                             figsize=(min(figures.PAGE_WIDTH, 2.4 * len(levels) + 0.8), 0.8 + 2.3 * len(engines)))
     logy = figures.spans_decades(data[y]) if logy == "auto" else logy
-    for i, (ax, level, part) in enumerate(panels):
-        figures.plot_sweep(part, x=x, y=y, hue=hue, ax=ax, logx=True, logy=logy,
-                   legend="outside" if i == len(panels) - 1 else False, low=low, high=high)
-        ax.set_xticks(sorted(part[x].unique()))
+    handles = {}
+    for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
+        ax = axes[i, j]
+        part = data[(data[col] == level) & ((data["engine"] == engine) if engine is not None else True)]
+        if i == 0:  # levels over the columns, engines down the rows (in the y labels)
+            ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
+        if part.empty:
+            ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", va="center", fontsize="small")
+            continue
+        figures.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=True, logy=logy, legend="outside", low=low,
+                           high=high)
+        legend = ax.get_legend()
+        if legend is not None:  # the figure's one legend gathers every panel's entries
+            for handle, text in zip(legend.legend_handles, legend.get_texts()):
+                handles.setdefault(text.get_text(), handle)
+            legend.remove()
+        ax.set_xticks(sorted(data[x].unique()))
         ax.get_xaxis().set_major_formatter(figures.plain_ticks())
         ax.minorticks_off()
-        ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
+        ax.set_xlabel(labels.column_label(x) if i == len(engines) - 1 else "")
+        ax.set_ylabel((f"{labels.label(engine)}\n" if engine is not None else "") + labels.column_label(y)
+                      if j == 0 else "")
     fig.tight_layout()
-    legend = panels[-1][0].get_legend()
-    if legend is not None:
-        legend.remove()
-        _legend_under(fig, legend.legend_handles, [t.get_text() for t in legend.get_texts()],
-                      title=legend.get_title().get_text() or None)
+    _legend_under(fig, list(handles.values()), list(handles))
     return fig
+
+
+def _grid(data: pd.DataFrame, col: str) -> tuple[list, list]:
+    # the panels' rows (engines, or one row of None for one engine) and columns (levels of `col`), in the data's order
+    engines = list(dict.fromkeys(data["engine"])) if "engine" in data and data["engine"].nunique() > 1 else [None]
+    return engines, list(dict.fromkeys(data[col]))
+
+
+def _series(data: pd.DataFrame, hue: str) -> pd.Series:
+    # a point's series in the legend: its engine too where several engines share a figure (then their colours);
+    # with one engine the ids themselves, which plot_sweep names (labels.value_label)
+    if "engine" in data and data["engine"].nunique() > 1:
+        return labels.join(data, ["engine", hue])
+    return data[hue]
 
 
 def _legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | None = None) -> None:
