@@ -516,6 +516,20 @@ def legend_below(ax: plt.Axes, *, ncol: int = 1, title: str | None = None, handl
               fontsize="small", title=title, title_fontsize="small", frameon=False)
 
 
+def legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | None = None) -> None:
+    """The figure's one legend, under all its panels, in as many columns as its longest entry leaves room for.
+
+    Replaces any figure legend already there (a caller adds entries to it this way).
+    """
+    for old in list(fig.legends):
+        old.remove()
+    longest = max((len(line) for n in names for line in str(n).splitlines()), default=0)
+    entry_in = 0.5 + longest * 0.55 * 0.833 * plt.rcParams["font.size"] / 72  # handle + text ("small")
+    fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=max(1, min(3, int((PAGE_WIDTH - 0.3) // entry_in))), fontsize="small",
+               title_fontsize="small", frameon=False)
+
+
 def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenario", hue: str | None = None,
                  ax: plt.Axes | None = None, log: bool | str = "auto") -> plt.Axes:
     """Latency distribution per category: boxes (median, quartiles) over every sample.

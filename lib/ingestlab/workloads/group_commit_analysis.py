@@ -332,7 +332,7 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         handles.append(Line2D([], [], ls="none"))
         names.append(textwrap.fill("law rejected, not drawn: " + "; ".join(rejected), 60))
     old = fig.legends[0]
-    _legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
+    figures.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
                   title=old.get_title().get_text() or None)
     return fig
 
@@ -667,7 +667,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     One row of panels per engine (when there are several: each engine's variants in shades of
     its colour, at most five a panel), one column per level of ``col``, titled
     ``<col>: <level>``; every panel shares the ``y`` axis (log when its values span decades).
-    One legend for the figure sits under the panels (:func:`_legend_under`), so they keep the
+    One legend for the figure sits under the panels (:func:`ingestlab.figures.legend_under`), so they keep the
     page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
     each point has its CI.
     """
@@ -702,7 +702,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         ax.set_ylabel((f"{labels.label(engine)}\n" if engine is not None else "") + labels.column_label(y)
                       if j == 0 else "")
     fig.tight_layout()
-    _legend_under(fig, list(handles.values()), list(handles))
+    figures.legend_under(fig, list(handles.values()), list(handles))
     return fig
 
 
@@ -718,14 +718,3 @@ def _series(data: pd.DataFrame, hue: str) -> pd.Series:
     if "engine" in data and data["engine"].nunique() > 1:
         return labels.join(data, ["engine", hue])
     return data[hue]
-
-
-def _legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | None = None) -> None:
-    # the figure's one legend, under its panels, in as many columns as its longest entry leaves room for
-    for old in list(fig.legends):
-        old.remove()
-    longest = max((len(line) for n in names for line in str(n).splitlines()), default=0)
-    entry_in = 0.5 + longest * 0.55 * 0.833 * matplotlib.rcParams["font.size"] / 72  # handle + text ("small")
-    fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=max(1, min(3, int((figures.PAGE_WIDTH - 0.3) // entry_in))), fontsize="small",
-               title_fontsize="small", frameon=False)
