@@ -162,16 +162,19 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
 
 
 def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_fits():
-    fig, ax = plt.subplots(figsize=(7.0, 3.0))
-    ax.plot([0, 1], [0, 1], label="a long legend entry " * 3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.canvas.draw()
-    size = ax.get_legend().get_texts()[0].get_fontsize()
-    assert fig.get_tightbbox(fig.canvas.get_renderer()).width > 7.33
-    figures.fit_to_page(fig)
-    assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= figures.MAX_PNG_PX[0] / figures.PNG_DPI
-    assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
-    figures.close(fig)
+    # in the lab's theme, as every notebook draws (set here: a worker's earlier test may or may not have set it)
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, ax = plt.subplots(figsize=(7.0, 3.0))
+        ax.plot([0, 1], [0, 1], label="a long legend entry " * 3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+        fig.canvas.draw()
+        size = ax.get_legend().get_texts()[0].get_fontsize()
+        assert fig.get_tightbbox(fig.canvas.get_renderer()).width > 7.33
+        figures.fit_to_page(fig)
+        assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= figures.MAX_PNG_PX[0] / figures.PNG_DPI
+        assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
+        figures.close(fig)
 
 
 PER_LOAD = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms", "ms per load"),
