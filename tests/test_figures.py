@@ -393,6 +393,19 @@ def test_caption_states_the_finding_under_the_figure_and_above_what_made_it(tmp_
     figures.save(fig, "found", notebook="t", directory=tmp_path)
 
 
+def test_a_tall_drawing_narrower_than_the_page_keeps_its_long_caption_on_the_page(tmp_path):
+    """The caption wraps at the drawing's width: for a drawing narrower than the page it takes more lines than the room
+    reckoned at the page's width, and the figure shrinks once more for them (05's methods figure was 2 710 px tall)."""
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, ax = plt.subplots(figsize=(4.5, 12.0))
+        ax.plot(range(30), range(30))
+        figures.caption(fig, "A tall panel", run=_META, finding="A finding that runs to several lines. " * 16)
+        figures.save(fig, "tall", notebook="t", directory=tmp_path)
+    width, height = figures.png_size(tmp_path / "tall.png")
+    assert height <= figures.MAX_PNG_PX[1] and width < figures.MAX_PNG_PX[0], (width, height)
+
+
 def test_caption_of_a_published_table_names_the_seed_and_versions():
     fig = plt.figure()
     figures.caption(fig, "Seed", data=published.load("starrocks_insert_scenarios"))
@@ -450,6 +463,19 @@ def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     boxes = [line for line in ax.get_lines() if line.get_marker() in ("", "None")]
     assert _colours(boxes) == {figures.CONDITION_COLOURS[0].lower()}  # a condition's colour, never an engine's
     figures.close(ax.figure)
+
+
+def test_the_latency_boxes_keep_the_width_their_legend_goes_under_them():
+    data = pd.DataFrame({"scenario": ["single_row"] * 6, "elapsed_ms": [0.1, 0.2, 0.3, 0.2, 0.3, 0.4],
+                         "series": ["MariaDB, log written at commit, flushed each second"] * 3
+                         + ["MariaDB, log flushed at each commit"] * 3})
+    fig, ax = plt.subplots(figsize=(7.0, 2.0))
+    figures.plot_latency(data, hue="series", ax=ax)
+    fig.canvas.draw()
+    legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.y1 < axes.y0 and legend.x1 - legend.x0 < fig.bbox.width  # under the axes, within the figure
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(dict.fromkeys(data["series"]))
+    figures.close(fig)
 
 
 def test_the_same_captioned_figure_of_the_same_run_saves_to_the_same_svg_bytes(tmp_path):

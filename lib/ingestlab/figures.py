@@ -357,9 +357,14 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         return None
     meta = getattr(run, "meta", run)
     parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
-    fit_to_page(fig, room_in=_caption_inches(title, finding, parts))  # draws: the layout engine places the axes
-    fig.set_layout_engine("none")  # and fixed there before measuring
+    room = _caption_inches(title, finding, parts, _page_inches()[0])
+    fit_to_page(fig, room_in=room)  # draws: the layout engine places the axes
     renderer = fig.canvas.get_renderer()
+    # the caption wraps at the drawing's width: a drawing narrower than the page needs more lines, so more room
+    narrow = _caption_inches(title, finding, parts, fig.get_tightbbox(renderer).width)
+    if narrow > room:
+        fit_to_page(fig, room_in=narrow)
+    fig.set_layout_engine("none")  # and fixed there before measuring
     inches = fig.get_tightbbox(renderer)
     box = inches.transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
     # wrapped to the drawing's width: the caption never widens the figure
@@ -407,10 +412,10 @@ def _page_inches() -> tuple[float, float]:
     return MAX_PNG_PX[0] / PNG_DPI - pad, MAX_PNG_PX[1] / PNG_DPI - pad
 
 
-def _caption_inches(title: str, finding: str | None, parts: list[str]) -> float:
-    # the height the title above and the finding and provenance below take, wrapped at the page's width
+def _caption_inches(title: str, finding: str | None, parts: list[str], width_in: float) -> float:
+    # the height the title above and the finding and provenance below take, wrapped at width_in inches
     size = float(plt.rcParams["font.size"])
-    small, title_chars = _wrap_chars(_page_inches()[0])
+    small, title_chars = _wrap_chars(width_in)
     title_lines = len(textwrap.wrap(title, title_chars))
     lines = sum(len(textwrap.wrap(text, small)) for text in ([report.plain(finding)] if finding else []) + [
         " — ".join(parts)] if text)
@@ -523,11 +528,23 @@ def legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | 
     """
     for old in list(fig.legends):
         old.remove()
+    fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=legend_columns(names), fontsize="small", title_fontsize="small", frameon=False)
+
+
+def legend_columns(names, *, most: int = 3) -> int:
+    """How many columns of legend entries named ``names`` fit across the page (at most ``most``).
+
+    Examples
+    --------
+    >>> legend_columns(["PostgreSQL, synchronous commit on", "DuckDB, defaults"])
+    2
+    >>> legend_columns(["MariaDB, log written at commit, flushed each second and a longer tail than that"])
+    1
+    """
     longest = max((len(line) for n in names for line in str(n).splitlines()), default=0)
     entry_in = 0.5 + longest * 0.55 * 0.833 * plt.rcParams["font.size"] / 72  # handle + text ("small")
-    fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=max(1, min(3, int((PAGE_WIDTH - 0.3) // entry_in))), fontsize="small",
-               title_fontsize="small", frameon=False)
+    return max(1, min(most, len(list(names)) or 1, int((PAGE_WIDTH - 0.3) // entry_in)))
 
 
 def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenario", hue: str | None = None,
@@ -546,9 +563,9 @@ def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenari
     set_scale(ax, "x", log, data[x])
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
-    if hue and ax.get_legend() is not None:
-        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), fontsize="small", title=labels.column_label(hue),
-                        title_fontsize="small", frameon=False)
+    if hue and ax.get_legend() is not None:  # under the axes, as wide as the page: the boxes keep their width
+        handles, names = ax.get_legend_handles_labels()
+        legend_below(ax, ncol=legend_columns(names), handles=handles, labels_=names)
     return ax
 
 

@@ -55,7 +55,7 @@ LABELS: dict[str, str] = {
     "round_trip": "round trip", "parse_analyze": "parse and analyse", "planning": "planning",
     "execution": "execution", "commit": "commit", "wal_flush": "WAL flush",
     "commit_with_wal_flush": "commit with its WAL flush", "outside_stages": "outside the stages",
-    "chdb_call": "chDB call (outside ClickHouse's span)", "parse": "parse", "analyze": "analysis",
+    "chdb_call": "the library call outside ClickHouse's own span", "parse": "parse", "analyze": "analysis",
     "plan_and_pipeline": "plan and pipeline", "write_part": "part building",
     "disk_write": "disk writes", "fsync": "fsync", "parts_lock": "parts lock",
     "client_api": "client API (outside DuckDB's span)", "parsing": "parsing", "optimizer": "optimizer",

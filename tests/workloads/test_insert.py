@@ -1,8 +1,11 @@
+from pathlib import Path
+
+import matplotlib.colors
 import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import anatomy
+from ingestlab import anatomy, models
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
@@ -176,3 +179,79 @@ def test_measure_runs_every_scenario_on_postgresql_15_with_the_anatomy_it_can_ta
     assert "wal_flush_ms" not in parts or parts["wal_flush_ms"].isna().all()  # pg_stat_io is new in 16
     missing = data["anatomy"][data["anatomy"]["pass"] == "unmeasured"]
     assert set(missing["component"]) == {"wal_flush"} and "PostgreSQL 16" in missing["source"].iloc[0]
+
+
+PAPER_01 = Path(__file__).parents[1] / "fixtures" / "paper-01"
+
+
+@pytest.fixture(scope="module")
+def paper_01():
+    """A real paper run on four engines (tests/fixtures/paper-01/README.md): samples, fits, throughput, anatomy."""
+    samples = pd.read_parquet(PAPER_01 / "results.parquet")
+    for column in ("engine", "variant", "scenario"):
+        samples[column] = samples[column].astype(str)
+    fits = insert_analysis.fit(samples)
+    totals = models.scenario_totals(samples[samples["scenario"].isin(insert.FIT_SCENARIOS)])
+    diff = insert_analysis.variant_difference(totals, ["sync_on", "sync_off", "flush_1", "flush_2", "flush_0"])
+    return {"samples": samples, "fits": fits, "throughput": insert_analysis.throughput(samples), "diff": diff,
+            "anatomy": pd.read_csv(PAPER_01 / "anatomy_summary.csv")}
+
+
+def test_the_comparison_with_the_seed_names_each_quantity_its_live_series_and_the_seeds_reference(paper_01):
+    table = insert_analysis.live_vs_published(paper_01["fits"], paper_01["throughput"], paper_01["diff"])
+    seed = insert_analysis.published_fits().query("method == 'ols'")
+    overhead = table[table["compared"] == "overhead_ms"]
+    assert len(overhead) == 7 * len(seed)  # every live series against every seed fit
+    assert set(overhead["reference"]) == {f"StarRocks {d} {v}" for d, v in zip(seed["deployment"], seed["version"])}
+    row = overhead[(overhead["series"] == "PostgreSQL, synchronous_commit on")
+                   & (overhead["reference"] == "StarRocks shared-data 4.0.5")].iloc[0]
+    assert row["quantity"] == "overhead (ms) of PostgreSQL, synchronous_commit on against the seed's shared-data 4.0.5"
+    assert row["live"] == pytest.approx(paper_01["fits"].query("engine == 'postgres' and variant == 'sync_on' "
+                                                               "and method == 'ols'")["overhead_ms"].iloc[0])
+    assert row["published"] == pytest.approx(seed.query("deployment == 'shared-data'")["overhead_ms"].iloc[0])
+    (commit,) = table[table["compared"] == "commit_extra_ms"].itertuples()
+    assert commit.series == "PostgreSQL, synchronous_commit on − synchronous_commit off"
+    assert commit.live == pytest.approx(paper_01["diff"]["diff_ms"])
+    speedups = table[table["compared"] == "batching_speedup_x"]
+    tp = paper_01["throughput"].set_index(["engine", "variant", "scenario"])["total_s"]
+    duck = speedups[speedups["engine"] == "duckdb"].iloc[0]
+    assert duck["live"] == pytest.approx(tp["duckdb", "default", "single_row"] / tp["duckdb", "default", "batch_1000"])
+    assert len(speedups) == 7 and speedups["published"].nunique() == 1
+
+
+def test_the_figures_of_a_paper_run_on_four_engines_fit_the_page_and_keep_the_grammar(paper_01, tmp_path):
+    """Notebook 01's figures from seven series on four engines: saved strictly (tests/conftest.py: any break of the
+    grammar raises), each PNG within the page, every engine in its own colour in every panel."""
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figures
+
+    comparison = insert_analysis.live_vs_published(paper_01["fits"], paper_01["throughput"], paper_01["diff"])
+    with plt.rc_context():  # as the notebook draws them
+        figures.use_article_theme()
+        _draw_01(paper_01, comparison, tmp_path)
+
+
+def _draw_01(paper_01, comparison, tmp_path):
+    from ingestlab import figures, findings
+    from ingestlab.timing import measured_ms
+
+    drawn = {"latency": insert_analysis.latency_figure(measured_ms(paper_01["samples"])),
+             "anatomy": insert_analysis.anatomy_figure(paper_01["anatomy"]),
+             "live_vs_published": insert_analysis.plot_live_vs_published(comparison)}
+    assert len(drawn["latency"].axes) == 4 and len(drawn["live_vs_published"].axes) == 3
+    colours = {ax.get_title(loc="left"): {matplotlib.colors.to_hex(line.get_color()) for line in ax.lines} - {"#000000"}
+               for ax in drawn["latency"].axes}  # boxes and whiskers in their series' colour; black: seaborn's own
+    assert colours["DuckDB"] == {figures.ENGINE_STYLE["duckdb"][0].lower()}
+    assert all(figures.is_shade_of(c, figures.ENGINE_STYLE["mariadb"][0]) for c in colours["MariaDB"])
+    panel = drawn["live_vs_published"].axes[0]
+    assert [t.get_text() for t in panel.get_yticklabels()][:4] == [
+        "StarRocks shared-data 4.0.5 (seed)", "StarRocks shared-nothing 4.0.4 (seed)",
+        "StarRocks shared-nothing 4.0.5 (seed)", "PostgreSQL, synchronous commit on"]
+    run = {"engines": [{"name": e, "server_version": "1.0"} for e in ("postgres", "mariadb", "duckdb", "clickhouse")],
+           "git": {"commit": "0" * 40}}
+    for name, fig in drawn.items():
+        figures.caption(fig, name, finding=findings.live_vs_published(comparison), run=run)
+        figures.save(fig, name, notebook="01_insert_anatomy", directory=tmp_path)
+        width, height = figures.png_size(tmp_path / f"{name}.png")
+        assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)

@@ -376,3 +376,49 @@ def test_a_comparison_keeps_each_load_of_a_method_apart(tmp_path):
     tens = measured.loc[measured["load"] == "batches of 10 rows", "setting"].nunique()
     assert tens >= 4 and samples["labels"].str.contains("load=batches of 10 rows,|load=batches of 10 rows$").sum() == tens
     assert (samples["a"] == samples["b"]).all()  # one load each here (REPEATS 1): compared with itself
+
+
+#: The eleven loads of a paper run of notebook 05 (method, load, path, rows per statement, statements, commits)
+#: with the seconds PostgreSQL 18.6 took under its default setting on this machine (run of 2026-11-27, stopped
+#: before its end: tests/workloads/test_million.py only needs the shape of a paper run and plausible values).
+PAPER_LOADS = [
+    ("generate", "generate", "server", 1_000_000, 1, 1, 1.62), ("bulk", "bulk load in 1 statement", "bulk", 1_000_000, 1, 1, 1.11),
+    ("bulk", "bulk load in 10 statements", "bulk", 100_000, 10, 10, 0.84),
+    ("bulk", "bulk load in 100 statements", "bulk", 10_000, 100, 100, 0.93),
+    ("native_client", "native_client", "native_client", 1_000_000, 1, 1, 0.89),
+    ("batches", "batches of 100 rows", "insert_values", 100, 10_000, 10_000, 11.97),
+    ("batches", "batches of 1000 rows", "insert_values", 1000, 1000, 1000, 8.62),
+    ("batches", "batches of 10000 rows", "insert_values", 10_000, 100, 100, 8.79),
+    ("pipeline", "pipeline", "one_transaction", 1, 1_000_000, 1, 9.76),
+    ("executemany", "executemany", "one_transaction", 1, 1_000_000, 1, 118.1),
+    ("autocommit", "autocommit", "insert_values", 1, 1_000_000, 1_000_000, 312.4)]
+
+
+def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_page_and_keep_the_grammar(tmp_path):
+    """05's paper run (PostgreSQL 18 and 15, two settings, eleven loads, three runs and a warm-up each): its three
+    figures saved strictly (any break of the grammar raises: tests/conftest.py), each PNG within the page."""
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figures
+
+    rng = np.random.default_rng(5)
+    loads = pd.DataFrame([
+        {"system": system, "engine": "postgres" if system.startswith("postgres 18") else "postgres15",
+         "setting": setting, "method": method, "load": load, "path": path, "batch_rows": per, "statements": statements,
+         "commits": commits, "rows": 1_000_000, "seconds": s * slower * faster * rng.uniform(0.95, 1.05),
+         "warmup": run < 0, "run": run, "mb_per_s": 1.0, "table_bytes": 1e8, "table_mb_per_s": 1.0, "add_key_s": 0.0}
+        for system, slower in (("postgres 18.6", 1.0), ("postgres 15.14", 1.1))
+        for setting, faster in (("default", 1.0), ("async_commit", 0.7))
+        for method, load, path, per, statements, commits, s in PAPER_LOADS for run in (-1, 0, 1, 2)])
+    loads["rows_per_s"] = loads["rows"] / loads["seconds"]
+    table = million_analysis.medians(loads)
+    with plt.rc_context():  # as the notebook draws them
+        figures.use_article_theme()
+        drawn = {"methods": million_analysis.plot_methods(table), "versions": million_analysis.plot_versions(table),
+                 "fit": million_analysis.plot_fit(loads, million_analysis.fit(loads))}
+        for name, fig in drawn.items():
+            figures.caption(fig, f"05's {name}", finding="A finding that takes three lines under the figure. " * 6,
+                            run={"engines": [{"name": "postgres", "server_version": "18.6"}], "git": {"commit": "0" * 40}})
+            figures.save(fig, name, notebook="05_million_rows", directory=tmp_path)
+            width, height = figures.png_size(tmp_path / f"{name}.png")
+            assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import pandas as pd
@@ -18,6 +19,8 @@ def fit(samples: pd.DataFrame) -> pd.DataFrame:
 
 #: The scenario notebook 01 holds out and predicts from the others (its statement count lies between theirs).
 HELD_OUT = "batch_100"
+#: The anatomy figure's row names wrap at this many characters (the bars keep the page's width).
+ANATOMY_ROW_CHARS = 32
 
 
 def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
@@ -90,41 +93,122 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
     -------
     pandas.DataFrame
         See :func:`ingestlab.models.compare_with_published`; ``quantity`` names what is
-        compared, ``published_label`` and ``live_label`` say whose number it is.
+        compared, ``published_label`` and ``live_label`` say whose number it is; ``compared``
+        (a key of :data:`COMPARED`), ``series`` (the live engine and variant in a reader's
+        words) and ``reference`` (the seed's deployment and version) name it for the figure
+        (:func:`plot_live_vs_published`).
     """
+    from ingestlab import labels, published
+
     pub = published_fits()
     pub = pub[pub["method"] == "ols"]
-    ols = fits[fits["method"] == "ols"]
+    ols = labelled(fits[fits["method"] == "ols"])
     rows_pub, rows_live = [], []
     for _, p in pub.iterrows():
         for _, f in ols.iterrows():
-            q = f"overhead_ms {f['engine']} {f['variant']} | seed {p['deployment']} {p['version']}"
-            rows_pub.append({"quantity": q, "published": p["overhead_ms"], "published_label": "seed fit (OLS)"})
+            q = f"overhead (ms) of {f['series']} against the seed's {p['deployment']} {p['version']}"
+            rows_pub.append({"quantity": q, "published": p["overhead_ms"], "published_label": "seed fit (OLS)",
+                             "reference": f"StarRocks {p['deployment']} {p['version']}"})
             rows_live.append({"quantity": q, "live": f["overhead_ms"], "live_ci_low": f["overhead_ci_low_ms"],
-                              "live_ci_high": f["overhead_ci_high_ms"], "live_label": "live fit (OLS)"})
+                              "live_ci_high": f["overhead_ci_high_ms"], "live_label": "live fit (OLS)",
+                              "compared": "overhead_ms", "engine": f["engine"], "variant": f["variant"],
+                              "series": f["series"]})
     sd = pub[pub["deployment"] == "shared-data"].iloc[0]
     sn = pub[(pub["deployment"] == "shared-nothing") & (pub["version"] == sd["version"])].iloc[0]
     if diff is not None:
-        q = "commit_extra_ms | seed shared-nothing − shared-data; live first − last variant"
+        pair = labels.join(pd.DataFrame({"engine": [diff["engine"]] * 2, "variant": [diff["first"], diff["last"]]}),
+                           ["engine", "variant"]).tolist()
+        series = f"{pair[0]} − {pair[1].partition(', ')[2] or pair[1]}"
+        q = f"commit's extra overhead (ms) of {series} against the seed's shared-nothing − shared-data {sd['version']}"
         rows_pub.append({"quantity": q, "published": sn["overhead_ms"] - sd["overhead_ms"],
-                         "published_label": "difference of seed fits"})
+                         "published_label": "difference of seed fits",
+                         "reference": f"StarRocks shared-nothing − shared-data {sd['version']}"})
         rows_live.append({"quantity": q, "live": diff["diff_ms"], "live_ci_low": diff["diff_ci_low_ms"],
-                          "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits"})
-    from ingestlab import published
-
+                          "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits",
+                          "compared": "commit_extra_ms", "engine": diff["engine"], "variant": diff["first"],
+                          "series": series})
     seed = published.load("starrocks_insert_scenarios")
     seed = seed[(seed["deployment"] == "shared-data") & (seed["version"].astype(str) == str(sd["version"]))]
     seed_speedup = (seed.loc[seed["scenario"] == "single_row", "total_s"].iloc[0]
                     / seed.loc[seed["scenario"] == "batch_1000", "total_s"].iloc[0])
     tp = throughput_table.set_index(["engine", "variant", "scenario"])["total_s"]
-    for (engine, variant) in ols[["engine", "variant"]].itertuples(index=False):
+    for (engine, variant, series) in ols[["engine", "variant", "series"]].itertuples(index=False):
         if (engine, variant, "batch_1000") in tp.index and (engine, variant, "single_row") in tp.index:
-            q = f"batching_speedup_x {engine} {variant} | single_row / batch_1000 total"
-            rows_pub.append({"quantity": q, "published": seed_speedup, "published_label": "seed shared-data table"})
+            q = f"batching speed-up (×) of {series} against the seed's shared-data {sd['version']}"
+            rows_pub.append({"quantity": q, "published": seed_speedup, "published_label": "seed shared-data table",
+                             "reference": f"StarRocks shared-data {sd['version']}"})
             rows_live.append({"quantity": q, "live": tp[(engine, variant, "single_row")] / tp[(engine, variant, "batch_1000")],
                               "live_ci_low": float("nan"), "live_ci_high": float("nan"),
-                              "live_label": "median totals over repeats"})
+                              "live_label": "median totals over repeats", "compared": "batching_speedup_x",
+                              "engine": engine, "variant": variant, "series": series})
     return models.compare_with_published(pd.DataFrame(rows_live), pd.DataFrame(rows_pub))
+
+
+#: The quantities :func:`live_vs_published` sets beside the seed's, in the order of the figure's panels, as its axes name them.
+COMPARED = {"overhead_ms": "overhead per statement (ms), fitted, 95 % CI",
+            "batching_speedup_x": "speed-up of putting 1 000 rows in one INSERT (×), medians",
+            "commit_extra_ms": "the stricter commit's extra overhead per statement (ms), 95 % CI"}
+
+
+def _in_lab_order(column: pd.Series) -> pd.Series:
+    # a sort key: engines in the lab's order (figures.ENGINE_STYLE), each engine's variants in its adapter's order
+    from ingestlab import figures
+    from ingestlab.engines import Engine
+
+    if column.name == "engine":
+        return column.map({engine: i for i, engine in enumerate(figures.ENGINE_STYLE)}).fillna(len(figures.ENGINE_STYLE))
+    order = list(dict.fromkeys(v for cls in Engine.classes().values() for v in cls.COMMIT_VARIANTS))
+    return column.map(lambda v: order.index(v) if v in order else len(order))
+
+
+def plot_live_vs_published(comparison: pd.DataFrame):
+    """This run's numbers and the seed's on their own scales: a panel per quantity (:data:`COMPARED`); or None.
+
+    In each panel the seed's values come first, as StarRocks' rows with a dotted line down
+    through the panel, then each live engine and variant with its 95 % CI where it has one:
+    a reader sees both numbers, not only their ratio. Colours and markers are the engines'
+    (:data:`ingestlab.figures.ENGINE_STYLE`); an axis spanning decades is logarithmic.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ingestlab import figures, labels
+
+    shown = comparison[comparison["live"].notna() & comparison["published"].notna()]
+    kinds = [k for k in COMPARED if k in set(shown.get("compared", pd.Series(dtype=object)))]
+    if not kinds:
+        return None
+    tables = []
+    for kind in kinds:
+        part = shown[shown["compared"] == kind]
+        seeds = part.drop_duplicates("reference")[["reference", "published"]].rename(
+            columns={"reference": "row", "published": "value"}).assign(engine="starrocks", low=np.nan, high=np.nan)
+        seeds["row"] = seeds["row"] + " (seed)"
+        lives = part.drop_duplicates("series").sort_values(["engine", "variant"], key=_in_lab_order)[
+            ["series", "engine", "live", "live_ci_low", "live_ci_high"]].rename(
+            columns={"series": "row", "live": "value", "live_ci_low": "low", "live_ci_high": "high"})
+        tables.append(pd.concat([seeds, lives], ignore_index=True))
+    rows = [max(len(t), 4) for t in tables]  # a panel of one or two rows still readable
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(figures.PAGE_WIDTH - 0.5, 0.6 + sum(0.2 * n + 0.7 for n in rows)),
+                             height_ratios=[n + 3.5 for n in rows], layout="constrained", squeeze=False)
+    for ax, kind, table in zip(axes[:, 0], kinds, tables):
+        y = np.arange(len(table))
+        for i, r in enumerate(table.itertuples()):
+            colour, marker = figures.ENGINE_STYLE.get(r.engine, (figures.NEUTRAL, "o"))
+            err = None
+            if np.isfinite(r.low) and np.isfinite(r.high):
+                err = [[max(r.value - r.low, 0)], [max(r.high - r.value, 0)]]
+            ax.errorbar([r.value], [i], xerr=err, fmt=marker, color=colour, ecolor=colour, ms=5, capsize=2, lw=0.9,
+                        label=labels.label(r.engine))
+            if r.engine == "starrocks":
+                ax.axvline(r.value, color="0.45", lw=0.8, ls=":", zorder=0)
+        values = pd.concat([table["value"], table["low"], table["high"]]).dropna()
+        figures.set_scale(ax, "x", bool((values > 0).all()) and figures.spans_decades(values), values)
+        ax.set_yticks(y, [textwrap.fill(labels.label(t), 48) for t in table["row"]])
+        ax.set_ylim(len(table) - 0.5, -0.5)  # the seed on top
+        ax.set_xlabel(COMPARED[kind])
+        ax.grid(axis="y", visible=False)
+    return fig
 
 
 # -- what the notebook says -----------------------------------------------------------------
@@ -246,6 +330,44 @@ def describe_agreement(table: pd.DataFrame) -> list[str]:
     return out
 
 
+def latency_figure(measured: pd.DataFrame):
+    """Time of one statement per scenario, boxes over every measured sample: a panel per engine.
+
+    Each engine's variants are shades of its colour (at most a few per panel, where one panel
+    for seven series had seven colours); the panels share both axes, logarithmic when the
+    samples span decades, so an engine reads against another.
+    """
+    import math
+
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figures, labels
+
+    frame = labelled(measured)
+    engines = list(dict.fromkeys(frame["engine"]))
+    columns = 1 if len(engines) == 1 else 2
+    rows = math.ceil(len(engines) / columns)
+    scenarios, most = frame["scenario"].nunique(), frame.groupby("engine")["variant"].nunique().max()
+    fig, axes = plt.subplots(rows, columns, sharex=True, sharey=True, squeeze=False, layout="constrained",
+                             figsize=(figures.PAGE_WIDTH - 0.3, rows * (0.7 + scenarios * (0.1 + 0.1 * most))))
+    log = figures.spans_decades(frame["elapsed_ms"])
+    handles, names = [], []
+    for ax, engine in zip(axes.flat, engines):
+        figures.plot_latency(frame[frame["engine"] == engine], x="elapsed_ms", y="scenario", hue="series", ax=ax,
+                             log=log)
+        if ax.get_legend() is not None:  # one legend under all the panels, which keep the page's width
+            own = ax.get_legend_handles_labels()
+            handles, names = handles + own[0], names + own[1]
+            ax.get_legend().remove()
+        if len(engines) > 1:
+            ax.set_title(labels.label(engine), loc="left", fontsize="medium")
+    for ax in axes.flat[len(engines):]:
+        ax.set_visible(False)
+    if handles:
+        figures.legend_under(fig, handles, names)
+    return fig
+
+
 def anatomy_figure(table: pd.DataFrame):
     """Stacked bars of the anatomy's parts per engine and variant, with the statement measured beside them; or None.
 
@@ -259,27 +381,32 @@ def anatomy_figure(table: pd.DataFrame):
         return None
     parts = anatomy.parts(table)
     several = parts["engine"].nunique() > 1
-    if several:
-        parts = parts.assign(variant=parts["engine"].astype(str) + " " + parts["variant"].astype(str))
+    if several:  # the rows named as every other figure of the notebook names its series
+        parts = labelled(parts).assign(variant=lambda f: f["series"])
+        table = labelled(table).assign(variant=lambda f: f["series"])
     ax = figures.plot_stacked(parts, x="ms", y="variant", hue="component")
-    rows = list(dict.fromkeys(parts["variant"]))  # the bars' order, bottom to top
+    rows = list(dict.fromkeys(parts["variant"]))  # the bars' order, top to bottom once the axis is turned
+    ax.set_yticks(range(len(rows)), [textwrap.fill(t.get_text(), ANATOMY_ROW_CHARS) for t in ax.get_yticklabels()])
+    ax.figure.set_size_inches(figures.PAGE_WIDTH - 0.3, 1.6 + 0.42 * len(rows))  # room for two lines a row
     handles = []
     for r in table.itertuples():
-        y = rows.index(f"{r.engine} {r.variant}" if several else r.variant)
+        y = rows.index(r.variant)
         if pd.notna(getattr(r, "samples_median_ms", float("nan"))):
-            h, = ax.plot([r.samples_median_ms], [y + 0.38], "D", color="black", ms=5, zorder=5,
+            h, = ax.plot([r.samples_median_ms], [y - 0.38], "D", color="black", ms=5, zorder=5,
                          label="samples' median")
             handles.append(h)
         if pd.notna(getattr(r, "overhead_ms", float("nan"))):
             err = [[max(r.overhead_ms - r.overhead_ci_low_ms, 0)], [max(r.overhead_ci_high_ms - r.overhead_ms, 0)]]
-            h = ax.errorbar([r.overhead_ms], [y - 0.38], xerr=err, fmt="o", mfc="white", mec="black", ecolor="black",
+            h = ax.errorbar([r.overhead_ms], [y + 0.38], xerr=err, fmt="o", mfc="white", mec="black", ecolor="black",
                             ms=5, capsize=2, lw=0.8, zorder=5, label="fitted overhead (95 % CI)")
             handles.append(h)
-    if handles:  # a second legend, in the axes; the parts' legend stays below them
-        ax.add_artist(ax.get_legend())
-        ax.legend(handles=list({h.get_label(): h for h in handles}.values()), loc="upper left",
-                  bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)  # right of the bars, never over them
-        ax.set_ylim(-0.7, len(rows) - 0.3)
+    if handles:  # the markers join the parts in the one legend under the axes (beside them, they narrowed the bars)
+        old = ax.get_legend()
+        named = {t.get_text(): h for h, t in zip(old.legend_handles, old.get_texts())}
+        named |= {h.get_label(): h for h in handles}
+        figures.legend_below(ax, ncol=figures.legend_columns(list(named)), handles=list(named.values()),
+                             labels_=list(named))
+    ax.set_ylim(len(rows) - 0.3, -0.7)  # the first engine on top, as in the notebook's other figures
     return ax.figure
 
 

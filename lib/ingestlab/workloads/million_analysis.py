@@ -201,7 +201,7 @@ def plot_methods(table: pd.DataFrame):
 
     systems = list(dict.fromkeys(table["system"]))
     heights = [table.loc[table["system"] == s, "load"].nunique() for s in systems]
-    fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.42 * sum(heights)),
+    fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.34 * sum(heights)),
                              squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
     for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
         figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
@@ -241,7 +241,7 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
 
     measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
     paths = [p for p in FIT_PATHS if p in set(measured["path"])]
-    fig, axes = plt.subplots(max(len(paths), 1), 1, figsize=(figures.PAGE_WIDTH, 2.8 * max(len(paths), 1)),
+    fig, axes = plt.subplots(max(len(paths), 1), 1, figsize=(figures.PAGE_WIDTH, 3.6 * max(len(paths), 1)),
                              squeeze=False)
     for ax, path in zip(axes[:, 0], paths):
         points, part = measured[measured["path"] == path], fits[fits["path"] == path]
