@@ -73,6 +73,23 @@ def test_a_resumed_run_keeps_completed_configurations_and_measures_only_the_rest
     assert "hunter2" not in (tmp_path / "run.json").read_text()
 
 
+def test_a_resume_keeps_how_busy_the_machine_was_while_its_kept_configurations_were_measured(tmp_path):
+    """run.json's machine_cpu is the last run's: a resume that measures nothing would replace the measuring run's
+    record with its own quiet seconds; it is kept in resumed.machine_cpu_before (the worse one over two resumes)."""
+    from ingestlab import report
+    from ingestlab.results import record_outcome
+
+    first = Run("nb", PARAMS, tmp_path)
+    _measurer(first, [], seed=1)({"engine": "e", "config": 0})
+    record_outcome(tmp_path, "nb", PARAMS, None, machine_cpu={"others_cpu_share": 0.12, "seconds": 7200.0})
+    second = Run("nb", PARAMS, tmp_path, resume=True)
+    assert second.meta["resumed"]["machine_cpu_before"] == {"others_cpu_share": 0.12, "seconds": 7200.0}
+    record_outcome(tmp_path, "nb", PARAMS, None, machine_cpu={"others_cpu_share": 0.01, "seconds": 20.0})
+    assert report.others_cpu_share(load_run(tmp_path)[1]) == 0.12
+    third = Run("nb", PARAMS, tmp_path, resume=True)  # a resume of a resume keeps the worse of the two
+    assert third.meta["resumed"]["machine_cpu_before"]["others_cpu_share"] == 0.12
+
+
 def test_a_resume_with_other_parameters_is_refused_and_a_new_run_drops_old_checkpoints(tmp_path):
     run = Run("nb", PARAMS, tmp_path)
     _measurer(run, [], seed=1)({"config": 0})

@@ -160,12 +160,30 @@ def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_pa
     promotion.promote(resumed, ["00"], to=tmp_path / "figures", allow_loaded=True)
     source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
     assert ("Resumed: at 2026-01-02T03:04:05+00:00, 7 configurations kept from the earlier run's checkpoints "
-            "(revision abcdef0, load average [3.1, 2.0, 1.2] at its start), 2 measured") in source
+            "(revision abcdef0, load average [3.1, 2.0, 1.2] at its start, the CPU other processes used then not "
+            "recorded), 2 measured") in source
     assert "Machine: LOADED (1-minute load average 3.1 at the start" in source and "--allow-loaded" in source
     # what it kept was measured from uncommitted changes: refused, whatever is allowed
     dirty = _with_meta(run00, tmp_path, "dirty", resumed={**kept, "git_before": {"revision": "abcdef0", "dirty": True}})
     with pytest.raises(ConfigError, match="uncommitted changes"):
         promotion.promote(dirty, ["00"], to=tmp_path / "f2", allow_loaded=True)
+
+
+def test_a_resume_that_only_draws_again_does_not_make_the_machine_that_measured_quiet(run00, tmp_path):
+    """The quiet redraw of a run measured beside other work is still refused: the CPU others used while the kept
+    configurations were measured (resumed.machine_cpu_before) counts, and SOURCE names it."""
+    kept = {"at": "2026-01-02T03:04:05+00:00", "kept": 5, "measured": 0,
+            "git_before": {"revision": "abcdef0123456789", "dirty": False},
+            "load_average_before": {"start": [0.5, 0.5, 0.5]}, "machine_cpu_before": {"others_cpu_share": 0.31}}
+    busy = _with_meta(run00, tmp_path, "busy", resumed=kept, machine_cpu={"others_cpu_share": 0.01})
+    with pytest.raises(ConfigError, match="other processes used 31% of its CPU while it ran"):
+        promotion.promote(busy, ["00"], to=tmp_path / "figures")
+    quiet = _with_meta(run00, tmp_path, "quiet", resumed={**kept, "machine_cpu_before": {"others_cpu_share": 0.04}},
+                       machine_cpu={"others_cpu_share": 0.01})
+    promotion.promote(quiet, ["00"], to=tmp_path / "figures")
+    source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
+    assert "load average [0.5, 0.5, 0.5] at its start, other processes 4.0% of its CPU), 0 measured" in source
+    assert "other processes used 4.0% of its CPU while it ran" in source
 
 
 @pytest.mark.parametrize("change, said", [

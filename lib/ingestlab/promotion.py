@@ -169,13 +169,21 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
                      f"run's checkpoints (revision {(before.get('revision') or 'unknown')[:7]}"
                      + (" with uncommitted changes" if before.get("dirty") else "")
                      + f", load average {(resumed.get('load_average_before') or {}).get('start', 'not recorded')} "
-                     f"at its start), {resumed.get('measured')} measured in the resumed run")
+                     f"at its start, {_others_words(resumed.get('machine_cpu_before'))}), "
+                     f"{resumed.get('measured')} measured in the resumed run")
     lines += [f"Note: {n}" for n in meta.get("notes", [])]
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append(f"Promoted by: {promoted_by}, {stamp}")
     lines.append("Files (SHA-256):")
     lines += [f"  {hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}" for p in files]
     return "\n".join(lines) + "\n"
+
+
+def _others_words(cpu: dict | None) -> str:
+    # the earlier run's others_cpu_share, in words
+    share = (cpu or {}).get("others_cpu_share")
+    return (f"other processes {share:.1%} of its CPU" if isinstance(share, (int, float))
+            else "the CPU other processes used then not recorded")
 
 
 def _machine_words(meta: dict) -> str:

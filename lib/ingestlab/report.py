@@ -417,9 +417,24 @@ QUIET_OTHERS = 0.10
 
 
 def others_cpu_share(meta: Mapping) -> float | None:
-    """The share of the machine's CPU that processes outside the run used while it ran, if recorded."""
-    value = (meta.get("machine_cpu") or {}).get("others_cpu_share")
-    return float(value) if isinstance(value, (int, float)) else None
+    """The share of the machine's CPU that processes outside the run used while it ran, if recorded.
+
+    For a resumed run, the larger of its own and that of the run whose configurations it kept
+    (``resumed.machine_cpu_before``): a resume that only draws the figures again does not make
+    the machine that measured them quiet.
+
+    Examples
+    --------
+    >>> others_cpu_share({"machine_cpu": {"others_cpu_share": 0.01},
+    ...                   "resumed": {"machine_cpu_before": {"others_cpu_share": 0.2}}})
+    0.2
+    >>> others_cpu_share({"machine_cpu": {"others_cpu_share": None}}) is None
+    True
+    """
+    values = [(meta.get("machine_cpu") or {}).get("others_cpu_share"),
+              (((meta.get("resumed") or {}).get("machine_cpu_before")) or {}).get("others_cpu_share")]
+    values = [float(v) for v in values if isinstance(v, (int, float))]
+    return max(values) if values else None
 
 
 def start_load(meta: Mapping) -> float | None:

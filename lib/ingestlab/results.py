@@ -49,6 +49,14 @@ def run_figures_dir(notebook: str) -> Path | None:
     return _OPEN_RUNS.get(notebook)
 
 
+def _earlier_cpu(previous: dict) -> dict | None:
+    # how busy others kept the machine while the kept configurations were measured: the earlier run's own record,
+    # or, if it was itself a resumed run, the worse of its record and the one it kept
+    own, kept = previous.get("machine_cpu"), (previous.get("resumed") or {}).get("machine_cpu_before")
+    shares = [c for c in (own, kept) if isinstance(c, dict) and isinstance(c.get("others_cpu_share"), (int, float))]
+    return max(shares, key=lambda c: c["others_cpu_share"]) if shares else own or kept
+
+
 def _load_average() -> list[float]:
     # the machine's 1, 5 and 15 min load: other work on it slows every measurement
     return [round(v, 2) for v in os.getloadavg()]
@@ -131,7 +139,8 @@ class Run:
                              notes=previous.get("notes", []))
             self.meta["resumed"] = {"at": _now(), "checkpoints_found": len(self.checkpoints.found),
                                     "kept": 0, "measured": 0, "git_before": previous.get("git"),
-                                    "load_average_before": previous.get("load_average")}
+                                    "load_average_before": previous.get("load_average"),
+                                    "machine_cpu_before": _earlier_cpu(previous)}
             print(f"resuming: {len(self.checkpoints.found)} completed configurations found in {self.checkpoints.dir}; "
                   "they are kept, not measured again")
         self._frames: dict[str, list[pd.DataFrame]] = {}
