@@ -371,16 +371,20 @@ def observer(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -
 def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
     """The parts of :func:`summary` in long form, for a stacked bar, in the statement's order.
 
-    Beyond the ``top`` largest parts the rest are summed as ``smaller parts``; :data:`UNEXPLAINED`
-    is always shown, last. A part's size is its largest share of its own group's statement: half
-    of a 0.2 ms INSERT outranks a tenth of a 5 ms one, so one slow engine's parts do not hide
-    what the others' statements are made of.
+    ``top`` parts are named (each group's largest first, then the next largest: a panel keeps five
+    colours); the rest are summed as ``smaller parts``; :data:`UNEXPLAINED` is always shown, last.
+    A part's size is its largest share of its own group's statement: half of a 0.2 ms INSERT
+    outranks a tenth of a 5 ms one, so one slow engine's parts do not hide what the others'
+    statements are made of.
 
     Examples
     --------
     >>> t = pd.DataFrame({"engine": ["pg", "ch"], "variant": ["v", "v"], "wal_flush_ms": [0.1, None],
     ...                   "parse_ms": [0.02, 0.3], "part_files_ms": [None, 3.0], "unexplained_ms": [0.08, 1.7]})
     >>> parts(t, top=2)["component"].unique().tolist()
+    ['wal_flush', 'part_files', 'smaller parts', 'unexplained']
+    >>> busy = t.assign(wal_flush_ms=[0.05, None], parse_ms=[0.02, 2.5], unexplained_ms=[0.13, 0.5])
+    >>> parts(busy, top=2)["component"].unique().tolist()  # each group's largest first: 25 % outranks parse's 42 %
     ['wal_flush', 'part_files', 'smaller parts', 'unexplained']
 
     Returns
@@ -393,9 +397,12 @@ def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "var
             and c.removesuffix("_ms") not in REFERENCES]
     long = (table.melt(id_vars=by, value_vars=cols, var_name="component", value_name="ms").dropna(subset=["ms"]))
     long["component"] = long["component"].str.removesuffix("_ms")
-    share = long["ms"] / long.groupby(by)["ms"].transform("sum") if by else long["ms"] / long["ms"].sum()
-    size = share.groupby(long["component"]).max().drop(UNEXPLAINED, errors="ignore").sort_values(ascending=False)
-    keep = set(size.index[:top]) | {UNEXPLAINED}
+    long["share"] = long["ms"] / (long.groupby(by)["ms"].transform("sum") if by else long["ms"].sum())
+    named = long[long["component"] != UNEXPLAINED]
+    firsts = named.loc[named.groupby(by)["share"].idxmax()] if by else named.nlargest(1, "share")
+    firsts = firsts.sort_values("share", ascending=False)["component"].drop_duplicates().tolist()
+    size = named.groupby("component")["share"].max().sort_values(ascending=False)
+    keep = set((firsts + [c for c in size.index if c not in firsts])[:top]) | {UNEXPLAINED}
     long.loc[~long["component"].isin(keep), "component"] = "smaller parts"
     order = [c for c in long["component"].unique() if c not in ("smaller parts", UNEXPLAINED)]
     long["component"] = pd.Categorical(long["component"], categories=order + ["smaller parts", UNEXPLAINED])
