@@ -111,3 +111,15 @@ def test_run_caption_names_notebook_06s_readers_beside_the_servers_it_started_an
     assert report.run_caption(meta) == ("PostgreSQL 18.6, DuckDB 2.0.0, Polars 2.1.0, PyArrow (streaming) 26.0.1 · run · "
                                         "load average 0.42 at the start")
     assert report.libraries_of(meta) == ["DuckDB 2.0.0", "Polars 2.1.0", "PyArrow (streaming) 26.0.1"]
+
+
+def test_the_caption_of_a_resume_that_only_drew_again_names_the_revision_and_load_that_measured():
+    meta = {"parameters": {"scale": "paper"}, "started_at": "2026-11-27T12:03:12+00:00",
+            "git": {"revision": "70a762fbea", "dirty": False}, "load_average": {"start": [0.97, 1.0, 1.0]},
+            "resumed": {"measured": 0, "git_before": {"revision": "a7c3660625", "dirty": False},
+                        "load_average_before": {"start": [0.91, 1.54, 1.91]}}}
+    said = report.run_caption(meta)
+    assert ("run of 2026-11-27 12:03 UTC, git a7c3660 (figures drawn again at 70a762f by a resume that measured "
+            "nothing) · load average 0.91 at the start") in said
+    measured = {**meta, "resumed": {**meta["resumed"], "measured": 3}}  # both measured: both revisions, the worse load
+    assert "git a7c3660, resumed at 70a762f · load average 0.97 at the start" in report.run_caption(measured)

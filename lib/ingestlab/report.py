@@ -465,6 +465,32 @@ def plain(text: str) -> str:
     return re.sub(r"\s*(?: {2,}\n|\n\s*\n)\s*", "; ", text).replace("\n", " ").strip()
 
 
+def _revisions(meta: Mapping) -> str:
+    """", git <revision>" of a run's caption: the revision that measured, and the one that drew if a resume did.
+
+    Examples
+    --------
+    >>> _revisions({"git": {"revision": "70a762fbea", "dirty": False}})
+    ', git 70a762f'
+    >>> _revisions({"git": {"revision": "70a762fbea"}, "resumed": {"measured": 0, "git_before": {"revision": "a7c3660625"}}})
+    ', git a7c3660 (figures drawn again at 70a762f by a resume that measured nothing)'
+    >>> _revisions({"git": {"revision": "70a762fbea"}, "resumed": {"measured": 2, "git_before": {"revision": "a7c3660625"}}})
+    ', git a7c3660, resumed at 70a762f'
+    """
+    def named(git: Mapping) -> str:
+        return git["revision"][:7] + (" with uncommitted changes" if git.get("dirty") else "")
+
+    git, resumed = meta.get("git") or {}, meta.get("resumed") or {}
+    before = resumed.get("git_before") or {}
+    if not git.get("revision"):
+        return ""
+    if not before.get("revision") or before.get("revision") == git.get("revision"):
+        return f", git {named(git)}"
+    if not resumed.get("measured"):
+        return f", git {named(before)} (figures drawn again at {named(git)} by a resume that measured nothing)"
+    return f", git {named(before)}, resumed at {named(git)}"
+
+
 def run_caption(meta: Mapping) -> str:
     """What made a run's figures, in one line: engines and versions, scale, disk profile, run, revision, host.
 
@@ -495,11 +521,12 @@ def run_caption(meta: Mapping) -> str:
     if params.get("disk_profile"):
         parts.append(f"disk profile {params['disk_profile']}")
     started = str(meta.get("started_at") or "")
-    git = meta.get("git") or {}
     run = f"run of {started[:10]} {started[11:16]} UTC" if len(started) >= 16 else "run"
-    if git.get("revision"):
-        run += f", git {git['revision'][:7]}" + (" with uncommitted changes" if git.get("dirty") else "")
+    run += _revisions(meta)
+    resumed = meta.get("resumed") or {}
     load = start_load(meta)
+    if resumed and not resumed.get("measured"):  # a resume that only drew again: the machine that measured
+        load = start_load({"load_average": resumed.get("load_average_before")})
     if load is not None and load > QUIET_LOAD:
         run += f" · loaded machine (load average {load:g} at the start)"
     elif load is not None:  # how quiet the machine that measured was, on the figure itself
