@@ -90,6 +90,18 @@ def test_a_resume_keeps_how_busy_the_machine_was_while_its_kept_configurations_w
     assert third.meta["resumed"]["machine_cpu_before"]["others_cpu_share"] == 0.12
 
 
+def test_a_resume_of_a_resume_that_measured_nothing_keeps_the_revision_and_load_that_measured(tmp_path):
+    first = Run("nb", PARAMS, tmp_path)
+    _measurer(first, [], seed=1)({"engine": "e", "config": 0})
+    meta = json.loads((tmp_path / "run.json").read_text())
+    meta.update(git={"revision": "a7c3660", "dirty": False}, load_average={"start": [0.91, 1.5, 1.9], "end": None})
+    (tmp_path / "run.json").write_text(json.dumps(meta))  # as if measured at another revision, on another day
+    Run("nb", PARAMS, tmp_path, resume=True)  # draws again, measures nothing
+    third = Run("nb", PARAMS, tmp_path, resume=True)
+    assert third.meta["resumed"]["git_before"] == {"revision": "a7c3660", "dirty": False}
+    assert third.meta["resumed"]["load_average_before"]["start"] == [0.91, 1.5, 1.9]
+
+
 def test_a_resume_with_other_parameters_is_refused_and_a_new_run_drops_old_checkpoints(tmp_path):
     run = Run("nb", PARAMS, tmp_path)
     _measurer(run, [], seed=1)({"config": 0})

@@ -137,9 +137,13 @@ class Run:
         if resume:
             self.meta.update(started_at=previous.get("started_at"), engines=previous.get("engines", []),
                              notes=previous.get("notes", []))
+            # a resume of a resume that measured nothing keeps what measured: that earlier run's revision and load
+            earlier = previous.get("resumed") or {}
+            source = earlier if earlier and not earlier.get("measured") and earlier.get("git_before") else {
+                "git_before": previous.get("git"), "load_average_before": previous.get("load_average")}
             self.meta["resumed"] = {"at": _now(), "checkpoints_found": len(self.checkpoints.found),
-                                    "kept": 0, "measured": 0, "git_before": previous.get("git"),
-                                    "load_average_before": previous.get("load_average"),
+                                    "kept": 0, "measured": 0, "git_before": source.get("git_before"),
+                                    "load_average_before": source.get("load_average_before"),
                                     "machine_cpu_before": _earlier_cpu(previous)}
             print(f"resuming: {len(self.checkpoints.found)} completed configurations found in {self.checkpoints.dir}; "
                   "they are kept, not measured again")
