@@ -159,6 +159,7 @@ def test_a_resumed_run_names_the_revision_and_load_of_what_it_kept(run00, tmp_pa
         promotion.promote(resumed, ["00"], to=tmp_path / "figures")
     promotion.promote(resumed, ["00"], to=tmp_path / "figures", allow_loaded=True)
     source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
+    assert "Revision: abcdef0, resumed at " in source  # what measured the kept configurations, then the resume
     assert ("Resumed: at 2026-01-02T03:04:05+00:00, 7 configurations kept from the earlier run's checkpoints "
             "(revision abcdef0, load average [3.1, 2.0, 1.2] at its start, the CPU other processes used then not "
             "recorded), 2 measured") in source

@@ -144,6 +144,8 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
                      for k, v in params.items() if v is not None and k.upper() in declared)  # not derived values
     git = meta.get("git", {})
     revision = (git.get("revision") or "unknown")[:7] + (" with uncommitted changes" if git.get("dirty") else "")
+    if (meta.get("resumed") or {}).get("git_before"):  # the revision that measured first, the one that drew too
+        revision = report.revisions_of(meta).removeprefix(", git ") or revision
     host = meta.get("host", {})
     load = meta.get("load_average", {})
     servers = {f"{e.get('engine')} {e.get('server_version', '')} {e.get('variant', '')}".strip()

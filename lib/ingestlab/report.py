@@ -465,16 +465,16 @@ def plain(text: str) -> str:
     return re.sub(r"\s*(?: {2,}\n|\n\s*\n)\s*", "; ", text).replace("\n", " ").strip()
 
 
-def _revisions(meta: Mapping) -> str:
+def revisions_of(meta: Mapping) -> str:
     """", git <revision>" of a run's caption: the revision that measured, and the one that drew if a resume did.
 
     Examples
     --------
-    >>> _revisions({"git": {"revision": "70a762fbea", "dirty": False}})
+    >>> revisions_of({"git": {"revision": "70a762fbea", "dirty": False}})
     ', git 70a762f'
-    >>> _revisions({"git": {"revision": "70a762fbea"}, "resumed": {"measured": 0, "git_before": {"revision": "a7c3660625"}}})
+    >>> revisions_of({"git": {"revision": "70a762fbea"}, "resumed": {"measured": 0, "git_before": {"revision": "a7c3660625"}}})
     ', git a7c3660 (figures drawn again at 70a762f by a resume that measured nothing)'
-    >>> _revisions({"git": {"revision": "70a762fbea"}, "resumed": {"measured": 2, "git_before": {"revision": "a7c3660625"}}})
+    >>> revisions_of({"git": {"revision": "70a762fbea"}, "resumed": {"measured": 2, "git_before": {"revision": "a7c3660625"}}})
     ', git a7c3660, resumed at 70a762f'
     """
     def named(git: Mapping) -> str:
@@ -522,7 +522,7 @@ def run_caption(meta: Mapping) -> str:
         parts.append(f"disk profile {params['disk_profile']}")
     started = str(meta.get("started_at") or "")
     run = f"run of {started[:10]} {started[11:16]} UTC" if len(started) >= 16 else "run"
-    run += _revisions(meta)
+    run += revisions_of(meta)
     resumed = meta.get("resumed") or {}
     load = start_load(meta)
     if resumed and not resumed.get("measured"):  # a resume that only drew again: the machine that measured
