@@ -414,3 +414,15 @@ def test_describe_counts_the_verdicts_and_names_the_changes():
         assert f"{count} {verdict}" in text
     for _, row in table[table["verdict"] == "slower"].iterrows():
         assert cmp.quantity(row) in text
+
+
+def test_a_fit_whose_interval_dwarfs_its_estimate_compares_without_error_and_says_nothing():
+    # a smoke run's bulk-path fit: 0.001 s with an interval of ±5 s (the CI of 2026-11-27 met it)
+    fit = pd.Series({"estimate": 0.001, "ci_low": -5.0, "ci_high": 5.0, "unit": "s", "n_points": 4})
+    single = cmp.compare_estimates(*[fit[c] for c in ("estimate", "ci_low", "ci_high")] * 2)
+    assert single["ratio"] == 1 and single["ci_low"] == 0 and single["ci_high"] == np.inf
+    result = cmp._fit_run_level([fit], [fit], single, cmp.THRESHOLD, cmp.ALPHA, 1,
+                                {"run_noise": cmp.RUN_NOISE, "noise_runs": cmp.RUN_NOISE_RUNS})
+    assert result["ratio"] == 1 and result["ci_low"] == 0 and result["ci_high"] == np.inf
+    assert result["verdict"] == "unsure" and result["p_value"] == 1
+    assert "×inf" in result["note"]

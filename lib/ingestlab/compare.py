@@ -340,12 +340,28 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
 
 
 def _t_interval(test: dict, confidence: float) -> dict[str, float]:
+    """The interval ``exp(estimate ± t · se)`` of a ratio and its two-sided p value.
+
+    A log interval too wide for a float (a fit whose own interval is hundreds of times its
+    estimate) spans 0 to infinity rather than failing.
+
+    Examples
+    --------
+    >>> _t_interval({"estimate": 0.0, "se": 337.0, "df": 4.0}, 0.95)
+    {'ci_low': 0.0, 'ci_high': inf, 'p_value': 1.0}
+    """
     d, se, df = test["estimate"], test["se"], test["df"]
     if not (np.isfinite(se) and se > 0):
-        return {"ci_low": math.exp(d), "ci_high": math.exp(d), "p_value": 0.0 if d else 1.0}
+        return {"ci_low": _exp(d), "ci_high": _exp(d), "p_value": 0.0 if d else 1.0}
     half = stats.t.ppf(0.5 + confidence / 2, df) * se
-    return {"ci_low": math.exp(d - half), "ci_high": math.exp(d + half),
+    return {"ci_low": _exp(d - half), "ci_high": _exp(d + half),
             "p_value": float(2 * stats.t.sf(abs(d) / se, df))}
+
+
+def _exp(x: float) -> float:
+    """``exp(x)``, infinite rather than an error beyond a float's range."""
+    with np.errstate(over="ignore"):
+        return float(np.exp(x))
 
 
 def _runs_note(test: dict, n_reference: int) -> str:
@@ -354,7 +370,7 @@ def _runs_note(test: dict, n_reference: int) -> str:
     smallest = stats.t.ppf(1 - ALPHA / 2, test["df"]) * test["se"]
     return (f"{test['runs_a']} run(s) against {test['runs_b']}: run-to-run noise "
             + (f"from the prior and {n_reference} group(s) of other runs" if n_reference else "from the prior only")
-            + f", smallest change that can be significant ×{math.exp(smallest):.2f}")
+            + f", smallest change that can be significant ×{_exp(smallest):.2f}")
 
 
 def compare_estimates(a: float, a_low: float, a_high: float, b: float, b_low: float, b_high: float, *,
@@ -382,7 +398,7 @@ def compare_estimates(a: float, a_low: float, a_high: float, b: float, b_low: fl
         return out
     se = math.hypot((a_high - a_low) / (2 * _Z) / a, (b_high - b_low) / (2 * _Z) / b)
     log_ratio = math.log(out["ratio"])
-    out.update(ci_low=math.exp(log_ratio - _Z * se), ci_high=math.exp(log_ratio + _Z * se),
+    out.update(ci_low=_exp(log_ratio - _Z * se), ci_high=_exp(log_ratio + _Z * se),
                p_value=float(2 * stats.norm.sf(abs(log_ratio) / se)) if se > 0 else 0.0)
     out["verdict"] = decide(out["ratio"], out["ci_low"], out["ci_high"], out["p_value"], threshold=threshold,
                             alpha=alpha, direction=direction)
