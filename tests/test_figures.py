@@ -7,6 +7,7 @@ import matplotlib.collections as mcollections
 import matplotlib.colors as mcolors
 import matplotlib.container as mcontainer
 import matplotlib.pyplot as plt
+import matplotlib.text
 import numpy as np
 import pandas as pd
 import pytest
@@ -512,3 +513,66 @@ def test_every_figure_the_tests_save_is_held_to_the_grammar(tmp_path):
     ax.set_xscale("log")
     with pytest.raises(figures.FigureGrammarError):
         figures.save(fig, "bars_on_log", notebook="t", directory=tmp_path)
+
+
+def _end_label_boxes(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    (ends,) = [a for ax in fig.axes for a in ax.artists if isinstance(a, figures.EndLabels)]
+    return ends, [matplotlib.text.Text.get_window_extent(label, renderer) for label in ends.labels]
+
+
+def test_direct_labels_sit_right_of_the_axes_in_the_order_the_lines_end_never_overlapping_even_after_a_resize():
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.set(xlim=(0, 10.5), ylim=(0, 3.2))
+    ends_at = [1.00, 1.01, 1.02, 0.99, 3.0]  # four lines ending within 3 % of each other, one far above
+    for i, y in enumerate(ends_at):
+        figures.draw_model(ax, np.linspace(0, 10, 50), 0.5, (y - 0.5) / 10, np.nan, np.nan,
+                           color=figures.CONDITION_COLOURS[i], label=f"series {i}")
+    figures.label_ends(ax, [(f"series {i}\nsecond line", figures.CONDITION_COLOURS[i],
+                             *figures.line_end(line)) for i, line in enumerate(ax.lines)], note="what lines mean")
+    for height in (3.6, 2.4):  # drawn at its size, then shrunk as fit_to_page shrinks a figure
+        fig.set_size_inches(6, height)
+        ends, boxes = _end_label_boxes(fig)
+        axes_box = ax.get_window_extent()
+        assert all(b.x0 >= axes_box.x1 for b in boxes)
+        assert all(axes_box.y0 - 1 <= b.y0 and b.y1 <= axes_box.y1 + 1 for b in boxes)
+        by_end = sorted(range(5), key=lambda i: -ends_at[i])
+        by_label = sorted(range(5), key=lambda i: -boxes[i].y0)
+        assert by_label == by_end  # read top to bottom, the labels keep the order of the line ends
+        assert not any(boxes[a].overlaps(boxes[b]) for a in range(5) for b in range(a + 1, 5))
+        # the lone line's label stays level with its end
+        far = ax.transData.transform((10, 3.0))[1]
+        assert boxes[4].y0 <= far <= boxes[4].y1
+    assert ends.note.get_text() == "what lines mean"
+    assert figures.grammar_problems(fig) == []
+    figures.close(fig)
+
+
+def test_a_direct_label_naming_an_engine_in_another_colour_breaks_the_grammar():
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.plot([1, 2], [1, 2], color=figures.ENGINE_STYLE["mariadb"][0])
+    figures.label_ends(ax, [("PostgreSQL, defaults", figures.ENGINE_STYLE["mariadb"][0], 2, 2)])
+    (problem,) = figures.grammar_problems(fig)
+    assert problem.startswith("'PostgreSQL, defaults' is drawn in #009e73, not in PostgreSQL's #0072B2")
+    figures.close(fig)
+
+
+def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_legend():
+    data = pd.DataFrame({"n_loads": [1e6, 1e5, 1e4, 3e4, 3e3, 2e3], "total_s": [700.0, 160.0, 100.0, 1900.0, 300.0, 9],
+                         "variant": ["async"] * 3 + ["off"] * 2 + ["lone"]})
+    wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
+                         "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
+                         "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
+    ax = figures.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
+                          hue="variant", legend="ends")
+    assert ax.get_legend() is None
+    (ends,) = [a for a in ax.artists if isinstance(a, figures.EndLabels)]
+    texts = {label.get_text().split("\n")[0]: label for label in ends.labels}
+    assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points",
+                                                       "lone\ntoo few points for a fit"]
+    line = next(line for line in ax.get_lines() if line.get_label().startswith("async"))
+    assert texts["async"].xy == figures.line_end(line)  # the label names the point where its line ends
+    assert texts["lone"].xy == (2e3, 9)  # no line: its last point
+    assert "overhead's 95 % CI" in ends.note.get_text().replace("\n", " ")
+    figures.close(ax.figure)

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Sequence
 
 import matplotlib
+import matplotlib.artist
 import matplotlib.collections
 import matplotlib.colors
 import matplotlib.container
-import matplotlib.legend
 import matplotlib.lines
 import matplotlib.patches
 import matplotlib.pyplot as plt
@@ -172,7 +172,11 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
         problems += [f"{where}: {text}" for text in _axes_problems(ax)]
     for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
         if legend is not None:
-            problems += _legend_problems(legend)
+            problems += _colour_problems((_handle_colour(handle) if handle is not None else None, text.get_text())
+                                         for handle, text in zip(legend.legend_handles, legend.get_texts()))
+    for ax in fig.axes:  # direct labels name their series as a legend does
+        for ends in (a for a in ax.artists if isinstance(a, EndLabels)):
+            problems += _colour_problems((label.get_color(), label.get_text()) for label in ends.labels)
     fig.canvas.draw()
     problems += [f"{panel} is too small to read (at least {MIN_AXES_IN[0]:g} × {MIN_AXES_IN[1]:g} in)"
                  for panel in _cramped(fig)]
@@ -264,15 +268,15 @@ def _handle_colour(handle):
     return None
 
 
-def _legend_problems(legend: matplotlib.legend.Legend) -> list[str]:
+def _colour_problems(entries) -> list[str]:
+    # (colour, text) of a legend's entries or of direct labels: a text that names an engine is in its colour
     problems = []
-    for handle, text in zip(legend.legend_handles, legend.get_texts()):
-        engine = engine_of(text.get_text())
-        colour = _handle_colour(handle) if handle is not None else None
+    for colour, text in entries:
+        engine = engine_of(text)
         if engine is None or colour is None or _grey(colour):
             continue
         if not is_shade_of(colour, ENGINE_STYLE[engine][0]):
-            problems.append(f"{text.get_text()!r} is drawn in {matplotlib.colors.to_hex(colour)}, not in "
+            problems.append(f"{text!r} is drawn in {matplotlib.colors.to_hex(colour)}, not in "
                             f"{labels.label(engine)}'s {ENGINE_STYLE[engine][0]} (or a shade of it)")
     return problems
 
@@ -581,7 +585,7 @@ def estimate_text(fit: pd.Series, column: str, unit: str) -> str:
 
 
 def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
-                color, label: str | None, dashed: bool = False, x_of=None) -> None:
+                color, label: str | None, dashed: bool = False, x_of=None) -> matplotlib.lines.Line2D:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
     Neither widens the axes: the data drawn before set them. The curve stops where it
@@ -596,14 +600,115 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     inside = (grid >= x0) & (grid <= x1)
     shown = np.where((line >= y0) & (line <= y1), line, np.nan)  # cut where it leaves the axes
     # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
-    ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
-                                          ls="--" if dashed else "-", label=label))
+    drawn = ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
+                                                  ls="--" if dashed else "-", label=label))
     if np.isfinite(low) and np.isfinite(high):
         a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
         grid, a, b = grid[inside], a[inside], b[inside]
         outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])
         ax.add_collection(matplotlib.collections.PolyCollection([outline], facecolors=[color], alpha=0.15,
                                                                 linewidths=0), autolim=False)
+    return drawn
+
+
+def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
+    """The last point of ``line`` that is drawn (finite), in data coordinates; None for a line with none.
+
+    Examples
+    --------
+    >>> line_end(matplotlib.lines.Line2D([1, 2, 3], [4.0, 5.0, float("nan")]))
+    (2.0, 5.0)
+    """
+    points = np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)
+    points = points[np.isfinite(points).all(axis=1)]
+    return (float(points[-1, 0]), float(points[-1, 1])) if len(points) else None
+
+
+class EndLabels(matplotlib.artist.Artist):
+    """Direct labels: each series named in its colour right of the axes, at the height its line ends.
+
+    What the lab draws instead of a legend where a panel has room on its right: the reader
+    finds a line's name where the line stops (a line that stops well inside the axes is named
+    right there, :attr:`INLINE_SHARE`). Labels whose lines end close together are
+    moved apart (never overlapping, kept within the axes' height), a thin leader in the
+    series' colour joining each to its line's end. The positions are worked out whenever the
+    figure is drawn, so they hold after the figure is resized to the page (:func:`fit_to_page`).
+    Made by :func:`label_ends`.
+    """
+
+    #: Space between neighbouring labels (points) and between the axes (or a line's end) and the labels.
+    GAP_PT, PAD_PT = 2.0, 6.0
+    #: A line that ends further than this share of the axes' width from their right edge is named where it
+    #: ends, inside the axes, rather than in the column beside them (a leader across the data would mislead).
+    INLINE_SHARE = 0.25
+
+    def __init__(self, ax: plt.Axes, entries, note: str | None = None):
+        super().__init__()
+        self.set_zorder(0.5)  # drawn before the labels it places
+        self.set_in_layout(False)
+        beside = matplotlib.transforms.offset_copy(ax.transAxes, fig=ax.figure, x=self.PAD_PT, units="points")
+        self.labels = [ax.annotate(text, xy=(x, y), xycoords="data", xytext=(1.0, 0.5), textcoords=beside,
+                                   ha="left", va="center", color=colour, fontsize="small", annotation_clip=False,
+                                   bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none",
+                                         "alpha": 0.8},  # legible where it stands over a line
+                                   arrowprops={"arrowstyle": "-", "color": colour, "lw": 0.6, "shrinkA": 1,
+                                               "shrinkB": 1})
+                       for text, colour, x, y in entries]
+        self.note = None if note is None else ax.annotate(
+            note, xy=(1.0, 1.0), xycoords=beside, xytext=(0, 2), textcoords="offset points", ha="left",
+            va="bottom", fontsize="small", color="0.3")
+
+    def draw(self, renderer) -> None:
+        """Place the labels for the axes' size now (the labels themselves are drawn by the axes)."""
+        ax = self.axes
+        box = ax.get_window_extent(renderer)
+        if not self.labels or box.height <= 0:
+            return
+        px = ax.figure.dpi / 72
+        heights = [(label.get_text().count("\n") + 1) * label.get_fontsize() * 1.25 * px + self.GAP_PT * px
+                   for label in self.labels]
+        points = [ax.transData.transform(label.xy) for label in self.labels]
+        ends = [float(np.clip(y, box.y0, box.y1)) for _, y in points]
+        column = []
+        for i, (label, (x, _)) in enumerate(zip(self.labels, points)):
+            inline = x < box.x1 - self.INLINE_SHARE * box.width  # a line that stops well inside: named where it stops
+            label.arrow_patch.set_visible(not inline)
+            if inline:  # level with its end, kept inside the axes' height
+                y = min(max(ends[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
+                label.xyann = ((x - box.x0) / box.width, (y - box.y0) / box.height)
+            else:
+                column.append(i)
+        order = sorted(column, key=lambda i: -ends[i])
+        y = {}
+        for rank, i in enumerate(order):  # from the top: none above the axes, each below the one above it
+            ceiling = box.y1 - heights[i] / 2 if rank == 0 else \
+                y[order[rank - 1]] - (heights[i] + heights[order[rank - 1]]) / 2
+            y[i] = min(ends[i], ceiling)
+        for rank in range(len(order) - 1, -1, -1):  # from the bottom: none below the axes, each above the one under it
+            i = order[rank]
+            floor = box.y0 + heights[i] / 2 if rank == len(order) - 1 else \
+                y[order[rank + 1]] + (heights[i] + heights[order[rank + 1]]) / 2
+            y[i] = max(y[i], floor)
+        for i in column:
+            self.labels[i].xyann = (1.0, (y[i] - box.y0) / box.height)
+
+
+def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:
+    """Name each series where its line ends, right of the axes, instead of a legend (:class:`EndLabels`).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The finished panel (its limits set).
+    entries : iterable of (str, colour, float, float)
+        Each label's text, colour and the point in data coordinates it names (a line's end:
+        :func:`line_end`; for a series without a line, its last point).
+    note : str, optional
+        What the lines and shading mean, written above the labels.
+    """
+    artist = EndLabels(ax, list(entries), note)
+    ax.add_artist(artist)
+    return artist
 
 
 def model_grid(values, log: bool) -> np.ndarray:
@@ -806,8 +911,9 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     ``hue`` and ``style`` are always categories (a numeric ``concurrency`` gets distinct
     colours, not a shade ramp), named by :mod:`ingestlab.labels`. ``annotate`` writes each
     point's value beside it (for tables of a few printed numbers); ``legend`` is ``True``
-    (inside, where it fits best), ``"outside"`` (right of the axes) or ``False`` (left to a
-    neighbouring panel). ``logx``/``logy`` may be ``"auto"`` (log when the values span decades).
+    (inside, where it fits best), ``"outside"`` (right of the axes), ``"ends"`` (each ``hue``
+    level named where its line ends: :func:`label_ends`) or ``False`` (left to a neighbouring
+    panel). ``logx``/``logy`` may be ``"auto"`` (log when the values span decades).
     ``low``/``high`` name the columns of each point's CI, drawn as a vertical error bar in its
     series' colour (a bound ≤ 0 on a log axis is left open: the bar stops at the point).
     """
@@ -827,7 +933,8 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
         marks = {"marker": "o", "color": NEUTRAL}
     sns.lineplot(data=data, x=x, y=y, hue=hue, dashes=False, ax=ax, errorbar=None, markersize=6,
                  hue_order=levels or None, palette=palette(levels) if hue else None,
-                 sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend else False, **marks)
+                 sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend in (True, "outside") else False,
+                 **marks)
     if pd.api.types.is_numeric_dtype(data[x]):
         set_scale(ax, "x", logx, data[x])
     set_scale(ax, "y", logy, data[y])
@@ -840,6 +947,10 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
         ax.margins(x=0.08)  # room for the labels of the last points
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel(labels.column_label(y))
+    if legend == "ends" and hue:
+        colours, order = palette(levels), data[x] if pd.api.types.is_numeric_dtype(data[x]) else data.index
+        last = data.assign(_order=order).sort_values("_order").groupby(hue, sort=False).tail(1).set_index(hue)
+        label_ends(ax, [(_wrapped(level), colours[level], last.loc[level, x], last.loc[level, y]) for level in levels])
     if ax.get_legend() is not None:
         handles, names = ax.get_legend_handles_labels()
         if hue and not style:  # hue and style name the same levels: one entry each
@@ -956,7 +1067,7 @@ def unit_seconds(unit: str) -> float:
 
 def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str, slope: str = "overhead",
              intercept: str = "write_time", ax: plt.Axes | None = None, per: str | None = None,
-             logx: bool | str = "auto", logy: bool | str = "auto") -> plt.Axes:
+             logx: bool | str = "auto", logy: bool | str = "auto", legend: str = "below") -> plt.Axes:
     """Observations of ``y`` against ``x``, and each group's fitted line ``intercept + slope · x`` with its CI band.
 
     The one fit plotter of the lab: ``fits`` is in the long form every notebook writes
@@ -968,7 +1079,9 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     with the band its slope's 95 % CI spans, dashed where it has no interval (two points).
     A rejected model (``model_holds`` False) is not drawn at all, neither line nor band: its
     legend entry, a marker in its colour, says so. The data set the axes; a line or band
-    beyond them is cut at the edge. The legend, below, states each slope with its CI.
+    beyond them is cut at the edge. The legend, below, states each slope with its CI; or,
+    with ``legend="ends"``, each series is named where its line ends, its slope and CI under
+    its name (:func:`label_ends`: for a panel with room on its right).
 
     Parameters
     ----------
@@ -976,6 +1089,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         What the slope is per, when its unit does not say (``"statement"``: ``ms`` → ``ms per statement``).
     logx, logy : bool or "auto"
         Log axes; ``"auto"``: where the values span decades (``y`` follows a log ``x``).
+    legend : {"below", "ends"}
+        A legend under the axes, or direct labels at the lines' ends.
     """
     from ingestlab.models import model_holds
 
@@ -992,10 +1107,13 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     y_seconds = unit_seconds(y)
     usable = fits[fits["method"].isin(["ols", "two_point"]) & fits["term"].isin([slope, intercept])]
     method = usable.groupby(hue)["method"].agg(lambda m: "ols" if (m == "ols").any() else "two_point")
+    ends = []
     for level in levels:
         terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
+        last = data.loc[data[hue] == level].sort_values(x).iloc[-1]
         if slope not in terms.index:
             ax.plot([], [], "o", color=colours[level], label=f"{level} (too few points for a fit)")
+            ends.append((f"{_wrapped(level)}\ntoo few points for a fit", colours[level], last[x], last[y]))
             continue
         s = terms.loc[slope]
         s_factor = unit_seconds(s["unit"]) / y_seconds
@@ -1008,14 +1126,31 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,
                                        n=int(n) if pd.notna(n) else None) if ols
                 else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
+        short = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=str(s["unit"]).split(" per ")[0])
+                 .replace("95 % CI ", "") if ols else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
         if rejected:
             ax.plot([], [], "o", color=colours[level], label=f"{level}: {text} — model rejected, no line")
+            ends.append((f"{_wrapped(level)}\nmodel rejected, no line", colours[level], last[x], last[y]))
             continue
         xs = data.loc[data[hue] == level, x]
-        draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
-                   s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
-                   color=colours[level], label=f"{level}: {text}", dashed=not ols)
+        line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
+                          s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
+                          color=colours[level], label=f"{level}: {text}", dashed=not ols)
+        ends.append((f"{_wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
-    legend_below(ax, title=f"fit, shaded: the {labels.label(slope)}'s 95 % CI")
+    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI"
+    if legend == "ends":
+        label_ends(ax, ends, note=_wrapped(f"line: the fit; shaded: its {labels.label(slope)}'s 95 % CI, "
+                                           f"written under each line's name"))
+    else:
+        legend_below(ax, title=what)
     return ax
+
+
+#: Characters of a direct label's line (:func:`label_ends`): a column of labels stays under 1.6 in.
+END_LABEL_CHARS = 26
+
+
+def _wrapped(text: str) -> str:
+    return "\n".join(textwrap.wrap(str(text), END_LABEL_CHARS)) or str(text)

@@ -24,11 +24,12 @@ MAX_LISTED = 4
 
 
 def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "variant"), model: str | None = None,
-         method: str = "ols") -> str:
+         method: str = "ols", listed: int = MAX_LISTED) -> str:
     """The fitted ``term`` of every line a fit figure draws, with its 95 % CI and n; the lines rejected.
 
-    Up to :data:`MAX_LISTED` lines are named one by one; with more, the smallest and the
-    largest estimate and how many lines lie between.
+    Up to ``listed`` lines are named one by one; with more, the smallest and the largest
+    estimate and how many lines lie between (a figure that names each line's estimate
+    beside it asks for fewer).
 
     ``long`` is a fit table in the lab's long form (:data:`ingestlab.results.FIT_COLUMNS`);
     the ``method`` (``ols``) rows of ``term`` are read (``model`` narrows them).
@@ -46,7 +47,7 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
     if model is not None:
         rows = rows[rows["model"] == model]
     said, rejected = [], []
-    for _, row in rows.sort_values("estimate", kind="stable").iterrows() if len(rows) > MAX_LISTED \
+    for _, row in rows.sort_values("estimate", kind="stable").iterrows() if len(rows) > listed \
             else rows.iterrows():
         name = _name(row, by)
         if models.model_holds(row.get("model_holds")) is False:
@@ -57,7 +58,7 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
                                                         unit=str(row["unit"]), n=int(n) if pd.notna(n) else None))
     if not said and not rejected:
         return f"No {labels.label(term)} could be fitted at this scale (too few points)."
-    if len(said) > MAX_LISTED:  # the two ends, in order of the estimates
+    if len(said) > listed:  # the two ends, in order of the estimates
         said = [f"from {said[0]} to {said[-1]} ({len(said) - 2} lines between)"]
     text = f"Fitted {labels.label(term)}: " + "; ".join(said) if said else f"No {labels.label(term)} line holds"
     if rejected:

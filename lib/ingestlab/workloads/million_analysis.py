@@ -248,7 +248,7 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
         lines = tidy_fits(part.assign(engine=labels.join(part, ["system", "setting"])))
         lines = lines.rename(columns={"engine": "group"})
         figures.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
-                         y="seconds", hue="group", ax=ax)
+                         y="seconds", hue="group", ax=ax, legend="ends")
         ax.set_title(PATH_NAMES[path], loc="left", fontsize="medium")
     fig.tight_layout()
     return fig
@@ -363,12 +363,15 @@ FIT_TERMS = {**models.OVERHEAD_TERMS,
 
 
 def fit_finding(fits: pd.DataFrame) -> str:
-    """The fit figure's finding: per write path (its panel), each line's fixed cost per statement, or why none."""
+    """The fit figure's finding: per write path (its panel), the range of the lines' fixed costs per statement.
+
+    The figure names each line's cost beside it; the finding says how far apart they lie.
+    """
     from ingestlab import findings
 
     long = tidy_fits(fits)
     said = [f"{PATH_NAMES.get(path, path)}: " + findings.fits(long[long["model"] == f"overhead path={path}"],
-                                                               "overhead")
+                                                               "overhead", listed=2)
             for path in dict.fromkeys(fits["path"]) if path in PATH_NAMES] if not fits.empty else []
     return " ".join(said) or "No line could be fitted at this scale."
 

@@ -440,11 +440,12 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels side by side.
+        Two panels, one above the other, each line named where it ends.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 3.6))
-    figures.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True, legend=False)
-    figures.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1])
+    fig, axes = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 6.0))  # one above the other: each names its lines
+    figures.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True,
+                       legend="ends")
+    figures.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1], legend="ends")
     axes[0].set_xlabel("bytes per load")
     axes[0].set_ylabel("rows per second")
     fig.tight_layout()
