@@ -217,6 +217,18 @@ def test_resume_into_an_out_folder_without_this_notebooks_run_yet_starts_it(tmp_
     runner.check_resume(runner.find_notebook("01"), {}, tmp_path / "out" / "01_insert_anatomy")  # no refusal
 
 
+def test_notebook_00s_runs_which_recorded_alpha_in_capitals_resume_and_a_changed_alpha_is_named_once(tmp_path):
+    import json
+
+    target = tmp_path / "out" / "00_published_results"
+    target.mkdir(parents=True)
+    (target / "run.json").write_text(json.dumps({"notebook": target.name, "parameters": {"ALPHA": 0.05}}))
+    runner.check_resume(runner.find_notebook("00"), {}, target)  # its default ALPHA: no refusal
+    with pytest.raises(ConfigError) as refused:
+        runner.check_resume(runner.find_notebook("00"), {"ALPHA": 0.01}, target)
+    assert "these differ: ALPHA (was 0.05) (use a new --out" in str(refused.value)
+
+
 def test_a_paper_run_waits_for_the_load_to_settle_and_gives_up_at_its_limit(monkeypatch, capsys):
     import os
     import time

@@ -50,8 +50,13 @@ def same_parameters(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     --------
     >>> same_parameters({"n": 10, "seed": 5, "seed_source": "clock"}, {"n": 20, "seed": 7, "seed_source": "clock"})
     ['n', 'seed']
+
+    A name is a name in any case (notebook 00's runs before 2026-11-27 recorded ``ALPHA``):
+
+    >>> same_parameters({"ALPHA": 0.05}, {"alpha": 0.05}), same_parameters({"ALPHA": 0.05}, {"alpha": 0.01})
+    ([], ['alpha'])
     """
-    before, now = (json.loads(json.dumps(p, default=str)) for p in (before, now))
+    before, now = ({str(k).lower(): v for k, v in json.loads(json.dumps(p, default=str)).items()} for p in (before, now))
     return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
 
 

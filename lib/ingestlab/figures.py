@@ -584,6 +584,26 @@ def estimate_text(fit: pd.Series, column: str, unit: str) -> str:
                                   n=int(n) if pd.notna(n) else None)
 
 
+def short_estimate(value: float, low: float, high: float, unit: str) -> str:
+    """An estimate and its 95 % CI in a few characters, for a label beside a line (:func:`label_ends`).
+
+    The time unit heading ``unit`` (``ms per partition`` → ``ms``) is kept, or the next smaller
+    one where the value is under a tenth of it (0.000094 ms → 0.094 µs).
+
+    Examples
+    --------
+    >>> short_estimate(0.000094, 0.000049, 0.000139, "ms per partition")
+    '0.094 µs (0.049–0.139)'
+    >>> short_estimate(0.284, 0.253, 0.315, "ms per statement"), short_estimate(54.2, np.nan, np.nan, "ms per load")
+    ('0.284 ms (0.253–0.315)', '54.2 ms (no CI)')
+    """
+    head = str(unit).split(" per ")[0]
+    smaller = {"s": "ms", "ms": "µs"}
+    while head in smaller and np.isfinite(value) and abs(value) < 0.1:
+        value, low, high, head = value * 1e3, low * 1e3, high * 1e3, smaller[head]
+    return report.format_estimate(value, low, high, unit=head).replace("95 % CI ", "")
+
+
 def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
                 color, label: str | None, dashed: bool = False, x_of=None) -> matplotlib.lines.Line2D:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
@@ -640,7 +660,7 @@ class EndLabels(matplotlib.artist.Artist):
     GAP_PT, PAD_PT = 2.0, 6.0
     #: A line that ends further than this share of the axes' width from their right edge is named where it
     #: ends, inside the axes, rather than in the column beside them (a leader across the data would mislead).
-    INLINE_SHARE = 0.25
+    INLINE_SHARE = 0.5
 
     def __init__(self, ax: plt.Axes, entries, note: str | None = None):
         super().__init__()
@@ -950,7 +970,7 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     if legend == "ends" and hue:
         colours, order = palette(levels), data[x] if pd.api.types.is_numeric_dtype(data[x]) else data.index
         last = data.assign(_order=order).sort_values("_order").groupby(hue, sort=False).tail(1).set_index(hue)
-        label_ends(ax, [(_wrapped(level), colours[level], last.loc[level, x], last.loc[level, y]) for level in levels])
+        label_ends(ax, [(wrapped(level), colours[level], last.loc[level, x], last.loc[level, y]) for level in levels])
     if ax.get_legend() is not None:
         handles, names = ax.get_legend_handles_labels()
         if hue and not style:  # hue and style name the same levels: one entry each
@@ -1036,11 +1056,13 @@ def _bar_cis(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | Non
     return ends
 
 
-def panels(data: pd.DataFrame, col: str, *, figsize: tuple[float, float], **subplots) -> tuple:
-    # one axes per level of `col`, in the data's order: (figure, [(axes, level, rows), ...])
+def panels(data: pd.DataFrame, col: str, *, figsize: tuple[float, float], stacked: bool = False, **subplots) -> tuple:
+    # one axes per level of `col`, in the data's order, side by side (or one above the other):
+    # (figure, [(axes, level, rows), ...])
     groups = list(data.groupby(col, sort=False))
-    fig, axes = plt.subplots(1, len(groups), figsize=figsize, squeeze=False, **subplots)
-    return fig, [(ax, level, part) for ax, (level, part) in zip(axes[0], groups)]
+    shape = (len(groups), 1) if stacked else (1, len(groups))
+    fig, axes = plt.subplots(*shape, figsize=figsize, squeeze=False, **subplots)
+    return fig, [(ax, level, part) for ax, (level, part) in zip(axes.ravel(), groups)]
 
 
 
@@ -1113,7 +1135,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         last = data.loc[data[hue] == level].sort_values(x).iloc[-1]
         if slope not in terms.index:
             ax.plot([], [], "o", color=colours[level], label=f"{level} (too few points for a fit)")
-            ends.append((f"{_wrapped(level)}\ntoo few points for a fit", colours[level], last[x], last[y]))
+            ends.append((f"{wrapped(level)}\ntoo few points for a fit", colours[level], last[x], last[y]))
             continue
         s = terms.loc[slope]
         s_factor = unit_seconds(s["unit"]) / y_seconds
@@ -1126,22 +1148,22 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,
                                        n=int(n) if pd.notna(n) else None) if ols
                 else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
-        short = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=str(s["unit"]).split(" per ")[0])
-                 .replace("95 % CI ", "") if ols else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
+        short = (short_estimate(s["estimate"], s["ci_low"], s["ci_high"], str(s["unit"])) if ols
+                 else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
         if rejected:
             ax.plot([], [], "o", color=colours[level], label=f"{level}: {text} — model rejected, no line")
-            ends.append((f"{_wrapped(level)}\nmodel rejected, no line", colours[level], last[x], last[y]))
+            ends.append((f"{wrapped(level)}\nmodel rejected, no line", colours[level], last[x], last[y]))
             continue
         xs = data.loc[data[hue] == level, x]
         line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
                           s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
                           color=colours[level], label=f"{level}: {text}", dashed=not ols)
-        ends.append((f"{_wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
+        ends.append((f"{wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI"
     if legend == "ends":
-        label_ends(ax, ends, note=_wrapped(f"line: the fit; shaded: its {labels.label(slope)}'s 95 % CI, "
+        label_ends(ax, ends, note=wrapped(f"line: the fit; shaded: its {labels.label(slope)}'s 95 % CI, "
                                            f"written under each line's name"))
     else:
         legend_below(ax, title=what)
@@ -1152,5 +1174,14 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
 END_LABEL_CHARS = 26
 
 
-def _wrapped(text: str) -> str:
-    return "\n".join(textwrap.wrap(str(text), END_LABEL_CHARS)) or str(text)
+def wrapped(text: str) -> str:
+    """``text`` wrapped for a direct label (:data:`END_LABEL_CHARS` a line), never inside "95 % CI".
+
+    Examples
+    --------
+    >>> print(wrapped("medians with their own 95 % CI"))  # textwrap alone: "… own 95" / "% CI"
+    medians with their own
+    95 % CI
+    """
+    kept = str(text).replace(" % ", "\u00a0%\u00a0")  # a no-break space: textwrap breaks only at plain spaces
+    return "\n".join(textwrap.wrap(kept, END_LABEL_CHARS)).replace("\u00a0", " ") or str(text)

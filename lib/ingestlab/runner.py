@@ -484,9 +484,10 @@ def check_resume(path: Path, injected: dict[str, Any], target: Path) -> None:
     if resolved is None or not hasattr(resolved, "as_dict"):
         return
     differ = checkpoints.same_parameters(before, results.mask_parameters(resolved.as_dict()))
+    was = {str(k).lower(): v for k, v in before.items()}
     if differ:
         raise ConfigError("--resume", str(target), "the same parameters as the interrupted run; these differ: "
-                          + ", ".join(f"{k.upper()} (was {before.get(k)!r})" for k in differ)
+                          + ", ".join(f"{k.upper()} (was {was.get(k)!r})" for k in differ)
                           + " (use a new --out, or --force to start over)")
 
 

@@ -350,7 +350,7 @@ def test_a_sweep_with_too_few_levels_says_so_instead_of_predicting():
     assert analysis.describe_prediction(empty)[0].startswith("No prediction")
 
 
-def test_a_rejected_sweep_line_is_not_drawn_and_the_legend_and_the_sentence_say_so():
+def test_a_rejected_sweep_line_is_not_drawn_and_its_label_and_the_sentence_say_so():
     import matplotlib.collections as mcollections
 
     from ingestlab import figures
@@ -365,8 +365,14 @@ def test_a_rejected_sweep_line_is_not_drawn_and_the_legend_and_the_sentence_say_
     assert not [line for line in partitions.get_lines() if len(line.get_xdata()) >= 100]
     assert not any(isinstance(c, mcollections.PolyCollection) for c in partitions.collections)
     assert sum(isinstance(c, mcollections.PolyCollection) for c in columns.collections) == 1
-    legend = fig.legends[0].get_texts()[0].get_text()
-    assert "partitions: " in legend and legend.split("\n")[1].endswith("— model rejected, no line")
+    assert not fig.legends and not any(ax.get_legend() for ax in fig.axes)  # each line is named where it ends
+    (ends,) = [a for a in partitions.artists if isinstance(a, figures.EndLabels)]
+    assert all(label.get_text().endswith("\nmodel rejected, no line") for label in ends.labels)
+    last = sweep[sweep["factor"] == "partitions"].sort_values("level_value").groupby("series").tail(1)
+    assert sorted(label.xy for label in ends.labels) == sorted(zip(last["level_value"], last["median_ms"]))
+    (ends,) = [a for a in columns.artists if isinstance(a, figures.EndLabels)]
+    assert all(label.get_text().split("\n")[-1].endswith(")") for label in ends.labels)  # slope (its CI)
+    assert ends.note is None  # what the marks mean is said once, over the first panel
     figures.close(fig)
     line = analysis.describe_fits(fits[rejected])[0]
     assert "the line does not hold, so the figure draws none (lack of fit p = 0.001 (pure_error_f))" in line

@@ -545,42 +545,45 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
     ``median_ci_high_ms`` (notebook 02's sweep table); ``fits`` has ``col``, ``hue``,
     ``method``, ``slope_ms`` (with ``slope_ci_low_ms`` / ``slope_ci_high_ms``), ``intercept_ms``
     and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves, except a
-    rejected one (``model_holds`` False): its medians stand alone and the legend says so.
-    Factors in ``log_factors`` get a log₂ ``x`` axis. One legend, below the panels.
+    rejected one (``model_holds`` False): its medians stand alone and its label says so.
+    Factors in ``log_factors`` get a log₂ ``x`` axis. The panels stand one above the other,
+    each line named where it ends with its slope and CI (:func:`ingestlab.figures.label_ends`).
     """
     data = data[data["level_value"].notna()]
-    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=False)
+    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 2.8 * data[col].nunique()), stacked=True,
+                                 sharey=False)
     levels = list(dict.fromkeys(data[hue]))
     palette, shapes = figures.palette(levels), figures.markers(levels)
-    entries = {}
-    for ax, factor, part in panels:
+    for number, (ax, factor, part) in enumerate(panels):
+        ends = []
         groups = [(series, g.sort_values("level_value")) for series, g in part.groupby(hue, sort=False)]
         for series, g in groups:  # the data first: they set the axes the fits are then cut to
             err = np.vstack([g["median_ms"] - g["median_ci_low_ms"], g["median_ci_high_ms"] - g["median_ms"]])
-            bars = ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)),
-                               fmt=shapes[series], capsize=3, ms=4, color=palette[series])
-            entries.setdefault(series, bars)
+            ax.errorbar(g["level_value"], g["median_ms"], yerr=np.nan_to_num(np.clip(err, 0, None)),
+                        fmt=shapes[series], capsize=3, ms=4, color=palette[series])
         if factor in log_factors:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(figures.plain_ticks())
         for series, g in groups:
             grid = figures.model_grid(g["level_value"], factor in log_factors)
+            end, said = (g["level_value"].iloc[-1], g["median_ms"].iloc[-1]), "no fit"
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
+                said = "model rejected, no line"
                 if not _rejected(fit):
-                    figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
-                                       fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
-                                       color=palette[series], label=None,
-                                       x_of=np.log2 if fit.get("growth") == "log2" else None)
+                    line = figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
+                                              fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
+                                              color=palette[series], label=None,
+                                              x_of=np.log2 if fit.get("growth") == "log2" else None)
+                    end = figures.line_end(line) or end
+                    said = figures.short_estimate(fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
+                                                  fit.get("slope_ci_high_ms", np.nan), str(fit["unit"]))
+            ends.append((f"{figures.wrapped(series)}\n{said}", palette[series], *end))
         ax.set_xlabel(labels.label(factor))
-        ax.set_ylabel("median single-row INSERT (ms)")
-    ols = fits[fits["method"] == "ols"]
-    names = [str(s) + "".join(f"\n{labels.label(r[col])}: " + figures.estimate_text(r, "slope_ms", str(r["unit"]))
-                              + (" — model rejected, no line" if _rejected(r) else "")
-                              for _, r in ols[ols[hue] == s].iterrows()) for s in entries]
+        ax.set_ylabel("median single-row\nINSERT (ms)")
+        figures.label_ends(ax, ends, note=figures.wrapped(
+            "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI); under each name: its slope"
+        ) if number == 0 else None)
     fig.tight_layout()
-    fig.legend(list(entries.values()), names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize="small",
-               frameon=False, title="median (bars: its 95 % CI); fit, shaded: the slope's 95 % CI",
-               title_fontsize="small")
     return fig
 
 
