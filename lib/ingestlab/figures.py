@@ -1089,7 +1089,8 @@ def unit_seconds(unit: str) -> float:
 
 def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str, slope: str = "overhead",
              intercept: str = "write_time", ax: plt.Axes | None = None, per: str | None = None,
-             logx: bool | str = "auto", logy: bool | str = "auto", legend: str = "below") -> plt.Axes:
+             logx: bool | str = "auto", logy: bool | str = "auto", legend: str = "below",
+             explain: bool = True) -> plt.Axes:
     """Observations of ``y`` against ``x``, and each group's fitted line ``intercept + slope · x`` with its CI band.
 
     The one fit plotter of the lab: ``fits`` is in the long form every notebook writes
@@ -1113,6 +1114,9 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         Log axes; ``"auto"``: where the values span decades (``y`` follows a log ``x``).
     legend : {"below", "ends"}
         A legend under the axes, or direct labels at the lines' ends.
+    explain : bool
+        With ``legend="ends"``, say over the labels what the lines and shading mean (in the
+        first of several panels only).
     """
     from ingestlab.models import model_holds
 
@@ -1163,8 +1167,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI"
     if legend == "ends":
-        label_ends(ax, ends, note=wrapped(f"line: the fit; shaded: its {labels.label(slope)}'s 95 % CI, "
-                                           f"written under each line's name"))
+        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI; under "
+                                           f"each name: the {labels.label(slope)} (95 % CI)") if explain else None)
     else:
         legend_below(ax, title=what)
     return ax

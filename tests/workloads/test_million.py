@@ -416,9 +416,10 @@ def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_pag
         figures.use_article_theme()
         drawn = {"methods": million_analysis.plot_methods(table), "versions": million_analysis.plot_versions(table),
                  "fit": million_analysis.plot_fit(loads, million_analysis.fit(loads))}
-        for ax in drawn["fit"].axes:  # each of the four lines named where it ends, no legend under the panel
+        for number, ax in enumerate(drawn["fit"].axes):  # each of the four lines named where it ends, no legend
             (ends,) = [a for a in ax.artists if isinstance(a, figures.EndLabels)]
             assert ax.get_legend() is None and len(ends.labels) == 4
+            assert (ends.note is None) == (number > 0)  # what lines and shading mean: said once, over the first
             assert {label.get_text().split("\n")[0] for label in ends.labels} == {
                 "PostgreSQL 18.6, defaults", "PostgreSQL 18.6,", "PostgreSQL 15.14, defaults", "PostgreSQL 15.14,"}
         for name, fig in drawn.items():

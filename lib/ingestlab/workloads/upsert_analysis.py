@@ -371,9 +371,10 @@ def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
     # stacked, each line named where it ends with its slope and CI, laid out to fit
     fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH, 2.6 * len(engines)), squeeze=False,
                              layout="constrained")
-    for ax, engine in zip(axes[:, 0], engines):
+    for number, (ax, engine) in enumerate(zip(axes[:, 0], engines)):
         figures.plot_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
-                         y="elapsed_s", hue="series", slope="per_row", intercept="overhead", ax=ax, legend="ends")
+                         y="elapsed_s", hue="series", slope="per_row", intercept="overhead", ax=ax, legend="ends",
+                         explain=number == 0)
         ax.set_title(labels.label(engine), loc="left", fontsize="medium")
         ax.set_ylabel("batch time (s)")
         ax.set_xlabel("rows per batch")
