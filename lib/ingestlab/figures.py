@@ -813,7 +813,7 @@ def markers(levels) -> dict:
 
 def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None, high: str | None = None,
                    hue: str | None = None, ax: plt.Axes | None = None, annotate: bool = False,
-                   fmt: str | None = None, log: bool = False) -> plt.Axes:
+                   fmt: str | None = None, log: bool = False, failed: str | None = None) -> plt.Axes:
     """A dot plot: point estimates (with their CIs as horizontal error bars, where given), one row per ``y``.
 
     What the lab draws where bars would stand on a log axis (:func:`plot_bars`): a dot's
@@ -821,9 +821,13 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None
     row, each in its colour and marker (:func:`palette`, :func:`markers`); ``annotate``
     writes each value beside its dot (or its CI). For a log axis (``log``, set by the caller
     after) an interval that reaches 0 or below runs to the left edge and ends in an arrow.
+    ``failed`` names a column of text set on the rows whose run did not finish: their value
+    (where they reached one: a cap) is drawn as an open ✕ with that text (:func:`mark_failures`).
     """
     ax = ax or plt.figure().gca()
     data = named(data.reset_index(drop=True), hue)
+    if failed is not None:  # drawn apart, after the finished rows
+        everything, data = data, data.assign(**{x: data[x].where(~_failed(data, failed))})
     data = data.assign(**{y: data[y].map(labels.phrase)})
     groups = list(dict.fromkeys(data[hue])) if hue else [None]
     offsets = np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]
@@ -853,6 +857,8 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None
             for value, end, at in zip(part[x], ends, pos):
                 ax.annotate(text(value), (max(value, end), at), xytext=(4, 0), textcoords="offset points",
                             va="center", fontsize=SMALLEST_PT)
+    if failed is not None:
+        mark_failures(ax, everything, x=x, y=y, hue=hue, failed=failed)
     ax.set_yticks(range(len(names)), [textwrap.fill(n, LABEL_CHARS) for n in names], fontsize="small")
     ax.set_ylim(len(names) - 0.5, -0.5)  # the table's first row on top
     ax.set_xlabel(labels.column_label(x))
@@ -998,25 +1004,28 @@ def _error_bars(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | 
 
 def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax: plt.Axes | None = None,
               log: bool | str = False, annotate: bool = True, fmt: str | None = None, low: str | None = None,
-              high: str | None = None) -> plt.Axes:
+              high: str | None = None, failed: str | None = None) -> plt.Axes:
     """Horizontal bars of ``x`` per ``y`` (and ``hue``), each labelled with its value; dots on a log axis.
 
     A log axis (``log=True``, or ``"auto"`` when the values span decades) gets a dot plot
     (:func:`plot_estimates`) instead: a bar's length means nothing there. Labels have three
     significant digits unless ``fmt`` says otherwise. ``low``/``high`` name CI columns,
-    drawn as error bars where set.
+    drawn as error bars where set. ``failed`` names a column of text, set on the rows whose run
+    did not finish (out of memory, a timeout): they are never left out silently (:func:`mark_failures`).
     """
     ax = ax or plt.figure().gca()
     if log == "auto":
-        log = spans_decades(data[x])
+        log = spans_decades(data[x].dropna())
     if log:  # a bar's length means nothing on a log axis: dots, labelled
-        plot_estimates(data, x=x, y=y, low=low, high=high, hue=hue, ax=ax, annotate=annotate, fmt=fmt, log=True)
+        plot_estimates(data, x=x, y=y, low=low, high=high, hue=hue, ax=ax, annotate=annotate, fmt=fmt, log=True,
+                       failed=failed)
         values = pd.concat([data[x], data[high]]) if high else data[x]
-        set_scale(ax, "x", True, values)
+        set_scale(ax, "x", True, values.dropna())
         ax.margins(x=0.15)
         ax.set_ylabel("")
         return ax
-    data = named(data.reset_index(drop=True), y, hue)
+    finished = data if failed is None else data.assign(**{x: data[x].where(~_failed(data, failed))})
+    data = named(finished.reset_index(drop=True), y, hue)
     levels = list(dict.fromkeys(data[hue])) if hue else []
     colours = {"palette": palette(levels), "hue_order": levels} if hue else {"color": NEUTRAL}
     sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None, **colours)
@@ -1031,11 +1040,52 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
                     ax.annotate(text(v), (max(v, ends.get(bar, v)), bar.get_y() + bar.get_height() / 2),
                                 xytext=(3, 0), textcoords="offset points", va="center", fontsize=SMALLEST_PT)
         ax.margins(x=0.12)
+    if failed is not None:
+        mark_failures(ax, data, x=x, y=y, hue=hue, failed=failed, at=0.0)
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     if hue:
         legend_below(ax, ncol=min(3, data[hue].nunique()), title=labels.column_label(hue))
     return ax
+
+
+def _failed(data: pd.DataFrame, failed: str) -> pd.Series:
+    return data[failed].fillna("").astype(str).str.strip() != ""
+
+
+#: The marker of a run that did not finish (out of memory, a timeout, an error).
+FAILED_MARKER = "X"
+
+
+def mark_failures(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, failed: str,
+                  at: float | None = None) -> None:
+    """Draw each row whose run did not finish as an open ✕ in its colour, with what happened written beside it.
+
+    ``data`` as the dot plot or bar chart drew it (its categories named); the row's ✕ stands
+    in the row (dodged as its ``hue`` level), at ``at`` (a bar chart: 0, where its bar would
+    start) or, where ``at`` is None, at its own value (a dot plot: the value it reached when it
+    stopped, a cap). The text is ``failed``'s, after the value where there is one.
+    """
+    groups = list(dict.fromkeys(data[hue])) if hue else [None]
+    names = list(dict.fromkeys(data[y].map(labels.phrase) if at is None else data[y]))
+    colours = palette(groups) if hue else {None: NEUTRAL}
+    rows = data[_failed(data, failed)]
+    if at is None:  # a dot plot's rows: offsets as plot_estimates dodges them
+        offsets = dict(zip(groups, np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]))
+    else:  # a bar chart's: as seaborn dodges them (0.8 of a row, shared by the levels)
+        offsets = {g: -0.4 + (k + 0.5) * 0.8 / len(groups) for k, g in enumerate(groups)} if hue else {None: 0.0}
+    for _, row in rows.iterrows():
+        group = row[hue] if hue else None
+        name = labels.phrase(row[y]) if at is None else row[y]
+        pos = names.index(name) + offsets[group]
+        value = row[x] if at is None else at
+        if not np.isfinite(value):
+            continue
+        ax.plot([value], [pos], FAILED_MARKER, mfc="white", mec=colours[group], mew=1.2, ms=6, label="_nolegend_",
+                zorder=4, clip_on=False)
+        said = (f"{_value_text(None)(row[x])}: " if at is None else "") + str(row[failed])
+        ax.annotate(said, (value, pos), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=SMALLEST_PT, color="0.2")
 
 
 def _bar_cis(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, low: str, high: str) -> dict:

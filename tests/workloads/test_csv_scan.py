@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import duckdb
+import matplotlib.colors as mcolors
 import numpy as np
 import pandas as pd
 import psutil
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-from ingestlab import hivetext, models
+from ingestlab import hivetext, labels, models
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.results import Run
 from ingestlab.workloads import csv_scan, csv_scan_analysis
@@ -358,8 +359,59 @@ def test_a_line_that_does_not_hold_is_said_in_words_and_not_drawn():
     ax = fig.axes[0]
     assert not [line for line in ax.get_lines() if len(line.get_xdata())]
     assert not any(isinstance(c, mcollections.PolyCollection) for c in ax.collections)
-    assert [t.get_text() for t in ax.texts] == ["DuckDB: model rejected, no line"]  # said in the panel
+    assert not ax.texts  # no note over the data: the caption's finding says it
+    assert "the line is rejected for DuckDB, full scan (not drawn)" in csv_scan_analysis.fits_finding(scans, fits)
     figures.close(fig)
+
+
+def test_a_size_a_reader_did_not_finish_is_marked_in_every_figure_and_said_in_its_finding_never_left_out():
+    from ingestlab import figures
+
+    rows = [(e, q, gb, sec, "ok") for e, slope in (("duckdb", 1.0), ("polars", 0.5)) for q in ("full_scan", "count_star")
+            for gb, sec in ((1, slope), (2, 2 * slope), (4, 4 * slope))]
+    rows += [("duckdb", "count_star", 8, float("nan"), "oom"), ("polars", "count_star", 8, 4.0, "ok"),
+             ("duckdb", "full_scan", 8, 8.0, "ok"), ("polars", "full_scan", 8, 4.0, "ok")]
+    scans = _scans(rows + [(csv_scan.FLOOR, "read_files", gb, 0.1 * gb, "ok") for gb in (1, 2, 4, 8)])
+    scans = scans.assign(round=1, cache="warm", gb_per_s=scans["gb"] / scans["seconds"],
+                         peak_rss_mb=np.where(scans["status"] == "oom", 12_000.0, 100.0 * scans["gb"]))
+
+    def crosses(ax):  # (x, y, colour) of each run drawn as not finished
+        return [(line.get_xdata()[0], line.get_ydata()[0], mcolors.to_hex(line.get_markeredgecolor()))
+                for line in ax.get_lines() if line.get_marker() == figures.FAILED_MARKER]
+
+    fits = csv_scan_analysis.fit(scans)
+    fig = csv_scan_analysis.figure_fits(scans, fits)
+    count = fig.axes[[ax.get_title() for ax in fig.axes].index("COUNT(*)")]
+    # on the panel's top edge, at the size it did not finish, in the reader's colour
+    assert crosses(count) == [(8, count.get_ylim()[1], figures.ENGINE_STYLE["duckdb"][0].lower())]
+    assert "did not finish: out of memory" in [t.get_text() for t in fig.legends[0].get_texts()]
+    said = "Did not finish: DuckDB, COUNT(*) at 8 GB (1 of 1 rounds: out of memory, stopped at the cap)"
+    assert said in csv_scan_analysis.fits_finding(scans, fits)
+    figures.close(fig)
+
+    largest = csv_scan_analysis.largest(scans)
+    ax = figures.plot_bars(largest, x="peak_rss_mb", y="engine", hue="query", log=True, failed="failed")
+    (cross,) = crosses(ax)
+    assert cross[0] == 12_000  # the cap it reached, drawn as a ✕ and not as a measured dot
+    order = list(dict.fromkeys(largest["query"].map(labels.label)))
+    assert cross[2] == figures.palette(order)["COUNT(*)"].lower()  # in its query's colour, as in the legend
+    assert "12,000: out of memory, stopped at the cap" in [t.get_text() for t in ax.texts]
+    dots = [x for line in ax.get_lines() if line.get_marker() != figures.FAILED_MARKER for x in line.get_xdata()]
+    assert 12_000 not in dots
+    assert csv_scan_analysis.memory_finding(scans).endswith("its peak memory there is the cap, not a measurement.")
+    headline = csv_scan_analysis.headline(fits, csv_scan_analysis.count_vs_full(fits), scans.assign(
+        peak_source="rss", baseline_rss_mb=50.0))
+    assert "peak_rss_mb[duckdb,count_star]" not in headline and headline["peak_rss_mb[polars,count_star]"] == 800
+    assert "duckdb**: peak 12000 MB (rss; count_star: out of memory, stopped at the cap)" in \
+        csv_scan_analysis.describe_memory(scans.assign(peak_source="rss", baseline_rss_mb=50.0))
+    figures.close(ax.figure)
+
+    bars = csv_scan_analysis.floor_bars(csv_scan_analysis.with_floor(scans), scans)
+    assert len(bars) == 4 and bars["floor_fraction"].isna().sum() == 1  # the scan that stopped keeps its row
+    ax = figures.plot_bars(bars, x="floor_fraction", y="engine", hue="query", failed="failed")
+    (cross,) = crosses(ax)
+    assert cross[0] == 0 and "out of memory, stopped at the cap" in [t.get_text() for t in ax.texts]
+    figures.close(ax.figure)
 
 
 def test_a_positive_fixed_cost_near_zero_has_its_interval_cut_at_zero():

@@ -120,10 +120,80 @@ def with_floor(scans: pd.DataFrame) -> pd.DataFrame:
     return out.assign(floor_fraction=out["gb_per_s"] / out["floor_gb_per_s"])
 
 
+#: What a scan that did not finish is said to have done, by its ``status`` (figures mark it with this text).
+STATUS_TEXT = {"oom": "out of memory, stopped at the cap", "timeout": "stopped at the time limit",
+               "crashed": "crashed", "error": "failed"}
+
+
+def failure_text(status: pd.Series) -> pd.Series:
+    """Each scan's failure in words (:data:`STATUS_TEXT`), empty for a scan that finished.
+
+    Examples
+    --------
+    >>> failure_text(pd.Series(["ok", "oom"])).tolist()
+    ['', 'out of memory, stopped at the cap']
+    """
+    return status.map(lambda s: "" if s == "ok" else STATUS_TEXT.get(s, f"did not finish ({s})"))
+
+
+def failures_sentence(scans: pd.DataFrame, *, memory: bool = False) -> str:
+    """The scans that did not finish, in one sentence for a figure's finding ("" when every scan finished).
+
+    ``memory``: the figure draws peak memory, which for a scan stopped at the cap is the cap.
+
+    Examples
+    --------
+    >>> scans = pd.DataFrame({"engine": "polars", "query": "count_star", "gb": 5.3, "round": [1, 2, 3],
+    ...                       "status": ["oom", "ok", "oom"]})
+    >>> failures_sentence(scans, memory=True)
+    'Did not finish: Polars, COUNT(*) at 5.3 GB (2 of 3 rounds: out of memory, stopped at the cap); its peak memory there is the cap, not a measurement.'
+    """
+    from ingestlab import labels
+
+    data = scans[scans["engine"] != FLOOR]
+    rounds = data.groupby(["engine", "query", "gb"], sort=False)
+    said = [f"{labels.label(engine)}, {labels.label(query)} at {gb:.3g} GB ({int((g['status'] != 'ok').sum())} of "
+            f"{len(g)} rounds: {'; '.join(dict.fromkeys(failure_text(g.loc[g['status'] != 'ok', 'status'])))})"
+            for (engine, query, gb), g in rounds if (g["status"] != "ok").any()]
+    if not said:
+        return ""
+    capped = memory and (data["status"] == "oom").any()
+    return ("Did not finish: " + "; ".join(said)
+            + ("; its peak memory there is the cap, not a measurement." if capped else "."))
+
+
+def fits_finding(scans: pd.DataFrame, fits: pd.DataFrame) -> str:
+    """The scan-time figure's finding: the fitted costs per GB (:func:`ingestlab.findings.fits`), and what did not finish."""
+    from ingestlab import findings
+
+    return " ".join(t for t in (findings.fits(tidy_fits(fits), "per_gb"), failures_sentence(scans)) if t)
+
+
+def memory_finding(scans: pd.DataFrame) -> str:
+    """The peak-memory figure's finding: the spread over the scans of the largest table that finished, and the rest."""
+    from ingestlab import findings
+
+    data = largest(scans)
+    return " ".join(t for t in (findings.spread(data[data["failed"] == ""], "peak_rss_mb", by=["engine", "query"],
+                                                unit="MB", what="peak memory"),
+                                failures_sentence(scans[scans["gb"] == scans["gb"].max()], memory=True)) if t)
+
+
+def floor_finding(floored: pd.DataFrame, scans: pd.DataFrame) -> str:
+    """The read-floor figure's finding: the spread of the shares, and the scans of that size that did not finish."""
+    from ingestlab import findings
+
+    stopped = scans[(scans["gb"] == scans["gb"].max()) & (scans["query"] != "limit_1")]
+    return " ".join(t for t in (findings.spread(floor_bars(floored), "floor_fraction", by=["engine", "query"],
+                                                what="share of the read floor's rate"),
+                                failures_sentence(stopped)) if t)
+
+
 def largest(scans: pd.DataFrame) -> pd.DataFrame:
-    """Every engine × query at the largest size, last round, whatever its status."""
+    """Every engine × query at the largest size, last round, whatever its status (``failed``: what went wrong)."""
     data = scans[(scans["gb"] == scans["gb"].max()) & scans["reported"]]
-    return data[data["engine"] != FLOOR]
+    data = data[data["engine"] != FLOOR]
+    return data.assign(failed=failure_text(data["status"]))
 
 
 def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
@@ -250,8 +320,11 @@ def describe_memory(scans: pd.DataFrame) -> str:
     data = largest(scans)
     g = data.sort_values("peak_rss_mb").groupby("engine", sort=False)
     return "\n".join(f"- **{e}**: peak {x['peak_rss_mb'].max():.0f} MB ({x['peak_source'].iloc[0]}; "
-                     f"{x.loc[x['peak_rss_mb'].idxmax(), 'query']}), of which {x['baseline_rss_mb'].max():.0f} MB "
-                     f"before the query at {x['gb'].iloc[0]:.3g} GB" for e, x in g)
+                     f"{x.loc[x['peak_rss_mb'].idxmax(), 'query']}"
+                     + (f": {x.loc[x['peak_rss_mb'].idxmax(), 'failed']}" if x.loc[x['peak_rss_mb'].idxmax(), 'failed']
+                        else "")
+                     + f"), of which {x['baseline_rss_mb'].max():.0f} MB before the query at {x['gb'].iloc[0]:.3g} GB"
+                     for e, x in g)
 
 
 def describe_floor(floored: pd.DataFrame) -> str:
@@ -273,7 +346,8 @@ def headline(fits: pd.DataFrame, ratios: pd.DataFrame, scans: pd.DataFrame) -> d
     for r in ratios.itertuples():
         out[f"count_over_full[{r.engine}]"] = [float(r.ratio), float(r.ci_low), float(r.ci_high)]
     for r in largest(scans).itertuples():
-        out[f"peak_rss_mb[{r.engine},{r.query}]"] = float(r.peak_rss_mb)
+        if not r.failed:  # a scan stopped at the memory cap measured the cap, not its peak
+            out[f"peak_rss_mb[{r.engine},{r.query}]"] = float(r.peak_rss_mb)
     out["largest_gb"] = float(scans["gb"].max())
     return out
 
@@ -282,7 +356,9 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     """Seconds against size per engine, a panel per query side by side, with each fit and its CI band.
 
     Each engine in its own colour and marker (one legend below the panels: the fits' estimates
-    with their CIs are in ``fits.csv`` and the notebook's text); a rejected fit is not drawn.
+    with their CIs are in ``fits.csv`` and the notebook's text); a rejected fit is not drawn (the
+    caption's finding says so); a size a reader did not finish (out of memory, a timeout) is an
+    open ✕ in its colour on the panel's top edge, never silently absent.
     """
     import matplotlib.lines
     import matplotlib.pyplot as plt
@@ -295,33 +371,49 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     fig, axes = plt.subplots(1, max(len(queries), 1), figsize=(figures.PAGE_WIDTH, 3.0), squeeze=False,
                              layout="constrained")
     long = tidy_fits(fits) if not fits.empty else models.tidy(fits, model="scan_time", terms={})
+    engines = [labels.label(e) for e in dict.fromkeys(data["engine"])]
+    colours, shapes = figures.palette(engines), figures.markers(engines)
+    stopped = scans[scans["reported"] & (scans["status"] != "ok") & (scans["engine"] != FLOOR)]
     for ax, query in zip(axes[0], queries):
         figures.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
                          hue="engine", slope="per_gb", intercept="overhead", ax=ax)
-        # the legend goes (one for all panels, below); what it said of a line not drawn stays, in the panel
-        notes = [t.get_text().split(":")[0] + ": model rejected, no line" for t in ax.get_legend().get_texts()
-                 if t.get_text().endswith("model rejected, no line")]
-        notes += [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().endswith("(too few points for a fit)")]
+        # one legend for all panels, below; a line not drawn is said in the caption (the finding)
         ax.get_legend().remove()
-        if notes:
-            ax.text(0.02, 0.98, "\n".join(notes), transform=ax.transAxes, va="top", ha="left", fontsize=figures.SMALLEST_PT,
-                    color="0.25")
+        limits = ax.get_ylim()
+        for row in stopped[stopped["query"] == query].itertuples():  # a size it did not finish: ✕ on the top edge
+            ax.plot([row.gb], [limits[1]], figures.FAILED_MARKER, mfc="white", mec=colours[labels.label(row.engine)],
+                    mew=1.2, ms=6, clip_on=False, zorder=4, label="_nolegend_")
+        ax.set_ylim(limits)
         ax.set_xlabel("table size (GB)")
-        ax.set_title(textwrap.fill(labels.label(query), 28), fontsize="medium")
-    engines = [labels.label(e) for e in dict.fromkeys(data["engine"])]
-    colours, shapes = figures.palette(engines), figures.markers(engines)
+        ax.set_title(textwrap.fill(labels.label(query).replace(" 1", "\u00a01"), 28).replace("\u00a0", " "),
+                     fontsize="medium")
     handles = [matplotlib.lines.Line2D([], [], color=colours[e], marker=shapes[e], lw=1.2) for e in engines]
+    names = list(engines)
+    if not stopped.empty:
+        handles.append(matplotlib.lines.Line2D([], [], ls="none", marker=figures.FAILED_MARKER, mfc="white", mec="0.3",
+                                               mew=1.2))
+        names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
+                                                            for s in stopped["status"]})))
     fig.canvas.draw()  # the panels placed; the legend goes under them all
     fig.set_layout_engine("none")
-    fig.legend(handles, engines, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
                fontsize="small", frameon=False, title_fontsize="small",
                title="line: the fit over the sizes measured; shaded: its cost per GB's 95 % CI")
     return fig
 
 
-def floor_bars(floored: pd.DataFrame) -> pd.DataFrame:
-    """The largest size's scanning queries (``limit_1`` left out), for the bar chart of fractions of the floor."""
-    return floored[(floored["gb"] == floored["gb"].max()) & (floored["query"] != "limit_1")]
+def floor_bars(floored: pd.DataFrame, scans: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The largest size's scanning queries (``limit_1`` left out), for the bar chart of fractions of the floor.
+
+    With ``scans``, the scans of that size that did not finish join them without a fraction,
+    ``failed`` saying why, so the chart marks them instead of leaving a gap.
+    """
+    bars = floored[(floored["gb"] == floored["gb"].max()) & (floored["query"] != "limit_1")].assign(failed="")
+    if scans is None:
+        return bars
+    stopped = largest(scans)
+    stopped = stopped[(stopped["failed"] != "") & (stopped["query"] != "limit_1")]
+    return pd.concat([bars, stopped.assign(floor_fraction=float("nan"))], ignore_index=True)
 
 
 #: Notebook 06's scan model in :func:`fit`'s columns: a fixed cost per scan and a cost per GB.
