@@ -573,17 +573,6 @@ def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenari
     return ax
 
 
-def estimate_text(fit: pd.Series, column: str, unit: str) -> str:
-    # "0.300 ms/statement (95 % CI 0.271–0.328)" from a fit table's row, a CI from few points flagged
-    stem, _, suffix = column.rpartition("_")
-    low, high = f"{stem}_ci_low_{suffix}", f"{stem}_ci_high_{suffix}"
-    if low not in fit.index:
-        low, high = f"{column}_ci_low", f"{column}_ci_high"
-    n = fit.get("n_points")
-    return report.format_estimate(fit[column], fit.get(low, np.nan), fit.get(high, np.nan), unit=unit,
-                                  n=int(n) if pd.notna(n) else None)
-
-
 def short_estimate(value: float, low: float, high: float, unit: str) -> str:
     """An estimate and its 95 % CI in a few characters, for a label beside a line (:func:`label_ends`).
 
