@@ -1042,8 +1042,10 @@ def _failed(data: pd.DataFrame, failed: str) -> pd.Series:
     return data[failed].fillna("").astype(str).str.strip() != ""
 
 
-#: The marker of a run that did not finish (out of memory, a timeout, an error).
+#: The marker of a run that did not finish (out of memory, a timeout, an error), and how it is drawn (open,
+#: its edge in the series' colour: ``mec``).
 FAILED_MARKER = "X"
+FAILED_STYLE = {"marker": FAILED_MARKER, "ls": "none", "mfc": "white", "mew": 1.2, "ms": 6}
 
 
 def mark_failures(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, failed: str,
@@ -1070,8 +1072,7 @@ def mark_failures(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str 
         value = row[x] if at is None else at
         if not np.isfinite(value):
             continue
-        ax.plot([value], [pos], FAILED_MARKER, mfc="white", mec=colours[group], mew=1.2, ms=6, label="_nolegend_",
-                zorder=4, clip_on=False)
+        ax.plot([value], [pos], **FAILED_STYLE, mec=colours[group], label="_nolegend_", zorder=4, clip_on=False)
         said = (f"{_value_text(None)(row[x])}: " if at is None else "") + str(row[failed])
         ax.annotate(said, (value, pos), xytext=(6, 0), textcoords="offset points", va="center",
                     fontsize=SMALLEST_PT, color="0.2")

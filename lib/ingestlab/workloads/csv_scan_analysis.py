@@ -381,8 +381,8 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
         ax.get_legend().remove()
         limits = ax.get_ylim()
         for row in stopped[stopped["query"] == query].itertuples():  # a size it did not finish: ✕ on the top edge
-            ax.plot([row.gb], [limits[1]], figures.FAILED_MARKER, mfc="white", mec=colours[labels.label(row.engine)],
-                    mew=1.2, ms=6, clip_on=False, zorder=4, label="_nolegend_")
+            ax.plot([row.gb], [limits[1]], **figures.FAILED_STYLE, mec=colours[labels.label(row.engine)], clip_on=False,
+                    zorder=4, label="_nolegend_")
         ax.set_ylim(limits)
         ax.set_xlabel("table size (GB)")
         ax.set_title(textwrap.fill(labels.label(query).replace(" 1", "\u00a01"), 28).replace("\u00a0", " "),
@@ -390,8 +390,7 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     handles = [matplotlib.lines.Line2D([], [], color=colours[e], marker=shapes[e], lw=1.2) for e in engines]
     names = list(engines)
     if not stopped.empty:
-        handles.append(matplotlib.lines.Line2D([], [], ls="none", marker=figures.FAILED_MARKER, mfc="white", mec="0.3",
-                                               mew=1.2))
+        handles.append(matplotlib.lines.Line2D([], [], **figures.FAILED_STYLE, mec="0.3"))
         names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
                                                             for s in stopped["status"]})))
     fig.canvas.draw()  # the panels placed; the legend goes under them all
