@@ -73,9 +73,14 @@ engines:
 reproduce: $(STAMP) engines
 	$(BIN)/ingestlab run all --out $(OUT) --summary
 
+# Two pytest workers a core, at most 8 (each starts its own servers): most long tests wait (on a server, a
+# kernel, a sleep), so two a core keep the cores busy (2 cores: 10 min with -n 2, 7.7 min with -n 4;
+# bench/README.md). `make test TEST_WORKERS=2` for fewer.
+TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$(( n > 8 ? 8 : n )))
+
 test: $(STAMP) engines
 	$(BIN)/ruff check lib tests bench
-	$(BIN)/python -m pytest -n 2 -m "not serial" --nbval-lax --durations=50 tests lib/ingestlab notebooks
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --durations=50 tests lib/ingestlab notebooks
 	$(BIN)/python -m pytest -m serial tests
 
 # JupyterLab rooted at the repository (runs/, figures/ and data/ in its file browser) on a kernel named

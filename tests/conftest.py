@@ -30,7 +30,7 @@ def lab_tmp():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` first (the order otherwise kept), so under ``make test``'s two workers the longest start at once."""
+    """Tests marked ``slow`` first (the order otherwise kept), so under ``make test``'s workers the longest start at once."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

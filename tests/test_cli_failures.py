@@ -155,6 +155,19 @@ def _wait_for(predicate, timeout_s: float = 120.0):
     raise AssertionError("timed out")
 
 
+def _locked(connection, table: str) -> bool:
+    """Whether ``connection`` now holds ``table`` in ACCESS EXCLUSIVE mode (False while the run has it dropped)."""
+    import psycopg2
+
+    try:
+        with connection.cursor() as cur:
+            cur.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        return True
+    except psycopg2.errors.UndefinedTable:  # between a reset's DROP and its CREATE
+        connection.rollback()
+        return False
+
+
 def _server_pids(lab: Path) -> list[int]:
     return [p for d in lab.glob("*-*") if is_server_folder(d) for p in processes_using(d)] if lab.exists() else []
 
@@ -226,8 +239,8 @@ def test_a_lock_held_on_a_url_targets_table_ends_the_run_at_the_stated_bound_in_
         _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         holder = psycopg2.connect(**server.connect_kwargs())  # another user's session, in a transaction
-        with holder.cursor() as cur:
-            cur.execute("LOCK TABLE ingestlab_insert IN ACCESS EXCLUSIVE MODE")
+        _wait_for(lambda: _locked(holder, "ingestlab_insert") or proc.poll() is not None, 60)
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
         sent = time.monotonic()
         _, err = proc.communicate(timeout=120)
         took = time.monotonic() - sent
