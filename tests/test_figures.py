@@ -407,6 +407,21 @@ def test_a_tall_drawing_narrower_than_the_page_keeps_its_long_caption_on_the_pag
     assert height <= figures.MAX_PNG_PX[1] and width < figures.MAX_PNG_PX[0], (width, height)
 
 
+def test_a_caption_never_breaks_a_line_inside_95_percent_ci():
+    """textwrap breaks at any space: "… (95" / "% CI 2.0–4.0)" was printed under 03's and 06's figures."""
+    said = " ".join(f"{'w' * (i % 5 + 1)} (95 % CI)" for i in range(40))  # "95 % CI" at every offset of a line
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, ax = plt.subplots(figsize=(7.0, 2.5))
+        ax.plot([1, 2], [1, 2])
+        figures.caption(fig, "Times", run=_META, finding=said)
+        _, finding, _ = _texts(fig)
+        plt.close(fig)
+    lines = finding.splitlines()
+    assert len(lines) >= 3 and finding.replace("\n", " ") == said
+    assert not [line for line in lines if line.endswith(("95", "%")) or line.startswith(("%", "CI)"))], lines
+
+
 def test_caption_of_a_published_table_names_the_seed_and_versions():
     fig = plt.figure()
     figures.caption(fig, "Seed", data=published.load("starrocks_insert_scenarios"))

@@ -384,7 +384,7 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
                       " — ".join(parts), width_chars))
     for narrower in (1.0, 0.92, 0.85, 0.78, 0.7):  # a wrap by character count can still run past the page
         for artist, words, chars in texts:
-            artist.set_text(textwrap.fill(words, max(int(chars * narrower), 20)))
+            artist.set_text(wrapped(words, max(int(chars * narrower), 20)))
         if finding and parts:  # the provenance line under the finding
             fig.canvas.draw()
             under = texts[1][0].get_window_extent(renderer).transformed(fig.transFigure.inverted()).y0
@@ -420,8 +420,8 @@ def _caption_inches(title: str, finding: str | None, parts: list[str], width_in:
     # the height the title above and the finding and provenance below take, wrapped at width_in inches
     size = float(plt.rcParams["font.size"])
     small, title_chars = _wrap_chars(width_in)
-    title_lines = len(textwrap.wrap(title, title_chars))
-    lines = sum(len(textwrap.wrap(text, small)) for text in ([report.plain(finding)] if finding else []) + [
+    title_lines = len(wrapped(title, title_chars).splitlines())
+    lines = sum(len(wrapped(text, small).splitlines()) for text in ([report.plain(finding)] if finding else []) + [
         " — ".join(parts)] if text)
     return 0.25 + title_lines * 1.2 * 1.2 * size / 72 + lines * 1.25 * 0.833 * size / 72
 
@@ -848,7 +848,7 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None
                             va="center", fontsize=SMALLEST_PT)
     if failed is not None:
         mark_failures(ax, everything, x=x, y=y, hue=hue, failed=failed)
-    ax.set_yticks(range(len(names)), [textwrap.fill(n, LABEL_CHARS) for n in names], fontsize="small")
+    ax.set_yticks(range(len(names)), [wrapped(n, LABEL_CHARS) for n in names], fontsize="small")
     ax.set_ylim(len(names) - 0.5, -0.5)  # the table's first row on top
     ax.set_xlabel(labels.column_label(x))
     if hue:
@@ -1018,7 +1018,7 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
     levels = list(dict.fromkeys(data[hue])) if hue else []
     colours = {"palette": palette(levels), "hue_order": levels} if hue else {"color": NEUTRAL}
     sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None, **colours)
-    ax.set_yticks(ax.get_yticks(), [textwrap.fill(t.get_text(), LABEL_CHARS) for t in ax.get_yticklabels()])
+    ax.set_yticks(ax.get_yticks(), [wrapped(t.get_text(), LABEL_CHARS) for t in ax.get_yticklabels()])
     ends = _bar_cis(ax, data, x=x, y=y, hue=hue, low=low, high=high) if low and high else {}
     if annotate:
         text = _value_text(fmt)
@@ -1218,8 +1218,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
 END_LABEL_CHARS = 26
 
 
-def wrapped(text: str) -> str:
-    """``text`` wrapped for a direct label (:data:`END_LABEL_CHARS` a line), never inside "95 % CI".
+def wrapped(text: str, width: int = END_LABEL_CHARS) -> str:
+    """``text`` wrapped at ``width`` characters a line (a direct label's: :data:`END_LABEL_CHARS`), never inside "95 % CI".
 
     Examples
     --------
@@ -1228,4 +1228,4 @@ def wrapped(text: str) -> str:
     95 % CI
     """
     kept = str(text).replace(" % ", "\u00a0%\u00a0")  # a no-break space: textwrap breaks only at plain spaces
-    return "\n".join(textwrap.wrap(kept, END_LABEL_CHARS)).replace("\u00a0", " ") or str(text)
+    return "\n".join(textwrap.wrap(kept, width)).replace("\u00a0", " ") or str(text)
