@@ -146,7 +146,7 @@ def test_save_refuses_a_figure_that_breaks_the_grammar_when_strict_and_warns_oth
     assert (tmp_path / "bad.png").exists()  # saved all the same: the run keeps what it drew
 
 
-def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_of_that_colour():
+def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_of_that_colour_and_shapes():
     styles = list(figures.ENGINE_STYLE.values())
     assert len(set(styles)) == len(styles)  # no two engines look alike
     assert all(c not in figures.CONDITION_COLOURS for c, _ in styles)
@@ -156,10 +156,14 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     assert figures.is_shade_of(colours["PostgreSQL, sync off"], "#0072B2")
     assert colours["PostgreSQL, sync off"] != colours["PostgreSQL, sync on"]
     assert shapes["PostgreSQL, sync on"] == "o" and shapes["PostgreSQL 15"] == "s"
-    assert shapes["PostgreSQL, sync off"] == "o"  # the engine's marker whatever its condition: a lighter shade tells
+    assert shapes["PostgreSQL, sync off"] == "s"  # a shade and a shape tell an engine's conditions apart
     # the two versions a figure sets side by side differ in colour, at any minor version
     assert colours["PostgreSQL 15"] != colours["PostgreSQL, sync on"]
     assert figures.palette(["PostgreSQL 15.18, defaults"])["PostgreSQL 15.18, defaults"] == "#56B4E9"
+    five = [f"PostgreSQL, variant {i}" for i in range(5)] + [f"MariaDB, variant {i}" for i in range(4)]
+    colours, shapes = figures.palette(five), figures.markers(five)  # notebook 04: five a panel
+    assert len(set(colours.values())) == 9 and all(figures.is_shade_of(colours[v], "#0072B2") for v in five[:5])
+    assert len({shapes[v] for v in five[:5]}) == 5 and shapes[five[0]] == shapes[five[5]] == "o"
 
 
 def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_fits():
@@ -479,6 +483,31 @@ def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     boxes = [line for line in ax.get_lines() if line.get_marker() in ("", "None")]
     assert _colours(boxes) == {figures.CONDITION_COLOURS[0].lower()}  # a condition's colour, never an engine's
     figures.close(ax.figure)
+
+
+def test_a_legend_under_the_panels_gives_each_engine_a_column_and_puts_the_notes_below():
+    """Notebook 04's legend: five PostgreSQL and four MariaDB variants, then notes on the law's lines (one column of
+    twelve entries, 7 in wide and a third of the figure's height, before)."""
+    from matplotlib.lines import Line2D
+
+    engines = {"PostgreSQL": ["defaults", "commit delay 10 µs", "commit delay 100 µs", "commit delay 1 ms",
+                              "synchronous_commit off"],
+               "MariaDB": ["defaults", "binary log, synced", "binary log, waits for 8 commits", "log flushed once a second"]}
+    names = [f"{e}, {v}" for e, variants in engines.items() for v in variants]
+    notes = ["scalability law, 95 % band", figures.wrapped("law rejected, not drawn: 4 of 15 at PostgreSQL, 6 of 12 "
+                                                           "at MariaDB", 40)]
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, _ = plt.subplots(figsize=(7.0, 3.0))
+        figures.legend_under(fig, [Line2D([], [])] * (len(names) + 2), names + notes)
+        fig.canvas.draw()
+        texts = {t.get_text(): t.get_window_extent() for t in fig.legends[0].get_texts() if t.get_text()}
+        plt.close(fig)
+    columns = {e: {round(texts[n].x0) for n in names if n.startswith(e)} for e in engines}
+    assert all(len(x) == 1 for x in columns.values()) and columns["PostgreSQL"] != columns["MariaDB"], columns
+    lowest = min(texts[n].y0 for n in names)
+    assert all(texts[n].y1 <= lowest + 1 for n in notes)  # the notes under every engine's entries
+    assert max(b.x1 for b in texts.values()) - min(b.x0 for b in texts.values()) < 7.0 * 100
 
 
 def test_the_latency_boxes_keep_the_width_their_legend_goes_under_them():

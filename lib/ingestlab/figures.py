@@ -526,14 +526,50 @@ def legend_below(ax: plt.Axes, *, ncol: int = 1, title: str | None = None, handl
 
 
 def legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | None = None) -> None:
-    """The figure's one legend, under all its panels, in as many columns as its longest entry leaves room for.
+    """The figure's one legend, under all its panels: a column per engine, or as many columns as fit.
 
-    Replaces any figure legend already there (a caller adds entries to it this way).
+    Where the entries name several engines and a column each fits across the page, each
+    engine's entries go down its own column (:func:`engine_columns`), the others after them;
+    else the entries fill as many columns as the longest leaves room for. Replaces any figure
+    legend already there (a caller adds entries to it this way).
     """
     for old in list(fig.legends):
         old.remove()
+    handles, names, ncol = engine_columns(list(handles), [str(n) for n in names])
     fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=legend_columns(names), fontsize="small", title_fontsize="small", frameon=False)
+               ncol=ncol, fontsize="small", title_fontsize="small", frameon=False)
+
+
+def engine_columns(handles: list, names: list[str]) -> tuple[list, list[str], int]:
+    """Legend entries laid out a column per engine (blank entries pad them), the rest shared out below.
+
+    matplotlib fills a legend's columns top to bottom; entries that name no engine (notes on
+    lines and bands) follow the engines' own, shared between the columns. With fewer than two
+    engines, or columns that would not fit across the page (:func:`legend_columns`), the
+    entries are returned as they are, with as many columns as fit.
+
+    Examples
+    --------
+    >>> _, names, ncol = engine_columns([None] * 4, ["PostgreSQL, defaults", "PostgreSQL, sync off", "MariaDB",
+    ...                                              "a note"])
+    >>> ncol, names
+    (2, ['PostgreSQL, defaults', 'PostgreSQL, sync off', 'a note', 'MariaDB', '', ''])
+    """
+    groups: dict[str, list] = {}
+    rest = []
+    for handle, name in zip(handles, names):
+        engine = engine_of(name)
+        (groups.setdefault(engine, []) if engine else rest).append((handle, name))
+    columns = len(groups)
+    if columns < 2 or legend_columns(names, most=columns) < columns:
+        return handles, names, legend_columns(names)
+    blank = (matplotlib.lines.Line2D([], [], ls="none"), "")
+    rows = max(len(g) for g in groups.values())
+    share = -(-len(rest) // columns)
+    laid = [g + [blank] * (rows - len(g)) + rest[i * share:(i + 1) * share] for i, g in enumerate(groups.values())]
+    depth = max(len(c) for c in laid)
+    flat = [entry for column in laid for entry in column + [blank] * (depth - len(column))]
+    return [h for h, _ in flat], [n for _, n in flat], columns
 
 
 def legend_columns(names, *, most: int = 3) -> int:
@@ -775,7 +811,7 @@ def palette(levels) -> dict:
 
 
 #: How far toward white an engine's second, third, fourth... condition is drawn (its first: its colour).
-SHADES = (0.0, 0.4, 0.62, 0.78)
+SHADES = (0.0, 0.4, 0.58, 0.7, 0.8)
 
 
 def shade(colour: str, toward_white: float) -> str:
@@ -785,19 +821,31 @@ def shade(colour: str, toward_white: float) -> str:
 
 
 def markers(levels) -> dict:
-    """A marker per level: an engine's own (:data:`ENGINE_STYLE`) for every level that names it, others in turn.
+    """A marker per level: an engine's own (:data:`ENGINE_STYLE`) for its first level, others in turn.
 
-    An engine's marker says which engine whatever its condition (its conditions differ in
-    shade: :func:`palette`); conditions that are no engine take :data:`CONDITION_MARKERS` in order.
+    An engine's further conditions (drawn in shades of its colour: :func:`palette`) take the
+    markers of :data:`CONDITION_MARKERS` other than the engine's, in order: five shades of one
+    colour are hard to tell apart, a shade and a shape are not. Conditions that are no engine
+    take :data:`CONDITION_MARKERS` in order.
 
     Examples
     --------
     >>> markers(["PostgreSQL", "PostgreSQL, async", "PostgreSQL 15", "batch", "bulk"])
-    {'PostgreSQL': 'o', 'PostgreSQL, async': 'o', 'PostgreSQL 15': 's', 'batch': 'o', 'bulk': 's'}
+    {'PostgreSQL': 'o', 'PostgreSQL, async': 's', 'PostgreSQL 15': 's', 'batch': 'o', 'bulk': 's'}
     """
     levels = list(dict.fromkeys(levels))
+    engines = [engine_of(level) for level in levels]
     others = iter(CONDITION_MARKERS * (len(levels) // len(CONDITION_MARKERS) + 1))
-    return {level: ENGINE_STYLE[engine_of(level)][1] if engine_of(level) else next(others) for level in levels}
+    shapes = {}
+    for i, (level, engine) in enumerate(zip(levels, engines)):
+        if engine is None:
+            shapes[level] = next(others)
+            continue
+        own = ENGINE_STYLE[engine][1]
+        spare = [m for m in CONDITION_MARKERS if m != own]
+        rank = engines[:i].count(engine)
+        shapes[level] = own if rank == 0 else spare[(rank - 1) % len(spare)]
+    return shapes
 
 
 def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None, high: str | None = None,

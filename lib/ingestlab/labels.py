@@ -18,8 +18,8 @@ LABELS: dict[str, str] = {
     "pandas_pyarrow": "pandas (PyArrow parser)", "pandas_c": "pandas (C parser)", "read_floor": "read floor",
     # commit variants and commit grouping
     "sync_on": "synchronous_commit on", "sync_off": "synchronous_commit off",
-    "flush_1": "log flushed at each commit", "flush_2": "log written at commit, flushed each second",
-    "flush_0": "log written and flushed each second",
+    "flush_1": "log flushed at each commit", "flush_2": "log flushed once a second",
+    "flush_0": "log written and flushed once a second",
     "off_mode": "group commit off", "sync_mode": "group commit, sync", "async_mode": "group commit, async",
     "transactional": "transactional writes", "non_transactional": "non-transactional writes",
     "upsert_mode": "upsert mode (no read before write)",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import textwrap
+from collections import Counter
 from typing import Sequence
 
 import matplotlib
@@ -274,9 +274,10 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     measured (never beyond them), each with its 95 % confidence band shaded (cut at the axes,
     which fit the measurements): solid where the law held (:func:`scalability`'s
     ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
-    rejected law is not drawn; the legend counts, per panel, the laws rejected and those not
-    tested (:func:`scalability`'s table names them). Each point has its CI where ``throughput``
-    has them (:func:`with_intervals`).
+    rejected law is not drawn; the legend counts, per engine, the laws rejected and those not
+    tested (:func:`scalability`'s table names them), under a column of variants per engine
+    (:func:`ingestlab.figures.legend_under`). Each point has its CI where ``throughput`` has
+    them (:func:`with_intervals`).
     """
     from matplotlib.collections import PolyCollection
     from matplotlib.lines import Line2D
@@ -287,8 +288,8 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         return fig
     engines, levels = _grid(throughput, "rows_per_insert")
     names = _series(throughput, "variant")  # over every engine: with several, each name says its engine
-    several = len(engines) * len(levels) > 1
-    rejected, untested, held = [], [], False  # per panel: how many laws were rejected / not tested, of how many
+    # per engine (all its panels): how many laws were rejected / not tested, of how many drawn
+    rejected, untested, laws_of, held = Counter(), Counter(), Counter(), False
     for ax, (engine, rows_per_insert) in zip(fig.axes, itertools.product(engines, levels)):
         part = throughput[(throughput["rows_per_insert"] == rows_per_insert)
                           & ((throughput["engine"] == engine) if engine is not None else True)]
@@ -299,16 +300,14 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         mine = curves[(curves["rows_per_insert"] == rows_per_insert)
                       & ((curves["engine"] == engine) if engine is not None else True)]
         laws = list(mine.groupby(["engine", "variant"], sort=False))
-        where = (f"{labels.label(engine)}, " if engine is not None else "") \
-            + f"{rows_per_insert} row{'s' if rows_per_insert > 1 else ''} per INSERT"
-        counts = {False: 0, None: 0}
+        laws_of[engine] += len(laws)
         for key, c in laws:
             holds = models.model_holds(c["model_holds"].iloc[0])
             colour = colour_of.get(key, "0.3")
             if holds is False:
-                counts[False] += 1
+                rejected[engine] += 1
                 continue
-            counts[None] += holds is None
+            untested[engine] += holds is None
             inside = c["rows_per_s"].where(c["rows_per_s"].between(low, high))
             ax.plot(c["clients"], inside, color=colour, lw=1.0, ls="-" if holds else "--", alpha=0.8,
                     zorder=1, scaley=False)  # the measurements alone set the y-range
@@ -318,19 +317,20 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
                                       band[["clients", "ci_high"]].to_numpy()[::-1]])
             ax.add_collection(PolyCollection([outline], facecolors=[colour], alpha=0.15, linewidths=0, zorder=0),
                               autolim=False)
-        for count, into in ((counts[False], rejected), (counts[None], untested)):
-            if count:
-                into.append(f"{count} of {len(laws)} at {where}" if several else f"{count} of {len(laws)}")
+    def counted(counts: Counter) -> str:  # "3 of 15 at PostgreSQL, 2 of 12 at MariaDB", or "3 of 15"
+        return ", ".join(f"{counts[e]} of {laws_of[e]}" + (f" at {labels.label(e)}" if e is not None else "")
+                         for e in engines if counts[e])
+
     handles, names = [], []
     if held:
         handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
         names.append("scalability law, 95 % band")
-    if untested:
+    if sum(untested.values()):
         handles.append(Line2D([], [], color="0.3", lw=1.0, ls="--"))
-        names.append(textwrap.fill("law not tested (held-out counts said nothing): " + "; ".join(untested), 60))
-    if rejected:
+        names.append(figures.wrapped("law not tested (held-out counts said nothing): " + counted(untested), 40))
+    if sum(rejected.values()):
         handles.append(Line2D([], [], ls="none"))
-        names.append(textwrap.fill("law rejected, not drawn: " + "; ".join(rejected), 60))
+        names.append(figures.wrapped("law rejected, not drawn: " + counted(rejected), 40))
     old = fig.legends[0]
     figures.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
                   title=old.get_title().get_text() or None)
