@@ -299,6 +299,7 @@ def test_a_url_target_that_stops_answering_mid_run_ends_it_in_one_line_exit_5(tm
     print(f"{took:.1f} s: {line}")
 
 
+@pytest.mark.serial  # its bound is a time: 3.6 s once beside three other workers on two cores (bound 3 s)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path, signum):
     lab, out = tmp_path / "lab", tmp_path / "out"
@@ -311,7 +312,7 @@ def test_sigterm_and_sighup_are_handled_like_ctrl_c(tmp_path, signum):
     took = time.monotonic() - sent
     assert proc.returncode == 128 + signum, err[-2000:]
     # the issue asks for 2 s: 1.01–1.94 s in 10 runs on a quiet machine (/tmp/sigterm.py in O/Q's note), 3 s
-    # allowed beside the suite's other worker. The kernel exits once its cell has unwound (servers stopped,
+    # allowed (it runs alone, in make test's serial step). The kernel exits once its cell has unwound (servers stopped,
     # clients too), and the C loop returns every 0.1 s (256 synchronous commits held the signal 0.8 s); before,
     # IPython took the handler's SystemExit for the cell's and the kernel lived until the SIGKILL 10 s later
     assert took < 3.0, f"{took:.1f} s"

@@ -510,6 +510,25 @@ def test_a_legend_under_the_panels_gives_each_engine_a_column_and_puts_the_notes
     assert max(b.x1 for b in texts.values()) - min(b.x0 for b in texts.values()) < 7.0 * 100
 
 
+def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key_says_so():
+    """06's LIMIT 1 panel: five cost-per-GB CIs around zero, their bands run down to the bottom edge and covered it."""
+    grid = np.linspace(0.3, 5.3, 40)
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, (log, linear) = plt.subplots(1, 2)
+        for ax in (log, linear):
+            ax.plot([0.3, 5.3], [0.004, 0.012], "o")
+        log.set_yscale("log")
+        flat = figures.draw_model(log, grid, 0.008, 0.0005, -0.008, 0.008, color="k", label=None)
+        steep = figures.draw_model(log, grid, 0.004, 0.0015, 0.0014, 0.0016, color="b", label=None)
+        kept = figures.draw_model(linear, grid, 0.008, 0.0005, -0.008, 0.008, color="k", label=None)
+        assert flat.get_linestyle() == figures.BAND_OFF_SCALE and steep.get_linestyle() == kept.get_linestyle() == "-"
+        assert len(log.collections) == 1 and len(linear.collections) == 1  # the steep fit's band; the linear one's
+        assert "no band" in figures.band_note(log) and figures.band_note(linear) == ""
+        assert figures.grammar_problems(fig) == []
+        plt.close(fig)
+
+
 def test_the_latency_boxes_keep_the_width_their_legend_goes_under_them():
     data = pd.DataFrame({"scenario": ["single_row"] * 6, "elapsed_ms": [0.1, 0.2, 0.3, 0.2, 0.3, 0.4],
                          "series": ["MariaDB, log written at commit, flushed each second"] * 3

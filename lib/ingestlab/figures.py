@@ -634,8 +634,11 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
     Neither widens the axes: the data drawn before set them. The curve stops where it
-    leaves them and the band is cut at their edges (on a log axis a bound ≤ 0 runs to the
-    bottom edge), so nothing is drawn outside the axes.
+    leaves them and the band is cut at their edges, so nothing is drawn outside the axes.
+    On a log axis a band that runs below the axes' bottom (toward zero or past it: a slope
+    whose CI takes in no growth, or less) is not drawn: cut at the bottom edge it would cover
+    the panel under the data; the line is dotted instead (:data:`BAND_OFF_SCALE`;
+    :func:`band_note` says so).
     Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
     ``x`` it was fitted to.
     """
@@ -644,16 +647,40 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())  # what the data drawn so far span
     inside = (grid >= x0) & (grid <= x1)
     shown = np.where((line >= y0) & (line <= y1), line, np.nan)  # cut where it leaves the axes
+    banded = bool(np.isfinite(low) and np.isfinite(high))
+    lowest = np.minimum(intercept + low * at, intercept + high * at)[inside] if banded else np.array([])
+    off_scale = banded and ax.get_yscale() == "log" and bool((lowest < y0).any())
     # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
     drawn = ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
-                                                  ls="--" if dashed else "-", label=label))
-    if np.isfinite(low) and np.isfinite(high):
+                                                  ls="--" if dashed else BAND_OFF_SCALE if off_scale else "-",
+                                                  label=label))
+    if banded and not off_scale:
         a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
         grid, a, b = grid[inside], a[inside], b[inside]
         outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])
         ax.add_collection(matplotlib.collections.PolyCollection([outline], facecolors=[color], alpha=0.15,
                                                                 linewidths=0), autolim=False)
     return drawn
+
+
+#: The line style of a fit whose band runs below a log axis (drawn without it: :func:`draw_model`).
+BAND_OFF_SCALE = ":"
+
+
+def band_note(ax: plt.Axes) -> str:
+    """What a figure's key adds when ``ax`` has a fit drawn dotted (:data:`BAND_OFF_SCALE`), else ``""``.
+
+    Examples
+    --------
+    >>> ax = plt.figure().gca()
+    >>> ax.set_yscale("log")
+    >>> _ = ax.plot([1, 2], [1, 2])
+    >>> band_note(ax), bool(band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k",
+    ...                                         label=None).axes))
+    ('', True)
+    """
+    dotted = any(line.get_linestyle() == BAND_OFF_SCALE for line in ax.lines)
+    return "; dotted: its CI runs below the log axis, no band" if dotted else ""
 
 
 def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
@@ -1253,10 +1280,10 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         ends.append((f"{wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
-    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI"
+    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{band_note(ax)}"
     if legend == "ends":
-        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI; under "
-                                           f"each name: the {labels.label(slope)} (95 % CI)") if explain else None)
+        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{band_note(ax)};"
+                                           f" under each name: the {labels.label(slope)} (95 % CI)") if explain else None)
     else:
         legend_below(ax, title=what)
     return ax

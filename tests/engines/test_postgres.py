@@ -41,6 +41,8 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert (ladder["count"] == 10).all() and ladder["source"].str.contains("95 % CI").all()
         eng.apply_settings({})
 
+    @pytest.mark.serial  # a block's client times against each other: under four workers on two cores a block's
+    # first statements, slowed by the others, pushed 12 of 20 fast ones below the mean (bound: half)
     @pytest.mark.parametrize("sync", ["on", "off"])
     def test_an_unobserved_statements_flush_is_the_blocks_mean_plus_its_own_excess(self, eng, sync):
         """A synchronous commit's flush varies with the statement's time (slope ≈ 1 on observed ones), so an
