@@ -156,7 +156,7 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     assert figures.is_shade_of(colours["PostgreSQL, sync off"], "#0072B2")
     assert colours["PostgreSQL, sync off"] != colours["PostgreSQL, sync on"]
     assert shapes["PostgreSQL, sync on"] == "o" and shapes["PostgreSQL 15"] == "s"
-    assert shapes["PostgreSQL, sync off"] == "s"  # a shade and a shape tell an engine's conditions apart
+    assert shapes["PostgreSQL, sync off"] == "^"  # a shade and a shape no other level has tell conditions apart
     # the two versions a figure sets side by side differ in colour, at any minor version
     assert colours["PostgreSQL 15"] != colours["PostgreSQL, sync on"]
     assert figures.palette(["PostgreSQL 15.18, defaults"])["PostgreSQL 15.18, defaults"] == "#56B4E9"
@@ -164,6 +164,10 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     colours, shapes = figures.palette(five), figures.markers(five)  # notebook 04: five a panel
     assert len(set(colours.values())) == 9 and all(figures.is_shade_of(colours[v], "#0072B2") for v in five[:5])
     assert len({shapes[v] for v in five[:5]}) == 5 and shapes[five[0]] == shapes[five[5]] == "o"
+    assert figures.FAILED_MARKER not in shapes.values()  # a filled ✕ would read as a run that did not finish
+    versions = ["PostgreSQL 18.6, defaults", "PostgreSQL 18.6, async", "PostgreSQL 15.18, defaults", "PostgreSQL 15.18, async"]
+    shapes = figures.markers(versions)  # 05: PG 18's light blue beside PG 15's sky blue differ in shape too
+    assert len(set(shapes.values())) == 4 and shapes[versions[2]] == "s"
 
 
 def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_fits():
@@ -454,7 +458,10 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
     # the part of a line that is ≤ 0 cannot be drawn on a log axis and is left out, not clipped to a floor
     drawn = np.isfinite(lines[0].get_ydata())
     assert (lines[0].get_ydata()[drawn] > 0).all() and lines[0].get_xdata()[drawn].min() > 60
-    assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 2
+    # a's band runs below zero, so below the log axis: a dotted line, no band (it would cover the panel's bottom)
+    assert lines[0].get_linestyle() == figures.BAND_OFF_SCALE and lines[1].get_linestyle() == "-"
+    assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
+    assert "dotted" in ax.get_legend().get_title().get_text()
     assert ax.get_ylabel() == "elapsed (s)" and ax.get_xlabel() == "rows"
     assert all("95 % CI" in t.get_text() for t in ax.get_legend().get_texts())
     figures.close(ax.figure)

@@ -70,7 +70,7 @@ CONDITION_COLOURS = ("#332288", "#882255", "#999933", "#DDCC77", "#AA4499")
 #: The colour of a series that is neither an engine nor one of several conditions (one set of bars, say).
 NEUTRAL = "#333333"
 #: Markers of conditions, in order.
-CONDITION_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+CONDITION_MARKERS = ("o", "s", "^", "D", "v", "P", "<")  # never "X": a run that did not finish (FAILED_MARKER)
 _log = logging.getLogger(__name__)
 
 
@@ -850,28 +850,35 @@ def shade(colour: str, toward_white: float) -> str:
 def markers(levels) -> dict:
     """A marker per level: an engine's own (:data:`ENGINE_STYLE`) for its first level, others in turn.
 
-    An engine's further conditions (drawn in shades of its colour: :func:`palette`) take the
-    markers of :data:`CONDITION_MARKERS` other than the engine's, in order: five shades of one
-    colour are hard to tell apart, a shade and a shape are not. Conditions that are no engine
-    take :data:`CONDITION_MARKERS` in order.
+    An engine's further conditions (drawn in shades of its colour: :func:`palette`) take
+    markers of :data:`CONDITION_MARKERS` no other level of the figure has yet, in order: five
+    shades of one colour are hard to tell apart, and a light shade of PostgreSQL's blue is
+    close to PostgreSQL 15's sky blue; a shade and a shape are not. Only when the markers run
+    out does one come back (on a level of another engine's colour, as far as they go).
+    Conditions that are no engine take :data:`CONDITION_MARKERS` in order.
 
     Examples
     --------
-    >>> markers(["PostgreSQL", "PostgreSQL, async", "PostgreSQL 15", "batch", "bulk"])
-    {'PostgreSQL': 'o', 'PostgreSQL, async': 's', 'PostgreSQL 15': 's', 'batch': 'o', 'bulk': 's'}
+    >>> markers(["PostgreSQL", "PostgreSQL, async", "PostgreSQL 15", "PostgreSQL 15, async", "batch", "bulk"])
+    {'PostgreSQL': 'o', 'PostgreSQL, async': '^', 'PostgreSQL 15': 's', 'PostgreSQL 15, async': 'D', 'batch': 'o', 'bulk': 's'}
     """
     levels = list(dict.fromkeys(levels))
     engines = [engine_of(level) for level in levels]
     others = iter(CONDITION_MARKERS * (len(levels) // len(CONDITION_MARKERS) + 1))
+    own = {ENGINE_STYLE[e][1] for e in engines if e}
+    used = set(own)
     shapes = {}
     for i, (level, engine) in enumerate(zip(levels, engines)):
         if engine is None:
             shapes[level] = next(others)
-            continue
-        own = ENGINE_STYLE[engine][1]
-        spare = [m for m in CONDITION_MARKERS if m != own]
-        rank = engines[:i].count(engine)
-        shapes[level] = own if rank == 0 else spare[(rank - 1) % len(spare)]
+        elif engine not in engines[:i]:
+            shapes[level] = ENGINE_STYLE[engine][1]
+        else:
+            spare = [m for m in CONDITION_MARKERS if m not in used] or [m for m in CONDITION_MARKERS if m not in own]
+            if len(spare) == len(CONDITION_MARKERS) - len(own):  # all came back: start the round again
+                used = set(own)
+            shapes[level] = spare[0]
+            used.add(spare[0])
     return shapes
 
 
