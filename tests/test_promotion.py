@@ -184,7 +184,26 @@ def test_a_resume_that_only_draws_again_does_not_make_the_machine_that_measured_
     promotion.promote(quiet, ["00"], to=tmp_path / "figures")
     source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
     assert "load average [0.5, 0.5, 0.5] at its start, other processes 4.0% of its CPU), 0 measured" in source
-    assert "other processes used 4.0% of its CPU while it ran" in source
+    assert "other processes used 4.0% of its CPU while it measured" in source
+
+
+def test_a_busy_machine_that_only_draws_again_a_quiet_runs_figures_changes_no_number(run00, tmp_path):
+    """The converse: a redraw (a resume that measured nothing) beside other work keeps the quiet run's numbers, so
+    its own load is not the measurement's (it refused 00's redraw at load 4.5 beside the test suite)."""
+    kept = {"at": "2026-01-02T03:04:05+00:00", "kept": 5, "measured": 0,
+            "git_before": {"revision": "abcdef0123456789", "dirty": False},
+            "load_average_before": {"start": [0.7, 0.5, 0.5]}, "machine_cpu_before": {"others_cpu_share": 0.03}}
+    redrawn = _with_meta(run00, tmp_path, "redrawn", resumed=kept, load_average={"start": [4.5, 3.9, 2.0]},
+                         machine_cpu={"others_cpu_share": 0.45})
+    promotion.promote(redrawn, ["00"], to=tmp_path / "figures")
+    source = (tmp_path / "figures" / "00_published_results" / promotion.SOURCE).read_text()
+    assert "Machine: quiet (1-minute load average 0.7 at the start of the run that measured; other processes used " \
+           "3.0% of its CPU while it measured" in source
+    assert "[4.5, 3.9, 2.0] at the start" in source and "(of the resume, which measured nothing" in source
+    measuring = _with_meta(run00, tmp_path, "measuring", resumed={**kept, "measured": 1},
+                           load_average={"start": [4.5, 3.9, 2.0]})
+    with pytest.raises(ConfigError, match=r"1-minute load average 4.5 at the start"):  # it measured there: refused
+        promotion.promote(measuring, ["00"], to=tmp_path / "f2")
 
 
 @pytest.mark.parametrize("change, said", [

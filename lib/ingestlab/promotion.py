@@ -160,7 +160,9 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
         f"Ran: {meta.get('started_at')} to {meta.get('ended_at')} (UTC) on {host.get('cpu_model')}, "
         f"{host.get('cpu_cores')} cores, {round((host.get('ram_bytes') or 0) / 2**30)} GiB",
         "Load average (1/5/15 min): " + (f"{load.get('start')} at the start, {load.get('end')} at the end"
-                                         if load else "not recorded by this run"),
+                                         if load else "not recorded by this run")
+        + ("" if report.measured_here(meta) else " (of the resume, which measured nothing: the measuring run's "
+                                                 "is under Resumed)"),
         "Machine: " + _machine_words(meta),
         "Engines: " + (", ".join(engines) if engines else "none: the figures draw the seeds' published tables"),
     ]
@@ -190,9 +192,11 @@ def _others_words(cpu: dict | None) -> str:
 
 def _machine_words(meta: dict) -> str:
     load, others = report.start_load(meta), report.others_cpu_share(meta)
-    said = [f"1-minute load average {load:g} at the start" if load is not None else
+    measuring = "" if report.measured_here(meta) else " of the run that measured"
+    said = [f"1-minute load average {load:g} at the start{measuring}" if load is not None else
             "its load average at the start is not recorded",
-            f"other processes used {others:.1%} of its CPU while it ran (others_cpu_share)" if others is not None else
+            f"other processes used {others:.1%} of its CPU while it {'measured' if measuring else 'ran'} "
+            "(others_cpu_share)" if others is not None else
             "the CPU other processes used while it ran is not recorded by this run"]
     steal = (meta.get("machine_cpu") or {}).get("steal_share")
     if isinstance(steal, (int, float)) and steal >= 0.01:

@@ -416,22 +416,38 @@ QUIET_LOAD = 1.5
 QUIET_OTHERS = 0.10
 
 
+def measured_here(meta: Mapping) -> bool:
+    """Whether the run of ``meta`` measured anything itself: False only for a resume that measured no configuration.
+
+    Examples
+    --------
+    >>> measured_here({}), measured_here({"resumed": {"measured": 2}}), measured_here({"resumed": {"measured": 0}})
+    (True, True, False)
+    """
+    resumed = meta.get("resumed") or {}
+    return not resumed or resumed.get("measured") != 0
+
+
 def others_cpu_share(meta: Mapping) -> float | None:
     """The share of the machine's CPU that processes outside the run used while it ran, if recorded.
 
     For a resumed run, the larger of its own and that of the run whose configurations it kept
     (``resumed.machine_cpu_before``): a resume that only draws the figures again does not make
-    the machine that measured them quiet.
+    the machine that measured them quiet. A resume that measured nothing gives the earlier
+    run's alone: its own machine measured no number (:func:`measured_here`).
 
     Examples
     --------
     >>> others_cpu_share({"machine_cpu": {"others_cpu_share": 0.01},
-    ...                   "resumed": {"machine_cpu_before": {"others_cpu_share": 0.2}}})
+    ...                   "resumed": {"machine_cpu_before": {"others_cpu_share": 0.2}, "measured": 1}})
     0.2
+    >>> others_cpu_share({"machine_cpu": {"others_cpu_share": 0.3},
+    ...                   "resumed": {"machine_cpu_before": {"others_cpu_share": 0.02}, "measured": 0}})
+    0.02
     >>> others_cpu_share({"machine_cpu": {"others_cpu_share": None}}) is None
     True
     """
-    values = [(meta.get("machine_cpu") or {}).get("others_cpu_share"),
+    values = [(meta.get("machine_cpu") or {}).get("others_cpu_share") if measured_here(meta) else None,
               (((meta.get("resumed") or {}).get("machine_cpu_before")) or {}).get("others_cpu_share")]
     values = [float(v) for v in values if isinstance(v, (int, float))]
     return max(values) if values else None
@@ -440,14 +456,20 @@ def others_cpu_share(meta: Mapping) -> float | None:
 def start_load(meta: Mapping) -> float | None:
     """The highest 1-minute load average at the start of the run (or of the run a resumed one kept), if recorded.
 
+    A resume that measured nothing (:func:`measured_here`) gives the kept run's alone: a redraw
+    on a busy machine changes no number.
+
     Examples
     --------
     >>> start_load({"load_average": {"start": [0.4, 0.9, 1.0]}, "resumed": {"load_average_before": {"start": [2.5, 1, 1]}}})
     2.5
+    >>> start_load({"load_average": {"start": [4.5, 3, 2]}, "resumed": {"load_average_before": {"start": [0.9, 1, 1]},
+    ...                                                                  "measured": 0}})
+    0.9
     >>> start_load({}) is None
     True
     """
-    starts = [(meta.get("load_average") or {}).get("start"),
+    starts = [(meta.get("load_average") or {}).get("start") if measured_here(meta) else None,
               ((meta.get("resumed") or {}).get("load_average_before") or {}).get("start")]
     ones = [float(s[0]) for s in starts if isinstance(s, (list, tuple)) and s and isinstance(s[0], (int, float))]
     return max(ones) if ones else None
