@@ -88,6 +88,10 @@ def test_a_resume_keeps_how_busy_the_machine_was_while_its_kept_configurations_w
     assert report.others_cpu_share(load_run(tmp_path)[1]) == 0.12
     third = Run("nb", PARAMS, tmp_path, resume=True)  # a resume of a resume keeps the worse of the two
     assert third.meta["resumed"]["machine_cpu_before"]["others_cpu_share"] == 0.12
+    # ...unless that resume measured nothing: a redraw beside other work changed no number (00's, at 71 %)
+    record_outcome(tmp_path, "nb", PARAMS, None, machine_cpu={"others_cpu_share": 0.71, "seconds": 37.0})
+    fourth = Run("nb", PARAMS, tmp_path, resume=True)
+    assert fourth.meta["resumed"]["machine_cpu_before"]["others_cpu_share"] == 0.12
 
 
 def test_a_resume_of_a_resume_that_measured_nothing_keeps_the_revision_and_load_that_measured(tmp_path):

@@ -51,8 +51,11 @@ def run_figures_dir(notebook: str) -> Path | None:
 
 def _earlier_cpu(previous: dict) -> dict | None:
     # how busy others kept the machine while the kept configurations were measured: the earlier run's own record,
-    # or, if it was itself a resumed run, the worse of its record and the one it kept
+    # or, if it was itself a resumed run, the worse of its record and the one it kept; if that resume measured
+    # nothing (a redraw), only the one it kept, as for its revision and load (Run.__init__)
     own, kept = previous.get("machine_cpu"), (previous.get("resumed") or {}).get("machine_cpu_before")
+    if (previous.get("resumed") or {}).get("measured") == 0 and kept is not None:
+        return kept
     shares = [c for c in (own, kept) if isinstance(c, dict) and isinstance(c.get("others_cpu_share"), (int, float))]
     return max(shares, key=lambda c: c["others_cpu_share"]) if shares else own or kept
 
