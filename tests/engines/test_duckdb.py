@@ -109,6 +109,8 @@ class TestDuckDB(EngineContract):
         with pytest.raises(ConfigError, match="BATCH_ROWS"):
             eng.prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
 
+    @pytest.mark.serial  # the anatomy's statement against the samples' median, timed apart: beside other work
+    # (four workers on two cores and a notebook's redraw) DuckDB's came out at 1.93 ms against 0.92 ms (bound 35 %)
     def test_anatomy_splits_a_single_row_insert_into_its_profiles_parts(self, eng):
         """Named parts, times ≥ 0, the remainder what is left, and profiling off again after the pass."""
         assert DuckDB.has("statement_anatomy")
