@@ -515,6 +515,14 @@ def test_a_legend_under_the_panels_gives_each_engine_a_column_and_puts_the_notes
     lowest = min(texts[n].y0 for n in names)
     assert all(texts[n].y1 <= lowest + 1 for n in notes)  # the notes under every engine's entries
     assert max(b.x1 for b in texts.values()) - min(b.x0 for b in texts.values()) < 7.0 * 100
+    # four engines whose columns do not fit across the page (01's latency): each engine whole, in two columns
+    four = ["PostgreSQL, synchronous commit on", "PostgreSQL, synchronous commit off",
+            "MariaDB, log flushed at each commit", "MariaDB, log flushed once a second",
+            "MariaDB, log written and flushed once a second", "DuckDB, defaults", "ClickHouse, defaults"]
+    with plt.rc_context():
+        figures.use_article_theme()
+        _, laid, ncol = figures.engine_columns([None] * len(four), four)
+    assert ncol == 2 and laid == four[:5] + four[5:] + ["", "", ""]
 
 
 def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key_says_so():

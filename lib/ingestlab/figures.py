@@ -541,12 +541,15 @@ def legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | 
 
 
 def engine_columns(handles: list, names: list[str]) -> tuple[list, list[str], int]:
-    """Legend entries laid out a column per engine (blank entries pad them), the rest shared out below.
+    """Legend entries laid out by engine: each engine's entries together down one column, the rest shared below.
 
-    matplotlib fills a legend's columns top to bottom; entries that name no engine (notes on
-    lines and bands) follow the engines' own, shared between the columns. With fewer than two
-    engines, or columns that would not fit across the page (:func:`legend_columns`), the
-    entries are returned as they are, with as many columns as fit.
+    matplotlib fills a legend's columns top to bottom. As many columns as fit across the page
+    (:func:`legend_columns`); the engines, in their order, go down them whole, as few rows as
+    that allows (a column per engine where they fit: notebook 04's five PostgreSQL and four
+    MariaDB variants; PostgreSQL and MariaDB in one column and DuckDB and ClickHouse in the
+    other where four do not: notebook 01's); blank entries pad the columns, and entries that
+    name no engine (notes on lines and bands) follow, shared between them. With fewer than two
+    engines the entries are returned as they are.
 
     Examples
     --------
@@ -560,16 +563,30 @@ def engine_columns(handles: list, names: list[str]) -> tuple[list, list[str], in
     for handle, name in zip(handles, names):
         engine = engine_of(name)
         (groups.setdefault(engine, []) if engine else rest).append((handle, name))
-    columns = len(groups)
-    if columns < 2 or legend_columns(names, most=columns) < columns:
-        return handles, names, legend_columns(names)
+    fit = legend_columns(names)
+    if len(groups) < 2 or fit < 2:
+        return handles, names, fit
+    laid = _packed(list(groups.values()), min(fit, len(groups)))
     blank = (matplotlib.lines.Line2D([], [], ls="none"), "")
-    rows = max(len(g) for g in groups.values())
-    share = -(-len(rest) // columns)
-    laid = [g + [blank] * (rows - len(g)) + rest[i * share:(i + 1) * share] for i, g in enumerate(groups.values())]
+    rows = max(len(c) for c in laid)
+    share = -(-len(rest) // len(laid))
+    laid = [c + [blank] * (rows - len(c)) + rest[i * share:(i + 1) * share] for i, c in enumerate(laid)]
     depth = max(len(c) for c in laid)
     flat = [entry for column in laid for entry in column + [blank] * (depth - len(column))]
-    return [h for h, _ in flat], [n for _, n in flat], columns
+    return [h for h, _ in flat], [n for _, n in flat], len(laid)
+
+
+def _packed(groups: list[list], columns: int) -> list[list]:
+    # the groups, in order and whole, down at most `columns` columns of as few rows as that allows
+    for rows in range(max(len(g) for g in groups), sum(len(g) for g in groups) + 1):
+        laid: list[list] = [[]]
+        for group in groups:
+            if laid[-1] and len(laid[-1]) + len(group) > rows:
+                laid.append([])
+            laid[-1] += group
+        if len(laid) <= columns:
+            return laid
+    return [[entry for g in groups for entry in g]]
 
 
 def legend_columns(names, *, most: int = 3) -> int:
