@@ -883,6 +883,7 @@ def markers(levels) -> dict:
     engines = [engine_of(level) for level in levels]
     others = iter(CONDITION_MARKERS * (len(levels) // len(CONDITION_MARKERS) + 1))
     own = {ENGINE_STYLE[e][1] for e in engines if e}
+    fresh = [m for m in CONDITION_MARKERS if m not in own]
     used = set(own)
     shapes = {}
     for i, (level, engine) in enumerate(zip(levels, engines)):
@@ -891,9 +892,9 @@ def markers(levels) -> dict:
         elif engine not in engines[:i]:
             shapes[level] = ENGINE_STYLE[engine][1]
         else:
-            spare = [m for m in CONDITION_MARKERS if m not in used] or [m for m in CONDITION_MARKERS if m not in own]
-            if len(spare) == len(CONDITION_MARKERS) - len(own):  # all came back: start the round again
-                used = set(own)
+            spare = [m for m in fresh if m not in used]
+            if not spare:  # all taken: start the round again
+                used, spare = set(own), fresh
             shapes[level] = spare[0]
             used.add(spare[0])
     return shapes
