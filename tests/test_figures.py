@@ -544,6 +544,25 @@ def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key
         plt.close(fig)
 
 
+def test_a_panel_with_a_dotted_fit_says_what_dotted_means_over_its_labels_even_when_not_the_first():
+    """03's fit: RocksDB's blind overwrite, dotted in the second of three panels, was explained nowhere."""
+    data = pd.DataFrame({"n_loads": [1e2, 1e3, 1e4] * 2, "total_s": [0.01, 0.012, 0.011, 0.02, 0.2, 2.0],
+                         "variant": ["flat"] * 3 + ["steep"] * 3})
+    wide = pd.DataFrame({"variant": ["flat", "steep"], "method": ["ols", "ols"], "overhead_ms": [0.0001, 0.2],
+                         "overhead_ci_low_ms": [-0.001, 0.19], "overhead_ci_high_ms": [0.0012, 0.21],
+                         "write_time_s": [0.011, 0.0], "n_points": [3, 3]})
+    fits = models.tidy(wide, model="load_overhead", terms=PER_LOAD)
+    with plt.rc_context():
+        figures.use_article_theme()
+        for explain, said in ((False, "dotted: its CI runs below the log axis, no band"), (True, "overhead's 95 % CI; dotted")):
+            ax = figures.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
+                                  logx=True, logy=True)
+            assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == [":", "-"]
+            (ends,) = [a for a in ax.artists if isinstance(a, figures.EndLabels)]
+            assert said in ends.note.get_text().replace("\n", " ")
+            figures.close(ax.figure)
+
+
 def test_the_latency_boxes_keep_the_width_their_legend_goes_under_them():
     data = pd.DataFrame({"scenario": ["single_row"] * 6, "elapsed_ms": [0.1, 0.2, 0.3, 0.2, 0.3, 0.4],
                          "series": ["MariaDB, log written at commit, flushed each second"] * 3

@@ -1306,9 +1306,10 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{band_note(ax)}"
-    if legend == "ends":
+    if legend == "ends":  # what dotted means is said over every panel with a dotted line, the rest over the first
         label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{band_note(ax)};"
-                                           f" under each name: the {labels.label(slope)} (95 % CI)") if explain else None)
+                                           f" under each name: the {labels.label(slope)} (95 % CI)") if explain
+                   else wrapped(band_note(ax).removeprefix("; ")) or None)
     else:
         legend_below(ax, title=what)
     return ax
