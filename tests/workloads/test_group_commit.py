@@ -117,7 +117,7 @@ def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
 
 # -- live runs -----------------------------------------------------------------------------------
 def test_measure_counts_every_row_and_observes_grouping(tmp_path):
-    # 1 s a configuration: at 0.6 s, with four test workers on two cores, a configuration once measured no row
+    # 1 s a configuration: at 0.6 s, with three test workers on two cores, a configuration once measured no row
     params = group_commit.validate("postgres", clients="1,8", rows_per_insert="1,10", variants="default,sync_off",
                                    duration_s=1.0, warmup_s=0.2)
     run = Run("04_group_commit", params.as_dict(), tmp_path)
