@@ -684,20 +684,21 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
 BAND_OFF_SCALE = ":"
 
 
-def band_note(ax: plt.Axes) -> str:
-    """What a figure's key adds when ``ax`` has a fit drawn dotted (:data:`BAND_OFF_SCALE`), else ``""``.
+def band_note(*axes: plt.Axes) -> str:
+    """What a figure's key says when one of ``axes`` has a fit drawn dotted (:data:`BAND_OFF_SCALE`), else ``""``.
 
     Examples
     --------
     >>> ax = plt.figure().gca()
     >>> ax.set_yscale("log")
     >>> _ = ax.plot([1, 2], [1, 2])
-    >>> band_note(ax), bool(band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k",
-    ...                                         label=None).axes))
-    ('', True)
+    >>> band_note(ax)
+    ''
+    >>> band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k", label=None).axes)
+    'dotted: its CI runs below the log axis, no band'
     """
-    dotted = any(line.get_linestyle() == BAND_OFF_SCALE for line in ax.lines)
-    return "; dotted: its CI runs below the log axis, no band" if dotted else ""
+    dotted = any(line.get_linestyle() == BAND_OFF_SCALE for ax in axes for line in ax.lines)
+    return "dotted: its CI runs below the log axis, no band" if dotted else ""
 
 
 def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
@@ -1305,11 +1306,13 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         ends.append((f"{wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
-    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{band_note(ax)}"
+    dotted = band_note(ax)
+    also = f"; {dotted}" if dotted else ""
+    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}"
     if legend == "ends":  # what dotted means is said over every panel with a dotted line, the rest over the first
-        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{band_note(ax)};"
-                                           f" under each name: the {labels.label(slope)} (95 % CI)") if explain
-                   else wrapped(band_note(ax).removeprefix("; ")) or None)
+        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; under "
+                                           f"each name: the {labels.label(slope)} (95 % CI)") if explain
+                   else wrapped(dotted) if dotted else None)
     else:
         legend_below(ax, title=what)
     return ax

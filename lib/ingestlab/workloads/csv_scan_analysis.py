@@ -393,13 +393,13 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
         handles.append(matplotlib.lines.Line2D([], [], **figures.FAILED_STYLE, mec="0.3"))
         names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
                                                             for s in stopped["status"]})))
-    dotted = next((figures.band_note(ax) for ax in axes[0] if figures.band_note(ax)), "")
+    dotted = figures.band_note(*axes[0])
     fig.canvas.draw()  # the panels placed; the legend goes under them all
     fig.set_layout_engine("none")
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
                fontsize="small", frameon=False, title_fontsize="small",
                title="line: the fit over the sizes measured; shaded: its cost per GB's 95 % CI"
-                     + dotted.replace("; ", "\n", 1))
+                     + (f"\n{dotted}" if dotted else ""))
     return fig
 
 

@@ -580,10 +580,11 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             ends.append((f"{figures.wrapped(series)}\n{said}", palette[series], *end))
         ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row\nINSERT (ms)")
-        figures.label_ends(ax, ends, note=figures.wrapped(  # dotted lines are explained in the panel that has them
+        dotted = figures.band_note(ax)  # explained in each panel that has a dotted line, the rest in the first
+        figures.label_ends(ax, ends, note=figures.wrapped(
             "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI"
-            f"{figures.band_note(ax)}); under each name: its slope"
-        ) if number == 0 else figures.wrapped(figures.band_note(ax).removeprefix("; ")) or None)
+            f"{'; ' + dotted if dotted else ''}); under each name: its slope"
+        ) if number == 0 else figures.wrapped(dotted) if dotted else None)
     fig.tight_layout()
     return fig
 
