@@ -78,10 +78,14 @@ reproduce: $(STAMP) engines
 # bench/README.md). `make test TEST_WORKERS=2` for fewer.
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$(( n > 8 ? 8 : n )))
 
+# Bytecode is written even where $PYTHONDONTWRITEBYTECODE is set (as in some shells and CI images): the suite
+# starts some 150 Python processes (workers, kernels, CLI runs), and without it each compiled the lab's modules
+# and re-rewrote the test modules' asserts again (4 s per worker).
 test: $(STAMP) engines
 	$(BIN)/ruff check lib tests bench
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --durations=50 tests lib/ingestlab notebooks
-	$(BIN)/python -m pytest -m serial tests
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --durations=50 \
+	  tests lib/ingestlab notebooks
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m serial tests
 
 # JupyterLab rooted at the repository (runs/, figures/ and data/ in its file browser) on a kernel named
 # "ingestlab" (this venv); as root it needs --allow-root, which is harmless in a private container.

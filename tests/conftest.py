@@ -6,13 +6,23 @@ import uuid
 
 import pytest
 
-from ingestlab import _paths
+from ingestlab import _paths, results
 from ingestlab.figures import CHECK_ENV
 
 # Every figure saved while the tests run (the notebooks under nbval, the CLI's real runs, the kernels and
 # processes they start: they inherit this) is checked against the lab's figure grammar, and a figure that
 # breaks it fails its test (ingestlab.figures.grammar_problems).
 os.environ.setdefault(CHECK_ENV, "strict")
+# ... and saved as PNG only, which the grammar checks: SVG and PDF cost 0.6 s of CPU a figure and were a fifth
+# of a small run's CPU. The tests of saving (tests/test_figures.py, test_compare's figure) and promotion's real run
+# write all three, as a user's run does (all_figure_formats).
+os.environ.setdefault(results.FIGURE_FORMATS_ENV, "png")
+
+
+@pytest.fixture
+def all_figure_formats(monkeypatch):
+    """Figures saved in every format, as outside the tests (``$INGESTLAB_FIGURE_FORMATS`` unset)."""
+    monkeypatch.delenv(results.FIGURE_FORMATS_ENV, raising=False)
 
 
 @pytest.fixture

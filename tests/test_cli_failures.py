@@ -107,6 +107,13 @@ def test_known_bad_combinations_are_refused_up_front(tmp_path, args, code, needl
     assert not (tmp_path / "lab").exists()
 
 
+def test_a_figure_format_the_lab_cannot_save_is_refused_before_anything_starts(tmp_path):
+    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), lab=tmp_path / "lab", timeout=60,
+               env_extra={"INGESTLAB_FIGURE_FORMATS": "png,jpeg"})
+    _one_line(res, 2, "INGESTLAB_FIGURE_FORMATS='png,jpeg'", "png, svg, pdf")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "lab").exists()
+
+
 def test_other_commands_fail_in_one_line(tmp_path):
     _one_line(_cli("summary", "/nonexistent", lab=tmp_path), 2, "/nonexistent")
     _one_line(_cli("run", "all", "-p", "NO_SUCH", "1", lab=tmp_path), 2, "NO_SUCH")

@@ -331,7 +331,7 @@ def test_cli_fails_on_slower_only_when_a_quantity_is_slower(b_copy, tmp_path, ca
     assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "a"), "--fail-on", "change"]) == 0
 
 
-def test_cli_draws_the_figure_into_a_folder_and_refuses_a_file_in_one_line(tmp_path, capsys):
+def test_cli_draws_the_figure_into_a_folder_and_refuses_a_file_in_one_line(tmp_path, capsys, all_figure_formats):
     from PIL import Image
 
     assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "b"), "--figure", str(tmp_path / "fig")]) == 0

@@ -12,8 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import figures, findings, models, published
+from ingestlab import figures, findings, models, published, results
 from ingestlab.workloads import group_commit_analysis, published_results_analysis
+
+
+@pytest.fixture(autouse=True)
+def _every_format(all_figure_formats):
+    """The saving helper is tested as a user's run uses it: every format (the other tests save PNG only)."""
 
 
 def test_save_writes_png_svg_pdf_into_the_folder_and_closes_the_figure(tmp_path):
@@ -25,6 +30,17 @@ def test_save_writes_png_svg_pdf_into_the_folder_and_closes_the_figure(tmp_path)
     assert [p.name for p in paths] == ["line.pdf", "line.png", "line.svg"]
     assert all(p.stat().st_size > 0 for p in paths)
     assert plt.get_fignums() == []
+
+
+def test_save_writes_only_the_formats_the_environment_names(tmp_path, monkeypatch):
+    monkeypatch.setenv(results.FIGURE_FORMATS_ENV, "png,pdf")
+    figures.save(plt.figure(), "some", notebook="99_test", directory=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["some.pdf", "some.png"]
+    monkeypatch.setenv(results.FIGURE_FORMATS_ENV, "pdf")  # no PNG: the grammar's size check reads it
+    with pytest.raises(ValueError, match="INGESTLAB_FIGURE_FORMATS='pdf' is not valid"):
+        figures.save(plt.figure(), "more", notebook="99_test", directory=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["some.pdf", "some.png"]
+    plt.close("all")
 
 
 def test_save_uses_figures_dir_from_environment(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ingestlab import _paths, promotion, report
+from ingestlab import _paths, promotion, report, results
 from ingestlab.errors import ConfigError
 
 BIN = Path(sys.executable).parent / "ingestlab"
@@ -29,7 +29,8 @@ def run00(tmp_path_factory):
     promotion; refusing a run with uncommitted changes or from a loaded machine has its own tests.
     """
     out = tmp_path_factory.mktemp("run")
-    env = {k: v for k, v in os.environ.items() if k != _paths.FIGURES_ENV}
+    # figures where a user's run puts them, in every format the article takes
+    env = {k: v for k, v in os.environ.items() if k not in (_paths.FIGURES_ENV, results.FIGURE_FORMATS_ENV)}
     subprocess.run([str(BIN), "run", "00", "--no-progress", "--out", str(out)], check=True, env=env,
                    capture_output=True, timeout=600)
     meta_path = out / "00_published_results" / "run.json"
@@ -241,6 +242,20 @@ def test_a_smoke_run_is_never_promoted_into_the_articles_figures(run00, tmp_path
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "parameters": {"scale": "smoke"}}))
     with pytest.raises(ConfigError, match="smoke run"):
         promotion.promote(smoke, ["00"], to=tmp_path / "figures")
+    assert not (tmp_path / "figures").exists()
+
+
+def test_a_run_that_saved_its_figures_as_png_only_is_not_promoted(run00, tmp_path):
+    run = tmp_path / "png-only"
+    shutil.copytree(run00, run)
+    made = run / "00_published_results" / "figures"
+    assert {p.suffix for p in made.iterdir()} == {".png", ".svg", ".pdf"}  # a run made without the variable
+    assert json.loads((run / "00_published_results" / "run.json").read_text())["figure_formats"] == ["png", "svg",
+                                                                                                     "pdf"]
+    for path in made.glob("*.svg"):  # as $INGESTLAB_FIGURE_FORMATS=png,pdf saves them
+        path.unlink()
+    with pytest.raises(ConfigError, match=r"were saved without svg \(\$INGESTLAB_FIGURE_FORMATS\)"):
+        promotion.promote(run, ["00"], to=tmp_path / "figures")
     assert not (tmp_path / "figures").exists()
 
 

@@ -70,8 +70,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
+from statsmodels.regression.linear_model import OLS, WLS
 
 from ingestlab.errors import ConfigError
 
@@ -472,7 +472,7 @@ def _variance_model(xs, ys, variance, ols) -> tuple[float, float, float, str, tu
         return float(a), float(b), df, "pure_error", (s2r, d, basis)
     if variance == "constant":
         return float(ols.scale), 0.0, float(ols.df_resid), "residuals", None
-    wls = sm.WLS(ys, ols.model.exog, weights=1 / xs).fit()
+    wls = WLS(ys, ols.model.exog, weights=1 / xs).fit()
     return 0.0, float(wls.scale), float(wls.df_resid), "residuals", None
 
 
@@ -489,7 +489,7 @@ def _affine_variance_basis(levels, s2, d) -> np.ndarray | None:
     mu = levels * (d * s2 / levels).sum() / d.sum()
     for _ in range(2):
         weights = d / mu**2
-        res = sm.WLS(s2, Z, weights=weights).fit()
+        res = WLS(s2, Z, weights=weights).fit()
         mu = Z @ res.params
         if not (mu > 0).all():
             return None
@@ -500,11 +500,11 @@ def _fit(xs, ys, variance, *, x="x", y="y", nonnegative_intercept=False) -> Line
     if len(xs) < 3 or len(np.unique(xs)) < 2:
         raise ValueError(f"a line needs ≥ 3 runs at ≥ 2 distinct {x} values, got {len(xs)} at {len(np.unique(xs))}")
     X = np.column_stack([np.ones_like(xs), xs])
-    ols = sm.OLS(ys, X).fit()
+    ols = OLS(ys, X).fit()
     bread, params = ols.normalized_cov_params, ols.params
     if nonnegative_intercept and params[0] < 0:
         # through the origin: the intercept is 0 exactly, so its rows of the covariance are 0
-        ols = sm.OLS(ys, X[:, 1:]).fit()
+        ols = OLS(ys, X[:, 1:]).fit()
         bread, params = np.diag([0.0, ols.normalized_cov_params[0, 0]]), np.r_[0.0, ols.params]
     a, b, df, source, terms = _variance_model(xs, ys, variance, ols)
     # the OLS estimate's covariance under Var = a + b·x is a·cov_floor + b·cov_slope (a sandwich)
@@ -555,14 +555,14 @@ def _lack_of_fit(xs, ys, fit: LinearModelFit) -> tuple[str, float]:
     X = np.column_stack([np.ones_like(xs), xs])
     if m >= 3 and n > m:
         w = 1 / np.maximum(fit.variance_at(xs), np.finfo(float).tiny)
-        full = sm.WLS(ys, np.eye(m)[inverse], weights=w).fit()
-        line = sm.WLS(ys, X, weights=w).fit()
+        full = WLS(ys, np.eye(m)[inverse], weights=w).fit()
+        line = WLS(ys, X, weights=w).fit()
         return "pure_error_f", _nested_p(full, line)
     if m >= 4 and n == m:
         w = 1 / xs if fit.variance == "proportional" else np.ones_like(xs)
         scaled = xs / xs.max()  # the square of the fitted value spans the same models as x² does
-        full = sm.WLS(ys, np.column_stack([X, scaled**2]), weights=w).fit()
-        line = sm.WLS(ys, X, weights=w).fit()
+        full = WLS(ys, np.column_stack([X, scaled**2]), weights=w).fit()
+        line = WLS(ys, X, weights=w).fit()
         return "reset", _nested_p(full, line)
     return "none", np.nan
 

@@ -178,9 +178,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from ingestlab import runner
+    from ingestlab import results, runner
     from ingestlab.conninfo import PASSWORD_ENV, read_password_file, split_password
 
+    results.figure_formats()  # a bad $INGESTLAB_FIGURE_FORMATS stops here, not at the first figure
     params = _parameters_file(args.parameters_file) if args.parameters_file else {}
     given = [name for name, _ in args.parameter]
     twice = sorted({name for name in given if given.count(name) > 1})
@@ -237,7 +238,7 @@ def _run(args) -> int:
         if resumed:
             print(f"== {path.stem} resumed: {resumed['kept']} configurations kept, {resumed['measured']} measured",
                   file=sys.stderr)
-        written = runner.figure_files(target)
+        written = results.figure_files(target / results.FIGURES_SUBDIR)
         if written:
             print(f"   {len(written)} figure files in {written[0].parent}", file=sys.stderr)
     if args.summary and out.is_dir():  # nothing ran when every notebook was skipped

@@ -27,8 +27,6 @@ import seaborn as sns
 
 from ingestlab import _paths, labels, report, results
 
-#: Formats every figure is saved in.
-FORMATS = ("png", "svg", "pdf")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 #: Values spanning at least this many decades get a log axis (``log="auto"``).
 LOG_DECADES = 1.5
@@ -87,6 +85,8 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
          ) -> None:
     """Write ``fig`` as PNG (300 dpi), SVG and PDF into its run's folder, show it, close it.
 
+    ``$INGESTLAB_FIGURE_FORMATS`` may leave out SVG or PDF (:func:`ingestlab.results.figure_formats`).
+
     The files go to ``<run>/figures/<name>.*``, ``<run>`` being the :class:`~ingestlab.results.Run`
     of ``notebook`` opened last in this process (``ingestlab run`` puts it in
     ``<out>/<notebook>/``; without ``RESULTS_DIR``, ``data/results/<notebook>/<timestamp>/``).
@@ -123,7 +123,7 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         return
     folder = Path(directory) if directory else destination(notebook)
     folder.mkdir(parents=True, exist_ok=True)
-    for fmt in FORMATS:
+    for fmt in results.figure_formats():
         path = folder / f"{name}.{fmt}"
         # the drawing's own box (the caption and legends outside the axes too), whatever the theme in force
         fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight", metadata=_metadata(fmt))

@@ -64,8 +64,9 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
+from statsmodels.regression.linear_model import OLS, WLS
+from statsmodels.tools.tools import add_constant
 
 from ingestlab import adequacy as _adequacy
 from ingestlab.results import FIT_COLUMNS
@@ -102,7 +103,7 @@ def _robust_fit(X: dict[str, np.ndarray], y: np.ndarray, *, omega: np.ndarray, v
     """
     # arrays, not frames: statsmodels' pandas wrapping would dominate the time of the calibration tests
     Xa, ya = np.column_stack(list(X.values())).astype(float), np.asarray(y, float)
-    ols = sm.OLS(ya, Xa).fit()
+    ols = OLS(ya, Xa).fit()
     leverage = ols.get_influence().hat_matrix_diag
     suffix = _VARIANCE_MODELS[variance]
     if leverage.max() < _MAX_LEVERAGE:
@@ -111,7 +112,7 @@ def _robust_fit(X: dict[str, np.ndarray], y: np.ndarray, *, omega: np.ndarray, v
         ci_method = f"hc2_bm_{suffix}"
     else:
         # the working model's covariance of the OLS estimate, its scale from the model's WLS residuals
-        scale = sm.WLS(ya, Xa, weights=1 / omega).fit().scale
+        scale = WLS(ya, Xa, weights=1 / omega).fit().scale
         bread = ols.normalized_cov_params
         cov = scale * bread @ (Xa.T * omega) @ Xa @ bread
         dfs = [ols.df_resid] * Xa.shape[1]
@@ -737,8 +738,8 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         used = [t for t in terms if g[t].notna().all() and g[t].nunique() > 1]
         if len(g) < len(used) + 2:
             raise ValueError(f"fit of {y} on {used} needs ≥ {len(used) + 2} points, got {len(g)} for {labels}")
-        X = sm.add_constant(g[used].astype(float), has_constant="add")
-        res = sm.OLS(g[y].astype(float), X).fit(cov_type=cov_type)
+        X = add_constant(g[used].astype(float), has_constant="add")
+        res = OLS(g[y].astype(float), X).fit(cov_type=cov_type)
         ci = res.conf_int(alpha)
         verdict = _reset(res, cov_type, alpha) if adequacy else {}
         for name in ["const", *terms]:

@@ -14,16 +14,11 @@ from typing import Iterable
 
 from ingestlab import _paths, report, results, summary
 from ingestlab.errors import ConfigError
-from ingestlab.figures import FORMATS
 
 #: The file beside a notebook's promoted figures that says which run made them.
 SOURCE = "SOURCE"
 #: The file beside them that states what that run found (its fits and headline numbers).
 FINDINGS = "FINDINGS.md"
-
-
-def _figure_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*") if p.is_file() and p.suffix.lstrip(".") in FORMATS)
 
 
 #: What every ``run.json`` of :class:`ingestlab.results.Run` holds; SOURCE and FINDINGS.md are written from them.
@@ -38,7 +33,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
     still running: its figures could be partial or stale), at paper scale, measured from a
     committed tree (no uncommitted changes, in the run or in the run a resumed one kept: the
     revision must say what measured), on a quiet machine (1-minute load average at the start at
-    most :data:`ingestlab.report.QUIET_LOAD`, unless ``allow_loaded``), and saved figures.
+    most :data:`ingestlab.report.QUIET_LOAD`, unless ``allow_loaded``), and saved figures, each
+    in every format of :data:`ingestlab.results.FIGURE_FORMATS`.
 
     Parameters
     ----------
@@ -90,8 +86,11 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
                 why = "it is a smoke run (CI-sized, not comparable with the seeds); promote a run made with -p SCALE paper"
             if why is None:
                 why = _unfit_machine(meta, allow_loaded)
-        if why is None and not _figure_files(folder / results.FIGURES_SUBDIR):
+        files = results.figure_files(folder / results.FIGURES_SUBDIR)
+        if why is None and not files:
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
+        if why is None:
+            why = _missing_formats(files)
         if why and named:
             raise ConfigError("NOTEBOOK", stem, f"a notebook of {run_dir} whose figures can be promoted ({why})")
         if why:
@@ -102,6 +101,27 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
         raise ConfigError("RUN_DIR", str(run_dir), "a run folder with at least one completed notebook that saved "
                           "figures (" + ("; ".join(f"{s}: {w}" for s, w in left_out) or "none ran there") + ")")
     return found, left_out
+
+
+def _missing_formats(files: list[Path]) -> str | None:
+    """Why a run's figures cannot go into the article for want of a format (None: each is there in every format).
+
+    Examples
+    --------
+    >>> _missing_formats([Path("a.png"), Path("a.svg"), Path("a.pdf")]) is None
+    True
+    >>> _missing_formats([Path("a.png"), Path("b.png"), Path("b.pdf")])
+    'its figures a, b were saved without pdf, svg ($INGESTLAB_FIGURE_FORMATS); the article takes png, svg and pdf'
+    """
+    saved: dict[str, set[str]] = {}
+    for path in files:
+        saved.setdefault(path.stem, set()).add(path.suffix.lstrip("."))
+    short = sorted(stem for stem, formats in saved.items() if formats != set(results.FIGURE_FORMATS))
+    if not short:
+        return None
+    missing = sorted(set(results.FIGURE_FORMATS) - set.intersection(*(saved[stem] for stem in short)))
+    return (f"its figures {', '.join(short)} were saved without {', '.join(missing)} ($INGESTLAB_FIGURE_FORMATS); "
+            "the article takes png, svg and pdf")
 
 
 def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
@@ -310,10 +330,10 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
                                                 *(["--allow-loaded"] if allow_loaded else [])])
     done = []
     for folder, meta in chosen:
-        files = _figure_files(folder / results.FIGURES_SUBDIR)
+        files = results.figure_files(folder / results.FIGURES_SUBDIR)
         dest = root / folder.name
         dest.mkdir(parents=True, exist_ok=True)
-        for old in _figure_files(dest) + [dest / SOURCE, dest / FINDINGS]:
+        for old in results.figure_files(dest) + [dest / SOURCE, dest / FINDINGS]:
             old.unlink(missing_ok=True)
         for path in files:
             shutil.copyfile(path, dest / path.name)

@@ -961,12 +961,6 @@ def _stop_own_kernels(timeout_s: float = 10.0) -> None:
     stop_processes(kernels, timeout_s)
 
 
-def figure_files(target: Path) -> list[Path]:
-    """The figure files a notebook's run wrote into its folder (``<target>/figures/``), sorted."""
-    from ingestlab.figures import FORMATS
-
-    folder = Path(target) / results.FIGURES_SUBDIR
-    return sorted(p for p in folder.glob("*") if p.suffix.lstrip(".") in FORMATS) if folder.is_dir() else []
 
 
 def default_out() -> Path:

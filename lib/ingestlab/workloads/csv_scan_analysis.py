@@ -41,7 +41,7 @@ def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFr
     at 0 as well: the cost lies in [0, ∞), and an interval cut to where the parameter can lie
     covers it at least as often.
     """
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS
 
     fits = fits.copy()
     for i, row in fits.iterrows():
@@ -49,7 +49,7 @@ def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFr
             continue
         note = f"fixed cost constrained at 0 s (unconstrained {row['intercept']:.3g} s)"
         if row["method"] == "ols":
-            origin = sm.OLS(data["seconds"].to_numpy(float), data[["gb"]].to_numpy(float)).fit(cov_type="HC2")
+            origin = OLS(data["seconds"].to_numpy(float), data[["gb"]].to_numpy(float)).fit(cov_type="HC2")
             low, high = origin.conf_int(alpha=0.05)[0]
             fits.loc[i, ["slope", "slope_ci_low", "slope_ci_high"]] = [origin.params[0], low, high]
             fits.loc[i, ["intercept_ci_low", "intercept_ci_high"]] = [0.0, max(0.0, row["intercept_ci_high"])]
