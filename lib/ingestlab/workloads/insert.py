@@ -106,7 +106,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
     scenarios = subset("SCENARIOS", list(SCENARIOS) if scenarios is None else scenarios, list(SCENARIOS))
     if n > MAX_N:  # every row is generated in memory first
         raise ConfigError("N", n, f"an integer from 1 to {MAX_N:,} (the rows are generated in memory)")
-    if len({len(_statements(s, [None] * n)) for s in scenarios}) < 2:
+    if len({statement_count(s, n) for s in scenarios}) < 2:
         raise ConfigError("SCENARIOS", ",".join(scenarios), "scenarios with at least two different statement "
                           "counts at this N (the overhead fit needs two), e.g. single_row,bulk")
     classes = engine_classes(engines)
@@ -129,6 +129,20 @@ def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     """The variants of ``variants`` that ``engine_cls`` has (``default`` for an engine without commit variants)."""
     own = list(engine_cls.COMMIT_VARIANTS) or ["default"]
     return [v for v in variants if v in own]
+
+
+def statement_count(scenario: str, n: int) -> int:
+    """How many statements ``scenario`` writes ``n`` rows in (as :func:`_statements` splits them).
+
+    Examples
+    --------
+    >>> [statement_count(s, 10_000_001) for s in ("single_row", "bulk")]
+    [10000001, 1]
+    >>> statement_count("batch_1000", 2_001) == len(_statements("batch_1000", [()] * 2_001))
+    True
+    """
+    size = SCENARIOS[scenario]
+    return 1 if size is None else -(-n // size)
 
 
 def _statements(scenario: str, rows: list[tuple]) -> list[list[tuple]]:
@@ -236,7 +250,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     settle_rows = datagen.seed_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
     # the anatomy sits among the single-row samples it is held against (else after the last scenario)
     host = "single_row" if "single_row" in params.scenarios else params.scenarios[-1]
-    per_variant = sum(len(_statements(s, [None] * params.n)) for s in params.scenarios) * params.repeats
+    per_variant = sum(statement_count(s, params.n) for s in params.scenarios) * params.repeats
     try:
         engine.start()
         for variant in variants_of(type(engine), params.variants):
