@@ -254,7 +254,7 @@ def test_a_run_that_saved_its_figures_as_png_only_is_not_promoted(run00, tmp_pat
                                                                                                      "pdf"]
     for path in made.glob("*.svg"):  # as $INGESTLAB_FIGURE_FORMATS=png,pdf saves them
         path.unlink()
-    with pytest.raises(ConfigError, match=r"were saved without svg \(\$INGESTLAB_FIGURE_FORMATS\)"):
+    with pytest.raises(ConfigError, match=r"lack a format \(svg: \$INGESTLAB_FIGURE_FORMATS was set\)"):
         promotion.promote(run, ["00"], to=tmp_path / "figures")
     assert not (tmp_path / "figures").exists()
 

@@ -111,7 +111,7 @@ def _missing_formats(files: list[Path]) -> str | None:
     >>> _missing_formats([Path("a.png"), Path("a.svg"), Path("a.pdf")]) is None
     True
     >>> _missing_formats([Path("a.png"), Path("b.png"), Path("b.pdf")])
-    'its figures a, b were saved without pdf, svg ($INGESTLAB_FIGURE_FORMATS); the article takes png, svg and pdf'
+    'its figures a, b lack a format (pdf, svg: $INGESTLAB_FIGURE_FORMATS was set); the article takes png, svg and pdf'
     """
     saved: dict[str, set[str]] = {}
     for path in files:
@@ -120,7 +120,7 @@ def _missing_formats(files: list[Path]) -> str | None:
     if not short:
         return None
     missing = sorted(set(results.FIGURE_FORMATS) - set.intersection(*(saved[stem] for stem in short)))
-    return (f"its figures {', '.join(short)} were saved without {', '.join(missing)} ($INGESTLAB_FIGURE_FORMATS); "
+    return (f"its figures {', '.join(short)} lack a format ({', '.join(missing)}: $INGESTLAB_FIGURE_FORMATS was set); "
             "the article takes png, svg and pdf")
 
 
