@@ -25,7 +25,9 @@ the server's from a cpuacct cgroup holding the server and every backend it forks
 (:class:`ingestlab.cgroups.CpuAccount`; printed as n/a where cgroups are not writable). Every
 round is saved with the run's metadata under ``data/results/bench_group_commit_fidelity/``.
 
-Usage: ``python bench/group_commit_fidelity.py [--seconds 2] [--rounds 12] [--clients 1,8,32] [--engines postgres,mariadb]``
+Usage: ``python bench/group_commit_fidelity.py [--seconds 1] [--rounds 40] [--clients 1,8,32] [--engines postgres,mariadb]``
+(40 rounds of 1 s: rounds vary by ~7 % whatever their length, so more and shorter rounds narrow the CI
+for the same time; bench/README.md).
 """
 
 from __future__ import annotations
@@ -208,8 +210,8 @@ REFERENCES = {"postgres": "pgbench", "mariadb": "mariadb-slap"}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=2, help="measured seconds per round and path (whole: pgbench -T)")
-    parser.add_argument("--rounds", type=int, default=20,
+    parser.add_argument("--seconds", type=int, default=1, help="measured seconds per round and path (whole: pgbench -T)")
+    parser.add_argument("--rounds", type=int, default=40,
                         help="alternating rounds of lab and reference per C (≥ 2: the CI is over the rounds)")
     parser.add_argument("--clients", default="1,8,32", help="comma-separated client counts")
     parser.add_argument("--engines", default=",".join(REFERENCES), help="comma-separated: " + ", ".join(REFERENCES))
