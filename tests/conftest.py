@@ -1,13 +1,19 @@
 """Fixtures shared by the tests, and the order of the items and their split between parallel workers."""
 
+import fcntl
+import json
 import os
 import shutil
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
 from ingestlab import _paths, results
 from ingestlab.figures import CHECK_ENV
+from ingestlab.servers.mariadb import BIN_DIR_ENV
 
 # Every figure saved while the tests run (the notebooks under nbval, the CLI's real runs, the kernels and
 # processes they start: they inherit this) is checked against the lab's figure grammar, and a figure that
@@ -23,6 +29,48 @@ os.environ.setdefault(results.FIGURE_FORMATS_ENV, "png")
 def all_figure_formats(monkeypatch):
     """Figures saved in every format, as outside the tests (``$INGESTLAB_FIGURE_FORMATS`` unset)."""
     monkeypatch.delenv(results.FIGURE_FORMATS_ENV, raising=False)
+
+
+def _snapshot(folder: Path) -> dict[str, list[int]]:
+    return {str(p.relative_to(folder)): [p.stat().st_size, p.stat().st_mtime_ns] for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture(scope="session")
+def user_run(tmp_path_factory, worker_id) -> dict:
+    """``ingestlab run 00 03 -p ENGINES mariadb`` as a user on a machine without MariaDB makes it: made once a session.
+
+    03 is left with no engine and skipped; 00 (published data, no server) runs to the end, its figures in
+    every format where a user's run puts them (neither ``$INGESTLAB_FIGURES_DIR`` nor
+    ``$INGESTLAB_FIGURE_FORMATS`` set). MariaDB is missing for real: ``$INGESTLAB_MARIADB_BIN_DIR`` names an
+    empty folder. The run is made by whichever worker asks first (under a lock in the session's shared
+    temporary folder) and read by the others: a whole run costs ~20 s of CPU, and test_promotion and
+    test_cli_reproduce only inspect what it wrote. Nothing may change it: take a copy to alter.
+
+    Returns
+    -------
+    dict
+        ``out`` (the ``--out`` folder), ``returncode``, ``stderr``, and ``repository_figures_unchanged``
+        (the repository's ``figures/`` before and after the run, compared).
+    """
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if worker_id != "master" else root  # shared by every worker of the session
+    folder, record = root / "user-run", root / "user-run.json"
+    with open(root / "user-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            (folder / "no-mariadb").mkdir(parents=True)
+            env = {k: v for k, v in os.environ.items() if k not in (_paths.FIGURES_ENV, results.FIGURE_FORMATS_ENV)}
+            env.update({"INGESTLAB_LAB_DIR": str(folder / "lab"), BIN_DIR_ENV: str(folder / "no-mariadb")})
+            before = _snapshot(_paths.REPO / "figures")
+            res = subprocess.run([str(Path(sys.executable).parent / "ingestlab"), "run", "00", "03", "-p", "ENGINES",
+                                  "mariadb", "--no-progress", "--out", str(folder / "out")],
+                                 capture_output=True, text=True, env=env, timeout=600)
+            record.write_text(json.dumps({"out": str(folder / "out"), "returncode": res.returncode,
+                                          "stderr": res.stderr,
+                                          "repository_figures_unchanged": _snapshot(_paths.REPO / "figures") == before}))
+    made = json.loads(record.read_text())
+    return {**made, "out": Path(made["out"])}
 
 
 @pytest.fixture

@@ -29,10 +29,6 @@ def _cli(*args, tmp_path: Path, no_mariadb: bool = True, timeout: int = 600):
     return subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
-
-
 def _meta(out: Path, notebook: str) -> dict:
     return json.loads((out / notebook / "run.json").read_text())
 
@@ -55,22 +51,21 @@ def test_several_notebooks_leave_out_mariadb_say_so_once_and_exit_0(tmp_path):
     assert "SCALE smoke" in res.stdout and "not comparable with paper-scale numbers" in res.stdout
 
 
-def test_a_notebook_left_without_engines_is_skipped_and_a_run_writes_no_figure_into_the_repository(tmp_path):
-    repo_figures = _paths.REPO / "figures"
-    before = _snapshot(repo_figures)
-    out = tmp_path / "out"
-    res = _cli("run", "00", "03", "-p", "ENGINES", "mariadb", "--no-progress", "--out", str(out), tmp_path=tmp_path)
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert "ingestlab: skipped 03_upsert_beyond_ram: none of its engines can start here" in res.stderr
+def test_a_notebook_left_without_engines_is_skipped_and_a_run_writes_no_figure_into_the_repository(user_run):
+    """``run 00 03 -p ENGINES mariadb`` without MariaDB (the session's shared run: tests/conftest.py)."""
+    out, stderr = user_run["out"], user_run["stderr"]
+    assert user_run["returncode"] == 0, stderr[-3000:]
+    assert "ingestlab: skipped 03_upsert_beyond_ram: none of its engines can start here" in stderr
     assert not (out / "03_upsert_beyond_ram").exists()
-    assert _snapshot(repo_figures) == before, "a run wrote into the repository's figures/"
-    figures = sorted(p.name for p in (out / "00_published_results" / "figures").iterdir())
-    # in the formats asked for (the tests' PNG; a user's run, all three: test_promotion's run00)
-    assert "starrocks_overhead_fit.png" in figures and all(name.endswith(".png") for name in figures)
-    assert _meta(out, "00_published_results")["figure_formats"] == ["png"]
+    assert user_run["repository_figures_unchanged"], "a run wrote into the repository's figures/"
+    made = sorted((out / "00_published_results" / "figures").iterdir())
+    # in every format, as a user's run saves them ($INGESTLAB_FIGURE_FORMATS unset)
+    assert {p.name for p in made} >= {f"starrocks_overhead_fit.{fmt}" for fmt in ("png", "svg", "pdf")}
+    assert {p.suffix for p in made} == {".png", ".svg", ".pdf"}
+    assert _meta(out, "00_published_results")["figure_formats"] == ["png", "svg", "pdf"]
     # a completed notebook's kernel says nothing: no unencrypted-TCP warning, no KeyboardInterrupt
     assert (out / "00_published_results" / "kernel.log").read_text() == ""
-    assert "figure files in" in res.stderr
+    assert "figure files in" in stderr
 
 
 def test_one_notebook_refuses_a_named_engine_that_cannot_start_before_anything_starts(tmp_path):
@@ -80,15 +75,19 @@ def test_one_notebook_refuses_a_named_engine_that_cannot_start_before_anything_s
     assert not (tmp_path / "out").exists() and not (tmp_path / "lab").exists()
 
 
-@pytest.mark.parametrize("keep_going, code, ran_00", [([], 3, True), (["--no-keep-going"], 3, False)])
-def test_a_failing_notebook_does_not_stop_the_others_unless_asked(tmp_path, keep_going, code, ran_00):
+@pytest.mark.parametrize("keep_going, code, ran_07", [([], 3, True), (["--no-keep-going"], 3, False)])
+def test_a_failing_notebook_does_not_stop_the_others_unless_asked(tmp_path, keep_going, code, ran_07):
+    """01 fails its pre-flight; 07, after it, runs to the end (it compares the committed fixture runs: no server)."""
     out = tmp_path / "out"
-    res = _cli("run", "01", "00", "-p", "ENGINES", "postgresql://u@127.0.0.1:1/db", "--no-progress", "--out", str(out),
+    res = _cli("run", "01", "07", "-p", "ENGINES", "postgresql://u@127.0.0.1:1/db", "--no-progress", "--out", str(out),
                *keep_going, tmp_path=tmp_path, no_mariadb=False)
     assert res.returncode == code, res.stderr[-3000:]
     assert "pre-flight check failed" in res.stderr and "Connection refused" in res.stderr
-    assert (out / "00_published_results" / "run.json").exists() == ran_00
-    if ran_00:
+    assert not (out / "01_insert_anatomy" / "run.json").exists()
+    assert (out / "07_compare_runs" / "run.json").exists() == ran_07
+    if ran_07:
+        assert _meta(out, "07_compare_runs")["completed"] is True
+        assert (out / "07_compare_runs" / "figures" / "ratios.png").exists()
         assert "1 of 2 notebooks failed" in res.stderr
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -14,25 +13,23 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ingestlab import _paths, promotion, report, results
+from ingestlab import promotion, report
 from ingestlab.errors import ConfigError
 
 BIN = Path(sys.executable).parent / "ingestlab"
 
 
 @pytest.fixture(scope="module")
-def run00(tmp_path_factory):
-    """A real run of notebook 00 (published data, no server), its figures in its run folder.
+def run00(user_run, tmp_path_factory):
+    """A copy of the session's real run of notebook 00 (published data, no server), its figures in its run folder.
 
     Its run.json is then made to say a committed tree and a quiet machine (load 0.5, others' CPU 2 %), whatever the
-    checkout and the suite's other worker made of them: these tests are about the mechanics of
+    checkout and the suite's other workers made of them: these tests are about the mechanics of
     promotion; refusing a run with uncommitted changes or from a loaded machine has its own tests.
     """
+    assert user_run["returncode"] == 0, user_run["stderr"][-3000:]
     out = tmp_path_factory.mktemp("run")
-    # figures where a user's run puts them, in every format the article takes
-    env = {k: v for k, v in os.environ.items() if k not in (_paths.FIGURES_ENV, results.FIGURE_FORMATS_ENV)}
-    subprocess.run([str(BIN), "run", "00", "--no-progress", "--out", str(out)], check=True, env=env,
-                   capture_output=True, timeout=600)
+    shutil.copytree(user_run["out"] / "00_published_results", out / "00_published_results")
     meta_path = out / "00_published_results" / "run.json"
     meta = json.loads(meta_path.read_text())
     meta["git"]["dirty"] = False
