@@ -92,24 +92,18 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-#: Test modules whose tests all go to one worker: they share a module fixture that costs more than
-#: the time their tests could gain on the other worker (test_promotion's real run of notebook 00:
-#: ~17 s, made on both workers when its tests were split).
-WHOLE_MODULES = {"tests/test_promotion.py"}
-
-
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist's scheduling by test, except that a notebook's cells (nbval's items) go to one worker in order.
 
     The cells share one kernel, so they cannot be split. (xdist's own ``--dist loadgroup`` tags node
-    ids, which pytest 9 no longer lets a plugin rewrite.) The tests of :data:`WHOLE_MODULES` stay
-    together too.
+    ids, which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
+    between the workers instead (:func:`user_run`).
     """
     from xdist.scheduler import LoadScopeScheduling
 
     class NotebooksWhole(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.partition("::")[0]
-            return path if path.endswith(".ipynb") or path in WHOLE_MODULES else nodeid
+            return path if path.endswith(".ipynb") else nodeid
 
     return NotebooksWhole(config, log)

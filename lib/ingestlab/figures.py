@@ -128,7 +128,7 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         # the drawing's own box (the caption and legends outside the axes too), whatever the theme in force
         fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight", metadata=_metadata(fmt))
         _log.info("saved %s", path)
-    problems = grammar_problems(fig, png=folder / f"{name}.png")
+    problems = grammar_problems(fig, png=folder / f"{name}.png", drawn=True)
     _show(fig, folder / f"{name}.png")
     close(fig)
     if problems:
@@ -142,7 +142,8 @@ class FigureGrammarError(ValueError):
     """A figure breaks the lab's figure grammar (:func:`grammar_problems`); raised by :func:`save` when strict."""
 
 
-def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | None = None) -> list[str]:
+def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | None = None,
+                     drawn: bool = False) -> list[str]:
     """What in ``fig`` (and its saved ``png``) breaks the lab's figure grammar; empty when nothing does.
 
     Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
@@ -157,6 +158,9 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
         A finished figure.
     png : path, optional
         Its saved PNG, whose size is checked.
+    drawn : bool
+        Whether ``fig`` was drawn as it is now (saved, as :func:`save` calls this), so its ticks and
+        panels are placed; otherwise it is drawn first.
 
     Returns
     -------
@@ -177,7 +181,8 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     for ax in fig.axes:  # direct labels name their series as a legend does
         for ends in (a for a in ax.artists if isinstance(a, EndLabels)):
             problems += _colour_problems((label.get_color(), label.get_text()) for label in ends.labels)
-    fig.canvas.draw()
+    if not drawn:
+        fig.canvas.draw()
     problems += [f"{panel} is too small to read (at least {MIN_AXES_IN[0]:g} × {MIN_AXES_IN[1]:g} in)"
                  for panel in _cramped(fig)]
     small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
@@ -362,14 +367,13 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
     meta = getattr(run, "meta", run)
     parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
     room = _caption_inches(title, finding, parts, _page_inches()[0])
-    fit_to_page(fig, room_in=room)  # draws: the layout engine places the axes
-    renderer = fig.canvas.get_renderer()
+    inches = _fit(fig, room)  # draws: the layout engine places the axes
     # the caption wraps at the drawing's width: a drawing narrower than the page needs more lines, so more room
-    narrow = _caption_inches(title, finding, parts, fig.get_tightbbox(renderer).width)
+    narrow = _caption_inches(title, finding, parts, inches.width)
     if narrow > room:
-        fit_to_page(fig, room_in=narrow)
-    fig.set_layout_engine("none")  # and fixed there before measuring
-    inches = fig.get_tightbbox(renderer)
+        inches = _fit(fig, narrow)
+    fig.set_layout_engine("none")  # and fixed there: the texts below are measured, not drawn, so nothing moves
+    renderer = fig.canvas.get_renderer()
     box = inches.transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
     # wrapped to the drawing's width: the caption never widens the figure
     width_chars, title_chars = _wrap_chars(inches.width)
@@ -386,10 +390,8 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         for artist, words, chars in texts:
             artist.set_text(wrapped(words, max(int(chars * narrower), 20)))
         if finding and parts:  # the provenance line under the finding
-            fig.canvas.draw()
             under = texts[1][0].get_window_extent(renderer).transformed(fig.transFigure.inverted()).y0
             texts[2][0].set_y(under - 0.01)
-        fig.canvas.draw()
         if fig.get_tightbbox(renderer).width <= _page_inches()[0]:
             break
     return fig
@@ -440,19 +442,24 @@ def fit_to_page(fig: matplotlib.figure.Figure, *, room_in: float = 0.0) -> matpl
     inches of height; text keeps its size in points (so it stays legible in print) and the
     axes give way, down to half their size. A figure that fits is left alone.
     """
+    _fit(fig, room_in)
+    return fig
+
+
+def _fit(fig: matplotlib.figure.Figure, room_in: float) -> matplotlib.transforms.Bbox:
+    # fit_to_page's work; the drawing's box (inches) as last drawn, which caption measures from
     width, height = _page_inches()
     height -= room_in
     # never below half its size: a figure whose labels alone are wider than the page is redrawn, not squeezed
     least = (max(fig.get_figwidth() / 2, 1.5), max(fig.get_figheight() / 2, 1.0))
-    for _ in range(6):
+    for attempt in range(7):
         fig.canvas.draw()
         box = fig.get_tightbbox(fig.canvas.get_renderer())
         over_w, over_h = box.width - width, box.height - height
-        if (over_w <= 0 and over_h <= 0) or _cramped(fig):
-            break
+        if (over_w <= 0 and over_h <= 0) or _cramped(fig) or attempt == 6:
+            return box
         fig.set_size_inches(max(fig.get_figwidth() - max(over_w, 0) * 1.1, least[0]),
                             max(fig.get_figheight() - max(over_h, 0) * 1.1, least[1]))
-    return fig
 
 
 def spans_decades(values, decades: float = LOG_DECADES) -> bool:
