@@ -453,7 +453,7 @@ def _fit(fig: matplotlib.figure.Figure, room_in: float) -> matplotlib.transforms
     # never below half its size: a figure whose labels alone are wider than the page is redrawn, not squeezed
     least = (max(fig.get_figwidth() / 2, 1.5), max(fig.get_figheight() / 2, 1.0))
     for attempt in range(7):
-        fig.canvas.draw()
+        fig.draw_without_rendering()  # the layout engine places the axes; nothing is rasterised
         box = fig.get_tightbbox(fig.canvas.get_renderer())
         over_w, over_h = box.width - width, box.height - height
         if (over_w <= 0 and over_h <= 0) or _cramped(fig) or attempt == 6:

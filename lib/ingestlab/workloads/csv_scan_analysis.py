@@ -394,7 +394,7 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
         names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
                                                             for s in stopped["status"]})))
     dotted = figures.band_note(*axes[0])
-    fig.canvas.draw()  # the panels placed; the legend goes under them all
+    fig.draw_without_rendering()  # the panels placed; the legend goes under them all
     fig.set_layout_engine("none")
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
                fontsize="small", frameon=False, title_fontsize="small",
