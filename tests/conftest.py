@@ -43,7 +43,7 @@ def user_run(tmp_path_factory, worker_id) -> dict:
     every format where a user's run puts them (neither ``$INGESTLAB_FIGURES_DIR`` nor
     ``$INGESTLAB_FIGURE_FORMATS`` set). MariaDB is missing for real: ``$INGESTLAB_MARIADB_BIN_DIR`` names an
     empty folder. The run is made by whichever worker asks first (under a lock in the session's shared
-    temporary folder) and read by the others: a whole run costs ~20 s of CPU, and test_promotion and
+    temporary folder) and read by the others: a whole run costs 15–20 s of CPU, and test_promotion and
     test_cli_reproduce only inspect what it wrote. Nothing may change it: take a copy to alter.
 
     Returns

@@ -1,13 +1,21 @@
-"""The batch runs' kernel manager: encrypted channels, and no SIGINT to a kernel being shut down."""
+"""How batch runs execute a notebook: the kernel manager (encrypted channels, no SIGINT to a kernel being shut
+down) and papermill's engine (the notebook written at most every SAVE_EVERY_S, and always at its end)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 
+import nbformat
+import papermill
+import papermill.engines
+import pytest
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import DeadKernelError
 
-from ingestlab._kernel import QuietKernelManager
+from ingestlab import _kernel
+from ingestlab._kernel import ENGINE_NAME, QuietKernelManager
 
 
 async def _run_and_shut_down(km: AsyncKernelManager, log) -> list[int]:
@@ -48,3 +56,50 @@ def test_jupyter_clients_own_manager_sends_sigint_before_shutting_down(tmp_path)
     # the behaviour QuietKernelManager removes; if jupyter_client stops doing it, the override can go
     with open(tmp_path / "kernel.log", "w") as err:
         assert signal.SIGINT in asyncio.run(_run_and_shut_down(AsyncKernelManager(kernel_name="python3"), err))
+
+
+def _notebook(path, *sources: str):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def _writes(monkeypatch) -> list[str]:
+    """The notebook writes papermill's execution manager makes (a spy: each is still made)."""
+    made: list[str] = []
+    write = papermill.engines.write_ipynb
+
+    def spy(nb, path):
+        made.append(path)
+        write(nb, path)
+
+    monkeypatch.setattr(papermill.engines, "write_ipynb", spy)
+    return made
+
+
+@pytest.mark.parametrize("engine", [ENGINE_NAME, None])
+def test_quick_cells_are_written_once_at_the_end_not_twice_each(tmp_path, monkeypatch, engine):
+    """Six quick cells: papermill's own engine writes the notebook at each one's start and end, the lab's at its
+    start and its end (with no SAVE_EVERY_S between its cells)."""
+    monkeypatch.setattr(_kernel, "SAVE_EVERY_S", 3600.0)
+    made = _writes(monkeypatch)
+    source = _notebook(tmp_path / "in.ipynb", *[f"print({i})" for i in range(6)])
+    papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"), engine_name=engine, progress_bar=False,
+                               kernel_name="python3")
+    assert len(made) == 2 if engine == ENGINE_NAME else len(made) >= 12, len(made)
+    cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
+    assert ["".join(c["outputs"][0]["text"]) for c in cells] == [f"{i}\n" for i in range(6)]
+
+
+def test_a_kernel_that_dies_leaves_every_output_it_made_written(tmp_path, monkeypatch):
+    """No cell write in between (all quick): the one at the end, made whatever ended the run, has them all."""
+    monkeypatch.setattr(_kernel, "SAVE_EVERY_S", 3600.0)
+    source = _notebook(tmp_path / "in.ipynb", "print('first')", "print('second')",
+                       "import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "print('never')")
+    with pytest.raises(DeadKernelError):
+        papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"), engine_name=ENGINE_NAME,
+                                   progress_bar=False, kernel_name="python3")
+    cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
+    assert ["".join(c["outputs"][0]["text"]) for c in cells[:2]] == ["first\n", "second\n"]
+    assert cells[3]["outputs"] == []  # after the kernel died, nothing ran

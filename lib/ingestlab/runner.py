@@ -324,7 +324,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     import papermill
     from nbclient.exceptions import DeadKernelError
 
-    from ingestlab._kernel import QuietKernelManager
+    from ingestlab._kernel import ENGINE_NAME, QuietKernelManager
 
     path = find_notebook(key)
     parameters, resolved = validated_parameters(path, dict(parameters or {}))
@@ -361,7 +361,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         try:
             kernel_log.__enter__()
             with watch, stalled, cpu:
-                papermill.execute_notebook(str(path), str(partial), parameters=injected,
+                papermill.execute_notebook(str(path), str(partial), parameters=injected, engine_name=ENGINE_NAME,
                                            cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
                                            km=km, stderr_file=sys.stderr if progress else None)  # its own bars
         except papermill.PapermillExecutionError as exc:
