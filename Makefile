@@ -74,7 +74,7 @@ reproduce: $(STAMP) engines
 	$(BIN)/ingestlab run all --out $(OUT) --summary
 
 # Two pytest workers a core, at most 8 (each starts its own servers): most long tests wait (on a server, a
-# kernel, a sleep), so two a core keep the cores busy (2 cores: 10 min with -n 2, 7.7 min with -n 4;
+# kernel, a sleep), so two a core keep the cores busy (2 cores: 10 min with -n 2, about 6 min with -n 4;
 # bench/README.md). `make test TEST_WORKERS=2` for fewer.
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$(( n > 8 ? 8 : n )))
 
