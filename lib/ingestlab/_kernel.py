@@ -72,8 +72,9 @@ class SparseSavesEngine(NBClientEngine):
     """Papermill's nbclient engine, the executed notebook written at most every :data:`SAVE_EVERY_S` as it runs.
 
     Registered with papermill as ``ingestlab``. Every cell's outputs are in the final notebook as
-    with papermill's own engine, also when the kernel dies or the run is stopped; while a notebook
-    runs, the file on disk is at most :data:`SAVE_EVERY_S` behind it.
+    with papermill's own engine, also when the kernel dies or the run is stopped. While a notebook
+    runs, the file is written at a cell's start or end once :data:`SAVE_EVERY_S` have passed since
+    the last write, and during a long cell every 30 s (papermill's autosave).
     """
 
     @classmethod
