@@ -86,8 +86,14 @@ def test_a_failing_notebook_does_not_stop_the_others_unless_asked(tmp_path, keep
     assert not (out / "01_insert_anatomy" / "run.json").exists()
     assert (out / "07_compare_runs" / "run.json").exists() == ran_07
     if ran_07:
-        assert _meta(out, "07_compare_runs")["completed"] is True
+        meta = _meta(out, "07_compare_runs")
+        assert meta["completed"] is True
         assert (out / "07_compare_runs" / "figures" / "ratios.png").exists()
+        # what measured the data it drew: the two committed smoke runs, which no article figure may come from
+        assert [(r["role"], r["notebook"], r["parameters"]["scale"]) for r in meta["compared"]] == [
+            ("A", "01_insert_anatomy", "smoke"), ("B", "01_insert_anatomy", "smoke")]
+        from ingestlab import promotion
+        assert promotion._unfit_compared(meta, allow_loaded=False).startswith("it compares run A (")
         assert "1 of 2 notebooks failed" in res.stderr
 
 

@@ -369,9 +369,35 @@ def test_plot_comparison_draws_the_band_and_a_log_axis_over_a_decade():
     assert spans == sorted(zip(samples["samples_ci_low"].round(9), samples["samples_ci_high"].round(9)))
     narrow = cmp.plot_comparison(table.assign(ci_low=table["ratio"] * 0.9, ci_high=table["ratio"] * 1.1))
     assert narrow.axes[0].get_xscale() == "linear"
-    wide = table.assign(ci_high=table["ratio"] * 20)
+    wide = table.assign(ratio=table["ratio"] * np.linspace(0.2, 5, len(table)))  # ratios themselves span decades
     assert cmp.plot_comparison(wide).axes[0].get_xscale() == "log"
     plt.close("all")
+
+
+def test_an_interval_far_wider_than_the_ratios_is_cut_at_the_axis_with_an_arrowhead():
+    """07's paper figure: ClickHouse's fitted write time, its ratio CI up to 10¹⁵ (the fit's CI takes in zero),
+    stretched the shared axis to 15 decades: every other row a dot on one line, the tick labels over each other."""
+    rows = [{"engine": "clickhouse", "variant": "default", "table": "results", "labels": f"driver=chdb, scenario={s}",
+             "ratio": r, "ci_low": r / 1.2, "ci_high": r * 1.2, "verdict": "unsure", "threshold": 0.05,
+             "kind": "samples", "samples_ci_low": np.nan, "samples_ci_high": np.nan}
+            for s, r in (("single_row", 0.8), ("batch_100", 1.1), ("bulk", 1.3))]
+    rows.append(dict(rows[0], table="fits", labels="model=overhead, method=ols, term=write_time", ratio=0.05,
+                     ci_low=1e-6, ci_high=1e15))
+    fig = cmp.plot_comparison(pd.DataFrame(rows))
+    try:
+        (ax,) = fig.axes
+        low, high = ax.get_xlim()
+        assert 0.05 / cmp.CI_ROOM * 0.9 <= low < 0.05 and 1.3 * 1.2 < high <= 1.3 * cmp.CI_ROOM * 1.1
+        arrows = [line for line in ax.lines if line.get_label() == cmp.CUT_LABEL]
+        assert sorted(line.get_marker() for line in arrows) == ["<", ">"]  # both ends of the one interval cut
+        assert all(low <= x <= high for line in arrows for x in line.get_xdata())
+        assert cmp.CUT_LABEL in [t.get_text() for t in fig.legends[0].get_texts()]
+        fig.canvas.draw()
+        ticks = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+        assert len(ticks) >= 2 and all(a.x1 <= b.x0 for a, b in zip(ticks, ticks[1:]))  # no tick label over another
+        assert figures.grammar_problems(fig) == []
+    finally:
+        plt.close(fig)
 
 
 def test_a_comparison_of_many_quantities_is_a_panel_per_engine_in_two_columns_within_a_page():

@@ -162,6 +162,26 @@ def test_save_refuses_a_figure_that_breaks_the_grammar_when_strict_and_warns_oth
     assert (tmp_path / "bad.png").exists()  # saved all the same: the run keeps what it drew
 
 
+@pytest.mark.parametrize("formats", ["png", "png,svg,pdf"])
+def test_tick_labels_printed_over_one_another_are_found_in_the_figure_as_saved(tmp_path, monkeypatch, formats):
+    """07's paper figure: an axis over 15 decades printed "0.01 100,000,000,…" as one smear under each panel.
+    Checked after the save (at 300 dpi, then the figure's own): measured with the saving renderer, '0.25' and '0.50' of
+    01's latency axis, far apart on the page, came out over one another."""
+    def figure(ticks):
+        fig, ax = plt.subplots(figsize=(3.3, 2))
+        ax.plot([1, 2], [1, 2], "o")
+        ax.set_xticks([1, 1.5, 2], ticks)
+        return fig
+
+    monkeypatch.setenv(figures.CHECK_ENV, "strict")
+    monkeypatch.setenv("INGESTLAB_FIGURE_FORMATS", formats)
+    figures.save(figure(["0.25", "0.50", "0.75"]), "fine", notebook="x", directory=tmp_path)
+    with pytest.raises(figures.FigureGrammarError, match="x tick labels '1,000,000,000,000' and '1,000,000,000,000,000' "
+                                                         "are printed over one another"):
+        figures.save(figure(["1,000,000,000", "1,000,000,000,000", "1,000,000,000,000,000"]), "smear", notebook="x",
+                     directory=tmp_path)
+
+
 def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_of_that_colour_and_shapes():
     styles = list(figures.ENGINE_STYLE.values())
     assert len(set(styles)) == len(styles)  # no two engines look alike
@@ -255,8 +275,8 @@ def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_no_lin
 @pytest.mark.parametrize("logy", [False, True])
 def test_a_fit_and_its_band_never_change_the_y_limits_the_data_set(logy):
     data = pd.DataFrame({"rows": [10, 20, 40] * 2, "elapsed_s": [1.0, 2.0, 4.0, 1.1, 2.1, 4.2], "series": "a"})
-    # a line that runs above every point at 40 rows, and a band from 0 to far above them
-    wide = pd.DataFrame({"series": ["a"], "method": ["ols"], "slope": [0.1], "slope_ci_low": [0.0],
+    # a line that runs above every point at 40 rows, and a band from near 0 to far above them
+    wide = pd.DataFrame({"series": ["a"], "method": ["ols"], "slope": [0.1], "slope_ci_low": [0.001],
                          "slope_ci_high": [10.0], "intercept": [3.0], "n_points": [6], "model_holds": [True]})
     terms = {"slope": models.Term("slope", "slope_ci_low", "slope_ci_high", "s per row"),
              "intercept": models.Term("intercept", None, None, "s")}
@@ -550,12 +570,38 @@ def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key
         for ax in (log, linear):
             ax.plot([0.3, 5.3], [0.004, 0.012], "o")
         log.set_yscale("log")
-        flat = figures.draw_model(log, grid, 0.008, 0.0005, -0.008, 0.008, color="k", label=None)
+        low = figures.draw_model(log, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
         steep = figures.draw_model(log, grid, 0.004, 0.0015, 0.0014, 0.0016, color="b", label=None)
-        kept = figures.draw_model(linear, grid, 0.008, 0.0005, -0.008, 0.008, color="k", label=None)
-        assert flat.get_linestyle() == figures.BAND_OFF_SCALE and steep.get_linestyle() == kept.get_linestyle() == "-"
+        kept = figures.draw_model(linear, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
+        # a cost resolved above zero whose band runs under the log axis' bottom at the small sizes; on linear axes it is cut
+        assert low.get_linestyle() == figures.BAND_OFF_SCALE and steep.get_linestyle() == kept.get_linestyle() == "-"
         assert len(log.collections) == 1 and len(linear.collections) == 1  # the steep fit's band; the linear one's
-        assert "no band" in figures.band_note(log) and figures.band_note(linear) == ""
+        assert figures.band_note(log) == "dotted: its CI runs below the log axis, no band"
+        assert figures.band_note(linear) == ""
+        assert figures.grammar_problems(fig) == []
+        plt.close(fig)
+
+
+def test_a_fit_whose_slope_ci_takes_in_zero_is_dotted_without_its_band_on_any_axis():
+    """05's bulk panel (linear time axis): four overheads with CIs like −1.4 to 4.5 ms, four bands fanning out from
+    their intercepts over each other and the points."""
+    grid = np.linspace(1, 100, 40)
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, (linear, log) = plt.subplots(1, 2)
+        for ax in (linear, log):
+            ax.plot([1, 100], [0.7, 1.45], "o")
+        log.set_yscale("log")
+        unresolved = figures.draw_model(linear, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
+        resolved = figures.draw_model(linear, grid, 0.97, 0.0018, 0.0003, 0.0034, color="b", label=None)
+        on_log = figures.draw_model(log, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
+        assert unresolved.get_linestyle() == on_log.get_linestyle() == figures.BAND_OFF_SCALE
+        assert resolved.get_linestyle() == "-"
+        assert len(linear.collections) == 1 and len(log.collections) == 0  # the resolved fit's band only
+        assert figures.band_note(linear) == figures.band_note(log) == "dotted: its CI takes in zero, no band"
+        both = figures.draw_model(log, grid, -0.5, 0.01, 0.005, 0.015, color="b", label=None)
+        assert both.get_linestyle() == figures.BAND_OFF_SCALE
+        assert figures.band_note(log) == "dotted: its CI takes in zero or runs below the log axis, no band"
         assert figures.grammar_problems(fig) == []
         plt.close(fig)
 
@@ -570,7 +616,7 @@ def test_a_panel_with_a_dotted_fit_says_what_dotted_means_over_its_labels_even_w
     fits = models.tidy(wide, model="load_overhead", terms=PER_LOAD)
     with plt.rc_context():
         figures.use_article_theme()
-        for explain, said in ((False, "dotted: its CI runs below the log axis, no band"), (True, "overhead's 95 % CI; dotted")):
+        for explain, said in ((False, "dotted: its CI takes in zero, no band"), (True, "overhead's 95 % CI; dotted")):
             ax = figures.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
                                   logx=True, logy=True)
             assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == [":", "-"]

@@ -265,3 +265,40 @@ def test_source_names_the_libraries_a_run_measured_in_process_with_their_version
             "git": {"revision": "0123456789", "dirty": False}}
     text = promotion.source_text(folder, meta, [], promoted_by="test")
     assert "Engines: DuckDB 2.0.0, chDB 4.4.0, pandas (C parser) 3.1.1\n" in text
+
+
+def test_a_comparison_names_and_is_held_to_the_runs_that_measured_what_it_draws(tmp_path):
+    """07 measures nothing: its SOURCE said "Engines: none: the figures draw the seeds' published tables" and gave
+    only its own revision, while its figure drew two runs of 01 measured at two other revisions."""
+    folder = tmp_path / "07_compare_runs"
+    folder.mkdir()
+    side = {"notebook": "01_insert_anatomy", "completed": True, "started_at": "2026-11-28T03:01:00+00:00",
+            "parameters": {"scale": "paper"}, "engines": [{"engine": "postgres", "server_version": "18.6"}],
+            "git": {"revision": "0f5461fab0", "dirty": False}, "load_average": {"start": [0.8, 1.0, 1.0]},
+            "machine_cpu": {"others_cpu_share": 0.01}}
+    meta = {"notebook": "07_compare_runs", "completed": True, "parameters": {"run_a": "x", "run_b": "y"},
+            "engines": [], "git": {"revision": "1234567abc", "dirty": False}, "load_average": {"start": [0.5, 1, 1]},
+            "compared": [{"role": "A", "folder": "runs/01k", **side},
+                         {"role": "B", "folder": "runs/01l", **side, "git": {"revision": "89abcdef01", "dirty": False}}]}
+    text = promotion.source_text(folder, meta, [], promoted_by="test")
+    assert "Scale: paper (" in text
+    assert "Engines: none measured by this run: it compares the runs named under Compared\n" in text
+    assert ("Compared run A: runs/01k: 01_insert_anatomy, paper scale, run of 2026-11-28T03:01:00+00:00, git 0f5461f; "
+            "machine quiet (1-minute load average 0.8 at the start; other processes used 1.0% of its CPU while it ran "
+            "(others_cpu_share)); engines: PostgreSQL 18.6\n") in text
+    assert "Compared run B: runs/01l: 01_insert_anatomy, paper scale, run of 2026-11-28T03:01:00+00:00, git 89abcde;" in text
+    caption = report.run_caption(meta)
+    assert "run A: paper scale, run of 2026-11-28 03:01 UTC, git 0f5461f, load average 0.8 at the start" in caption
+    assert "run B: paper scale, run of 2026-11-28 03:01 UTC, git 89abcde" in caption
+    assert promotion._unfit_compared(meta, allow_loaded=False) is None
+    for change, said in (({"completed": False}, "it compares run B (runs/01l), which did not complete"),
+                         ({"parameters": {"scale": "smoke"}}, "it compares run B (runs/01l), a smoke run"),
+                         ({"git": {"revision": "89abcdef01", "dirty": True}},
+                          "it compares run B (runs/01l), and was measured from a tree with uncommitted changes"),
+                         ({"load_average": {"start": [3.0, 1, 1]}},
+                          "it compares run B (runs/01l), and its machine was loaded (1-minute load average 3")):
+        bad = {**meta, "compared": [meta["compared"][0], {**meta["compared"][1], **change}]}
+        assert promotion._unfit_compared(bad, allow_loaded=False).startswith(said)
+    loaded = {**meta, "compared": [meta["compared"][0], {**meta["compared"][1], "load_average": {"start": [3.0, 1, 1]}}]}
+    assert promotion._unfit_compared(loaded, allow_loaded=True) is None
+    assert "run B: paper scale, run of 2026-11-28 03:01 UTC, git 89abcde, loaded machine" in report.run_caption(loaded)

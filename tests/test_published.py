@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import models, published
+from ingestlab import models, published, report
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import published_results_analysis
 
@@ -402,8 +402,10 @@ def test_describe_interval_fits_states_each_one_row_slope(section):
     small = fits[fits["rows_per_insert"] == 1]
     text = published_results_analysis.describe_interval_fits(section["sync"], fits)
     assert len(paragraphs(text)) == len(small) + 1
-    assert all(f"{r.slope:.2f} (95 % CI {r.slope_ci_low:.2f}–{r.slope_ci_high:.2f}) × interval" in text
-               for r in small.itertuples())
+    assert all(f"{report.format_estimate(r.slope, r.slope_ci_low, r.slope_ci_high, unit='', digits=2)} × interval"
+               in text for r in small.itertuples())
+    assert any(r.slope_ci_low < 0 for r in small.itertuples())  # one CI takes in zero: "−0.51 to 1.2", not "-0.51–1.2"
+    assert "CI -" not in text
 
 
 def test_describe_jdbc_and_docdb_state_their_tables_numbers():

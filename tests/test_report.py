@@ -36,7 +36,9 @@ def test_format_estimate_never_writes_scientific_notation():
 
 def test_format_estimate_states_the_confidence_level_and_unit():
     assert report.format_estimate(1.04, 0.99, 1.08, unit="", digits=2, ci=0.9) == "1.04 (90 % CI 0.99–1.08)"
-    assert report.format_estimate(-0.5, -1.25, 0.25, unit="s", digits=2) == "-0.50 s (95 % CI -1.25–0.25)"
+    # a minus sign, not a hyphen, and "to" where "-1.25–0.25" would read as a range from 1.25
+    assert report.format_estimate(-0.5, -1.25, 0.25, unit="s", digits=2) == "\u22120.50 s (95 % CI \u22121.25 to 0.25)"
+    assert report.format_estimate(-0.5, -1.25, -0.25, unit="s", digits=2) == "\u22120.50 s (95 % CI \u22121.25 to \u22120.25)"
 
 
 def test_format_estimate_from_finds_the_ci_columns_of_either_naming():

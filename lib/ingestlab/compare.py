@@ -1031,33 +1031,39 @@ def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> m
     samples' own bootstrap interval (``samples_ci_low``/``high``), narrower than the run-level
     one the verdict rests on. Rows are sorted by ratio within their engine's panel and named
     by :func:`short_quantity`; over :data:`ROWS_PER_COLUMN` rows the panels stand in two
-    columns. Every panel has the same x axis, logarithmic when the intervals span a decade.
-    The function only draws: save with :func:`ingestlab.figures.save`.
+    columns. Every panel has the same x axis (:func:`ratio_limits`): every ratio and the
+    ±threshold band, the intervals up to :data:`CI_ROOM` times past them; an interval that runs
+    further is cut at the axis' edge, marked there by an arrowhead (a fit's write time whose
+    CI takes in zero has a ratio interval to 10¹⁵, and squeezed every other row onto one line).
+    Logarithmic when the axis spans :data:`LOG_SPAN` or more. The function only draws: save
+    with :func:`ingestlab.figures.save`.
     """
     data = table.dropna(subset=["ratio"]).reset_index(drop=True)
     if threshold is None:
         threshold = float(table["threshold"].iloc[0]) if len(table) and "threshold" in table else THRESHOLD
     columns = _comparison_panels(data) if len(data) else [[""]]
     counts = data["engine"].fillna("").value_counts()
-    rows = max(sum(max(int(counts.get(e, 0)), 1) + 2 for e in column) for column in columns)  # + a title's room
+    height = {e: max(int(counts.get(e, 0)), MIN_PANEL_ROWS) for column in columns for e in column}
+    rows = max(sum(height[e] + 2 for e in column) for column in columns)  # + a title's room
     fig = plt.figure(figsize=(figures.PAGE_WIDTH, 1.3 + 0.15 * rows))
     grid = fig.add_gridspec(rows, len(columns), hspace=0.0, wspace=1.2 if len(columns) > 1 else 0.2)
-    values = pd.concat([data["ci_low"], data["ci_high"], data["ratio"]]).to_numpy(dtype=float)
-    values = values[np.isfinite(values) & (values > 0)]
-    log = bool(values.size) and values.max() / values.min() >= 10
+    limits = ratio_limits(data, threshold)
+    log = limits[1] / limits[0] >= LOG_SPAN
     axes = []
     for c, column in enumerate(columns):
         top = 0
         for engine in column:
             part = data[data["engine"].fillna("") == engine].sort_values("ratio").reset_index(drop=True)
-            n = max(len(part), 1)
+            n = height[engine]
             ax = fig.add_subplot(grid[top + 1:top + 1 + n, c], sharex=axes[0] if axes else None)
             top += n + 2
             axes.append(ax)
-            _draw_ratios(ax, part, threshold)
+            _draw_ratios(ax, part, threshold, limits)
             ax.set_title(labels.label(engine) if engine else "", loc="left", fontsize="small")
+    axes[0].set_xlim(*limits)
     if log:
-        figures.set_scale(axes[0], "x", True, values)
+        figures.set_scale(axes[0], "x", True, np.asarray(limits))
+        axes[0].set_xlim(*limits)
     for column_axes in _columns_of(axes, columns):  # one shared x axis: its ticks under each column's last panel
         for ax in column_axes:
             ax.tick_params(axis="x", labelbottom=ax is column_axes[-1], labelsize=figures.SMALLEST_PT + 1)
@@ -1066,6 +1072,9 @@ def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> m
     for ax in axes:
         for h, name in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(name, h)
+    if CUT_LABEL in handles:  # any verdict's interval can be cut: its key in grey, last
+        handles.pop(CUT_LABEL)
+        handles[CUT_LABEL] = matplotlib.lines.Line2D([], [], marker=">", ls="none", ms=4, color="0.4")
     fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 4),
                frameon=False, fontsize="small", bbox_to_anchor=(0.5, 0.0))
     fig.subplots_adjust(bottom=min(0.35, 0.9 / fig.get_figheight()))
@@ -1080,24 +1089,62 @@ def _columns_of(axes: list, columns: list[list[str]]) -> list[list]:
     return out
 
 
-def _draw_ratios(ax: plt.Axes, part: pd.DataFrame, threshold: float) -> None:
-    # one engine's rows: the ±threshold band, 1, each sample-only interval, each ratio with its interval
+#: Rows of height a panel of :func:`plot_comparison` is given at least (fewer quantities are spaced out): a readable panel.
+MIN_PANEL_ROWS = 6
+#: The legend's entry for an interval cut at the axis' edge.
+CUT_LABEL = "interval runs past the axis"
+#: How far past the ratios themselves (a factor) :func:`plot_comparison` draws an interval before cutting it.
+CI_ROOM = 2.0
+#: The span of the ratio axis (its largest over its smallest value) from which it is logarithmic.
+LOG_SPAN = 4.0
+
+
+def ratio_limits(data: pd.DataFrame, threshold: float) -> tuple[float, float]:
+    """The ratio axis of :func:`plot_comparison`: every ratio, the ±threshold band, intervals up to :data:`CI_ROOM`× past.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"ratio": [0.8, 1.2], "ci_low": [0.7, 1e-9], "ci_high": [0.9, 1e15]})
+    >>> [round(v, 2) for v in ratio_limits(t, 0.05)]  # 0.8 / 2 and 1.2 × 2, with 5 % of room
+    [0.38, 2.52]
+    >>> [round(v, 2) for v in ratio_limits(t.assign(ci_low=[0.6, 1.0], ci_high=[0.9, 1.4]), 0.05)]
+    [0.57, 1.47]
+    """
+    points = data["ratio"].to_numpy(dtype=float)
+    points = points[np.isfinite(points) & (points > 0)]
+    lo, hi = min([1 - threshold, *points]), max([1 + threshold, *points])
+    ends = pd.concat([data[c] for c in ("ci_low", "ci_high", "samples_ci_low", "samples_ci_high") if c in data])
+    ends = ends.to_numpy(dtype=float)
+    ends = ends[np.isfinite(ends) & (ends > 0)]
+    if ends.size:
+        lo, hi = max(min(lo, ends.min()), lo / CI_ROOM), min(max(hi, ends.max()), hi * CI_ROOM)
+    return float(lo * 0.95), float(hi * 1.05)  # the markers and arrowheads at the ends stay inside
+
+
+def _draw_ratios(ax: plt.Axes, part: pd.DataFrame, threshold: float, limits: tuple[float, float]) -> None:
+    # one engine's rows: the ±threshold band, 1, each sample-only interval, each ratio with its interval, cut at limits
+    lo, hi = limits[0] / 0.95, limits[1] / 1.05
     ax.axvspan(1 - threshold, 1 + threshold, color="0.85", zorder=0, label=f"±{threshold:.0%}")
     ax.axvline(1.0, color="0.4", lw=0.8, zorder=1)
     positions = np.arange(len(part))
     if "samples_ci_low" in part:  # what the raw samples alone allow, under the run-level interval
         raw = part[np.isfinite(part["samples_ci_low"].astype(float)) & np.isfinite(part["samples_ci_high"].astype(float))]
         if not raw.empty:
-            ax.hlines(positions[raw.index], raw["samples_ci_low"], raw["samples_ci_high"], color="0.55", lw=5,
-                      alpha=0.45, zorder=1.5, label="samples alone, 95 % CI")
+            ax.hlines(positions[raw.index], raw["samples_ci_low"].clip(lo, hi), raw["samples_ci_high"].clip(lo, hi),
+                      color="0.55", lw=5, alpha=0.45, zorder=1.5, label="samples alone, 95 % CI")
     for verdict in VERDICTS:
         rows = part[part["verdict"] == verdict]
         if rows.empty:
             continue
-        low = np.clip(rows["ratio"] - rows["ci_low"], 0, None)
-        high = np.clip(rows["ci_high"] - rows["ratio"], 0, None)
+        ci_low, ci_high = rows["ci_low"].astype(float), rows["ci_high"].astype(float)
+        low = np.clip(rows["ratio"] - ci_low.clip(lower=lo), 0, None)
+        high = np.clip(ci_high.clip(upper=hi) - rows["ratio"], 0, None)
         ax.errorbar(rows["ratio"], positions[rows.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
                     ms=3.5, capsize=2, color=_VERDICT_COLOURS[verdict], label=verdict, zorder=2)
+        for cut, at, marker in ((ci_low < lo, lo, "<"), (ci_high > hi, hi, ">")):
+            if cut.any():
+                ax.plot([at] * int(cut.sum()), positions[rows.index[cut.to_numpy()]], marker, ms=4, ls="none",
+                        color=_VERDICT_COLOURS[verdict], zorder=2, label=CUT_LABEL)
     ax.set_yticks(positions, [short_quantity(r) for _, r in part.iterrows()], fontsize=figures.SMALLEST_PT)
     ax.set_ylim(len(part) - 0.5, -0.5)
     ax.grid(axis="y", visible=False)

@@ -148,7 +148,8 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
 
     Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
     log axis (a bar's length means nothing there: :func:`plot_bars` draws dots instead); every line, marker and text drawn in data coordinates inside its axes'
-    limits (a fit drawn beyond its data, a label past the edge); every legend entry that names
+    limits (a fit drawn beyond its data, a label past the edge); no tick label printed over
+    another; every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
     panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
 
@@ -185,6 +186,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
         fig.canvas.draw()
     problems += [f"{panel} is too small to read (at least {MIN_AXES_IN[0]:g} × {MIN_AXES_IN[1]:g} in)"
                  for panel in _cramped(fig)]
+    problems += _crowded_ticks(fig)
     small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
                     if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
     if small:
@@ -195,6 +197,38 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
             problems.append(f"the PNG is {width} × {height} px at {PNG_DPI} dpi (at most "
                             f"{MAX_PNG_PX[0]} × {MAX_PNG_PX[1]}: {MAX_PNG_PX[0] / PNG_DPI:.2f} × "
                             f"{MAX_PNG_PX[1] / PNG_DPI:.0f} in)")
+    return problems
+
+
+def _crowded_ticks(fig: matplotlib.figure.Figure) -> list[str]:
+    """Panels whose tick labels are printed over one another (drawn figure): an axis stretched over too many decades.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> _ = ax.set_xticks([1, 2], ["1,000,000,000", "2,000,000,000"])
+    >>> fig.canvas.draw()
+    >>> _crowded_ticks(fig)
+    ["panel 1: its x tick labels '1,000,000,000' and '2,000,000,000' are printed over one another"]
+    >>> _ = ax.set_xticks([1, 2], ["1", "2"])
+    >>> fig.canvas.draw()
+    >>> _crowded_ticks(fig), plt.close(fig)
+    ([], None)
+    """
+    problems = []
+    # measured at the figure's own dpi: after a save at 300 dpi the renderer cached last is the saving one
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
+    for number, ax in enumerate(fig.axes, 1):
+        if not ax.get_visible():
+            continue
+        for axis, labels_ in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+            lo, hi = ("x0", "x1") if axis == "x" else ("y0", "y1")
+            boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in labels_
+                            if t.get_visible() and t.get_text().strip()), key=lambda b: getattr(b[0], lo))
+            over = [(a[1], b[1]) for a, b in zip(boxes, boxes[1:]) if getattr(a[0], hi) > getattr(b[0], lo) + 1]
+            if over:
+                problems.append(f"panel {number}: its {axis} tick labels {over[0][0]!r} and {over[0][1]!r} are "
+                                "printed over one another")
     return problems
 
 
@@ -659,10 +693,12 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
 
     Neither widens the axes: the data drawn before set them. The curve stops where it
     leaves them and the band is cut at their edges, so nothing is drawn outside the axes.
-    On a log axis a band that runs below the axes' bottom (toward zero or past it: a slope
-    whose CI takes in no growth, or less) is not drawn: cut at the bottom edge it would cover
-    the panel under the data; the line is dotted instead (:data:`BAND_OFF_SCALE`;
-    :func:`band_note` says so).
+    Two bands are not drawn, and the line is dotted instead (:data:`BAND_OFF_SCALE`;
+    :func:`band_note` says which): a slope whose CI takes in zero (the fit has not
+    resolved any cost: its band fans out from the intercept both ways and, on 05's bulk
+    panel, four such fans hid the points and each other), on any axis; and on a log axis a
+    band that runs below the axes' bottom (cut at the bottom edge it would cover the panel
+    under the data). The reason is the line's gid (:data:`BAND_OFF_REASONS`).
     Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
     ``x`` it was fitted to.
     """
@@ -673,11 +709,12 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     shown = np.where((line >= y0) & (line <= y1), line, np.nan)  # cut where it leaves the axes
     banded = bool(np.isfinite(low) and np.isfinite(high))
     lowest = np.minimum(intercept + low * at, intercept + high * at)[inside] if banded else np.array([])
-    off_scale = banded and ax.get_yscale() == "log" and bool((lowest < y0).any())
+    off_scale = ("zero" if banded and min(low, high) <= 0
+                 else "log" if banded and ax.get_yscale() == "log" and bool((lowest < y0).any()) else None)
     # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
     drawn = ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
                                                   ls="--" if dashed else BAND_OFF_SCALE if off_scale else "-",
-                                                  label=label))
+                                                  label=label, gid=f"band-off:{off_scale}" if off_scale else None))
     if banded and not off_scale:
         a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
         grid, a, b = grid[inside], a[inside], b[inside]
@@ -687,12 +724,14 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     return drawn
 
 
-#: The line style of a fit whose band runs below a log axis (drawn without it: :func:`draw_model`).
+#: The line style of a fit drawn without its band (:func:`draw_model`).
 BAND_OFF_SCALE = ":"
+#: Why :func:`draw_model` left a band out, by the gid it gives the line (``band-off:<reason>``).
+BAND_OFF_REASONS = {"zero": "takes in zero", "log": "runs below the log axis"}
 
 
 def band_note(*axes: plt.Axes) -> str:
-    """What a figure's key says when one of ``axes`` has a fit drawn dotted (:data:`BAND_OFF_SCALE`), else ``""``.
+    """What a figure's key says when one of ``axes`` has a fit drawn without its band (dotted), else ``""``.
 
     Examples
     --------
@@ -702,10 +741,13 @@ def band_note(*axes: plt.Axes) -> str:
     >>> band_note(ax)
     ''
     >>> band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k", label=None).axes)
-    'dotted: its CI runs below the log axis, no band'
+    'dotted: its CI takes in zero, no band'
+    >>> band_note(draw_model(ax, np.array([1.0, 2.0]), -1.0, 1.0, 0.5, 1.5, color="k", label=None).axes)
+    'dotted: its CI takes in zero or runs below the log axis, no band'
     """
-    dotted = any(line.get_linestyle() == BAND_OFF_SCALE for ax in axes for line in ax.lines)
-    return "dotted: its CI runs below the log axis, no band" if dotted else ""
+    gids = {line.get_gid() for ax in axes for line in ax.lines if line.get_linestyle() == BAND_OFF_SCALE}
+    said = [text for reason, text in BAND_OFF_REASONS.items() if f"band-off:{reason}" in gids]
+    return f"dotted: its CI {' or '.join(said)}, no band" if said else ""
 
 
 def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:

@@ -86,6 +86,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
                 why = "it is a smoke run (CI-sized, not comparable with the seeds); promote a run made with -p SCALE paper"
             if why is None:
                 why = _unfit_machine(meta, allow_loaded)
+            if why is None:
+                why = _unfit_compared(meta, allow_loaded)
         files = results.figure_files(folder / results.FIGURES_SUBDIR)
         if why is None and not files:
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
@@ -142,6 +144,46 @@ def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
     return None
 
 
+def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
+    """Why the runs a run draws without measuring (07's ``compared``) cannot stand behind its figures (None: they can).
+
+    Each is held to what a measuring run is held to: completed, paper scale, a committed
+    tree, a quiet machine (unless ``allow_loaded``).
+
+    Examples
+    --------
+    >>> quiet = {"role": "A", "folder": "runs/a", "completed": True, "parameters": {"scale": "paper"},
+    ...          "git": {"revision": "0f5461f", "dirty": False}, "load_average": {"start": [0.9, 1, 1]},
+    ...          "machine_cpu": {"others_cpu_share": 0.01}}
+    >>> _unfit_compared({"compared": [quiet, dict(quiet, role="B")]}, False) is None
+    True
+    >>> _unfit_compared({"compared": [quiet, dict(quiet, role="B", parameters={"scale": "smoke"})]}, False)
+    'it compares run B (runs/a), a smoke run (CI-sized); compare runs made with -p SCALE paper'
+    """
+    for run in meta.get("compared") or []:
+        name = f"run {run.get('role')} ({run.get('folder')})"
+        if not run.get("completed"):
+            return f"it compares {name}, which did not complete"
+        if summary.scale_of(run) == "smoke":
+            return f"it compares {name}, a smoke run (CI-sized); compare runs made with -p SCALE paper"
+        why = _unfit_machine(run, allow_loaded)
+        if why:
+            return f"it compares {name}, and " + why.removeprefix("it ")
+    return None
+
+
+def _compared_lines(meta: dict) -> list[str]:
+    # SOURCE's lines on the runs a run compares (07): what measured the data its figures draw
+    lines = []
+    for run in meta.get("compared") or []:
+        engines = report.engines_of(run)
+        lines.append(f"Compared run {run.get('role')}: {run.get('folder')}: {run.get('notebook')}, "
+                     f"{summary.scale_of(run)} scale, run of {run.get('started_at')}"
+                     + report.revisions_of(run) + f"; machine {_machine_words(run)}; engines: "
+                     + (", ".join(engines) if engines else "none recorded"))
+    return lines
+
+
 def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str) -> str:
     """The text of ``SOURCE``: the command, scale, parameters, revision, times, host and load of the run.
 
@@ -172,6 +214,9 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
                for e in meta.get("engines", [])}
     engines = sorted(servers) + report.libraries_of(meta)
     scale = summary.scale_of(meta)
+    compared = meta.get("compared") or []
+    if compared and scale == "-":  # 07 has no scale of its own: the runs it compares have
+        scale = ", ".join(dict.fromkeys(summary.scale_of(run) for run in compared))
     lines = [
         f"Made by: ingestlab run {folder.name} {given} --out {folder.parent}".replace("  ", " "),
         f"Scale: {scale}" + (f" ({summary.SCALE_NOTE[scale]})" if scale in summary.SCALE_NOTE else ""),
@@ -184,7 +229,10 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
         + ("" if report.measured_here(meta) else " (of the resume, which measured nothing: the measuring run's "
                                                  "is under Resumed)"),
         "Machine: " + _machine_words(meta),
-        "Engines: " + (", ".join(engines) if engines else "none: the figures draw the seeds' published tables"),
+        "Engines: " + (", ".join(engines) if engines else
+                       "none measured by this run: it compares the runs named under Compared" if compared else
+                       "none: the figures draw the seeds' published tables"),
+        *_compared_lines(meta),
     ]
     resumed = meta.get("resumed")
     if resumed:
@@ -256,7 +304,7 @@ def findings_text(folder: Path, meta: dict) -> str:
              f"**{book.question}** Reproduces: {book.seed}. Measures: {book.measures}.", "",
              f"- Command: `{made_by}`"]
     lines += [f"- {line}" for line in source[1:] if line.split(":")[0] in ("Scale", "Revision", "Ran", "Engines")
-              or line.startswith("Load average")]
+              or line.startswith(("Load average", "Compared run"))]
     headline = meta.get("headline") or {}
     if headline:
         lines += ["", "## Headline numbers", "", "| quantity | value (95 % CI where given) |", "|---|---|"]

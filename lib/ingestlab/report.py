@@ -115,7 +115,9 @@ def format_estimate(value: float, low: float, high: float, *, unit: str = "ms", 
     Returns
     -------
     str
-        ``"<value> <unit> (<level> % CI <low>–<high>)"`` or ``"<value> <unit> (no CI)"``.
+        ``"<value> <unit> (<level> % CI <low>–<high>)"`` or ``"<value> <unit> (no CI)"``. A
+        negative number takes the minus sign (U+2212), and an interval with a negative bound
+        is written ``<low> to <high>``: ``-1.4–4.5`` reads as a range from 1.4.
 
     Examples
     --------
@@ -129,13 +131,21 @@ def format_estimate(value: float, low: float, high: float, *, unit: str = "ms", 
     '1.04 (95 % CI 0.99–1.08)'
     >>> format_estimate(2.1, 1.5, 2.6, unit="×", n=2)
     '2.10 × (95 % CI 1.50–2.60; n = 2, rough)'
+    >>> format_estimate(1.552, -1.426, 4.531)
+    '1.6 ms (95 % CI −1.4 to 4.5)'
     """
     digits = decimals(value, low, high) if digits is None else digits
-    head = format_number(value, digits) + (f" {unit}" if unit else "")
+    head = _minus(format_number(value, digits)) + (f" {unit}" if unit else "")
     if not (math.isfinite(low) and math.isfinite(high)):
         return f"{head} (no CI)"
     rough = f"; n = {n}, rough" if n is not None and n < MIN_CI_UNITS else ""
-    return f"{head} ({100 * ci:g} % CI {format_number(low, digits)}–{format_number(high, digits)}{rough})"
+    to = " to " if min(low, high) < 0 else "–"
+    return f"{head} ({100 * ci:g} % CI {_minus(format_number(low, digits))}{to}{_minus(format_number(high, digits))}{rough})"
+
+
+def _minus(text: str) -> str:
+    # the typographic minus of a negative number in running text (a hyphen in tables and files)
+    return "\u2212" + text[1:] if text.startswith("-") else text
 
 
 def format_estimate_from(row: Mapping, column: str, **kwargs) -> str:
@@ -533,10 +543,20 @@ def run_caption(meta: Mapping) -> str:
     ...                          {"engine": "mariadb", "server_version": "10.11.19-MariaDB-0+deb12u1"}],
     ...              "git": {"revision": "2c1d1a9f00", "dirty": False}, "host": {"cpu_cores": 2, "ram_bytes": 25 * 2**30}})
     'PostgreSQL 18.6, MariaDB 10.11.19 · smoke scale (a CI-sized check, not a result) · disk profile local · run of 2026-11-24 05:01 UTC, git 2c1d1a9 · 2 cores, 25 GiB RAM'
+
+    A run that compares others (notebook 07) names each, as it measured:
+
+    >>> run_caption({"compared": [{"role": "A", "parameters": {"scale": "paper"}, "started_at": "2026-11-28T03:01:00",
+    ...              "git": {"revision": "0f5461fab"}, "load_average": {"start": [0.8, 1, 1]}}],
+    ...              "started_at": "2026-11-28T03:20:00", "git": {"revision": "0f5461fab"}})
+    'run A: paper scale, run of 2026-11-28 03:01 UTC, git 0f5461f, load average 0.8 at the start · compared in the run of 2026-11-28 03:20 UTC, git 0f5461f'
     """
     params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
     engines = engines_of(meta)
     parts = [", ".join(engines)] if engines else []
+    for other in meta.get("compared") or []:  # notebook 07: the runs that measured what it draws (SOURCE: their engines)
+        kept = {k: other.get(k) for k in ("parameters", "started_at", "git", "resumed", "load_average")}
+        parts.append(f"run {other.get('role')}: " + run_caption(kept).replace(" · ", ", "))
     scale = params.get("scale")
     if scale:
         parts.append(f"{scale} scale" + (" (a CI-sized check, not a result)" if scale == "smoke" else ""))
@@ -544,6 +564,7 @@ def run_caption(meta: Mapping) -> str:
         parts.append(f"disk profile {params['disk_profile']}")
     started = str(meta.get("started_at") or "")
     run = f"run of {started[:10]} {started[11:16]} UTC" if len(started) >= 16 else "run"
+    run = f"compared in the {run}" if meta.get("compared") else run
     run += revisions_of(meta)
     resumed = meta.get("resumed") or {}
     load = start_load(meta)

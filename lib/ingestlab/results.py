@@ -264,6 +264,16 @@ class Run:
         self._write_meta()
         return entry
 
+    def record_compared(self, runs: list[dict]) -> None:
+        """Store the runs whose data this run draws without measuring (notebook 07's two sides) as ``compared``.
+
+        Each is a subset of the other run's ``run.json`` with its ``role`` and ``folder``
+        (:func:`ingestlab.workloads.compare_runs.compared_runs`); the promotion and the
+        captions read what measured the data from them.
+        """
+        self.meta["compared"] = json.loads(json.dumps(runs, default=str))
+        self._write_meta()
+
     def note(self, text: str) -> None:
         """Add a free-text note to the metadata (e.g. a fallback that was taken); a note already there is not repeated."""
         if text not in self.meta["notes"]:

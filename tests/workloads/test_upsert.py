@@ -300,3 +300,22 @@ def test_the_batch_model_predicts_the_full_batches_from_the_smaller_ones_and_car
     assert table["predicted_s"].iloc[0] == pytest.approx(0.007, rel=0.05)
     fits = analysis.fit(samples, 1000)
     assert set(fits["adequacy_test"]) == {"pure_error_f"} and fits["model_holds"].all()
+
+
+def test_the_reads_figure_of_one_engine_keeps_its_panels_readable():
+    """`-p ENGINES postgres`: the figure was 3.3 in tall for two panels, each 0.7 in under its labels and legend."""
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figures
+
+    reads = pd.DataFrame({"engine": "postgres", "operation": ["overwrite", "overwrite", "insert_new", "insert_new"],
+                          "counter": ["engine", "block device"] * 2, "per_row": [0.8, 1.1, 0.2, 0.3]})
+    full = pd.DataFrame({"engine": "postgres", "operation": ["overwrite", "insert_new"] * 5,
+                         "cgroup_read_iops": np.nan, "read_iops": np.linspace(100, 900, 10)})
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig = analysis.plot_reads(full, reads, None)
+        try:
+            assert figures.grammar_problems(fig) == []
+        finally:
+            plt.close(fig)

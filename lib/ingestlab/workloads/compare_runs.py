@@ -65,6 +65,41 @@ def validate(run_a: Any = DEFAULT_RUNS[0], run_b: Any = DEFAULT_RUNS[1], noteboo
     return Params(a, b, notebook or None, float(threshold))
 
 
+#: What :func:`compared_runs` keeps of a compared run's ``run.json``: what and where it measured, and how quiet it was.
+COMPARED_KEYS = ("notebook", "completed", "started_at", "parameters", "engines", "software", "git", "load_average",
+                 "machine_cpu", "resumed", "host")
+
+
+def compared_runs(params: Params) -> list[dict]:
+    """Each run notebook 07 compares, as its own ``run.json`` says: what measured the data 07 draws.
+
+    Recorded in 07's ``run.json`` (``compared``), so its figures' SOURCE and caption name the
+    revision, scale, engines and load of the runs that measured (07 itself measures nothing)
+    and ``ingestlab figures`` holds them to the rules a measuring run's figures are held to.
+
+    Returns
+    -------
+    list of dict
+        One per run folder of each side (``role`` ``A`` or ``B``, its ``folder``), with the
+        :data:`COMPARED_KEYS` of its ``run.json``; only ``params.notebook``'s runs when it is set.
+
+    Examples
+    --------
+    >>> [(r["role"], r["notebook"], r["parameters"]["scale"]) for r in compared_runs(validate())]
+    [('A', '01_insert_anatomy', 'smoke'), ('B', '01_insert_anatomy', 'smoke')]
+    """
+    from ingestlab import catalog
+
+    found = []
+    for role, root in (("A", params.run_a), ("B", params.run_b)):
+        for path in catalog.find_runs(root):
+            meta = catalog.probe(path).meta
+            if params.notebook and meta.get("notebook") != params.notebook:
+                continue
+            found.append({"role": role, "folder": str(path), **{k: meta[k] for k in COMPARED_KEYS if k in meta}})
+    return found
+
+
 #: Notebook 07, as the runner, the summary and the figure promotion see it.
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,

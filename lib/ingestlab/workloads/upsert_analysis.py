@@ -325,8 +325,9 @@ def plot_reads(full: pd.DataFrame, reads: pd.DataFrame, limits):
 
     own = full["cgroup_read_iops"].notna().any()
     rows = reads[["engine", "operation"]].drop_duplicates().shape[0]
-    # one above the other: each panel's labels take the page's width, not half of it
-    fig, (left, right) = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 2.6 + 0.35 * rows), layout="constrained",
+    # one above the other: each panel's labels take the page's width, not half of it; with one engine's two rows
+    # (-p ENGINES postgres) 3.3 in left panels of 0.7 in under the legends and labels: 4.2 in at least
+    fig, (left, right) = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, max(4.2, 2.6 + 0.35 * rows)), layout="constrained",
                                       gridspec_kw={"height_ratios": [max(rows, 1), max(full["operation"].nunique(), 1)]})
     figures.plot_bars(reads.assign(label=labels.join(reads, ["engine", "operation"])), x="per_row", y="label",
                       hue="counter", ax=left)
