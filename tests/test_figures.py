@@ -160,6 +160,12 @@ def test_save_refuses_a_figure_that_breaks_the_grammar_when_strict_and_warns_oth
     figures.save(figure(), "bad", notebook="x", directory=tmp_path)
     assert "x/bad breaks the lab's figure grammar: panel 1: bars on a log axis" in caplog.text
     assert (tmp_path / "bad.png").exists()  # saved all the same: the run keeps what it drew
+    # and recorded beside it, for `ingestlab figures` to refuse; drawn again without the fault, the record goes
+    assert figures.recorded_problems(tmp_path) == {"bad": ["panel 1: bars on a log axis"]}
+    fixed = figure()
+    fixed.axes[0].set_xscale("linear")
+    figures.save(fixed, "bad", notebook="x", directory=tmp_path)
+    assert figures.recorded_problems(tmp_path) == {} and not (tmp_path / figures.PROBLEMS_FILE).exists()
 
 
 @pytest.mark.parametrize("formats", ["png", "png,svg,pdf"])

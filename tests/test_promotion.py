@@ -273,7 +273,8 @@ def test_a_comparison_names_and_is_held_to_the_runs_that_measured_what_it_draws(
     folder = tmp_path / "07_compare_runs"
     folder.mkdir()
     side = {"notebook": "01_insert_anatomy", "completed": True, "started_at": "2026-11-28T03:01:00+00:00",
-            "parameters": {"scale": "paper"}, "engines": [{"engine": "postgres", "server_version": "18.6"}],
+            "parameters": {"scale": "paper", "engines": ["postgres", "duckdb"]},
+            "engines": [{"engine": "postgres", "server_version": "18.6"}], "software": {"packages": {"duckdb": "2.0.0"}},
             "git": {"revision": "0f5461fab0", "dirty": False}, "load_average": {"start": [0.8, 1.0, 1.0]},
             "machine_cpu": {"others_cpu_share": 0.01}}
     meta = {"notebook": "07_compare_runs", "completed": True, "parameters": {"run_a": "x", "run_b": "y"},
@@ -285,9 +286,10 @@ def test_a_comparison_names_and_is_held_to_the_runs_that_measured_what_it_draws(
     assert "Engines: none measured by this run: it compares the runs named under Compared\n" in text
     assert ("Compared run A: runs/01k: 01_insert_anatomy, paper scale, run of 2026-11-28T03:01:00+00:00, git 0f5461f; "
             "machine quiet (1-minute load average 0.8 at the start; other processes used 1.0% of its CPU while it ran "
-            "(others_cpu_share)); engines: PostgreSQL 18.6\n") in text
+            "(others_cpu_share)); engines: PostgreSQL 18.6, DuckDB 2.0.0\n") in text
     assert "Compared run B: runs/01l: 01_insert_anatomy, paper scale, run of 2026-11-28T03:01:00+00:00, git 89abcde;" in text
     caption = report.run_caption(meta)
+    # the caption names each run's scale, revision and load (its engines are in SOURCE: a caption stays short)
     assert "run A: paper scale, run of 2026-11-28 03:01 UTC, git 0f5461f, load average 0.8 at the start" in caption
     assert "run B: paper scale, run of 2026-11-28 03:01 UTC, git 89abcde" in caption
     assert promotion._unfit_compared(meta, allow_loaded=False) is None
@@ -302,3 +304,22 @@ def test_a_comparison_names_and_is_held_to_the_runs_that_measured_what_it_draws(
     loaded = {**meta, "compared": [meta["compared"][0], {**meta["compared"][1], "load_average": {"start": [3.0, 1, 1]}}]}
     assert promotion._unfit_compared(loaded, allow_loaded=True) is None
     assert "run B: paper scale, run of 2026-11-28 03:01 UTC, git 89abcde, loaded machine" in report.run_caption(loaded)
+
+
+def test_a_run_whose_figure_broke_the_grammar_is_not_promoted_until_it_is_drawn_again(run00, tmp_path):
+    """01's fit figure broke the grammar (seven colours in one panel) in every paper run, and was promoted all the same:
+    save only warned."""
+    from ingestlab import figures
+
+    run = tmp_path / "run"
+    shutil.copytree(run00, run)
+    made = run / "00_published_results" / "figures"
+    (made / figures.PROBLEMS_FILE).write_text(json.dumps({"doris_stream_load": ["panel 1: 7 colours of data in one "
+                                                                                "panel (at most 5)"]}))
+    said = "its figure doris_stream_load breaks the lab's figure grammar: panel 1: 7 colours of data in one panel"
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        promotion.promote(run, ["00"], to=tmp_path / "figures")
+    assert not (tmp_path / "figures").exists()
+    (made / figures.PROBLEMS_FILE).unlink()
+    promotion.promote(run, ["00"], to=tmp_path / "figures")
+    assert not list((tmp_path / "figures").rglob(figures.PROBLEMS_FILE))  # the record is not an article figure

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -129,6 +130,7 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight", metadata=_metadata(fmt))
         _log.info("saved %s", path)
     problems = grammar_problems(fig, png=folder / f"{name}.png", drawn=True)
+    _record_problems(folder, name, problems)
     _show(fig, folder / f"{name}.png")
     close(fig)
     if problems:
@@ -136,6 +138,44 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         if os.environ.get(CHECK_ENV) == "strict":
             raise FigureGrammarError(text)
         _log.warning(text)
+
+
+#: The file beside a run's figures that lists, per figure, what in it breaks the grammar (promotion refuses those).
+PROBLEMS_FILE = "grammar_problems.json"
+
+
+def _record_problems(folder: Path, name: str, problems: list[str]) -> None:
+    # what save found in each figure of the folder, kept beside them: a figure saved again replaces its entry
+    path = folder / PROBLEMS_FILE
+    try:
+        found = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        found = {}
+    found = {k: v for k, v in (found if isinstance(found, dict) else {}).items() if k != name}
+    if problems:
+        found[name] = problems
+    if found:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def recorded_problems(folder: str | os.PathLike) -> dict[str, list[str]]:
+    """What :func:`save` found breaking the grammar in the figures of ``folder`` (a run's ``figures/``): name → problems.
+
+    Examples
+    --------
+    >>> recorded_problems("/no/such/folder")
+    {}
+    """
+    path = Path(folder) / PROBLEMS_FILE
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): list(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 class FigureGrammarError(ValueError):
@@ -1371,14 +1411,24 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
 END_LABEL_CHARS = 26
 
 
+#: A number's unit, kept on its number's line by :func:`wrapped`.
+_UNIT_AFTER_NUMBER = re.compile(r"(?<=\d) (?=(?:%|ms|µs|s|MB|GB|GiB|×)(?:[\s),;.:]|$))")
+
+
 def wrapped(text: str, width: int = END_LABEL_CHARS) -> str:
-    """``text`` wrapped at ``width`` characters a line (a direct label's: :data:`END_LABEL_CHARS`), never inside "95 % CI".
+    """``text`` wrapped at ``width`` characters a line (a direct label's: :data:`END_LABEL_CHARS`).
+
+    Never inside "95 % CI", nor between a number and its unit ("0.202 ms", "(74 %)").
 
     Examples
     --------
     >>> print(wrapped("medians with their own 95 % CI"))  # textwrap alone: "… own 95" / "% CI"
     medians with their own
     95 % CI
+    >>> print(wrapped("commit 0.168 ms of 0.302 ms (56 %)", 19))  # textwrap alone: "… of 0.302" / "ms (56" / "%)"
+    commit 0.168 ms of
+    0.302 ms (56 %)
     """
-    kept = str(text).replace(" % ", "\u00a0%\u00a0")  # a no-break space: textwrap breaks only at plain spaces
+    # a no-break space: textwrap breaks only at plain spaces
+    kept = _UNIT_AFTER_NUMBER.sub("\u00a0", str(text)).replace("\u00a0% CI", "\u00a0%\u00a0CI")
     return "\n".join(textwrap.wrap(kept, width)).replace("\u00a0", " ") or str(text)

@@ -34,7 +34,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
     committed tree (no uncommitted changes, in the run or in the run a resumed one kept: the
     revision must say what measured), on a quiet machine (1-minute load average at the start at
     most :data:`ingestlab.report.QUIET_LOAD`, unless ``allow_loaded``), and saved figures, each
-    in every format of :data:`ingestlab.results.FIGURE_FORMATS`.
+    in every format of :data:`ingestlab.results.FIGURE_FORMATS`, none of which broke the figure
+    grammar when it was saved (:func:`ingestlab.figures.recorded_problems`).
 
     Parameters
     ----------
@@ -93,6 +94,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
         if why is None:
             why = _missing_formats(files)
+        if why is None:
+            why = _grammar_broken(folder)
         if why and named:
             raise ConfigError("NOTEBOOK", stem, f"a notebook of {run_dir} whose figures can be promoted ({why})")
         if why:
@@ -124,6 +127,24 @@ def _missing_formats(files: list[Path]) -> str | None:
     missing = sorted(set(results.FIGURE_FORMATS) - set.intersection(*(saved[stem] for stem in short)))
     return (f"its figures {', '.join(short)} lack a format ({', '.join(missing)}: $INGESTLAB_FIGURE_FORMATS was set); "
             "the article takes png, svg and pdf")
+
+
+def _grammar_broken(folder: Path) -> str | None:
+    """Why a run's figures cannot go into the article for breaking the figure grammar (None: none does).
+
+    :func:`ingestlab.figures.save` records what it finds beside the figures; a figure that
+    breaks the grammar is drawn again (``ingestlab run … --resume`` redraws without measuring)
+    once its drawing is fixed, not promoted.
+    """
+    from ingestlab import figures
+
+    found = figures.recorded_problems(folder / results.FIGURES_SUBDIR)
+    if not found:
+        return None
+    name, problems = next(iter(found.items()))
+    more = f" (and {len(found) - 1} more figures)" if len(found) > 1 else ""
+    return (f"its figure {name} breaks the lab's figure grammar: {'; '.join(problems)}{more}; fix its drawing and "
+            "draw it again (ingestlab run … --resume measures nothing it kept)")
 
 
 def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:

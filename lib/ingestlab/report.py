@@ -555,7 +555,8 @@ def run_caption(meta: Mapping) -> str:
     engines = engines_of(meta)
     parts = [", ".join(engines)] if engines else []
     for other in meta.get("compared") or []:  # notebook 07: the runs that measured what it draws (SOURCE: their engines)
-        kept = {k: other.get(k) for k in ("parameters", "started_at", "git", "resumed", "load_average")}
+        kept = {k: other.get(k) for k in ("started_at", "git", "resumed", "load_average")}
+        kept["parameters"] = {k: v for k, v in (other.get("parameters") or {}).items() if k in ("scale", "disk_profile")}
         parts.append(f"run {other.get('role')}: " + run_caption(kept).replace(" · ", ", "))
     scale = params.get("scale")
     if scale:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from ingestlab import models
@@ -368,14 +369,64 @@ def latency_figure(measured: pd.DataFrame):
     return fig
 
 
+def fit_figure(totals: pd.DataFrame, fits: pd.DataFrame):
+    """Total time against statements with each variant's fitted line: a panel per engine, on the same axes.
+
+    ``totals`` from :func:`ingestlab.models.scenario_totals`, ``fits`` from :func:`tidy_fits`.
+    One panel held seven lines in seven colours (five shades of two engines' colours beside two
+    engines of their own); a panel per engine keeps an engine's variants, shades of its
+    colour, together. Every panel has the others' axis limits, so an engine reads against
+    another; one legend under the panels states each line's overhead with its CI.
+    """
+    import math
+
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figures, labels
+
+    data, lines = labelled(totals), labelled(fits)
+    engines = list(dict.fromkeys(data["engine"]))
+    columns = 1 if len(engines) == 1 else 2
+    rows = math.ceil(len(engines) / columns)
+    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
+                             figsize=(figures.PAGE_WIDTH - 0.3, 0.6 + 2.1 * rows))
+    handles, names, titles = [], [], []
+    for ax, engine in zip(axes.flat, engines):
+        figures.plot_fit(data[data["engine"] == engine], lines[lines["engine"] == engine], x="n_statements",
+                         y="total_s", hue="series", ax=ax, logx=True, logy=True)
+        legend = ax.get_legend()
+        if legend is not None:  # one legend under all the panels
+            own = ax.get_legend_handles_labels()
+            handles, names = handles + own[0], names + own[1]
+            titles.append(legend.get_title().get_text())
+            legend.remove()
+        if len(engines) > 1:
+            ax.set_title(labels.label(engine), loc="left", fontsize="medium")
+    for ax in axes.flat[len(engines):]:
+        ax.set_visible(False)
+    shown = [ax for ax in axes.flat[:len(engines)]]
+    for get, set_ in (("get_xlim", "set_xlim"), ("get_ylim", "set_ylim")):
+        ends = np.array([getattr(ax, get)() for ax in shown])
+        for ax in shown:  # each panel's lines were cut at its own data; the wider common axes still hold them
+            getattr(ax, set_)(ends.min(), ends.max())
+    if handles:
+        figures.legend_under(fig, handles, names, title=max(titles, key=len))
+    return fig
+
+
 def anatomy_figure(table: pd.DataFrame):
     """Stacked bars of the anatomy's parts per engine and variant, with the statement measured beside them; or None.
 
-    Beside each bar (:func:`ingestlab.anatomy.parts`): a black diamond at the samples' median
-    of the same run and variant, and an open circle with its 95 % CI at the fitted overhead,
-    where ``table`` has them (:func:`anatomy_table`).
+    A panel per engine, each with its own time axis from 0: on one axis ClickHouse's 7 ms
+    statement left PostgreSQL's and MariaDB's 0.1–0.3 ms bars a few pixels long, their parts
+    unreadable. A part keeps its colour in every panel (:func:`ingestlab.anatomy.parts`, one
+    legend under the panels). Beside each bar: a black diamond at the samples' median of the
+    same run and variant, and an open circle with its 95 % CI at the fitted overhead, where
+    ``table`` has them (:func:`anatomy_table`).
     """
-    from ingestlab import anatomy, figures
+    import matplotlib.pyplot as plt
+
+    from ingestlab import anatomy, figures, labels
 
     if table.empty:
         return None
@@ -384,30 +435,43 @@ def anatomy_figure(table: pd.DataFrame):
     if several:  # the rows named as every other figure of the notebook names its series
         parts = labelled(parts).assign(variant=lambda f: f["series"])
         table = labelled(table).assign(variant=lambda f: f["series"])
-    ax = figures.plot_stacked(parts, x="ms", y="variant", hue="component")
-    rows = list(dict.fromkeys(parts["variant"]))  # the bars' order, top to bottom once the axis is turned
-    ax.set_yticks(range(len(rows)), [textwrap.fill(t.get_text(), ANATOMY_ROW_CHARS) for t in ax.get_yticklabels()])
-    ax.figure.set_size_inches(figures.PAGE_WIDTH - 0.3, 1.6 + 0.42 * len(rows))  # room for two lines a row
-    handles = []
-    for r in table.itertuples():
-        y = rows.index(r.variant)
-        if pd.notna(getattr(r, "samples_median_ms", float("nan"))):
-            h, = ax.plot([r.samples_median_ms], [y - 0.38], "D", color="black", ms=5, zorder=5,
-                         label="samples' median")
-            handles.append(h)
-        if pd.notna(getattr(r, "overhead_ms", float("nan"))):
-            err = [[max(r.overhead_ms - r.overhead_ci_low_ms, 0)], [max(r.overhead_ci_high_ms - r.overhead_ms, 0)]]
-            h = ax.errorbar([r.overhead_ms], [y + 0.38], xerr=err, fmt="o", mfc="white", mec="black", ecolor="black",
-                            ms=5, capsize=2, lw=0.8, zorder=5, label="fitted overhead (95 % CI)")
-            handles.append(h)
-    if handles:  # the markers join the parts in the one legend under the axes (beside them, they narrowed the bars)
-        old = ax.get_legend()
-        named = {t.get_text(): h for h, t in zip(old.legend_handles, old.get_texts())}
-        named |= {h.get_label(): h for h in handles}
-        figures.legend_below(ax, ncol=figures.legend_columns(list(named)), handles=list(named.values()),
-                             labels_=list(named))
-    ax.set_ylim(len(rows) - 0.3, -0.7)  # the first engine on top, as in the notebook's other figures
-    return ax.figure
+    # one table of every part for every bar: each panel draws its rows with every column, so colours keep their part
+    wide = figures.named(parts, "component").pivot_table(index="variant", columns="component", values="ms",
+                                                         sort=False, observed=True).fillna(0)
+    colours = figures.segment_colours(wide.columns)
+    engines = list(dict.fromkeys(parts["engine"]))
+    rows_of = {e: list(dict.fromkeys(parts.loc[parts["engine"] == e, "variant"])) for e in engines}
+    heights = [max(len(rows_of[e]), 2) for e in engines]  # a panel of one bar stays readable (≥ 0.8 in)
+    fig, axes = plt.subplots(len(engines), 1, squeeze=False, layout="constrained",
+                             gridspec_kw={"height_ratios": heights},
+                             figsize=(figures.PAGE_WIDTH - 0.3, 1.0 + 0.45 * sum(heights) + 0.55 * len(engines)))
+    handles: dict[str, object] = {}
+    for ax, engine in zip(axes.flat, engines):
+        rows = rows_of[engine]
+        wide.loc[rows].plot.barh(stacked=True, ax=ax, width=0.6, color=colours, legend=False)
+        handles |= {name: h for h, name in zip(*ax.get_legend_handles_labels())}
+        names = figures.named(pd.DataFrame({"variant": rows}), "variant")["variant"]  # sync_on: synchronous commit on
+        ax.set_yticks(range(len(rows)), [textwrap.fill(str(r), ANATOMY_ROW_CHARS) for r in names])
+        ax.set_ylabel("")
+        ax.set_xlabel(labels.column_label("ms"))
+        if several:
+            ax.set_title(labels.label(engine), loc="left", fontsize="medium")
+        for r in table[table["variant"].isin(rows)].itertuples():
+            y = rows.index(r.variant)
+            if pd.notna(getattr(r, "samples_median_ms", float("nan"))):
+                h, = ax.plot([r.samples_median_ms], [y - 0.38], "D", color="black", ms=5, zorder=5,
+                             label="samples' median")
+                handles.setdefault(h.get_label(), h)
+            if pd.notna(getattr(r, "overhead_ms", float("nan"))):
+                err = [[max(r.overhead_ms - r.overhead_ci_low_ms, 0)], [max(r.overhead_ci_high_ms - r.overhead_ms, 0)]]
+                h = ax.errorbar([r.overhead_ms], [y + 0.38], xerr=err, fmt="o", mfc="white", mec="black",
+                                ecolor="black", ms=5, capsize=2, lw=0.8, zorder=5, label="fitted overhead (95 % CI)")
+                handles.setdefault(h.get_label(), h)
+        # from 0, unless a fit's overhead or its CI runs below it (a smoke run's few statements): shown, not cut
+        ax.set_xlim(min(0.0, ax.dataLim.x0), None)
+        ax.set_ylim(len(rows) - 0.3, -0.7)  # the first variant on top, as in the notebook's other figures
+    figures.legend_under(fig, list(handles.values()), list(handles), title=labels.column_label("component"))
+    return fig
 
 
 def headline(fits: pd.DataFrame, diff: dict | None, anatomy_table: pd.DataFrame) -> dict[str, float]:
