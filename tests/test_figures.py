@@ -741,3 +741,20 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
     assert texts["lone"].xy == (2e3, 9)  # no line: its last point
     assert "overhead's 95 % CI" in ends.note.get_text().replace("\n", " ")
     figures.close(ax.figure)
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_a_dot_plot_or_bar_chart_of_many_two_line_names_is_tall_enough_to_print_them_apart(log):
+    """04's speed-ups beside the Doris study: 20 rows named on two lines in a figure of the theme's height, every name
+    printed over its neighbours (the promoted figure too: nothing checked tick labels then)."""
+    names = [f"MariaDB binary log, waits for {k} commits: 100 rows per INSERT over 1, 1 client" for k in range(20)]
+    data = pd.DataFrame({"quantity": names, "speedup": np.geomspace(0.5, 90, 20) if log else np.linspace(1, 9, 20),
+                         "source": ["live (this run)"] * 20})
+    with plt.rc_context():
+        figures.use_article_theme()
+        ax = figures.plot_bars(data, x="speedup", y="quantity", hue="source", log=log)
+        try:
+            assert figures.grammar_problems(ax.figure) == []
+            assert ax.figure.get_figheight() <= 9.0
+        finally:
+            plt.close(ax.figure)
