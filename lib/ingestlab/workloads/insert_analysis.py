@@ -444,7 +444,7 @@ def anatomy_figure(table: pd.DataFrame):
     heights = [max(len(rows_of[e]), 2) for e in engines]  # a panel of one bar stays readable (≥ 0.8 in)
     fig, axes = plt.subplots(len(engines), 1, squeeze=False, layout="constrained",
                              gridspec_kw={"height_ratios": heights},
-                             figsize=(figures.PAGE_WIDTH - 0.3, 1.0 + 0.45 * sum(heights) + 0.55 * len(engines)))
+                             figsize=(figures.PAGE_WIDTH - 0.3, 1.5 + 0.45 * sum(heights) + 0.45 * len(engines)))
     handles: dict[str, object] = {}
     for ax, engine in zip(axes.flat, engines):
         rows = rows_of[engine]
@@ -453,7 +453,7 @@ def anatomy_figure(table: pd.DataFrame):
         names = figures.named(pd.DataFrame({"variant": rows}), "variant")["variant"]  # sync_on: synchronous commit on
         ax.set_yticks(range(len(rows)), [textwrap.fill(str(r), ANATOMY_ROW_CHARS) for r in names])
         ax.set_ylabel("")
-        ax.set_xlabel(labels.column_label("ms"))
+        ax.set_xlabel(labels.column_label("ms") if engine == engines[-1] else "")  # said once, under the last panel
         if several:
             ax.set_title(labels.label(engine), loc="left", fontsize="medium")
         for r in table[table["variant"].isin(rows)].itertuples():
