@@ -54,6 +54,8 @@ def test_promotion_copies_every_figure_and_names_the_run_in_source(run00, tmp_pa
     meta = json.loads((run00 / "00_published_results" / "run.json").read_text())
     assert f"--out {run00}" in source and f"Revision: {meta['git']['revision'][:7]}" in source
     assert "Load average (1/5/15 min): [" in source and "Promoted by: ingestlab figures" in source
+    # 00 has no SCALE: what it draws is said, not a bare "-"
+    assert "Scale: - (none: the figures draw the seeds' published tables, at the seeds' own sizes)\n" in source
     for path in made:
         assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in source
 

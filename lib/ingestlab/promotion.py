@@ -240,7 +240,9 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
         scale = ", ".join(dict.fromkeys(summary.scale_of(run) for run in compared))
     lines = [
         f"Made by: ingestlab run {folder.name} {given} --out {folder.parent}".replace("  ", " "),
-        f"Scale: {scale}" + (f" ({summary.SCALE_NOTE[scale]})" if scale in summary.SCALE_NOTE else ""),
+        f"Scale: {scale}" + (f" ({summary.SCALE_NOTE[scale]})" if scale in summary.SCALE_NOTE else
+                             " (none: the figures draw the seeds' published tables, at the seeds' own sizes)"
+                             if scale == "-" and not engines else ""),
         f"Parameters (resolved): {json.dumps(params, default=str)}",
         f"Revision: {revision}",
         f"Ran: {meta.get('started_at')} to {meta.get('ended_at')} (UTC) on {host.get('cpu_model')}, "
