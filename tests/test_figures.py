@@ -567,15 +567,21 @@ def test_a_legend_under_the_panels_gives_each_engine_a_column_and_puts_the_notes
     assert ncol == 2 and laid == four[:5] + four[5:] + ["", "", ""]
 
 
+def _log_and_linear_panels(xs, ys):
+    # two panels in the lab's theme, the same two points in each: a log time axis, then a linear one
+    figures.use_article_theme()
+    fig, (log, linear) = plt.subplots(1, 2)
+    for ax in (log, linear):
+        ax.plot(xs, ys, "o")
+    log.set_yscale("log")
+    return fig, log, linear
+
+
 def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key_says_so():
     """06's LIMIT 1 panel: five cost-per-GB CIs around zero, their bands run down to the bottom edge and covered it."""
     grid = np.linspace(0.3, 5.3, 40)
     with plt.rc_context():
-        figures.use_article_theme()
-        fig, (log, linear) = plt.subplots(1, 2)
-        for ax in (log, linear):
-            ax.plot([0.3, 5.3], [0.004, 0.012], "o")
-        log.set_yscale("log")
+        fig, log, linear = _log_and_linear_panels([0.3, 5.3], [0.004, 0.012])
         low = figures.draw_model(log, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
         steep = figures.draw_model(log, grid, 0.004, 0.0015, 0.0014, 0.0016, color="b", label=None)
         kept = figures.draw_model(linear, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
@@ -593,11 +599,7 @@ def test_a_fit_whose_slope_ci_takes_in_zero_is_dotted_without_its_band_on_any_ax
     their intercepts over each other and the points."""
     grid = np.linspace(1, 100, 40)
     with plt.rc_context():
-        figures.use_article_theme()
-        fig, (linear, log) = plt.subplots(1, 2)
-        for ax in (linear, log):
-            ax.plot([1, 100], [0.7, 1.45], "o")
-        log.set_yscale("log")
+        fig, log, linear = _log_and_linear_panels([1, 100], [0.7, 1.45])
         unresolved = figures.draw_model(linear, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
         resolved = figures.draw_model(linear, grid, 0.97, 0.0018, 0.0003, 0.0034, color="b", label=None)
         on_log = figures.draw_model(log, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
