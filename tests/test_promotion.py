@@ -287,8 +287,8 @@ def test_a_comparison_names_and_is_held_to_the_runs_that_measured_what_it_draws(
     assert "Scale: paper (" in text
     assert "Engines: none measured by this run: it compares the runs named under Compared\n" in text
     assert ("Compared run A: runs/01k: 01_insert_anatomy, paper scale, run of 2026-11-28T03:01:00+00:00, git 0f5461f; "
-            "machine quiet (1-minute load average 0.8 at the start; other processes used 1.0% of its CPU while it ran "
-            "(others_cpu_share)); engines: PostgreSQL 18.6, DuckDB 2.0.0\n") in text
+            "engines: PostgreSQL 18.6, DuckDB 2.0.0; machine quiet (1-minute load average 0.8 at the start; other "
+            "processes used 1.0% of its CPU while it ran (others_cpu_share))\n") in text
     assert "Compared run B: runs/01l: 01_insert_anatomy, paper scale, run of 2026-11-28T03:01:00+00:00, git 89abcde;" in text
     caption = report.run_caption(meta)
     # the caption names each run's scale, revision and load (its engines are in SOURCE: a caption stays short)

@@ -199,9 +199,9 @@ def _compared_lines(meta: dict) -> list[str]:
     for run in meta.get("compared") or []:
         engines = report.engines_of(run)
         lines.append(f"Compared run {run.get('role')}: {run.get('folder')}: {run.get('notebook')}, "
-                     f"{summary.scale_of(run)} scale, run of {run.get('started_at')}"
-                     + report.revisions_of(run) + f"; machine {_machine_words(run)}; engines: "
-                     + (", ".join(engines) if engines else "none recorded"))
+                     f"{summary.scale_of(run)} scale, run of {run.get('started_at')}" + report.revisions_of(run)
+                     + "; engines: " + (", ".join(engines) if engines else "none recorded")
+                     + f"; machine {_machine_words(run)}")
     return lines
 
 
