@@ -338,35 +338,54 @@ def latency_figure(measured: pd.DataFrame):
     for seven series had seven colours); the panels share both axes, logarithmic when the
     samples span decades, so an engine reads against another.
     """
+    from ingestlab import figures
+
+    frame = labelled(measured)
+    engines = list(dict.fromkeys(frame["engine"]))
+    scenarios, most = frame["scenario"].nunique(), frame.groupby("engine")["variant"].nunique().max()
+    fig, panels = _engine_panels(engines, 0.7 + scenarios * (0.1 + 0.1 * most), sharex=True, sharey=True)
+    log = figures.spans_decades(frame["elapsed_ms"])
+    for engine, ax in panels.items():
+        figures.plot_latency(frame[frame["engine"] == engine], x="elapsed_ms", y="scenario", hue="series", ax=ax,
+                             log=log)
+    _one_legend_under(fig, panels)
+    return fig
+
+
+def _engine_panels(engines: list[str], row_in: float, **shared):
+    # a panel per engine, two columns from two engines on, each titled with its engine; the grid's spare panel hidden
     import math
 
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
 
-    frame = labelled(measured)
-    engines = list(dict.fromkeys(frame["engine"]))
     columns = 1 if len(engines) == 1 else 2
     rows = math.ceil(len(engines) / columns)
-    scenarios, most = frame["scenario"].nunique(), frame.groupby("engine")["variant"].nunique().max()
-    fig, axes = plt.subplots(rows, columns, sharex=True, sharey=True, squeeze=False, layout="constrained",
-                             figsize=(figures.PAGE_WIDTH - 0.3, rows * (0.7 + scenarios * (0.1 + 0.1 * most))))
-    log = figures.spans_decades(frame["elapsed_ms"])
-    handles, names = [], []
-    for ax, engine in zip(axes.flat, engines):
-        figures.plot_latency(frame[frame["engine"] == engine], x="elapsed_ms", y="scenario", hue="series", ax=ax,
-                             log=log)
-        if ax.get_legend() is not None:  # one legend under all the panels, which keep the page's width
-            own = ax.get_legend_handles_labels()
-            handles, names = handles + own[0], names + own[1]
-            ax.get_legend().remove()
-        if len(engines) > 1:
-            ax.set_title(labels.label(engine), loc="left", fontsize="medium")
+    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
+                             figsize=(figures.PAGE_WIDTH - 0.3, rows * row_in), **shared)
     for ax in axes.flat[len(engines):]:
         ax.set_visible(False)
+    if len(engines) > 1:
+        for ax, engine in zip(axes.flat, engines):
+            ax.set_title(labels.label(engine), loc="left", fontsize="medium")
+    return fig, dict(zip(engines, axes.flat))
+
+
+def _one_legend_under(fig, panels: dict) -> None:
+    # the panels' legends as one under them all (the panels keep the page's width), titled as the longest said
+    from ingestlab import figures
+
+    handles, names, titles = [], [], []
+    for ax in panels.values():
+        legend = ax.get_legend()
+        if legend is not None:
+            own = ax.get_legend_handles_labels()
+            handles, names = handles + own[0], names + own[1]
+            titles.append(legend.get_title().get_text())
+            legend.remove()
     if handles:
-        figures.legend_under(fig, handles, names)
-    return fig
+        figures.legend_under(fig, handles, names, title=max(titles, key=len) or None)
 
 
 def fit_figure(totals: pd.DataFrame, fits: pd.DataFrame):
@@ -378,39 +397,18 @@ def fit_figure(totals: pd.DataFrame, fits: pd.DataFrame):
     colour, together. Every panel has the others' axis limits, so an engine reads against
     another; one legend under the panels states each line's overhead with its CI.
     """
-    import math
-
-    import matplotlib.pyplot as plt
-
-    from ingestlab import figures, labels
+    from ingestlab import figures
 
     data, lines = labelled(totals), labelled(fits)
-    engines = list(dict.fromkeys(data["engine"]))
-    columns = 1 if len(engines) == 1 else 2
-    rows = math.ceil(len(engines) / columns)
-    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
-                             figsize=(figures.PAGE_WIDTH - 0.3, 0.6 + 2.1 * rows))
-    handles, names, titles = [], [], []
-    for ax, engine in zip(axes.flat, engines):
+    fig, panels = _engine_panels(list(dict.fromkeys(data["engine"])), 2.4)
+    for engine, ax in panels.items():
         figures.plot_fit(data[data["engine"] == engine], lines[lines["engine"] == engine], x="n_statements",
                          y="total_s", hue="series", ax=ax, logx=True, logy=True)
-        legend = ax.get_legend()
-        if legend is not None:  # one legend under all the panels
-            own = ax.get_legend_handles_labels()
-            handles, names = handles + own[0], names + own[1]
-            titles.append(legend.get_title().get_text())
-            legend.remove()
-        if len(engines) > 1:
-            ax.set_title(labels.label(engine), loc="left", fontsize="medium")
-    for ax in axes.flat[len(engines):]:
-        ax.set_visible(False)
-    shown = [ax for ax in axes.flat[:len(engines)]]
     for get, set_ in (("get_xlim", "set_xlim"), ("get_ylim", "set_ylim")):
-        ends = np.array([getattr(ax, get)() for ax in shown])
-        for ax in shown:  # each panel's lines were cut at its own data; the wider common axes still hold them
+        ends = np.array([getattr(ax, get)() for ax in panels.values()])
+        for ax in panels.values():  # each panel's lines were cut at its own data; the wider common axes still hold them
             getattr(ax, set_)(ends.min(), ends.max())
-    if handles:
-        figures.legend_under(fig, handles, names, title=max(titles, key=len))
+    _one_legend_under(fig, panels)
     return fig
 
 
