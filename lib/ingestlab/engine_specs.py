@@ -60,24 +60,20 @@ class EngineSpec:
     Examples
     --------
     >>> spec, = parse_engines("postgresql://u:secret@db:5432/lab?label=a")
-    >>> spec, spec.name, spec.label
+    >>> spec, spec.name, spec.connection.label
     (EngineSpec('postgresql://u:***@db:5432/lab?label=a'), 'postgres', 'a')
     """
 
     value: str
     name: str
-    connection: Connection | None = dataclasses.field(default=None, compare=False)  # its value says it all
+    # compared and hashed by the value it was parsed from (its query, a dict, cannot be hashed)
+    connection: Connection | None = dataclasses.field(default=None, compare=False)
     parameter: str = dataclasses.field(default=PARAMETER, compare=False)
 
     @property
     def shown(self) -> str:
         """The item as given, any password masked."""
         return mask_url(self.value)
-
-    @property
-    def label(self) -> str:
-        """The engine's name in results: a URL's ``label`` when it gives one, else the engine's name."""
-        return (self.connection.label if self.connection is not None else None) or self.name
 
     def engine_class(self) -> type:
         """The adapter class this item selects (nothing started, no server looked for)."""
