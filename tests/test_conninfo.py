@@ -223,11 +223,3 @@ def test_split_targets_keeps_a_password_holding_comma_and_at_together():
 
 def test_mask_is_three_stars():
     assert MASK == "***"
-
-
-def test_an_engine_list_naming_a_url_twice_is_refused_with_the_url_masked():
-    from ingestlab.workloads._params import engine_items
-
-    with pytest.raises(ConfigError) as err:
-        engine_items("postgres,mysql://root:hunter2@db/lab,mysql://root:hunter2@db/lab")
-    assert "hunter2" not in str(err.value) and "mysql://root:***@db/lab is given twice" in str(err.value)

@@ -1,6 +1,7 @@
 import pytest
 
-from ingestlab import runner
+from ingestlab import preflight, runner
+from ingestlab.engine_specs import parse_engines
 from ingestlab.errors import ConfigError
 
 
@@ -27,9 +28,11 @@ def test_check_parameters_uses_the_experiments_own_validation():
 
 
 def test_passwords_are_taken_out_of_injected_parameters():
-    clean, secrets = runner.hide_passwords({"ENGINES": "mysql://root:pa:ss@127.0.0.1:3306/db", "N": 3})
+    given = {"ENGINES": "mysql://root:pa:ss@127.0.0.1:3306/db", "N": 3}
+    clean, secrets, engines = runner.hide_passwords(given, parse_engines(given["ENGINES"]))
     assert clean == {"ENGINES": "mysql://root:***@127.0.0.1:3306/db", "N": 3}
     assert secrets == {"root@127.0.0.1:3306": "pa:ss"}
+    assert engines == parse_engines(clean["ENGINES"]) and engines[0].connection.password is None
 
 
 @pytest.mark.parametrize("text", ["3", "-3", "0", "1_000", "0.5", "1e3", "-inf", "nan", "True", "False", "None",
@@ -55,7 +58,7 @@ def test_the_output_check_never_writes_through_a_symlink_another_user_planted(tm
     shared.mkdir()
     for pid in range(os.getpid() - 5, os.getpid() + 50):  # every name the old check could have used
         (shared / f".ingestlab-probe-{pid}").symlink_to(precious)
-    runner.check_output(shared / "not-yet" / "01_insert_anatomy")
+    preflight.check_output(shared / "not-yet" / "01_insert_anatomy")
     assert precious.read_text() == "keep me"
     assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == []  # and nothing left behind
 
@@ -109,10 +112,10 @@ def test_a_server_that_accepts_and_never_answers_fails_the_pre_flight_in_its_sta
                           "--no-progress"], capture_output=True, text=True, timeout=120)
     took = time.monotonic() - started
     assert res.returncode == 3, res.stderr
-    assert took < runner.PREFLIGHT_TIMEOUT_S + 6, f"{took:.1f} s"
+    assert took < preflight.PREFLIGHT_TIMEOUT_S + 6, f"{took:.1f} s"
     assert "pre-flight check failed: ENGINES" in res.stderr.strip().splitlines()[-1], res.stderr
     if scheme == "arangodb":
-        assert res.stderr.strip().endswith(f"no answer within {runner.PREFLIGHT_TIMEOUT_S} s"), res.stderr
+        assert res.stderr.strip().endswith(f"no answer within {preflight.PREFLIGHT_TIMEOUT_S} s"), res.stderr
 
 
 def test_an_error_log_that_cannot_go_in_the_run_folder_is_a_new_private_temporary_file(tmp_path, monkeypatch):
@@ -143,9 +146,9 @@ def test_a_lab_folder_that_is_a_file_fails_the_pre_flight_in_one_line(tmp_path, 
     blocker.write_text("x")
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(blocker if where == "file" else blocker / "lab"))
     with pytest.raises(PreflightError, match=r"\$INGESTLAB_LAB_DIR .*not-a-folder is not a folder"):
-        runner._check_lab_dir()
+        preflight._check_lab_dir()
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "new" / "lab"))  # missing: made when a server starts
-    runner._check_lab_dir()
+    preflight._check_lab_dir()
 
 
 @pytest.mark.parametrize("case, needle", [
@@ -161,9 +164,9 @@ def test_an_output_folder_name_the_system_refuses_fails_in_one_line(tmp_path, ca
         target = tmp_path / "gone"
         target.symlink_to(tmp_path / "nowhere")
     with pytest.raises(PreflightError, match=f"--out: .*{needle}"):
-        runner.check_output(target)
+        preflight.check_output(target)
     with pytest.raises(PreflightError, match=f"--out: .*{needle}"):  # as the command line checks it: a run below it
-        runner.check_output(target / "01_insert_anatomy")
+        preflight.check_output(target / "01_insert_anatomy")
 
 
 @pytest.mark.parametrize("mode", ["force", "resume"])
@@ -254,5 +257,5 @@ def test_a_malformed_lock_wait_bound_is_refused_before_anything_starts(value, tm
 
     monkeypatch.setenv(LOCK_WAIT_ENV, value)
     with pytest.raises(ConfigError, match=LOCK_WAIT_ENV):
-        runner.preflight(runner.find_notebook("00"), {}, None, tmp_path / "out")
+        preflight.check((), None, tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -178,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from ingestlab import results, runner
-    from ingestlab.conninfo import PASSWORD_ENV, read_password_file, split_password
+    from ingestlab import preflight, results, runner
+    from ingestlab.conninfo import PASSWORD_ENV, read_password_file
 
     results.figure_formats()  # a bad $INGESTLAB_FIGURE_FORMATS stops here, not at the first figure
     params = _parameters_file(args.parameters_file) if args.parameters_file else {}
@@ -208,15 +208,16 @@ def _run(args) -> int:
             runner.check_parameters(path, own)  # and every value
             plan[key] = (path, own)
     password = read_password_file(args.password_file) if args.password_file else os.environ.get(PASSWORD_ENV)
-    for name, url in runner.url_targets(params):
-        if split_password(url)[1] is not None:
-            print(f"ingestlab: warning: the password in {name}'s URL is visible to every user of this machine "
-                  "(`ps`) while the run lasts; prefer --password-file, $INGESTLAB_PASSWORD, ~/.pgpass or "
-                  "~/.my.cnf", file=sys.stderr)
+    exposed = {spec: None for path, own in plan.values() for spec in runner.engine_specs(path, own)
+               if spec.hand_over()[1] is not None}  # a password in the URL, not from a file or the environment
+    for spec in exposed:
+        print(f"ingestlab: warning: the password in {spec.parameter}'s URL is visible to every user of this machine "
+              "(`ps`) while the run lasts; prefer --password-file, $INGESTLAB_PASSWORD, ~/.pgpass or "
+              "~/.my.cnf", file=sys.stderr)
     mode = "resume" if args.resume else "force" if args.force else "new"
     out = args.out or runner.default_out()
     for path, _ in plan.values():
-        runner.check_output(out / path.stem, mode)  # an earlier run in --out stops all before anything starts
+        preflight.check_output(out / path.stem, mode)  # an earlier run in --out stops all before anything starts
     for (engine, reason), stems in skipped.items():
         print(f"ingestlab: skipped {engine} in {', '.join(stems)}: {reason}", file=sys.stderr)
     for path in paths.values():

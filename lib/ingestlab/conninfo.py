@@ -87,6 +87,17 @@ def _query_password(url: str) -> str | None:
     return values[-1] if values else None
 
 
+def is_url(value: object) -> bool:
+    """Whether ``value`` is a URL (it has ``://``) rather than an engine's name: the one place the lab tells them apart.
+
+    Examples
+    --------
+    >>> is_url("postgres"), is_url("postgresql://u@h/db"), is_url(None)
+    (False, True, False)
+    """
+    return isinstance(value, str) and "://" in value
+
+
 def split_targets(value: str) -> list[str]:
     """The engine names and URLs of a comma-separated ``value``, stripped, empty items left out.
 

@@ -44,11 +44,13 @@ def _masked(value: object) -> object:
     """
     if isinstance(value, (list, tuple)):
         return type(value)(_masked(item) for item in value)
-    if not isinstance(value, str) or "://" not in value:
+    if not isinstance(value, str):
+        return value
+    from ingestlab.conninfo import is_url, mask_url  # here, not above: conninfo raises these errors
+
+    if not is_url(value):
         return value
     try:
-        from ingestlab.conninfo import mask_url
-
         return mask_url(value)
     except Exception:  # too malformed to parse: nothing after the scheme is shown
         return value.split("://", 1)[0] + "://***"

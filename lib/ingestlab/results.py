@@ -17,7 +17,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ingestlab import _paths, checkpoints
-from ingestlab.conninfo import mask_url
+from ingestlab.conninfo import is_url, mask_url
 from ingestlab.errors import ConfigError
 
 #: Packages whose versions every run records.
@@ -405,7 +405,7 @@ def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _mask(value: Any) -> Any:
-    return mask_url(value) if isinstance(value, str) and "://" in value else value
+    return mask_url(value) if is_url(value) else value
 
 
 def mask_parameters(parameters: dict[str, Any]) -> dict[str, Any]:

@@ -15,23 +15,18 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from ingestlab import _paths, cgroups, checkpoints, journal, results
+from ingestlab import _paths, cgroups, checkpoints, preflight, results
 from ingestlab import progress as _progress
-from ingestlab.conninfo import (
-    PASSWORDS_ENV,
-    Connection,
-    mask_url,
-    parse_url,
-    password_key,
-    split_password,
-    split_targets,
-    with_password_placeholder,
-)
-from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunError
+from ingestlab.conninfo import PASSWORDS_ENV
+from ingestlab.engine_specs import EngineSpec, parse_engines
+from ingestlab.errors import ConfigError, PreflightError, RunError
+from ingestlab.preflight import PREFLIGHT_TIMEOUT_S
+from ingestlab.preflight import one_line as _one_line
 from ingestlab.servers import reap
 from ingestlab.watch import CpuShareWatch, StalledTargetWatch, StoppedServerWatch
+from ingestlab.workloads._params import items_of
 
 #: Notebook parameter that receives the run's output directory.
 RESULTS_PARAM = "RESULTS_DIR"
@@ -47,13 +42,6 @@ EXIT_FAILED = 4  #: the notebook failed during the run (partial results kept)
 EXIT_SERVER_LOST = 5  #: a server or its connection was lost during the run, or stopped answering it
 EXIT_RESOURCES = 6  #: out of memory or disk space during the run
 #: 128 + the signal: 130 Ctrl-C (SIGINT), 129 SIGHUP, 143 SIGTERM.
-
-#: How many seconds a connection attempt of the pre-flight checks may take.
-PREFLIGHT_TIMEOUT_S = 5
-#: Disk the run's data set takes on a server, as a multiple of its raw bytes (indexes, WAL, copies).
-DISK_FACTOR = 3.0
-#: Free space a run's output folder needs at least (executed notebook, results, figures).
-OUT_MIN_FREE_BYTES = 50 * 2**20
 
 
 def notebooks() -> dict[str, Path]:
@@ -105,9 +93,10 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
                                 ) -> tuple[dict[str, Any] | None, dict[str, str]]:
     """Leave out the local engines of ``path``'s engine parameter that cannot start on this machine.
 
-    The value is the one given in ``parameters`` or else the notebook's default. Only local
-    engine names are checked (their programs: ``mariadbd``, PostgreSQL 15's binaries); URLs
-    and unknown names are left to the notebook's validation.
+    The value is the one given in ``parameters`` or else the notebook's default (see
+    :func:`engine_specs`). Only local engines are checked (their programs: ``mariadbd``,
+    PostgreSQL 15's binaries); URLs are left to the pre-flight, and a value that is not a
+    list of engines to the notebook's validation.
 
     Parameters
     ----------
@@ -130,33 +119,40 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
     ConfigError
         With ``drop_given=False``, for a given engine that cannot start here.
     """
-    from ingestlab.engines import Engine
-
     name = declaration(path).engine_parameter
-    declared = declared_parameters(path)
-    if name is None or name not in declared:
-        return parameters, {}
-    given = name in parameters
-    value = parameters[name] if given else _literal(declared[name]["default"])
-    if not isinstance(value, str):
+    try:
+        specs = engine_specs(path, parameters)
+    except ConfigError:  # not engines: the notebook's validation says so, after the checks that come first
         return parameters, {}
     kept, skipped = [], {}
-    for item in split_targets(value):
-        reason = None
-        if "://" not in item:
-            try:
-                reason = Engine.class_of(item).unavailable_reason()
-            except ConfigError:
-                reason = None  # not an engine: the notebook's validation says so
-        if reason and given and not drop_given:
-            raise ConfigError(name, item, f"an engine that can start on this machine ({reason})")
+    for spec in specs:
+        reason = spec.unavailable_reason()
+        if reason and name in parameters and not drop_given:
+            raise ConfigError(name, spec.value, f"an engine that can start on this machine ({reason})")
         if reason:
-            skipped[item] = reason
+            skipped[spec.value] = reason
         else:
-            kept.append(item)
+            kept.append(spec.value)
     if not skipped:
         return parameters, {}
     return ({**parameters, name: ",".join(kept)} if kept else None), skipped
+
+
+def engine_specs(path: Path, parameters: dict[str, Any]) -> tuple[EngineSpec, ...]:
+    """The engines of ``path``'s engine parameter, parsed: the value in ``parameters``, else the notebook's default.
+
+    Empty for a notebook that measures no engine.
+
+    Raises
+    ------
+    ConfigError
+        Naming the parameter, for a value :func:`~ingestlab.engine_specs.parse_engines` refuses.
+    """
+    name = declaration(path).engine_parameter
+    declared = declared_parameters(path)
+    if name is None or name not in declared:
+        return ()
+    return parse_engines(parameters[name] if name in parameters else _literal(declared[name]["default"]), name)
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:
@@ -222,29 +218,36 @@ def check_parameters(path: Path, parameters: dict[str, Any]) -> dict[str, Any]:
     return validated_parameters(path, parameters)[0]
 
 
-def validated_parameters(path: Path, parameters: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-    """:func:`check_parameters`, also returning what the experiment's ``validate`` resolved (or None)."""
+def validated_parameters(path: Path, parameters: dict[str, Any]
+                         ) -> tuple[dict[str, Any], Any, tuple[EngineSpec, ...]]:
+    """:func:`check_parameters`, also returning what the experiment's ``validate`` resolved (or None), and its engines.
+
+    The engine parameter is parsed here, once (:func:`engine_specs`); ``validate`` receives
+    the specifications.
+    """
     declared = declared_parameters(path)
+    engines = declaration(path).engine_parameter
     for name in parameters:
         if name == RESULTS_PARAM:
             raise ConfigError("-p", name, "another parameter: the runner sets RESULTS_DIR itself (use --out DIR)")
         if name not in declared:
             raise unknown_parameter(name, [path], set(declared))
     for name, value in parameters.items():
-        items = ((split_targets(value) if "://" in value else [v.strip() for v in value.split(",")])
-                 if isinstance(value, str) and "," in value else [])
+        items = items_of(value) if isinstance(value, str) and "," in value and name != engines else []
         if items and not any(items):
             raise ConfigError(name, value, "a comma-separated list with at least one item (every item is empty)")
         items = [v for v in items if v]  # an empty item is the experiment's to refuse, never "given twice"
         twice = sorted({v for v in items if items.count(v) > 1})
-        if twice:  # two servers or variants under one label would be pooled into one fit
-            raise ConfigError(name, mask_url(value), f"a list naming each item once "
-                                                     f"({', '.join(map(mask_url, twice))} is given twice)")
+        if twice:  # two variants under one name would be pooled into one fit
+            raise ConfigError(name, value, f"a list naming each item once ({', '.join(twice)} is given twice)")
+    specs = engine_specs(path, parameters)
     values = {k: _literal(v["default"]) for k, v in declared.items()}
     values.update(parameters)
     values.pop(RESULTS_PARAM, None)
+    if specs:
+        values[engines] = specs
     resolved = declaration(path).validate(**{k.lower(): v for k, v in values.items()})
-    return parameters, resolved
+    return parameters, resolved, specs
 
 
 def _literal(text: str) -> Any:
@@ -256,37 +259,22 @@ def _literal(text: str) -> Any:
         return text
 
 
-def hide_passwords(parameters: dict[str, Any], password: str | None = None
-                   ) -> tuple[dict[str, Any], dict[str, str]]:
-    """Replace URL passwords by ``***``; return (parameters to inject, passwords by key).
+def hide_passwords(parameters: dict[str, Any], engines: Sequence[EngineSpec], password: str | None = None
+                   ) -> tuple[dict[str, Any], dict[str, str], tuple[EngineSpec, ...]]:
+    """Replace the passwords of the URLs among ``engines`` by ``***``; return (parameters to inject, passwords by
+    key, the engines as the notebook receives them).
 
     ``password`` (from ``--password-file`` or ``$INGESTLAB_PASSWORD``) goes to every URL
-    that gives none; without it, such URLs are left to the driver's own sources
-    (``~/.pgpass``, ``$PGPASSWORD``, the MySQL option file ``~/.my.cnf``).
+    that gives none (:meth:`~ingestlab.engine_specs.EngineSpec.hand_over`); without it, such
+    URLs are left to the driver's own sources (``~/.pgpass``, ``$PGPASSWORD``, the MySQL
+    option file ``~/.my.cnf``).
     """
-    clean, secrets = {}, {}
-    for name, value in parameters.items():
-        if isinstance(value, str) and "://" in value:
-            items = []
-            for item in split_targets(value):
-                masked, secret = split_password(item)
-                if secret is None and password is not None and parse_url(item).password is None:
-                    masked, secret = with_password_placeholder(item), password
-                if secret is not None:
-                    secrets[password_key(parse_url(masked))] = secret
-                items.append(masked)
-            value = ",".join(items)
-        clean[name] = value
-    return clean, secrets
-
-
-def url_targets(parameters: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(parameter, URL)`` for every database URL among the parameters (comma lists split)."""
-    found = []
-    for name, value in parameters.items():
-        if isinstance(value, str) and "://" in value:
-            found += [(name, v) for v in split_targets(value) if "://" in v]
-    return found
+    handed = [spec.hand_over(password) for spec in engines]
+    secrets = {spec.connection.password_key: secret for spec, secret in handed if secret is not None}
+    injected = tuple(spec for spec, _ in handed)
+    if secrets:
+        parameters = {**parameters, injected[0].parameter: ",".join(spec.value for spec in injected)}
+    return parameters, secrets, injected
 
 
 def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | os.PathLike | None = None,
@@ -296,7 +284,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     The directory receives the executed notebook (written to a temporary name and renamed),
     and — through the notebook's ``RESULTS_DIR`` parameter — ``results.parquet``,
     ``run.json``, ``fits.csv`` and the other tables. Parameters are checked first, then the
-    pre-flight checks (:func:`preflight`) run; passwords travel to the kernel through an
+    pre-flight checks (:func:`ingestlab.preflight.check`) run; passwords travel to the kernel through an
     environment variable, never into the notebook. Whatever happens, servers the notebook
     left running under the lab directory are stopped afterwards, settings changed on a
     user's server are put back, and a failure is recorded in ``run.json``.
@@ -327,10 +315,11 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     from ingestlab._kernel import ENGINE_NAME, QuietKernelManager
 
     path = find_notebook(key)
-    parameters, resolved = validated_parameters(path, dict(parameters or {}))
+    parameters, resolved, engines = validated_parameters(path, dict(parameters or {}))
     out_dir = Path(out) if out else default_out()
     target = out_dir / path.stem
-    injected, secrets = hide_passwords(parameters, password)
+    injected, secrets, engines = hide_passwords(parameters, engines, password)
+    urls = [spec for spec in engines if spec.connection is not None]
     resume_dir = str(target.resolve()) if mode == "resume" else None
     live = progress and _progress.is_terminal(sys.stderr)  # the kernel's bars are shown as they move, then stored once
     with _environment({PASSWORDS_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir,
@@ -338,10 +327,9 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             OutputLock(target) as lock:  # before anything reads, empties or writes the folder
         if mode == "resume":
             check_resume(path, injected, target)
-        restored = preflight(path, injected, resolved, target, mode)
-        urls = url_targets(injected)
+        restored = preflight.check(engines, resolved, target, mode)
         if urls:
-            print(bounds_line(), file=sys.stderr)
+            print(preflight.bounds_line(), file=sys.stderr)
         reap()  # servers a killed run left behind, before this one starts its own
         cgroups.reap()
         if getattr(resolved, "scale", None) == "paper":  # its figures need a quiet start (ingestlab figures)
@@ -355,8 +343,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         kernel_log = _KernelStderr(target / "kernel.log")
         km = QuietKernelManager(kernel_name="python3")
         watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
-        stalled = StalledTargetWatch([(name, mask_url(url)) for name, url in urls],
-                                     lambda k: _probe(urls[k][1]), timeout_s=PREFLIGHT_TIMEOUT_S)
+        stalled = StalledTargetWatch([(spec.parameter, spec.shown) for spec in urls],
+                                     lambda k: preflight.probe(urls[k]), timeout_s=PREFLIGHT_TIMEOUT_S)
         cpu = CpuShareWatch()  # how much of the machine others used meanwhile (figures want a quiet run)
         try:
             kernel_log.__enter__()
@@ -383,7 +371,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
             kernel_log.__exit__()
             reap()
             cgroups.reap()  # blkio and memory groups of a kernel that was killed
-            restored += [entry for _, url in url_targets(injected) for entry in _restore_journal(url)]
+            restored += [entry for spec in urls for entry in preflight.restore_journal(spec)]
             # recorded once the kernel is gone, so that its own last write of run.json cannot replace it
             if (target / "run.json").exists():
                 results.record_outcome(target, path.stem, injected, None, machine_cpu=cpu.result())
@@ -575,48 +563,9 @@ def prepare_output(target: Path, mode: str = "new") -> Path:
         if mode == "force":
             shutil.rmtree(target)
         elif mode != "resume":
-            raise ConfigError("--out", str(target.parent), "a new folder: it already holds a run of "
-                              f"{target.name} (add --resume to run into it again, --force to replace it)")
+            raise preflight.earlier_run(target)
     target.mkdir(parents=True, exist_ok=True)
     return target
-
-
-def check_output(target: Path, mode: str = "new") -> None:
-    """Refuse an output folder that is a file, holds an earlier run (``mode`` new), or cannot be written.
-
-    Raises
-    ------
-    ConfigError
-        When ``target`` holds an earlier run and ``mode`` is ``"new"``.
-    PreflightError
-        When it is a file, not writable, or its disk has less than :data:`OUT_MIN_FREE_BYTES` free.
-    """
-    try:
-        os.stat(target)
-    except (FileNotFoundError, NotADirectoryError):
-        pass
-    except OSError as exc:  # a name too long, a loop of symlinks, a folder above it that may not be entered
-        raise PreflightError(f"--out: {target}: {exc.strerror or exc}") from None
-    probe_dir = target
-    while not probe_dir.exists():
-        if os.path.islink(probe_dir):
-            raise PreflightError(f"--out: {probe_dir} is a symlink to nothing; give a folder")
-        probe_dir = probe_dir.parent
-    if not probe_dir.is_dir():
-        raise PreflightError(f"--out: {probe_dir} is a file, not a folder")
-    if target.is_dir() and any(target.iterdir()) and mode == "new":
-        prepare_output(target, mode)  # raises the refusal
-    try:
-        # a name no other user can guess, created exclusively (O_EXCL: never through a planted symlink)
-        fd, probe = tempfile.mkstemp(prefix=".ingestlab-probe-", dir=probe_dir)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise PreflightError(f"--out: cannot write in {probe_dir}: {exc.strerror or exc}") from None
-    free = shutil.disk_usage(probe_dir).free
-    if free < OUT_MIN_FREE_BYTES:
-        raise PreflightError(f"--out: only {free / 2**20:.0f} MB free on the disk of {probe_dir}; a run's outputs "
-                             f"need {OUT_MIN_FREE_BYTES / 2**20:.0f} MB")
 
 
 def _keep_notebook(partial: Path, final: Path) -> None:
@@ -699,177 +648,6 @@ def write_html(notebook: Path) -> Path | None:
               file=sys.stderr)
         return None
     return html
-
-
-# -- pre-flight -------------------------------------------------------------------------------
-def preflight(path: Path, parameters: dict[str, Any], resolved: Any, target: Path, mode: str = "new") -> list[dict]:
-    """Check, before the notebook starts, everything a run needs that validation cannot see.
-
-    The output folder (writable, a folder, free space, not a previous run's), the disk for
-    the run's data set, and every URL target: reachable within :data:`PREFLIGHT_TIMEOUT_S`,
-    the login and database accepted, the URL's options known to the driver, the right to
-    create a table, and the settings the variants need allowed (``?set_global=true``).
-    Settings a killed run left changed on a target are put back here.
-
-    Returns
-    -------
-    list of dict
-        The settings put back (``url``, ``setting``, ``restored_to``), for ``run.json``.
-
-    Raises
-    ------
-    PreflightError
-        One line naming what failed (passwords masked).
-    """
-    from ingestlab.engines.base import lock_wait_s
-
-    check_output(target, mode)
-    lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
-    _check_lab_dir()
-    _check_disk(resolved)
-    variants = tuple(getattr(resolved, "variants", ()) or ())
-    return [entry for name, url in url_targets(parameters) for entry in _check_target(name, url, variants)]
-
-
-def bounds_line() -> str:
-    """What bounds the run's waits on URL targets, as the pre-flight states it."""
-    from ingestlab import watch as _watch
-    from ingestlab.engines.base import lock_wait_s
-
-    return (f"   URL targets: a connection attempt times out after {PREFLIGHT_TIMEOUT_S} s, a statement's wait for a "
-            f"lock after {lock_wait_s():g} s; a target that answers no new connection "
-            f"{_watch.FAILED_PROBES} times in a row while the run has waited on it {_watch.IDLE_S:g} s ends the run")
-
-
-def _check_lab_dir() -> None:
-    """The lab's servers' folder (``$INGESTLAB_LAB_DIR`` or ``.lab``) is a folder, or can be made one."""
-    lab = _paths.lab_dir()
-    existing = next((p for p in (lab, *lab.parents) if os.path.lexists(p)), None)
-    if existing is not None and not existing.is_dir():
-        where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
-        raise PreflightError(f"{where} {lab}: {existing} is not a folder; point $INGESTLAB_LAB_DIR at a folder")
-
-
-def _check_disk(resolved: Any) -> None:
-    from ingestlab import datagen
-
-    rows = getattr(resolved, "dataset_rows", None)
-    if not rows:
-        return
-    need = rows * datagen.DOC_BYTES * DISK_FACTOR
-    lab = _paths.lab_dir()
-    probe = lab if lab.exists() else _paths.REPO
-    free = shutil.disk_usage(probe).free
-    if need > free:
-        raise PreflightError(f"disk: the run's data set ({rows:,} rows) needs about {need / 2**30:.1f} GB on the "
-                             f"servers' disk ({probe}), which has {free / 2**30:.1f} GB free; lower DATASET_MULTIPLE "
-                             "or MEMORY_BUDGET_MB, or set $INGESTLAB_LAB_DIR to a larger disk")
-
-
-def _probe(url: str) -> None:
-    """Open and close a connection to the server at ``url`` within :data:`PREFLIGHT_TIMEOUT_S` (raise if it cannot)."""
-    from ingestlab.engines import Engine
-
-    engine = Engine.from_url(url)
-    engine.timeout_s = PREFLIGHT_TIMEOUT_S
-    try:
-        engine.start()
-    finally:
-        engine.close()
-
-
-def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
-    from ingestlab.engines import Engine
-    from ingestlab.engines.base import SEED_COLUMNS
-
-    engine = Engine.from_url(url)
-    engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that accepts and never answers fails here, not hangs
-    where = f"{name} {engine.display_url}"
-    before = os.environ.get("PGCONNECT_TIMEOUT")
-    os.environ["PGCONNECT_TIMEOUT"] = str(PREFLIGHT_TIMEOUT_S)
-    try:
-        engine.start()
-        table = f"ingestlab_preflight_{os.getpid()}"
-        engine.reset_table(table, SEED_COLUMNS)
-        engine.execute(engine.drop_table_sql(table))
-    except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
-        raise PreflightError(f"{where}: unknown URL option ({_one_line(str(exc))})") from None
-    except _driver_errors() as exc:
-        raise PreflightError(f"{where}: {_one_line(_unwrap(exc))}") from None
-    finally:
-        if before is None:
-            os.environ.pop("PGCONNECT_TIMEOUT", None)
-        else:
-            os.environ["PGCONNECT_TIMEOUT"] = before
-        engine.close()
-    for variant in variants:
-        settings = engine.COMMIT_VARIANTS.get(variant, {})
-        global_only = sorted(set(settings) - set(engine.SESSION_SETTINGS))
-        if global_only and not getattr(engine, "set_global_allowed", False):
-            raise PreflightError(f"{where}: variant {variant} needs {', '.join(global_only)}, a server-wide "
-                                 "setting; add ?set_global=true to the URL to allow it (put back at the end), or "
-                                 "leave that variant out with -p VARIANTS")
-    return _restore_journal(url)
-
-
-def _driver_errors() -> tuple[type[BaseException], ...]:
-    found: list[type[BaseException]] = [IngestlabError, OSError]
-    try:
-        import psycopg2
-
-        found.append(psycopg2.Error)
-    except ImportError:
-        pass
-    try:
-        import pymysql
-
-        found.append(pymysql.err.MySQLError)
-    except ImportError:
-        pass
-    try:
-        import MySQLdb  # mysqlclient, the default MySQL driver where it is installed
-
-        found.append(MySQLdb.MySQLError)
-    except ImportError:
-        pass
-    return tuple(found)
-
-
-def _unwrap(exc: BaseException) -> str:
-    """The message of the innermost exception ``exc`` was raised from, with its class name."""
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-# -- settings changed on users' servers -------------------------------------------------------
-def _restore_journal(url: str) -> list[dict]:
-    """Put back settings a killed run left changed on the server at ``url``; return what was done."""
-    connection = Connection.parse(url)  # once: the journal, the adapter and every message use this value
-    entry = journal.pending(connection)
-    if not entry:
-        return []
-    from ingestlab.engines import Engine
-
-    engine = Engine.from_url(connection)
-    engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that stalled during the run must not hang its clean-up
-    shown = connection.display()
-    done = []
-    try:
-        engine.start()
-        for name, value in entry["settings"].items():
-            engine.restore_global(name, value)
-            done.append({"url": shown, "setting": name, "restored_to": value})
-    except _driver_errors() as exc:
-        print(f"ingestlab: warning: could not put back {', '.join(entry['settings'])} on {shown} "
-              f"({_one_line(_unwrap(exc))}); journal kept in {journal.path()}", file=sys.stderr)
-    finally:
-        engine.close()
-    return done
 
 
 # -- failures ---------------------------------------------------------------------------------

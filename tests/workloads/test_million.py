@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import models
+from ingestlab.engine_specs import parse_engines
 from ingestlab.engines import Engine
 from ingestlab.engines.mariadb import MariaDB
 from ingestlab.engines.mysql import MySQL
@@ -54,8 +55,10 @@ def test_list_parameters_take_lists_or_comma_separated_text_and_default_to_three
 def test_settings_of_any_selected_engine_are_accepted_and_versions_expand():
     params = million.validate("postgres,mariadb", settings="copy_freeze,no_unique_checks")
     assert params.settings == ("copy_freeze", "no_unique_checks")
-    assert million._expand(["postgres", "mariadb"], "all") == ["postgres", "postgres15", "mariadb"]
-    assert million._expand(["postgres"], "default") == ["postgres"]
+    assert million._expand(params.engines, "all") == list(parse_engines("postgres,postgres15,mariadb"))
+    assert million._expand(parse_engines("postgres"), "default") == list(parse_engines("postgres"))
+    url = parse_engines("postgresql://u@h/db")
+    assert million._expand(url, "all") == list(url)  # a server given by URL is the version it runs
     assert million.validate("postgres", "paper").repeats == 5
 
 

@@ -104,7 +104,7 @@ def test_doris_unique_tables_are_merge_on_write_and_aggregate_parses_as_starrock
 
 def test_starrocks_and_doris_validate_without_a_server():
     params = sweeps.validate(f"{SR_URL},{DORIS_URL}", models="aggregate,unique,primary")
-    sr, doris = (Engine.class_of(t) for t in params.engines)
+    sr, doris = (spec.engine_class() for spec in params.engines)
     assert sweeps.levels(params, sr)["model"] == ["duplicate", "aggregate", "unique", "primary"]
     assert sweeps.levels(params, doris)["model"] == ["duplicate", "aggregate", "unique"]
     assert sweeps.variants_for(params, sr) == ["default"] and sr.PARTITION_UNIT == "bucket"

@@ -269,7 +269,8 @@ def test_published_ratios_are_the_seeds_15x_and_281x():
 def test_server_urls_are_accepted_beside_local_engines_without_engine_names_in_the_check():
     p = upsert.validate("postgres,arangodb://root@127.0.0.1:8529/_system,yugabytedb://yugabyte@127.0.0.1:5433/yugabyte",
                         seed=1, reach=False)
-    assert p.engines[1].startswith("arangodb://") and p.engines[2].startswith("yugabytedb://")
+    assert [spec.name for spec in p.engines] == ["postgres", "arangodb", "yugabytedb"]
+    assert p.as_dict()["engines"][1].startswith("arangodb://") and p.engines[2].value.startswith("yugabytedb://")
 
 
 def test_a_url_is_eligible_only_for_an_engine_with_upsert_operations():

@@ -11,7 +11,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from sqlalchemy.engine import URL
 
 from ingestlab import anatomy, timing
-from ingestlab.conninfo import PARAMETER, Connection, mask_url
+from ingestlab.conninfo import PARAMETER, Connection, is_url, mask_url
 from ingestlab.engines import drivers
 from ingestlab.engines.registry import REGISTRY
 from ingestlab.engines.sql.base import SQLBuilder, sqlalchemy_dialect
@@ -369,12 +369,12 @@ class Engine:
             return cls.from_url(target, parameter)
         if not isinstance(target, str) or not target.strip():
             raise ConfigError(parameter, target, "an engine name (" + ", ".join(cls.names()) + ") or a URL")
-        return cls.from_url(target, parameter) if "://" in target else cls.get(target.strip(), parameter)
+        return cls.from_url(target, parameter) if is_url(target) else cls.get(target.strip(), parameter)
 
     @classmethod
     def class_of(cls, target: str | Connection, parameter: str = PARAMETER) -> type["Engine"]:
         """The adapter class ``target`` (a name or URL) selects, without finding a server."""
-        if isinstance(target, str) and "://" not in target and target.strip() in REGISTRY.names():
+        if isinstance(target, str) and not is_url(target) and target.strip() in REGISTRY.names():
             return REGISTRY.by_name(target.strip(), parameter)
         return type(cls.resolve(target, parameter))
 
@@ -607,7 +607,7 @@ class Engine:
         return {}
 
     #: Seconds a connection attempt and each reply may take while set (the pre-flight sets it,
-    #: :data:`ingestlab.runner.PREFLIGHT_TIMEOUT_S`): a server that accepts and never answers fails
+    #: :data:`ingestlab.preflight.PREFLIGHT_TIMEOUT_S`): a server that accepts and never answers fails
     #: in that time instead of hanging. None: the driver's own defaults (a measurement must not be cut).
     timeout_s: float | None = None
 

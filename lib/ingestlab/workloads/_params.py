@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Sequence
 
-from ingestlab.conninfo import mask_url, split_targets
+from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.errors import ConfigError
 
 
@@ -13,8 +13,11 @@ class ParamsBase:
     """What every workload's validated ``Params`` dataclass shares: its form for ``run.json``."""
 
     def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for ``run.json``)."""
-        return dataclasses.asdict(self)
+        """The parameters as a plain dict (for ``run.json``): engine specifications as the items were given."""
+        values = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        given = {name: tuple(spec.value for spec in value) for name, value in values.items()
+                 if isinstance(value, tuple) and value and all(isinstance(v, EngineSpec) for v in value)}
+        return dataclasses.asdict(dataclasses.replace(self, **given))
 
 
 def positive_int(name: str, value: Any, *, allow_zero: bool = False) -> int:
@@ -48,51 +51,15 @@ def items_of(value: Any) -> list[str]:
     return list(value) if isinstance(value, (list, tuple)) else [value]  # `-p CLIENTS 2`: one value is a list of one
 
 
-def engine_items(value: Any, name: str = "ENGINES") -> list[str]:
-    """The engine names or URLs of a comma-separated ``value`` (one or more), each once.
-
-    A URL holds no comma outside its query, so the list splits at commas; an empty item or one
-    given twice is refused (two servers under one label would be pooled into one fit).
-
-    Examples
-    --------
-    >>> engine_items("postgres, mariadb")
-    ['postgres', 'mariadb']
-    >>> engine_items(",")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: ENGINES=',' is not valid: expected engine names or URLs, comma-separated (e.g. postgres,mariadb)
-    """
-    if isinstance(value, str):
-        items = split_targets(value)
-    else:
-        items = [v for v in items_of(value) if v] if isinstance(value, (list, tuple)) else []
-    if not items or not all(isinstance(v, str) for v in items):
-        raise ConfigError(name, value, "engine names or URLs, comma-separated (e.g. postgres,mariadb)")
-    twice = sorted({v for v in items if items.count(v) > 1})
-    if twice:
-        raise ConfigError(name, mask_url(value) if isinstance(value, str) else [mask_url(v) for v in value],
-                          f"a list naming each engine once ({', '.join(map(mask_url, twice))} is given twice)")
-    return items
-
-
-def engine_classes(value: Any, name: str = "ENGINES") -> dict[str, type]:
-    """Each item of ``value`` (see :func:`engine_items`) → the engine adapter class it selects.
+def engine_classes(value: Any, name: str = "ENGINES") -> dict[EngineSpec, type]:
+    """Each engine specification of ``value`` (see :func:`~ingestlab.engine_specs.parse_engines`) → its adapter class.
 
     Raises
     ------
     ConfigError
         Naming ``name`` for an empty list, a duplicate, an unknown engine or a malformed URL.
     """
-    from ingestlab.engines import Engine
-
-    classes = {}
-    for item in engine_items(value, name):
-        try:
-            classes[item] = Engine.class_of(item)
-        except ConfigError as exc:
-            raise ConfigError(name, exc.value, exc.accepted) from None
-    return classes
+    return {spec: spec.engine_class() for spec in parse_engines(value, name)}
 
 
 def subset(name: str, value: Any, accepted: Sequence[str]) -> tuple[str, ...]:

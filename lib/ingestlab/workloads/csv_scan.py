@@ -21,7 +21,7 @@ import psutil
 from ingestlab import _paths, hivetext, progress, timing
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "06_csv_scan"
@@ -115,7 +115,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
     memory_limit_mb = positive_int("MEMORY_LIMIT_MB", d["memory_limit_mb"] if memory_limit_mb is None else memory_limit_mb)
     timeout_s = positive_int("TIMEOUT_S", d["timeout_s"] if timeout_s is None else timeout_s)
     raw = d["sizes"] if sizes is None else sizes
-    items = [s.strip() for s in raw.split(",") if s.strip()] if isinstance(raw, str) else list(raw if isinstance(raw, (list, tuple)) else [raw])
+    items = [s for s in items_of(raw) if s] if isinstance(raw, str) else items_of(raw)
     if not items:
         raise ConfigError("SIZES", sizes, "a non-empty list of sizes in MB")
     sizes_mb = []

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
+from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
@@ -37,7 +38,7 @@ CONFIG = ["engine", "variant", "loop", "clients", "rows_per_insert"]
 class Params(ParamsBase):
     """Validated parameters of notebook 04 (see :func:`validate`)."""
 
-    engines: tuple[str, ...]
+    engines: tuple[EngineSpec, ...]
     scale: str
     clients: tuple[int, ...]
     rows_per_insert: tuple[int, ...]
@@ -71,10 +72,10 @@ def _rows(name: str, value: Any) -> int:
     return n
 
 
-def _variants(classes: dict[str, type[Engine]], value: Any, n_default: int | None) -> tuple[str, ...]:
-    for target, engine_cls in classes.items():
+def _variants(classes: dict[EngineSpec, type[Engine]], value: Any, n_default: int | None) -> tuple[str, ...]:
+    for spec, engine_cls in classes.items():
         if not engine_cls.GROUP_COMMIT_VARIANTS:
-            raise ConfigError("ENGINES", target, f"engines with commit-grouping variants ({engine_cls.NAME}: "
+            raise ConfigError("ENGINES", spec.value, f"engines with commit-grouping variants ({engine_cls.NAME}: "
                                                  f"{engine_cls.GROUP_COMMIT_NOTE or 'none declared'})")
     items = [v for v in items_of(value) if v]
     if not items:
@@ -86,9 +87,9 @@ def _variants(classes: dict[str, type[Engine]], value: Any, n_default: int | Non
             where = f" ({item} is a variant of {', '.join(owners)})" if owners else ""
             names = ", ".join(c.NAME for c in classes.values())
             raise ConfigError("VARIANTS", item, f"each one of {', '.join(known)} for {names}{where}")
-    for target, engine_cls in classes.items():
+    for spec, engine_cls in classes.items():
         if not variants_of(engine_cls, items):
-            raise ConfigError("VARIANTS", ",".join(items), f"at least one variant of {target}: "
+            raise ConfigError("VARIANTS", ",".join(items), f"at least one variant of {spec}: "
                               + ", ".join(engine_cls.GROUP_COMMIT_VARIANTS))
     return tuple(items)
 
@@ -172,8 +173,8 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
         ``cpu`` (one row per client and configuration).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "throughput": [], "cpu": []}
-    for target in params.engines:
-        _measure_engine(Engine.resolve(target), params, run, out, on_start=on_start)
+    for spec in params.engines:
+        _measure_engine(spec.engine(), params, run, out, on_start=on_start)
     return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}
 
 

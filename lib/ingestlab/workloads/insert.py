@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
+from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
@@ -53,7 +54,7 @@ SETTLE_AFTER_PASS = 10
 class Params(ParamsBase):
     """Validated parameters of notebook 01 (see :func:`validate`)."""
 
-    engines: tuple[str, ...]
+    engines: tuple[EngineSpec, ...]
     scale: str
     n: int
     repeats: int
@@ -86,7 +87,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
     >>> validate("postgres", "smoke").n
     1000
     >>> validate("postgres,mariadb").engines
-    ('postgres', 'mariadb')
+    (EngineSpec('postgres'), EngineSpec('mariadb'))
     >>> validate("postgres", n=0)
     Traceback (most recent call last):
     ...
@@ -110,15 +111,15 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
         raise ConfigError("SCENARIOS", ",".join(scenarios), "scenarios with at least two different statement "
                           "counts at this N (the overhead fit needs two), e.g. single_row,bulk")
     classes = engine_classes(engines)
-    for name, engine_cls in classes.items():
+    for spec, engine_cls in classes.items():
         if not engine_cls.has("execute"):
-            raise ConfigError("ENGINES", name, "engines that run SQL statements (" + ", ".join(
+            raise ConfigError("ENGINES", spec.value, "engines that run SQL statements (" + ", ".join(
                 n for n, c in Engine.classes().items() if c.has("execute")) + ")")
     known = list(dict.fromkeys(v for c in classes.values() for v in (list(c.COMMIT_VARIANTS) or ["default"])))
     variants = subset("VARIANTS", known if variants is None else variants, known)
-    for name, engine_cls in classes.items():
+    for spec, engine_cls in classes.items():
         if not variants_of(engine_cls, variants):
-            raise ConfigError("VARIANTS", ",".join(variants), f"at least one variant of {name} ("
+            raise ConfigError("VARIANTS", ",".join(variants), f"at least one variant of {spec} ("
                               + ", ".join(list(engine_cls.COMMIT_VARIANTS) or ["default"]) + ")")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ConfigError("SEED", seed, "an integer from 0 to 2**32 - 1")
@@ -230,8 +231,8 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         :meth:`Engine.statement_anatomy`).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
-    for target in params.engines:
-        _measure_engine(Engine.resolve(target), params, run, out)
+    for spec in params.engines:
+        _measure_engine(spec.engine(), params, run, out)
     return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
 
 

@@ -13,11 +13,12 @@ import pandas as pd
 import pyarrow as pa
 
 from ingestlab import _paths, datagen, disk, progress, timing
+from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "05_million_rows"
@@ -72,7 +73,7 @@ MAX_BATCH_ROWS = 65_535 // len(COLUMNS)
 class Params(ParamsBase):
     """Validated parameters of notebook 05 (see :func:`validate`)."""
 
-    engines: tuple[str, ...]
+    engines: tuple[EngineSpec, ...]
     scale: str
     rows: int
     methods: tuple[str, ...]
@@ -118,9 +119,9 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
-    items = list(engine_classes(engines))
+    specs = parse_engines(engines)
     one_of("VERSIONS", versions, VERSION_CHOICES)
-    classes = [Engine.class_of(t) for t in _expand(items, versions)]
+    classes = [spec.engine_class() for spec in _expand(specs, versions)]
     for cls in classes:  # before SETTINGS, which such an engine would be blamed for
         if not cls.has("table_ddl"):
             loadable = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl"))
@@ -140,7 +141,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
             if not set(settings) & set(cls.LOAD_SETTINGS):
                 raise ConfigError("SETTINGS", ",".join(settings),
                                   f"at least one setting of {cls.NAME}: {', '.join(cls.LOAD_SETTINGS)}")
-    return Params(tuple(items), scale, rows, methods, settings, repeats, batch_rows, bulk_statements, versions,
+    return Params(specs, scale, rows, methods, settings, repeats, batch_rows, bulk_statements, versions,
                   warmup_rows)
 
 
@@ -163,11 +164,12 @@ def _sizes(name: str, value: Any, most: int, bound: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _expand(targets: Sequence[str], versions: str) -> list[str]:
-    """The targets with, for ``versions="all"``, every other registered version of each local engine."""
+def _expand(specs: Sequence[EngineSpec], versions: str) -> list[EngineSpec]:
+    """The engines with, for ``versions="all"``, every other registered version of each local engine."""
     if versions == "default":
-        return list(targets)
-    return list(dict.fromkeys(v for t in targets for v in (Engine.versions(t) if "://" not in t else [t])))
+        return list(specs)
+    return list(dict.fromkeys(version for spec in specs for version in (
+        [spec] if spec.connection is not None else parse_engines(Engine.versions(spec.name), spec.parameter))))
 
 
 def counts(method: str, rows: int, batch_rows: int = 1000, bulk_statements: int = 1) -> tuple[int, int]:
@@ -406,8 +408,8 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     warm = make_data(params.warmup_rows, "warmup") if params.warmup_rows else None
     frames = []
     try:
-        for target in _expand(params.engines, params.versions):
-            frames += _measure_target(target, params, run, data, warm)
+        for spec in _expand(params.engines, params.versions):
+            frames += _measure_target(spec, params, run, data, warm)
     finally:
         data.remove()
         if warm is not None:
@@ -420,9 +422,8 @@ def _note(run, text: str) -> None:
     run.note(text)
 
 
-def _measure_target(target: str, params: Params, run, data: Data, warm: Data | None) -> list[pd.DataFrame]:
-    cls = Engine.class_of(target)
-    reason = cls.unavailable_reason() if "://" not in target else None
+def _measure_target(spec: EngineSpec, params: Params, run, data: Data, warm: Data | None) -> list[pd.DataFrame]:
+    target, cls, reason = spec.value, spec.engine_class(), spec.unavailable_reason()
     if reason:
         _note(run, f"{target}: skipped, this version cannot run here: {reason}")
         return []
@@ -435,7 +436,7 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
         _note(run, f"{target}: without " + "; ".join(
             f"{m} ({method_missing(cls, m)})" for m in params.methods if m not in methods))
     frames = []
-    engine = Engine.resolve(target)
+    engine = spec.engine()
     try:
         engine.start()
         version, system = version_label(engine)

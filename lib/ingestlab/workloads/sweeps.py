@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
+from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
@@ -57,7 +58,7 @@ class Config:
 class Params(ParamsBase):
     """Validated parameters of notebook 02 (see :func:`validate`)."""
 
-    engines: tuple[str, ...]
+    engines: tuple[EngineSpec, ...]
     scale: str
     variants: tuple[str, ...]
     factors: tuple[str, ...]
@@ -85,9 +86,7 @@ def int_levels(name: str, value: Any, default: Sequence[int]) -> tuple[int, ...]
     """
     if value is None:
         return tuple(default)
-    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else (
-        list(value) if isinstance(value, (list, tuple)) else [value])
-    items = [v for v in items if v != ""]
+    items = [v for v in items_of(value) if v != ""]
     if not items:
         raise ConfigError(name, value, "a non-empty list of positive integers (e.g. 1,4,8)")
     levels = []
@@ -145,8 +144,8 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     if models is not None and "model" not in factors:
         raise ConfigError("MODELS", models, "no value unless FACTORS includes model (table models are swept only "
                           "then, and a value given and not used would be recorded as if it had been)")
-    for target, cls in classes.items():
-        _check_factors(target, cls, factors if given else [f for f in factors if varies(cls, f)], partitions)
+    for spec, cls in classes.items():
+        _check_factors(spec, cls, factors if given else [f for f in factors if varies(cls, f)], partitions)
     model_names = None if models is None else _models(models, classes, "model" in factors)
     variant_names = _variants(variants, classes)
     return Params(tuple(classes), scale, variant_names, factors, partitions, columns, model_names,
@@ -157,12 +156,12 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
                   _seed(seed))
 
 
-def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
+def _target_classes(targets: Sequence[str] | str) -> dict[EngineSpec, type[Engine]]:
     classes = engine_classes(targets)
-    for target, cls in classes.items():
+    for spec, cls in classes.items():
         if not (cls.has("table_ddl") and cls.has("execute")):
             sql = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl") and c.has("execute"))
-            raise ConfigError("ENGINES", target, f"an engine with SQL tables ({sql})")
+            raise ConfigError("ENGINES", spec.value, f"an engine with SQL tables ({sql})")
     return classes
 
 
@@ -178,7 +177,7 @@ def varies(cls: type[Engine], factor: str) -> bool:
     return {"partitions": cls.MAX_PARTITIONS >= 2, "model": bool(cls.TABLE_MODELS)}.get(factor, True)
 
 
-def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], partitions: Sequence[int]) -> None:
+def _check_factors(target: EngineSpec, cls: type[Engine], factors: Sequence[str], partitions: Sequence[int]) -> None:
     if "partitions" in factors and cls.MAX_PARTITIONS < 2:
         raise ConfigError("FACTORS", "partitions", f"factors {cls.NAME} can vary: columns" +
                           (", model" if cls.TABLE_MODELS else "") + f" ({cls.NAME} does not partition tables)")
@@ -190,7 +189,7 @@ def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], parti
                           f"at most {cls.MAX_PARTITIONS} {cls.PARTITION_UNIT}s for {target}")
 
 
-def _models(models: Sequence[str] | str, classes: dict[str, type[Engine]], swept: bool) -> tuple[str, ...]:
+def _models(models: Sequence[str] | str, classes: dict[EngineSpec, type[Engine]], swept: bool) -> tuple[str, ...]:
     known = list(dict.fromkeys(m for cls in classes.values() for m in cls.TABLE_MODELS))
     accepted = "each one of: " + "; ".join(f"{t}: {', '.join(c.TABLE_MODELS)}" for t, c in classes.items())
     items = items_of(models)
@@ -206,7 +205,7 @@ def _models(models: Sequence[str] | str, classes: dict[str, type[Engine]], swept
     return chosen
 
 
-def _variants(variants: Sequence[str] | str | None, classes: dict[str, type[Engine]]) -> tuple[str, ...]:
+def _variants(variants: Sequence[str] | str | None, classes: dict[EngineSpec, type[Engine]]) -> tuple[str, ...]:
     known = [DEFAULT_VARIANT, *dict.fromkeys(v for cls in classes.values() for v in cls.COMMIT_VARIANTS)]
     chosen = subset("VARIANTS", [DEFAULT_VARIANT] if variants is None else variants, known)
     for target, cls in classes.items():
@@ -364,8 +363,8 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     rng = np.random.default_rng(params.seed)
-    for target in params.engines:
-        engine = Engine.resolve(target)
+    for spec in params.engines:
+        engine = spec.engine()
         try:
             engine.start()
             run.note(levels_note(params, type(engine), engine.label))  # SOURCE then names every level the figures show

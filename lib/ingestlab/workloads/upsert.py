@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import cgroups, checkpoints, datagen, timing
-from ingestlab.conninfo import mask_url
+from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
@@ -54,7 +54,7 @@ KEY = "id"
 class Params(ParamsBase):
     """Validated parameters of notebook 03 (see :func:`validate`)."""
 
-    engines: tuple[str, ...]
+    engines: tuple[EngineSpec, ...]
     scale: str
     disk_profile: str
     batch_rows: int
@@ -102,7 +102,7 @@ def eligible_engines() -> list[str]:
     return [name for name, cls in Engine.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
 
 
-def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[str, ...]:
+def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[EngineSpec, ...]:
     """``ENGINES`` as a tuple: local engine names, or URLs of servers (``arangodb://…``, ``yugabytedb://…``).
 
     A name must be one of :func:`eligible_engines` whose programs are found here; a URL must
@@ -110,27 +110,25 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
     connection within a few seconds (nothing is sent). Messages show URLs with the password
     masked.
     """
-    items = items_of(engines)
-    names = [v for v in items if v and "://" not in v]
-    if names or not any(items):
-        subset("ENGINES", names or engines, eligible_engines())
-    out = []
-    for item in filter(None, items):
+    specs = parse_engines(engines)
+    names = [spec.value for spec in specs if spec.connection is None]
+    if names:
+        subset("ENGINES", names, eligible_engines())
+    for spec in specs:
         try:
-            engine = Engine.resolve(item)  # finds the programs, or parses the URL; starts nothing
+            engine = spec.engine()  # finds the programs, or takes the parsed URL; starts nothing
             if not engine.UPSERT_OPERATIONS:
                 raise ConfigError("ENGINES", engine.display_url, "an engine with upsert operations: "
                                   + ", ".join(n for n, c in Engine.classes().items() if c.UPSERT_OPERATIONS))
             if reach:
                 engine.check_reachable()
         except EngineUnavailableError as exc:
-            raise ConfigError("ENGINES", mask_url(item), f"an engine that can run from this machine ({exc})") from None
+            raise ConfigError("ENGINES", spec.value, f"an engine that can run from this machine ({exc})") from None
         except ConfigError as exc:
             if exc.name == "ENGINES":
                 raise
-            raise ConfigError("ENGINES", mask_url(item), f"a valid engine URL ({exc.accepted})") from None
-        out.append(item)
-    return tuple(out)
+            raise ConfigError("ENGINES", spec.value, f"a valid engine URL ({exc.accepted})") from None
+    return specs
 
 
 def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: str = "smoke", disk_profile: str = "local",
@@ -395,8 +393,8 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
     """
     plan = key_plan(params)
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "loads": [], "checks": [], "memory": []}
-    for target in params.engines:
-        done = run.once({"engine": target}, functools.partial(_measure_engine, target, params, run, plan,
+    for spec in params.engines:
+        done = run.once({"engine": spec.value}, functools.partial(_measure_engine, spec, params, run, plan,
                                                                progress=progress))
         for key, table in (("samples", "results"), ("loads", "loads"), ("checks", "checks"), ("memory", "memory")):
             if table in done:
@@ -404,11 +402,11 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
     return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
 
 
-def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -> None:
+def _measure_engine(spec: EngineSpec, params: Params, run, plan, *, progress: bool) -> None:
     """One engine of :func:`measure`: start, load, cap, every operation, checks; rows appended to ``run``."""
     limits = cgroups.PROFILES[params.disk_profile]
     with contextlib.ExitStack() as stack:
-        engine = Engine.resolve(target)
+        engine = spec.engine()
         name = engine.label
         limit, cap = _memory_limit(engine, params, run, stack)
         stack.callback(engine.close)  # runs before the memory group is removed

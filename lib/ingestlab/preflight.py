@@ -1,0 +1,231 @@
+"""Pre-flight checks: what a run needs that validation cannot see, checked before its notebook starts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from ingestlab import _paths, journal
+from ingestlab.engine_specs import EngineSpec
+from ingestlab.errors import ConfigError, IngestlabError, PreflightError
+
+#: How many seconds a connection attempt of the pre-flight checks may take.
+PREFLIGHT_TIMEOUT_S = 5
+#: Disk the run's data set takes on a server, as a multiple of its raw bytes (indexes, WAL, copies).
+DISK_FACTOR = 3.0
+#: Free space a run's output folder needs at least (executed notebook, results, figures).
+OUT_MIN_FREE_BYTES = 50 * 2**20
+
+
+def earlier_run(target: Path) -> ConfigError:
+    """The refusal of an output folder ``target`` that holds an earlier run (``--resume``, ``--force`` are the ways on)."""
+    return ConfigError("--out", str(target.parent), "a new folder: it already holds a run of "
+                       f"{target.name} (add --resume to run into it again, --force to replace it)")
+
+
+def check_output(target: Path, mode: str = "new") -> None:
+    """Refuse an output folder that is a file, holds an earlier run (``mode`` new), or cannot be written.
+
+    Raises
+    ------
+    ConfigError
+        When ``target`` holds an earlier run and ``mode`` is ``"new"``.
+    PreflightError
+        When it is a file, not writable, or its disk has less than :data:`OUT_MIN_FREE_BYTES` free.
+    """
+    try:
+        os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:  # a name too long, a loop of symlinks, a folder above it that may not be entered
+        raise PreflightError(f"--out: {target}: {exc.strerror or exc}") from None
+    probe_dir = target
+    while not probe_dir.exists():
+        if os.path.islink(probe_dir):
+            raise PreflightError(f"--out: {probe_dir} is a symlink to nothing; give a folder")
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir():
+        raise PreflightError(f"--out: {probe_dir} is a file, not a folder")
+    if target.is_dir() and any(target.iterdir()) and mode == "new":
+        raise earlier_run(target)
+    try:
+        # a name no other user can guess, created exclusively (O_EXCL: never through a planted symlink)
+        fd, probe = tempfile.mkstemp(prefix=".ingestlab-probe-", dir=probe_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PreflightError(f"--out: cannot write in {probe_dir}: {exc.strerror or exc}") from None
+    free = shutil.disk_usage(probe_dir).free
+    if free < OUT_MIN_FREE_BYTES:
+        raise PreflightError(f"--out: only {free / 2**20:.0f} MB free on the disk of {probe_dir}; a run's outputs "
+                             f"need {OUT_MIN_FREE_BYTES / 2**20:.0f} MB")
+
+
+def check(engines: Sequence[EngineSpec], resolved: Any, target: Path, mode: str = "new") -> list[dict]:
+    """Check, before the notebook starts, everything a run needs that validation cannot see.
+
+    The output folder (writable, a folder, free space, not a previous run's), the disk for
+    the run's data set, and every URL among ``engines``: reachable within :data:`PREFLIGHT_TIMEOUT_S`,
+    the login and database accepted, the URL's options known to the driver, the right to
+    create a table, and the settings the variants need allowed (``?set_global=true``).
+    Settings a killed run left changed on a target are put back here.
+
+    Returns
+    -------
+    list of dict
+        The settings put back (``url``, ``setting``, ``restored_to``), for ``run.json``.
+
+    Raises
+    ------
+    PreflightError
+        One line naming what failed (passwords masked).
+    """
+    from ingestlab.engines.base import lock_wait_s
+
+    check_output(target, mode)
+    lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
+    _check_lab_dir()
+    _check_disk(resolved)
+    variants = tuple(getattr(resolved, "variants", ()) or ())
+    return [entry for spec in engines if spec.connection is not None for entry in _check_target(spec, variants)]
+
+
+def bounds_line() -> str:
+    """What bounds the run's waits on URL targets, as the pre-flight states it."""
+    from ingestlab import watch as _watch
+    from ingestlab.engines.base import lock_wait_s
+
+    return (f"   URL targets: a connection attempt times out after {PREFLIGHT_TIMEOUT_S} s, a statement's wait for a "
+            f"lock after {lock_wait_s():g} s; a target that answers no new connection "
+            f"{_watch.FAILED_PROBES} times in a row while the run has waited on it {_watch.IDLE_S:g} s ends the run")
+
+
+def _check_lab_dir() -> None:
+    """The lab's servers' folder (``$INGESTLAB_LAB_DIR`` or ``.lab``) is a folder, or can be made one."""
+    lab = _paths.lab_dir()
+    existing = next((p for p in (lab, *lab.parents) if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():
+        where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
+        raise PreflightError(f"{where} {lab}: {existing} is not a folder; point $INGESTLAB_LAB_DIR at a folder")
+
+
+def _check_disk(resolved: Any) -> None:
+    from ingestlab import datagen
+
+    rows = getattr(resolved, "dataset_rows", None)
+    if not rows:
+        return
+    need = rows * datagen.DOC_BYTES * DISK_FACTOR
+    lab = _paths.lab_dir()
+    probe = lab if lab.exists() else _paths.REPO
+    free = shutil.disk_usage(probe).free
+    if need > free:
+        raise PreflightError(f"disk: the run's data set ({rows:,} rows) needs about {need / 2**30:.1f} GB on the "
+                             f"servers' disk ({probe}), which has {free / 2**30:.1f} GB free; lower DATASET_MULTIPLE "
+                             "or MEMORY_BUDGET_MB, or set $INGESTLAB_LAB_DIR to a larger disk")
+
+
+def probe(spec: EngineSpec) -> None:
+    """Open and close a connection to the server of ``spec`` within :data:`PREFLIGHT_TIMEOUT_S` (raise if it cannot)."""
+    engine = spec.engine()
+    engine.timeout_s = PREFLIGHT_TIMEOUT_S
+    try:
+        engine.start()
+    finally:
+        engine.close()
+
+
+def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
+    from ingestlab.engines.base import SEED_COLUMNS
+
+    engine = spec.engine()
+    engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that accepts and never answers fails here, not hangs
+    where = f"{spec.parameter} {engine.display_url}"
+    before = os.environ.get("PGCONNECT_TIMEOUT")
+    os.environ["PGCONNECT_TIMEOUT"] = str(PREFLIGHT_TIMEOUT_S)
+    try:
+        engine.start()
+        table = f"ingestlab_preflight_{os.getpid()}"
+        engine.reset_table(table, SEED_COLUMNS)
+        engine.execute(engine.drop_table_sql(table))
+    except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
+        raise PreflightError(f"{where}: unknown URL option ({one_line(str(exc))})") from None
+    except _driver_errors() as exc:
+        raise PreflightError(f"{where}: {one_line(_unwrap(exc))}") from None
+    finally:
+        if before is None:
+            os.environ.pop("PGCONNECT_TIMEOUT", None)
+        else:
+            os.environ["PGCONNECT_TIMEOUT"] = before
+        engine.close()
+    for variant in variants:
+        settings = engine.COMMIT_VARIANTS.get(variant, {})
+        global_only = sorted(set(settings) - set(engine.SESSION_SETTINGS))
+        if global_only and not getattr(engine, "set_global_allowed", False):
+            raise PreflightError(f"{where}: variant {variant} needs {', '.join(global_only)}, a server-wide "
+                                 "setting; add ?set_global=true to the URL to allow it (put back at the end), or "
+                                 "leave that variant out with -p VARIANTS")
+    return restore_journal(spec)
+
+
+def _driver_errors() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = [IngestlabError, OSError]
+    try:
+        import psycopg2
+
+        found.append(psycopg2.Error)
+    except ImportError:
+        pass
+    try:
+        import pymysql
+
+        found.append(pymysql.err.MySQLError)
+    except ImportError:
+        pass
+    try:
+        import MySQLdb  # mysqlclient, the default MySQL driver where it is installed
+
+        found.append(MySQLdb.MySQLError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _unwrap(exc: BaseException) -> str:
+    """The message of the innermost exception ``exc`` was raised from, with its class name."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: every run of white space one space."""
+    return " ".join(str(text).split())
+
+
+# -- settings changed on users' servers -------------------------------------------------------
+def restore_journal(spec: EngineSpec) -> list[dict]:
+    """Put back settings a killed run left changed on the server of ``spec`` (a URL); return what was done."""
+    connection = spec.connection  # parsed once: the journal, the adapter and every message use this value
+    entry = journal.pending(connection)
+    if not entry:
+        return []
+    engine = spec.engine()
+    engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that stalled during the run must not hang its clean-up
+    shown = connection.display()
+    done = []
+    try:
+        engine.start()
+        for name, value in entry["settings"].items():
+            engine.restore_global(name, value)
+            done.append({"url": shown, "setting": name, "restored_to": value})
+    except _driver_errors() as exc:
+        print(f"ingestlab: warning: could not put back {', '.join(entry['settings'])} on {shown} "
+              f"({one_line(_unwrap(exc))}); journal kept in {journal.path()}", file=sys.stderr)
+    finally:
+        engine.close()
+    return done
