@@ -9,7 +9,6 @@ import re
 import struct
 import textwrap
 from pathlib import Path
-from typing import Sequence
 
 import matplotlib
 import matplotlib.artist
@@ -1074,12 +1073,6 @@ def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, lo
 def close(fig: matplotlib.figure.Figure | None = None) -> None:
     """Close ``fig`` (or all figures)."""
     plt.close(fig if fig is not None else "all")
-
-
-def caption_values(values: Sequence[float], fmt: str = "{:.3g}") -> str:
-    """Join numbers for a figure caption: ``"1.2, 3.4 and 5.6"``."""
-    parts = [fmt.format(v) for v in values]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes | None = None) -> plt.Axes:

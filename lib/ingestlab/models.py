@@ -953,19 +953,6 @@ def model_holds(value) -> bool | None:
     return bool(value)
 
 
-def wide_terms(long: pd.DataFrame, by: Sequence[str] = ("notebook", "engine", "variant", "model", "method")
-               ) -> pd.DataFrame:
-    """The long form back in one row per fit: ``<term>``, ``<term>_ci_low``, ``<term>_ci_high`` columns (units dropped).
-
-    For readers that want one fit per row (a figure's legend, a sentence); the stored form stays long.
-    """
-    by = [c for c in by if c in long.columns]
-    out = long.pivot_table(index=by, columns="term", values=["estimate", "ci_low", "ci_high"], aggfunc="first",
-                           dropna=False)
-    out.columns = [t if v == "estimate" else f"{t}_{v}" for v, t in out.columns]
-    return out.reset_index()
-
-
 # -- whether a model holds, and what it predicts (issue L): the statistics live in their own modules -------------
 from ingestlab.adequacy import assess, assess_groups, fit_line, predict  # noqa: E402,F401 - re-exported
 from ingestlab.usl import fit_usl, usl_holdout, usl_predict  # noqa: E402,F401 - re-exported

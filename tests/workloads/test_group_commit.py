@@ -97,16 +97,6 @@ def test_starrocks_nearest_equivalent_is_merge_commit_headers():
     assert not StarRocks.has("commit_counters") and not Doris.has("commit_counters")
 
 
-def test_doris_replies_group_by_transaction():
-    replies = ["{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
-               "{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
-               json.dumps({"TxnId": 7009, "Label": "group_commit_c84d2099208436ab_96e33fda01eddba8",
-                           "GroupCommit": True, "Status": "Success", "NumberLoadedRows": 2})]
-    groups = group_commit_analysis.doris_groups(replies).set_index("txn_id")
-    assert groups.loc[181508, "statements"] == 2 and groups.loc[7009, "statements"] == 1
-    assert groups["group_commit"].all()
-
-
 def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
     params = group_commit.validate("postgres")
     tp = pd.DataFrame({"statements": [10], "warmup_statements": [2], "client_cpu_us_per_statement": [30.0]})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from typing import Sequence
 
 import matplotlib
 import numpy as np
@@ -608,29 +607,6 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
 
 #: Share of its wall clock a client may spend on CPU before the notebook calls it CPU-bound.
 CPU_BOUND_SHARE = 0.8
-
-
-def doris_groups(replies: Sequence[str]) -> pd.DataFrame:
-    """Doris INSERT or Stream Load replies (text, as the server wrote them) grouped by transaction.
-
-    Under ``sync_mode``/``async_mode`` statements that share a group get the same ``TxnId``
-    and a ``group_commit_…`` label, so statements per transaction is Doris's commits per
-    flush. Parsed by :mod:`ingestlab.profiles.stream_load` (``TxnId``/``txnId``, ``Label``,
-    ``GroupCommit``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per ``txn_id``: ``label``, ``statements``, ``group_commit`` (label or flag says so).
-    """
-    from ingestlab.profiles import stream_load
-
-    parsed = pd.DataFrame([stream_load.parse(text).summary for text in replies])
-    parsed["group_commit"] = parsed.get("group_commit", pd.Series(False, index=parsed.index)).fillna(False).astype(bool) \
-        | parsed["label"].astype(str).str.startswith("group_commit")
-    return (parsed.groupby("txn_id", sort=False)
-            .agg(label=("label", "first"), statements=("label", "size"), group_commit=("group_commit", "all"))
-            .reset_index())
 
 
 # -- what the notebook says -----------------------------------------------------------------
