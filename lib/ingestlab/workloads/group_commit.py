@@ -99,14 +99,14 @@ def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
 
 
 def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", clients: Sequence[int] | str | None = None,
-             rows_per_insert: Sequence[int] | str | None = None, variants: Sequence[str] | str | None = None,
+             batch_rows: Sequence[int] | str | None = None, variants: Sequence[str] | str | None = None,
              duration_s: float | None = None, warmup_s: float | None = None, loop: str = "closed",
              rate: float | None = None, seed: int = 0) -> Params:
     """Check notebook 04's parameters without starting anything; return them resolved.
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter.
     ``None`` means "the SCALE's". ``CLIENTS`` go from 1 to
-    :data:`~ingestlab.concurrency.MAX_CLIENTS`, ``ROWS_PER_INSERT`` from 1 to
+    :data:`~ingestlab.concurrency.MAX_CLIENTS`, ``BATCH_ROWS`` (rows per INSERT) from 1 to
     :data:`MAX_ROWS_PER_INSERT`; ``VARIANTS`` are the engine's ``GROUP_COMMIT_VARIANTS``
     (smoke: the first two); ``RATE`` (statements per second, all clients) is required by
     the open loop and refused by the closed one.
@@ -123,7 +123,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", cl
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
     clients = _ints("CLIENTS", size["clients"] if clients is None else clients, lambda n, v: check_clients(v, n))
-    rows = _ints("ROWS_PER_INSERT", size["rows_per_insert"] if rows_per_insert is None else rows_per_insert, _rows)
+    rows = _ints("BATCH_ROWS", size["rows_per_insert"] if batch_rows is None else batch_rows, _rows)
     classes = engine_classes(engines)
     variants = _variants(classes, variants, size["n_variants"])
     duration_s = _seconds("DURATION_S", size["duration_s"] if duration_s is None else duration_s, positive=True)
@@ -279,5 +279,5 @@ NOTEBOOK = Notebook(
     headlines=("commits_per_flush[", "rows_per_s[", "best_speedup", "flush_ms["),
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES", "ROWS_PER_INSERT": "BATCH_ROWS"},
 )
