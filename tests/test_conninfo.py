@@ -8,8 +8,8 @@ import pytest
 
 from ingestlab import conninfo
 from ingestlab.conninfo import (
+    HANDOVER_ENV,
     MASK,
-    PASSWORDS_ENV,
     Connection,
     mask_url,
     parse_url,
@@ -68,12 +68,12 @@ def test_two_different_passwords_are_refused_without_showing_either():
 def test_a_masked_password_is_handed_over_through_the_environment(url, monkeypatch):
     c = Connection.parse(url)
     assert c.password_source == "handover" and c.password is None
-    monkeypatch.setenv(PASSWORDS_ENV, json.dumps({"u@h:5432": "from-runner"}))
+    monkeypatch.setenv(HANDOVER_ENV, json.dumps({"u@h:5432": "from-runner"}))
     assert c.secret() == "from-runner" and c.connect_args()["password"] == "from-runner"
 
 
 def test_a_missing_hand_over_names_the_parameter_and_the_key(monkeypatch):
-    monkeypatch.delenv(PASSWORDS_ENV, raising=False)
+    monkeypatch.delenv(HANDOVER_ENV, raising=False)
     with pytest.raises(ConfigError, match="u@h:5432") as err:
         Connection.parse("postgresql://u:***@h:5432/db", parameter="TARGET").secret()
     assert err.value.name == "TARGET"

@@ -64,6 +64,14 @@ def test_a_value_at_its_documented_edge_is_accepted(notebook, parameters):
     assert runner.check_parameters(runner.find_notebook(notebook), parameters) == parameters
 
 
+def test_the_old_name_of_the_password_hand_over_is_refused_naming_the_new_one(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INGESTLAB_PASSWORDS", '{"u@h:5432": "hunter2"}')
+    assert cli.main(["run", "07"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "now called $INGESTLAB_HANDOVER" in err and "hunter2" not in err and len(err.splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["run", "01", "-p", "N", "10", "-p", "N", "20"], "N is given 2 times"),
     (["run", "01", "--out", ""], "--out=''"),

@@ -17,7 +17,9 @@ from ingestlab.errors import ConfigError
 
 #: Environment variable through which the batch runner hands passwords to a notebook kernel,
 #: so that they never appear in the executed notebook: a JSON object ``{"user@host:port": pw}``.
-PASSWORDS_ENV = "INGESTLAB_PASSWORDS"
+HANDOVER_ENV = "INGESTLAB_HANDOVER"
+#: Its old name, one letter from :data:`PASSWORD_ENV`: refused when set, naming :data:`HANDOVER_ENV`.
+RENAMED_HANDOVER_ENV = "INGESTLAB_PASSWORDS"
 #: What a password is replaced by wherever a URL is shown.
 MASK = "***"
 #: Environment variable holding the password for URL targets that give none.
@@ -33,7 +35,7 @@ NO_PASSWORD = "none"  # none given: the driver's own sources (~/.pgpass, ~/.my.c
 IN_URL = "url"  # in the user info: ``user:pw@host``
 IN_QUERY = "query"  # in the query: ``?password=pw``
 FROM_RUNNER = "runner"  # ``$INGESTLAB_PASSWORD`` or ``--password-file``, given to the runner
-HANDED_OVER = "handover"  # ``***`` in the URL: the kernel reads it from :data:`PASSWORDS_ENV`
+HANDED_OVER = "handover"  # ``***`` in the URL: the kernel reads it from :data:`HANDOVER_ENV`
 PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, FROM_RUNNER, HANDED_OVER)
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -192,7 +194,7 @@ class Connection:
         One of :data:`PASSWORD_SOURCES`: ``none``, ``url`` (in the user info), ``query``
         (``?password=`` or ``?passwd=``), ``runner`` (``$INGESTLAB_PASSWORD`` or
         ``--password-file``, see :meth:`with_password`) or ``handover`` (``***`` in the URL:
-        the runner handed it to this kernel in :data:`PASSWORDS_ENV`).
+        the runner handed it to this kernel in :data:`HANDOVER_ENV`).
     query : mapping
         The URL's query without its password keys.
     lab_keys : tuple of str
@@ -288,7 +290,7 @@ class Connection:
 
     @property
     def password_key(self) -> str:
-        """The key of this URL's password in :data:`PASSWORDS_ENV`: ``user@host:port``."""
+        """The key of this URL's password in :data:`HANDOVER_ENV`: ``user@host:port``."""
         return f"{self.user or ''}@{self.host or ''}:{self.port or ''}"
 
     @property
@@ -324,7 +326,7 @@ class Connection:
         return dataclasses.replace(self, password=password, password_source=source)
 
     def secret(self) -> str | None:
-        """The password to connect with: the one given, the one handed over (:data:`PASSWORDS_ENV`), or None.
+        """The password to connect with: the one given, the one handed over (:data:`HANDOVER_ENV`), or None.
 
         Raises
         ------
@@ -401,7 +403,7 @@ def split_password(url: "str | Connection") -> tuple[str, str | None]:
 
 
 def with_password_placeholder(url: str) -> str:
-    """``url`` with ``***`` as its password (the kernel then takes it from :data:`PASSWORDS_ENV`).
+    """``url`` with ``***`` as its password (the kernel then takes it from :data:`HANDOVER_ENV`).
 
     Examples
     --------
@@ -439,7 +441,7 @@ def read_password_file(path: str | os.PathLike) -> str:
 
 
 def password_key(url: "URL | Connection | str") -> str:
-    """The key under which :data:`PASSWORDS_ENV` holds ``url``'s password: ``user@host:port``.
+    """The key under which :data:`HANDOVER_ENV` holds ``url``'s password: ``user@host:port``.
 
     Examples
     --------
@@ -452,7 +454,7 @@ def password_key(url: "URL | Connection | str") -> str:
 
 
 def password_from_env(url: "URL | Connection | str") -> str:
-    """The password the runner handed over for ``url`` in :data:`PASSWORDS_ENV`.
+    """The password the runner handed over for ``url`` in :data:`HANDOVER_ENV`.
 
     Raises
     ------
@@ -461,8 +463,8 @@ def password_from_env(url: "URL | Connection | str") -> str:
     """
     key = password_key(url)
     try:
-        return json.loads(os.environ.get(PASSWORDS_ENV, "{}"))[key]
+        return json.loads(os.environ.get(HANDOVER_ENV, "{}"))[key]
     except (KeyError, json.JSONDecodeError):
         parameter = url.parameter if isinstance(url, Connection) else PARAMETER
-        raise ConfigError(parameter, mask_url(url), f"the password for {key} in ${PASSWORDS_ENV} "
+        raise ConfigError(parameter, mask_url(url), f"the password for {key} in ${HANDOVER_ENV} "
                           "(set by `ingestlab run`), or a URL with the password") from None
