@@ -217,7 +217,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     On this virtual machine the round trip moves between regimes that last seconds (where the
     scheduler puts the client and the server): anatomy passes taken a scenario later were
     10–25 % off the samples, passes among them within 7 % (``bench/README.md``). The anatomy's
-    ``round`` is the profiled INSERT's number, ``repeat`` the repeat it sat in. Samples are
+    ``profiled_no`` is the profiled INSERT's number, ``repeat`` the repeat it sat in. Samples are
     appended to ``run`` after every scenario, so an interrupted run keeps what it measured;
     each scenario of a repeat (with the passes inside it) is one configuration of
     :meth:`~ingestlab.results.Run.once`, which a resumed run does not measure
@@ -276,7 +276,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                             frame = engine.statement_anatomy(
                                 ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
                                 unobserved_rows=quiet_rows[j * UNOBSERVED_BLOCK:(j + 1) * UNOBSERVED_BLOCK])
-                            run.append(frame.assign(**labels, repeat=rep, round=j), table="anatomy")
+                            run.append(frame.assign(**labels, repeat=rep, profiled_no=j), table="anatomy")
                         except UnsupportedOperationError as exc:
                             run.note(f"{labels['variant']} profiled INSERT {j}: no anatomy ({exc})")
                         # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
