@@ -326,7 +326,7 @@ def _list(args) -> int:  # noqa: ARG001 - uniform command signature
     for nb_id, path in runner.notebooks().items():
         book = runner.declaration(path)
         print(f"{nb_id}  {path.stem}: {book.question}")
-        print(f"      seed: {book.seed}; smoke {book.smoke_time or '?'}, paper {book.paper_time or '?'}")
+        print(f"      study: {book.study}; smoke {book.smoke_time or '?'}, paper {book.paper_time or '?'}")
         for name, spec in runner.declared_parameters(path).items():
             print(f"      {name} = {spec['default']}  # {spec.get('help') or ''}")
     return 0

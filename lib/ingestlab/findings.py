@@ -106,7 +106,7 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
 
 
 def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity") -> str:
-    """How far this run's numbers sit from the seed's, and for how many the live CI covers the seed's value.
+    """How far this run's numbers sit from the study's, and for how many the live CI covers the study's value.
 
     ``comparison`` is :func:`ingestlab.models.compare_with_published`'s table (``published``,
     ``live``, ``live_ci_low``, ``live_ci_high``).

@@ -780,7 +780,7 @@ def _probe(url: str) -> None:
 
 def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
     from ingestlab.engines import Engine
-    from ingestlab.engines.base import SEED_COLUMNS
+    from ingestlab.engines.base import STUDY_COLUMNS
 
     engine = Engine.from_url(url)
     engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that accepts and never answers fails here, not hangs
@@ -790,7 +790,7 @@ def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
     try:
         engine.start()
         table = f"ingestlab_preflight_{os.getpid()}"
-        engine.reset_table(table, SEED_COLUMNS)
+        engine.reset_table(table, STUDY_COLUMNS)
         engine.execute(engine.drop_table_sql(table))
     except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
         raise PreflightError(f"{where}: unknown URL option ({_one_line(str(exc))})") from None

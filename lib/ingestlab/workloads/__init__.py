@@ -43,7 +43,7 @@ class Notebook:
         characters are its id (``01``).
     question : str
         The question it answers, in one line (the README's notebook table, ``ingestlab list``).
-    seed : str
+    study : str
         The study it reproduces (a file of ``shared/seeds/``), or what it reads instead.
     validate : callable
         ``validate(**params)`` with the notebook's parameters in lower case: checks every value
@@ -69,7 +69,7 @@ class Notebook:
 
     stem: str
     question: str
-    seed: str
+    study: str
     validate: Callable[..., Any]
     measures: str = ""
     engine_parameter: str | None = ENGINES

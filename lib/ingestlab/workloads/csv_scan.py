@@ -37,7 +37,7 @@ READERS: dict[str, str] = {
     "pandas_c": "pandas read_csv, C engine",
     "postgres": "PostgreSQL file_fdw (a foreign table per file, UNION ALL)",
 }
-#: The seed's three queries, by the names of ``data/published/starrocks_csv_scan_times.csv``.
+#: The study's three queries, by the names of ``data/published/starrocks_csv_scan_times.csv``.
 QUERIES: dict[str, str] = {
     "full_scan_order_by_limit_1": "SELECT * FROM t ORDER BY 1 LIMIT 1",
     "limit_1": "SELECT * FROM t LIMIT 1",
@@ -51,8 +51,8 @@ SCALES: dict[str, dict[str, Any]] = {
     "paper": {"base_rows": 14000, "sizes": "330,660,1300,5200", "readers": ",".join(READERS), "rounds": 3,
               "memory_limit_mb": 12000, "timeout_s": 1800},
 }
-#: The seed's table size (Trino's line: ``[11M rows, 5.09GB]``).
-SEED_GB = 5.09
+#: The study's table size (Trino's line: ``[11M rows, 5.09GB]``).
+STUDY_GB = 5.09
 FLOOR = "read_floor"
 _DROP_CACHES = "/proc/sys/vm/drop_caches"
 
@@ -278,7 +278,7 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
     """Every reader × query × size × round, each in its own process; return ``scans`` (tidy).
 
     Per size: ``ROUNDS`` reads of the files to nowhere (the floor), then for each reader
-    and query ``ROUNDS`` consecutive runs, as the seed ran them (the last is reported,
+    and query ``ROUNDS`` consecutive runs, as the study ran them (the last is reported,
     all are kept). Cold: the page cache is dropped before every run. Rows go to
     ``results.parquet`` as they are taken; each size's floor and each reader × query × size
     (its rounds) is a configuration of :meth:`~ingestlab.results.Run.once`, which a resumed
@@ -370,7 +370,7 @@ def tables_frame(tables: list[hivetext.Table]) -> pd.DataFrame:
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="What does scanning a CSV table cost per GB, and what is fixed per scan, reader by reader?",
-    seed="starrocks-csv-reader.zh.txt",
+    study="starrocks-csv-reader.zh.txt",
     validate=validate,
     measures="three queries over a Hive text table grown by doubling, per reader, with peak memory",
     engine_parameter=None,

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ingestlab import models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
-from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, SEED_GB
+from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, STUDY_GB
 
 
 # -- analysis ------------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
     """Per engine: cost per GB of ``COUNT(*)`` over that of the full scan, with a 95 % CI.
 
     A ratio well below 1 means ``COUNT(*)`` reads (parses) less than the full scan — the
-    seed's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
+    study's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
     """
     ols = fits[fits["method"] == "ols"] if not fits.empty else fits
     rows = []
@@ -197,7 +197,7 @@ def largest(scans: pd.DataFrame) -> pd.DataFrame:
 
 
 def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
-    """The seed's times (as GB/s of its 5.09 GB table) and peak memory beside the live ones at the largest size.
+    """The study's times (as GB/s of its 5.09 GB table) and peak memory beside the live ones at the largest size.
 
     Returns
     -------
@@ -212,8 +212,8 @@ def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
     memory = published.load("starrocks_csv_peak_memory").set_index("engine")["peak_mb"]
     pub = pd.DataFrame({
         "source": "published", "engine": times["engine"] + " " + times["version"].astype(str) + " (" + times["stage"] + ")",
-        "query": times["scenario"], "size_gb": SEED_GB, "seconds": times["elapsed_s"],
-        "gb_per_s": SEED_GB / times["elapsed_s"], "peak_mb": times["engine"].map(memory),
+        "query": times["scenario"], "size_gb": STUDY_GB, "seconds": times["elapsed_s"],
+        "gb_per_s": STUDY_GB / times["elapsed_s"], "peak_mb": times["engine"].map(memory),
         "note": "HDFS, 4 cores; peak memory: the seed's one figure per engine, " + times["run_reported"]})
     live = largest(scans)
     live = pd.DataFrame({"source": "live", "engine": live["engine"], "query": live["query"], "size_gb": live["gb"],

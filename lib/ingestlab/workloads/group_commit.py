@@ -11,7 +11,7 @@ import pandas as pd
 from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
@@ -28,7 +28,7 @@ SCALES: dict[str, dict[str, Any]] = {
 #: Most rows one INSERT may carry (PostgreSQL allows 65 535 parameters; 4 columns a row).
 MAX_ROWS_PER_INSERT = 10_000
 TABLE = "ingestlab_group_commit"
-COLUMNS = [c for c, _ in SEED_COLUMNS]
+COLUMNS = [c for c, _ in STUDY_COLUMNS]
 #: Columns of ``throughput.csv`` that identify a configuration.
 CONFIG = ["engine", "variant", "loop", "clients", "rows_per_insert"]
 
@@ -178,7 +178,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
 
 
 def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]], *, on_start=None) -> None:
-    row = datagen.seed_rows(1, start_id=0, seed=params.seed)[0]
+    row = datagen.study_rows(1, start_id=0, seed=params.seed)[0]
     grid = [(r, c) for r in params.rows_per_insert for c in params.clients]
     variants = variants_of(type(engine), params.variants)
     bar = progress.bar(total=len(variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
@@ -210,7 +210,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
 def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, labels: dict, run,
                on_start=None) -> dict[str, pd.DataFrame]:
     """One configuration: clients write for the warm-up and the duration; samples, throughput row and CPU."""
-    engine.reset_table(TABLE, SEED_COLUMNS)
+    engine.reset_table(TABLE, STUDY_COLUMNS)
     counters = engine.has("commit_counters")
     before = engine.commit_counters() if counters else {}
     driver = ClientRun(engine, TABLE, COLUMNS, row, clients=clients, rows_per_insert=rows, warmup_s=params.warmup_s,
@@ -272,7 +272,7 @@ def config_row(samples: pd.DataFrame, deltas: dict, cpu: pd.DataFrame, labels: d
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="How much does grouping commits of many clients into one log flush buy?",
-    seed="doris-group-commit.en.txt",
+    study="doris-group-commit.en.txt",
     validate=validate,
     measures="throughput and latency of concurrent clients per commit-grouping variant, rows per INSERT and "
              "client count, with commits per log flush",

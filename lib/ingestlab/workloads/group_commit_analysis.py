@@ -156,7 +156,7 @@ def saturation(throughput: pd.DataFrame) -> pd.DataFrame:
 
 
 def published_speedups() -> pd.DataFrame:
-    """The seed's group-commit speed-ups from ``data/published``: async over off, and the interval's effect."""
+    """The study's group-commit speed-ups from ``data/published``: async over off, and the interval's effect."""
     from ingestlab import published
 
     stream = published.load("doris_group_commit_stream_load").set_index(["group_commit_mode", "request_printed",
@@ -173,7 +173,7 @@ def published_speedups() -> pd.DataFrame:
 
 
 def live_vs_published(speedup: pd.DataFrame, batching: pd.DataFrame) -> pd.DataFrame:
-    """The seed's speed-ups beside the live grouping and batching speed-ups, one row per quantity."""
+    """The study's speed-ups beside the live grouping and batching speed-ups, one row per quantity."""
     live = [{"quantity": f"{r.engine} {r.variant} over {r.baseline}, {r.clients} clients, {r.rows_per_insert}-row INSERT",
              "speedup": r.speedup, "ci_low": r.ci_low, "ci_high": r.ci_high, "source": "live (this run)"}
             for r in speedup.itertuples()]

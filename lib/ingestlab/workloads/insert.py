@@ -1,4 +1,4 @@
-"""Notebook 01's workload: the seed's INSERT scenarios, timed per statement, per commit variant."""
+"""Notebook 01's workload: the study's INSERT scenarios, timed per statement, per commit variant."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
 from ingestlab.workloads import Notebook
@@ -27,9 +27,9 @@ SCENARIOS: dict[str, int | None] = {
     "insert_select": None,
     "bulk": None,
 }
-#: Scenarios of the ``INSERT … VALUES`` family, which the overhead fit uses (as the seed does).
+#: Scenarios of the ``INSERT … VALUES`` family, which the overhead fit uses (as the study does).
 FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
-#: Sizes per SCALE. ``paper`` is the seed's: 1 000 rows, 30 profiled statements.
+#: Sizes per SCALE. ``paper`` is the study's: 1 000 rows, 30 profiled statements.
 SCALES: dict[str, dict[str, int]] = {
     "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 30},
     "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
@@ -158,12 +158,12 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
 
     Warm-up statements (``warmup`` single rows, or one statement of each other scenario)
     run first on the same table and are kept, flagged; the table is then emptied (not
-    timed) so that the measured statements write into an empty table, as in the seed.
+    timed) so that the measured statements write into an empty table, as in the study.
     With ``between``, the measured statements are timed in ``pieces`` runs and
     ``between(i)`` is called after the i-th (notebook 01 profiles a statement there, so the
     anatomy and the samples share every moment of the run); its work is in no sample.
     """
-    cols = [c for c, _ in SEED_COLUMNS]
+    cols = [c for c, _ in STUDY_COLUMNS]
     if scenario == "bulk":
         engine.has("bulk_load", check=True)
 
@@ -201,7 +201,7 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
 
 
 def _reset_table(engine: Engine) -> None:
-    engine.reset_table(TABLE, SEED_COLUMNS)
+    engine.reset_table(TABLE, STUDY_COLUMNS)
 
 
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
@@ -236,7 +236,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
 
 
 def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]]) -> None:
-    cols = [c for c, _ in SEED_COLUMNS]
+    cols = [c for c, _ in STUDY_COLUMNS]
     # the profiled INSERTs, split over the repeats: each is one anatomy pass between the single-row samples
     shares = [] if not params.profile_n else \
         np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n))
@@ -245,9 +245,9 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     except UnsupportedOperationError as exc:
         run.note(f"{engine.label}: no anatomy ({exc})")
         shares = []
-    anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
-    quiet_rows = datagen.seed_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
-    settle_rows = datagen.seed_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
+    anatomy_rows = datagen.study_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
+    quiet_rows = datagen.study_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
+    settle_rows = datagen.study_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
     # the anatomy sits among the single-row samples it is held against (else after the last scenario)
     host = "single_row" if "single_row" in params.scenarios else params.scenarios[-1]
     per_variant = sum(statement_count(s, params.n) for s in params.scenarios) * params.repeats
@@ -259,18 +259,18 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
             labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
             with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
-                    rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
-                    warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
+                    rows = datagen.study_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
+                    warm = datagen.study_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
                     units = shares[rep] if rep < len(shares) else []
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
-                        engine.reset_table(SOURCE, SEED_COLUMNS)
+                        engine.reset_table(SOURCE, STUDY_COLUMNS)
                         engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
 
                     def profile(i, units=units, labels=labels, rep=rep, warm=warm):
                         """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
                         j = int(units[i])
                         if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
-                            engine.reset_table(ANATOMY_TABLE, SEED_COLUMNS)
+                            engine.reset_table(ANATOMY_TABLE, STUDY_COLUMNS)
                             engine.statement_call(engine.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
                             frame = engine.statement_anatomy(
@@ -304,7 +304,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="Where do a single-row INSERT's milliseconds go, and what does batching save?",
-    seed="starrocks-insert-overhead.ru.txt",
+    study="starrocks-insert-overhead.ru.txt",
     validate=validate,
     measures="single-row, 100- and 1 000-row INSERTs, INSERT … SELECT and the bulk path per commit variant; "
              "the statement's anatomy from the engine's own instruments",
