@@ -40,12 +40,11 @@ ANATOMY_TABLE = "ingestlab_insert_anatomy"
 #: Unobserved single-row INSERTs after each profiled one (the first three settle): the statement as the
 #: samples time it, against which the observer's cost is measured (see ``Engine.statement_anatomy``).
 #: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small, and
-#: reach the pace of the samples' long runs (MariaDB's single-row INSERTs kept getting faster for about
-#: a hundred statements: blocks of 30 were 10–25 % slower than the samples).
+#: reach the pace of the samples' long runs, which engines reach only after about a hundred statements
+#: (bench/README.md, "Measurements behind the code's rules").
 UNOBSERVED_BLOCK = 200
 #: Single-row INSERTs into :data:`ANATOMY_TABLE` after each anatomy pass, timed by no one, so that the samples'
-#: next run does not start right after the pass's reads: its first five samples were ~60 % slower than the rest,
-#: after ten such INSERTs 10–20 % (what is left is the change of table), five samples in a run of a hundred.
+#: next run does not start right after the pass's reads, which slow its first samples (bench/README.md).
 SETTLE_AFTER_PASS = 10
 
 
