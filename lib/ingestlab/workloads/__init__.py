@@ -32,6 +32,10 @@ WORKLOADS_ENV = "INGESTLAB_WORKLOADS"
 ENGINES = "ENGINES"
 
 
+#: The engine parameter's old names (issue K), refused by every notebook that has the parameter.
+ENGINES_RENAMED: Mapping[str, str] = {"TARGET": "ENGINES", "TARGETS": "ENGINES"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Notebook:
     """Everything the lab needs to know about one experiment notebook, declared by its workload.

@@ -6,7 +6,7 @@ import textwrap
 
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import findings, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, STUDY_GB
 
@@ -296,11 +296,9 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
         runs = f" (median of {r.runs} runs, {r.runs_inside} inside the interval)" if r.runs > 1 else ""
         lines.append(f"{what}: {r.observed_median_s:.3g} s measured{runs}, {r.predicted_s:.3g} s predicted "
                      f"(95 % PI {r.pi_low_s:.3g} to {r.pi_high_s:.3g}): " + ("inside." if r.inside else "**outside**."))
-    tested = table[table["note"] == ""]
-    lines.append(f"The line foresaw the size it did not see in {int(tested['inside'].sum())} of {len(tested)} reader × "
-                 "query pairs." if len(tested) else
-                 "No reader completed enough sizes for a held-out check: the line needs three runs below the largest "
-                 "size.")
+    lines.append(findings.foresaw(table, unseen="size it did not see", among="reader × query pairs",
+                                  untested="No reader completed enough sizes for a held-out check: the line needs "
+                                           "three runs below the largest size."))
     return lines
 
 

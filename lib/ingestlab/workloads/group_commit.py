@@ -13,7 +13,7 @@ from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -279,5 +279,5 @@ NOTEBOOK = Notebook(
     headlines=("commits_per_flush[", "rows_per_s[", "best_speedup", "flush_ms["),
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES", "ROWS_PER_INSERT": "BATCH_ROWS"},
+    renamed={**ENGINES_RENAMED, "ROWS_PER_INSERT": "BATCH_ROWS"},
 )

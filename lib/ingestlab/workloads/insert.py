@@ -13,7 +13,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -310,5 +310,5 @@ NOTEBOOK = Notebook(
     headlines=("overhead_ms[", "diff_ms", "unexplained_share[", "total_vs_samples["),
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed=ENGINES_RENAMED,
 )

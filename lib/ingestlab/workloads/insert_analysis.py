@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import findings, models
 from ingestlab.workloads.insert import FIT_SCENARIOS, NOTEBOOK_STEM
 
 
@@ -59,9 +59,8 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
              f"{r.observed_median_s * 1e3:.2f} ms measured (median of {r.runs} runs), {r.predicted_s * 1e3:.2f} ms "
              f"predicted (95 % PI {r.pi_low_s * 1e3:.2f}–{r.pi_high_s * 1e3:.2f}); {r.runs_inside} of {r.runs} runs "
              "inside" for r in table.itertuples()]
-    inside = int(table["inside"].sum())
-    lines.append(f"The model foresaw the scenario it did not see in {inside} of {len(table)} engine × variant "
-                 "configurations.")
+    lines.append(findings.foresaw(table, line="The model", unseen="scenario it did not see",
+                                  among="engine × variant configurations"))
     return lines
 
 

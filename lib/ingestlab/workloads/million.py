@@ -16,7 +16,7 @@ from ingestlab import _paths, datagen, disk, progress, timing
 from ingestlab.engines import Engine
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -481,5 +481,5 @@ NOTEBOOK = Notebook(
     headlines=("rows_per_s[", "overhead_us[", "disk_share[", "bulk_over_native["),
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES", "RUNS": "REPEATS"},
+    renamed={**ENGINES_RENAMED, "RUNS": "REPEATS"},
 )

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import findings, models
 from ingestlab.workloads.million import FIT_PATHS, NOTEBOOK_STEM
 
 # -- analysis --------------------------------------------------------------------------------
@@ -336,8 +336,8 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
              f"{r.observed_median_s:.3g} s measured (median of {r.runs} runs), {r.predicted_s:.3g} s predicted "
              f"(95 % PI {r.pi_low_s:.3g}–{r.pi_high_s:.3g}); {r.runs_inside} of {r.runs} runs inside"
              for r in table.itertuples()]
-    lines.append(f"The INSERT path's line foresaw the batches it did not see in {int(table['inside'].sum())} of "
-                 f"{len(table)} system × setting configurations.")
+    lines.append(findings.foresaw(table, line="The INSERT path's line", unseen="batches it did not see",
+                                  among="system × setting configurations"))
     return lines
 
 

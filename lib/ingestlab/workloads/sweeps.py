@@ -13,7 +13,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -426,5 +426,5 @@ NOTEBOOK = Notebook(
     headlines=("slope_ms[",),
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed=ENGINES_RENAMED,
 )

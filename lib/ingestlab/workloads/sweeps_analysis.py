@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, figures, labels, models, report
+from ingestlab import anatomy, figures, findings, labels, models, report
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 
 #: Factor → the sample column that holds its level.
@@ -222,11 +222,9 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
         lines.append(f"{what}: {r.observed_median_ms:.3f} ms measured (median of {r.rounds} rounds' medians), "
                      f"{r.predicted_ms:.3f} ms predicted (95 % PI {r.pi_low_ms:.3f} to {r.pi_high_ms:.3f}); "
                      f"{r.rounds_inside} of {r.rounds} rounds inside.")
-    tested = table[table["note"] == ""]
-    lines.append(f"The line foresaw the level it did not see in {int(tested['inside'].sum())} of {len(tested)} "
-                 "sweeps." if len(tested) else
-                 "No sweep had enough levels for a held-out check: the line needs three rounds' medians at two "
-                 "levels below the largest.")
+    lines.append(findings.foresaw(table, unseen="level it did not see", among="sweeps",
+                                  untested="No sweep had enough levels for a held-out check: the line needs three "
+                                           "rounds' medians at two levels below the largest."))
     return lines
 
 

@@ -20,7 +20,7 @@ from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
@@ -535,5 +535,5 @@ NOTEBOOK = Notebook(
     headlines=("ratio_median[",),
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed=ENGINES_RENAMED,
 )

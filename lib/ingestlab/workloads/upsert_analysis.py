@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ingestlab import cgroups, models
+from ingestlab import cgroups, findings, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.upsert import OPERATIONS
 
@@ -180,8 +180,7 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
              f"{r.observed_median_s * 1e3:.1f} ms measured (median of {r.batches}), {r.predicted_s * 1e3:.1f} ms "
              f"predicted (95 % PI {r.pi_low_s * 1e3:.1f}–{r.pi_high_s * 1e3:.1f}); {r.batches_inside} of "
              f"{r.batches} inside" for r in table.itertuples()]
-    lines.append(f"The line foresaw the largest batches in {int(table['inside'].sum())} of {len(table)} "
-                 "engine × operation configurations.")
+    lines.append(findings.foresaw(table, unseen="largest batches", among="engine × operation configurations"))
     return lines
 
 
