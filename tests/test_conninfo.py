@@ -82,13 +82,6 @@ def test_a_missing_hand_over_names_the_parameter_and_the_key(monkeypatch):
     assert err.value.name == "ENGINES"
 
 
-def test_a_runners_password_is_recorded_as_such():
-    c = Connection.parse("mysql://root@db/lab").with_password("pw")
-    assert c.password_source == "runner" and c.secret() == "pw" and "pw" not in c.display()
-    with pytest.raises(ConfigError):
-        c.with_password("pw", source="somewhere")
-
-
 def test_a_url_without_a_password_has_none_and_shows_none():
     c = Connection.parse("postgresql://u@h/db")
     assert c.password_source == "none" and "password" not in c.connect_args()

@@ -34,9 +34,8 @@ PARAMETER = "ENGINES"
 NO_PASSWORD = "none"  # none given: the driver's own sources (~/.pgpass, ~/.my.cnf) may supply one
 IN_URL = "url"  # in the user info: ``user:pw@host``
 IN_QUERY = "query"  # in the query: ``?password=pw``
-FROM_RUNNER = "runner"  # ``$INGESTLAB_PASSWORD`` or ``--password-file``, given to the runner
 HANDED_OVER = "handover"  # ``***`` in the URL: the kernel reads it from :data:`HANDOVER_ENV`
-PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, FROM_RUNNER, HANDED_OVER)
+PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, HANDED_OVER)
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -192,9 +191,8 @@ class Connection:
         As in the URL (None where it gives none).
     password_source : str
         One of :data:`PASSWORD_SOURCES`: ``none``, ``url`` (in the user info), ``query``
-        (``?password=`` or ``?passwd=``), ``runner`` (``$INGESTLAB_PASSWORD`` or
-        ``--password-file``, see :meth:`with_password`) or ``handover`` (``***`` in the URL:
-        the runner handed it to this kernel in :data:`HANDOVER_ENV`).
+        (``?password=`` or ``?passwd=``) or ``handover`` (``***`` in the URL: the runner handed
+        it, from ``$INGESTLAB_PASSWORD`` or ``--password-file``, to this kernel in :data:`HANDOVER_ENV`).
     query : mapping
         The URL's query without its password keys.
     lab_keys : tuple of str
@@ -318,12 +316,6 @@ class Connection:
     def for_engine(self, lab_keys: tuple[str, ...]) -> "Connection":
         """This connection with the lab's query keys of one engine (what its adapter keeps from the driver)."""
         return dataclasses.replace(self, lab_keys=tuple(lab_keys))
-
-    def with_password(self, password: str, source: str = FROM_RUNNER) -> "Connection":
-        """This connection with ``password`` from ``source`` (the runner's ``--password-file`` by default)."""
-        if source not in PASSWORD_SOURCES:
-            raise ConfigError("password_source", source, "one of " + ", ".join(PASSWORD_SOURCES))
-        return dataclasses.replace(self, password=password, password_source=source)
 
     def secret(self) -> str | None:
         """The password to connect with: the one given, the one handed over (:data:`HANDOVER_ENV`), or None.
