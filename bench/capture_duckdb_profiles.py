@@ -40,13 +40,13 @@ import numpy as np
 
 from ingestlab import _paths, datagen, hivetext
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.profiles._text import VERBATIM_MARKER
 from ingestlab.workloads import _scan_child, insert, million, sweeps, upsert
 
 #: The command that writes the fixtures, as their headers quote it.
 COMMAND = "PYTHONPATH=lib python bench/capture_duckdb_profiles.py tests/profiles/fixtures/duckdb_profile"
-SEED_NAMES = [name for name, _ in SEED_COLUMNS]
+STUDY_NAMES = [name for name, _ in STUDY_COLUMNS]
 #: Rows of notebook 05's table in the captures (its smoke scale loads 10 000).
 MILLION_ROWS = 10_000
 #: Base rows of the Hive text table scanned (notebook 06's smoke scale starts from 2 000).
@@ -107,10 +107,10 @@ def flat(rows: list[tuple]) -> list[Any]:
 
 # -- the captures ------------------------------------------------------------------------------
 def batch_of_100(engine: Engine) -> Capture:
-    """Notebook 01's ``batch_100``: one INSERT … VALUES of 100 rows into the seed's table, no key."""
-    engine.reset_table(insert.TABLE, SEED_COLUMNS)
-    sql = engine.insert_sql(insert.TABLE, SEED_NAMES, 100)
-    profile = run_profiled(engine, sql, flat(datagen.seed_rows(100, seed=1)))
+    """Notebook 01's ``batch_100``: one INSERT … VALUES of 100 rows into the study's table, no key."""
+    engine.reset_table(insert.TABLE, STUDY_COLUMNS)
+    sql = engine.insert_sql(insert.TABLE, STUDY_NAMES, 100)
+    profile = run_profiled(engine, sql, flat(datagen.study_rows(100, seed=1)))
     return Capture("lab_insert_100_rows", f"notebook 01's batch_100: one INSERT … VALUES of 100 rows into "
                    f"{insert.TABLE!r} (no key; 400 parameters bound by DuckDB)",
                    "Engine.statement_call(insert_sql(table, 4 columns, 100), 400 values)()", profile)
@@ -131,17 +131,17 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
 
 
 def keyed_single_row(engine: Engine, model: str) -> Capture:
-    """Notebook 02's model sweep: one row into the seed's table of ``model`` (ART indexes), after 1 000 rows."""
-    engine.reset_table(sweeps.TABLE, SEED_COLUMNS, model=model)
-    engine.bulk_load(sweeps.TABLE, SEED_NAMES, [datagen.rows_table(SEED_NAMES, datagen.seed_rows(1000, seed=3))])
-    sql = engine.insert_sql(sweeps.TABLE, SEED_NAMES, 1)
-    profile = run_profiled(engine, sql, list(datagen.seed_rows(1, start_id=1000, seed=4)[0]))
+    """Notebook 02's model sweep: one row into the study's table of ``model`` (ART indexes), after 1 000 rows."""
+    engine.reset_table(sweeps.TABLE, STUDY_COLUMNS, model=model)
+    engine.bulk_load(sweeps.TABLE, STUDY_NAMES, [datagen.rows_table(STUDY_NAMES, datagen.study_rows(1000, seed=3))])
+    sql = engine.insert_sql(sweeps.TABLE, STUDY_NAMES, 1)
+    profile = run_profiled(engine, sql, list(datagen.study_rows(1, start_id=1000, seed=4)[0]))
     what = {"primary_key": "a primary key (one ART index)",
             "primary_key_indexes": "a primary key and three secondary ART indexes"}[model]
     return Capture(f"lab_single_row_insert_{model}",
                    f"notebook 02's model sweep ({model}): one single-row INSERT (a new id) into {sweeps.TABLE!r} "
                    f"with {what}, holding 1000 rows",
-                   f"reset_table(table, SEED_COLUMNS, model={model!r}), bulk_load of 1000 seed rows, "
+                   f"reset_table(table, STUDY_COLUMNS, model={model!r}), bulk_load of 1000 seed rows, "
                    "Engine.statement_call(insert_sql(table, 4 columns, 1), row)()", profile)
 
 

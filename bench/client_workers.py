@@ -23,7 +23,7 @@ from group_commit_fidelity import TABLE, lab_round, slap_round
 
 from ingestlab import models
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
 
 #: Measured seconds per round and path, after the driver's warm-up.
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.rounds):  # the order alternates: no path always follows another
             for path in ("processes", "threads", "mariadb-slap") if i % 2 == 0 else ("mariadb-slap", "threads",
                                                                                     "processes"):
-                engine.reset_table(TABLE, SEED_COLUMNS)
+                engine.reset_table(TABLE, STUDY_COLUMNS)
                 if path in ("processes", "threads"):
                     rate = lab_round(engine, args.clients, SECONDS, workers=path)["statements_per_s"]
                 else:

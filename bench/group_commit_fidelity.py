@@ -47,7 +47,7 @@ from insert_fidelity import loadavg
 from ingestlab import cgroups, datagen, models
 from ingestlab.concurrency import ClientRun
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
 
 #: Lowest acceptable lab / reference ratio of statements per second (the point estimate) ...
@@ -55,7 +55,7 @@ TARGET = 0.95
 #: ... and the lowest acceptable lower bound of its 95 % CI over the rounds.
 TARGET_LOW = 0.93
 TABLE = "bench_group_commit"
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 #: Warm-up of the lab's clients before the measured seconds (kept out of the rate).
 WARMUP_S = 0.5
 #: Distinct statements in mariadb-slap's query file (it cycles through them).
@@ -64,7 +64,7 @@ SLAP_STATEMENTS = 1000
 
 def driver_for(engine: Engine, clients: int, seconds: float, workers: str | None = None) -> ClientRun:
     """The lab's driver for one round: ``clients`` clients, single-row INSERTs, closed loop (``workers``: its default)."""
-    return ClientRun(engine, TABLE, COLS, datagen.seed_rows(1, start_id=0)[0], clients=clients, rows_per_insert=1,
+    return ClientRun(engine, TABLE, COLS, datagen.study_rows(1, start_id=0)[0], clients=clients, rows_per_insert=1,
                      warmup_s=WARMUP_S, duration_s=seconds, workers=workers)
 
 
@@ -157,7 +157,7 @@ def bench(name: str, clients_list: list[int], seconds: float, rounds: int, run: 
                 rows = []
                 for i in range(rounds):
                     for path in (("lab", "reference") if i % 2 == 0 else ("reference", "lab")):
-                        engine.reset_table(TABLE, SEED_COLUMNS)
+                        engine.reset_table(TABLE, STUDY_COLUMNS)
                         cpu0 = server_cpu.usage_ns()
                         if path == "lab":
                             r = lab_round(engine, clients, seconds)

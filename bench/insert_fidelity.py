@@ -45,7 +45,7 @@ import pandas as pd
 
 from ingestlab import models
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
 from ingestlab.timing import time_calls
 
@@ -60,7 +60,7 @@ TARGETS = {"postgres": 1.03, "mariadb": 1.03}
 #: already give ±2 % about 1.00.
 ROUNDS = {"postgres": 300, "mariadb": 900}
 TABLE = "bench_insert"
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 #: Ids are drawn from this range by both paths (pgbench: ``\set id random(lo, hi)``), so the
 #: statements have the same length; the other values are the same in every statement.
 ID_RANGE = (100_000_000, 999_999_999)
@@ -189,7 +189,7 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
         engine.start()
         run.record_engine(engine, bench="insert_fidelity", loadavg_before=load_before)
         engine.execute(engine.drop_table_sql(TABLE))
-        engine.execute(engine.create_table_sql(TABLE, SEED_COLUMNS))
+        engine.execute(engine.create_table_sql(TABLE, STUDY_COLUMNS))
         labels = {"engine": name, "driver": engine.driver}
         # warm-up of both paths: kept in the results, flagged, left out of the ratios
         frames["results"].append(lab_round(engine, rows_for(200, rng), warmup=True).assign(round=-1, path="lab",

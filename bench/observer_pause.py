@@ -16,7 +16,7 @@ import time
 
 from ingestlab import datagen, timing
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 
 
 def main() -> None:
@@ -28,11 +28,11 @@ def main() -> None:
     engine = Engine.resolve(args.engine).start()
     try:
         engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
-        cols = [c for c, _ in SEED_COLUMNS]
-        engine.reset_table("pause", SEED_COLUMNS)
-        engine.reset_table("pause_probe", SEED_COLUMNS)
+        cols = [c for c, _ in STUDY_COLUMNS]
+        engine.reset_table("pause", STUDY_COLUMNS)
+        engine.reset_table("pause_probe", STUDY_COLUMNS)
         sql, probe = engine.insert_sql("pause", cols, 1), engine.insert_sql("pause_probe", cols, 1)
-        rows = iter(datagen.seed_rows(args.rounds * 60, seed=1))
+        rows = iter(datagen.study_rows(args.rounds * 60, seed=1))
         other = engine.connect()
         postgres = engine.NAME.startswith("postgres")
 

@@ -16,7 +16,7 @@ import statistics
 
 from ingestlab import datagen, timing
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 
 PLACEMENTS = ("free", "1/1", "0/0", "0/1", "1/0", "free")
 
@@ -41,15 +41,15 @@ def main() -> None:
     try:
         engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
         task = backend_task(engine)
-        cols = [c for c, _ in SEED_COLUMNS]
+        cols = [c for c, _ in STUDY_COLUMNS]
         sql = engine.insert_sql("placement", cols, 1)
-        rows = iter(datagen.seed_rows(args.statements * len(PLACEMENTS), seed=1))
+        rows = iter(datagen.study_rows(args.statements * len(PLACEMENTS), seed=1))
         for placement in PLACEMENTS:
             client, server = (set(cores), set(cores)) if placement == "free" else (
                 {int(placement.split("/")[0])}, {int(placement.split("/")[1])})
             os.sched_setaffinity(0, client)
             os.sched_setaffinity(task, server)
-            engine.reset_table("placement", SEED_COLUMNS)
+            engine.reset_table("placement", STUDY_COLUMNS)
             calls = [engine.statement_call(sql, next(rows)) for _ in range(args.statements)]
             frame = timing.time_calls(calls, rows=[1] * len(calls), bytes_=[0] * len(calls))
             ms = statistics.median(frame["elapsed_s"] * 1e3)

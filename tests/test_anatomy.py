@@ -70,20 +70,28 @@ def test_without_an_unobserved_pass_the_observed_statements_are_reported_and_no_
     assert np.isnan(row["observer_ms"])
 
 
-def test_an_anatomy_taken_in_rounds_counts_every_rounds_statements_and_folds_their_ladders():
-    # two rounds at two moments of a run (the second 0.1 ms slower): statements are numbered within each round
+def test_an_anatomy_taken_in_passes_counts_every_passes_statements_and_folds_their_ladders():
+    # two passes at two moments of a run (the second 0.1 ms slower): statements are numbered within each pass
     fast, slow = _observed_and_unobserved(slow=1.0), _observed_and_unobserved(slow=1.0)
     slow["ms"] = slow["ms"] + np.where(slow["component"].isin([anatomy.CLIENT_TOTAL, anatomy.UNEXPLAINED]), 0.1, 0)
-    both = anatomy.summary(pd.concat([fast.assign(round=0), slow.assign(round=1)], ignore_index=True)).iloc[0]
-    assert both["n"] == 2 * 12 * 8  # without the round, the second round's statements would be summed into the first's
+    both = anatomy.summary(pd.concat([fast.assign(profiled_no=0), slow.assign(profiled_no=1)], ignore_index=True)).iloc[0]
+    assert both["n"] == 2 * 12 * 8  # without profiled_no, the second pass's statements would be summed into the first's
     assert both["client_total_ms"] == pytest.approx(0.26 + 0.05, abs=0.02)  # between the two moments
     ladder = pd.DataFrame({"component": ["commit"] * 2, "ms": [0.010, 0.030], "n": [5, 7], "source": ["rung"] * 2,
                            "ci_low_ms": [0.0, 0.0], "ci_high_ms": [1.0, 1.0]})
-    rounds = [anatomy.frame("server", [0.5, 0.4], [[]] * 2, ladder=ladder.iloc[[i]], unmeasured={"wal_flush": "no io"})
-              .assign(engine="e", variant="v", round=i) for i in (0, 1)]
-    folded = anatomy.ladder(pd.concat(rounds, ignore_index=True))
+    passes = [anatomy.frame("server", [0.5, 0.4], [[]] * 2, ladder=ladder.iloc[[i]], unmeasured={"wal_flush": "no io"})
+              .assign(engine="e", variant="v", profiled_no=i) for i in (0, 1)]
+    folded = anatomy.ladder(pd.concat(passes, ignore_index=True))
     assert folded[["component", "ms", "n"]].values.tolist() == [["commit", pytest.approx(0.020), 12]]
-    assert len(anatomy.unmeasured(pd.concat(rounds, ignore_index=True))) == 1
+    assert len(anatomy.unmeasured(pd.concat(passes, ignore_index=True))) == 1
+
+
+def test_a_stored_anatomy_with_the_old_round_column_reads_as_profiled_no():
+    frames = [_observed_and_unobserved(slow=1.0).assign(profiled_no=i) for i in (0, 1)]
+    new = pd.concat(frames, ignore_index=True)
+    old = new.rename(columns={"profiled_no": "round"})
+    pd.testing.assert_frame_equal(anatomy.summary(old), anatomy.summary(new))
+    assert anatomy.summary(old).iloc[0]["n"] == 2 * 12 * 8
 
 
 def test_the_observer_table_names_the_part_the_observer_slowed():

@@ -3,10 +3,10 @@ import pytest
 from ingestlab import concurrency, datagen, timing
 from ingestlab.concurrency import MAX_CLIENTS, ClientRun, check_clients
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError
 
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 
 
 @pytest.mark.parametrize("value", [0, -1, MAX_CLIENTS + 1, 2.5, True, "4"])
@@ -23,7 +23,7 @@ def postgres():
 
 
 def test_plans_carry_connect_arguments_not_a_command_line(postgres):
-    driver = ClientRun(postgres, "t", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=2,
+    driver = ClientRun(postgres, "t", COLS, datagen.study_rows(1, start_id=0)[0], clients=3, rows_per_insert=2,
                        warmup_s=0.1, duration_s=0.1)
     plans = driver.plans()
     assert [p.client for p in plans] == [0, 1, 2]
@@ -38,8 +38,8 @@ def ran(timer: str) -> str:
 
 @pytest.mark.parametrize("timer", ["c", "python"])
 def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres, timer):
-    postgres.reset_table("t_closed", SEED_COLUMNS)
-    driver = ClientRun(postgres, "t_closed", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=5,
+    postgres.reset_table("t_closed", STUDY_COLUMNS)
+    driver = ClientRun(postgres, "t_closed", COLS, datagen.study_rows(1, start_id=0)[0], clients=3, rows_per_insert=5,
                        warmup_s=0.2, duration_s=0.5, timer=timer)
     samples = driver.run()
     assert set(samples["timer"]) == {ran(timer)}
@@ -60,8 +60,8 @@ def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres, timer
 
 @pytest.mark.parametrize("timer", ["c", "python"])
 def test_open_loop_keeps_its_schedule_and_counts_latency_from_the_intended_start(postgres, timer):
-    postgres.reset_table("t_open", SEED_COLUMNS)
-    driver = ClientRun(postgres, "t_open", COLS, datagen.seed_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
+    postgres.reset_table("t_open", STUDY_COLUMNS)
+    driver = ClientRun(postgres, "t_open", COLS, datagen.study_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
                        warmup_s=0.0, duration_s=1.0, loop="open", rate=200, timer=timer)
     samples = driver.run()
     assert set(samples["timer"]) == {ran(timer)}
@@ -78,7 +78,7 @@ def test_open_loop_needs_a_rate(postgres):
 
 
 def test_the_template_is_the_drivers_rendering_with_one_id_slot_per_row(postgres):
-    row = datagen.seed_rows(1, start_id=0)[0]
+    row = datagen.study_rows(1, start_id=0)[0]
     driver = ClientRun(postgres, "t", COLS, row, clients=1, rows_per_insert=3, warmup_s=0, duration_s=1)
     template = driver.statement_template()
     assert template.count(b"%d") == 3
@@ -89,8 +89,8 @@ def test_the_template_is_the_drivers_rendering_with_one_id_slot_per_row(postgres
 
 def test_full_buffers_are_shipped_and_every_statement_is_kept_once(postgres, monkeypatch):
     monkeypatch.setattr(concurrency, "BUFFER_STATEMENTS", 2)  # the parent sizes the shared buffers
-    postgres.reset_table("t_ship", SEED_COLUMNS)
-    driver = ClientRun(postgres, "t_ship", COLS, datagen.seed_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
+    postgres.reset_table("t_ship", STUDY_COLUMNS)
+    driver = ClientRun(postgres, "t_ship", COLS, datagen.study_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
                        warmup_s=0.1, duration_s=0.4)
     samples = driver.run()
     assert samples.groupby("client").size().min() > 2 * 2  # each client shipped at least two full buffers
@@ -142,14 +142,14 @@ def test_a_killed_worker_names_every_client_it_hosted(postgres, workers):
     import signal
     import threading
 
-    postgres.reset_table("t_kill", SEED_COLUMNS)
+    postgres.reset_table("t_kill", STUDY_COLUMNS)
     pids: list[int] = []
 
     def kill_soon(client_pids):
         pids.extend(client_pids)
         threading.Timer(0.3, os.kill, (client_pids[1], signal.SIGKILL)).start()
 
-    driver = ClientRun(postgres, "t_kill", COLS, datagen.seed_rows(1, start_id=0)[0], clients=3, rows_per_insert=1,
+    driver = ClientRun(postgres, "t_kill", COLS, datagen.study_rows(1, start_id=0)[0], clients=3, rows_per_insert=1,
                        warmup_s=0.1, duration_s=5.0, on_start=kill_soon, workers=workers)
     expected = r"clients 0, 1, 2 \(threads of one process\) \(pid \d+\)" if workers == "threads" else r"client 1 \(pid"
     with pytest.raises(concurrency.ClientCrashError, match=expected):

@@ -8,8 +8,8 @@ import pytest
 
 from ingestlab import conninfo
 from ingestlab.conninfo import (
+    HANDOVER_ENV,
     MASK,
-    PASSWORDS_ENV,
     Connection,
     mask_url,
     parse_url,
@@ -68,25 +68,18 @@ def test_two_different_passwords_are_refused_without_showing_either():
 def test_a_masked_password_is_handed_over_through_the_environment(url, monkeypatch):
     c = Connection.parse(url)
     assert c.password_source == "handover" and c.password is None
-    monkeypatch.setenv(PASSWORDS_ENV, json.dumps({"u@h:5432": "from-runner"}))
+    monkeypatch.setenv(HANDOVER_ENV, json.dumps({"u@h:5432": "from-runner"}))
     assert c.secret() == "from-runner" and c.connect_args()["password"] == "from-runner"
 
 
 def test_a_missing_hand_over_names_the_parameter_and_the_key(monkeypatch):
-    monkeypatch.delenv(PASSWORDS_ENV, raising=False)
+    monkeypatch.delenv(HANDOVER_ENV, raising=False)
     with pytest.raises(ConfigError, match="u@h:5432") as err:
         Connection.parse("postgresql://u:***@h:5432/db", parameter="TARGET").secret()
     assert err.value.name == "TARGET"
     with pytest.raises(ConfigError) as err:
         password_from_env(Connection.parse("postgresql://u:***@h:5432/db"))
     assert err.value.name == "ENGINES"
-
-
-def test_a_runners_password_is_recorded_as_such():
-    c = Connection.parse("mysql://root@db/lab").with_password("pw")
-    assert c.password_source == "runner" and c.secret() == "pw" and "pw" not in c.display()
-    with pytest.raises(ConfigError):
-        c.with_password("pw", source="somewhere")
 
 
 def test_a_url_without_a_password_has_none_and_shows_none():

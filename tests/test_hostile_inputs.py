@@ -51,7 +51,7 @@ ACCEPTED = [
     ("00", {"ALPHA": 0.5}),
     ("01", {"REPEATS": 1000, "N": 10}),
     ("02", {"FACTORS": "columns", "COLUMNS": "4,50"}),
-    ("04", {"CLIENTS": 2, "ROWS_PER_INSERT": 10, "DURATION_S": 3600}),
+    ("04", {"CLIENTS": 2, "BATCH_ROWS": 10, "DURATION_S": 3600}),
     ("04", {"CLIENTS": "96"}),
     ("05", {"REPEATS": 1}),
     ("06", {"SIZES": "0.75,1.5,3", "REPEATS": 1}),
@@ -64,11 +64,20 @@ def test_a_value_at_its_documented_edge_is_accepted(notebook, parameters):
     assert runner.check_parameters(runner.find_notebook(notebook), parameters) == parameters
 
 
+def test_the_old_name_of_the_password_hand_over_is_refused_naming_the_new_one(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INGESTLAB_PASSWORDS", '{"u@h:5432": "hunter2"}')
+    assert cli.main(["run", "07"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "now called $INGESTLAB_HANDOVER" in err and "hunter2" not in err and len(err.splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["run", "01", "-p", "N", "10", "-p", "N", "20"], "N is given 2 times"),
     (["run", "01", "--out", ""], "--out=''"),
     (["run", "01", "-p", "TARGET", "postgres"], "is now called ENGINES"),
     (["run", "all", "-p", "TARGETS", "postgres"], "is now called ENGINES"),
+    (["run", "04", "-p", "ROWS_PER_INSERT", "10"], "is now called BATCH_ROWS"),
 ])
 def test_the_command_line_refuses_in_one_line_with_exit_2(argv, needle, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # an empty --out must not become this folder
@@ -97,7 +106,7 @@ def _edges():
         ("02", "COLUMNS", ("4,50", f"50,{sweeps.MAX_COLUMNS}"), ("3,50", f"50,{sweeps.MAX_COLUMNS + 1}"),
          {"FACTORS": "columns", "ENGINES": "postgres"}),
         ("04", "CLIENTS", (1, MAX_CLIENTS), (0, MAX_CLIENTS + 1), {}),
-        ("04", "ROWS_PER_INSERT", (1, group_commit.MAX_ROWS_PER_INSERT), (0, group_commit.MAX_ROWS_PER_INSERT + 1), {}),
+        ("04", "BATCH_ROWS", (1, group_commit.MAX_ROWS_PER_INSERT), (0, group_commit.MAX_ROWS_PER_INSERT + 1), {}),
         ("04", "DURATION_S", (0.001, group_commit.MAX_SECONDS), (0, -1, group_commit.MAX_SECONDS + 0.5), {}),
         ("04", "WARMUP_S", (0, group_commit.MAX_SECONDS), (-0.001, group_commit.MAX_SECONDS + 0.5), {}),
         ("05", "BATCH_ROWS", ("1,100", f"100,{most_rows}"), ("0,100", f"100,{most_rows + 1}"),

@@ -15,7 +15,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 
 from ingestlab import _kernel
-from ingestlab._kernel import ENGINE_NAME, QuietKernelManager
+from ingestlab._kernel import EXECUTOR_NAME, QuietKernelManager
 
 
 async def _run_and_shut_down(km: AsyncKernelManager, log) -> list[int]:
@@ -78,16 +78,16 @@ def _writes(monkeypatch) -> list[str]:
     return made
 
 
-@pytest.mark.parametrize("engine", [ENGINE_NAME, None])
-def test_quick_cells_are_written_once_at_the_end_not_twice_each(tmp_path, monkeypatch, engine):
+@pytest.mark.parametrize("executor", [EXECUTOR_NAME, None])
+def test_quick_cells_are_written_once_at_the_end_not_twice_each(tmp_path, monkeypatch, executor):
     """Six quick cells: papermill's own engine writes the notebook at each one's start and end, the lab's at its
     start and its end (with no SAVE_EVERY_S between its cells)."""
     monkeypatch.setattr(_kernel, "SAVE_EVERY_S", 3600.0)
     made = _writes(monkeypatch)
     source = _notebook(tmp_path / "in.ipynb", *[f"print({i})" for i in range(6)])
-    papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"), engine_name=engine, progress_bar=False,
+    papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"), engine_name=executor, progress_bar=False,
                                kernel_name="python3")
-    assert len(made) == 2 if engine == ENGINE_NAME else len(made) >= 12, len(made)
+    assert len(made) == 2 if executor == EXECUTOR_NAME else len(made) >= 12, len(made)
     cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
     assert ["".join(c["outputs"][0]["text"]) for c in cells] == [f"{i}\n" for i in range(6)]
 
@@ -98,7 +98,7 @@ def test_a_kernel_that_dies_leaves_every_output_it_made_written(tmp_path, monkey
     source = _notebook(tmp_path / "in.ipynb", "print('first')", "print('second')",
                        "import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "print('never')")
     with pytest.raises(DeadKernelError):
-        papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"), engine_name=ENGINE_NAME,
+        papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"), engine_name=EXECUTOR_NAME,
                                    progress_bar=False, kernel_name="python3")
     cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
     assert ["".join(c["outputs"][0]["text"]) for c in cells[:2]] == ["first\n", "second\n"]

@@ -21,7 +21,7 @@ def _declared() -> dict[str, set[str]]:
     """Every identifier the workloads can write into a plotted or shown column, from the code's declarations."""
     engines = Engine.classes().values()
     return {
-        "engine": set(Engine.classes()) | set(csv_scan.ENGINES) | {csv_scan.FLOOR},
+        "engine": set(Engine.classes()) | set(csv_scan.READERS) | {csv_scan.FLOOR},
         "variant": {v for e in engines for v in (*e.COMMIT_VARIANTS, *e.GROUP_COMMIT_VARIANTS)},
         "model": {m for e in engines for m in e.TABLE_MODELS},
         "setting": {s for e in engines for s in e.LOAD_SETTINGS},

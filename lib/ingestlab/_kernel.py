@@ -1,7 +1,7 @@
-"""How papermill runs a notebook for ``ingestlab run``: its kernel manager and its engine.
+"""How papermill runs a notebook for ``ingestlab run``: its kernel manager and its executor (papermill's "engine").
 
 The kernel manager: encrypted channels, and no interrupt sent to a kernel being shut down. The
-engine: the executed notebook written as it runs at most every :data:`SAVE_EVERY_S`, and always
+executor: the executed notebook written as it runs at most every :data:`SAVE_EVERY_S`, and always
 at its end, whatever ended it.
 """
 
@@ -68,8 +68,8 @@ class _SparseSaves(NotebookExecutionManager):
             # the run's own failure is the one to report; the notebook stays as last written
 
 
-class SparseSavesEngine(NBClientEngine):
-    """Papermill's nbclient engine, the executed notebook written at most every :data:`SAVE_EVERY_S` as it runs.
+class SparseSavesExecutor(NBClientEngine):
+    """Papermill's nbclient executor (papermill calls it an engine), the executed notebook written at most every :data:`SAVE_EVERY_S` as it runs.
 
     Registered with papermill as ``ingestlab``. Every cell's outputs are in the final notebook as
     with papermill's own engine, also when the kernel dies or the run is stopped. While a notebook
@@ -91,5 +91,5 @@ class SparseSavesEngine(NBClientEngine):
         return nb_man.nb
 
 
-ENGINE_NAME = "ingestlab"
-papermill_engines.register(ENGINE_NAME, SparseSavesEngine)
+EXECUTOR_NAME = "ingestlab"
+papermill_engines.register(EXECUTOR_NAME, SparseSavesExecutor)

@@ -23,6 +23,9 @@ UNEXPLAINED = "unexplained"
 CLIENT_TOTAL = "client_total"
 #: The pass of statements timed with nothing read around them (the observer's control).
 UNOBSERVED = "unobserved"
+#: Old name → name of an anatomy column, mapped when a stored anatomy is read (notebook 01 named the
+#: profiled INSERT's number ``round`` until issue S: a round is a replicate everywhere else).
+RENAMED_COLUMNS = {"round": "profiled_no"}
 #: A part of one statement: (component, ms, source).
 Part = tuple[str, float, str]
 #: A measure of one statement that is not a part of its time: (component, ms, count, source).
@@ -284,6 +287,7 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
     """
     if anatomy.empty:
         return pd.DataFrame()
+    anatomy = anatomy.rename(columns=RENAMED_COLUMNS)
     by = [c for c in by if c in anatomy.columns]
     stats = anatomy[(anatomy["pass"] == "stats") & anatomy["ms"].notna()]
     quiet_rows = anatomy["pass"] == UNOBSERVED
@@ -300,8 +304,8 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
         for col, value in zip(by, key):
             mine = mine[mine[col] == value]
         chosen = mine if not mine.empty else own
-        # an anatomy taken in rounds (a ``round`` column) numbers its statements within each round
-        wide = chosen.pivot_table(index=[c for c in ("round", "statement_no") if c in chosen.columns],
+        # an anatomy taken in passes (a ``profiled_no`` column) numbers its statements within each pass
+        wide = chosen.pivot_table(index=[c for c in ("profiled_no", "statement_no") if c in chosen.columns],
                                   columns="component", values="ms", aggfunc="sum", sort=False)
         # a part this group's statements never reported is not a column of its row (another engine's stage)
         reported = set(own["component"]) | set(mine["component"])
@@ -440,20 +444,21 @@ def describe(table: pd.DataFrame, top: int = 3) -> list[str]:
 def ladder(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> pd.DataFrame:
     """The ladder's rungs per group: ``component``, median ``ms``, ``n`` and the source with its CI.
 
-    An anatomy taken in rounds (a ``round`` column) climbed the ladder once per round: each
-    rung is then the median of the rounds' medians, ``n`` their statements in all.
+    An anatomy taken in passes (a ``profiled_no`` column) climbed the ladder once per pass: each
+    rung is then the median of the passes' medians, ``n`` their statements in all.
     """
+    anatomy = anatomy.rename(columns=RENAMED_COLUMNS)
     rows = anatomy[anatomy["pass"] == "ladder"] if not anatomy.empty else anatomy
     rows = rows[[c for c in (*by, "component", "ms", "count", "source") if c in rows.columns]].rename(
         columns={"count": "n"}).reset_index(drop=True)
-    if "round" not in anatomy.columns or rows.empty:
+    if "profiled_no" not in anatomy.columns or rows.empty:
         return rows
-    # taken in rounds (a ``round`` column, each round its own ladder): one row per rung, the median of their medians
+    # taken in passes (a ``profiled_no`` column, each pass its own ladder): one row per rung, the median of their medians
     keys = [c for c in (*by, "component") if c in rows.columns]
     folded = rows.groupby(keys, sort=False, as_index=False).agg(
-        ms=("ms", "median"), n=("n", "sum"), rounds=("ms", "size"), source=("source", "first"))
-    folded["source"] = folded["source"].str.split(";").str[0] + "; median of the rounds' medians"
-    return folded.drop(columns="rounds")
+        ms=("ms", "median"), n=("n", "sum"), passes=("ms", "size"), source=("source", "first"))
+    folded["source"] = folded["source"].str.split(";").str[0] + "; median of the passes' medians"
+    return folded.drop(columns="passes")
 
 
 def unmeasured(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) -> list[str]:

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from ingestlab import _paths
 from ingestlab.errors import ConfigError
+from ingestlab.results import FIT_COLUMNS  # older runs' wide fits.csv are read beside the long form by name
 
 #: The file that makes a folder a run folder.
 RUN_FILE = "run.json"
@@ -21,10 +22,6 @@ RUN_FILE = "run.json"
 FITS_FILE = "fits.csv"
 #: Names of the column holding one timed operation's wall-clock duration (a statement, batch, load or scan).
 TIME_COLUMNS = ("elapsed_s", "seconds")
-#: Columns of ``fits.csv`` in its long form, in order (older runs' wide files are read beside them by name).
-FIT_COLUMNS = ("notebook", "engine", "variant", "model", "method", "term", "estimate", "ci_low", "ci_high", "unit",
-               "n_points", "r2", "adequacy_test", "lack_of_fit_p", "loo_error", "loo_in_pi", "model_holds",
-               "model_note")
 #: The views a catalogue holds.
 VIEWS = ("runs", "samples", "fits", "files")
 #: The three states of a run folder in the ``runs`` view.
@@ -332,11 +329,6 @@ class Catalog:
             SELECT f.folder, c.* EXCLUDE (filename)
             FROM read_csv({_list(paths)}, union_by_name = true, filename = true) c
             JOIN _files f ON f.path = c.filename"""
-
-
-def open_catalog(root: str | os.PathLike | None = None) -> Catalog:
-    """A :class:`Catalog` of every run under ``root`` (default: the repository's ``runs/``)."""
-    return Catalog(root)
 
 
 def _quote(value: str | os.PathLike) -> str:

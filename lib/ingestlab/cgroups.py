@@ -94,7 +94,7 @@ class DiskLimits:
         return " ".join([device, *(f"{key}={int(value)}" for key, value in keys if value is not None)])
 
 
-#: Disk profiles by name. ``cloud-375`` is the seed's 500 GB Google Compute Engine volume:
+#: Disk profiles by name. ``cloud-375`` is the study's 500 GB Google Compute Engine volume:
 #: 375 read and 750 write operations per second, 60 MB/s each way. ``cloud-375-reads`` keeps
 #: only its read limits: a diagnostic that separates reads from writes, e.g. for engines run
 #: with ``O_DIRECT`` writes (notebook 03's ``MEMORY_LIMIT = "engine"``: one I/O per page

@@ -179,9 +179,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from ingestlab import preflight, results, runner
-    from ingestlab.conninfo import PASSWORD_ENV, read_password_file
+    from ingestlab.conninfo import HANDOVER_ENV, PASSWORD_ENV, RENAMED_HANDOVER_ENV, read_password_file
 
     results.figure_formats()  # a bad $INGESTLAB_FIGURE_FORMATS stops here, not at the first figure
+    if RENAMED_HANDOVER_ENV in os.environ:  # its value may be a password: never shown
+        raise ConfigError(f"${RENAMED_HANDOVER_ENV}", "(set)", f"unset: the runner's hand-over is now called ${HANDOVER_ENV}; "
+                          f"a password for URL targets is ${PASSWORD_ENV}")
     params = _parameters_file(args.parameters_file) if args.parameters_file else {}
     given = [name for name, _ in args.parameter]
     twice = sorted({name for name in given if given.count(name) > 1})
@@ -324,7 +327,7 @@ def _list(args) -> int:  # noqa: ARG001 - uniform command signature
     for nb_id, path in runner.notebooks().items():
         book = runner.declaration(path)
         print(f"{nb_id}  {path.stem}: {book.question}")
-        print(f"      seed: {book.seed}; smoke {book.smoke_time or '?'}, paper {book.paper_time or '?'}")
+        print(f"      study: {book.study}; smoke {book.smoke_time or '?'}, paper {book.paper_time or '?'}")
         for name, spec in runner.declared_parameters(path).items():
             print(f"      {name} = {spec['default']}  # {spec.get('help') or ''}")
     return 0

@@ -1,13 +1,10 @@
 """Compare two runs, or two sets of runs, quantity by quantity: ratio, interval, test, verdict.
 
 The rule. A whole run shares its server instance, its files' placement, its CPUs and their
-clock: a run-level effect that the samples of one run cannot average out. Two smoke runs of
-notebook 01 on PostgreSQL, same revision, one after the other (runs/qa, runs/qb), differ by
-+21.8 % in single-row INSERTs with p = 2e-12 by the Mann–Whitney U test on 3 000 statements
-each; twelve such runs (2026-11-25, load 0.5–2 on 2 cores) put the standard deviation of a
-run's log median at 3.5–20 % per quantity (median 10 %), and without fsync single-row
-INSERTs flip between 97 µs and 14 µs per statement from one run (or repeat) to the next:
-client and server on one core or on two. So the unit of comparison is the run:
+clock: a run-level effect that the samples of one run cannot average out (two runs of one
+configuration differ far beyond what a test of their pooled samples calls noise; the
+measurements are in bench/README.md, "Measurements behind the code's rules"). So the unit of
+comparison is the run:
 
 - each run's level is its log median, with a within-run variance: the larger of the
   bootstrap's over its samples and its replication units' (:data:`REPLICATE_COLUMNS`)
@@ -21,23 +18,11 @@ client and server on one core or on two. So the unit of comparison is the run:
   ``same`` a 95 % t interval inside it (:func:`decide`). Fits get the same τ on top of their
   own intervals.
 
-What it gives. Synthetic (tests/test_compare.py, log-normal σ = 0.5 samples with 1 % of
-10× stalls, 3 000 a run): with a run-level effect σ_run = 0.1, the U test calls 72 % of
-same-distribution pairs changed, this rule 0 %; with five runs a side a +40 % change is
-found in 98 % of pairs (+30 %: ~85 %), with one run a side in none: one run against one
-can only call a change beyond ×1.9 (t₄ · √2 · σ₀), and each row's note gives that smallest
-significant change. The ≥ 95 % power at +10 % on 3 000 samples (σ = 0.5; ~80 % at σ = 1)
-holds for :func:`compare_samples` only, the test of samples known to be independent draws.
-Real (/tmp/p-pairs in the report): these pairs of one configuration (runs/qa–qb; three clean pairs of
-notebook 01 on PostgreSQL; the fixture pair; 03 local–local and cloud-375–cloud-375) get no
-slower/faster. Not solved: the ×6.7 flip above. Two PostgreSQL pairs made minutes apart
-across the lead's commits and both MariaDB pairs (one dirty revision each) call the no-fsync
-single-row quantity and its overhead fit ``faster`` (p 1e-7 to 0.009), and three runs a side
-(two of B's flipped) still do, at p = 0.0098: one run, or three, cannot tell a bimodal
-run-level effect from a change unless the lab's other runs of the configuration show it.
-Notebook 03 at ``DISK_PROFILE cloud-375`` against ``local``
-(tests/fixtures/runs/03-*) calls its overwrites slower (×19, p = 0.004; three runs a side:
-×20, p = 4e-7).
+One run against one can only call a change beyond ×1.9 (t₄ · √2 · σ₀), and each row's note
+gives that smallest significant change; :func:`compare_samples` is the test of samples known
+to be independent draws. A bimodal run-level effect (fsync off: client and server on one core
+or two) cannot be told from a change by one run, or three, unless the lab's other runs of the
+configuration show it.
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ from ingestlab.errors import ConfigError
 
 #: Environment variable through which the batch runner hands passwords to a notebook kernel,
 #: so that they never appear in the executed notebook: a JSON object ``{"user@host:port": pw}``.
-PASSWORDS_ENV = "INGESTLAB_PASSWORDS"
+HANDOVER_ENV = "INGESTLAB_HANDOVER"
+#: Its old name, one letter from :data:`PASSWORD_ENV`: refused when set, naming :data:`HANDOVER_ENV`.
+RENAMED_HANDOVER_ENV = "INGESTLAB_PASSWORDS"
 #: What a password is replaced by wherever a URL is shown.
 MASK = "***"
 #: Environment variable holding the password for URL targets that give none.
@@ -32,9 +34,8 @@ PARAMETER = "ENGINES"
 NO_PASSWORD = "none"  # none given: the driver's own sources (~/.pgpass, ~/.my.cnf) may supply one
 IN_URL = "url"  # in the user info: ``user:pw@host``
 IN_QUERY = "query"  # in the query: ``?password=pw``
-FROM_RUNNER = "runner"  # ``$INGESTLAB_PASSWORD`` or ``--password-file``, given to the runner
-HANDED_OVER = "handover"  # ``***`` in the URL: the kernel reads it from :data:`PASSWORDS_ENV`
-PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, FROM_RUNNER, HANDED_OVER)
+HANDED_OVER = "handover"  # ``***`` in the URL: the kernel reads it from :data:`HANDOVER_ENV`
+PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, HANDED_OVER)
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -201,9 +202,8 @@ class Connection:
         As in the URL (None where it gives none).
     password_source : str
         One of :data:`PASSWORD_SOURCES`: ``none``, ``url`` (in the user info), ``query``
-        (``?password=`` or ``?passwd=``), ``runner`` (``$INGESTLAB_PASSWORD`` or
-        ``--password-file``, see :meth:`with_password`) or ``handover`` (``***`` in the URL:
-        the runner handed it to this kernel in :data:`PASSWORDS_ENV`).
+        (``?password=`` or ``?passwd=``) or ``handover`` (``***`` in the URL: the runner handed
+        it, from ``$INGESTLAB_PASSWORD`` or ``--password-file``, to this kernel in :data:`HANDOVER_ENV`).
     query : mapping
         The URL's query without its password keys.
     lab_keys : tuple of str
@@ -299,7 +299,7 @@ class Connection:
 
     @property
     def password_key(self) -> str:
-        """The key of this URL's password in :data:`PASSWORDS_ENV`: ``user@host:port``."""
+        """The key of this URL's password in :data:`HANDOVER_ENV`: ``user@host:port``."""
         return f"{self.user or ''}@{self.host or ''}:{self.port or ''}"
 
     @property
@@ -328,14 +328,8 @@ class Connection:
         """This connection with the lab's query keys of one engine (what its adapter keeps from the driver)."""
         return dataclasses.replace(self, lab_keys=tuple(lab_keys))
 
-    def with_password(self, password: str, source: str = FROM_RUNNER) -> "Connection":
-        """This connection with ``password`` from ``source`` (the runner's ``--password-file`` by default)."""
-        if source not in PASSWORD_SOURCES:
-            raise ConfigError("password_source", source, "one of " + ", ".join(PASSWORD_SOURCES))
-        return dataclasses.replace(self, password=password, password_source=source)
-
     def secret(self) -> str | None:
-        """The password to connect with: the one given, the one handed over (:data:`PASSWORDS_ENV`), or None.
+        """The password to connect with: the one given, the one handed over (:data:`HANDOVER_ENV`), or None.
 
         Raises
         ------
@@ -412,7 +406,7 @@ def split_password(url: "str | Connection") -> tuple[str, str | None]:
 
 
 def with_password_placeholder(url: str) -> str:
-    """``url`` with ``***`` as its password (the kernel then takes it from :data:`PASSWORDS_ENV`).
+    """``url`` with ``***`` as its password (the kernel then takes it from :data:`HANDOVER_ENV`).
 
     Examples
     --------
@@ -450,7 +444,7 @@ def read_password_file(path: str | os.PathLike) -> str:
 
 
 def password_key(url: "URL | Connection | str") -> str:
-    """The key under which :data:`PASSWORDS_ENV` holds ``url``'s password: ``user@host:port``.
+    """The key under which :data:`HANDOVER_ENV` holds ``url``'s password: ``user@host:port``.
 
     Examples
     --------
@@ -463,7 +457,7 @@ def password_key(url: "URL | Connection | str") -> str:
 
 
 def password_from_env(url: "URL | Connection | str") -> str:
-    """The password the runner handed over for ``url`` in :data:`PASSWORDS_ENV`.
+    """The password the runner handed over for ``url`` in :data:`HANDOVER_ENV`.
 
     Raises
     ------
@@ -472,8 +466,8 @@ def password_from_env(url: "URL | Connection | str") -> str:
     """
     key = password_key(url)
     try:
-        return json.loads(os.environ.get(PASSWORDS_ENV, "{}"))[key]
+        return json.loads(os.environ.get(HANDOVER_ENV, "{}"))[key]
     except (KeyError, json.JSONDecodeError):
         parameter = url.parameter if isinstance(url, Connection) else PARAMETER
-        raise ConfigError(parameter, mask_url(url), f"the password for {key} in ${PASSWORDS_ENV} "
+        raise ConfigError(parameter, mask_url(url), f"the password for {key} in ${HANDOVER_ENV} "
                           "(set by `ingestlab run`), or a URL with the password") from None

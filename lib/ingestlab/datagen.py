@@ -1,4 +1,4 @@
-"""Deterministic test data: the seed's INSERT rows and the upsert study's documents."""
+"""Deterministic test data: the study's INSERT rows and the upsert study's documents."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ import pyarrow.csv as pa_csv
 _BASE_DATE = dt.date(2024, 1, 15)
 
 
-def seed_rows(n: int, *, start_id: int = 0, seed: int = 0) -> list[tuple]:
-    """``n`` rows for the seed's table ``(id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE)``.
+def study_rows(n: int, *, start_id: int = 0, seed: int = 0) -> list[tuple]:
+    """``n`` rows for the study's table ``(id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE)``.
 
     Ids are ``start_id … start_id + n − 1``; names, amounts and dates come from ``seed``.
 
     Examples
     --------
-    >>> seed_rows(2, start_id=10, seed=1)[0][0], len(seed_rows(2)[1])
+    >>> study_rows(2, start_id=10, seed=1)[0][0], len(study_rows(2)[1])
     (10, 4)
     """
     rng = np.random.default_rng(seed)
@@ -36,13 +36,13 @@ def seed_rows(n: int, *, start_id: int = 0, seed: int = 0) -> list[tuple]:
     return rows
 
 
-#: Types of the columns :func:`wide_columns` adds after the seed's four, in turn: portable
+#: Types of the columns :func:`wide_columns` adds after the study's four, in turn: portable
 #: spellings that PostgreSQL, MariaDB/MySQL, StarRocks and Doris all accept.
 WIDE_TYPES: tuple[str, ...] = ("INT", "VARCHAR(32)", "DECIMAL(12,4)", "DATE", "BIGINT", "SMALLINT", "BOOLEAN")
 
 
 def wide_columns(n: int) -> tuple[tuple[str, str], ...]:
-    """The seed's table widened to ``n`` typed columns: ``SEED_COLUMNS``, then ``c04``, ``c05``… of :data:`WIDE_TYPES`.
+    """The study's table widened to ``n`` typed columns: ``STUDY_COLUMNS``, then ``c04``, ``c05``… of :data:`WIDE_TYPES`.
 
     Examples
     --------
@@ -51,17 +51,17 @@ def wide_columns(n: int) -> tuple[tuple[str, str], ...]:
     >>> wide_columns(5)[-1]
     ('c04', 'INT')
     """
-    from ingestlab.engines.base import SEED_COLUMNS
+    from ingestlab.engines.base import STUDY_COLUMNS
 
-    if n < len(SEED_COLUMNS):
-        raise ValueError(f"wide_columns: at least the seed's {len(SEED_COLUMNS)} columns, not {n}")
-    extra = [(f"c{i:02d}", WIDE_TYPES[(i - len(SEED_COLUMNS)) % len(WIDE_TYPES)])
-             for i in range(len(SEED_COLUMNS), n)]
-    return (*SEED_COLUMNS, *extra)
+    if n < len(STUDY_COLUMNS):
+        raise ValueError(f"wide_columns: at least the study's {len(STUDY_COLUMNS)} columns, not {n}")
+    extra = [(f"c{i:02d}", WIDE_TYPES[(i - len(STUDY_COLUMNS)) % len(WIDE_TYPES)])
+             for i in range(len(STUDY_COLUMNS), n)]
+    return (*STUDY_COLUMNS, *extra)
 
 
 def wide_rows(columns: Sequence[tuple[str, str]], n: int, *, start_id: int = 0, seed: int = 0) -> list[tuple]:
-    """``n`` rows for :func:`wide_columns`' table: the seed's four values, then every added column filled.
+    """``n`` rows for :func:`wide_columns`' table: the study's four values, then every added column filled.
 
     No value is NULL: a wider table writes a value in every column it adds. Ids are
     ``start_id … start_id + n − 1``.
@@ -74,14 +74,14 @@ def wide_rows(columns: Sequence[tuple[str, str]], n: int, *, start_id: int = 0, 
     >>> [type(v).__name__ for v in rows[0][4:]]
     ['int', 'str', 'Decimal', 'date', 'int', 'int', 'bool']
     """
-    base = len(_SEED_TYPES)
-    rows = seed_rows(n, start_id=start_id, seed=seed)
+    base = len(_STUDY_TYPES)
+    rows = study_rows(n, start_id=start_id, seed=seed)
     rng = np.random.default_rng([seed, 1])
     extra = [_column_values(sql_type, n, rng) for _, sql_type in columns[base:]]
     return [row + tuple(col[i] for col in extra) for i, row in enumerate(rows)]
 
 
-_SEED_TYPES = ("BIGINT", "VARCHAR(100)", "DECIMAL(10,2)", "DATE")
+_STUDY_TYPES = ("BIGINT", "VARCHAR(100)", "DECIMAL(10,2)", "DATE")
 
 
 def _column_values(sql_type: str, n: int, rng: np.random.Generator) -> list:
@@ -109,7 +109,7 @@ def row_bytes(row: tuple) -> int:
 
 
 # -- notebook 03: documents of ~1 200 bytes of incompressible text --------------------------
-#: Numbers per document: r, r + d, …, r + 99·d (the seed's recipe).
+#: Numbers per document: r, r + d, …, r + 99·d (the study's recipe).
 DOC_NUMBERS = 100
 #: Digits per number: r ∈ [10¹⁰, 2·10¹⁰) and d ∈ [10⁸, 8·10⁸) keep every r + k·d at 11 digits.
 DOC_DIGITS = 11
@@ -122,10 +122,10 @@ _D_RANGE = (10**8, 8 * 10**8)
 
 
 def documents(n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` documents built as the seed builds them, as an ``(n, DOC_BYTES)`` array of ASCII bytes.
+    """``n`` documents built as the study builds them, as an ``(n, DOC_BYTES)`` array of ASCII bytes.
 
     Each document draws two random numbers r and d and joins r, r + d, …, r + 99·d with
-    commas. The seed chose this to defeat the storage engine's block compression (Snappy):
+    commas. The study chose this to defeat the storage engine's block compression (Snappy):
     no run of text repeats, so LZ-type coders find nothing to replace. A coder with an
     entropy stage (zlib's Huffman) still squeezes the 11-symbol alphabet to about half, as it
     would any text of digits.

@@ -100,7 +100,7 @@ class EngineSpec:
 
         A password in the URL (its user info or its query) becomes ``***``, and so does
         ``password`` (``--password-file``, ``$INGESTLAB_PASSWORD``) for a URL that gives none:
-        the kernel reads it from :data:`~ingestlab.conninfo.PASSWORDS_ENV`. A local engine, or
+        the kernel reads it from :data:`~ingestlab.conninfo.HANDOVER_ENV`. A local engine, or
         a URL with no password to hand over, is returned as it is.
 
         Examples

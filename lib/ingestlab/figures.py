@@ -9,7 +9,6 @@ import re
 import struct
 import textwrap
 from pathlib import Path
-from typing import Sequence
 
 import matplotlib
 import matplotlib.artist
@@ -413,7 +412,7 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
 
     The caption line names the engines and their versions, the scale, the disk profile, the
     run and the revision (:func:`ingestlab.report.run_caption` of the run's metadata) and,
-    for a published table, the seed and the versions it ran
+    for a published table, the study and the versions it ran
     (:func:`ingestlab.report.data_caption`). Both are placed outside everything already
     drawn (axes, legends below them), so call this after the plot is complete.
 
@@ -1053,7 +1052,7 @@ def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, lo
                            label: str = "quantity") -> plt.Axes:
     """The comparison table of :func:`ingestlab.models.compare_with_published` as live ÷ published, with the live CI.
 
-    Every row is on one unitless axis (1 = the seed's value), whatever its own unit; the
+    Every row is on one unitless axis (1 = the study's value), whatever its own unit; the
     row names carry the quantities.
     """
     ax = ax or plt.figure(figsize=(PAGE_WIDTH, 1.2 + 0.45 * data[label].nunique())).gca()
@@ -1074,12 +1073,6 @@ def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, lo
 def close(fig: matplotlib.figure.Figure | None = None) -> None:
     """Close ``fig`` (or all figures)."""
     plt.close(fig if fig is not None else "all")
-
-
-def caption_values(values: Sequence[float], fmt: str = "{:.3g}") -> str:
-    """Join numbers for a figure caption: ``"1.2, 3.4 and 5.6"``."""
-    parts = [fmt.format(v) for v in values]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes | None = None) -> plt.Axes:

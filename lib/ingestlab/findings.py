@@ -19,6 +19,23 @@ def _name(row: pd.Series | dict, columns: Iterable[str]) -> str:
     return ", ".join(labels.label(row[c]) for c in columns if c in row and pd.notna(row[c]) and str(row[c]))
 
 
+def foresaw(table: pd.DataFrame, *, unseen: str, among: str, line: str = "The line", untested: str | None = None
+            ) -> str:
+    """The last sentence of a held-out check: in how many of its configurations a line foresaw what it did not see.
+
+    ``table`` has a boolean ``inside`` per configuration. With ``untested`` (what to say when none
+    could be checked), the rows with a ``note`` (why that one could not) are left out of the count.
+
+    >>> checks = pd.DataFrame({"inside": [True, False, True], "note": ["", "", "too few sizes"]})
+    >>> foresaw(checks, unseen="size it did not see", among="reader × query pairs", untested="No check.")
+    'The line foresaw the size it did not see in 1 of 2 reader × query pairs.'
+    """
+    tested = table if untested is None else table[table["note"] == ""]
+    if untested is not None and tested.empty:
+        return untested
+    return f"{line} foresaw the {unseen} in {int(tested['inside'].sum())} of {len(tested)} {among}."
+
+
 #: Lines a fit finding names one by one; with more, it gives the smallest and the largest (a caption stays a sentence).
 MAX_LISTED = 4
 
@@ -106,7 +123,7 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
 
 
 def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity") -> str:
-    """How far this run's numbers sit from the seed's, and for how many the live CI covers the seed's value.
+    """How far this run's numbers sit from the study's, and for how many the live CI covers the study's value.
 
     ``comparison`` is :func:`ingestlab.models.compare_with_published`'s table (``published``,
     ``live``, ``live_ci_low``, ``live_ci_high``).

@@ -1,4 +1,4 @@
-"""Hive text (CSV) tables in the seed's schema, grown by doubling, written once per size and reused."""
+"""Hive text (CSV) tables in the study's schema, grown by doubling, written once per size and reused."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 #: Hive's LazySimpleSerDe defaults: field ``\x01``, collection items ``\x02``, rows ``\n``, NULL ``\N``.
 FIELD_DELIM, COLLECTION_DELIM, LINE_DELIM, NULL = "\x01", "\x02", "\n", "\\N"
 #: Bytes Hive's default text format cannot carry inside a value (it has no escaping unless
-#: ``ESCAPED BY`` is declared, and the seed declares none); ``\x03`` is the map-key delimiter.
+#: ``ESCAPED BY`` is declared, and the study declares none); ``\x03`` is the map-key delimiter.
 RESERVED = ("\x01", "\x02", "\x03", "\n", "\r")
 #: The table's columns in file order, with their Hive types; ``dt`` is the partition column
 #: (a ``dt=…`` folder, not a field in the file).
@@ -71,7 +71,7 @@ class Table:
 
 
 def base_rows(n: int, seed: int = 0) -> list[tuple]:
-    """``n`` distinct rows of the seed's schema, every value as Hive text would hold it.
+    """``n`` distinct rows of the study's schema, every value as Hive text would hold it.
 
     Ids are distinct and shuffled; ``tags`` is a list of 1–6 non-empty strings; ``note`` is
     NULL (``None``) for about one row in ten; the last item is the ``dt`` partition value.

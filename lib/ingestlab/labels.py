@@ -40,7 +40,7 @@ LABELS: dict[str, str] = {
     "generate": "server-side row generator", "native_client": "engine's own client",
     "batches": "multi-row INSERTs", "pipeline": "pipelined INSERTs, one transaction",
     "executemany": "INSERTs in one transaction", "autocommit": "INSERTs, each committed",
-    # upsert operations and the seed's names for them
+    # upsert operations and the study's names for them
     "insert": "insert new keys", "overwrite": "overwrite existing keys", "blind_overwrite": "blind overwrite",
     "insert_new_keys": "insert new keys", "upsert_existing_keys": "overwrite existing keys",
     # CSV queries

@@ -25,7 +25,7 @@ HC3 on t(n − 2) ignores that and covered 82–95 %; HC2/HC3 with Bell–McCaff
 constant variance 83–96 %; WLS with weights 1/N and its model-based interval 80–96 %, and
 with write-time noise up to 100 % at 5–10× the width. HC2 with the df under ``Var ∝ N`` gets the
 df right (≈ repeats − 1) and covered 93–99 % in that search (500 trials per cell). The
-estimate stays OLS: WLS 1/N gave about the same widths in these designs, and OLS keeps the seed's
+estimate stays OLS: WLS 1/N gave about the same widths in these designs, and OLS keeps the study's
 published fits (64.2 ms) and ``method == "ols"``. A bootstrap over statements needs per-
 statement samples the fits do not see, and a wild bootstrap over 3 runs has 8 sign patterns.
 
@@ -71,7 +71,7 @@ from statsmodels.tools.tools import add_constant
 from ingestlab import adequacy as _adequacy
 from ingestlab.results import FIT_COLUMNS
 
-#: Statement counts of the seed's scale table.
+#: Statement counts of the study's scale table.
 SCALE_NS = (1, 10, 100, 1_000, 10_000, 100_000)
 #: Working variance models of :func:`fit_linear`: name → ``ci_method`` suffix.
 _VARIANCE_MODELS = {"constant": "var_const", "proportional": "var_prop_x"}
@@ -257,7 +257,7 @@ def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant
 
     Examples
     --------
-    The seed's shared-data table (1000 × single row, 10 × 100, 1 × 1000):
+    The study's shared-data table (1000 × single row, 10 × 100, 1 × 1000):
 
     >>> t = pd.DataFrame({"n_statements": [1000, 10, 1], "total_s": [64.39, 0.823, 0.326]})
     >>> fit = fit_overhead(t, robust=False).iloc[0]
@@ -350,7 +350,7 @@ def overhead_difference(frame: pd.DataFrame, a: dict, b: dict, *, x: str = "n_st
 
 
 def scale_table(diff: dict, ns: Iterable[int] = SCALE_NS) -> pd.DataFrame:
-    """The seed's scale table: extra cost of one overhead over another at N statements.
+    """The study's scale table: extra cost of one overhead over another at N statements.
 
     Parameters
     ----------
@@ -951,19 +951,6 @@ def model_holds(value) -> bool | None:
     if isinstance(value, str):
         return {"true": True, "false": False, "1.0": True, "0.0": False}.get(value.strip().lower())
     return bool(value)
-
-
-def wide_terms(long: pd.DataFrame, by: Sequence[str] = ("notebook", "engine", "variant", "model", "method")
-               ) -> pd.DataFrame:
-    """The long form back in one row per fit: ``<term>``, ``<term>_ci_low``, ``<term>_ci_high`` columns (units dropped).
-
-    For readers that want one fit per row (a figure's legend, a sentence); the stored form stays long.
-    """
-    by = [c for c in by if c in long.columns]
-    out = long.pivot_table(index=by, columns="term", values=["estimate", "ci_low", "ci_high"], aggfunc="first",
-                           dropna=False)
-    out.columns = [t if v == "estimate" else f"{t}_{v}" for v, t in out.columns]
-    return out.reset_index()
 
 
 # -- whether a model holds, and what it predicts (issue L): the statistics live in their own modules -------------

@@ -140,7 +140,7 @@ def probe(spec: EngineSpec) -> None:
 
 
 def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
-    from ingestlab.engines.base import SEED_COLUMNS
+    from ingestlab.engines.base import STUDY_COLUMNS
 
     engine = spec.engine()
     engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that accepts and never answers fails here, not hangs
@@ -150,7 +150,7 @@ def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
     try:
         engine.start()
         table = f"ingestlab_preflight_{os.getpid()}"
-        engine.reset_table(table, SEED_COLUMNS)
+        engine.reset_table(table, STUDY_COLUMNS)
         engine.execute(engine.drop_table_sql(table))
     except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
         raise PreflightError(f"{where}: unknown URL option ({one_line(str(exc))})") from None

@@ -84,7 +84,7 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
             else:
                 why = None
             if why is None and summary.scale_of(meta) == "smoke":  # the article's figures never come from a CI-sized run
-                why = "it is a smoke run (CI-sized, not comparable with the seeds); promote a run made with -p SCALE paper"
+                why = "it is a smoke run (CI-sized, not comparable with the studies); promote a run made with -p SCALE paper"
             if why is None:
                 why = _unfit_machine(meta, allow_loaded)
             if why is None:
@@ -324,7 +324,7 @@ def findings_text(folder: Path, meta: dict) -> str:
     source = source_text(folder, meta, [], promoted_by="").splitlines()
     made_by = next(line for line in source if line.startswith("Made by: ")).removeprefix("Made by: ")
     lines = [f"# {folder.name}: what the promoted run found", "",
-             f"**{book.question}** Reproduces: {book.seed}. Measures: {book.measures}.", "",
+             f"**{book.question}** Reproduces: {book.study}. Measures: {book.measures}.", "",
              f"- Command: `{made_by}`"]
     lines += [f"- {line}" for line in source[1:] if line.split(":")[0] in ("Scale", "Revision", "Ran", "Engines")
               or line.startswith(("Load average", "Compared run"))]

@@ -1,4 +1,4 @@
-"""The numeric tables of the five seed studies, as tidy frames read from ``data/published``."""
+"""The numeric tables of the five studies, as tidy frames read from ``data/published``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 from ingestlab import _paths
 from ingestlab.errors import ConfigError
 
-#: Columns every published table has; read as text, empty when the seed states nothing.
+#: Columns every published table has; read as text, empty when the study states nothing.
 LABELS = ("source_seed", "engine", "version", "deployment", "scenario")
 
 
@@ -59,7 +59,7 @@ def load(name: str) -> pd.DataFrame:
     pandas.DataFrame
         One row per observation. The :data:`LABELS` columns are text (``""`` when not
         stated); measured columns carry their unit in their name (``total_s``,
-        ``median_ms``, ``rows_per_s``) and hold the numbers as the seed prints them.
+        ``median_ms``, ``rows_per_s``) and hold the numbers as the study prints them.
 
     Raises
     ------
@@ -80,7 +80,7 @@ def load(name: str) -> pd.DataFrame:
 #: fitted on: the same 1000 rows in 1000, 10 and 1 statements.
 OVERHEAD_SCENARIOS = ("single_row", "batch_100", "batch_1000")
 
-#: Bytes in the ``MB`` of the seeds' ``MB/s`` columns (binary, as ``request_bytes``; SOURCES.md).
+#: Bytes in the ``MB`` of the studies' ``MB/s`` columns (binary, as ``request_bytes``; SOURCES.md).
 MB = 2**20
 
 
@@ -133,11 +133,11 @@ def overhead_points(frame: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 def profile_split(frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The seed's profile medians per deployment, FE overhead recomputed as TotalTime − ExecutionTime.
+    """The study's profile medians per deployment, FE overhead recomputed as TotalTime − ExecutionTime.
 
-    The seed reads the FE's share (parse, plan, transaction, commit) as the difference of
+    The study reads the FE's share (parse, plan, transaction, commit) as the difference of
     the two profile counters; this recomputes it from the two printed medians (a
-    difference of medians, as the seed's) and keeps the printed value beside it.
+    difference of medians, as the study's) and keeps the printed value beside it.
 
     Parameters
     ----------

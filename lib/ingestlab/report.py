@@ -645,7 +645,7 @@ def _engine_name(entry: Mapping) -> str:
 
 
 def data_caption(frame: pd.DataFrame) -> str:
-    """Where a published table's numbers come from: the seed study and the engines and versions it ran.
+    """Where a published table's numbers come from: the study and the engines and versions it ran.
 
     Examples
     --------

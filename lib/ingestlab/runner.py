@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from ingestlab import _paths, cgroups, checkpoints, preflight, results
 from ingestlab import progress as _progress
-from ingestlab.conninfo import PASSWORDS_ENV
+from ingestlab.conninfo import HANDOVER_ENV
 from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.errors import ConfigError, PreflightError, RunError
 from ingestlab.preflight import PREFLIGHT_TIMEOUT_S
@@ -312,7 +312,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     import papermill
     from nbclient.exceptions import DeadKernelError
 
-    from ingestlab._kernel import ENGINE_NAME, QuietKernelManager
+    from ingestlab._kernel import EXECUTOR_NAME, QuietKernelManager
 
     path = find_notebook(key)
     parameters, resolved, engines = validated_parameters(path, dict(parameters or {}))
@@ -322,7 +322,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     urls = [spec for spec in engines if spec.connection is not None]
     resume_dir = str(target.resolve()) if mode == "resume" else None
     live = progress and _progress.is_terminal(sys.stderr)  # the kernel's bars are shown as they move, then stored once
-    with _environment({PASSWORDS_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir,
+    with _environment({HANDOVER_ENV: json.dumps(secrets) if secrets else None, checkpoints.RESUME_ENV: resume_dir,
                        _progress.INTERVAL_ENV: str(LIVE_PROGRESS_INTERVAL_S) if live else None}), \
             OutputLock(target) as lock:  # before anything reads, empties or writes the folder
         if mode == "resume":
@@ -349,7 +349,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         try:
             kernel_log.__enter__()
             with watch, stalled, cpu:
-                papermill.execute_notebook(str(path), str(partial), parameters=injected, engine_name=ENGINE_NAME,
+                papermill.execute_notebook(str(path), str(partial), parameters=injected, engine_name=EXECUTOR_NAME,
                                            cwd=str(path.parent), progress_bar=progress, kernel_name="python3",
                                            km=km, stderr_file=sys.stderr if progress else None)  # its own bars
         except papermill.PapermillExecutionError as exc:
@@ -415,7 +415,7 @@ _SIGNAL_WORDS = {130: "interrupted (SIGINT)", 129: "interrupted (SIGHUP)", 143: 
 class _environment:
     """Context: the environment variables ``values`` set (None: left as they are), for the kernel and pre-flight.
 
-    :data:`PASSWORDS_ENV` carries the passwords, :data:`ingestlab.checkpoints.RESUME_ENV` the
+    :data:`HANDOVER_ENV` carries the passwords, :data:`ingestlab.checkpoints.RESUME_ENV` the
     run folder to resume.
     """
 

@@ -81,13 +81,6 @@ def sleep_until(deadline_ns: int) -> None:
         time.sleep(left / 1e9)
 
 
-def time_call(fn: Callable[..., Any], *args: Any) -> tuple[int, int]:
-    """Call ``fn(*args)``; return ``(start_ns, elapsed_ns)`` from the lab's clock."""
-    t0 = time.perf_counter_ns()
-    fn(*args)
-    return t0, time.perf_counter_ns() - t0
-
-
 @dataclasses.dataclass(frozen=True)
 class Timed:
     """What :func:`timed` returns: the call's result and when and how long it ran."""

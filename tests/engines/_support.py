@@ -27,7 +27,7 @@ HOSTILE = ["it's", 'say "hi"', "back\\slash\\", "\\'", "?", "%s", "100%", "tab\t
 
 def hostile_rows(start: int = 0) -> list[tuple]:
     """A row per :data:`HOSTILE` text, NULLs among the others, and a row of NULLs but its id."""
-    seed = datagen.seed_rows(len(HOSTILE), seed=start)
+    seed = datagen.study_rows(len(HOSTILE), seed=start)
     rows = [(start + i, text, None if i % 2 else seed[i][2], None if i % 3 else seed[i][3])
             for i, text in enumerate(HOSTILE)]
     return rows + [(start + len(HOSTILE), None, None, None)]
@@ -164,18 +164,18 @@ def anatomy_among_samples(eng, table: str, *, observed: int = 6, block: int = 40
     import pandas as pd
 
     from ingestlab import timing
-    from ingestlab.engines.base import SEED_COLUMNS
+    from ingestlab.engines.base import STUDY_COLUMNS
 
-    cols = [c for c, _ in SEED_COLUMNS]
-    eng.reset_table(table, SEED_COLUMNS)
+    cols = [c for c, _ in STUDY_COLUMNS]
+    eng.reset_table(table, STUDY_COLUMNS)
     insert = eng.insert_sql(table, cols, 1)
 
     def run(start: int) -> pd.Series:
-        calls = [eng.statement_call(insert, r) for r in datagen.seed_rows(samples, start_id=start, seed=start % 97)]
+        calls = [eng.statement_call(insert, r) for r in datagen.study_rows(samples, start_id=start, seed=start % 97)]
         return timing.time_calls(calls, rows=[1] * samples, bytes_=[0] * samples)["elapsed_s"].iloc[20:] * 1e3
 
     before = run(10**6)
-    frame = eng.statement_anatomy(table, cols, datagen.seed_rows(observed, start_id=1, seed=1), warm_up=False,
-                                  unobserved_rows=datagen.seed_rows(observed * block, start_id=10**4, seed=2))
+    frame = eng.statement_anatomy(table, cols, datagen.study_rows(observed, start_id=1, seed=1), warm_up=False,
+                                  unobserved_rows=datagen.study_rows(observed * block, start_id=10**4, seed=2))
     after = run(2 * 10**6)
     return frame, float(pd.concat([before, after]).median())

@@ -15,11 +15,11 @@ import pytest
 
 from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS, STEPS
+from ingestlab.engines.base import STEPS, STUDY_COLUMNS
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.servers.base import is_running
 
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 ODD_TABLE = 'we"ird tab`le'
 
 
@@ -54,16 +54,16 @@ class EngineContract:
         assert re.match(r"\d+\.\d+", version) and version in own, (version, own)
 
     def test_identifiers_are_quoted_by_the_dialect(self, eng):
-        eng.reset_table(ODD_TABLE, SEED_COLUMNS)
-        rows = datagen.seed_rows(7, seed=1)
+        eng.reset_table(ODD_TABLE, STUDY_COLUMNS)
+        rows = datagen.study_rows(7, seed=1)
         eng.execute(eng.insert_sql(ODD_TABLE, COLS, len(rows)), [v for r in rows for v in r])
         assert eng.count_rows(ODD_TABLE) == 7
         eng.execute(eng.drop_table_sql(ODD_TABLE))
 
     def test_insert_select_and_bulk_path_keep_every_row(self, eng):
-        rows = datagen.seed_rows(250, seed=2)
+        rows = datagen.study_rows(250, seed=2)
         for t in ("c_src", "c_dst"):
-            eng.reset_table(t, SEED_COLUMNS)
+            eng.reset_table(t, STUDY_COLUMNS)
         assert eng.bulk_load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
         assert eng.count_rows("c_src") == 250
         eng.execute(eng.insert_select_sql("c_dst", "c_src"))
@@ -102,14 +102,14 @@ class EngineContract:
         if eng.has("statement_anatomy"):
             return False
         with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no statement_anatomy"):
-            eng.statement_anatomy("c_anat", COLS, datagen.seed_rows(1, seed=3))
+            eng.statement_anatomy("c_anat", COLS, datagen.study_rows(1, seed=3))
         return True
 
     def test_statement_anatomy_is_tidy(self, eng):
         if self.refuses_anatomy(eng):
             return
-        eng.reset_table("c_anat", SEED_COLUMNS)
-        frame = eng.statement_anatomy("c_anat", COLS, datagen.seed_rows(5, start_id=100, seed=3))
+        eng.reset_table("c_anat", STUDY_COLUMNS)
+        frame = eng.statement_anatomy("c_anat", COLS, datagen.study_rows(5, start_id=100, seed=3))
         assert list(frame.columns) == anatomy.COLUMNS
         # every instrument's part is a duration; a remainder or a ladder rung (a difference of two
         # timings) may dip below 0
@@ -123,10 +123,10 @@ class EngineContract:
     def test_statement_anatomy_times_unobserved_blocks_between_the_observed_statements(self, eng):
         if self.refuses_anatomy(eng):
             return
-        eng.reset_table("c_quiet", SEED_COLUMNS)
+        eng.reset_table("c_quiet", STUDY_COLUMNS)
         size = eng.ANATOMY_SETTLE + 4
-        frame = eng.statement_anatomy("c_quiet", COLS, datagen.seed_rows(4, start_id=100, seed=3),
-                                      unobserved_rows=datagen.seed_rows(4 * size, start_id=1000, seed=4))
+        frame = eng.statement_anatomy("c_quiet", COLS, datagen.study_rows(4, start_id=100, seed=3),
+                                      unobserved_rows=datagen.study_rows(4 * size, start_id=1000, seed=4))
         assert eng.count_rows("c_quiet") == 4 + 4 * size
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED]
         clients = quiet[quiet["component"] == anatomy.CLIENT_TOTAL]
@@ -139,18 +139,18 @@ class EngineContract:
         assert summary["n"] == 3 * (size - eng.ANATOMY_SETTLE)  # the first block settles whole
         assert summary["observer_ci_low_ms"] <= summary["observer_ms"] <= summary["observer_ci_high_ms"]
         with pytest.raises(ConfigError, match="unobserved_rows"):
-            eng.statement_anatomy("c_quiet", COLS, datagen.seed_rows(2, start_id=5000, seed=5),
-                                  unobserved_rows=datagen.seed_rows(2 * eng.ANATOMY_SETTLE, start_id=6000, seed=6))
+            eng.statement_anatomy("c_quiet", COLS, datagen.study_rows(2, start_id=5000, seed=5),
+                                  unobserved_rows=datagen.study_rows(2 * eng.ANATOMY_SETTLE, start_id=6000, seed=6))
 
     def test_table_models_and_partitions_create_tables_that_take_rows(self, eng):
-        rows = datagen.seed_rows(40, seed=4)
+        rows = datagen.study_rows(40, seed=4)
         for model in eng.TABLE_MODELS:
             for partitions in sorted({1, min(4, eng.MAX_PARTITIONS)}):
                 if partitions > 1 and model in eng.UNPARTITIONED_MODELS:
                     with pytest.raises(ConfigError, match="PARTITIONS"):
-                        eng.reset_table("c_model", SEED_COLUMNS, model=model, partitions=partitions)
+                        eng.reset_table("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
                     continue
-                eng.reset_table("c_model", SEED_COLUMNS, model=model, partitions=partitions)
+                eng.reset_table("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
                 eng.execute(eng.insert_sql("c_model", COLS, len(rows)), [v for r in rows for v in r])
                 assert eng.count_rows("c_model") == 40, (model, partitions)
         eng.execute(eng.drop_table_sql("c_model"))
@@ -165,8 +165,8 @@ class EngineContract:
         assert meta["driver_version"] == importlib.metadata.version(meta["driver_package"])
         if not eng.has("statement_call"):
             return
-        eng.reset_table("c_call", SEED_COLUMNS)
-        rows = datagen.seed_rows(3, seed=6)
+        eng.reset_table("c_call", STUDY_COLUMNS)
+        rows = datagen.study_rows(3, seed=6)
         calls = [eng.statement_call(eng.insert_sql("c_call", COLS, 1), row) for row in rows]
         assert eng.count_rows("c_call") == 0  # built, not sent
         for call in calls:
@@ -179,8 +179,8 @@ class EngineContract:
     def test_a_sender_sends_rendered_texts_on_its_own_connection_and_raises_on_errors(self, eng):
         if not eng.has("execute"):
             return
-        eng.reset_table("c_send", SEED_COLUMNS)
-        rows = datagen.seed_rows(3, seed=7)
+        eng.reset_table("c_send", STUDY_COLUMNS)
+        rows = datagen.study_rows(3, seed=7)
         texts = [eng.render(eng.insert_sql("c_send", COLS, 1), row) for row in rows]
         client = type(eng).client(eng.connect_kwargs())
         try:
@@ -206,7 +206,7 @@ class EngineContract:
             pytest.skip(f"{eng.NAME} has no setting that bounds a lock wait")
         monkeypatch.setenv(LOCK_WAIT_ENV, "1")
         mysql = not eng.NAME.startswith(("postgres", "yugabyte"))
-        eng.reset_table("c_locked", SEED_COLUMNS)
+        eng.reset_table("c_locked", STUDY_COLUMNS)
         holder = type(eng).client(eng.connect_kwargs()).start()  # someone else's session
         bounded = type(eng).client(eng.connect_kwargs()).start()  # the lab's, opened with the bound in force
         try:
@@ -226,7 +226,7 @@ class EngineContract:
                            f"LOCK TABLE {eng.quote('c_locked')} IN ACCESS EXCLUSIVE MODE")
             client = type(eng).client(eng.connect_kwargs())
             send = client.open_sender({})
-            row = datagen.seed_rows(1, seed=4)
+            row = datagen.study_rows(1, seed=4)
             began = time.monotonic()
             with pytest.raises(Exception) as caught:
                 send(eng.render(eng.insert_sql("c_locked", COLS, 1), list(row[0])))
@@ -300,16 +300,16 @@ class NativeLoopContract:
         if eng.native_sender() is None:
             pytest.skip(f"{eng.NAME} measures through {eng.driver}: no C client library under it")
         assert eng.driver_metadata()["timer"] == "c"  # recorded with every run's engine metadata
-        eng.reset_table("c_loop", SEED_COLUMNS)
+        eng.reset_table("c_loop", STUDY_COLUMNS)
         sql = eng.insert_sql("c_loop", COLS, 1)
-        rows = datagen.seed_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop
+        rows = datagen.study_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop
         moved = []
         frame = timing.time_calls([eng.statement_call(sql, row) for row in rows], rows=[1] * len(rows),
                                   bytes_=[1] * len(rows), warmup=4, progress=moved.append, driver=eng.driver)
         assert set(frame["timer"]) == {"c"} and len(frame) == len(rows) and sum(moved) == len(rows)
         assert (frame["elapsed_s"] > 0).all() and frame["started_ns"].is_monotonic_increasing
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_loop')}")) == sorted(rows)
-        more = datagen.seed_rows(3, seed=9, start_id=10**6)
+        more = datagen.study_rows(3, seed=9, start_id=10**6)
         calls = [eng.statement_call(sql, more[0]), eng.statement_call("INSERT INTO no_such_table_here VALUES (1)"),
                  eng.statement_call(sql, more[1])]
         with pytest.raises(ServerError, match="no_such_table_here"):  # the server's own message
@@ -321,7 +321,7 @@ class NativeLoopContract:
         assert one.elapsed_ns > 0 and eng.count_rows("c_loop") == len(rows) + 2
         # without the C half the same calls run from Python, labelled so
         monkeypatch.setattr(timing, "_c", None)
-        frame = timing.time_calls([eng.statement_call(sql, r) for r in datagen.seed_rows(2, seed=10, start_id=10**7)],
+        frame = timing.time_calls([eng.statement_call(sql, r) for r in datagen.study_rows(2, seed=10, start_id=10**7)],
                                   rows=[1, 1], bytes_=[1, 1])
         assert set(frame["timer"]) == {"python"} and eng.count_rows("c_loop") == len(rows) + 4
         with pytest.raises(ServerError, match="no_such_table_here"):

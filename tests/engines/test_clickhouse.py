@@ -12,14 +12,14 @@ import pytest
 
 from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.clickhouse import ClickHouse
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
 from ingestlab.workloads import million
 from tests.engines._support import SQLValidator, anatomy_among_samples, hostile_rows
 from tests.engines.contract import EngineContract
 
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 
 
 def parts(eng, table: str, active_only: bool = False) -> int:
@@ -47,15 +47,15 @@ class TestClickHouse(EngineContract):
 
     def test_a_single_row_insert_makes_one_new_part(self, eng):
         for partitions in (1, 8):
-            eng.reset_table("c_parts", SEED_COLUMNS, model="primary_key", partitions=partitions)
+            eng.reset_table("c_parts", STUDY_COLUMNS, model="primary_key", partitions=partitions)
             eng.execute(f"SYSTEM STOP MERGES {eng.quote('c_parts')}")  # no merge adds a part while we count
-            rows = datagen.seed_rows(5, seed=21)
+            rows = datagen.study_rows(5, seed=21)
             before = parts(eng, "c_parts")
             for i, row in enumerate(rows, 1):
                 eng.statement_call(eng.insert_sql("c_parts", COLS, 1), row)()
                 assert parts(eng, "c_parts") == before + i, partitions
             # a multi-row INSERT writes one part per partition it touches
-            many = datagen.seed_rows(64, start_id=1000, seed=22)
+            many = datagen.study_rows(64, start_id=1000, seed=22)
             touched = len({r[0] for r in eng.execute(
                 "SELECT modulo(cityHash64(toInt64(number)), %s) FROM numbers(1000, 64)", [partitions])})
             eng.statement_call(eng.insert_sql("c_parts", COLS, 64), [v for r in many for v in r])()
@@ -63,7 +63,7 @@ class TestClickHouse(EngineContract):
             eng.execute(eng.drop_table_sql("c_parts"))
 
     def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
-        eng.reset_table("c_values", SEED_COLUMNS)
+        eng.reset_table("c_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # literals written by render, before the clock
             eng.statement_call(eng.insert_sql("c_values", COLS, 1), row)()
@@ -73,17 +73,17 @@ class TestClickHouse(EngineContract):
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_values')}"))
         assert got == sorted(rows + batch + hostile_rows(200))
         odd = 'a%s\\"b`'  # a placeholder, a backslash and quotes inside a name stay the name's
-        eng.reset_table(odd, SEED_COLUMNS)
+        eng.reset_table(odd, STUDY_COLUMNS)
         eng.execute(eng.insert_sql(odd, COLS, 1), rows[3])
         assert eng.execute(f"SELECT name FROM {eng.quote(odd)}") == [(rows[3][1],)]
         eng.execute(eng.drop_table_sql(odd))
 
     def test_data_bytes_grows_after_a_load(self, eng):
-        eng.reset_table("c_bytes", SEED_COLUMNS, model="primary_key")
+        eng.reset_table("c_bytes", STUDY_COLUMNS, model="primary_key")
         assert eng.data_bytes("c_bytes") == 0
-        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, seed=23))])
+        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, seed=23))])
         first = eng.data_bytes("c_bytes")
-        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, start_id=10**6,
+        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, start_id=10**6,
                                                                                      seed=24))])
         eng.settle("c_bytes")
         assert 20_000 * 4 < first < eng.data_bytes("c_bytes")  # compressed, but more than the first load
@@ -91,18 +91,18 @@ class TestClickHouse(EngineContract):
 
     def test_a_memory_table_keeps_its_rows_in_ram_and_counts_their_bytes(self, eng):
         """02's memory model: no part on disk (system.parts has none), its bytes the blocks' memory."""
-        eng.reset_table("c_memory", SEED_COLUMNS, model="memory")
+        eng.reset_table("c_memory", STUDY_COLUMNS, model="memory")
         assert eng.data_bytes("c_memory") == 0
-        for row in datagen.seed_rows(50, seed=26):
+        for row in datagen.study_rows(50, seed=26):
             eng.statement_call(eng.insert_sql("c_memory", COLS, 1), row)()
         eng.settle("c_memory")
         assert eng.count_rows("c_memory") == 50 and eng.data_bytes("c_memory") > 50 * 4
         assert eng.execute("SELECT count() FROM system.parts WHERE table = 'c_memory'") == [(0,)]
 
     def test_settle_leaves_no_merge_running(self, eng):
-        eng.reset_table("c_merge", SEED_COLUMNS, model="primary_key")
+        eng.reset_table("c_merge", STUDY_COLUMNS, model="primary_key")
         calls = [eng.statement_call(eng.insert_sql("c_merge", COLS, 1), row)
-                 for row in datagen.seed_rows(150, seed=25)]
+                 for row in datagen.study_rows(150, seed=25)]
         for call in calls:
             call()
         eng.settle("c_merge", timeout_s=60)
@@ -114,12 +114,12 @@ class TestClickHouse(EngineContract):
 
     def test_async_insert_changes_nothing_in_chdb_so_it_is_no_variant(self, eng):
         """Why COMMIT_VARIANTS has no async_insert: chDB's embedded server has no asynchronous insert queue."""
-        eng.reset_table("c_async", SEED_COLUMNS)
+        eng.reset_table("c_async", STUDY_COLUMNS)
         eng.execute(f"SYSTEM STOP MERGES {eng.quote('c_async')}")
         eng.set_session({"async_insert": "1", "wait_for_async_insert": "0"})
         try:
             assert eng.settings()["async_insert"] == "1" and eng.settings()["wait_for_async_insert"] == "0"
-            for i, row in enumerate(datagen.seed_rows(3, seed=26), 1):
+            for i, row in enumerate(datagen.study_rows(3, seed=26), 1):
                 eng.statement_call(eng.insert_sql("c_async", COLS, 1), row)()
                 assert eng.count_rows("c_async") == i == parts(eng, "c_async")  # written at once, a part each
             with pytest.raises(ServerError, match="not initialized"):
@@ -204,7 +204,7 @@ class TestClickHouse(EngineContract):
 
     def test_native_load_is_clickhouses_from_infile_and_reads_the_labs_csv_exactly(self, eng, tmp_path):
         """05's native_client on ClickHouse: its own CSV import, hostile text and NULLs back as they were written."""
-        eng.reset_table("c_native", SEED_COLUMNS)
+        eng.reset_table("c_native", STUDY_COLUMNS)
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
@@ -220,7 +220,7 @@ class TestClickHouse(EngineContract):
                 ClickHouse.has(step, check=True)
         assert not ClickHouse.TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
         with pytest.raises(ConfigError, match="PARTITIONS"):
-            eng.table_ddl("t", SEED_COLUMNS, partitions=ClickHouse.MAX_PARTITIONS + 1)
+            eng.table_ddl("t", STUDY_COLUMNS, partitions=ClickHouse.MAX_PARTITIONS + 1)
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
@@ -235,7 +235,7 @@ def test_the_folder_is_private_and_gone_after_close_and_a_new_one_can_start(lab_
     first = Engine.get("clickhouse").start()
     directory = first.server.directory
     assert directory.parent == lab_tmp and stat.S_IMODE(directory.stat().st_mode) == 0o700
-    first.reset_table("t", SEED_COLUMNS)
+    first.reset_table("t", STUDY_COLUMNS)
     first.close()
     first.close()  # idempotent
     assert first.server.pid() is None and not directory.exists()

@@ -10,7 +10,7 @@ import pytest
 
 from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.duckdb import DuckDB
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
@@ -18,7 +18,7 @@ from ingestlab.servers.duckdb import DuckDBFile
 from tests.engines._support import SQLValidator, anatomy_among_samples, hostile_rows, table_names
 from tests.engines.contract import EngineContract
 
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 class TestDuckDB(EngineContract):
     engine = "duckdb"
     own_version_sql = "SELECT version()"
@@ -36,7 +36,7 @@ class TestDuckDB(EngineContract):
         assert engine.server.pid() is None and not directory.exists()
 
     def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
-        eng.reset_table("d_values", SEED_COLUMNS)
+        eng.reset_table("d_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # as the samples send them: the driver's parameters
             eng.statement_call(eng.insert_sql("d_values", COLS, 1), row)()
@@ -48,10 +48,10 @@ class TestDuckDB(EngineContract):
         assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
 
     def test_data_bytes_grows_after_a_load_and_counts_the_key_index(self, eng):
-        rows = datagen.seed_rows(50_000, seed=11)
+        rows = datagen.study_rows(50_000, seed=11)
         sizes = {}
         for model in ("no_key", "primary_key"):
-            eng.reset_table("d_bytes", SEED_COLUMNS, model=model)
+            eng.reset_table("d_bytes", STUDY_COLUMNS, model=model)
             eng.settle("d_bytes")
             empty = eng.data_bytes("d_bytes")
             eng.bulk_load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
@@ -62,9 +62,9 @@ class TestDuckDB(EngineContract):
         eng.execute(eng.drop_table_sql("d_bytes"))
 
     def test_settle_checkpoints_the_wal_into_the_file(self, eng):
-        eng.reset_table("d_settle", SEED_COLUMNS)
+        eng.reset_table("d_settle", STUDY_COLUMNS)
         eng.settle("d_settle")
-        for row in datagen.seed_rows(20, seed=12):
+        for row in datagen.study_rows(20, seed=12):
             eng.statement_call(eng.insert_sql("d_settle", COLS, 1), row)()
         wal = eng.server.path.with_name(eng.server.path.name + ".wal")
         assert wal.exists() and wal.stat().st_size > 0
@@ -73,8 +73,8 @@ class TestDuckDB(EngineContract):
         assert eng.count_rows("d_settle") == 20
 
     def test_async_commit_opens_the_file_without_fsync_and_defaults_come_back(self, eng):
-        eng.reset_table("d_sync", SEED_COLUMNS)
-        eng.execute(eng.insert_sql("d_sync", COLS, 1), datagen.seed_rows(1, seed=13)[0])
+        eng.reset_table("d_sync", STUDY_COLUMNS)
+        eng.execute(eng.insert_sql("d_sync", COLS, 1), datagen.study_rows(1, seed=13)[0])
         eng.apply_settings(dict(DuckDB.LOAD_SETTINGS["async_commit"].server))
         assert eng.settings()["fsync_mode"] == "NONE" and eng.metadata()["variant_settings"] == {"fsync_mode": "NONE"}
         assert eng.count_rows("d_sync") == 1  # the same file, opened again
@@ -101,8 +101,8 @@ class TestDuckDB(EngineContract):
         eng.execute(eng.drop_table_sql("demo"))
 
     def test_insert_batches_in_one_transaction_or_each_committed(self, eng):
-        eng.reset_table("d_tx", SEED_COLUMNS)
-        rows = datagen.seed_rows(30, seed=14)
+        eng.reset_table("d_tx", STUDY_COLUMNS)
+        rows = datagen.study_rows(30, seed=14)
         assert eng.prepare_insert("d_tx", COLS, rows[:20], rows_per_statement=5)() == 4
         assert eng.prepare_insert("d_tx", COLS, rows[20:], transaction=True)() == 10
         assert eng.count_rows("d_tx") == 30
@@ -142,7 +142,7 @@ class TestDuckDB(EngineContract):
 
     def test_native_load_is_duckdbs_copy_and_reads_the_labs_csv_exactly(self, eng, tmp_path):
         """05's native_client on DuckDB: its own CSV reader, hostile text and NULLs back as they were written."""
-        eng.reset_table("d_native", SEED_COLUMNS)
+        eng.reset_table("d_native", STUDY_COLUMNS)
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
@@ -155,7 +155,7 @@ class TestDuckDB(EngineContract):
                 DuckDB.has(step, check=True)
         assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1
         with pytest.raises(ConfigError, match="PARTITIONS"):
-            eng.table_ddl("t", SEED_COLUMNS, partitions=4)
+            eng.table_ddl("t", STUDY_COLUMNS, partitions=4)
 
 
 def test_registered_as_a_local_engine_without_url_schemes():

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from ingestlab import anatomy, datagen
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
 from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract
 
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 FLUSH = "innodb_flush_log_at_trx_commit"
 
 
@@ -19,7 +19,7 @@ FLUSH = "innodb_flush_log_at_trx_commit"
 
 def _fresh_table(eng, name: str) -> None:
     eng.execute(eng.drop_table_sql(name))
-    eng.execute(eng.create_table_sql(name, SEED_COLUMNS))
+    eng.execute(eng.create_table_sql(name, STUDY_COLUMNS))
 
 
 class TestMariaDB(EngineContract, NativeLoopContract):
@@ -66,7 +66,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         for variant in ("flush_1", "flush_0"):
             eng.apply_settings(eng.COMMIT_VARIANTS[variant])
             _fresh_table(eng, "anat")
-            frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(20, start_id=1000, seed=4))
+            frame = eng.statement_anatomy("anat", COLS, datagen.study_rows(20, start_id=1000, seed=4))
             per = frame[frame["pass"] == "stages"].pivot(index="statement_no", columns="component", values="ms")
             assert {"client_total", "starting", "opening_tables", "update", "commit", "unexplained"} <= set(per.columns)
             parts = per.drop(columns="client_total").fillna(0).sum(axis=1)
@@ -80,8 +80,8 @@ class TestMariaDB(EngineContract, NativeLoopContract):
             stats[variant] = frame[frame["pass"] == "stats"].set_index("component")
         # unobserved INSERTs between the observed ones: their own stages, from the same history
         _fresh_table(eng, "anat")
-        frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(5, start_id=5000, seed=4),
-                                      unobserved_rows=datagen.seed_rows(50, start_id=6000, seed=5))
+        frame = eng.statement_anatomy("anat", COLS, datagen.study_rows(5, start_id=5000, seed=4),
+                                      unobserved_rows=datagen.study_rows(50, start_id=6000, seed=5))
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED].pivot(index="statement_no", columns="component", values="ms")
         assert len(quiet) == 50 and {"starting", "update", "commit"} <= set(quiet.columns)
         observed = frame[frame["pass"] == "stages"]
@@ -97,8 +97,8 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' "
                     "WHERE NAME = 'events_stages_history_long'")
         try:
-            frame = eng.statement_anatomy("anat_sp", COLS, datagen.seed_rows(5, start_id=2000, seed=5),
-                                          unobserved_rows=datagen.seed_rows(5 * 12, start_id=3000, seed=6))
+            frame = eng.statement_anatomy("anat_sp", COLS, datagen.study_rows(5, start_id=2000, seed=5),
+                                          unobserved_rows=datagen.study_rows(5 * 12, start_id=3000, seed=6))
         finally:
             eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' "
                         "WHERE NAME = 'events_stages_history_long'")
@@ -119,7 +119,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         assert sorted(eng.execute("SELECT id, name, amount, dt FROM odd_values")) == rows
 
     def test_generated_sql_parses_as_mysql(self, eng):
-        sql = eng.create_table_sql("t`x", SEED_COLUMNS)
+        sql = eng.create_table_sql("t`x", STUDY_COLUMNS)
         assert table_names(parse_sql(sql, eng.SQLGLOT_DIALECT)) == ["t`x"]
         parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), eng.SQLGLOT_DIALECT)
         assert eng.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")

@@ -7,13 +7,13 @@ from sqlglot import exp
 
 from ingestlab import datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.mysql import MySQL
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import SQLValidator, parse_sql, render
 
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 FLUSH = "innodb_flush_log_at_trx_commit"
 
 
@@ -33,7 +33,7 @@ class TestMySQLSQL(SQLValidator):
 
     @pytest.mark.parametrize("model", list(MySQL.TABLE_MODELS))
     def test_every_model_parses(self, my, model):
-        (sql,) = my.table_ddl("t`x", SEED_COLUMNS, model=model)
+        (sql,) = my.table_ddl("t`x", STUDY_COLUMNS, model=model)
         self.validate(sql, tables=["t`x"])
 
     @pytest.mark.parametrize("model", ["no_key", "primary_key", "primary_key_indexes"])
@@ -42,17 +42,17 @@ class TestMySQLSQL(SQLValidator):
         # sqlglot 30.30's mysql dialect has no grammar for PARTITION BY KEY (MySQL documents it: it
         # falls back to an unparsed Command), so the table is checked through sqlglot and the clause,
         # which sqlglot cannot read, by its exact text; a server test below counts the partitions
-        (sql,) = my.table_ddl("t", SEED_COLUMNS, model=model, partitions=n)
-        (plain,) = my.table_ddl("t", SEED_COLUMNS, model=model)
+        (sql,) = my.table_ddl("t", STUDY_COLUMNS, model=model, partitions=n)
+        (plain,) = my.table_ddl("t", STUDY_COLUMNS, model=model)
         table, sep, clause = sql.partition(" PARTITION BY ")
         assert sep and table == plain, sql
         assert clause == f"KEY (`id`) PARTITIONS {n}", sql
         self.validate(table, tables=["t"])
-        assert my.table_ddl("t", SEED_COLUMNS, model=model, partitions=1) == [plain]  # one: a plain table
+        assert my.table_ddl("t", STUDY_COLUMNS, model=model, partitions=1) == [plain]  # one: a plain table
 
     def test_sqlglot_still_cannot_read_partition_by_key(self, my):
         # when sqlglot learns the clause this fails: then validate the whole DDL above instead
-        (sql,) = my.table_ddl("t", SEED_COLUMNS, model="primary_key", partitions=8)
+        (sql,) = my.table_ddl("t", STUDY_COLUMNS, model="primary_key", partitions=8)
         tree = parse_sql(sql, self.dialect)
         assert isinstance(tree, exp.Command) and tree.sql(self.dialect) == sql
 
@@ -66,7 +66,7 @@ class TestMySQLSQL(SQLValidator):
                                               ({"partitions": 9000}, "PARTITIONS")])
     def test_a_model_or_partitioning_it_cannot_write_is_refused(self, my, kwargs, name):
         with pytest.raises(ConfigError) as err:
-            my.table_ddl("t", SEED_COLUMNS, **kwargs)
+            my.table_ddl("t", STUDY_COLUMNS, **kwargs)
         assert err.value.name == name
 
 
@@ -120,8 +120,8 @@ def test_a_remote_url_with_the_opt_in_sets_globals_and_puts_them_back(mariadb):
 def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
     remote = Engine.from_url(_url(mariadb)).start()
     try:
-        remote.reset_table("url_bulk", SEED_COLUMNS, model="primary_key")
-        rows = datagen.seed_rows(300, seed=8)
+        remote.reset_table("url_bulk", STUDY_COLUMNS, model="primary_key")
+        rows = datagen.study_rows(300, seed=8)
         assert remote.bulk_load("url_bulk", COLS, [datagen.rows_table(COLS, rows)]) == 300
         assert remote.count_rows("url_bulk") == 300 and remote.data_bytes("url_bulk") > 0
     finally:
@@ -132,7 +132,7 @@ def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
 def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
     remote = Engine.from_url(_url(mariadb)).start()
     try:
-        remote.reset_table("url_parts", SEED_COLUMNS, model="primary_key", partitions=n)
+        remote.reset_table("url_parts", STUDY_COLUMNS, model="primary_key", partitions=n)
         rows = remote.execute("SELECT PARTITION_METHOD, PARTITION_EXPRESSION, COUNT(*) FROM information_schema.PARTITIONS "
                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'url_parts' "
                               "GROUP BY PARTITION_METHOD, PARTITION_EXPRESSION")
@@ -173,8 +173,8 @@ def test_both_drivers_measure_and_record_themselves(mariadb, driver):
     try:
         meta = remote.metadata()
         assert meta["driver"] == driver and meta["driver_version"] and "driver_note" not in meta
-        remote.reset_table("by_driver", SEED_COLUMNS)
-        rows = datagen.seed_rows(3, seed=2)
+        remote.reset_table("by_driver", STUDY_COLUMNS)
+        rows = datagen.study_rows(3, seed=2)
         sql = remote.insert_sql("by_driver", COLS, 1)
         assert remote.render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
         for row in rows:

@@ -3,7 +3,7 @@ import pytest
 
 from ingestlab import datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract
 
@@ -25,8 +25,8 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
     def test_anatomy_splits_planning_execution_and_wal_flush(self, eng):
         eng.apply_settings({"synchronous_commit": "on"})
-        eng.reset_table("anat", SEED_COLUMNS)
-        frame = eng.statement_anatomy("anat", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(10, seed=5))
+        eng.reset_table("anat", STUDY_COLUMNS)
+        frame = eng.statement_anatomy("anat", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(10, seed=5))
         stats = frame[frame["pass"] == "stats"].set_index("component")
         assert {"client_total", "planning", "execution", "wal_flush", "unexplained"} <= set(stats.index)
         assert stats.loc["wal_fsyncs", "count"] >= 0.9  # one WAL flush per commit
@@ -50,9 +50,9 @@ class TestPostgres(EngineContract, NativeLoopContract):
         an asynchronous one's is the block's mean (no fsync by the statement: no variation to give it)."""
 
         eng.apply_settings({"synchronous_commit": sync})
-        eng.reset_table("anat_flush", SEED_COLUMNS)
-        frame = eng.statement_anatomy("anat_flush", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=5),
-                                      unobserved_rows=datagen.seed_rows(60, start_id=10**6, seed=6))
+        eng.reset_table("anat_flush", STUDY_COLUMNS)
+        frame = eng.statement_anatomy("anat_flush", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=5),
+                                      unobserved_rows=datagen.study_rows(60, start_id=10**6, seed=6))
         quiet = frame[frame["pass"] == "unobserved"].pivot(index="statement_no", columns="component", values="ms")
         for block in (quiet.iloc[k * 20:(k + 1) * 20] for k in range(3)):
             flush, client = block["wal_flush"], block["client_total"]
@@ -79,8 +79,8 @@ class TestPostgres(EngineContract, NativeLoopContract):
             calls.append(sql)
             return original(self, sql, params)
         monkeypatch.setattr(type(eng), "statement_call", spy)
-        eng.reset_table("anat_call", SEED_COLUMNS)
-        eng.statement_anatomy("anat_call", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=6))
+        eng.reset_table("anat_call", STUDY_COLUMNS)
+        eng.statement_anatomy("anat_call", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=6))
         assert [c for c in calls if c.startswith('INSERT INTO "anat_call"')] == [calls[0]] * 3
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
         assert eng.count_rows("anat_call") == 3
@@ -98,7 +98,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         from ingestlab import anatomy, timing
         from ingestlab.engines import postgres
 
-        cols = [c for c, _ in SEED_COLUMNS]
+        cols = [c for c, _ in STUDY_COLUMNS]
 
         class Ballast(postgres._StatsRecorder):
             def before(self):
@@ -110,18 +110,18 @@ class TestPostgres(EngineContract, NativeLoopContract):
                 self.last = self._read()  # the ballast's own statistics are not the INSERT's
 
         eng.apply_settings({"synchronous_commit": "on"})
-        eng.reset_table("ballast", SEED_COLUMNS)
-        eng.reset_table("anat_slow", SEED_COLUMNS)
+        eng.reset_table("ballast", STUDY_COLUMNS)
+        eng.reset_table("anat_slow", STUDY_COLUMNS)
         insert = eng.insert_sql("anat_slow", cols, 1)
-        rows = datagen.seed_rows(400, seed=7)
+        rows = datagen.study_rows(400, seed=7)
 
         def samples(part):  # the samples bracket the anatomy, as notebook 01's do: the VM's pace drifts
             return timing.time_calls([eng.statement_call(insert, r) for r in part], rows=[1] * len(part),
                                      bytes_=[0] * len(part))["elapsed_s"].tolist()
         before = samples(rows[:200])
         monkeypatch.setattr(eng, "anatomy_recorder", lambda table, columns: Ballast(eng, table, columns))
-        frame = eng.statement_anatomy("anat_slow", cols, datagen.seed_rows(15, start_id=10**6, seed=8),
-                                      unobserved_rows=datagen.seed_rows(150, start_id=2 * 10**6, seed=9))
+        frame = eng.statement_anatomy("anat_slow", cols, datagen.study_rows(15, start_id=10**6, seed=8),
+                                      unobserved_rows=datagen.study_rows(150, start_id=2 * 10**6, seed=9))
         monkeypatch.undo()
         median = float(np.median(before + samples(rows[200:]))) * 1e3
         row = anatomy.summary(frame.assign(engine="postgres", variant="sync_on")).iloc[0]
@@ -153,15 +153,15 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
         n = COPY_PIECE_ROWS * 2 + 7
         rows = [(i, f"r{i}", i / 4, None) for i in range(n)]
-        eng.reset_table("pieces", SEED_COLUMNS)
-        assert eng.bulk_load("pieces", [c for c, _ in SEED_COLUMNS], [datagen.rows_table([c for c, _ in SEED_COLUMNS], rows)]) == n
+        eng.reset_table("pieces", STUDY_COLUMNS)
+        assert eng.bulk_load("pieces", [c for c, _ in STUDY_COLUMNS], [datagen.rows_table([c for c, _ in STUDY_COLUMNS], rows)]) == n
         assert eng.execute("SELECT count(*), count(DISTINCT id), max(id) FROM pieces") == [(n, n, n - 1)]
 
     def test_partitions_and_models_are_what_the_catalog_says(self, eng):
-        eng.reset_table("parts", SEED_COLUMNS, model="primary_key_indexes", partitions=8)
+        eng.reset_table("parts", STUDY_COLUMNS, model="primary_key_indexes", partitions=8)
         assert eng.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = '\"parts\"'::regclass")[0][0] == 8
         assert eng.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'parts'")[0][0] == 4
-        eng.reset_table("parts", SEED_COLUMNS, model="unlogged")
+        eng.reset_table("parts", STUDY_COLUMNS, model="unlogged")
         assert eng.execute("SELECT relpersistence FROM pg_class WHERE relname = 'parts'")[0][0] == "u"
 
 
@@ -187,12 +187,12 @@ class TestPostgresUpsert(UpsertContract):
 def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     from ingestlab import anatomy
 
-    cols = [c for c, _ in SEED_COLUMNS]
+    cols = [c for c, _ in STUDY_COLUMNS]
     eng = Engine.resolve("postgres15").start()
     try:
-        eng.reset_table("anat15", SEED_COLUMNS)
-        frame = eng.statement_anatomy("anat15", cols, datagen.seed_rows(6, seed=5),
-                                      unobserved_rows=datagen.seed_rows(36, start_id=100, seed=6))
+        eng.reset_table("anat15", STUDY_COLUMNS)
+        frame = eng.statement_anatomy("anat15", cols, datagen.study_rows(6, seed=5),
+                                      unobserved_rows=datagen.study_rows(36, start_id=100, seed=6))
     finally:
         eng.close()
     (missing,) = frame[frame["pass"] == "unmeasured"].itertuples()
@@ -213,15 +213,15 @@ def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
 
     eng = Engine.resolve("postgres").start()
     try:
-        eng.reset_table("copy_kill", SEED_COLUMNS)
+        eng.reset_table("copy_kill", STUDY_COLUMNS)
         backend = eng.execute("SELECT pg_backend_pid()")[0][0]
-        cols = [c for c, _ in SEED_COLUMNS]
+        cols = [c for c, _ in STUDY_COLUMNS]
 
         def chunks():
-            yield datagen.rows_table(cols, datagen.seed_rows(5_000, seed=3))
+            yield datagen.rows_table(cols, datagen.study_rows(5_000, seed=3))
             os.kill(backend, signal.SIGKILL)  # between two pieces, as a crash or the out-of-memory killer would
             for k in range(1, 20):
-                yield datagen.rows_table(cols, datagen.seed_rows(5_000, start_id=k * 10**6, seed=3))
+                yield datagen.rows_table(cols, datagen.study_rows(5_000, start_id=k * 10**6, seed=3))
 
         with pytest.raises(Exception) as caught:
             eng.bulk_load("copy_kill", cols, chunks())

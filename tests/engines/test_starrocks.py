@@ -11,14 +11,14 @@ import sqlglot
 
 from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import RemoteContract
 
 URL = "starrocks://root:secret@127.0.0.1:9030/ingestlab?http_port=8030"
-COLS = [c for c, _ in SEED_COLUMNS]
+COLS = [c for c, _ in STUDY_COLUMNS]
 DIALECT = StarRocks.SQLGLOT_DIALECT
 
 
@@ -44,7 +44,7 @@ def sr() -> StarRocks:
     {"distributed_by": ["name"], "properties": {"storage_medium": "SSD"}},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
 def test_ddl_of_every_model_and_option_parses_and_keeps_the_table(sr, options):
-    sql = sr.create_table_sql('we"ird`t', SEED_COLUMNS, **options)
+    sql = sr.create_table_sql('we"ird`t', STUDY_COLUMNS, **options)
     tree = parse_sql(sql, DIALECT)
     assert table_names(tree) == ['we"ird`t']
     model = options.get("model", "duplicate")
@@ -54,7 +54,7 @@ def test_ddl_of_every_model_and_option_parses_and_keeps_the_table(sr, options):
 
 
 def test_primary_key_shorthand_makes_a_primary_key_table(sr):
-    assert "PRIMARY KEY(`id`)" in sr.create_table_sql("t", SEED_COLUMNS, primary_key=["id"])
+    assert "PRIMARY KEY(`id`)" in sr.create_table_sql("t", STUDY_COLUMNS, primary_key=["id"])
 
 
 @pytest.mark.parametrize("options, match", [
@@ -68,18 +68,18 @@ def test_primary_key_shorthand_makes_a_primary_key_table(sr):
 ])
 def test_bad_table_options_fail_naming_the_option(sr, options, match):
     with pytest.raises(ConfigError, match=match):
-        sr.create_table_sql("t", SEED_COLUMNS, **options)
+        sr.create_table_sql("t", STUDY_COLUMNS, **options)
 
 
 def test_unknown_table_options_are_refused(sr):
     with pytest.raises(UnsupportedOperationError, match="partition_by"):
-        sr.create_table_sql("t", SEED_COLUMNS, partition_by="dt")
+        sr.create_table_sql("t", STUDY_COLUMNS, partition_by="dt")
 
 
 def test_url_gives_table_defaults_and_strips_lab_keys():
     sr = Engine.from_url(URL + "&buckets=3&replication_num=1&label=shared-nothing")
-    assert "BUCKETS 3" in sr.create_table_sql("t", SEED_COLUMNS)
-    assert '"replication_num" = "1"' in sr.create_table_sql("t", SEED_COLUMNS)
+    assert "BUCKETS 3" in sr.create_table_sql("t", STUDY_COLUMNS)
+    assert '"replication_num" = "1"' in sr.create_table_sql("t", STUDY_COLUMNS)
     kwargs = sr.connect_kwargs()
     assert not {"http_port", "buckets", "replication_num", "label"} & set(kwargs)
     assert kwargs["port"] == 9030 and kwargs["database"] == "ingestlab"

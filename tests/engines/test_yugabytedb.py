@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
 from tests.engines._support import corpus_body, parse_sql, table_names
@@ -39,8 +39,8 @@ def test_url_selects_yugabytedb_on_its_port_and_hides_the_password(yb):
 
 
 def test_sql_parses_with_the_postgres_dialect(yb):
-    assert table_names(parse_sql(yb.create_table_sql("we ird", SEED_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
-    insert = yb.insert_sql("t1", [c for c, _ in SEED_COLUMNS], 2).replace("%s", "1")
+    assert table_names(parse_sql(yb.create_table_sql("we ird", STUDY_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
+    insert = yb.insert_sql("t1", [c for c, _ in STUDY_COLUMNS], 2).replace("%s", "1")
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
     assert table_names(parse_sql(yb.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
 

@@ -34,8 +34,8 @@ def data_dir():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def spec(table, engine, query, **extra):
-    return {"engine": engine, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files],
+def spec(table, reader, query, **extra):
+    return {"reader": reader, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files],
             **extra}
 
 
@@ -231,8 +231,8 @@ def test_a_resumed_run_keeps_the_scans_it_completed_and_runs_only_the_rest(data_
     real_child, engines = csv_scan.run_child, []
 
     def interrupted_at_polars(spec, **kwargs):
-        engines.append(spec["engine"])
-        if spec["engine"] == "polars":
+        engines.append(spec["reader"])
+        if spec["reader"] == "polars":
             raise KeyboardInterrupt
         return real_child(spec, **kwargs)
 

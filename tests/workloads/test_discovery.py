@@ -50,7 +50,7 @@ def tidy_fits(totals):
 
 
 NOTEBOOK = Notebook(stem="90_toy", question="Does the lab find a notebook it was never told about?",
-                    seed="none", validate=validate, engine_parameter=None, headlines=("overhead_ms",))
+                    study="none", validate=validate, engine_parameter=None, headlines=("overhead_ms",))
 '''
 
 TOY_CELLS = [

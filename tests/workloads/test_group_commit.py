@@ -24,8 +24,8 @@ from ingestlab.workloads import group_commit, group_commit_analysis
     ({"clients": [1, 97]}, "CLIENTS"),
     ({"clients": "-3"}, "CLIENTS"),
     ({"clients": "two"}, "CLIENTS"),
-    ({"rows_per_insert": "0"}, "ROWS_PER_INSERT"),
-    ({"rows_per_insert": [10_001]}, "ROWS_PER_INSERT"),
+    ({"batch_rows": "0"}, "BATCH_ROWS"),
+    ({"batch_rows": [10_001]}, "BATCH_ROWS"),
     ({"variants": "commit_delay_7"}, "VARIANTS"),
     ({"variants": "sync_mode"}, "VARIANTS"),
     ({"duration_s": 0}, "DURATION_S"),
@@ -97,16 +97,6 @@ def test_starrocks_nearest_equivalent_is_merge_commit_headers():
     assert not StarRocks.has("commit_counters") and not Doris.has("commit_counters")
 
 
-def test_doris_replies_group_by_transaction():
-    replies = ["{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
-               "{'label':'group_commit_a145ce07f1c972fc-bd2c54597052a9ad', 'status':'PREPARE', 'txnId':'181508'}",
-               json.dumps({"TxnId": 7009, "Label": "group_commit_c84d2099208436ab_96e33fda01eddba8",
-                           "GroupCommit": True, "Status": "Success", "NumberLoadedRows": 2})]
-    groups = group_commit_analysis.doris_groups(replies).set_index("txn_id")
-    assert groups.loc[181508, "statements"] == 2 and groups.loc[7009, "statements"] == 1
-    assert groups["group_commit"].all()
-
-
 def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
     params = group_commit.validate("postgres")
     tp = pd.DataFrame({"statements": [10], "warmup_statements": [2], "client_cpu_us_per_statement": [30.0]})
@@ -118,7 +108,7 @@ def test_the_grid_calls_a_client_cpu_bound_only_when_it_was():
 # -- live runs -----------------------------------------------------------------------------------
 def test_measure_counts_every_row_and_observes_grouping(tmp_path):
     # 1 s a configuration: at 0.6 s, with three test workers on two cores, a configuration once measured no row
-    params = group_commit.validate("postgres", clients="1,8", rows_per_insert="1,10", variants="default,sync_off",
+    params = group_commit.validate("postgres", clients="1,8", batch_rows="1,10", variants="default,sync_off",
                                    duration_s=1.0, warmup_s=0.2)
     run = Run("04_group_commit", params.as_dict(), tmp_path)
     data = group_commit.measure(params, run)
@@ -141,7 +131,7 @@ def test_measure_counts_every_row_and_observes_grouping(tmp_path):
 
 @pytest.mark.parametrize("stop", ["a client killed", "Ctrl-C"])
 def test_a_killed_client_or_ctrl_c_stops_every_client_and_the_server_and_keeps_partial_results(tmp_path, stop):
-    params = group_commit.validate("postgres", clients="4", rows_per_insert="1", variants="default",
+    params = group_commit.validate("postgres", clients="4", batch_rows="1", variants="default",
                                    duration_s=5.0, warmup_s=0.2)
     run = Run("04_group_commit", params.as_dict(), tmp_path)
     pids: list[int] = []
@@ -174,7 +164,7 @@ def test_a_killed_client_or_ctrl_c_stops_every_client_and_the_server_and_keeps_p
 
 
 def test_thirty_two_clients_share_flushes_by_default_and_the_gain_is_stated_with_a_ci(tmp_path):
-    params = group_commit.validate("postgres", clients="32", rows_per_insert="1",
+    params = group_commit.validate("postgres", clients="32", batch_rows="1",
                                    variants="default,commit_delay_1000", duration_s=1.5, warmup_s=0.3)
     data = group_commit.measure(params, Run("04_group_commit", params.as_dict(), tmp_path))
     tp = data["throughput"].set_index("variant")
@@ -196,7 +186,7 @@ def test_mariadb_binlog_group_commit_is_counted(tmp_path):
         find_binary("mariadbd")
     except EngineUnavailableError as exc:
         pytest.skip(str(exc))
-    params = group_commit.validate("mariadb", clients="8", rows_per_insert="1", variants="binlog_wait_8",
+    params = group_commit.validate("mariadb", clients="8", batch_rows="1", variants="binlog_wait_8",
                                    duration_s=0.6, warmup_s=0.2)
     data = group_commit.measure(params, Run("04_group_commit", params.as_dict(), tmp_path))
     tp = data["throughput"].iloc[0]

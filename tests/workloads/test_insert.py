@@ -67,7 +67,7 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
     assert single.groupby("repeat")["statement_no"].apply(list).tolist() == [list(range(120))] * 2
     observed = data["anatomy"][(data["anatomy"]["component"] == anatomy.CLIENT_TOTAL)
                                & ~data["anatomy"]["pass"].isin(["stats", "ladder", anatomy.UNOBSERVED])]
-    assert observed.groupby("repeat")["round"].apply(list).tolist() == [[0, 1, 2], [3, 4]]
+    assert observed.groupby("repeat")["profiled_no"].apply(list).tolist() == [[0, 1, 2], [3, 4]]
     assert not observed["warmup"].any()  # the table was opened before the passes
     # every block loses its first ANATOMY_SETTLE statements, no more
     assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == 5 * (insert.UNOBSERVED_BLOCK - Engine.ANATOMY_SETTLE)

@@ -85,7 +85,7 @@ def _reason(exc: BaseException, timeout_s: float, timed_out: bool = False) -> st
 
 
 class ArangoDB(Engine):
-    """ArangoDB (RocksDB storage engine) through its HTTP API; the seed's own system.
+    """ArangoDB (RocksDB storage engine) through its HTTP API; the study's own system.
 
     No local server (no binaries here): ``arangodb://root@127.0.0.1:8529/_system``
     (``compose/arangodb.yml``); ``?protocol=https`` for TLS. A table is a document
@@ -96,13 +96,13 @@ class ArangoDB(Engine):
       per line, one request per chunk, ``onDuplicate=error`` and ``complete=true`` (a
       duplicate key fails the chunk, as a primary key does in SQL).
     * **Operations** (one ``POST /_api/document/{collection}`` of the batch's documents,
-      one transaction on a single server, as the seed's batches): ``insert`` of new keys;
+      one transaction on a single server, as the study's batches): ``insert`` of new keys;
       ``overwrite`` — ``overwrite=true`` (ArangoDB ≥ 3.4), with ``overwriteMode=replace``
-      from 3.7 (the 3.4 behaviour and the seed's "insert with overwrite": the new document
+      from 3.7 (the 3.4 behaviour and the study's "insert with overwrite": the new document
       replaces the old one; ``update`` would merge it, which is another operation). Both
-      look the key up first; an overwrite finds it and reads the old document (the seed's
+      look the key up first; an overwrite finds it and reads the old document (the study's
       point). ``blind_overwrite`` — a write without that read — is offered by no ArangoDB
-      release (the seed's blind write was a patch it calls unsafe: document counts and
+      release (the study's blind write was a patch it calls unsafe: document counts and
       revisions go wrong), so :meth:`start` leaves it out of :attr:`UPSERT_OPERATIONS` unless
       the server is at least :attr:`BLIND_WRITE_SINCE`, and :meth:`prepare_write` refuses it.
     * **State.** :meth:`count_rows` (``GET /_api/collection/{name}/count``),
@@ -299,7 +299,7 @@ class ArangoDB(Engine):
         if operation == "blind_overwrite" and operation not in self.UPSERT_OPERATIONS:
             raise UnsupportedOperationError(
                 f"{self.NAME} {self._version or ''}: no blind_overwrite: every ArangoDB insert with overwrite reads "
-                "the old document first (the seed's blind write was an unreleased patch)".replace("  ", " "))
+                "the old document first (the study's blind write was an unreleased patch)".replace("  ", " "))
         if operation not in self.UPSERT_OPERATIONS:
             return super().prepare_write(operation, table, columns, key, chunk)  # raises, naming the operations
         docs = self._documents(table, columns, chunk, key)

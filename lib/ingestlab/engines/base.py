@@ -20,10 +20,10 @@ from ingestlab.engines.steps import unsupported as _unsupported
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
 
-__all__ = ["SEED_COLUMNS", "STEPS", "Engine", "LoadSetting", "mask_url"]
+__all__ = ["STUDY_COLUMNS", "STEPS", "Engine", "LoadSetting", "mask_url"]
 
-#: The seed's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
-SEED_COLUMNS: tuple[tuple[str, str], ...] = (
+#: The study's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
+STUDY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "BIGINT"),
     ("name", "VARCHAR(100)"),
     ("amount", "DECIMAL(10,2)"),
@@ -792,7 +792,7 @@ class Engine:
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
         """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
 
-        The seed's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
+        The study's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
         engine's own row generator (its builder's).
         """
         return self.sql.generate_rows_sql(table, columns, n)

@@ -38,8 +38,8 @@ class ClickHouse(Engine):
     ``{name:Type}`` placeholders), but not as the lab's writes need them: each placeholder
     needs its column's type, each value is text in ClickHouse's escaped (TSV) format (so an
     escaping function is needed anyway), and an ``INSERT … VALUES`` with placeholders leaves
-    the streaming Values parser for its expression interpreter: 4.5 ms against 2.8 ms for the
-    same single-row INSERT with literals, measured here. Statements the adapter writes about
+    the streaming Values parser for its expression interpreter, which is slower (bench/README.md,
+    "Measurements behind the code's rules"). Statements the adapter writes about
     the table itself (:meth:`data_bytes`, :meth:`settle`) use the same literals.
 
     The bulk path is ``INSERT … FORMAT ArrowStream`` through chDB's streaming inserter
@@ -429,11 +429,8 @@ class _EventsRecorder(anatomy.Recorder):
     Extras, never parts (:data:`EVENT_EXTRAS`, ms): the thread pools' job waits, because they
     cannot be added — a local pool's job waits for a thread it borrows from the global pool, so
     its wait holds that global job's; the pipeline executor's threads wait side by side; and
-    other threads' jobs count in the same events — and because on this machine they are heavy-
-    tailed (one statement's window held 22 ms of them) while the statement's own hand-offs cost
-    0.3–0.7 ms (single-row INSERTs with ``max_threads = 1``, whose pipeline then runs on the
-    caller's thread, took 1.98 against 2.30 ms and 1.81 against 2.48 ms in two runs of 8
-    interleaved rounds of 200, on a quiet machine); the
+    other threads' jobs count in the same events — and because they are heavy-tailed, far
+    beyond the statement's own hand-offs (``pipeline_threads`` below measures those); the
     shared parts lock (an INSERT's own share is microseconds; the merge scheduler holds it for
     its snapshot of the parts, inside ``merge_selection``); the merge scheduler's selection (its
     background thread, woken by the INSERT) and background merges; the threads' CPU time and their
@@ -449,16 +446,14 @@ class _EventsRecorder(anatomy.Recorder):
 
     ``part_files`` is a rung too: creating the new part's directory and its files, which no event
     times (``FileOpen`` counts them, nine for a compact part) and which is most of a single-row
-    INSERT on ext4 here — ``perf record`` of 1 500 single-row INSERTs put 45 % of the process's
-    samples in the kernel's ``ext4_create``/``ext4_mkdir`` (``recently_deleted``: the inode
-    allocator steps over the inodes of the parts merges have just deleted). After each observed
+    INSERT on ext4 (the kernel's ``ext4_create``/``ext4_mkdir``). After each observed
     statement, outside its clock, the lab's clock of making a directory beside the table's parts
     (its ``data_paths``), creating in it as many empty files as the statement opened, and renaming
     it, as ClickHouse renames ``tmp_insert_…`` to the part's name; then it is removed. Its
     writes are ``disk_write``'s, so the probe's files stay empty.
 
-    What no event times stays ``unexplained``: parsing the VALUES into a block, allocating the write buffers (``iobuffer_alloc_bytes``:
-    about 2 MiB per single-row INSERT, and the page faults of touching them), compressing and
+    What no event times stays ``unexplained``: parsing the VALUES into a block, allocating the write
+    buffers (``iobuffer_alloc_bytes``, and the page faults of touching them), compressing and
     checksumming the columns.
 
     Unobserved statements (``Engine.statement_anatomy``'s blocks): the block's change of the
@@ -466,9 +461,8 @@ class _EventsRecorder(anatomy.Recorder):
     (a mean per statement, as PostgreSQL's recorder does); ``chdb_call`` is the block's mean
     client time minus its mean ``InsertQueryTimeMicroseconds``. But ``disk_write`` and
     ``parts_lock`` (:data:`BACKGROUND_PARTS`) are the median of the pass's observed statements:
-    a block's mean holds every merge that ran during it (in notebook 01, 0.2 merges launched per
-    INSERT raised the blocks' mean ``parts_lock`` to 0.52 ms where the observed statements'
-    median was 0.13 ms).
+    a block's mean holds every merge that ran during it. The measurements behind these rules are
+    in bench/README.md ("Measurements behind the code's rules").
     """
 
     PASS = "events"

@@ -278,8 +278,7 @@ class _ProfileRecorder(anatomy.Recorder):
     * ``wal_fsync`` — a rung (:meth:`_climb`), measured after each observed statement outside its
       clock, because no metric times it: the rest of the commit after ``write_to_wal``, whose timer
       stops before the WAL is flushed and synced (``FlushCommit``), is the single-row INSERT's
-      largest untimed step (0.66 against 0.97 ms with ``fsync_mode = NONE``, medians of 4
-      interleaved rounds of 200, quiet machine). The rung is the lab's clock of the same
+      largest untimed step (bench/README.md, "Measurements behind the code's rules"). The rung is the lab's clock of the same
       single-row INSERT into a probe table with ``fsync_mode`` as set minus with ``'none'``, each
       the last of ``ANATOMY_SETTLE + 1`` in a row.
 
@@ -289,8 +288,7 @@ class _ProfileRecorder(anatomy.Recorder):
     operator time, so it is an extra, as are the span and ``cpu_time``.
 
     Unobserved statements (``Engine.statement_anatomy``'s blocks): profiling stays on and nothing
-    is read between them (profiling itself costs a statement about 0.05 ms: 0.98 against 0.93 ms,
-    8 interleaved rounds of 200); after each block the profile of its last statement is read (it
+    is read between them (profiling itself costs a statement little: bench/README.md); after each block the profile of its last statement is read (it
     keeps the last one only). Every unobserved statement gets, part by part, the median over the blocks
     of their last statement's (``client_api`` that statement's client time minus its span).
     """

@@ -600,7 +600,7 @@ class _StatsRecorder(anatomy.Recorder):
       STATISTICS), turned on for that one statement (``SET LOCAL`` in a transaction that is
       rolled back) and sent to the client (``client_min_messages = log``), minus the same three
       reports' ``elapsed`` for ``SELECT`` (no table, no column, nothing to rewrite) right
-      after: each report's clock also covers one ``getrusage`` call, about 0.5 µs here, and the
+      after: each report's clock also covers one ``getrusage`` call, and the
       instrument's floor so measured (the counter ``parse_analyze_instrument_ms``) is its own
       cost, not the statement's. Needs the right to set ``log_parser_stats`` (a superuser, as
       on the lab's server); without it the rung is left out.
@@ -628,8 +628,9 @@ class _StatsRecorder(anatomy.Recorder):
     for its own flush (as many WAL fsyncs as statements: ``synchronous_commit = on``), a
     statement's flush is the block's mean plus its own client time's difference from the
     block's mean (at least 0): the flush is what varies (on the observed statements, whose
-    flush is read one by one, the client's time rises with it at a slope of 1.01–1.09,
-    r ≥ 0.99), so the typical statement is not charged the block's few slow fsyncs.
+    flush is read one by one, the client's time rises with it at a slope near 1: bench/README.md,
+    "Measurements behind the code's rules"), so the typical statement is not charged the block's
+    few slow fsyncs.
 
     Before PostgreSQL 16 (no ``pg_stat_io``; notebook 05's second version is 15) the WAL flush
     is not measured: it is listed as unmeasured, and the ``commit`` rung becomes
@@ -643,7 +644,7 @@ class _StatsRecorder(anatomy.Recorder):
     _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
              "FROM pg_stat_statements WHERE query LIKE 'INSERT%%'")
     # client backends only: the WAL writer's flush of earlier asynchronous commits (the ladder's probes) in a
-    # statement's window is not the statement's (seen: 0.49 ms of "flush" in a 0.20 ms statement under load)
+    # statement's window is not the statement's (under load it can exceed the statement itself)
     _IO = ("SELECT coalesce(sum(write_time), 0) + coalesce(sum(fsync_time), 0), coalesce(sum(fsyncs), 0) "
            "FROM pg_stat_io WHERE object = 'wal' AND context = 'normal' AND backend_type = 'client backend'")
     _WAL = "SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal"

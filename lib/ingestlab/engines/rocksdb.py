@@ -65,7 +65,7 @@ class RocksDB(Engine):
     #: Statistics are always collected, so that block reads can be counted in every variant.
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
     #: Notebook 03's operations: ArangoDB's insert (look the key up, then write), its insert
-    #: with overwrite (read the old document, then write), and the blind write of the seed's
+    #: with overwrite (read the old document, then write), and the blind write of the study's
     #: patched ArangoDB.
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
     #: Only the engine's own limit: RocksDB runs inside the lab's Python process, which a memory
@@ -215,7 +215,7 @@ class RocksDB(Engine):
         return found
 
     def put(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
-        """A blind write: no read, new values replace old ones (the seed's patched ArangoDB)."""
+        """A blind write: no read, new values replace old ones (the study's patched ArangoDB)."""
         from rocksdict import WriteBatch
 
         batch = WriteBatch(raw_mode=True)

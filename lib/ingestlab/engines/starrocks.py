@@ -57,7 +57,7 @@ class StarRocks(MySQLProtocol):
     DDL: :meth:`create_table_sql` writes the table models :attr:`TABLE_MODELS` with
     ``DISTRIBUTED BY HASH(...) [BUCKETS n]`` and ``PROPERTIES``. Settings are session
     variables (``SET name = value``). The anatomy captures each INSERT's profile the way the
-    seed did (``SET enable_profile = true``, the INSERT, its query id, ``ANALYZE PROFILE
+    study did (``SET enable_profile = true``, the INSERT, its query id, ``ANALYZE PROFILE
     FROM '<id>'``) plus the raw profile from ``get_query_profile('<id>')``; the texts are
     kept in :attr:`last_profiles` and turned into numbers by ``ingestlab.profiles``.
     """
@@ -242,7 +242,7 @@ class StarRocks(MySQLProtocol):
                 f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
 
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.
+        """Each INSERT's profile, captured the way the study did, split as the study splits TotalTime.
 
         Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
         previous value after it; after each INSERT its query id, ``ANALYZE PROFILE FROM '<id>'``
@@ -277,7 +277,7 @@ class _ProfileRecorder(anatomy.Recorder):
 
 
 def profile_parts(capture: "ProfileCapture", kinds: Sequence[str]) -> tuple[list, list]:
-    """The seed's split of one statement's TotalTime, from its profile texts: (parts, extras).
+    """The study's split of one statement's TotalTime, from its profile texts: (parts, extras).
 
     Each text is parsed with ``ingestlab.profiles.parse`` in the order of ``kinds``; the first
     that reports a number gives it. Parts: ``execution`` and ``fe_overhead`` (TotalTime −

@@ -9,7 +9,7 @@ from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
 from ingestlab.engines.postgres import Postgres
 
-#: Session settings of the seed's script, off: every setting starts from them (a session keeps what it set).
+#: Session settings of the study's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
 
 
@@ -32,7 +32,7 @@ class YugabyteDB(Postgres):
 
     Notebook 03's operations: ``insert`` (``INSERT … VALUES``), ``overwrite`` (``INSERT … ON
     CONFLICT (id) DO UPDATE``: DocDB reads the row first) and ``blind_overwrite`` — the
-    YugabyteDB seed's "Upsert": the same ``INSERT`` with ``yb_enable_upsert_mode = on``, which
+    YugabyteDB study's "Upsert": the same ``INSERT`` with ``yb_enable_upsert_mode = on``, which
     writes the new row version without reading whether the key exists. It runs on a
     connection of its own that has the setting on from the start (:meth:`upsert_mode_conn`),
     so the measuring connection never carries it and no ``SET`` is inside the clock.
@@ -51,7 +51,7 @@ class YugabyteDB(Postgres):
     }
     SESSION_SETTINGS: ClassVar[frozenset[str]] = Postgres.SESSION_SETTINGS | {
         "yb_disable_transactional_writes", "yb_enable_upsert_mode"}
-    #: The seed's settings (notebook 05), all per session but packed rows, a tserver flag.
+    #: The study's settings (notebook 05), all per session but packed rows, a tserver flag.
     LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
         "default": LoadSetting("transactional writes, INSERT reads before it writes (the seed's purple 'default')",
                                server=_YB_OFF),
@@ -79,7 +79,7 @@ class YugabyteDB(Postgres):
     GROUP_COMMIT_NOTE = ("YugabyteDB replicates each write through its tablets' Raft logs, which batch "
                          "concurrent writes themselves; PostgreSQL's commit_delay does not apply")
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
-    #: Session setting of the blind write (the seed's "Upsert").
+    #: Session setting of the blind write (the study's "Upsert").
     BLIND_WRITE_SETTINGS: ClassVar[dict[str, str]] = {"yb_enable_upsert_mode": "on"}
     #: Statement prefix of the anatomy (the INSERT follows).
     EXPLAIN_PREFIX: ClassVar[str] = "EXPLAIN (ANALYZE, DIST) "

@@ -96,10 +96,6 @@ def _one_column_box(lines: list[str]) -> tuple[list[str], str | None]:
     return lines, None
 
 
-def _table_width(border: str) -> int:
-    return len(border.rstrip())
-
-
 def _box_table_notes_and_wraps(lines: list[str]) -> tuple[list[str], str | None]:
     """Inside ``+---+`` tables: cut notes after the closing bar, re-join rows wrapped by the paste."""
     out = list(lines)

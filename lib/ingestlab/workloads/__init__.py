@@ -32,6 +32,10 @@ WORKLOADS_ENV = "INGESTLAB_WORKLOADS"
 ENGINES = "ENGINES"
 
 
+#: The engine parameter's old names (issue K), refused by every notebook that has the parameter.
+ENGINES_RENAMED: Mapping[str, str] = {"TARGET": "ENGINES", "TARGETS": "ENGINES"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Notebook:
     """Everything the lab needs to know about one experiment notebook, declared by its workload.
@@ -43,7 +47,7 @@ class Notebook:
         characters are its id (``01``).
     question : str
         The question it answers, in one line (the README's notebook table, ``ingestlab list``).
-    seed : str
+    study : str
         The study it reproduces (a file of ``shared/seeds/``), or what it reads instead.
     validate : callable
         ``validate(**params)`` with the notebook's parameters in lower case: checks every value
@@ -69,7 +73,7 @@ class Notebook:
 
     stem: str
     question: str
-    seed: str
+    study: str
     validate: Callable[..., Any]
     measures: str = ""
     engine_parameter: str | None = ENGINES

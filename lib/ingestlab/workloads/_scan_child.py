@@ -1,6 +1,6 @@
-"""One CSV-scan query on one engine, run as its own process: ``python -m ingestlab.workloads._scan_child SPEC``.
+"""One CSV-scan query by one reader, run as its own process: ``python -m ingestlab.workloads._scan_child SPEC``.
 
-The process imports only its engine's library, reads the spec (JSON: ``engine``, ``query``,
+The process imports only its reader's library, reads the spec (JSON: ``reader``, ``query``,
 ``table_dir``, ``files``), times the query on the lab's clock (:func:`ingestlab.timing.timed` around the
 query and the fetch of its answer) and prints one JSON line: ``seconds``, ``cpu_s`` (this
 process's user + system CPU over the query, all threads), ``baseline_rss_mb`` (its RSS just
@@ -49,7 +49,7 @@ def _part(path: str) -> str:
     return _DT.search(path).group(1)
 
 
-# -- engines: each returns a callable that runs the query and returns its answer -------------------
+# -- readers: each returns a callable that runs the query and returns its answer -------------------
 def _duckdb(spec):
     import duckdb
 
@@ -154,13 +154,13 @@ def _pyarrow_table(spec):
     return pyarrow.__version__, run
 
 
-def _pandas(spec, engine: str):
+def _pandas(spec, parser: str):
     import csv
 
     import pandas as pd
 
     files, query = spec["files"], spec["query"]
-    if engine == "pyarrow":
+    if parser == "pyarrow":
         # the pyarrow engine cannot switch quoting off: the quote character is \x03, which Hive
         # reserves (map keys) and the table never holds; it reads "" as NULL only with "" in na_values
         opts = {"engine": "pyarrow", "quotechar": "\x03", "na_values": ["\\N", ""]}
@@ -176,7 +176,7 @@ def _pandas(spec, engine: str):
             # by position and without names: the pyarrow engine rejects names that differ from usecols
             count_opts = {k: v for k, v in opts.items() if k != "names"}
             return [[sum(len(pd.read_csv(f, **count_opts, usecols=[0])) for f in files)]]
-        if query == "limit_1" and engine == "c":
+        if query == "limit_1" and parser == "c":
             return [read(files[0], nrows=1).iloc[0].tolist()]
         frame = pd.concat([read(f) for f in files], ignore_index=True)
         if query == "limit_1":  # the pyarrow engine has no nrows: it reads the table
@@ -228,15 +228,15 @@ def _cpu() -> float:
 def main(spec: dict) -> dict:
     """Run ``spec``'s query once and return the measurement (see the module docstring)."""
     state: dict = {}
-    engine = spec["engine"]
+    reader = spec["reader"]
     try:
-        if engine == "postgres":
+        if reader == "postgres":
             version, run = _postgres(spec, state)
-        elif engine.startswith("pandas_"):
-            version, run = _pandas(spec, engine.removeprefix("pandas_"))
+        elif reader.startswith("pandas_"):
+            version, run = _pandas(spec, reader.removeprefix("pandas_"))
         else:
             version, run = {"duckdb": _duckdb, "chdb": _chdb, "polars": _polars, "pyarrow_stream": _pyarrow_stream,
-                            "pyarrow_table": _pyarrow_table}[engine](spec)
+                            "pyarrow_table": _pyarrow_table}[reader](spec)
         if spec.get("fail") == "exit":  # test hook: a child that dies mid-query
             os._exit(3)
         out = {"version": version, "baseline_rss_mb": _rss_mb()}

@@ -104,7 +104,7 @@ def compared_runs(params: Params) -> list[dict]:
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="Did anything change between two runs, beyond the noise?",
-    seed="none: two runs of the lab (its catalogue)",
+    study="none: two runs of the lab (its catalogue)",
     validate=validate,
     measures="nothing: the raw samples and fits of two runs, matched like for like, with a verdict each",
     engine_parameter=None,

@@ -26,8 +26,8 @@ from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_i
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "06_csv_scan"
 
-#: Engine name → what reads the files and how (the label in every table and figure).
-ENGINES: dict[str, str] = {
+#: Reader name → what reads the files and how (its label, in the samples' ``engine`` column, in every table and figure).
+READERS: dict[str, str] = {
     "duckdb": "DuckDB read_csv, hive partitioning",
     "chdb": "chDB (ClickHouse) file() CSV, quotes off",
     "polars": "polars scan_csv (lazy)",
@@ -37,22 +37,22 @@ ENGINES: dict[str, str] = {
     "pandas_c": "pandas read_csv, C engine",
     "postgres": "PostgreSQL file_fdw (a foreign table per file, UNION ALL)",
 }
-#: The seed's three queries, by the names of ``data/published/starrocks_csv_scan_times.csv``.
+#: The study's three queries, by the names of ``data/published/starrocks_csv_scan_times.csv``.
 QUERIES: dict[str, str] = {
     "full_scan_order_by_limit_1": "SELECT * FROM t ORDER BY 1 LIMIT 1",
     "limit_1": "SELECT * FROM t LIMIT 1",
     "count_star": "SELECT COUNT(*) FROM t",
 }
 CACHES = ("warm", "cold", "auto")
-#: Per SCALE: base rows before doubling, target sizes (MB), default engines, memory cap and time limit.
+#: Per SCALE: base rows before doubling, target sizes (MB), default readers, memory cap and time limit.
 SCALES: dict[str, dict[str, Any]] = {
-    "smoke": {"base_rows": 2000, "sizes": "0.75,1.5,3", "engines": "duckdb,polars", "rounds": 2,
+    "smoke": {"base_rows": 2000, "sizes": "0.75,1.5,3", "readers": "duckdb,polars", "rounds": 2,
               "memory_limit_mb": 4000, "timeout_s": 120},
-    "paper": {"base_rows": 14000, "sizes": "330,660,1300,5200", "engines": ",".join(ENGINES), "rounds": 3,
+    "paper": {"base_rows": 14000, "sizes": "330,660,1300,5200", "readers": ",".join(READERS), "rounds": 3,
               "memory_limit_mb": 12000, "timeout_s": 1800},
 }
-#: The seed's table size (Trino's line: ``[11M rows, 5.09GB]``).
-SEED_GB = 5.09
+#: The study's table size (Trino's line: ``[11M rows, 5.09GB]``).
+STUDY_GB = 5.09
 FLOOR = "read_floor"
 _DROP_CACHES = "/proc/sys/vm/drop_caches"
 
@@ -103,7 +103,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
     """
     one_of("SCALE", scale, SCALES)
     d = SCALES[scale]
-    readers = subset("READERS", d["engines"] if readers is None else readers, list(ENGINES))
+    readers = subset("READERS", d["readers"] if readers is None else readers, list(READERS))
     queries = subset("QUERIES", list(QUERIES) if queries is None else queries, list(QUERIES))
     repeats = positive_int("REPEATS", d["rounds"] if repeats is None else repeats)
     one_of("CACHE", cache, CACHES)
@@ -275,15 +275,15 @@ def generate(params: Params) -> list[hivetext.Table]:
 
 
 def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> pd.DataFrame:
-    """Every engine × query × size × round, each in its own process; return ``scans`` (tidy).
+    """Every reader × query × size × round, each in its own process; return ``scans`` (tidy).
 
-    Per size: ``ROUNDS`` reads of the files to nowhere (the floor), then for each engine
-    and query ``ROUNDS`` consecutive runs, as the seed ran them (the last is reported,
+    Per size: ``ROUNDS`` reads of the files to nowhere (the floor), then for each reader
+    and query ``ROUNDS`` consecutive runs, as the study ran them (the last is reported,
     all are kept). Cold: the page cache is dropped before every run. Rows go to
-    ``results.parquet`` as they are taken; each size's floor and each engine × query × size
+    ``results.parquet`` as they are taken; each size's floor and each reader × query × size
     (its rounds) is a configuration of :meth:`~ingestlab.results.Run.once`, which a resumed
     run does not measure again. A wrong answer is recorded, then raised as
-    :class:`~ingestlab.errors.WrongAnswerError`; an engine that runs out of memory, times
+    :class:`~ingestlab.errors.WrongAnswerError`; a reader that runs out of memory, times
     out or crashes is recorded and the run goes on. Each row carries ``load_1m``, the
     machine's 1-minute load average when that run ended.
     """
@@ -308,47 +308,47 @@ def measure(params: Params, run, tables: list[hivetext.Table] | None = None) -> 
                     bar.update()
             where = {"checksum": table.checksum, "cache": cache}
             frames.append(run.once({**where, "engine": FLOOR}, floor_once)["results"])
-            for engine in params.readers:
+            for reader in params.readers:
                 for query in params.queries:
-                    def rounds_once(table=table, size=size, engine=engine, query=query):
+                    def rounds_once(table=table, size=size, reader=reader, query=query):
                         for rnd in range(1, params.repeats + 1):
-                            _scan_round(params, table, size, engine, query, rnd, run)
+                            _scan_round(params, table, size, reader, query, rnd, run)
                             bar.update()
-                    frames.append(run.once({**where, "engine": engine, "query": query}, rounds_once)["results"])
+                    frames.append(run.once({**where, "engine": reader, "query": query}, rounds_once)["results"])
     return pd.concat(frames, ignore_index=True)
 
 
-def _scan_round(params: Params, table: hivetext.Table, size: dict, engine: str, query: str, rnd: int, run) -> None:
-    """One run of ``query`` by ``engine`` in its own process, appended to ``run``; a wrong answer raises after."""
+def _scan_round(params: Params, table: hivetext.Table, size: dict, reader: str, query: str, rnd: int, run) -> None:
+    """One run of ``query`` by ``reader`` in its own process, appended to ``run``; a wrong answer raises after."""
     if size["cache"] == "cold":
         drop_caches()
-    spec = {"engine": engine, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files]}
+    spec = {"reader": reader, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files]}
     res = run_child(spec, memory_limit_mb=params.memory_limit_mb, timeout_s=params.timeout_s)
-    if res["status"] != "ok" and engine == "postgres":
+    if res["status"] != "ok" and reader == "postgres":
         from ingestlab.servers import reap
 
         reap()  # the server a killed child left behind
     if res["status"] == "ok" and not check_answer(query, res.get("answer"), table):
         res["status"] = "wrong_answer"
-    run.append(_row(size, engine, query, rnd, params.repeats, res))
+    run.append(_row(size, reader, query, rnd, params.repeats, res))
     if res["status"] == "wrong_answer":
         expected = table.rows if query == "count_star" else list(table.minimum)
-        raise WrongAnswerError(f"{engine} {query} at {table.gb:.3g} GB round {rnd}: answered "
+        raise WrongAnswerError(f"{reader} {query} at {table.gb:.3g} GB round {rnd}: answered "
                                f"{res.get('answer')!r}, the generator's is {expected!r}")
     if res["status"] != "ok":
-        run.note(f"{engine} {query} {table.gb:.3g} GB round {rnd}: {res['status']} "
+        run.note(f"{reader} {query} {table.gb:.3g} GB round {rnd}: {res['status']} "
                  f"(peak {res['peak_rss_mb']:.0f} MB) {res['error'][-300:]}")
 
 
-def _row(size: dict, engine: str, query: str, rnd: int, rounds: int, res: dict) -> pd.DataFrame:
+def _row(size: dict, reader: str, query: str, rnd: int, rounds: int, res: dict) -> pd.DataFrame:
     server = res.get("server_peak_rss_mb")
     seconds = res.get("seconds", np.nan)
     return pd.DataFrame([{
-        "engine": engine, "query": query, **size, "round": rnd, "reported": rnd == rounds,
+        "engine": reader, "query": query, **size, "round": rnd, "reported": rnd == rounds,
         "status": res["status"], "seconds": seconds,
         # PostgreSQL: the backend that ran the query (VmHWM); everything else: the child process
         "peak_rss_mb": server if server is not None else res.get("peak_rss_mb", np.nan),
-        "peak_source": "backend VmHWM" if server is not None else ("child VmHWM" if engine != FLOOR else ""),
+        "peak_source": "backend VmHWM" if server is not None else ("child VmHWM" if reader != FLOOR else ""),
         "client_peak_rss_mb": res.get("peak_rss_mb", np.nan), "baseline_rss_mb": res.get("baseline_rss_mb", np.nan),
         "cpu_s": res.get("server_cpu_s", res.get("cpu_s", np.nan)), "child_cpu_s": res.get("child_cpu_s", np.nan),
         "gb_per_s": size["gb"] / seconds if seconds and seconds > 0 else np.nan,
@@ -370,7 +370,7 @@ def tables_frame(tables: list[hivetext.Table]) -> pd.DataFrame:
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="What does scanning a CSV table cost per GB, and what is fixed per scan, reader by reader?",
-    seed="starrocks-csv-reader.zh.txt",
+    study="starrocks-csv-reader.zh.txt",
     validate=validate,
     measures="three queries over a Hive text table grown by doubling, per reader, with peak memory",
     engine_parameter=None,

@@ -6,9 +6,9 @@ import textwrap
 
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import findings, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
-from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, SEED_GB
+from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, STUDY_GB
 
 
 # -- analysis ------------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
     """Per engine: cost per GB of ``COUNT(*)`` over that of the full scan, with a 95 % CI.
 
     A ratio well below 1 means ``COUNT(*)`` reads (parses) less than the full scan — the
-    seed's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
+    study's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
     """
     ols = fits[fits["method"] == "ols"] if not fits.empty else fits
     rows = []
@@ -197,7 +197,7 @@ def largest(scans: pd.DataFrame) -> pd.DataFrame:
 
 
 def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
-    """The seed's times (as GB/s of its 5.09 GB table) and peak memory beside the live ones at the largest size.
+    """The study's times (as GB/s of its 5.09 GB table) and peak memory beside the live ones at the largest size.
 
     Returns
     -------
@@ -212,8 +212,8 @@ def live_vs_published(scans: pd.DataFrame) -> pd.DataFrame:
     memory = published.load("starrocks_csv_peak_memory").set_index("engine")["peak_mb"]
     pub = pd.DataFrame({
         "source": "published", "engine": times["engine"] + " " + times["version"].astype(str) + " (" + times["stage"] + ")",
-        "query": times["scenario"], "size_gb": SEED_GB, "seconds": times["elapsed_s"],
-        "gb_per_s": SEED_GB / times["elapsed_s"], "peak_mb": times["engine"].map(memory),
+        "query": times["scenario"], "size_gb": STUDY_GB, "seconds": times["elapsed_s"],
+        "gb_per_s": STUDY_GB / times["elapsed_s"], "peak_mb": times["engine"].map(memory),
         "note": "HDFS, 4 cores; peak memory: the seed's one figure per engine, " + times["run_reported"]})
     live = largest(scans)
     live = pd.DataFrame({"source": "live", "engine": live["engine"], "query": live["query"], "size_gb": live["gb"],
@@ -296,11 +296,9 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
         runs = f" (median of {r.runs} runs, {r.runs_inside} inside the interval)" if r.runs > 1 else ""
         lines.append(f"{what}: {r.observed_median_s:.3g} s measured{runs}, {r.predicted_s:.3g} s predicted "
                      f"(95 % PI {r.pi_low_s:.3g} to {r.pi_high_s:.3g}): " + ("inside." if r.inside else "**outside**."))
-    tested = table[table["note"] == ""]
-    lines.append(f"The line foresaw the size it did not see in {int(tested['inside'].sum())} of {len(tested)} reader × "
-                 "query pairs." if len(tested) else
-                 "No reader completed enough sizes for a held-out check: the line needs three runs below the largest "
-                 "size.")
+    lines.append(findings.foresaw(table, unseen="size it did not see", among="reader × query pairs",
+                                  untested="No reader completed enough sizes for a held-out check: the line needs "
+                                           "three runs below the largest size."))
     return lines
 
 

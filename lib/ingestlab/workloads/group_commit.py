@@ -12,9 +12,9 @@ from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -29,7 +29,7 @@ SCALES: dict[str, dict[str, Any]] = {
 #: Most rows one INSERT may carry (PostgreSQL allows 65 535 parameters; 4 columns a row).
 MAX_ROWS_PER_INSERT = 10_000
 TABLE = "ingestlab_group_commit"
-COLUMNS = [c for c, _ in SEED_COLUMNS]
+COLUMNS = [c for c, _ in STUDY_COLUMNS]
 #: Columns of ``throughput.csv`` that identify a configuration.
 CONFIG = ["engine", "variant", "loop", "clients", "rows_per_insert"]
 
@@ -100,14 +100,14 @@ def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
 
 
 def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", clients: Sequence[int] | str | None = None,
-             rows_per_insert: Sequence[int] | str | None = None, variants: Sequence[str] | str | None = None,
+             batch_rows: Sequence[int] | str | None = None, variants: Sequence[str] | str | None = None,
              duration_s: float | None = None, warmup_s: float | None = None, loop: str = "closed",
              rate: float | None = None, seed: int = 0) -> Params:
     """Check notebook 04's parameters without starting anything; return them resolved.
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter.
     ``None`` means "the SCALE's". ``CLIENTS`` go from 1 to
-    :data:`~ingestlab.concurrency.MAX_CLIENTS`, ``ROWS_PER_INSERT`` from 1 to
+    :data:`~ingestlab.concurrency.MAX_CLIENTS`, ``BATCH_ROWS`` (rows per INSERT) from 1 to
     :data:`MAX_ROWS_PER_INSERT`; ``VARIANTS`` are the engine's ``GROUP_COMMIT_VARIANTS``
     (smoke: the first two); ``RATE`` (statements per second, all clients) is required by
     the open loop and refused by the closed one.
@@ -124,7 +124,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", cl
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
     clients = _ints("CLIENTS", size["clients"] if clients is None else clients, lambda n, v: check_clients(v, n))
-    rows = _ints("ROWS_PER_INSERT", size["rows_per_insert"] if rows_per_insert is None else rows_per_insert, _rows)
+    rows = _ints("BATCH_ROWS", size["rows_per_insert"] if batch_rows is None else batch_rows, _rows)
     classes = engine_classes(engines)
     variants = _variants(classes, variants, size["n_variants"])
     duration_s = _seconds("DURATION_S", size["duration_s"] if duration_s is None else duration_s, positive=True)
@@ -179,7 +179,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
 
 
 def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]], *, on_start=None) -> None:
-    row = datagen.seed_rows(1, start_id=0, seed=params.seed)[0]
+    row = datagen.study_rows(1, start_id=0, seed=params.seed)[0]
     grid = [(r, c) for r in params.rows_per_insert for c in params.clients]
     variants = variants_of(type(engine), params.variants)
     bar = progress.bar(total=len(variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
@@ -211,7 +211,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
 def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, labels: dict, run,
                on_start=None) -> dict[str, pd.DataFrame]:
     """One configuration: clients write for the warm-up and the duration; samples, throughput row and CPU."""
-    engine.reset_table(TABLE, SEED_COLUMNS)
+    engine.reset_table(TABLE, STUDY_COLUMNS)
     counters = engine.has("commit_counters")
     before = engine.commit_counters() if counters else {}
     driver = ClientRun(engine, TABLE, COLUMNS, row, clients=clients, rows_per_insert=rows, warmup_s=params.warmup_s,
@@ -273,12 +273,12 @@ def config_row(samples: pd.DataFrame, deltas: dict, cpu: pd.DataFrame, labels: d
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="How much does grouping commits of many clients into one log flush buy?",
-    seed="doris-group-commit.en.txt",
+    study="doris-group-commit.en.txt",
     validate=validate,
     measures="throughput and latency of concurrent clients per commit-grouping variant, rows per INSERT and "
              "client count, with commits per log flush",
     headlines=("commits_per_flush[", "rows_per_s[", "best_speedup", "flush_ms["),
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed={**ENGINES_RENAMED, "ROWS_PER_INSERT": "BATCH_ROWS"},
 )

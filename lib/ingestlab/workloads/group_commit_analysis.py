@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from typing import Sequence
 
 import matplotlib
 import numpy as np
@@ -157,7 +156,7 @@ def saturation(throughput: pd.DataFrame) -> pd.DataFrame:
 
 
 def published_speedups() -> pd.DataFrame:
-    """The seed's group-commit speed-ups from ``data/published``: async over off, and the interval's effect."""
+    """The study's group-commit speed-ups from ``data/published``: async over off, and the interval's effect."""
     from ingestlab import published
 
     stream = published.load("doris_group_commit_stream_load").set_index(["group_commit_mode", "request_printed",
@@ -174,7 +173,7 @@ def published_speedups() -> pd.DataFrame:
 
 
 def live_vs_published(speedup: pd.DataFrame, batching: pd.DataFrame) -> pd.DataFrame:
-    """The seed's speed-ups beside the live grouping and batching speed-ups, one row per quantity."""
+    """The study's speed-ups beside the live grouping and batching speed-ups, one row per quantity."""
     live = [{"quantity": f"{r.engine} {r.variant} over {r.baseline}, {r.clients} clients, {r.rows_per_insert}-row INSERT",
              "speedup": r.speedup, "ci_low": r.ci_low, "ci_high": r.ci_high, "source": "live (this run)"}
             for r in speedup.itertuples()]
@@ -608,29 +607,6 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
 
 #: Share of its wall clock a client may spend on CPU before the notebook calls it CPU-bound.
 CPU_BOUND_SHARE = 0.8
-
-
-def doris_groups(replies: Sequence[str]) -> pd.DataFrame:
-    """Doris INSERT or Stream Load replies (text, as the server wrote them) grouped by transaction.
-
-    Under ``sync_mode``/``async_mode`` statements that share a group get the same ``TxnId``
-    and a ``group_commit_…`` label, so statements per transaction is Doris's commits per
-    flush. Parsed by :mod:`ingestlab.profiles.stream_load` (``TxnId``/``txnId``, ``Label``,
-    ``GroupCommit``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per ``txn_id``: ``label``, ``statements``, ``group_commit`` (label or flag says so).
-    """
-    from ingestlab.profiles import stream_load
-
-    parsed = pd.DataFrame([stream_load.parse(text).summary for text in replies])
-    parsed["group_commit"] = parsed.get("group_commit", pd.Series(False, index=parsed.index)).fillna(False).astype(bool) \
-        | parsed["label"].astype(str).str.startswith("group_commit")
-    return (parsed.groupby("txn_id", sort=False)
-            .agg(label=("label", "first"), statements=("label", "size"), group_commit=("group_commit", "all"))
-            .reset_index())
 
 
 # -- what the notebook says -----------------------------------------------------------------

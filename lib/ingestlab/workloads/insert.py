@@ -1,4 +1,4 @@
-"""Notebook 01's workload: the seed's INSERT scenarios, timed per statement, per commit variant."""
+"""Notebook 01's workload: the study's INSERT scenarios, timed per statement, per commit variant."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pandas as pd
 from ingestlab import datagen, progress
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -28,9 +28,9 @@ SCENARIOS: dict[str, int | None] = {
     "insert_select": None,
     "bulk": None,
 }
-#: Scenarios of the ``INSERT … VALUES`` family, which the overhead fit uses (as the seed does).
+#: Scenarios of the ``INSERT … VALUES`` family, which the overhead fit uses (as the study does).
 FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
-#: Sizes per SCALE. ``paper`` is the seed's: 1 000 rows, 30 profiled statements.
+#: Sizes per SCALE. ``paper`` is the study's: 1 000 rows, 30 profiled statements.
 SCALES: dict[str, dict[str, int]] = {
     "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 30},
     "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
@@ -41,12 +41,11 @@ ANATOMY_TABLE = "ingestlab_insert_anatomy"
 #: Unobserved single-row INSERTs after each profiled one (the first three settle): the statement as the
 #: samples time it, against which the observer's cost is measured (see ``Engine.statement_anatomy``).
 #: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small, and
-#: reach the pace of the samples' long runs (MariaDB's single-row INSERTs kept getting faster for about
-#: a hundred statements: blocks of 30 were 10–25 % slower than the samples).
+#: reach the pace of the samples' long runs, which engines reach only after about a hundred statements
+#: (bench/README.md, "Measurements behind the code's rules").
 UNOBSERVED_BLOCK = 200
 #: Single-row INSERTs into :data:`ANATOMY_TABLE` after each anatomy pass, timed by no one, so that the samples'
-#: next run does not start right after the pass's reads: its first five samples were ~60 % slower than the rest,
-#: after ten such INSERTs 10–20 % (what is left is the change of table), five samples in a run of a hundred.
+#: next run does not start right after the pass's reads, which slow its first samples (bench/README.md).
 SETTLE_AFTER_PASS = 10
 
 
@@ -159,12 +158,12 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
 
     Warm-up statements (``warmup`` single rows, or one statement of each other scenario)
     run first on the same table and are kept, flagged; the table is then emptied (not
-    timed) so that the measured statements write into an empty table, as in the seed.
+    timed) so that the measured statements write into an empty table, as in the study.
     With ``between``, the measured statements are timed in ``pieces`` runs and
     ``between(i)`` is called after the i-th (notebook 01 profiles a statement there, so the
     anatomy and the samples share every moment of the run); its work is in no sample.
     """
-    cols = [c for c, _ in SEED_COLUMNS]
+    cols = [c for c, _ in STUDY_COLUMNS]
     if scenario == "bulk":
         engine.has("bulk_load", check=True)
 
@@ -202,7 +201,7 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
 
 
 def _reset_table(engine: Engine) -> None:
-    engine.reset_table(TABLE, SEED_COLUMNS)
+    engine.reset_table(TABLE, STUDY_COLUMNS)
 
 
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
@@ -218,7 +217,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     On this virtual machine the round trip moves between regimes that last seconds (where the
     scheduler puts the client and the server): anatomy passes taken a scenario later were
     10–25 % off the samples, passes among them within 7 % (``bench/README.md``). The anatomy's
-    ``round`` is the profiled INSERT's number, ``repeat`` the repeat it sat in. Samples are
+    ``profiled_no`` is the profiled INSERT's number, ``repeat`` the repeat it sat in. Samples are
     appended to ``run`` after every scenario, so an interrupted run keeps what it measured;
     each scenario of a repeat (with the passes inside it) is one configuration of
     :meth:`~ingestlab.results.Run.once`, which a resumed run does not measure
@@ -237,7 +236,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
 
 
 def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]]) -> None:
-    cols = [c for c, _ in SEED_COLUMNS]
+    cols = [c for c, _ in STUDY_COLUMNS]
     # the profiled INSERTs, split over the repeats: each is one anatomy pass between the single-row samples
     shares = [] if not params.profile_n else \
         np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n))
@@ -246,9 +245,9 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     except UnsupportedOperationError as exc:
         run.note(f"{engine.label}: no anatomy ({exc})")
         shares = []
-    anatomy_rows = datagen.seed_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
-    quiet_rows = datagen.seed_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
-    settle_rows = datagen.seed_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
+    anatomy_rows = datagen.study_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
+    quiet_rows = datagen.study_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
+    settle_rows = datagen.study_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
     # the anatomy sits among the single-row samples it is held against (else after the last scenario)
     host = "single_row" if "single_row" in params.scenarios else params.scenarios[-1]
     per_variant = sum(statement_count(s, params.n) for s in params.scenarios) * params.repeats
@@ -260,24 +259,24 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
             labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
             with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
-                    rows = datagen.seed_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
-                    warm = datagen.seed_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
+                    rows = datagen.study_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
+                    warm = datagen.study_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
                     units = shares[rep] if rep < len(shares) else []
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
-                        engine.reset_table(SOURCE, SEED_COLUMNS)
+                        engine.reset_table(SOURCE, STUDY_COLUMNS)
                         engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
 
                     def profile(i, units=units, labels=labels, rep=rep, warm=warm):
                         """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
                         j = int(units[i])
                         if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
-                            engine.reset_table(ANATOMY_TABLE, SEED_COLUMNS)
+                            engine.reset_table(ANATOMY_TABLE, STUDY_COLUMNS)
                             engine.statement_call(engine.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
                             frame = engine.statement_anatomy(
                                 ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
                                 unobserved_rows=quiet_rows[j * UNOBSERVED_BLOCK:(j + 1) * UNOBSERVED_BLOCK])
-                            run.append(frame.assign(**labels, repeat=rep, round=j), table="anatomy")
+                            run.append(frame.assign(**labels, repeat=rep, profiled_no=j), table="anatomy")
                         except UnsupportedOperationError as exc:
                             run.note(f"{labels['variant']} profiled INSERT {j}: no anatomy ({exc})")
                         # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
@@ -305,12 +304,12 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="Where do a single-row INSERT's milliseconds go, and what does batching save?",
-    seed="starrocks-insert-overhead.ru.txt",
+    study="starrocks-insert-overhead.ru.txt",
     validate=validate,
     measures="single-row, 100- and 1 000-row INSERTs, INSERT … SELECT and the bulk path per commit variant; "
              "the statement's anatomy from the engine's own instruments",
     headlines=("overhead_ms[", "diff_ms", "unexplained_share[", "total_vs_samples["),
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed=ENGINES_RENAMED,
 )

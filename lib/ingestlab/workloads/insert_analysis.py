@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import findings, models
 from ingestlab.workloads.insert import FIT_SCENARIOS, NOTEBOOK_STEM
 
 
@@ -59,9 +59,8 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
              f"{r.observed_median_s * 1e3:.2f} ms measured (median of {r.runs} runs), {r.predicted_s * 1e3:.2f} ms "
              f"predicted (95 % PI {r.pi_low_s * 1e3:.2f}–{r.pi_high_s * 1e3:.2f}); {r.runs_inside} of {r.runs} runs "
              "inside" for r in table.itertuples()]
-    inside = int(table["inside"].sum())
-    lines.append(f"The model foresaw the scenario it did not see in {inside} of {len(table)} engine × variant "
-                 "configurations.")
+    lines.append(findings.foresaw(table, line="The model", unseen="scenario it did not see",
+                                  among="engine × variant configurations"))
     return lines
 
 
@@ -79,7 +78,7 @@ def throughput(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def published_fits() -> pd.DataFrame:
-    """The seed's StarRocks overhead fits (per deployment and version) from ``data/published``."""
+    """The study's StarRocks overhead fits (per deployment and version) from ``data/published``."""
     from ingestlab import published
 
     table = published.load("starrocks_insert_scenarios")
@@ -88,7 +87,7 @@ def published_fits() -> pd.DataFrame:
 
 
 def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: dict | None) -> pd.DataFrame:
-    """Live numbers beside the seed's: overhead, commit-protocol difference, batching speed-up.
+    """Live numbers beside the study's: overhead, commit-protocol difference, batching speed-up.
 
     Returns
     -------
@@ -96,7 +95,7 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
         See :func:`ingestlab.models.compare_with_published`; ``quantity`` names what is
         compared, ``published_label`` and ``live_label`` say whose number it is; ``compared``
         (a key of :data:`COMPARED`), ``series`` (the live engine and variant in a reader's
-        words) and ``reference`` (the seed's deployment and version) name it for the figure
+        words) and ``reference`` (the study's deployment and version) name it for the figure
         (:func:`plot_live_vs_published`).
     """
     from ingestlab import labels, published
@@ -128,15 +127,15 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
                           "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits",
                           "compared": "commit_extra_ms", "engine": diff["engine"], "variant": diff["first"],
                           "series": series})
-    seed = published.load("starrocks_insert_scenarios")
-    seed = seed[(seed["deployment"] == "shared-data") & (seed["version"].astype(str) == str(sd["version"]))]
-    seed_speedup = (seed.loc[seed["scenario"] == "single_row", "total_s"].iloc[0]
-                    / seed.loc[seed["scenario"] == "batch_1000", "total_s"].iloc[0])
+    study = published.load("starrocks_insert_scenarios")
+    study = study[(study["deployment"] == "shared-data") & (study["version"].astype(str) == str(sd["version"]))]
+    study_speedup = (study.loc[study["scenario"] == "single_row", "total_s"].iloc[0]
+                     / study.loc[study["scenario"] == "batch_1000", "total_s"].iloc[0])
     tp = throughput_table.set_index(["engine", "variant", "scenario"])["total_s"]
     for (engine, variant, series) in ols[["engine", "variant", "series"]].itertuples(index=False):
         if (engine, variant, "batch_1000") in tp.index and (engine, variant, "single_row") in tp.index:
             q = f"batching speed-up (×) of {series} against the seed's shared-data {sd['version']}"
-            rows_pub.append({"quantity": q, "published": seed_speedup, "published_label": "seed shared-data table",
+            rows_pub.append({"quantity": q, "published": study_speedup, "published_label": "seed shared-data table",
                              "reference": f"StarRocks shared-data {sd['version']}"})
             rows_live.append({"quantity": q, "live": tp[(engine, variant, "single_row")] / tp[(engine, variant, "batch_1000")],
                               "live_ci_low": float("nan"), "live_ci_high": float("nan"),
@@ -145,7 +144,7 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
     return models.compare_with_published(pd.DataFrame(rows_live), pd.DataFrame(rows_pub))
 
 
-#: The quantities :func:`live_vs_published` sets beside the seed's, in the order of the figure's panels, as its axes name them.
+#: The quantities :func:`live_vs_published` sets beside the study's, in the order of the figure's panels, as its axes name them.
 COMPARED = {"overhead_ms": "overhead per statement (ms), fitted, 95 % CI",
             "batching_speedup_x": "speed-up of putting 1 000 rows in one INSERT (×), medians",
             "commit_extra_ms": "the stricter commit's extra overhead per statement (ms), 95 % CI"}
@@ -163,9 +162,9 @@ def _in_lab_order(column: pd.Series) -> pd.Series:
 
 
 def plot_live_vs_published(comparison: pd.DataFrame):
-    """This run's numbers and the seed's on their own scales: a panel per quantity (:data:`COMPARED`); or None.
+    """This run's numbers and the study's on their own scales: a panel per quantity (:data:`COMPARED`); or None.
 
-    In each panel the seed's values come first, as StarRocks' rows with a dotted line down
+    In each panel the study's values come first, as StarRocks' rows with a dotted line down
     through the panel, then each live engine and variant with its 95 % CI where it has one:
     a reader sees both numbers, not only their ratio. Colours and markers are the engines'
     (:data:`ingestlab.figures.ENGINE_STYLE`); an axis spanning decades is logarithmic.
@@ -261,7 +260,7 @@ def describe_fit(fits: pd.DataFrame, summary: pd.DataFrame, diff: dict | None) -
 
 
 def scale_table(diff: dict | None) -> pd.DataFrame:
-    """The seed's scale table for the variants' difference (empty with one variant)."""
+    """The study's scale table for the variants' difference (empty with one variant)."""
     return models.scale_table(diff) if diff is not None else pd.DataFrame()
 
 

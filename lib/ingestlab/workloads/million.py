@@ -17,20 +17,20 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "05_million_rows"
 
-#: The seed's table: ``demo (id int primary key, a int, b int, c int, d int)``.
+#: The study's table: ``demo (id int primary key, a int, b int, c int, d int)``.
 TABLE = "demo"
 COLUMNS: tuple[tuple[str, str], ...] = (("id", "INT"), ("a", "INT"), ("b", "INT"), ("c", "INT"), ("d", "INT"))
 COLUMN_NAMES = [c for c, _ in COLUMNS]
 KEY = ("id",)
 #: Payload of one row: five 4-byte integers (``mb_per_s`` counts these bytes).
 ROW_BYTES = 20
-#: Load method → (the contract step it needs, what it is). Rows are the seed's: id 1…N, the rest 0.
+#: Load method → (the contract step it needs, what it is). Rows are the study's: id 1…N, the rest 0.
 METHODS: dict[str, tuple[str, str]] = {
     "generate": ("generate_rows_sql", "one INSERT … SELECT over the server's row generator (PostgreSQL "
                  "generate_series, MariaDB's Sequence engine seq_1_to_N)"),
@@ -53,7 +53,7 @@ PATHS: dict[str, str] = {"generate": "server", "bulk": "bulk", "native_client": 
 #: The paths notebook 05 fits, each on its own: several statement counts carry the same rows on each
 #: (BATCH_ROWS and single rows; BULK_STATEMENTS). The native client is not the lab's driver.
 FIT_PATHS = ("insert_values", "bulk")
-#: Sizes per SCALE. ``paper`` is the seed's: 1 000 000 rows, 5 runs.
+#: Sizes per SCALE. ``paper`` is the study's: 1 000 000 rows, 5 runs.
 SCALES: dict[str, dict[str, int]] = {
     "smoke": {"rows": 10_000, "runs": 2, "warmup_rows": 1_000, "disk_mb": 64},
     "paper": {"rows": 1_000_000, "runs": 5, "warmup_rows": 10_000, "disk_mb": 512},
@@ -272,7 +272,7 @@ class Data:
 
 
 def make_data(n: int, tag: str = "load") -> Data:
-    """The seed's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in the lab directory."""
+    """The study's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in the lab directory."""
     return Data.make(n, str(_paths.lab_dir() / f"million-{tag}-{os.getpid()}.csv"))
 
 
@@ -475,12 +475,12 @@ def _measure_target(spec: EngineSpec, params: Params, run, data: Data, warm: Dat
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="Which way of loading one million rows is fastest, and what do the safety settings cost?",
-    seed="yugabytedb-million-row-insert.en.txt",
+    study="yugabytedb-million-row-insert.en.txt",
     validate=validate,
     measures="load time of one million rows per load method (multi-row INSERTs of each BATCH_ROWS, bulk loads in "
              "each BULK_STATEMENTS statements), safety setting and engine version, REPEATS times each (paper: 5)",
     headlines=("rows_per_s[", "overhead_us[", "disk_share[", "bulk_over_native["),
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES", "RUNS": "REPEATS"},
+    renamed={**ENGINES_RENAMED, "RUNS": "REPEATS"},
 )

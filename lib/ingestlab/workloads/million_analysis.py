@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import findings, models
 from ingestlab.workloads.million import FIT_PATHS, NOTEBOOK_STEM
 
 # -- analysis --------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def fit(loads: pd.DataFrame) -> pd.DataFrame:
     return fits.assign(engine=fits["system"], variant=fits["setting"])
 
 
-#: The rows per INSERT notebook 05 holds out of the INSERT path and predicts from the rest (the seed's batch).
+#: The rows per INSERT notebook 05 holds out of the INSERT path and predicts from the rest (the study's batch).
 HELD_OUT_BATCH_ROWS = 1000
 #: The columns of :func:`prediction`.
 PREDICTION_COLUMNS = ["system", "setting", "path", "load", "statements", "predicted_s", "pi_low_s", "pi_high_s",
@@ -136,7 +136,7 @@ def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> 
 
 
 def live_vs_published(loads: pd.DataFrame) -> pd.DataFrame:
-    """The seed's ratios beside this run's: YugabyteDB's non-transactional speed-up and packed rows' DocDB entries.
+    """The study's ratios beside this run's: YugabyteDB's non-transactional speed-up and packed rows' DocDB entries.
 
     Live values come only from YugabyteDB targets (by URL); without one they are NaN and
     ``live_label`` says so. The lab does not read DocDB's ``rows_inserted`` metric, so the
@@ -153,7 +153,7 @@ def live_vs_published(loads: pd.DataFrame) -> pd.DataFrame:
     if {"default", "non_transactional"} <= set(speed.index):
         live, label = speed["non_transactional"] / speed["default"], "median rows/s, all methods pooled"
     published_rows = pd.DataFrame([
-        {"quantity": "non_transactional / default rows/s (YugabyteDB)", "published": SEED_NON_TRANSACTIONAL_SPEEDUP,
+        {"quantity": "non_transactional / default rows/s (YugabyteDB)", "published": STUDY_NON_TRANSACTIONAL_SPEEDUP,
          "published_label": "seed text: '60% gain in insert performance' (2.8.1)"},
         {"quantity": "DocDB entries per row, packed off / on (YugabyteDB)",
          "published": per_row["packed_rows_off"] / per_row["packed_rows_on"],
@@ -216,7 +216,7 @@ def plot_methods(table: pd.DataFrame):
 
 
 def plot_versions(table: pd.DataFrame, setting: str = "default"):
-    """The seed's "all versions" chart: rows/s by load (log scale), a dot per engine version, under ``setting``.
+    """The study's "all versions" chart: rows/s by load (log scale), a dot per engine version, under ``setting``.
 
     Medians of the runs with their CIs, as :func:`plot_methods` draws them.
     """
@@ -336,8 +336,8 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
              f"{r.observed_median_s:.3g} s measured (median of {r.runs} runs), {r.predicted_s:.3g} s predicted "
              f"(95 % PI {r.pi_low_s:.3g}–{r.pi_high_s:.3g}); {r.runs_inside} of {r.runs} runs inside"
              for r in table.itertuples()]
-    lines.append(f"The INSERT path's line foresaw the batches it did not see in {int(table['inside'].sum())} of "
-                 f"{len(table)} system × setting configurations.")
+    lines.append(findings.foresaw(table, line="The INSERT path's line", unseen="batches it did not see",
+                                  among="system × setting configurations"))
     return lines
 
 
@@ -384,7 +384,7 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
     return models.tidy(fits, model="overhead path={path}", terms=FIT_TERMS, notebook=NOTEBOOK_STEM)
 
 
-#: The seed's ratios (its text; it prints no table). ``non_transactional``: "a 60% gain in insert
+#: The study's ratios (its text; it prints no table). ``non_transactional``: "a 60% gain in insert
 #: performance" since 2.8.1, read as 1.6 × the default's rows/s; packed rows: DocDB rows per
 #: table row, 5 without and 1 with (``data/published/yugabytedb_docdb_rows_inserted.csv``).
-SEED_NON_TRANSACTIONAL_SPEEDUP = 1.6
+STUDY_NON_TRANSACTIONAL_SPEEDUP = 1.6

@@ -1,4 +1,4 @@
-"""Notebook 00's workload: the seeds' published tables, refitted; nothing is measured, so only its parameters."""
+"""Notebook 00's workload: the studies' published tables, refitted; nothing is measured, so only its parameters."""
 
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ def validate(alpha: Any = 0.05) -> Params:
 NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="What do the five studies' own tables say, refitted with one model and honest intervals?",
-    seed="all five seeds (data/published/)",
+    study="all five studies (data/published/)",
     validate=validate,
-    measures="nothing: every numeric table of the seeds as tidy CSV, refitted",
+    measures="nothing: every numeric table of the studies as tidy CSV, refitted",
     engine_parameter=None,
     headlines=("overhead_ms[",),
     figures=("starrocks_overhead_fit", "starrocks_profile_split", "starrocks_component_sweeps", "upsert_batch_times",

@@ -1,4 +1,4 @@
-"""Notebook 00's analysis: the sentences it states about each seed table, and its headline numbers."""
+"""Notebook 00's analysis: the sentences it states about each study's table, and its headline numbers."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ def _ols(fits: pd.DataFrame) -> pd.DataFrame:
 
 
 def describe_overhead_fits(fits: pd.DataFrame, points: pd.DataFrame, *, alpha: float = 0.05) -> report.Markdown:
-    """One paragraph per OLS overhead fit: overhead and write time with CIs, R², the seed's median.
+    """One paragraph per OLS overhead fit: overhead and write time with CIs, R², the study's median.
 
     Parameters
     ----------
     fits : pandas.DataFrame
         :func:`ingestlab.models.fit_overhead` of :func:`overhead_points`, with ``variant``.
     points : pandas.DataFrame
-        :func:`overhead_points` (its ``single_row`` rows give the seed's median INSERT).
+        :func:`overhead_points` (its ``single_row`` rows give the study's median INSERT).
     alpha : float
         1 − the confidence level of the fits' CIs.
 
@@ -48,7 +48,7 @@ def describe_scale(diff: dict, scale: pd.DataFrame, *, a: str, b: str, alpha: fl
     diff : dict
         :func:`ingestlab.models.overhead_difference` of variant ``a`` minus variant ``b``.
     scale : pandas.DataFrame
-        :func:`ingestlab.models.scale_table` of ``diff`` with the seed's ``extra_printed``.
+        :func:`ingestlab.models.scale_table` of ``diff`` with the study's ``extra_printed``.
     a, b : str
         The two variants' labels.
     alpha : float
@@ -99,13 +99,13 @@ def describe_profile_split(split: pd.DataFrame, fits: pd.DataFrame) -> report.Ma
 
 
 def describe_component_slopes(slopes: pd.DataFrame, sweeps: pd.DataFrame, fits: pd.DataFrame) -> report.Markdown:
-    """The numeric sweeps' slopes beside the seed's per-unit costs, and the table model's spread.
+    """The numeric sweeps' slopes beside the study's per-unit costs, and the table model's spread.
 
     Parameters
     ----------
     slopes : pandas.DataFrame
         :func:`ingestlab.models.fit_sweep` of the numeric factors of ``sweeps`` by deployment
-        and factor, with the seed's ``delta_printed``, ``per_unit`` and ``per_unit_printed``
+        and factor, with the study's ``delta_printed``, ``per_unit`` and ``per_unit_printed``
         (``starrocks_component_effects``).
     sweeps : pandas.DataFrame
         :func:`component_sweeps`.
@@ -353,7 +353,7 @@ def headline(*, fits: pd.DataFrame, diff: dict, split: pd.DataFrame, ratios: pd.
 
 
 def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
-    """Notebook 00's overhead fits of the seed's tables in the lab's long form (``fits.csv``)."""
+    """Notebook 00's overhead fits of the study's tables in the lab's long form (``fits.csv``)."""
     return models.tidy(fits, model="overhead", terms=models.OVERHEAD_TERMS, notebook=NOTEBOOK_STEM)
 
 

@@ -11,20 +11,20 @@ import pandas as pd
 from ingestlab import datagen, progress
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
-from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
 FACTORS = ("partitions", "columns", "model")
-#: Sizes per SCALE. ``paper`` is the seed's 200 statements after 20 warm-up ones, in rounds.
+#: Sizes per SCALE. ``paper`` is the study's 200 statements after 20 warm-up ones, in rounds.
 SCALES: dict[str, dict[str, int]] = {
     "smoke": {"statements": 40, "warmup": 20, "repeats": 2, "profile_n": 6},
     "paper": {"statements": 200, "warmup": 20, "repeats": 5, "profile_n": 30},
 }
-#: The seed's levels: buckets (here partitions) and columns.
+#: The study's levels: buckets (here partitions) and columns.
 DEFAULT_PARTITIONS = (1, 4, 8, 16, 32, 64)
 DEFAULT_COLUMNS = (4, 20, 50)
 #: Most columns a swept table may have (PostgreSQL allows 1 600, InnoDB 1 017).
@@ -112,7 +112,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter, the
     value and what is accepted: a level that is not a positive integer, more partitions than
-    a target's ``MAX_PARTITIONS``, fewer columns than the seed's table, a model or variant no
+    a target's ``MAX_PARTITIONS``, fewer columns than the study's table, a model or variant no
     target has, or a factor given that a target cannot vary. ``None`` means "the SCALE's
     size" / "all"; for ``factors``, every factor each target can vary (:func:`varies`: DuckDB
     sweeps columns and models, not partitions).
@@ -134,9 +134,9 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
         f for f in FACTORS if any(varies(cls, f) for cls in classes.values()))
     partitions = int_levels("PARTITIONS", partitions, DEFAULT_PARTITIONS)
     columns = int_levels("COLUMNS", columns, DEFAULT_COLUMNS)
-    if columns[0] < len(SEED_COLUMNS) or columns[-1] > MAX_COLUMNS:
-        bad = columns[0] if columns[0] < len(SEED_COLUMNS) else columns[-1]
-        raise ConfigError("COLUMNS", bad, f"integers from {len(SEED_COLUMNS)} (the seed's table) to {MAX_COLUMNS}")
+    if columns[0] < len(STUDY_COLUMNS) or columns[-1] > MAX_COLUMNS:
+        bad = columns[0] if columns[0] < len(STUDY_COLUMNS) else columns[-1]
+        raise ConfigError("COLUMNS", bad, f"integers from {len(STUDY_COLUMNS)} (the study's table) to {MAX_COLUMNS}")
     for name, swept, levels_ in (("PARTITIONS", "partitions", partitions), ("COLUMNS", "columns", columns)):
         if swept in factors and len(levels_) < 2:
             raise ConfigError(name, ",".join(map(str, levels_)), f"at least two levels while FACTORS sweeps {swept} "
@@ -419,11 +419,11 @@ def _measure_variant(engine: Engine, variant: str, params: Params, run, rng: np.
 NOTEBOOK = Notebook(
     stem="02_component_sweeps",
     question="Does the single-row INSERT's cost grow with partitions, columns or the table model?",
-    seed="starrocks-insert-overhead.ru.txt (test_components)",
+    study="starrocks-insert-overhead.ru.txt (test_components)",
     validate=validate,
     measures="median single-row INSERT per table configuration, one factor changed at a time, and its slope",
     headlines=("slope_ms[",),
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed=ENGINES_RENAMED,
 )

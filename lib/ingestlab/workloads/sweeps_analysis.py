@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, figures, labels, models, report
+from ingestlab import anatomy, figures, findings, labels, models, report
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 
 #: Factor → the sample column that holds its level.
@@ -63,7 +63,7 @@ def sweep_table(samples: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     table = pd.DataFrame(out)
     table["level_label"] = table["level"].where(~((table["factor"] == "partitions") & (table["level_value"] == 1)),
                                                 table["partition_layout"])
-    order = {f: i for i, f in enumerate(LEVEL_COLUMNS)}  # partitions, columns, model: the seed's order
+    order = {f: i for i, f in enumerate(LEVEL_COLUMNS)}  # partitions, columns, model: the study's order
     return (table.sort_values([*GROUP, "factor", "level_value"], key=lambda c: c.map(order) if c.name == "factor" else c,
                               kind="stable").reset_index(drop=True))
 
@@ -222,11 +222,9 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
         lines.append(f"{what}: {r.observed_median_ms:.3f} ms measured (median of {r.rounds} rounds' medians), "
                      f"{r.predicted_ms:.3f} ms predicted (95 % PI {r.pi_low_ms:.3f} to {r.pi_high_ms:.3f}); "
                      f"{r.rounds_inside} of {r.rounds} rounds inside.")
-    tested = table[table["note"] == ""]
-    lines.append(f"The line foresaw the level it did not see in {int(tested['inside'].sum())} of {len(tested)} "
-                 "sweeps." if len(tested) else
-                 "No sweep had enough levels for a held-out check: the line needs three rounds' medians at two "
-                 "levels below the largest.")
+    lines.append(findings.foresaw(table, unseen="level it did not see", among="sweeps",
+                                  untested="No sweep had enough levels for a held-out check: the line needs three "
+                                           "rounds' medians at two levels below the largest."))
     return lines
 
 
@@ -302,7 +300,7 @@ def attribution(frame: pd.DataFrame) -> pd.DataFrame:
                  "n_points", "share_of_slope"]]
 
 
-# -- the seed's question, and its numbers ------------------------------------------------------
+# -- the study's question, and its numbers ------------------------------------------------------
 def significant(row) -> bool:
     """Whether an effect's CI excludes zero."""
     low, high = row["effect_ci_low_ms"], row["effect_ci_high_ms"]
@@ -384,7 +382,7 @@ def _share(r) -> str:
 
 
 def answer(fits: pd.DataFrame) -> list[str]:
-    """The seed's question — is the storage pipeline what makes a single-row INSERT expensive? — per engine."""
+    """The study's question — is the storage pipeline what makes a single-row INSERT expensive? — per engine."""
     lines = []
     for v in verdict(fits).itertuples():
         said = "**yes**" if v.storage_sets_price else "**no**"
@@ -425,7 +423,7 @@ def describe_attribution(table: pd.DataFrame, fits: pd.DataFrame, top: int = 2) 
 
 # -- live vs published ----------------------------------------------------------------------
 def published_effects() -> pd.DataFrame:
-    """The seed's per-unit costs and its share of the overhead, per deployment and factor.
+    """The study's per-unit costs and its share of the overhead, per deployment and factor.
 
     ``share_of_overhead`` is the printed delta over the printed median at the sweep's first
     level (for the table model: over the DUPLICATE median), computed here, not printed.
@@ -441,21 +439,21 @@ def published_effects() -> pd.DataFrame:
     return effects
 
 
-#: The seed's factor name for each live factor.
-SEED_FACTOR = {"partitions": "buckets", "columns": "columns", "model": "model"}
+#: The study's factor name for each live factor.
+STUDY_FACTOR = {"partitions": "buckets", "columns": "columns", "model": "model"}
 
 
 def live_vs_published(fits: pd.DataFrame, sweeps: pd.DataFrame) -> pd.DataFrame:
-    """The seed's medians and per-unit effects beside the live slopes, medians and shares.
+    """The study's medians and per-unit effects beside the live slopes, medians and shares.
 
-    Per live engine × variant and seed deployment: ms per partition (seed: per tablet), ms
-    per column, the largest model difference (seed: the models' spread), each factor's share
-    of the overhead, and the medians at the seed's end points (1 and 64, 4 and 50).
+    Per live engine × variant and study deployment: ms per partition (study: per tablet), ms
+    per column, the largest model difference (study: the models' spread), each factor's share
+    of the overhead, and the medians at the study's end points (1 and 64, 4 and 50).
     """
     from ingestlab import published
 
-    seed = published_effects().set_index(["deployment", "factor"])
-    seed_medians = published.component_sweeps()
+    study = published_effects().set_index(["deployment", "factor"])
+    study_medians = published.component_sweeps()
     pub_rows, live_rows = [], []
 
     def add(quantity, published_value, label, live, low, high, live_label):
@@ -464,10 +462,10 @@ def live_vs_published(fits: pd.DataFrame, sweeps: pd.DataFrame) -> pd.DataFrame:
                           "live_label": live_label})
 
     for (engine, variant), g in fits.groupby(GROUP, sort=False):
-        for deployment in seed.index.get_level_values(0).unique():
+        for deployment in study.index.get_level_values(0).unique():
             where = f"{engine} {variant} | seed {deployment}"
             for factor in g["factor"].unique():
-                s = seed.loc[(deployment, SEED_FACTOR[factor])]
+                s = study.loc[(deployment, STUDY_FACTOR[factor])]
                 rows = g[g["factor"] == factor]
                 r = rows.iloc[0]
                 if factor in NUMERIC:
@@ -487,9 +485,9 @@ def live_vs_published(fits: pd.DataFrame, sweeps: pd.DataFrame) -> pd.DataFrame:
             for factor, level in (("partitions", 1), ("partitions", 64), ("columns", 4), ("columns", 50)):
                 live = sweeps[(sweeps["engine"] == engine) & (sweeps["variant"] == variant)
                               & (sweeps["factor"] == factor) & (sweeps["level_value"] == level)]
-                pub = seed_medians[(seed_medians["deployment"] == deployment)
-                                   & (seed_medians["factor"] == SEED_FACTOR[factor])
-                                   & (seed_medians["level_value"] == level)]
+                pub = study_medians[(study_medians["deployment"] == deployment)
+                                   & (study_medians["factor"] == STUDY_FACTOR[factor])
+                                   & (study_medians["level_value"] == level)]
                 if len(live) and len(pub):
                     add(f"median ms at {level} {factor} | {where}", pub["median_ms"].iloc[0], "seed median",
                         live["median_ms"].iloc[0], live["median_ci_low_ms"].iloc[0], live["median_ci_high_ms"].iloc[0],
@@ -498,7 +496,7 @@ def live_vs_published(fits: pd.DataFrame, sweeps: pd.DataFrame) -> pd.DataFrame:
 
 
 def describe_published() -> list[str]:
-    """The seed's own answer, computed the same way from its printed numbers."""
+    """The study's own answer, computed the same way from its printed numbers."""
     effects = published_effects()
     lines = []
     for deployment, g in effects.groupby("deployment", sort=False):

@@ -20,14 +20,14 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
 NEW_KEYS = ("sequential", "random")
 #: How memory is limited (see :attr:`ingestlab.engines.Engine.MEMORY_LIMITS`): ``"cgroup"``
-#: caps the server's processes with a memory cgroup over buffered I/O, as the seed's machines
+#: caps the server's processes with a memory cgroup over buffered I/O, as the study's machines
 #: had an OS page cache; ``"engine"`` gives the engine a cache of the budget and ``O_DIRECT``.
 #: Engines inside the lab's process (RocksDB) always use their own.
 MEMORY_LIMITS = ("cgroup", "engine")
@@ -35,7 +35,7 @@ MEMORY_LIMITS = ("cgroup", "engine")
 #: memory beyond what it held when capped (a 10 000-row ``INSERT … VALUES`` of 12 MB took
 #: PostgreSQL 18 ~100 MB while it ran): tiny budgets still leave a statement room to run.
 MIN_FREE_BYTES = 16 * 2**20
-#: Sizes per SCALE. ``paper``: the seed's 10 000-document batches and its 256 MB caches
+#: Sizes per SCALE. ``paper``: the study's 10 000-document batches and its 256 MB caches
 #: (PostgreSQL's shared_buffers, ArangoDB's block cache), with a data set 10 × that budget.
 SCALES: dict[str, dict[str, int]] = {
     "smoke": {"batch_rows": 200, "batches": 2, "memory_budget_mb": 8, "dataset_multiple": 4},
@@ -351,7 +351,7 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
        so and uses ``"engine"``. The limit in force is recorded per engine, and that reads
        really go to the disk is *measured*: every batch records the engine's count of blocks
        read and the disk reads of its processes.
-    2. **Data set.** ``DATASET_MULTIPLE × MEMORY_BUDGET_MB`` of documents built as the seed
+    2. **Data set.** ``DATASET_MULTIPLE × MEMORY_BUDGET_MB`` of documents built as the study
        builds them (:func:`ingestlab.datagen.documents`), keys ``0, 2, 4, …`` (even), loaded
        by the engine's fastest path (``COPY``, ``LOAD DATA LOCAL``, ``WriteBatch`` without WAL),
        then settled (checkpoint; flush and compactions done). The load is never throttled.
@@ -376,7 +376,7 @@ def measure(params: Params, run, *, progress: bool = True) -> dict[str, pd.DataF
 
     7. **Servers by URL** (``arangodb://…``, ``yugabytedb://…``): the lab starts nothing and
        limits nothing — memory and disk are the server's own (``compose/arangodb.yml`` rebuilds
-       the seed's 4 GB machine and its throttled volume). Such an engine runs with memory limit
+       the study's 4 GB machine and its throttled volume). Such an engine runs with memory limit
        ``"server"`` and disk profile ``"local"`` (both noted in ``run.json``); the device and
        cgroup counters are NaN, the engine's own counters are kept.
 
@@ -526,12 +526,12 @@ def describe_params(params: Params, results_dir) -> str:
 NOTEBOOK = Notebook(
     stem="03_upsert_beyond_ram",
     question="What does overwriting existing keys cost when the data set is larger than memory?",
-    seed="arangodb-upsert-beyond-ram.ru.txt",
+    study="arangodb-upsert-beyond-ram.ru.txt",
     validate=validate,
     measures="batch times of inserts, overwrites and blind overwrites under a memory cap (and an emulated "
              "375-IOPS disk), with the reads they cause",
     headlines=("ratio_median[",),
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
-    renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    renamed=ENGINES_RENAMED,
 )

@@ -1,19 +1,19 @@
-"""Notebook 03's analysis: batch statistics, ratios to insert, reads per row, fits, the seed beside them, and their sentences."""
+"""Notebook 03's analysis: batch statistics, ratios to insert, reads per row, fits, the study beside them, and their sentences."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ingestlab import cgroups, models
+from ingestlab import cgroups, findings, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.upsert import OPERATIONS
 
-#: Published table of the seed's batch statistics, and how its engines pair with live ones.
+#: Published table of the study's batch statistics, and how its engines pair with live ones.
 PUBLISHED = "arangodb_upsert_batch_times"
 PUBLISHED_PAIRS = {"rocksdb": "ArangoDB", "postgres": "PostgreSQL"}
 PUBLISHED_OPERATIONS = {"insert_new_keys": "insert", "upsert_existing_keys": "overwrite"}
-#: Columns of the seed's statistics table, in its order.
+#: Columns of the study's statistics table, in its order.
 STATISTICS = ("min", "median", "mean", "p90", "p99", "max")
 
 
@@ -27,7 +27,7 @@ def _per_s(g: pd.DataFrame, column: str) -> float:
 
 
 def statistics(samples: pd.DataFrame, batch_rows: int) -> pd.DataFrame:
-    """The seed's per-batch statistics (min, median, mean, P90, P99, max) of full-size batches.
+    """The study's per-batch statistics (min, median, mean, P90, P99, max) of full-size batches.
 
     One row per engine × operation × disk profile: ``batches``, ``batch_rows``, the six
     statistics in ms, ``read_iops`` (device reads per second over those batches, from
@@ -180,8 +180,7 @@ def describe_prediction(table: pd.DataFrame) -> list[str]:
              f"{r.observed_median_s * 1e3:.1f} ms measured (median of {r.batches}), {r.predicted_s * 1e3:.1f} ms "
              f"predicted (95 % PI {r.pi_low_s * 1e3:.1f}–{r.pi_high_s * 1e3:.1f}); {r.batches_inside} of "
              f"{r.batches} inside" for r in table.itertuples()]
-    lines.append(f"The line foresaw the largest batches in {int(table['inside'].sum())} of {len(table)} "
-                 "engine × operation configurations.")
+    lines.append(findings.foresaw(table, unseen="largest batches", among="engine × operation configurations"))
     return lines
 
 
@@ -220,7 +219,7 @@ def memory_mb(memory: pd.DataFrame) -> pd.DataFrame:
 
 
 def published_statistics() -> pd.DataFrame:
-    """The seed's statistics tables as rows like :func:`statistics`' (``engine`` = the seed's engine)."""
+    """The study's statistics tables as rows like :func:`statistics`' (``engine`` = the study's engine)."""
     from ingestlab import published
 
     table = published.load(PUBLISHED)
@@ -241,11 +240,11 @@ def published_statistics() -> pd.DataFrame:
 
 
 def live_vs_published(ratio_table: pd.DataFrame, stats: pd.DataFrame) -> pd.DataFrame:
-    """The seed's overwrite/insert ratios and batch times beside the live ones (paired engines).
+    """The study's overwrite/insert ratios and batch times beside the live ones (paired engines).
 
     ArangoDB is paired with RocksDB (its storage engine), PostgreSQL 9.6 with PostgreSQL 18.
-    The seed's ratios are of its mean and median batch times; the live ones carry bootstrap
-    CIs. Live rows of engines without a seed counterpart appear with no published value.
+    The study's ratios are of its mean and median batch times; the live ones carry bootstrap
+    CIs. Live rows of engines without a study counterpart appear with no published value.
 
     Returns
     -------
@@ -393,14 +392,14 @@ def describe_fit(fits: pd.DataFrame) -> list[str]:
 
 
 def plot_comparison(comparison: pd.DataFrame):
-    """The live numbers beside the seed's, where the seed has a counterpart."""
+    """The live numbers beside the study's, where the study has a counterpart."""
     from ingestlab import figures
 
     return figures.plot_live_vs_published(comparison[comparison["published"].notna()]).figure
 
 
 def describe_comparison(comparison: pd.DataFrame) -> list[str]:
-    """The live overwrite/insert median ratio beside the seed's, per paired engine."""
+    """The live overwrite/insert median ratio beside the study's, per paired engine."""
     from ingestlab import report
 
     rows = comparison[comparison["quantity"].str.startswith("overwrite/insert median") & comparison["published"].notna()]

@@ -151,7 +151,7 @@ class SQLBuilder:
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
         """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
 
-        The seed's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
+        The study's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
         dialect's own row generator (dialects override).
         """
         raise UnsupportedOperationError(f"{self.engine}: no generate_rows_sql")

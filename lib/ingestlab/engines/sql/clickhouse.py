@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Sequence
 from ingestlab.engines.sql.base import SQLBuilder
 from ingestlab.errors import ConfigError
 
-#: Portable column types (:data:`ingestlab.datagen.WIDE_TYPES`, the seed's) → ClickHouse's own names.
+#: Portable column types (:data:`ingestlab.datagen.WIDE_TYPES`, the study's) → ClickHouse's own names.
 TYPES: dict[str, str] = {"BIGINT": "Int64", "INT": "Int32", "INTEGER": "Int32", "SMALLINT": "Int16",
                          "BOOLEAN": "Bool", "DATE": "Date", "TEXT": "String"}
 _VARCHAR = re.compile(r"^(?:VARCHAR|CHAR)\s*\(\s*\d+\s*\)$", re.I)
@@ -124,7 +124,7 @@ class ClickHouseSQL(SQLBuilder):
         return f"DROP TABLE IF EXISTS {self.quote(table)} SYNC"
 
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """``INSERT … SELECT number, 0, … FROM numbers(1, n)``: the seed's statement over ClickHouse's row generator.
+        """``INSERT … SELECT number, 0, … FROM numbers(1, n)``: the study's statement over ClickHouse's row generator.
 
         Examples
         --------

@@ -40,7 +40,7 @@ class DuckDBSQL(PostgresSQL):
         return statements
 
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """``INSERT … SELECT g, 0, … FROM range(1, n + 1)``: the seed's statement over DuckDB's row generator.
+        """``INSERT … SELECT g, 0, … FROM range(1, n + 1)``: the study's statement over DuckDB's row generator.
 
         Examples
         --------

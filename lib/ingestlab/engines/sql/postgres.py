@@ -53,7 +53,7 @@ class PostgresSQL(SQLBuilder):
         return f"ON CONFLICT ({self.quote(key)}) DO UPDATE SET {sets}"
 
     def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """``INSERT … SELECT g, 0, … FROM generate_series(1, n)``: the seed's statement.
+        """``INSERT … SELECT g, 0, … FROM generate_series(1, n)``: the study's statement.
 
         Examples
         --------
