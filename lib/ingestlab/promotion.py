@@ -166,7 +166,7 @@ def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
 
 
 def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
-    """Why the runs a run draws without measuring (07's ``compared``) cannot stand behind its figures (None: they can).
+    """Why the runs a run draws without measuring (its ``compared``) cannot stand behind its figures (None: they can).
 
     Each is held to what a measuring run is held to: completed, paper scale, a committed
     tree, a quiet machine (unless ``allow_loaded``).
@@ -194,7 +194,7 @@ def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
 
 
 def _compared_lines(meta: dict) -> list[str]:
-    # SOURCE's lines on the runs a run compares (07): what measured the data its figures draw
+    # SOURCE's lines on the runs a run compares (a notebook that declares ``compares``): what measured its data
     lines = []
     for run in meta.get("compared") or []:
         engines = report.engines_of(run)
@@ -236,7 +236,7 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
     engines = sorted(servers) + report.libraries_of(meta)
     scale = summary.scale_of(meta)
     compared = meta.get("compared") or []
-    if compared and scale == "-":  # 07 has no scale of its own: the runs it compares have
+    if compared and scale == "-":  # a run that only compares has no scale of its own: the runs it compares have
         scale = ", ".join(dict.fromkeys(summary.scale_of(run) for run in compared))
     lines = [
         f"Made by: ingestlab run {folder.name} {given} --out {folder.parent}".replace("  ", " "),

@@ -365,11 +365,11 @@ def test_a_setting_an_engine_lacks_is_left_to_the_engines_that_have_it():
 
 
 def test_a_comparison_keeps_each_load_of_a_method_apart(tmp_path):
-    from ingestlab import compare
+    from ingestlab.workloads import compare_runs_analysis
 
     data, run = _measure(tmp_path, "postgres")
     run.finish(fits=million_analysis.tidy_fits(million_analysis.fit(data["loads"])))
-    table = compare.compare(run.dir, run.dir, "05")
+    table = compare_runs_analysis.compare(run.dir, run.dir, "05")
     samples = table[table["kind"] == "samples"]
     measured = data["loads"][~data["loads"]["warmup"]]
     assert len(samples) == len(measured.groupby(["setting", "method", "load"]))  # batches of 10, 100, 300: three

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+from pathlib import Path
 
 import pandas as pd
 
@@ -428,3 +430,11 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
     ``variant`` is the query.
     """
     return models.tidy(fits, model="scan_time", terms=FIT_TERMS, notebook=NOTEBOOK_STEM)
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 06's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "results.parquet")))

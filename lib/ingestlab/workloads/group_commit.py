@@ -13,7 +13,7 @@ from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -280,4 +280,10 @@ NOTEBOOK = Notebook(
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    measure=measure,
+    fit=later("ingestlab.workloads.group_commit_analysis:fit_run"),
+    plotters={"throughput": later("ingestlab.workloads.group_commit_analysis:plot_throughput"),
+              "latency": later("ingestlab.workloads.group_commit_analysis:plot_latency"),
+              "commits_per_flush": later("ingestlab.workloads.group_commit_analysis:plot_commits_per_flush"),
+              "live_vs_published": later("ingestlab.plots:plot_bars")},
 )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections import Counter
+from pathlib import Path
 from typing import Sequence
 
 import matplotlib
@@ -718,3 +720,13 @@ def _series(data: pd.DataFrame, hue: str) -> pd.Series:
     if "engine" in data and data["engine"].nunique() > 1:
         return labels.join(data, ["engine", hue])
     return data[hue]
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 04's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet`` and ``throughput.parquet``: the lines and the scalability law); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    samples = pd.read_parquet(Path(folder) / "results.parquet")
+    throughput = with_intervals(pd.read_parquet(Path(folder) / "throughput.parquet"), samples)
+    return tidy_fits(fit(throughput), scalability(samples))

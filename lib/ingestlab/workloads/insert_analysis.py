@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -508,3 +510,11 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
     from ingestlab import labels
 
     return frame.assign(series=labels.join(frame, ["engine", "variant"]))
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 01's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "results.parquet")))

@@ -16,7 +16,7 @@ from ingestlab import _paths, datagen, disk, progress, timing
 from ingestlab.engines import Engine
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -482,4 +482,9 @@ NOTEBOOK = Notebook(
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES", "RUNS": "REPEATS"},
+    measure=measure,
+    fit=later("ingestlab.workloads.million_analysis:fit_run"),
+    plotters={"methods": later("ingestlab.workloads.million_analysis:plot_methods"),
+              "versions": later("ingestlab.workloads.million_analysis:plot_versions"),
+              "fit": later("ingestlab.workloads.million_analysis:plot_fit")},
 )

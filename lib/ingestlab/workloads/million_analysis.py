@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -388,3 +390,11 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
 #: performance" since 2.8.1, read as 1.6 × the default's rows/s; packed rows: DocDB rows per
 #: table row, 5 without and 1 with (``data/published/yugabytedb_docdb_rows_inserted.csv``).
 SEED_NON_TRANSACTIONAL_SPEEDUP = 1.6
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 05's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``loads.parquet``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "loads.parquet")))

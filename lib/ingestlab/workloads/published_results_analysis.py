@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -450,3 +454,17 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     axes[0].set_ylabel("rows per second")
     fig.tight_layout()
     return fig
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 00's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from the seeds' published tables, at the run's ``ALPHA``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    from ingestlab import published
+
+    alpha = json.loads((Path(folder) / "run.json").read_text())["parameters"]["ALPHA"]
+    points = published.overhead_points(published.load("starrocks_insert_scenarios"))
+    fits = models.fit_overhead(points, by=["engine", "deployment", "version"], alpha=alpha, adequacy=True)
+    fits.insert(1, "variant", published.variant_label(fits))
+    return tidy_fits(fits)

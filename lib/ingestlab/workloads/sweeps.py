@@ -13,7 +13,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -427,4 +427,8 @@ NOTEBOOK = Notebook(
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    measure=measure,
+    fit=later("ingestlab.workloads.sweeps_analysis:fit_run"),
+    plotters={"sweeps": later("ingestlab.workloads.sweeps_analysis:plot_sweep_medians"),
+              "model_effects": later("ingestlab.workloads.sweeps_analysis:plot_model_effects")},
 )

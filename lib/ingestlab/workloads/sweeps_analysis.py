@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 from typing import Sequence
 
 import matplotlib
@@ -605,3 +608,13 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
     ax.axvline(0, color="0.4", lw=0.8)
     ax.set_xlabel("median difference from the engine's baseline model, named in the legend (ms; bars: 95 % CI)")
     return fig
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 02's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet`` and the run's ``SEED``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    samples = pd.read_parquet(Path(folder) / "results.parquet")
+    seed = json.loads((Path(folder) / "run.json").read_text())["parameters"]["seed"]
+    return tidy_fits(fit(samples, sweep_table(samples, seed=seed), seed=seed))

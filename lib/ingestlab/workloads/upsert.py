@@ -20,7 +20,7 @@ from ingestlab.conninfo import mask_url
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
@@ -536,4 +536,11 @@ NOTEBOOK = Notebook(
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    measure=measure,
+    fit=later("ingestlab.workloads.upsert_analysis:fit_run"),
+    plotters={"batch_times": later("ingestlab.plots:plot_latency"),
+              "ratios": later("ingestlab.workloads.upsert_analysis:plot_ratios"),
+              "reads": later("ingestlab.workloads.upsert_analysis:plot_reads"),
+              "fit": later("ingestlab.workloads.upsert_analysis:plot_fit"),
+              "live_vs_published": later("ingestlab.workloads.upsert_analysis:plot_comparison")},
 )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -419,3 +423,12 @@ def headline(ratio_table: pd.DataFrame, stats: pd.DataFrame, fits: pd.DataFrame)
     out.update({f"per_row_us[{r.engine} {r.variant}, {r.disk_profile}]": float(r.per_row_us)
                 for r in fits[fits["method"] == "ols"].itertuples()})
     return out
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 03's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet`` and the run's ``BATCH_ROWS``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    batch_rows = json.loads((Path(folder) / "run.json").read_text())["parameters"]["batch_rows"]
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "results.parquet"), batch_rows))
