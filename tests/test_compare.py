@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ingestlab import captions, figure_checks
 from ingestlab import compare as cmp
-from ingestlab import figures
 from ingestlab.cli import main
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import compare_runs_analysis as analysis
@@ -396,7 +396,7 @@ def test_an_interval_far_wider_than_the_ratios_is_cut_at_the_axis_with_an_arrowh
         fig.canvas.draw()
         ticks = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
         assert len(ticks) >= 2 and all(a.x1 <= b.x0 for a, b in zip(ticks, ticks[1:]))  # no tick label over another
-        assert figures.grammar_problems(fig) == []
+        assert figure_checks.grammar_problems(fig) == []
     finally:
         plt.close(fig)
 
@@ -425,8 +425,8 @@ def test_a_comparison_of_many_quantities_is_a_panel_per_engine_in_two_columns_wi
         ticks = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
         assert len(ticks) == 63 and all("\n" not in t and len(t) <= analysis.FIGURE_LABEL_CHARS for t in ticks)
         assert "sync on · fit write time (Theil–Sen)" in ticks and "1 row per INSERT" in ticks
-        assert figures.grammar_problems(fig) == []
-        figures.fit_to_page(fig)
+        assert figure_checks.grammar_problems(fig) == []
+        captions.fit_to_page(fig)
         assert fig.get_figheight() <= 9.0
     finally:
         plt.close(fig)

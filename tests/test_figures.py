@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import figures, findings, models, published, results
+from ingestlab import captions, figure_checks, figures, findings, models, plots, published, results
 from ingestlab.workloads import group_commit_analysis, published_results_analysis
 
 
@@ -80,7 +80,7 @@ def test_plot_sweep_draws_a_marked_line_per_hue_with_distinct_colours_for_number
     figures.use_article_theme()
     data = pd.DataFrame({"interval_ms": [10, 50, 100] * 3, "rows_per_s": np.arange(1.0, 10.0),
                          "concurrency": [30] * 3 + [100] * 3 + [500] * 3})
-    ax = figures.plot_sweep(data, x="interval_ms", y="rows_per_s", hue="concurrency", annotate=True)
+    ax = plots.plot_sweep(data, x="interval_ms", y="rows_per_s", hue="concurrency", annotate=True)
     lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 3]
     assert len(lines) == 3 and len({line.get_marker() for line in lines}) == 3  # a marker each: legible in grey
     # a numeric hue is drawn as categories of the conditions' colours, not as one shade ramp
@@ -91,7 +91,7 @@ def test_plot_sweep_draws_a_marked_line_per_hue_with_distinct_colours_for_number
 
 def test_plot_sweep_keeps_text_levels_in_data_order_and_can_leave_out_the_legend():
     data = pd.DataFrame({"model": ["DUPLICATE", "AGGREGATE", "UNIQUE"], "median_ms": [64.0, 59.0, 64.0]})
-    ax = figures.plot_sweep(data, x="model", y="median_ms", legend=False)
+    ax = plots.plot_sweep(data, x="model", y="median_ms", legend=False)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["DUPLICATE", "AGGREGATE", "UNIQUE"]
     assert ax.get_legend() is None
     figures.close(ax.figure)
@@ -99,7 +99,7 @@ def test_plot_sweep_keeps_text_levels_in_data_order_and_can_leave_out_the_legend
 
 def test_plot_bars_on_a_log_axis_draws_labelled_dots_never_bars():
     data = pd.DataFrame({"system": ["a", "b", "c"], "elapsed_s": [0.027, 7.46, 0.369]})
-    ax = figures.plot_bars(data, x="elapsed_s", y="system", log=True)
+    ax = plots.plot_bars(data, x="elapsed_s", y="system", log=True)
     ax.figure.canvas.draw()
     assert ax.get_xscale() == "log" and not ax.patches
     assert not any(isinstance(c, mcontainer.BarContainer) for c in ax.containers)
@@ -108,7 +108,7 @@ def test_plot_bars_on_a_log_axis_draws_labelled_dots_never_bars():
     left, right = ax.get_xlim()
     assert left < data["elapsed_s"].min() and right > data["elapsed_s"].max()
     assert sorted(t.get_text() for t in ax.texts) == ["0.0270", "0.369", "7.46"]
-    assert figures.grammar_problems(ax.figure) == []
+    assert figure_checks.grammar_problems(ax.figure) == []
     figures.close(ax.figure)
 
 
@@ -121,16 +121,16 @@ def test_the_grammar_check_finds_bars_on_a_log_axis_a_line_past_the_axes_and_an_
     lines.add_artist(plt.Line2D([0.5, 3.0], [0.5, 0.5], label="fit"))  # past the data's x-range
     lines.set_xlim(0, 1)
     lines.legend()
-    problems = figures.grammar_problems(fig)
+    problems = figure_checks.grammar_problems(fig)
     assert any("bars on a log axis" in p for p in problems)
     assert any("'fit' runs outside the axes" in p for p in problems)
     assert any("'MariaDB' is drawn in #0072b2" in p for p in problems)
     assert not any("'PostgreSQL'" in p for p in problems)
     fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)  # 6 in: 1 800 px, within 2 200
-    assert not any("PNG" in p for p in figures.grammar_problems(fig, png=tmp_path / "wide.png"))
+    assert not any("PNG" in p for p in figure_checks.grammar_problems(fig, png=tmp_path / "wide.png"))
     fig.set_size_inches(8, 3)
     fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)
-    wide = figures.grammar_problems(fig, png=tmp_path / "wide.png")
+    wide = figure_checks.grammar_problems(fig, png=tmp_path / "wide.png")
     assert any("the PNG is 2400 × 900 px" in p for p in wide), wide
     figures.close(fig)
 
@@ -140,9 +140,9 @@ def test_more_than_five_colours_in_a_panel_break_the_grammar_greys_do_not_count(
     for i, colour in enumerate(figures.CONDITION_COLOURS + ("#0072B2",)):
         ax.plot([0, 1], [i, i], color=colour, label=f"series {i}")
     ax.plot([0, 1], [0, 5], color="0.5", label="reference")
-    assert figures.grammar_problems(fig) == ["panel 1: 6 colours of data in one panel (at most 5)"]
+    assert figure_checks.grammar_problems(fig) == ["panel 1: 6 colours of data in one panel (at most 5)"]
     ax.lines[0].remove()
-    assert figures.grammar_problems(fig) == []
+    assert figure_checks.grammar_problems(fig) == []
     figures.close(fig)
 
 
@@ -154,18 +154,18 @@ def test_save_refuses_a_figure_that_breaks_the_grammar_when_strict_and_warns_oth
         return fig
 
     monkeypatch.setenv(figures.CHECK_ENV, "strict")
-    with pytest.raises(figures.FigureGrammarError, match="bars on a log axis"):
+    with pytest.raises(figure_checks.FigureGrammarError, match="bars on a log axis"):
         figures.save(figure(), "bad", notebook="x", directory=tmp_path)
     monkeypatch.setenv(figures.CHECK_ENV, "")
     figures.save(figure(), "bad", notebook="x", directory=tmp_path)
     assert "x/bad breaks the lab's figure grammar: panel 1: bars on a log axis" in caplog.text
     assert (tmp_path / "bad.png").exists()  # saved all the same: the run keeps what it drew
     # and recorded beside it, for `ingestlab figures` to refuse; drawn again without the fault, the record goes
-    assert figures.recorded_problems(tmp_path) == {"bad": ["panel 1: bars on a log axis"]}
+    assert figure_checks.recorded_problems(tmp_path) == {"bad": ["panel 1: bars on a log axis"]}
     fixed = figure()
     fixed.axes[0].set_xscale("linear")
     figures.save(fixed, "bad", notebook="x", directory=tmp_path)
-    assert figures.recorded_problems(tmp_path) == {} and not (tmp_path / figures.PROBLEMS_FILE).exists()
+    assert figure_checks.recorded_problems(tmp_path) == {} and not (tmp_path / figure_checks.PROBLEMS_FILE).exists()
 
 
 @pytest.mark.parametrize("formats", ["png", "png,svg,pdf"])
@@ -182,7 +182,7 @@ def test_tick_labels_printed_over_one_another_are_found_in_the_figure_as_saved(t
     monkeypatch.setenv(figures.CHECK_ENV, "strict")
     monkeypatch.setenv("INGESTLAB_FIGURE_FORMATS", formats)
     figures.save(figure(["0.25", "0.50", "0.75"]), "fine", notebook="x", directory=tmp_path)
-    with pytest.raises(figures.FigureGrammarError, match="x tick labels '1,000,000,000,000' and '1,000,000,000,000,000' "
+    with pytest.raises(figure_checks.FigureGrammarError, match="x tick labels '1,000,000,000,000' and '1,000,000,000,000,000' "
                                                          "are printed over one another"):
         figures.save(figure(["1,000,000,000", "1,000,000,000,000", "1,000,000,000,000,000"]), "smear", notebook="x",
                      directory=tmp_path)
@@ -195,7 +195,7 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     levels = ["PostgreSQL, sync on", "PostgreSQL, sync off", "MariaDB", "PostgreSQL 15"]
     colours, shapes = figures.palette(levels), figures.markers(levels)
     assert colours["PostgreSQL, sync on"] == "#0072B2" and colours["MariaDB"] == "#009E73"
-    assert figures.is_shade_of(colours["PostgreSQL, sync off"], "#0072B2")
+    assert figure_checks.is_shade_of(colours["PostgreSQL, sync off"], "#0072B2")
     assert colours["PostgreSQL, sync off"] != colours["PostgreSQL, sync on"]
     assert shapes["PostgreSQL, sync on"] == "o" and shapes["PostgreSQL 15"] == "s"
     assert shapes["PostgreSQL, sync off"] == "^"  # a shade and a shape no other level has tell conditions apart
@@ -204,9 +204,9 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     assert figures.palette(["PostgreSQL 15.18, defaults"])["PostgreSQL 15.18, defaults"] == "#56B4E9"
     five = [f"PostgreSQL, variant {i}" for i in range(5)] + [f"MariaDB, variant {i}" for i in range(4)]
     colours, shapes = figures.palette(five), figures.markers(five)  # notebook 04: five a panel
-    assert len(set(colours.values())) == 9 and all(figures.is_shade_of(colours[v], "#0072B2") for v in five[:5])
+    assert len(set(colours.values())) == 9 and all(figure_checks.is_shade_of(colours[v], "#0072B2") for v in five[:5])
     assert len({shapes[v] for v in five[:5]}) == 5 and shapes[five[0]] == shapes[five[5]] == "o"
-    assert figures.FAILED_MARKER not in shapes.values()  # a filled ✕ would read as a run that did not finish
+    assert plots.FAILED_MARKER not in shapes.values()  # a filled ✕ would read as a run that did not finish
     versions = ["PostgreSQL 18.6, defaults", "PostgreSQL 18.6, async", "PostgreSQL 15.18, defaults", "PostgreSQL 15.18, async"]
     shapes = figures.markers(versions)  # 05: PG 18's light blue beside PG 15's sky blue differ in shape too
     assert len(set(shapes.values())) == 4 and shapes[versions[2]] == "s"
@@ -222,7 +222,7 @@ def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_f
         fig.canvas.draw()
         size = ax.get_legend().get_texts()[0].get_fontsize()
         assert fig.get_tightbbox(fig.canvas.get_renderer()).width > 7.33
-        figures.fit_to_page(fig)
+        captions.fit_to_page(fig)
         assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= figures.MAX_PNG_PX[0] / figures.PNG_DPI
         assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
         figures.close(fig)
@@ -238,7 +238,7 @@ def test_plot_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines_from_the
     wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
                          "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
                          "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
-    ax = figures.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
+    ax = plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
                           hue="variant")
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
     assert styles == {"async: 0.60 ms per load (95 % CI 0.50–0.70; n = 3, rough)": "-",
@@ -259,7 +259,7 @@ def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_no_lin
                          "lo": [90.0, 1900.0], "hi": [110.0, 2100.0], "overhead_ms": [10.0, 0.0], "n_points": [3, 3],
                          "model_holds": [True, False]})
     long = models.tidy(wide, model="batch_time", terms=terms).assign(series=["a", "a", "b", "b"])
-    ax = figures.plot_fit(data, long, x="rows", y="elapsed_s", hue="series", slope="per_row", intercept="overhead",
+    ax = plots.plot_fit(data, long, x="rows", y="elapsed_s", hue="series", slope="per_row", intercept="overhead",
                           logy=False)
     lines = {line.get_label().split(":")[0]: line for line in ax.get_lines() if len(line.get_xdata()) > 0}
     assert list(lines) == ["a"]  # b's model was rejected: no line, and no band
@@ -286,9 +286,9 @@ def test_a_fit_and_its_band_never_change_the_y_limits_the_data_set(logy):
                          "slope_ci_high": [10.0], "intercept": [3.0], "n_points": [6], "model_holds": [True]})
     terms = {"slope": models.Term("slope", "slope_ci_low", "slope_ci_high", "s per row"),
              "intercept": models.Term("intercept", None, None, "s")}
-    fitted = figures.plot_fit(data, models.tidy(wide, model="line", terms=terms).assign(series="a"), x="rows",
+    fitted = plots.plot_fit(data, models.tidy(wide, model="line", terms=terms).assign(series="a"), x="rows",
                               y="elapsed_s", hue="series", slope="slope", intercept="intercept", logy=logy)
-    alone = figures.plot_fit(data, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
+    alone = plots.plot_fit(data, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
                              hue="series", logy=logy)
     assert fitted.get_ylim() == pytest.approx(alone.get_ylim())  # the data's range, the line and band cut at it
     (line,) = fitted.get_lines()
@@ -298,7 +298,7 @@ def test_a_fit_and_its_band_never_change_the_y_limits_the_data_set(logy):
     (band,) = [c for c in fitted.collections if isinstance(c, mcollections.PolyCollection)]
     inside = band.get_paths()[0].vertices[:, 1]
     assert inside.min() >= low * (1 - 1e-9) and inside.max() <= high * (1 + 1e-9)  # the band cut at the edges
-    assert figures.grammar_problems(fitted.figure) == []
+    assert figure_checks.grammar_problems(fitted.figure) == []
     figures.close(fitted.figure)
     figures.close(alone.figure)
 
@@ -333,7 +333,7 @@ def test_plot_scan_times_puts_limit_1_in_its_own_panel():
     dots = [x for line in fig.axes[1].get_lines() for x in line.get_xdata()]
     limit_1 = scan[scan["scenario"] == "limit_1"]
     assert sorted(dots) == pytest.approx(sorted(limit_1["elapsed_s"].dropna()))
-    assert not fig.axes[1].patches and figures.grammar_problems(fig) == []
+    assert not fig.axes[1].patches and figure_checks.grammar_problems(fig) == []
     figures.close(fig)
 
 
@@ -405,12 +405,12 @@ def _two_variants_fitted():
                          "variant": ["sync_on"] * 3 + ["sync_off"] * 3})
     fits = models.tidy(models.fit_overhead(data, by=["variant"], robust=False), model="overhead",
                        terms=models.OVERHEAD_TERMS)
-    return fits, figures.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
+    return fits, plots.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
 
 
 def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_everything(tmp_path):
     fits, ax = _two_variants_fitted()
-    fig = figures.caption(ax.figure, "Total time against statements", run=_META)
+    fig = captions.caption(ax.figure, "Total time against statements", run=_META)
     title, caption = _texts(fig)
     assert title == "Total time against statements"
     for part in ("PostgreSQL 18.6", "smoke scale", "not a result", "disk profile cloud-375", "2026-11-24 05:01 UTC",
@@ -433,7 +433,7 @@ def test_caption_states_the_finding_under_the_figure_and_above_what_made_it(tmp_
     fits, ax = _two_variants_fitted()
     said = findings.fits(fits, "overhead", by=["variant"])
     assert said.startswith("Fitted overhead: synchronous_commit on 2.98 ms per statement (95 % CI 2.60–3.36; n = 3, rough)")
-    fig = figures.caption(ax.figure, "Total time against statements", run=_META, finding=f"**{said}**")
+    fig = captions.caption(ax.figure, "Total time against statements", run=_META, finding=f"**{said}**")
     title, finding, made = _texts(fig)
     assert finding.replace("\n", " ") == said  # markdown's emphasis dropped, wrapped to the figure
     renderer = fig.canvas.get_renderer()
@@ -451,9 +451,9 @@ def test_a_tall_drawing_narrower_than_the_page_keeps_its_long_caption_on_the_pag
         figures.use_article_theme()
         fig, ax = plt.subplots(figsize=(4.5, 12.0))
         ax.plot(range(30), range(30))
-        figures.caption(fig, "A tall panel", run=_META, finding="A finding that runs to several lines. " * 16)
+        captions.caption(fig, "A tall panel", run=_META, finding="A finding that runs to several lines. " * 16)
         figures.save(fig, "tall", notebook="t", directory=tmp_path)
-    width, height = figures.png_size(tmp_path / "tall.png")
+    width, height = figure_checks.png_size(tmp_path / "tall.png")
     assert height <= figures.MAX_PNG_PX[1] and width < figures.MAX_PNG_PX[0], (width, height)
 
 
@@ -464,7 +464,7 @@ def test_a_caption_never_breaks_a_line_inside_95_percent_ci():
         figures.use_article_theme()
         fig, ax = plt.subplots(figsize=(7.0, 2.5))
         ax.plot([1, 2], [1, 2])
-        figures.caption(fig, "Times", run=_META, finding=said)
+        captions.caption(fig, "Times", run=_META, finding=said)
         _, finding, _ = _texts(fig)
         plt.close(fig)
     lines = finding.splitlines()
@@ -474,7 +474,7 @@ def test_a_caption_never_breaks_a_line_inside_95_percent_ci():
 
 def test_caption_of_a_published_table_names_the_seed_and_versions():
     fig = plt.figure()
-    figures.caption(fig, "Seed", data=published.load("starrocks_insert_scenarios"))
+    captions.caption(fig, "Seed", data=published.load("starrocks_insert_scenarios"))
     assert _texts(fig)[1].replace("\n", " ").startswith(
         "published by the seed starrocks-insert-overhead.ru.txt: StarRocks")
     figures.close(fig)
@@ -489,7 +489,7 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
     terms = {"slope": models.Term("slope", "slope_ci_low", "slope_ci_high", "s per row"),
              "intercept": models.Term("intercept", None, None, "s")}
     fits = models.tidy(wide, model="line", terms=terms).assign(series=["a", "a", "b", "b"])
-    ax = figures.plot_fit(data, fits, x="rows", y="elapsed_s", hue="series", slope="slope", intercept="intercept")
+    ax = plots.plot_fit(data, fits, x="rows", y="elapsed_s", hue="series", slope="slope", intercept="intercept")
     assert ax.get_yscale() == "log"  # the values span decades
     lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 3]
     assert len(lines) == 2
@@ -501,7 +501,7 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
     drawn = np.isfinite(lines[0].get_ydata())
     assert (lines[0].get_ydata()[drawn] > 0).all() and lines[0].get_xdata()[drawn].min() > 60
     # a's band runs below zero, so below the log axis: a dotted line, no band (it would cover the panel's bottom)
-    assert lines[0].get_linestyle() == figures.BAND_OFF_SCALE and lines[1].get_linestyle() == "-"
+    assert lines[0].get_linestyle() == plots.BAND_OFF_SCALE and lines[1].get_linestyle() == "-"
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
     assert "dotted" in ax.get_legend().get_title().get_text()
     assert ax.get_ylabel() == "elapsed (s)" and ax.get_xlabel() == "rows"
@@ -512,7 +512,7 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
 def test_linear_axes_unless_the_values_span_decades():
     narrow = pd.DataFrame({"rows": [50, 100, 200] * 2, "elapsed_s": [1.0, 2.0, 4.0, 1.5, 2.5, 4.5],
                            "series": ["a"] * 3 + ["b"] * 3})
-    ax = figures.plot_fit(narrow, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
+    ax = plots.plot_fit(narrow, models.tidy(pd.DataFrame(), model="line", terms={}), x="rows", y="elapsed_s",
                           hue="series")
     assert ax.get_yscale() == "linear"
     figures.close(ax.figure)
@@ -521,7 +521,7 @@ def test_linear_axes_unless_the_values_span_decades():
 def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     data = pd.DataFrame({"scenario": ["single_row"] * 3 + ["batch_1000"] * 3,
                          "elapsed_ms": [0.07, 0.08, 0.09, 30.0, 40.0, 150.0], "variant": ["sync_on"] * 6})
-    ax = figures.plot_latency(data, hue="variant")
+    ax = plots.plot_latency(data, hue="variant")
     ax.figure.canvas.draw()
     ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert ax.get_xscale() == "log" and "0.1" in ticks and "100" in ticks
@@ -543,12 +543,12 @@ def test_a_legend_under_the_panels_gives_each_engine_a_column_and_puts_the_notes
                               "synchronous_commit off"],
                "MariaDB": ["defaults", "binary log, synced", "binary log, waits for 8 commits", "log flushed once a second"]}
     names = [f"{e}, {v}" for e, variants in engines.items() for v in variants]
-    notes = ["scalability law, 95 % band", figures.wrapped("law rejected, not drawn: 4 of 15 at PostgreSQL, 6 of 12 "
+    notes = ["scalability law, 95 % band", captions.wrapped("law rejected, not drawn: 4 of 15 at PostgreSQL, 6 of 12 "
                                                            "at MariaDB", 40)]
     with plt.rc_context():
         figures.use_article_theme()
         fig, _ = plt.subplots(figsize=(7.0, 3.0))
-        figures.legend_under(fig, [Line2D([], [])] * (len(names) + 2), names + notes)
+        plots.legend_under(fig, [Line2D([], [])] * (len(names) + 2), names + notes)
         fig.canvas.draw()
         texts = {t.get_text(): t.get_window_extent() for t in fig.legends[0].get_texts() if t.get_text()}
         plt.close(fig)
@@ -563,7 +563,7 @@ def test_a_legend_under_the_panels_gives_each_engine_a_column_and_puts_the_notes
             "MariaDB, log written and flushed once a second", "DuckDB, defaults", "ClickHouse, defaults"]
     with plt.rc_context():
         figures.use_article_theme()
-        _, laid, ncol = figures.engine_columns([None] * len(four), four)
+        _, laid, ncol = plots.engine_columns([None] * len(four), four)
     assert ncol == 2 and laid == four[:5] + four[5:] + ["", "", ""]
 
 
@@ -582,15 +582,15 @@ def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key
     grid = np.linspace(0.3, 5.3, 40)
     with plt.rc_context():
         fig, log, linear = _log_and_linear_panels([0.3, 5.3], [0.004, 0.012])
-        low = figures.draw_model(log, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
-        steep = figures.draw_model(log, grid, 0.004, 0.0015, 0.0014, 0.0016, color="b", label=None)
-        kept = figures.draw_model(linear, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
+        low = plots.draw_model(log, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
+        steep = plots.draw_model(log, grid, 0.004, 0.0015, 0.0014, 0.0016, color="b", label=None)
+        kept = plots.draw_model(linear, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
         # a cost resolved above zero whose band runs under the log axis' bottom at the small sizes; on linear axes it is cut
-        assert low.get_linestyle() == figures.BAND_OFF_SCALE and steep.get_linestyle() == kept.get_linestyle() == "-"
+        assert low.get_linestyle() == plots.BAND_OFF_SCALE and steep.get_linestyle() == kept.get_linestyle() == "-"
         assert len(log.collections) == 1 and len(linear.collections) == 1  # the steep fit's band; the linear one's
-        assert figures.band_note(log) == "dotted: its CI runs below the log axis, no band"
-        assert figures.band_note(linear) == ""
-        assert figures.grammar_problems(fig) == []
+        assert plots.band_note(log) == "dotted: its CI runs below the log axis, no band"
+        assert plots.band_note(linear) == ""
+        assert figure_checks.grammar_problems(fig) == []
         plt.close(fig)
 
 
@@ -600,17 +600,17 @@ def test_a_fit_whose_slope_ci_takes_in_zero_is_dotted_without_its_band_on_any_ax
     grid = np.linspace(1, 100, 40)
     with plt.rc_context():
         fig, log, linear = _log_and_linear_panels([1, 100], [0.7, 1.45])
-        unresolved = figures.draw_model(linear, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
-        resolved = figures.draw_model(linear, grid, 0.97, 0.0018, 0.0003, 0.0034, color="b", label=None)
-        on_log = figures.draw_model(log, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
-        assert unresolved.get_linestyle() == on_log.get_linestyle() == figures.BAND_OFF_SCALE
+        unresolved = plots.draw_model(linear, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
+        resolved = plots.draw_model(linear, grid, 0.97, 0.0018, 0.0003, 0.0034, color="b", label=None)
+        on_log = plots.draw_model(log, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
+        assert unresolved.get_linestyle() == on_log.get_linestyle() == plots.BAND_OFF_SCALE
         assert resolved.get_linestyle() == "-"
         assert len(linear.collections) == 1 and len(log.collections) == 0  # the resolved fit's band only
-        assert figures.band_note(linear) == figures.band_note(log) == "dotted: its CI takes in zero, no band"
-        both = figures.draw_model(log, grid, -0.5, 0.01, 0.005, 0.015, color="b", label=None)
-        assert both.get_linestyle() == figures.BAND_OFF_SCALE
-        assert figures.band_note(log) == "dotted: its CI takes in zero or runs below the log axis, no band"
-        assert figures.grammar_problems(fig) == []
+        assert plots.band_note(linear) == plots.band_note(log) == "dotted: its CI takes in zero, no band"
+        both = plots.draw_model(log, grid, -0.5, 0.01, 0.005, 0.015, color="b", label=None)
+        assert both.get_linestyle() == plots.BAND_OFF_SCALE
+        assert plots.band_note(log) == "dotted: its CI takes in zero or runs below the log axis, no band"
+        assert figure_checks.grammar_problems(fig) == []
         plt.close(fig)
 
 
@@ -625,10 +625,10 @@ def test_a_panel_with_a_dotted_fit_says_what_dotted_means_over_its_labels_even_w
     with plt.rc_context():
         figures.use_article_theme()
         for explain, said in ((False, "dotted: its CI takes in zero, no band"), (True, "overhead's 95 % CI; dotted")):
-            ax = figures.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
+            ax = plots.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
                                   logx=True, logy=True)
             assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == [":", "-"]
-            (ends,) = [a for a in ax.artists if isinstance(a, figures.EndLabels)]
+            (ends,) = [a for a in ax.artists if isinstance(a, plots.EndLabels)]
             assert said in ends.note.get_text().replace("\n", " ")
             figures.close(ax.figure)
 
@@ -638,7 +638,7 @@ def test_the_latency_boxes_keep_the_width_their_legend_goes_under_them():
                          "series": ["MariaDB, log written at commit, flushed each second"] * 3
                          + ["MariaDB, log flushed at each commit"] * 3})
     fig, ax = plt.subplots(figsize=(7.0, 2.0))
-    figures.plot_latency(data, hue="series", ax=ax)
+    plots.plot_latency(data, hue="series", ax=ax)
     fig.canvas.draw()
     legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
     assert legend.y1 < axes.y0 and legend.x1 - legend.x0 < fig.bbox.width  # under the axes, within the figure
@@ -651,7 +651,7 @@ def test_the_same_captioned_figure_of_the_same_run_saves_to_the_same_svg_bytes(t
     data = pd.DataFrame({"scenario": ["single_row"] * 3, "elapsed_ms": [0.07, 0.5, 90.0], "variant": ["sync_on"] * 3})
     digests = []
     for run in range(2):
-        fig = figures.caption(figures.plot_latency(data, hue="variant").figure, "Latency", run=_META)
+        fig = captions.caption(plots.plot_latency(data, hue="variant").figure, "Latency", run=_META)
         figures.save(fig, "same", notebook="t", directory=tmp_path / str(run))
         digests.append(hashlib.sha256((tmp_path / str(run) / "same.svg").read_bytes()).hexdigest())
     assert digests[0] == digests[1]
@@ -678,14 +678,14 @@ def test_every_figure_the_tests_save_is_held_to_the_grammar(tmp_path):
     fig, ax = plt.subplots(figsize=(3, 2))
     ax.barh(["a", "b"], [1, 1000])
     ax.set_xscale("log")
-    with pytest.raises(figures.FigureGrammarError):
+    with pytest.raises(figure_checks.FigureGrammarError):
         figures.save(fig, "bars_on_log", notebook="t", directory=tmp_path)
 
 
 def _end_label_boxes(fig):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    (ends,) = [a for ax in fig.axes for a in ax.artists if isinstance(a, figures.EndLabels)]
+    (ends,) = [a for ax in fig.axes for a in ax.artists if isinstance(a, plots.EndLabels)]
     return ends, [matplotlib.text.Text.get_window_extent(label, renderer) for label in ends.labels]
 
 
@@ -694,10 +694,10 @@ def test_direct_labels_sit_right_of_the_axes_in_the_order_the_lines_end_never_ov
     ax.set(xlim=(0, 10.5), ylim=(0, 3.2))
     ends_at = [1.00, 1.01, 1.02, 0.99, 3.0]  # four lines ending within 3 % of each other, one far above
     for i, y in enumerate(ends_at):
-        figures.draw_model(ax, np.linspace(0, 10, 50), 0.5, (y - 0.5) / 10, np.nan, np.nan,
+        plots.draw_model(ax, np.linspace(0, 10, 50), 0.5, (y - 0.5) / 10, np.nan, np.nan,
                            color=figures.CONDITION_COLOURS[i], label=f"series {i}")
-    figures.label_ends(ax, [(f"series {i}\nsecond line", figures.CONDITION_COLOURS[i],
-                             *figures.line_end(line)) for i, line in enumerate(ax.lines)], note="what lines mean")
+    plots.label_ends(ax, [(f"series {i}\nsecond line", figures.CONDITION_COLOURS[i],
+                             *plots.line_end(line)) for i, line in enumerate(ax.lines)], note="what lines mean")
     for height in (3.6, 2.4):  # drawn at its size, then shrunk as fit_to_page shrinks a figure
         fig.set_size_inches(6, height)
         ends, boxes = _end_label_boxes(fig)
@@ -712,15 +712,15 @@ def test_direct_labels_sit_right_of_the_axes_in_the_order_the_lines_end_never_ov
         far = ax.transData.transform((10, 3.0))[1]
         assert boxes[4].y0 <= far <= boxes[4].y1
     assert ends.note.get_text() == "what lines mean"
-    assert figures.grammar_problems(fig) == []
+    assert figure_checks.grammar_problems(fig) == []
     figures.close(fig)
 
 
 def test_a_direct_label_naming_an_engine_in_another_colour_breaks_the_grammar():
     fig, ax = plt.subplots(figsize=(5, 3))
     ax.plot([1, 2], [1, 2], color=figures.ENGINE_STYLE["mariadb"][0])
-    figures.label_ends(ax, [("PostgreSQL, defaults", figures.ENGINE_STYLE["mariadb"][0], 2, 2)])
-    (problem,) = figures.grammar_problems(fig)
+    plots.label_ends(ax, [("PostgreSQL, defaults", figures.ENGINE_STYLE["mariadb"][0], 2, 2)])
+    (problem,) = figure_checks.grammar_problems(fig)
     assert problem.startswith("'PostgreSQL, defaults' is drawn in #009e73, not in PostgreSQL's #0072B2")
     figures.close(fig)
 
@@ -731,15 +731,15 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
     wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
                          "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
                          "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
-    ax = figures.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
+    ax = plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
                           hue="variant", legend="ends")
     assert ax.get_legend() is None
-    (ends,) = [a for a in ax.artists if isinstance(a, figures.EndLabels)]
+    (ends,) = [a for a in ax.artists if isinstance(a, plots.EndLabels)]
     texts = {label.get_text().split("\n")[0]: label for label in ends.labels}
     assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points",
                                                        "lone\ntoo few points for a fit"]
     line = next(line for line in ax.get_lines() if line.get_label().startswith("async"))
-    assert texts["async"].xy == figures.line_end(line)  # the label names the point where its line ends
+    assert texts["async"].xy == plots.line_end(line)  # the label names the point where its line ends
     assert texts["lone"].xy == (2e3, 9)  # no line: its last point
     assert "overhead's 95 % CI" in ends.note.get_text().replace("\n", " ")
     figures.close(ax.figure)
@@ -754,9 +754,9 @@ def test_a_dot_plot_or_bar_chart_of_many_two_line_names_is_tall_enough_to_print_
                          "source": ["live (this run)"] * 20})
     with plt.rc_context():
         figures.use_article_theme()
-        ax = figures.plot_bars(data, x="speedup", y="quantity", hue="source", log=log)
+        ax = plots.plot_bars(data, x="speedup", y="quantity", hue="source", log=log)
         try:
-            assert figures.grammar_problems(ax.figure) == []
+            assert figure_checks.grammar_problems(ax.figure) == []
             assert ax.figure.get_figheight() <= 9.0
         finally:
             plt.close(ax.figure)

@@ -35,7 +35,7 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
     revision must say what measured), on a quiet machine (1-minute load average at the start at
     most :data:`ingestlab.report.QUIET_LOAD`, unless ``allow_loaded``), and saved figures, each
     in every format of :data:`ingestlab.results.FIGURE_FORMATS`, none of which broke the figure
-    grammar when it was saved (:func:`ingestlab.figures.recorded_problems`).
+    grammar when it was saved (:func:`ingestlab.figure_checks.recorded_problems`).
 
     Parameters
     ----------
@@ -136,9 +136,9 @@ def _grammar_broken(folder: Path) -> str | None:
     breaks the grammar is drawn again (``ingestlab run … --resume`` redraws without measuring)
     once its drawing is fixed, not promoted.
     """
-    from ingestlab import figures
+    from ingestlab import figure_checks
 
-    found = figures.recorded_problems(folder / results.FIGURES_SUBDIR)
+    found = figure_checks.recorded_problems(folder / results.FIGURES_SUBDIR)
     if not found:
         return None
     name, problems = next(iter(found.items()))

@@ -306,7 +306,7 @@ def test_the_reads_figure_of_one_engine_keeps_its_panels_readable():
     """`-p ENGINES postgres`: the figure was 3.3 in tall for two panels, each 0.7 in under its labels and legend."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import figure_checks, figures
 
     reads = pd.DataFrame({"engine": "postgres", "operation": ["overwrite", "overwrite", "insert_new", "insert_new"],
                           "counter": ["engine", "block device"] * 2, "per_row": [0.8, 1.1, 0.2, 0.3]})
@@ -316,6 +316,6 @@ def test_the_reads_figure_of_one_engine_keeps_its_panels_readable():
         figures.use_article_theme()
         fig = analysis.plot_reads(full, reads, None)
         try:
-            assert figures.grammar_problems(fig) == []
+            assert figure_checks.grammar_problems(fig) == []
         finally:
             plt.close(fig)

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import catalog, figures, labels
+from ingestlab import captions, catalog, figures, labels, plots
 from ingestlab.checkpoints import same_parameters
 from ingestlab.compare import (
     ALPHA,
@@ -685,7 +685,7 @@ def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> m
             ax.set_title(labels.label(engine) if engine else "", loc="left", fontsize="small")
     axes[0].set_xlim(*limits)
     if log:
-        figures.set_scale(axes[0], "x", True, np.asarray(limits))
+        plots.set_scale(axes[0], "x", True, np.asarray(limits))
         axes[0].set_xlim(*limits)
     for column_axes in _columns_of(axes, columns):  # one shared x axis: its ticks under each column's last panel
         for ax in column_axes:
@@ -836,5 +836,5 @@ def save_ratios(table: pd.DataFrame, directory: str | Path, *, title: str) -> No
     """
     figures.use_article_theme()
     fig = plot_comparison(table)
-    figures.caption(fig, title)
+    captions.caption(fig, title)
     figures.save(fig, "ratios", notebook=NOTEBOOK_STEM, directory=directory)

@@ -365,7 +365,7 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     import matplotlib.lines
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     data = reported(scans)
     data = data[data["engine"] != FLOOR]
@@ -377,13 +377,13 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     colours, shapes = figures.palette(engines), figures.markers(engines)
     stopped = scans[scans["reported"] & (scans["status"] != "ok") & (scans["engine"] != FLOOR)]
     for ax, query in zip(axes[0], queries):
-        figures.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
+        plots.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
                          hue="engine", slope="per_gb", intercept="overhead", ax=ax)
         # one legend for all panels, below; a line not drawn is said in the caption (the finding)
         ax.get_legend().remove()
         limits = ax.get_ylim()
         for row in stopped[stopped["query"] == query].itertuples():  # a size it did not finish: ✕ on the top edge
-            ax.plot([row.gb], [limits[1]], **figures.FAILED_STYLE, mec=colours[labels.label(row.engine)], clip_on=False,
+            ax.plot([row.gb], [limits[1]], **plots.FAILED_STYLE, mec=colours[labels.label(row.engine)], clip_on=False,
                     zorder=4, label="_nolegend_")
         ax.set_ylim(limits)
         ax.set_xlabel("table size (GB)")
@@ -392,10 +392,10 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     handles = [matplotlib.lines.Line2D([], [], color=colours[e], marker=shapes[e], lw=1.2) for e in engines]
     names = list(engines)
     if not stopped.empty:
-        handles.append(matplotlib.lines.Line2D([], [], **figures.FAILED_STYLE, mec="0.3"))
+        handles.append(matplotlib.lines.Line2D([], [], **plots.FAILED_STYLE, mec="0.3"))
         names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
                                                             for s in stopped["status"]})))
-    dotted = figures.band_note(*axes[0])
+    dotted = plots.band_note(*axes[0])
     fig.draw_without_rendering()  # the panels placed; the legend goes under them all
     fig.set_layout_engine("none")
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),

@@ -12,7 +12,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from ingestlab import figures, labels, models, report
+from ingestlab import captions, figures, labels, models, plots, report
 from ingestlab.workloads.group_commit import CONFIG, NOTEBOOK_STEM, Params
 
 #: The concurrency of the headline comparison (the largest level run when it is not among them).
@@ -278,7 +278,7 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
     rejected law is not drawn; the legend counts, per engine, the laws rejected and those not
     tested (:func:`scalability`'s table names them), under a column of variants per engine
-    (:func:`ingestlab.figures.legend_under`). Each point has its CI where ``throughput`` has
+    (:func:`ingestlab.plots.legend_under`). Each point has its CI where ``throughput`` has
     them (:func:`with_intervals`).
     """
     from matplotlib.collections import PolyCollection
@@ -329,12 +329,12 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         names.append("scalability law, 95 % band")
     if sum(untested.values()):
         handles.append(Line2D([], [], color="0.3", lw=1.0, ls="--"))
-        names.append(figures.wrapped("law not tested (held-out counts said nothing): " + counted(untested), 40))
+        names.append(captions.wrapped("law not tested (held-out counts said nothing): " + counted(untested), 40))
     if sum(rejected.values()):
         handles.append(Line2D([], [], ls="none"))
-        names.append(figures.wrapped("law rejected, not drawn: " + counted(rejected), 40))
+        names.append(captions.wrapped("law rejected, not drawn: " + counted(rejected), 40))
     old = fig.legends[0]
-    figures.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
+    plots.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
                   title=old.get_title().get_text() or None)
     return fig
 
@@ -669,7 +669,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     One row of panels per engine (when there are several: each engine's variants in shades of
     its colour, at most five a panel), one column per level of ``col``, titled
     ``<col>: <level>``; every panel shares the ``y`` axis (log when its values span decades).
-    One legend for the figure sits under the panels (:func:`ingestlab.figures.legend_under`), so they keep the
+    One legend for the figure sits under the panels (:func:`ingestlab.plots.legend_under`), so they keep the
     page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
     each point has its CI.
     """
@@ -680,7 +680,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     data = data.assign(series=_series(data, hue))
     fig, axes = plt.subplots(len(engines), len(levels), squeeze=False, sharex=True, sharey=True,
                              figsize=(min(figures.PAGE_WIDTH, 2.4 * len(levels) + 0.8), 0.8 + 2.3 * len(engines)))
-    logy = figures.spans_decades(data[y]) if logy == "auto" else logy
+    logy = plots.spans_decades(data[y]) if logy == "auto" else logy
     handles = {}
     for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
         ax = axes[i, j]
@@ -690,7 +690,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         if part.empty:
             ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", va="center", fontsize="small")
             continue
-        figures.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=True, logy=logy, legend="outside", low=low,
+        plots.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=True, logy=logy, legend="outside", low=low,
                            high=high)
         legend = ax.get_legend()
         if legend is not None:  # the figure's one legend gathers every panel's entries
@@ -698,13 +698,13 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
                 handles.setdefault(text.get_text(), handle)
             legend.remove()
         ax.set_xticks(sorted(data[x].unique()))
-        ax.get_xaxis().set_major_formatter(figures.plain_ticks())
+        ax.get_xaxis().set_major_formatter(plots.plain_ticks())
         ax.minorticks_off()
         ax.set_xlabel(labels.column_label(x) if i == len(engines) - 1 else "")
         ax.set_ylabel((f"{labels.label(engine)}\n" if engine is not None else "") + labels.column_label(y)
                       if j == 0 else "")
     fig.tight_layout()
-    figures.legend_under(fig, list(handles.values()), list(handles))
+    plots.legend_under(fig, list(handles.values()), list(handles))
     return fig
 
 

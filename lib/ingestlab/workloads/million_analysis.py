@@ -199,15 +199,15 @@ def plot_methods(table: pd.DataFrame):
     """
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     systems = list(dict.fromkeys(table["system"]))
     heights = [table.loc[table["system"] == s, "load"].nunique() for s in systems]
     fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.34 * sum(heights)),
                              squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
     for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
-        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
-                          log=figures.spans_decades(table["rows_per_s"]), low="rows_per_s_ci_low",
+        plots.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
+                          log=plots.spans_decades(table["rows_per_s"]), low="rows_per_s_ci_low",
                           high="rows_per_s_ci_high")
         ax.set_title(labels.phrase(system), loc="left", fontsize="medium")
         if i < len(systems) - 1:  # one legend, under the last panel
@@ -222,10 +222,10 @@ def plot_versions(table: pd.DataFrame, setting: str = "default"):
 
     Medians of the runs with their CIs, as :func:`plot_methods` draws them.
     """
-    from ingestlab import figures
+    from ingestlab import plots
 
     part = table[table["setting"] == setting]
-    ax = figures.plot_bars(part, x="rows_per_s", y="load", hue="system", log=True, low="rows_per_s_ci_low",
+    ax = plots.plot_bars(part, x="rows_per_s", y="load", hue="system", log=True, low="rows_per_s_ci_low",
                            high="rows_per_s_ci_high")
     ax.set_xlabel(repeats_label(part))
     return ax.figure
@@ -234,12 +234,12 @@ def plot_versions(table: pd.DataFrame, setting: str = "default"):
 def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
     """Seconds against statements, one panel per write path, one series per system × setting with its fitted line.
 
-    The lines are :func:`ingestlab.figures.plot_fit`'s: a rejected line is not drawn, and its
+    The lines are :func:`ingestlab.plots.plot_fit`'s: a rejected line is not drawn, and its
     legend entry says so.
     """
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
     paths = [p for p in FIT_PATHS if p in set(measured["path"])]
@@ -249,7 +249,7 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
         points, part = measured[measured["path"] == path], fits[fits["path"] == path]
         lines = tidy_fits(part.assign(engine=labels.join(part, ["system", "setting"])))
         lines = lines.rename(columns={"engine": "group"})
-        figures.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
+        plots.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
                          y="seconds", hue="group", ax=ax, legend="ends", explain=number == 0)
         ax.set_title(PATH_NAMES[path], loc="left", fontsize="medium")
     fig.tight_layout()
