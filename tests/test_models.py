@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from ingestlab import models
+from ingestlab import intervals, models
 
 
 def _synthetic(rng, overhead_s=0.002, write_s=0.05, noise_s=0.004, repeats=3):
@@ -82,7 +82,7 @@ def test_scale_table_scales_linearly():
 
 def test_ratio_ci_covers_true_ratio():
     rng = np.random.default_rng(8)
-    r = models.ratio_ci(rng.lognormal(np.log(3), 0.1, 200), rng.lognormal(0, 0.1, 200))
+    r = intervals.ratio_ci(rng.lognormal(np.log(3), 0.1, 200), rng.lognormal(0, 0.1, 200))
     assert r["ci_low"] < 3.0 < r["ci_high"]
 
 
@@ -303,7 +303,7 @@ def test_slope_ratio_interval_uses_the_smaller_degrees_of_freedom(df_a, df_b):
     from scipy import stats
 
     a, se_a, b, se_b = 2.0, 0.3, 0.5, 0.02
-    r = models.slope_ratio(a, se_a, df_a, b, se_b, df_b)
+    r = intervals.slope_ratio(a, se_a, df_a, b, se_b, df_b)
     # log(a/b) ± t(0.975, min df) · sqrt((se_a/a)² + (se_b/b)²), written out here
     half = stats.t.ppf(0.975, min(df_a, df_b)) * np.sqrt((se_a / a) ** 2 + (se_b / b) ** 2)
     assert r["ratio"] == pytest.approx(4.0)
@@ -335,7 +335,7 @@ def test_median_ci_exact_is_the_order_statistic_interval_of_the_binomial(n, k, c
     if confidence is not None:
         assert expected == pytest.approx(confidence)
     values = np.random.default_rng(n).permutation(np.arange(1, n + 1) * 10.0)  # x(i) = 10·i, shuffled
-    r = models.median_ci_exact(values)
+    r = intervals.median_ci_exact(values)
     assert (r["ci_low"], r["ci_high"]) == (10.0 * k, 10.0 * (n - k + 1))
     assert r["confidence"] == pytest.approx(expected) and r["n"] == n
     assert r["median"] == pytest.approx(10.0 * (n + 1) / 2)
@@ -366,17 +366,17 @@ def test_paired_ratio_ci_covers_the_true_ratio_through_drift_and_heavy_tails(rou
         drift = np.exp(rng.normal(0, 0.3, rounds))
         lab = 1.03 * drift * np.exp(0.03 * rng.standard_t(3, rounds))
         ref = drift * np.exp(0.03 * rng.standard_t(3, rounds))
-        r = models.paired_ratio_ci(lab, ref)
+        r = intervals.paired_ratio_ci(lab, ref)
         hits += r["ci_low"] <= 1.03 <= r["ci_high"]
     assert 0.93 <= hits / trials <= 0.97, hits / trials
 
 
 def test_paired_ratio_ci_refuses_unpaired_or_non_positive_rounds():
     with pytest.raises(ValueError, match="one positive value per round"):
-        models.paired_ratio_ci([1.0, 2.0], [1.0])
+        intervals.paired_ratio_ci([1.0, 2.0], [1.0])
     with pytest.raises(ValueError, match="one positive value per round"):
-        models.paired_ratio_ci([1.0, 0.0], [1.0, 1.0])
-    one = models.paired_ratio_ci([2.0], [1.0])
+        intervals.paired_ratio_ci([1.0, 0.0], [1.0, 1.0])
+    one = intervals.paired_ratio_ci([2.0], [1.0])
     assert one["ratio"] == 2.0 and np.isnan(one["ci_low"]) and one["rounds"] == 1
 
 
@@ -399,7 +399,7 @@ def test_batch_means_ci_covers_the_mean_of_a_correlated_series_where_the_naive_i
     hits = naive = 0
     for _ in range(1000):
         x = _ar1(rng, 30, 0.5)
-        r = models.batch_means_ci(x)
+        r = intervals.batch_means_ci(x)
         hits += r["ci_low"] <= 100 <= r["ci_high"]
         naive += abs(x.mean() - 100) <= stats.t.ppf(0.975, 29) * x.std(ddof=1) / np.sqrt(30)
     assert hits / 1000 >= 0.90, hits / 1000
@@ -407,12 +407,12 @@ def test_batch_means_ci_covers_the_mean_of_a_correlated_series_where_the_naive_i
 
 
 def test_batch_means_ci_uses_equal_consecutive_batches_and_says_when_it_cannot():
-    r = models.batch_means_ci(np.arange(12.0), batches=5)  # 5 batches of 2, the last 2 values dropped
+    r = intervals.batch_means_ci(np.arange(12.0), batches=5)  # 5 batches of 2, the last 2 values dropped
     assert (r["batches"], r["n"], r["mean"]) == (5, 10, 4.5)
     half = r["ci_high"] - r["mean"]
     means = np.arange(10.0).reshape(5, 2).mean(axis=1)
     from scipy import stats
     assert half == pytest.approx(stats.t.ppf(0.975, 4) * means.std(ddof=1) / np.sqrt(5))
     assert half > 0
-    three = models.batch_means_ci([1.0, 2.0, 3.0])
+    three = intervals.batch_means_ci([1.0, 2.0, 3.0])
     assert three["mean"] == 2.0 and np.isnan(three["ci_low"]) and three["batches"] == 1

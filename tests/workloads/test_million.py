@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import models
+from ingestlab import intervals, models
 from ingestlab.engines import Engine
 from ingestlab.engines.mariadb import MariaDB
 from ingestlab.engines.mysql import MySQL
@@ -179,7 +179,7 @@ def test_the_held_out_batches_are_predicted_from_the_other_insert_loads():
 
 
 def test_median_ci_reaches_its_stated_confidence():
-    r = models.median_ci_exact([3.0, 1.0, 2.0, 5.0, 4.0])
+    r = intervals.median_ci_exact([3.0, 1.0, 2.0, 5.0, 4.0])
     assert (r["median"], r["ci_low"], r["ci_high"]) == (3.0, 1.0, 5.0)
     assert r["confidence"] == pytest.approx(1 - 2 / 32)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import intervals, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, SEED_GB
 
@@ -100,7 +100,7 @@ def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
     """Per engine: cost per GB of ``COUNT(*)`` over that of the full scan, with a 95 % CI.
 
     A ratio well below 1 means ``COUNT(*)`` reads (parses) less than the full scan — the
-    seed's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
+    seed's question "does it read fewer columns?". See :func:`ingestlab.intervals.slope_ratio`.
     """
     ols = fits[fits["method"] == "ols"] if not fits.empty else fits
     rows = []
@@ -108,7 +108,7 @@ def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
         q = g.set_index("variant")
         if {"count_star", "full_scan_order_by_limit_1"} <= set(q.index):
             c, f = q.loc["count_star"], q.loc["full_scan_order_by_limit_1"]
-            r = models.slope_ratio(c["per_gb_s"], c["per_gb_se_s"], c["df_resid"], f["per_gb_s"], f["per_gb_se_s"],
+            r = intervals.slope_ratio(c["per_gb_s"], c["per_gb_se_s"], c["df_resid"], f["per_gb_s"], f["per_gb_se_s"],
                                    f["df_resid"])
             rows.append({"engine": engine, "count_per_gb_s": c["per_gb_s"], "full_per_gb_s": f["per_gb_s"], **r})
     return pd.DataFrame(rows)

@@ -12,7 +12,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from ingestlab import captions, figures, labels, models, plots, report
+from ingestlab import captions, figures, intervals, labels, models, plots, report
 from ingestlab.workloads.group_commit import CONFIG, NOTEBOOK_STEM, Params
 
 #: The concurrency of the headline comparison (the largest level run when it is not among them).
@@ -56,9 +56,9 @@ def with_intervals(throughput: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFr
 
     One configuration runs once, for a few seconds; its repeats are the consecutive stretches
     of that run. Rows/s: the :data:`WINDOW_S` windows' throughputs (:func:`window_throughput`)
-    in :data:`ingestlab.models.BATCHES` consecutive batches; latency: the statements in order
+    in :data:`ingestlab.intervals.BATCHES` consecutive batches; latency: the statements in order
     of completion in as many batches, each batch's P50 or P99; the CI is the t interval over
-    the batches (:func:`ingestlab.models.batch_means_ci`). Adds ``<column>_ci_low``,
+    the batches (:func:`ingestlab.intervals.batch_means_ci`). Adds ``<column>_ci_low``,
     ``<column>_ci_high`` and ``batches`` (the batches behind the rows/s interval).
     """
     windows = dict(iter(window_throughput(samples).groupby(CONFIG, sort=False)))
@@ -67,13 +67,13 @@ def with_intervals(throughput: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFr
     rows = []
     for key, part in measured.groupby(CONFIG, sort=False):
         at = windows.get(key)
-        rate = models.batch_means_ci([] if at is None else at.sort_values("window")["rows_per_s"])
+        rate = intervals.batch_means_ci([] if at is None else at.sort_values("window")["rows_per_s"])
         row = dict(zip(CONFIG, key), rows_per_s_ci_low=rate["ci_low"], rows_per_s_ci_high=rate["ci_high"],
                    batches=rate["batches"])
         latency_ms = part["latency_s"].to_numpy() * 1e3
         for column, q in INTERVALS.items():
             if q is not None:
-                r = models.batch_means_ci(latency_ms, statistic=lambda a, axis, q=q: np.percentile(a, q, axis=axis))
+                r = intervals.batch_means_ci(latency_ms, statistic=lambda a, axis, q=q: np.percentile(a, q, axis=axis))
                 row |= {f"{column}_ci_low": r["ci_low"], f"{column}_ci_high": r["ci_high"]}
         rows.append(row)
     cis = pd.DataFrame(rows, columns=[*CONFIG, *(f"{c}_ci_{s}" for c in INTERVALS for s in ("low", "high")),
@@ -104,7 +104,7 @@ def speedups(samples: pd.DataFrame, throughput: pd.DataFrame, *, clients: int | 
         variants = list(dict.fromkeys(part["variant"]))
         base = part[part["variant"] == variants[0]]["rows_per_s"]
         for variant in variants[1:]:
-            r = models.ratio_ci(part[part["variant"] == variant]["rows_per_s"], base, statistic=np.mean)
+            r = intervals.ratio_ci(part[part["variant"] == variant]["rows_per_s"], base, statistic=np.mean)
             out.append({"engine": engine, "variant": variant, "baseline": variants[0], "clients": clients,
                         "rows_per_insert": rows_per_insert, "speedup": r["ratio"], "ci_low": r["ci_low"],
                         "ci_high": r["ci_high"], "n_windows": r["n_a"], "n_windows_baseline": r["n_b"]})
@@ -121,7 +121,7 @@ def batching_speedup(samples: pd.DataFrame, throughput: pd.DataFrame) -> pd.Data
     at = windows[windows["clients"] == windows["clients"].min()]
     out = []
     for (engine, variant), part in at.groupby(["engine", "variant"], sort=False):
-        r = models.ratio_ci(part[part["rows_per_insert"] == hi]["rows_per_s"],
+        r = intervals.ratio_ci(part[part["rows_per_insert"] == hi]["rows_per_s"],
                             part[part["rows_per_insert"] == lo]["rows_per_s"], statistic=np.mean)
         out.append({"engine": engine, "variant": variant, "clients": int(at["clients"].min()),
                     "rows_per_insert": hi, "baseline_rows_per_insert": lo, "speedup": r["ratio"],

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import intervals, models
 from ingestlab.workloads.million import FIT_PATHS, NOTEBOOK_STEM
 
 # -- analysis --------------------------------------------------------------------------------
@@ -25,15 +25,15 @@ def medians(loads: pd.DataFrame) -> pd.DataFrame:
     """Per system × setting × load: median seconds and rows/s over the runs, with distribution-free CIs.
 
     Warm-up loads are left out (counted in ``warmup_n``). The CI is the order-statistic
-    interval of :func:`ingestlab.models.median_ci_exact`; ``ci_confidence`` says what it reaches.
+    interval of :func:`ingestlab.intervals.median_ci_exact`; ``ci_confidence`` says what it reaches.
     ``method``, ``path`` and ``batch_rows`` say what the load is.
     """
     measured = loads[~loads["warmup"]]
     warm = loads[loads["warmup"]].groupby(GROUP).size()
     rows = []
     for key, g in measured.groupby(GROUP, sort=False):
-        sec = models.median_ci_exact(g["seconds"])
-        rps = models.median_ci_exact(g["rows_per_s"])
+        sec = intervals.median_ci_exact(g["seconds"])
+        rps = intervals.median_ci_exact(g["rows_per_s"])
         first = g.iloc[0]
         rows.append({**dict(zip(GROUP, key)), "method": first["method"], "path": first["path"],
                      "batch_rows": int(first["batch_rows"]), "runs": len(g), "rows": int(first["rows"]),
@@ -110,7 +110,7 @@ def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> 
     ``disk_share`` is the fastest load's table bytes per second over the disk's sequential
     write rate; ``bulk_over_native`` the median seconds of the lab's bulk path in the fewest
     statements (one, by default) over the native client's, with a bootstrap CI
-    (:func:`ingestlab.models.ratio_ci`).
+    (:func:`ingestlab.intervals.ratio_ci`).
     """
     measured = loads[~loads["warmup"]]
     disk_mb_s = float(disk_rate["mb_per_s"].iloc[0])
@@ -128,7 +128,7 @@ def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> 
         bulk = bulk.loc[bulk["statements"] == bulk["statements"].min(), "seconds"]
         native = g.loc[g["method"] == "native_client", "seconds"]
         if min(len(bulk), len(native)) >= 2:
-            r = models.ratio_ci(bulk, native, seed=seed)
+            r = intervals.ratio_ci(bulk, native, seed=seed)
             row.update(bulk_over_native=r["ratio"], bulk_over_native_ci_low=r["ci_low"],
                        bulk_over_native_ci_high=r["ci_high"])
         elif min(len(bulk), len(native)) == 1:  # one run each: the ratio without a CI

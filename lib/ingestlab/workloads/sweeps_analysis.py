@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, captions, figures, labels, models, plots, report
+from ingestlab import anatomy, captions, figures, intervals, labels, models, plots, report
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 
 #: Factor → the sample column that holds its level.
@@ -59,7 +59,7 @@ def sweep_table(samples: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     keys = [*GROUP, "series", "factor", "level", "level_value", "baseline", "partition_layout", "partition_unit"]
     for key, g in rows.groupby(keys, sort=False, dropna=False):
         ms = g["elapsed_s"].to_numpy() * 1e3
-        ci = models.median_ci(ms, seed=seed)
+        ci = intervals.median_ci(ms, seed=seed)
         out.append({**dict(zip(keys, key)), "median_ms": ci["median"], "median_ci_low_ms": ci["ci_low"],
                     "median_ci_high_ms": ci["ci_high"], "p95_ms": float(np.percentile(ms, 95)), "n": len(ms),
                     "rounds": g["round"].nunique()})
@@ -163,7 +163,7 @@ def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
         base_model = g["baseline_model"].iloc[0]
         base = g.loc[g["model"] == base_model, "elapsed_s"].to_numpy() * 1e3
         for model, m in g[g["model"] != base_model].groupby("model", sort=False):
-            d = models.median_difference_ci(m["elapsed_s"].to_numpy() * 1e3, base, seed=seed)
+            d = intervals.median_difference_ci(m["elapsed_s"].to_numpy() * 1e3, base, seed=seed)
             out.append({"engine": engine, "variant": variant, "factor": "model", "level": model,
                         "skips_commit_flush": bool(m["model_skips_commit_flush"].iloc[0]),
                         "method": "bootstrap_median_difference", "slope_ms": d["diff"],

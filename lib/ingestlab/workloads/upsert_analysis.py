@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingestlab import cgroups, models
+from ingestlab import cgroups, intervals, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.upsert import OPERATIONS
 
@@ -110,7 +110,7 @@ def ratios(samples: pd.DataFrame, batch_rows: int, *, seed: int = 0) -> pd.DataF
             if len(a) < 2:
                 continue
             for name, stat in (("median", np.median), ("mean", np.mean)):
-                r = models.ratio_ci(a, base, statistic=stat, seed=seed)
+                r = intervals.ratio_ci(a, base, statistic=stat, seed=seed)
                 rows.append({"engine": engine, "disk_profile": profile, "operation": operation, "statistic": name,
                              **r})
     return pd.DataFrame(rows)
