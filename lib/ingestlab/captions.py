@@ -42,7 +42,7 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
     Returns
     -------
     matplotlib.figure.Figure or None
-        ``fig``, for ``figures.save(figures.caption(fig, ...), name, ...)``.
+        ``fig``, for ``figures.save(captions.caption(fig, ...), name, ...)``.
     """
     if fig is None:
         return None

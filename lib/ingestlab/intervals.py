@@ -38,7 +38,7 @@ def paired_ratio_ci(a: Sequence[float], b: Sequence[float], *, alpha: float = 0.
     (``n − 1`` degrees of freedom), transformed back. Chosen over a bootstrap over the
     rounds, which undercovers with few of them: 0.87 at 8 rounds and 0.92 at 24 (percentile
     method, 400 simulated benchmarks with heavy-tailed round noise), where the t interval
-    held 0.95–0.96 from 6 rounds on (``tests/test_models.py`` checks it).
+    held 0.95–0.96 from 6 rounds on (``tests/test_intervals.py`` checks it).
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ def batch_means_ci(values: Sequence[float], *, batches: int = BATCHES, statistic
     series' correlation, and the CI is the t interval over them (``batches − 1`` degrees of
     freedom). A t interval over the raw values would be too narrow: neighbouring windows of
     one run move together. Checked by simulation (2 000 AR(1) series a case, 5 batches;
-    ``tests/test_models.py`` checks the first): lag-1 correlation 0.5, 30 values: coverage
+    ``tests/test_intervals.py`` checks the first): lag-1 correlation 0.5, 30 values: coverage
     0.92 (the naive t interval over the 30 values: 0.73), 100 values: 0.945; uncorrelated:
     0.95; it falls short where the correlation outlasts a batch (0.8, 30 values: 0.85).
 
