@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from ingestlab import _paths, report, results, summary
+from ingestlab import _paths, report, results, summary, workloads
 from ingestlab.errors import ConfigError
 
 #: The file beside a notebook's promoted figures that says which run made them.
@@ -88,7 +88,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
             if why is None:
                 why = _unfit_machine(meta, allow_loaded)
             if why is None:
-                why = _unfit_compared(meta, allow_loaded)
+                book = workloads.discover().get(stem)
+                why = _unfit_compared(meta, allow_loaded, compares=book is not None and book.compares is not None)
         files = results.figure_files(folder / results.FIGURES_SUBDIR)
         if why is None and not files:
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
@@ -165,11 +166,12 @@ def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
     return None
 
 
-def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
+def _unfit_compared(meta: dict, allow_loaded: bool, *, compares: bool = False) -> str | None:
     """Why the runs a run draws without measuring (its ``compared``) cannot stand behind its figures (None: they can).
 
     Each is held to what a measuring run is held to: completed, paper scale, a committed
-    tree, a quiet machine (unless ``allow_loaded``).
+    tree, a quiet machine (unless ``allow_loaded``). A run of a notebook that ``compares``
+    (its declaration's :attr:`~ingestlab.workloads.Notebook.compares`) must name them.
 
     Examples
     --------
@@ -180,7 +182,11 @@ def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
     True
     >>> _unfit_compared({"compared": [quiet, dict(quiet, role="B", parameters={"scale": "smoke"})]}, False)
     'it compares run B (runs/a), a smoke run (CI-sized); compare runs made with -p SCALE paper'
+    >>> _unfit_compared({}, False, compares=True)
+    "it names no run it compares (run.json's compared), so nothing says what measured the data it draws"
     """
+    if compares and not meta.get("compared"):
+        return "it names no run it compares (run.json's compared), so nothing says what measured the data it draws"
     for run in meta.get("compared") or []:
         name = f"run {run.get('role')} ({run.get('folder')})"
         if not run.get("completed"):

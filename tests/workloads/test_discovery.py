@@ -52,8 +52,13 @@ def tidy_fits(totals):
     return models.tidy(models.fit_overhead(totals, robust=False), model="overhead", terms=models.OVERHEAD_TERMS)
 
 
+def fit_run(folder):
+    return tidy_fits(pd.read_parquet(f"{folder}/results.parquet"))
+
+
 NOTEBOOK = Notebook(stem="90_toy", question="Does the lab find a notebook it was never told about?",
-                    seed="none", validate=validate, engine_parameter=None, headlines=("overhead_ms",))
+                    seed="none", validate=validate, engine_parameter=None, headlines=("overhead_ms",),
+                    fit=fit_run)
 '''
 
 TOY_CELLS = [
@@ -63,6 +68,7 @@ TOY_CELLS = [
     ("params = toy.validate(repeats=REPEATS, slope_ms=SLOPE_MS)\n"
      "run = Run(toy.NOTEBOOK, params.as_dict(), RESULTS_DIR or None)\n"
      "totals = toy.measure(params)\n"
+     "run.append(totals)\n"
      "fits = toy.tidy_fits(totals)\n"
      "run.finish(fits=fits, headline={'overhead_ms': float(fits['estimate'].iloc[0])})", []),
 ]
@@ -167,6 +173,10 @@ def test_a_toy_workload_from_a_temporary_folder_runs_and_is_summarised(tmp_path,
     assert fits[1].startswith("90_toy,toy,v,overhead,ols,overhead,3.5")
     summary = subprocess.run([str(BIN), "summary", str(out)], capture_output=True, text=True, env=env, timeout=60)
     assert summary.returncode == 0 and "overhead_ms = 3.5" in summary.stdout
+    refit = subprocess.run([sys.executable, str(LIB.parents[1] / "bench" / "refit.py"), str(out)], capture_output=True,
+                           text=True, env=env, timeout=60)
+    assert refit.returncode == 0, refit.stderr
+    assert refit.stdout == "90_toy: 2 terms refitted, identical to the stored fits: True\n"
 
 
 def test_a_second_declaration_of_one_notebook_id_is_refused(tmp_path, monkeypatch):

@@ -2,7 +2,8 @@
 
 The rule, the same for every notebook: ``workloads/<name>.py`` declares the notebook
 (:data:`NOTEBOOK`, a :class:`Notebook`), validates its parameters (``validate``) and measures
-(``measure``); ``workloads/<name>_analysis.py`` holds its statistics, sentences and plotters.
+(``measure``); ``workloads/<name>_analysis.py`` holds its statistics (``fit_run``: its fits again from
+a run's folder), sentences and plotters.
 The runner, the summary, the CLI and the figure promotion find notebooks through
 :func:`discover` and never name one: adding a notebook is one workload module, one notebook
 and its tests.
@@ -66,7 +67,7 @@ class Notebook:
         The notebook file; default: ``<stem>.ipynb`` beside the declaring module if there is one,
         else in ``notebooks/``.
     measure : callable or None
-        ``measure(params, run)``: runs the notebook's measurements with the resolved parameters
+        ``measure(params, run, …)``: runs the notebook's measurements with the resolved parameters
         into ``run`` and returns its tables by name; None when it measures nothing.
     fit : callable or None
         ``fit(folder)``: the notebook's fits in the lab's long form (:func:`ingestlab.models.tidy`
@@ -77,9 +78,9 @@ class Notebook:
     compares : callable or None
         ``compares(params)``: the runs whose data the notebook draws without measuring, each a
         subset of that run's ``run.json`` with its ``role`` and ``folder``; its run records them
-        (:meth:`ingestlab.results.Run.record_compared`), and the captions, ``SOURCE`` and the
-        figure promotion hold them to the rules a measuring run is held to. None: it draws only
-        what it measured.
+        (:meth:`ingestlab.results.Run.record_compared`), the captions and ``SOURCE`` name them, and
+        the figure promotion refuses a run that names none and holds each to the rules a measuring
+        run is held to. None: it draws only what it measured.
     """
 
     stem: str
