@@ -119,7 +119,7 @@ def find_runs(root: str | os.PathLike) -> list[Path]:
 
 
 def _writes_fits(notebook: object) -> bool:
-    """Whether a completed run of ``notebook`` has a ``fits.csv``: its declaration has a ``fit``, or none declares it."""
+    """Whether a completed run of ``notebook`` writes ``fits.csv``: its declaration has a ``fit``, or none has one."""
     from ingestlab.workloads import discover
 
     book = discover().get(notebook) if isinstance(notebook, str) else None
@@ -132,8 +132,8 @@ def probe(folder: str | os.PathLike) -> RunFolder:
     A run is ``corrupt`` when ``run.json`` is not a JSON object with a ``notebook`` and a
     ``completed`` flag, when one of its parquet tables or its ``fits.csv`` cannot be read,
     or when a file it should have is missing (a table ``run.json`` counts warm-up rows of,
-    or ``fits.csv`` of a completed run of a notebook that fits: ``Notebook.fit``). Otherwise it is ``completed`` or ``incomplete`` as
-    ``run.json`` says. The readable files of a corrupt run stay in the catalogue.
+    or ``fits.csv`` of a completed run of a notebook that fits: ``Notebook.fit``). Otherwise it
+    is ``completed`` or ``incomplete`` as ``run.json`` says. The readable files of a corrupt run stay in the catalogue.
     """
     run = RunFolder(Path(folder))
     try:

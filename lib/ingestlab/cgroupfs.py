@@ -1,4 +1,4 @@
-"""The kernel's cgroup hierarchies, v1 or v2 as ``/proc/self/mountinfo`` shows them: where a controller is, and its files."""
+"""The kernel's cgroup hierarchies, v1 or v2 as ``/proc/self/mountinfo`` shows them: where each controller is."""
 
 from __future__ import annotations
 

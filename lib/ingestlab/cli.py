@@ -381,7 +381,8 @@ def _compare(args) -> int:
         print(f"wrote {args.csv}", file=sys.stderr)
     if args.figure is not None:
         args.figure.mkdir(parents=True, exist_ok=True)
-        analysis.save_ratios(table, args.figure, title=f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
+        analysis.save_ratios(table, args.figure,
+                             title=f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
         print(f"wrote {args.figure}/ratios.png, .svg, .pdf", file=sys.stderr)
     failing = {"slower": {"slower"}, "faster": {"faster"}, "change": {"slower", "faster", "higher", "lower"}}
     if args.fail_on and table["verdict"].isin(failing[args.fail_on]).any():
