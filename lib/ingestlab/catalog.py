@@ -119,7 +119,7 @@ def find_runs(root: str | os.PathLike) -> list[Path]:
 
 
 def _writes_fits(notebook: object) -> bool:
-    """Whether a completed run of ``notebook`` writes ``fits.csv``: its declaration has a ``fit``, or none has one."""
+    """Whether a completed run of ``notebook`` writes ``fits.csv``: its declaration has a ``fit``, or it has none."""
     from ingestlab.workloads import discover
 
     book = discover().get(notebook) if isinstance(notebook, str) else None
