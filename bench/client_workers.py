@@ -7,7 +7,7 @@ the same C loop (:func:`ingestlab.timing.stamp_template`, which releases the GIL
 ``workers="processes"`` and ``workers="threads"`` (its default since) -- and the three paths
 alternate round by round on one local MariaDB, the table emptied before each. Prints each
 path's rounds and its ratio to mariadb-slap with the 95 % CI over the rounds
-(:func:`ingestlab.models.paired_ratio_ci`), and saves every round with the run's metadata
+(:func:`ingestlab.intervals.paired_ratio_ci`), and saves every round with the run's metadata
 under ``data/results/bench_client_workers/``.
 
 Usage: ``flock /tmp/ingestlab-measure.lock python bench/client_workers.py [--clients 32] [--rounds 6]``
@@ -21,7 +21,7 @@ import sys
 import pandas as pd
 from group_commit_fidelity import TABLE, lab_round, slap_round
 
-from ingestlab import models
+from ingestlab import intervals
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     run.append(frame.assign(warmup=False))
     rates = frame.pivot(index="round", columns="path", values="statements_per_s")
     for path in ("processes", "threads"):
-        r = models.paired_ratio_ci(rates[path].to_numpy(), rates["mariadb-slap"].to_numpy())
+        r = intervals.paired_ratio_ci(rates[path].to_numpy(), rates["mariadb-slap"].to_numpy())
         print(f"C={args.clients} {path} / mariadb-slap = {r['ratio']:.3f} (95 % CI {r['ci_low']:.3f}–"
               f"{r['ci_high']:.3f}, {r['rounds']} rounds)")
     run.finish()

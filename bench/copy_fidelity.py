@@ -22,7 +22,7 @@ import sys
 
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import intervals
 from ingestlab.engines import Engine
 from ingestlab.engines.base import LoadSetting
 from ingestlab.results import Run
@@ -54,7 +54,7 @@ def bench(name: str, rows: int, rounds: int, run: Run) -> dict:
     lab = measured.loc[measured["method"] == "bulk", "seconds"]
     native = measured.loc[measured["method"] == "native_client", "seconds"]
     return {"engine": name, "lab_median_s": lab.median(), "native_median_s": native.median(),
-            **models.ratio_ci(lab, native)}
+            **intervals.ratio_ci(lab, native)}
 
 
 def main(argv: list[str] | None = None) -> int:

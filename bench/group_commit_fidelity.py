@@ -44,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 from insert_fidelity import loadavg
 
-from ingestlab import cgroups, datagen, models
+from ingestlab import cgroups, datagen, intervals
 from ingestlab.concurrency import ClientRun
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
@@ -184,7 +184,7 @@ def summarise(name: str, clients: int, frame: pd.DataFrame, seconds: float, roun
 
     The ratio is the geometric mean of the rounds' ``lab / reference`` rates (the two paths of a
     round ran one after the other), its CI the t interval over the rounds
-    (:func:`ingestlab.models.paired_ratio_ci`).
+    (:func:`ingestlab.intervals.paired_ratio_ci`).
     """
     mean = frame.groupby("path")[["statements_per_s", "client_cpu_us_per_statement",
                                   "server_cpu_us_per_statement"]].mean()
@@ -193,7 +193,7 @@ def summarise(name: str, clients: int, frame: pd.DataFrame, seconds: float, roun
     workers = ",".join(sorted(set(frame.loc[frame["path"] == "lab", "workers"])))
     lab, ref = mean.loc["lab"], mean.loc["reference"]
     rates = frame.pivot(index="round", columns="path", values="statements_per_s").dropna()
-    r = models.paired_ratio_ci(rates["lab"].to_numpy(), rates["reference"].to_numpy())
+    r = intervals.paired_ratio_ci(rates["lab"].to_numpy(), rates["reference"].to_numpy())
     return {"engine": name, "clients": clients, "reference": REFERENCES[name],
             "lab_statements_per_s": lab["statements_per_s"], "reference_statements_per_s": ref["statements_per_s"],
             "ratio": r["ratio"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "target": TARGET,

@@ -18,7 +18,7 @@ alike. Like is compared with like:
   mariadb-slap's.
 * **A CI over the rounds.** The two sides of a round share the machine's state of the
   moment; each statistic's ratio is the geometric mean of the rounds' ratios, with the t
-  interval over the rounds (:func:`ingestlab.models.paired_ratio_ci`): one round's ratio
+  interval over the rounds (:func:`ingestlab.intervals.paired_ratio_ci`): one round's ratio
   swings past the target both ways (MariaDB 0.935, then 1.102 in two quiet runs), the
   interval says how far the typical one can be. The target is judged on its upper bound.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import intervals
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
@@ -161,7 +161,7 @@ def ratios(name: str, lab: pd.DataFrame, ref: pd.DataFrame, per_statement: bool)
     Both sides of a round ran one after the other on the same server, so each round gives
     one ratio of like statistics: its medians and its means (pgbench logs every statement),
     or its means (mariadb-slap reports one time per round). The ratio is their geometric
-    mean and its CI the t interval over the rounds (:func:`ingestlab.models.paired_ratio_ci`).
+    mean and its CI the t interval over the rounds (:func:`ingestlab.intervals.paired_ratio_ci`).
     """
     lab, ref = lab[~lab["warmup"]], ref[~ref["warmup"]]
     rounds = sorted(set(lab["round"]) & set(ref["round"]))
@@ -169,7 +169,7 @@ def ratios(name: str, lab: pd.DataFrame, ref: pd.DataFrame, per_statement: bool)
     for stat in ("median", "mean") if per_statement else ("mean",):
         lab_s = lab.groupby("round")["elapsed_s"].agg(stat).loc[rounds]
         ref_s = ref.groupby("round")["elapsed_s"].agg(stat).loc[rounds]
-        r = models.paired_ratio_ci(lab_s.to_numpy(), ref_s.to_numpy())
+        r = intervals.paired_ratio_ci(lab_s.to_numpy(), ref_s.to_numpy())
         out.append({"engine": name, "statistic": f"round {stat}", "lab_ms": lab_s.median() * 1e3,
                     "reference_ms": ref_s.median() * 1e3, "ratio": r["ratio"], "ci_low": r["ci_low"],
                     "ci_high": r["ci_high"], "rounds": r["rounds"]})

@@ -33,14 +33,14 @@ FOLLOW_UP = ["run", "01", "--no-progress", "-p", "REPEATS", "1", "-p", "N", "200
 
 def leftovers(lab: Path) -> dict[str, list[str]]:
     """Everything of the lab still present: processes naming the lab folder, server folders, socket dirs, cgroups."""
-    from ingestlab import cgroups
+    from ingestlab import cgroupfs, cgroups
     from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_server_folder, processes_using
 
     procs = [str(p) for p in processes_using(lab)]
     folders = [p.name for p in lab.iterdir() if is_server_folder(p)] if lab.exists() else []
     sockets = [p.name for p in SOCKET_ROOT.glob(SOCKET_PREFIX + "*")
                if p.name.split("-")[1] in ("postgres", "mariadb") and not _owner_alive(p.name)]
-    groups = [str(g) for root in cgroups.roots() if root.exists()
+    groups = [str(g) for root in cgroupfs.roots() if root.exists()
               for g in root.glob(cgroups.PREFIX + "*") if not _owner_alive("x-x-" + g.name[len(cgroups.PREFIX):] + "-")]
     return {"processes": procs, "server_folders": folders, "socket_dirs": sockets, "cgroups": groups}
 

@@ -2,60 +2,53 @@
 
 A refactor that moves no number leaves every estimate and interval identical. Usage::
 
-    python bench/refit.py RUN_DIR     # RUN_DIR: an `ingestlab run all --out` folder of an earlier revision
+    python bench/refit.py RUN_DIR     # RUN_DIR: an `ingestlab run … --out` folder (or one notebook's folder in it)
 
-Prints one line per notebook (01-06): how many terms were refitted and whether they equal the stored fits
-(an older wide fits.csv is read through the notebook's own tidy_fits, so shapes never differ).
+Prints one line per notebook of the run whose declaration has a ``fit`` (``Notebook.fit``): how many terms were
+refitted and whether they equal the stored fits (the long form of ``fits.csv``; an older wide file is said to be
+one, not compared).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pandas as pd
 
-from ingestlab.workloads import (
-    csv_scan_analysis,
-    group_commit_analysis,
-    insert_analysis,
-    million_analysis,
-    sweeps_analysis,
-    upsert_analysis,
-)
+from ingestlab.results import FIT_COLUMNS
+from ingestlab.workloads import discover
 
 COLUMNS = ["engine", "variant", "model", "method", "term", "estimate", "ci_low", "ci_high"]
 
 
 def main(base: str) -> int:
-    def load(nb: str, table: str) -> pd.DataFrame:
-        return pd.read_parquet(f"{base}/{nb}/{table}.parquet")
-
-    def params(nb: str) -> dict:
-        return json.load(open(f"{base}/{nb}/run.json"))["parameters"]
-
-    def sweep_fit():
-        samples, seed = load("02_component_sweeps", "results"), params("02_component_sweeps")["seed"]
-        return sweeps_analysis.fit(samples, sweeps_analysis.sweep_table(samples, seed=seed), seed=seed)
-
-    cases = {
-        "01_insert_anatomy": (insert_analysis, lambda: insert_analysis.fit(load("01_insert_anatomy", "results"))),
-        "02_component_sweeps": (sweeps_analysis, sweep_fit),
-        "03_upsert_beyond_ram": (upsert_analysis, lambda: upsert_analysis.fit(
-            load("03_upsert_beyond_ram", "results"), params("03_upsert_beyond_ram")["batch_rows"])),
-        "04_group_commit": (group_commit_analysis, lambda: group_commit_analysis.fit(load("04_group_commit",
-                                                                                          "throughput"))),
-        "05_million_rows": (million_analysis, lambda: million_analysis.fit(load("05_million_rows", "loads"))),
-        "06_csv_scan": (csv_scan_analysis, lambda: csv_scan_analysis.fit(load("06_csv_scan", "results"))),
-    }
-    differ = 0
-    for nb, (analysis, refit) in cases.items():
-        new = analysis.tidy_fits(refit())[COLUMNS].reset_index(drop=True)
-        old = analysis.tidy_fits(pd.read_csv(f"{base}/{nb}/fits.csv"))[COLUMNS].reset_index(drop=True)
-        same = new.equals(old)
+    books = discover()
+    folders = [Path(base)] if (Path(base) / "run.json").exists() else sorted(Path(base).glob("*/run.json"))
+    folders = [f.parent if f.name == "run.json" else f for f in folders]
+    differ, found = 0, 0
+    for folder in folders:
+        book = books.get(folder.name) or books.get(json.loads((folder / "run.json").read_text()).get("notebook"))
+        if book is None or book.fit is None:
+            continue  # a notebook that writes no fits.csv
+        found += 1
+        new = book.fit(folder)[COLUMNS].reset_index(drop=True)
+        if not (folder / "fits.csv").exists():
+            differ += 1
+            print(f"{book.stem}: {len(new)} terms refitted; the run stored no fits.csv to compare with")
+            continue
+        stored = pd.read_csv(folder / "fits.csv")
+        if list(stored.columns) != FIT_COLUMNS:
+            differ += 1
+            print(f"{book.stem}: {len(new)} terms refitted; the stored fits.csv is not the long form (an older run)")
+            continue
+        same = new.equals(stored[COLUMNS].reset_index(drop=True))
         differ += not same
-        print(f"{nb}: {len(new)} terms refitted, identical to the stored fits: {same}")
-    return int(differ > 0)
+        print(f"{book.stem}: {len(new)} terms refitted, identical to the stored fits: {same}")
+    if not found:
+        print(f"{base}: no run of a notebook that fits (no <notebook>/run.json with a declared fit)")
+    return int(differ > 0 or not found)
 
 
 if __name__ == "__main__":

@@ -17,11 +17,11 @@ from ingestlab.servers.mariadb import BIN_DIR_ENV
 
 # Every figure saved while the tests run (the notebooks under nbval, the CLI's real runs, the kernels and
 # processes they start: they inherit this) is checked against the lab's figure grammar, and a figure that
-# breaks it fails its test (ingestlab.figures.grammar_problems).
+# breaks it fails its test (ingestlab.figure_checks.grammar_problems).
 os.environ.setdefault(CHECK_ENV, "strict")
 # ... and saved as PNG only, which the grammar checks: SVG and PDF cost 0.6 s of CPU a figure and were a fifth
-# of a small run's CPU. The tests of saving (tests/test_figures.py, test_compare's figure) and promotion's real run
-# write all three, as a user's run does (all_figure_formats).
+# of a small run's CPU. The tests of saving (tests/test_figures.py, test_captions', test_compare_runs' figure) and
+# promotion's real run write all three, as a user's run does (all_figure_formats).
 os.environ.setdefault(results.FIGURE_FORMATS_ENV, "png")
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from ingestlab import catalog
+from ingestlab import catalog, workloads
 from ingestlab.cli import main
 from ingestlab.errors import ConfigError
 
@@ -81,6 +81,17 @@ def test_samples_carry_their_run_folder_notebook_and_table(root):
     a = per_run.set_index("folder").loc["a/01_insert_anatomy"]
     assert a["n"] == _sample_rows([FIXTURES / "a" / "01_insert_anatomy" / "results.parquet"])
     assert a["fastest"] > 0
+
+
+def test_a_completed_run_lacks_fits_csv_only_when_its_notebook_declares_no_fit(tmp_path):
+    books = workloads.discover().values()
+    fitless = next(b.stem for b in books if b.fit is None)
+    for stem, state in (("01_insert_anatomy", "corrupt"), (fitless, "completed")):
+        run = _copy(FIXTURES / "a" / "01_insert_anatomy", tmp_path / stem)
+        (run / "fits.csv").unlink()
+        meta = json.loads((run / "run.json").read_text())
+        (run / "run.json").write_text(json.dumps({**meta, "notebook": stem}))
+        assert catalog.probe(run).state == state, stem
 
 
 def test_a_table_timed_in_seconds_is_a_sample_table_and_elapsed_s_unifies_both(tmp_path):

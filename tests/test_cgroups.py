@@ -10,31 +10,41 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ingestlab import cgroups
+from ingestlab import cgroupfs, cgroups
 from ingestlab.cgroups import DiskLimits
 
 
 def _needs(controller: str, version: int | None = None):
     """Skip unless the kernel's hierarchy for ``controller`` (of ``version``, if given) takes the lab's groups here."""
-    hierarchy, missing = cgroups.locate(controller)
+    hierarchy, missing = cgroupfs.locate(controller)
     reason = missing or hierarchy.unavailable()
     if reason is None and version is not None and hierarchy.VERSION != version:
-        v2 = cgroups.mounts(cgroups.MOUNTINFO.read_text()).get("cgroup2")
+        v2 = cgroupfs.mounts(cgroupfs.MOUNTINFO.read_text()).get("cgroup2")
         reason = f"{controller} is served by cgroup v{hierarchy.VERSION} here" + (
-            f", and {cgroups.CgroupV2(v2.path, controller).unavailable()}" if v2 else ", and no cgroup v2 is mounted")
+            f", and {cgroupfs.CgroupV2(v2.path, controller).unavailable()}" if v2 else ", and no cgroup v2 is mounted")
     where = f"cgroup v{version} {controller}" if version else f"{controller} cgroup"
     return pytest.mark.skipif(reason is not None, reason=f"no {where} here: {reason}")
 
 
 needs_blkio = _needs("io")
+
+
 needs_memory = _needs("memory")
+
+
 needs_v2_io = _needs("io", 2)
+
+
 needs_v2_memory = _needs("memory", 2)
+
+
 LIMITS = DiskLimits(read_iops=375, write_iops=750, read_bps=60_000_000, write_bps=60_000_000)
-IO, MEMORY = cgroups.locate("io")[0], cgroups.locate("memory")[0]
 
 
-def _cgroup(pid: int, hierarchy: cgroups.Hierarchy) -> str:
+IO, MEMORY = cgroupfs.locate("io")[0], cgroupfs.locate("memory")[0]
+
+
+def _cgroup(pid: int, hierarchy: cgroupfs.Hierarchy) -> str:
     """``pid``'s cgroup in ``hierarchy``, read from ``/proc/<pid>/cgroup`` (v1: its controller's line, v2: ``0::``)."""
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         hierarchy_id, controllers, rel = line.split(":", 2)
@@ -168,7 +178,7 @@ def test_children_forked_inside_are_moved_out_too(tmp_path):
 def test_reap_removes_the_groups_of_a_killed_owner(tmp_path, sleeper):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab import cgroups
+        from ingestlab import cgroupfs, cgroups
         group = cgroups.Throttle(cgroups.DiskLimits(read_iops=375), {cgroups.device_of(tmp_path)!r}, label="orphan").open()
         group.add([{sleeper.pid}])
         print(group.path, flush=True)
@@ -267,7 +277,7 @@ def test_the_cap_holds_the_page_cache_to_its_budget_and_is_removed_after(writer)
 def test_reap_removes_memory_groups_of_a_killed_owner(sleeper):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab import cgroups
+        from ingestlab import cgroupfs, cgroups
         group = cgroups.MemoryCap(label="orphan").open()
         group.add([{sleeper.pid}])
         print(group.path, flush=True)
@@ -284,41 +294,10 @@ def test_reap_removes_memory_groups_of_a_killed_owner(sleeper):
     assert _cgroup(sleeper.pid, MEMORY) == "/"
 
 
-# -- which version: the kernel's own text ----------------------------------------------
-#: /proc/self/mountinfo of this machine's kind (v1 controllers, an empty v2 beside them) and of a
-#: distribution that mounts cgroup v2 only (systemd's default since 2021).
-HYBRID = """\
-31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
-35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
-38 31 0:35 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio
-40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd
-41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
-"""
 V2_ONLY = """\
 22 27 0:21 / /sys rw,nosuid,nodev,noexec,relatime shared:2 - sysfs sysfs rw
 29 22 0:26 / {path} rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot
 """
-
-
-def test_mounts_name_v1_hierarchies_by_controller_and_v2_as_cgroup2():
-    found = cgroups.mounts(HYBRID)
-    assert found["blkio"] == cgroups.Mount(Path("/sys/fs/cgroup/blkio"), "/", 1)
-    assert found["memory"].path == Path("/sys/fs/cgroup/memory") and found["name=systemd"].version == 1
-    assert found["cgroup2"] == cgroups.Mount(Path("/sys/fs/cgroup/unified"), "/", 2)
-    assert "tmpfs" not in found and "xattr" in found  # a v1 option; the lab asks only for blkio and memory
-    assert set(cgroups.mounts(V2_ONLY.format(path="/sys/fs/cgroup"))) == {"cgroup2"}
-    assert cgroups.mounts("36 31 0:33 / /mnt/with\\040space rw - cgroup cgroup rw,memory\n")["memory"].path == \
-        Path("/mnt/with space")
-
-
-def test_mounts_of_this_machine_agree_with_what_the_lab_locates():
-    found = cgroups.mounts(Path("/proc/self/mountinfo").read_text())
-    for controller, names in cgroups.CONTROLLERS.items():
-        hierarchy, _ = cgroups.locate(controller)
-        if names[1] in found:
-            assert hierarchy.VERSION == 1 and hierarchy.root == found[names[1]].path
-        elif hierarchy is not None:
-            assert hierarchy.VERSION == 2 and hierarchy.root == found["cgroup2"].path
 
 
 @pytest.mark.parametrize("offered, version, reason", [
@@ -331,29 +310,19 @@ def test_mounts_of_this_machine_agree_with_what_the_lab_locates():
 def test_v2_serves_a_limit_only_when_its_root_offers_the_controller(tmp_path, monkeypatch, offered, version, reason):
     (tmp_path / "cgroup.controllers").write_text(offered)
     (tmp_path / "mountinfo").write_text(V2_ONLY.format(path=tmp_path))
-    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
-    hierarchy, missing = cgroups.locate("io")
+    monkeypatch.setattr(cgroupfs, "MOUNTINFO", tmp_path / "mountinfo")
+    hierarchy, missing = cgroupfs.locate("io")
     if version is None:
         assert hierarchy is None and reason.format(path=tmp_path) in missing
-        assert cgroups.unavailable_reason() == missing and cgroups.roots() == [tmp_path]
+        assert cgroups.unavailable_reason() == missing and cgroupfs.roots() == [tmp_path]
     else:
-        assert missing is None and isinstance(hierarchy, cgroups.CgroupV2) and hierarchy.name == "io"
-        assert hierarchy.root == tmp_path and cgroups.locate("memory")[0].name == "memory"
-
-
-def test_hybrid_mounts_choose_v1_for_both_limits(tmp_path, monkeypatch):
-    (tmp_path / "mountinfo").write_text(HYBRID)
-    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
-    io, memory = cgroups.locate("io")[0], cgroups.locate("memory")[0]
-    assert (type(io), io.root, io.name) == (cgroups.CgroupV1, Path("/sys/fs/cgroup/blkio"), "blkio")
-    assert (type(memory), memory.root) == (cgroups.CgroupV1, Path("/sys/fs/cgroup/memory"))
-    assert cgroups.roots() == [Path("/sys/fs/cgroup/blkio"), Path("/sys/fs/cgroup/memory"),
-                               Path("/sys/fs/cgroup/unified")]
+        assert missing is None and isinstance(hierarchy, cgroupfs.CgroupV2) and hierarchy.name == "io"
+        assert hierarchy.root == tmp_path and cgroupfs.locate("memory")[0].name == "memory"
 
 
 def test_without_any_cgroup_mount_the_reason_names_both_versions(tmp_path, monkeypatch):
     (tmp_path / "mountinfo").write_text("22 27 0:21 / /sys rw,relatime shared:2 - sysfs sysfs rw\n")
-    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
+    monkeypatch.setattr(cgroupfs, "MOUNTINFO", tmp_path / "mountinfo")
     assert cgroups.memory_unavailable_reason() == ("no cgroup hierarchy offers memory: no cgroup v1 memory "
                                                    "hierarchy and no cgroup v2 is mounted")
     with cgroups.throttle([os.getpid()], LIMITS, device="254:0") as group:
@@ -366,79 +335,6 @@ def test_without_any_cgroup_mount_the_reason_names_both_versions(tmp_path, monke
 def test_io_max_lines_of_the_profiles():
     assert cgroups.PROFILES["cloud-375"].io_max("254:0") == "254:0 riops=375 wiops=750 rbps=60000000 wbps=60000000"
     assert cgroups.PROFILES["cloud-375-reads"].io_max("8:16") == "8:16 riops=375 rbps=60000000"
-
-
-def test_io_stat_gives_the_counters_of_one_device_only():
-    text = ("259:0 rbytes=5652480 wbytes=0 rios=372 wios=0 dbytes=0 dios=0\n"
-            "254:0 rbytes=1470464 wbytes=46522368 rios=359 wios=3094 dbytes=0 dios=0\n")
-    assert cgroups.parse_io_stat(text, "254:0")["wios"] == 3094
-    assert cgroups.parse_io_stat(text, "259:0")["rbytes"] == 5652480
-    assert cgroups.parse_io_stat(text, "8:0") == {} and cgroups.parse_io_stat("", "254:0") == {}
-
-
-def test_v2_counters_have_the_names_of_v1_ones(tmp_path):
-    (tmp_path / "io.stat").write_text("254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n")
-    assert cgroups.CgroupV2(tmp_path, "io").io_counters(tmp_path, "254:0") == {
-        "cgroup_read_ios": 1, "cgroup_read_bytes": 4096, "cgroup_write_ios": 2, "cgroup_write_bytes": 8192}
-
-
-V2_MEMORY_STAT = """\
-anon 3981312
-file 52035584
-kernel 1130496
-kernel_stack 49152
-pagetables 151552
-sec_pagetables 0
-percpu 0
-sock 0
-vmalloc 0
-shmem 9166848
-zswap 0
-zswapped 0
-file_mapped 7340032
-file_dirty 16384
-file_writeback 0
-swapcached 0
-anon_thp 0
-inactive_anon 12992512
-active_anon 155648
-inactive_file 42430464
-active_file 436224
-unevictable 0
-pgfault 38225
-pgmajfault 0
-"""
-
-
-def test_memory_stat_of_both_versions_is_anon_file_and_shmem(tmp_path):
-    (tmp_path / "memory.stat").write_text(V2_MEMORY_STAT)
-    assert cgroups.CgroupV2(tmp_path, "memory").memory_stat(tmp_path) == {"anon": 3981312, "file": 52035584,
-                                                                           "shmem": 9166848}
-    v1 = Path("/sys/fs/cgroup/memory/memory.stat")
-    if not v1.exists():
-        pytest.skip("no cgroup v1 memory.stat on this machine to read")
-    real = cgroups.parse_keyed(v1.read_text())
-    (tmp_path / "memory.stat").write_text(v1.read_text())
-    assert cgroups.CgroupV1(tmp_path, "memory").memory_stat(tmp_path) == {
-        "anon": real["rss"], "file": real["cache"], "shmem": real["shmem"]}
-
-
-def test_memory_events_of_both_versions_count_limit_hits_and_oom_kills(tmp_path):
-    (tmp_path / "memory.events").write_text("low 0\nhigh 0\nmax 17\noom 1\noom_kill 1\noom_group_kill 0\n")
-    assert cgroups.CgroupV2(tmp_path, "memory").memory_events(tmp_path) == {"limit_hits": 17, "oom_kills": 1}
-    (tmp_path / "memory.failcnt").write_text("17\n")
-    (tmp_path / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
-    assert cgroups.CgroupV1(tmp_path, "memory").memory_events(tmp_path) == {"limit_hits": 17, "oom_kills": 2}
-
-
-def test_blkio_counters_of_a_real_v1_group_parse(tmp_path):
-    if IO is None or IO.VERSION != 1 or not (IO.root / "blkio.throttle.io_serviced").exists():
-        pytest.skip("no cgroup v1 blkio hierarchy on this machine to read")
-    text = (IO.root / "blkio.throttle.io_serviced").read_text()
-    lines = [line.split() for line in text.splitlines()]
-    for device in {f[0] for f in lines if len(f) == 3}:
-        assert cgroups.parse_blkio(text, device) == {f[1].lower(): int(f[2]) for f in lines
-                                                    if len(f) == 3 and f[0] == device and f[1] in ("Read", "Write")}
 
 
 # -- cgroup v2 on a real kernel ------------------------------------------------------------
@@ -460,10 +356,10 @@ def test_v2_throttle_nests_inside_the_memory_cap_that_holds_the_process(tmp_path
 
 
 # -- cgroup v2 placement on this kernel, without controllers ------------------------------
-V2_MOUNT = cgroups.mounts(cgroups.MOUNTINFO.read_text()).get("cgroup2")
+V2_MOUNT = cgroupfs.mounts(cgroupfs.MOUNTINFO.read_text()).get("cgroup2")
 
 
-class _PlacementOnly(cgroups.CgroupV2):
+class _PlacementOnly(cgroupfs.CgroupV2):
     """The v2 hierarchy mounted here, used for what needs no controller: groups, leaves, moving processes."""
 
     def unavailable(self):
@@ -471,7 +367,7 @@ class _PlacementOnly(cgroups.CgroupV2):
 
     def create(self, path):  # the controllers are bound to v1 here: nothing to enable for sub-groups
         path.mkdir(parents=True)
-        (path / cgroups.LEAF).mkdir()
+        (path / cgroupfs.LEAF).mkdir()
 
 
 class _Placed(cgroups.Group):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ingestlab import runner
-from ingestlab.conninfo import HANDED_OVER, PASSWORDS_ENV
+from ingestlab.conninfo import HANDED_OVER, HANDOVER_ENV
 from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError
@@ -92,7 +92,7 @@ def test_a_handed_over_specification_carries_stars_and_its_password_goes_separat
     assert taken == secret and "***" in handed.value and secret not in handed.value + repr(handed)
     assert handed.connection.password_source == HANDED_OVER and handed.name == spec.name
     assert parse_engines(handed.value)[0].connection == handed.connection  # what the kernel parses is the same
-    monkeypatch.setenv(PASSWORDS_ENV, f'{{"{handed.connection.password_key}": "{secret}"}}')
+    monkeypatch.setenv(HANDOVER_ENV, f'{{"{handed.connection.password_key}": "{secret}"}}')
     assert handed.engine().connection.secret() == secret
 
 

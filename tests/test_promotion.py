@@ -311,17 +311,17 @@ def test_a_comparison_names_and_is_held_to_the_runs_that_measured_what_it_draws(
 def test_a_run_whose_figure_broke_the_grammar_is_not_promoted_until_it_is_drawn_again(run00, tmp_path):
     """01's fit figure broke the grammar (seven colours in one panel) in every paper run, and was promoted all the same:
     save only warned."""
-    from ingestlab import figures
+    from ingestlab import figure_checks
 
     run = tmp_path / "run"
     shutil.copytree(run00, run)
     made = run / "00_published_results" / "figures"
-    (made / figures.PROBLEMS_FILE).write_text(json.dumps({"doris_stream_load": ["panel 1: 7 colours of data in one "
+    (made / figure_checks.PROBLEMS_FILE).write_text(json.dumps({"doris_stream_load": ["panel 1: 7 colours of data in one "
                                                                                 "panel (at most 5)"]}))
     said = "its figure doris_stream_load breaks the lab's figure grammar: panel 1: 7 colours of data in one panel"
     with pytest.raises(ConfigError, match=re.escape(said)):
         promotion.promote(run, ["00"], to=tmp_path / "figures")
     assert not (tmp_path / "figures").exists()
-    (made / figures.PROBLEMS_FILE).unlink()
+    (made / figure_checks.PROBLEMS_FILE).unlink()
     promotion.promote(run, ["00"], to=tmp_path / "figures")
-    assert not list((tmp_path / "figures").rglob(figures.PROBLEMS_FILE))  # the record is not an article figure
+    assert not list((tmp_path / "figures").rglob(figure_checks.PROBLEMS_FILE))  # the record is not an article figure

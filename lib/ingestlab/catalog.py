@@ -115,14 +115,22 @@ def find_runs(root: str | os.PathLike) -> list[Path]:
     return sorted(found)
 
 
+def _writes_fits(notebook: object) -> bool:
+    """Whether a completed run of ``notebook`` writes ``fits.csv``: its declaration has a ``fit``, or it has none."""
+    from ingestlab.workloads import discover
+
+    book = discover().get(notebook) if isinstance(notebook, str) else None
+    return book is None or book.fit is not None
+
+
 def probe(folder: str | os.PathLike) -> RunFolder:
     """Read a run folder's ``run.json`` and the footers of its files; never raises for a damaged run.
 
     A run is ``corrupt`` when ``run.json`` is not a JSON object with a ``notebook`` and a
     ``completed`` flag, when one of its parquet tables or its ``fits.csv`` cannot be read,
     or when a file it should have is missing (a table ``run.json`` counts warm-up rows of,
-    or ``fits.csv`` of a completed run). Otherwise it is ``completed`` or ``incomplete`` as
-    ``run.json`` says. The readable files of a corrupt run stay in the catalogue.
+    or ``fits.csv`` of a completed run of a notebook that fits: ``Notebook.fit``). Otherwise it
+    is ``completed`` or ``incomplete`` as ``run.json`` says. The readable files of a corrupt run stay in the catalogue.
     """
     run = RunFolder(Path(folder))
     try:
@@ -149,7 +157,7 @@ def probe(folder: str | os.PathLike) -> RunFolder:
             run.fits = fits
         except duckdb.Error as exc:
             run.problems.append(f"{FITS_FILE} unreadable ({_first_line(exc)})")
-    elif run.meta.get("completed"):
+    elif run.meta.get("completed") and _writes_fits(run.meta.get("notebook")):
         run.problems.append(f"{FITS_FILE} missing in a completed run")
     warmup = run.meta.get("warmup")
     for table in warmup if isinstance(warmup, dict) else ():

@@ -17,7 +17,7 @@ from ingestlab.errors import ConfigError, IngestlabError, PreflightError, RunErr
 _DESCRIPTION = """\
 ingestlab runs the lab's notebooks with papermill and reads what they wrote.
 
-  ingestlab run 01                        notebook 01 at smoke scale, into runs/<UTC time>/
+  ingestlab run 01                        notebook id 01 at smoke scale, into runs/<UTC time>/
   ingestlab run all --summary             every notebook on the engines this machine has
   ingestlab run 03 -f params.yaml -p SCALE paper
   ingestlab summary runs/<time>           the fits and headline numbers of a run
@@ -370,27 +370,23 @@ def _sql(args) -> int:
 
 
 def _compare(args) -> int:
-    from ingestlab import compare
+    # the notebook that compares two runs, on the command line: its analysis does the work
+    from ingestlab.workloads import compare_runs_analysis as analysis
 
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
-    table = compare.compare(args.a, args.b, args.notebook, threshold=args.threshold)
+    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold)
     for line in table.attrs.get("notes", []):
         print(f"# {line}")
-    print(compare.format_table(table))
-    print(compare.describe(table))
+    print(analysis.format_table(table))
+    print(analysis.describe(table))
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}", file=sys.stderr)
     if args.figure is not None:
-        from ingestlab import figures
-        from ingestlab.workloads import compare_runs
-
         args.figure.mkdir(parents=True, exist_ok=True)
-        figures.use_article_theme()  # the notebooks' look, in the command line too
-        fig = compare.plot_comparison(table)
-        figures.caption(fig, f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
-        figures.save(fig, "ratios", notebook=compare_runs.NOTEBOOK_STEM, directory=args.figure)
+        analysis.save_ratios(table, args.figure,
+                             title=f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
         print(f"wrote {args.figure}/ratios.png, .svg, .pdf", file=sys.stderr)
     failing = {"slower": {"slower"}, "faster": {"faster"}, "change": {"slower", "faster", "higher", "lower"}}
     if args.fail_on and table["verdict"].isin(failing[args.fail_on]).any():

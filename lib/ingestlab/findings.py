@@ -1,6 +1,6 @@
 """One-sentence findings for the figures' captions, computed from the data each figure draws.
 
-A figure states its result under it (:func:`ingestlab.figures.caption`'s ``finding``): these
+A figure states its result under it (:func:`ingestlab.captions.caption`'s ``finding``): these
 functions write that sentence from the same table the figure draws, with the number of
 observations behind it, so the caption and the picture cannot disagree.
 """

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from ingestlab import _paths, report, results, summary
+from ingestlab import _paths, report, results, summary, workloads
 from ingestlab.errors import ConfigError
 
 #: The file beside a notebook's promoted figures that says which run made them.
@@ -35,7 +35,7 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
     revision must say what measured), on a quiet machine (1-minute load average at the start at
     most :data:`ingestlab.report.QUIET_LOAD`, unless ``allow_loaded``), and saved figures, each
     in every format of :data:`ingestlab.results.FIGURE_FORMATS`, none of which broke the figure
-    grammar when it was saved (:func:`ingestlab.figures.recorded_problems`).
+    grammar when it was saved (:func:`ingestlab.figure_checks.recorded_problems`).
 
     Parameters
     ----------
@@ -88,7 +88,8 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
             if why is None:
                 why = _unfit_machine(meta, allow_loaded)
             if why is None:
-                why = _unfit_compared(meta, allow_loaded)
+                book = workloads.discover().get(stem)
+                why = _unfit_compared(meta, allow_loaded, compares=book is not None and book.compares is not None)
         files = results.figure_files(folder / results.FIGURES_SUBDIR)
         if why is None and not files:
             why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
@@ -136,9 +137,9 @@ def _grammar_broken(folder: Path) -> str | None:
     breaks the grammar is drawn again (``ingestlab run … --resume`` redraws without measuring)
     once its drawing is fixed, not promoted.
     """
-    from ingestlab import figures
+    from ingestlab import figure_checks
 
-    found = figures.recorded_problems(folder / results.FIGURES_SUBDIR)
+    found = figure_checks.recorded_problems(folder / results.FIGURES_SUBDIR)
     if not found:
         return None
     name, problems = next(iter(found.items()))
@@ -165,11 +166,12 @@ def _unfit_machine(meta: dict, allow_loaded: bool) -> str | None:
     return None
 
 
-def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
-    """Why the runs a run draws without measuring (07's ``compared``) cannot stand behind its figures (None: they can).
+def _unfit_compared(meta: dict, allow_loaded: bool, *, compares: bool = False) -> str | None:
+    """Why the runs a run draws without measuring (its ``compared``) cannot stand behind its figures (None: they can).
 
     Each is held to what a measuring run is held to: completed, paper scale, a committed
-    tree, a quiet machine (unless ``allow_loaded``).
+    tree, a quiet machine (unless ``allow_loaded``). A run of a notebook that ``compares``
+    (its declaration's :attr:`~ingestlab.workloads.Notebook.compares`) must name them.
 
     Examples
     --------
@@ -180,7 +182,11 @@ def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
     True
     >>> _unfit_compared({"compared": [quiet, dict(quiet, role="B", parameters={"scale": "smoke"})]}, False)
     'it compares run B (runs/a), a smoke run (CI-sized); compare runs made with -p SCALE paper'
+    >>> _unfit_compared({}, False, compares=True)
+    "it names no run it compares (run.json's compared), so nothing says what measured the data it draws"
     """
+    if compares and not meta.get("compared"):
+        return "it names no run it compares (run.json's compared), so nothing says what measured the data it draws"
     for run in meta.get("compared") or []:
         name = f"run {run.get('role')} ({run.get('folder')})"
         if not run.get("completed"):
@@ -194,7 +200,7 @@ def _unfit_compared(meta: dict, allow_loaded: bool) -> str | None:
 
 
 def _compared_lines(meta: dict) -> list[str]:
-    # SOURCE's lines on the runs a run compares (07): what measured the data its figures draw
+    # SOURCE's lines on the runs a run compares (a notebook that declares ``compares``): what measured its data
     lines = []
     for run in meta.get("compared") or []:
         engines = report.engines_of(run)
@@ -236,7 +242,7 @@ def source_text(folder: Path, meta: dict, files: list[Path], *, promoted_by: str
     engines = sorted(servers) + report.libraries_of(meta)
     scale = summary.scale_of(meta)
     compared = meta.get("compared") or []
-    if compared and scale == "-":  # 07 has no scale of its own: the runs it compares have
+    if compared and scale == "-":  # a run that only compares has no scale of its own: the runs it compares have
         scale = ", ".join(dict.fromkeys(summary.scale_of(run) for run in compared))
     lines = [
         f"Made by: ingestlab run {folder.name} {given} --out {folder.parent}".replace("  ", " "),

@@ -187,7 +187,7 @@ def profile_components(split: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``variant``, ``component`` (``"ExecutionTime (BE)"``, ``"TotalTime − ExecutionTime (FE)"``)
-        and ``ms``; for :func:`ingestlab.figures.plot_stacked`.
+        and ``ms``; for :func:`ingestlab.plots.plot_stacked`.
 
     Examples
     --------

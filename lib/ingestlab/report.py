@@ -544,7 +544,7 @@ def run_caption(meta: Mapping) -> str:
     ...              "git": {"revision": "2c1d1a9f00", "dirty": False}, "host": {"cpu_cores": 2, "ram_bytes": 25 * 2**30}})
     'PostgreSQL 18.6, MariaDB 10.11.19 · smoke scale (a CI-sized check, not a result) · disk profile local · run of 2026-11-24 05:01 UTC, git 2c1d1a9 · 2 cores, 25 GiB RAM'
 
-    A run that compares others (notebook 07) names each, as it measured:
+    A run that compares others (its notebook declares ``compares``) names each, as it measured:
 
     >>> run_caption({"compared": [{"role": "A", "parameters": {"scale": "paper"}, "started_at": "2026-11-28T03:01:00",
     ...              "git": {"revision": "0f5461fab"}, "load_average": {"start": [0.8, 1, 1]}}],
@@ -554,7 +554,7 @@ def run_caption(meta: Mapping) -> str:
     params = {k.lower(): v for k, v in (meta.get("parameters") or {}).items()}
     engines = engines_of(meta)
     parts = [", ".join(engines)] if engines else []
-    for other in meta.get("compared") or []:  # notebook 07: the runs that measured what it draws (SOURCE: their engines)
+    for other in meta.get("compared") or []:  # the runs that measured what it draws (SOURCE: their engines)
         kept = {k: other.get(k) for k in ("started_at", "git", "resumed", "load_average")}
         kept["parameters"] = {k: v for k, v in (other.get("parameters") or {}).items() if k in ("scale", "disk_profile")}
         parts.append(f"run {other.get('role')}: " + run_caption(kept).replace(" · ", ", "))
@@ -602,7 +602,7 @@ def engines_of(meta: Mapping) -> list[str]:
     ...             "software": {"packages": {"duckdb": "2.0.0", "pandas": "3.1.1"}}})
     ['PostgreSQL 18.6', 'DuckDB 2.0.0', 'pandas (C parser) 3.1.1']
 
-    A local PostgreSQL that a child process started and the run did not record (notebook 06's
+    A local PostgreSQL that a child process started and the run did not record (the CSV scan's
     ``postgres`` reader) is named with the version of the wheel that supplies it:
 
     >>> engines_of({"parameters": {"readers": ["postgres"]}, "engines": [],

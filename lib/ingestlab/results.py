@@ -144,7 +144,7 @@ class Run:
     ----------
     notebook : str or ingestlab.workloads.Notebook
         The experiment's notebook: its workload's declaration (``insert.NOTEBOOK``) or its name
-        (``"01_insert_anatomy"``).
+        (``"<id>_<name>"``).
     parameters : dict
         The run's parameters (URL passwords are masked before they are stored).
     out_dir : path, optional
@@ -265,10 +265,10 @@ class Run:
         return entry
 
     def record_compared(self, runs: list[dict]) -> None:
-        """Store the runs whose data this run draws without measuring (notebook 07's two sides) as ``compared``.
+        """Store the runs whose data this run draws without measuring (its declaration's ``compares``) as ``compared``.
 
         Each is a subset of the other run's ``run.json`` with its ``role`` and ``folder``
-        (:func:`ingestlab.workloads.compare_runs.compared_runs`); the promotion and the
+        (:attr:`ingestlab.workloads.Notebook.compares`); the promotion and the
         captions read what measured the data from them.
         """
         self.meta["compared"] = json.loads(json.dumps(runs, default=str))

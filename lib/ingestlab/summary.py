@@ -36,7 +36,7 @@ def _runs(out: str | os.PathLike) -> list[tuple[Path, dict]]:
 
 
 def scale_of(meta: dict) -> str:
-    """The run's ``SCALE`` (``smoke``, ``paper``), or ``"-"`` for a notebook without one (00).
+    """The run's ``SCALE`` (``smoke``, ``paper``), or ``"-"`` for a notebook without one (one that reads tables).
 
     Examples
     --------

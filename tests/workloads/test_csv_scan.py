@@ -365,7 +365,7 @@ def test_a_line_that_does_not_hold_is_said_in_words_and_not_drawn():
 
 
 def test_a_size_a_reader_did_not_finish_is_marked_in_every_figure_and_said_in_its_finding_never_left_out():
-    from ingestlab import figures
+    from ingestlab import figures, plots
 
     rows = [(e, q, gb, sec, "ok") for e, slope in (("duckdb", 1.0), ("polars", 0.5)) for q in ("full_scan", "count_star")
             for gb, sec in ((1, slope), (2, 2 * slope), (4, 4 * slope))]
@@ -377,7 +377,7 @@ def test_a_size_a_reader_did_not_finish_is_marked_in_every_figure_and_said_in_it
 
     def crosses(ax):  # (x, y, colour) of each run drawn as not finished
         return [(line.get_xdata()[0], line.get_ydata()[0], mcolors.to_hex(line.get_markeredgecolor()))
-                for line in ax.get_lines() if line.get_marker() == figures.FAILED_MARKER]
+                for line in ax.get_lines() if line.get_marker() == plots.FAILED_MARKER]
 
     fits = csv_scan_analysis.fit(scans)
     fig = csv_scan_analysis.figure_fits(scans, fits)
@@ -390,13 +390,13 @@ def test_a_size_a_reader_did_not_finish_is_marked_in_every_figure_and_said_in_it
     figures.close(fig)
 
     largest = csv_scan_analysis.largest(scans)
-    ax = figures.plot_bars(largest, x="peak_rss_mb", y="engine", hue="query", log=True, failed="failed")
+    ax = plots.plot_bars(largest, x="peak_rss_mb", y="engine", hue="query", log=True, failed="failed")
     (cross,) = crosses(ax)
     assert cross[0] == 12_000  # the cap it reached, drawn as a ✕ and not as a measured dot
     order = list(dict.fromkeys(largest["query"].map(labels.label)))
     assert cross[2] == figures.palette(order)["COUNT(*)"].lower()  # in its query's colour, as in the legend
     assert "12,000: out of memory, stopped at the cap" in [t.get_text() for t in ax.texts]
-    dots = [x for line in ax.get_lines() if line.get_marker() != figures.FAILED_MARKER for x in line.get_xdata()]
+    dots = [x for line in ax.get_lines() if line.get_marker() != plots.FAILED_MARKER for x in line.get_xdata()]
     assert 12_000 not in dots
     assert csv_scan_analysis.memory_finding(scans).endswith("its peak memory there is the cap, not a measurement.")
     headline = csv_scan_analysis.headline(fits, csv_scan_analysis.count_vs_full(fits), scans.assign(
@@ -408,7 +408,7 @@ def test_a_size_a_reader_did_not_finish_is_marked_in_every_figure_and_said_in_it
 
     bars = csv_scan_analysis.floor_bars(csv_scan_analysis.with_floor(scans), scans)
     assert len(bars) == 4 and bars["floor_fraction"].isna().sum() == 1  # the scan that stopped keeps its row
-    ax = figures.plot_bars(bars, x="floor_fraction", y="engine", hue="query", failed="failed")
+    ax = plots.plot_bars(bars, x="floor_fraction", y="engine", hue="query", failed="failed")
     (cross,) = crosses(ax)
     assert cross[0] == 0 and "out of memory, stopped at the cap" in [t.get_text() for t in ax.texts]
     figures.close(ax.figure)

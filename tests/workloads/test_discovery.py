@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -49,8 +52,13 @@ def tidy_fits(totals):
     return models.tidy(models.fit_overhead(totals, robust=False), model="overhead", terms=models.OVERHEAD_TERMS)
 
 
+def fit_run(folder):
+    return tidy_fits(pd.read_parquet(f"{folder}/results.parquet"))
+
+
 NOTEBOOK = Notebook(stem="90_toy", question="Does the lab find a notebook it was never told about?",
-                    study="none", validate=validate, engine_parameter=None, headlines=("overhead_ms",))
+                    study="none", validate=validate, engine_parameter=None, headlines=("overhead_ms",),
+                    fit=fit_run)
 '''
 
 TOY_CELLS = [
@@ -60,6 +68,7 @@ TOY_CELLS = [
     ("params = toy.validate(repeats=REPEATS, slope_ms=SLOPE_MS)\n"
      "run = Run(toy.NOTEBOOK, params.as_dict(), RESULTS_DIR or None)\n"
      "totals = toy.measure(params)\n"
+     "run.append(totals)\n"
      "fits = toy.tidy_fits(totals)\n"
      "run.finish(fits=fits, headline={'overhead_ms': float(fits['estimate'].iloc[0])})", []),
 ]
@@ -91,11 +100,55 @@ def test_every_notebook_that_measures_engines_calls_the_parameter_engines():
         assert set(book.renamed) .isdisjoint(declared), book.stem
 
 
-def test_runner_summary_cli_and_figures_name_no_notebook():
+#: The general modules: they find notebooks through their declarations and never name one.
+GENERAL = ("cli", "promotion", "report", "results", "runner", "summary", "catalog", "findings")
+
+
+def _named_notebooks(path: Path) -> list[str]:
+    """Where a module names a notebook: a stem, a workload module, an id as a value, or "notebook 07"-style prose."""
+    books = workloads.discover().values()
+    modules = workloads._package_modules()
+    words = modules + [m + "_analysis" for m in modules]
+    text = path.read_text()
+    found = [w for w in {b.stem for b in books} if w in text]
+    found += [f"workloads.{w}" for w in words if re.search(rf"workloads(?: import|\.)\s*{w}\b", text)]
+    prose = re.compile(r"(?:notebook|notebooks) 0[0-7]\b|\b0[0-7]'s\b|\(0[0-7]\)|\b0[0-7] (?:has|is|draws)\b")
+    found += [m.group(0) for m in prose.finditer(text)]
+    tree = ast.parse(text)
+    found += [repr(n.value) for n in ast.walk(tree)
+              if isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"0[0-7]", n.value)]
+    return found
+
+
+def test_no_general_module_names_a_notebook():
+    for module in GENERAL:
+        found = _named_notebooks(LIB / f"{module}.py")
+        if module == "cli":  # `ingestlab compare` is the comparing notebook's analysis on the command line
+            found.remove("workloads.compare_runs_analysis")
+        assert found == [], module
     stems = [b.stem for b in workloads.discover().values()]
-    for module in ("runner", "summary", "cli", "figures", "promotion"):
-        text = (LIB / f"{module}.py").read_text()
-        assert not [s for s in stems if s in text], module
+    assert not [s for s in stems if s in (LIB / "figures.py").read_text()]
+
+
+def test_the_check_finds_a_notebook_named_in_a_general_module(tmp_path):
+    for line in ('from ingestlab.workloads import compare_runs\n', 'NOTEBOOK = "07_compare_runs"\n',
+                 'if notebook == "07":\n    pass\n', '# notebook 07 writes no fits\n', 'X = 1  # as 07 draws\n'):
+        (tmp_path / "general.py").write_text(line)
+        assert _named_notebooks(tmp_path / "general.py"), line
+
+
+def test_every_figure_a_notebook_declares_has_its_plotter_and_each_plotter_exists():
+    for book in workloads.discover().values():
+        assert set(book.plotters) == set(book.figures), book.stem
+        for name, plotter in book.plotters.items():
+            module, _, function = plotter.__qualname__.partition(":")
+            assert callable(getattr(importlib.import_module(module), function)), (book.stem, name)
+
+
+def test_a_notebook_that_measures_declares_its_measure_and_its_fit():
+    for book in workloads.discover().values():
+        if book.engine_parameter:
+            assert callable(book.measure) and callable(book.fit), book.stem
 
 
 def test_a_toy_workload_from_a_temporary_folder_runs_and_is_summarised(tmp_path, monkeypatch):
@@ -120,6 +173,10 @@ def test_a_toy_workload_from_a_temporary_folder_runs_and_is_summarised(tmp_path,
     assert fits[1].startswith("90_toy,toy,v,overhead,ols,overhead,3.5")
     summary = subprocess.run([str(BIN), "summary", str(out)], capture_output=True, text=True, env=env, timeout=60)
     assert summary.returncode == 0 and "overhead_ms = 3.5" in summary.stdout
+    refit = subprocess.run([sys.executable, str(LIB.parents[1] / "bench" / "refit.py"), str(out)], capture_output=True,
+                           text=True, env=env, timeout=60)
+    assert refit.returncode == 0, refit.stderr
+    assert refit.stdout == "90_toy: 2 terms refitted, identical to the stored fits: True\n"
 
 
 def test_a_second_declaration_of_one_notebook_id_is_refused(tmp_path, monkeypatch):

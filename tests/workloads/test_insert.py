@@ -233,7 +233,7 @@ def test_the_figures_of_a_paper_run_on_four_engines_fit_the_page_and_keep_the_gr
 
 
 def _draw_01(paper_01, comparison, tmp_path):
-    from ingestlab import figures, findings
+    from ingestlab import captions, figure_checks, figures, findings
     from ingestlab.timing import measured_ms
 
     samples = paper_01["samples"]
@@ -261,7 +261,7 @@ def _draw_01(paper_01, comparison, tmp_path):
     colours = {ax.get_title(loc="left"): {matplotlib.colors.to_hex(line.get_color()) for line in ax.lines} - {"#000000"}
                for ax in drawn["latency"].axes}  # boxes and whiskers in their series' colour; black: seaborn's own
     assert colours["DuckDB"] == {figures.ENGINE_STYLE["duckdb"][0].lower()}
-    assert all(figures.is_shade_of(c, figures.ENGINE_STYLE["mariadb"][0]) for c in colours["MariaDB"])
+    assert all(figure_checks.is_shade_of(c, figures.ENGINE_STYLE["mariadb"][0]) for c in colours["MariaDB"])
     panel = drawn["live_vs_published"].axes[0]
     assert [t.get_text() for t in panel.get_yticklabels()][:4] == [
         "StarRocks shared-data 4.0.5 (seed)", "StarRocks shared-nothing 4.0.4 (seed)",
@@ -269,7 +269,7 @@ def _draw_01(paper_01, comparison, tmp_path):
     run = {"engines": [{"name": e, "server_version": "1.0"} for e in ("postgres", "mariadb", "duckdb", "clickhouse")],
            "git": {"commit": "0" * 40}}
     for name, fig in drawn.items():
-        figures.caption(fig, name, finding=findings.live_vs_published(comparison), run=run)
+        captions.caption(fig, name, finding=findings.live_vs_published(comparison), run=run)
         figures.save(fig, name, notebook="01_insert_anatomy", directory=tmp_path)
-        width, height = figures.png_size(tmp_path / f"{name}.png")
+        width, height = figure_checks.png_size(tmp_path / f"{name}.png")
         assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import models
+from ingestlab import intervals, models
 from ingestlab.engine_specs import parse_engines
 from ingestlab.engines import Engine
 from ingestlab.engines.mariadb import MariaDB
@@ -182,7 +182,7 @@ def test_the_held_out_batches_are_predicted_from_the_other_insert_loads():
 
 
 def test_median_ci_reaches_its_stated_confidence():
-    r = models.median_ci_exact([3.0, 1.0, 2.0, 5.0, 4.0])
+    r = intervals.median_ci_exact([3.0, 1.0, 2.0, 5.0, 4.0])
     assert (r["median"], r["ci_low"], r["ci_high"]) == (3.0, 1.0, 5.0)
     assert r["confidence"] == pytest.approx(1 - 2 / 32)
 
@@ -368,11 +368,11 @@ def test_a_setting_an_engine_lacks_is_left_to_the_engines_that_have_it():
 
 
 def test_a_comparison_keeps_each_load_of_a_method_apart(tmp_path):
-    from ingestlab import compare
+    from ingestlab.workloads import compare_runs_analysis
 
     data, run = _measure(tmp_path, "postgres")
     run.finish(fits=million_analysis.tidy_fits(million_analysis.fit(data["loads"])))
-    table = compare.compare(run.dir, run.dir, "05")
+    table = compare_runs_analysis.compare(run.dir, run.dir, "05")
     samples = table[table["kind"] == "samples"]
     measured = data["loads"][~data["loads"]["warmup"]]
     assert len(samples) == len(measured.groupby(["setting", "method", "load"]))  # batches of 10, 100, 300: three
@@ -402,7 +402,7 @@ def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_pag
     figures saved strictly (any break of the grammar raises: tests/conftest.py), each PNG within the page."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import captions, figure_checks, figures, plots
 
     rng = np.random.default_rng(5)
     loads = pd.DataFrame([
@@ -420,14 +420,14 @@ def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_pag
         drawn = {"methods": million_analysis.plot_methods(table), "versions": million_analysis.plot_versions(table),
                  "fit": million_analysis.plot_fit(loads, million_analysis.fit(loads))}
         for number, ax in enumerate(drawn["fit"].axes):  # each of the four lines named where it ends, no legend
-            (ends,) = [a for a in ax.artists if isinstance(a, figures.EndLabels)]
+            (ends,) = [a for a in ax.artists if isinstance(a, plots.EndLabels)]
             assert ax.get_legend() is None and len(ends.labels) == 4
             assert (ends.note is None) == (number > 0)  # what lines and shading mean: said once, over the first
             assert {label.get_text().split("\n")[0] for label in ends.labels} == {
                 "PostgreSQL 18.6, defaults", "PostgreSQL 18.6,", "PostgreSQL 15.14, defaults", "PostgreSQL 15.14,"}
         for name, fig in drawn.items():
-            figures.caption(fig, f"05's {name}", finding="A finding that takes three lines under the figure. " * 6,
+            captions.caption(fig, f"05's {name}", finding="A finding that takes three lines under the figure. " * 6,
                             run={"engines": [{"name": "postgres", "server_version": "18.6"}], "git": {"commit": "0" * 40}})
             figures.save(fig, name, notebook="05_million_rows", directory=tmp_path)
-            width, height = figures.png_size(tmp_path / f"{name}.png")
+            width, height = figure_checks.png_size(tmp_path / f"{name}.png")
             assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import cgroups, datagen
+from ingestlab import cgroupfs, cgroups, datagen
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import upsert
@@ -142,7 +142,7 @@ def test_under_a_memory_cap_the_page_cache_stays_within_the_budget(tmp_path):
     data = upsert.measure(p, run, progress=False)
     memory = data["memory"].iloc[0]
     assert memory["memory_limit"] == "cgroup" and memory["engine_cache_bytes"] == p.budget_bytes // 4
-    assert memory["cgroup_version"] == cgroups.locate("memory")[0].VERSION
+    assert memory["cgroup_version"] == cgroupfs.locate("memory")[0].VERSION
     assert memory["limit_bytes"] == memory["held_bytes"] + max(upsert.MIN_FREE_BYTES, p.budget_bytes * 3 // 4)
     assert memory["page_cache_before_bytes"] > p.budget_bytes  # the load left more cached than the cap allows
     settings = run.meta["engines"][0]["settings"]
@@ -154,7 +154,7 @@ def test_under_a_memory_cap_the_page_cache_stays_within_the_budget(tmp_path):
     over = s[(s["operation"] == "overwrite") & ~s["warmup"]]
     assert over["engine_blocks_read"].sum() >= over["rows"].sum() / 2  # the old rows were not in shared_buffers
     assert data["checks"]["ok"].all()
-    assert not any((root / f"{cgroups.PREFIX}{os.getpid()}").exists() for root in cgroups.roots())
+    assert not any((root / f"{cgroups.PREFIX}{os.getpid()}").exists() for root in cgroupfs.roots())
 
 
 def test_a_run_that_fails_mid_operation_keeps_its_load_and_leaves_no_server_or_cgroup(tmp_path, monkeypatch):
@@ -174,13 +174,13 @@ def test_a_run_that_fails_mid_operation_keeps_its_load_and_leaves_no_server_or_c
     assert len(run.table("loads")) == 1 and run.table("checks")["ok"].all()  # postgres loaded and checked
     assert not run.meta["completed"]
     assert servers and not any(is_running(pid) for pid in servers)
-    for root in cgroups.roots():
+    for root in cgroupfs.roots():
         assert not (root / f"{cgroups.PREFIX}{os.getpid()}").exists()
 
 
 def test_where_a_memory_cap_is_impossible_the_engine_limits_itself_and_says_why(tmp_path, monkeypatch):
     (tmp_path / "mountinfo").write_text("22 27 0:21 / /sys rw,relatime shared:2 - sysfs sysfs rw\n")
-    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")  # no cgroup mounted
+    monkeypatch.setattr(cgroupfs, "MOUNTINFO", tmp_path / "mountinfo")  # no cgroup mounted
     p = _tiny("postgres", seed=33)
     run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
     with pytest.warns(UserWarning, match="MEMORY_LIMIT='cgroup' could not be applied"):
@@ -215,12 +215,12 @@ def test_a_throttled_run_is_labelled_and_leaves_no_cgroup(tmp_path):
     throttled = data["checks"][data["checks"]["phase"] != "load"]
     assert throttled["throttled"].all() and throttled["cgroup"].str.contains("ingestlab-").all()
     assert "cgroup_read_ios" in data["samples"].columns
-    assert not any((root / f"{cgroups.PREFIX}{os.getpid()}").exists() for root in cgroups.roots())  # others' may be live
+    assert not any((root / f"{cgroups.PREFIX}{os.getpid()}").exists() for root in cgroupfs.roots())  # others' may be live
 
 
 def test_where_throttling_is_impossible_the_run_goes_on_as_local_and_says_why(tmp_path, monkeypatch):
     (tmp_path / "mountinfo").write_text("22 27 0:21 / /sys rw,relatime shared:2 - sysfs sysfs rw\n")
-    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")  # no cgroup mounted
+    monkeypatch.setattr(cgroupfs, "MOUNTINFO", tmp_path / "mountinfo")  # no cgroup mounted
     p = _tiny("rocksdb", "cloud-375", seed=8)
     run = Run(upsert.NOTEBOOK, p.as_dict(), tmp_path / "run")
     with pytest.warns(UserWarning, match="could not be applied"):
@@ -307,7 +307,7 @@ def test_the_reads_figure_of_one_engine_keeps_its_panels_readable():
     """`-p ENGINES postgres`: the figure was 3.3 in tall for two panels, each 0.7 in under its labels and legend."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures
+    from ingestlab import figure_checks, figures
 
     reads = pd.DataFrame({"engine": "postgres", "operation": ["overwrite", "overwrite", "insert_new", "insert_new"],
                           "counter": ["engine", "block device"] * 2, "per_row": [0.8, 1.1, 0.2, 0.3]})
@@ -317,6 +317,6 @@ def test_the_reads_figure_of_one_engine_keeps_its_panels_readable():
         figures.use_article_theme()
         fig = analysis.plot_reads(full, reads, None)
         try:
-            assert figures.grammar_problems(fig) == []
+            assert figure_checks.grammar_problems(fig) == []
         finally:
             plt.close(fig)

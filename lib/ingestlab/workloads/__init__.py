@@ -2,7 +2,8 @@
 
 The rule, the same for every notebook: ``workloads/<name>.py`` declares the notebook
 (:data:`NOTEBOOK`, a :class:`Notebook`), validates its parameters (``validate``) and measures
-(``measure``); ``workloads/<name>_analysis.py`` holds its statistics, sentences and plotters.
+(``measure``); ``workloads/<name>_analysis.py`` holds its statistics (``fit_run``: its fits again from
+a run's folder), sentences and plotters.
 The runner, the summary, the CLI and the figure promotion find notebooks through
 :func:`discover` and never name one: adding a notebook is one workload module, one notebook
 and its tests.
@@ -69,6 +70,21 @@ class Notebook:
     path : Path, optional
         The notebook file; default: ``<stem>.ipynb`` beside the declaring module if there is one,
         else in ``notebooks/``.
+    measure : callable or None
+        ``measure(params, run, …)``: runs the notebook's measurements with the resolved parameters
+        into ``run`` and returns its tables by name; None when it measures nothing.
+    fit : callable or None
+        ``fit(folder)``: the notebook's fits in the lab's long form (:func:`ingestlab.models.tidy`
+        rows, as its ``fits.csv`` holds them), computed again from the tables its run saved in
+        ``folder`` (``bench/refit.py``); None when the notebook writes no ``fits.csv``.
+    plotters : mapping
+        Each figure's name (of ``figures``) → the plotter that draws it from the notebook's results.
+    compares : callable or None
+        ``compares(params)``: the runs whose data the notebook draws without measuring, each a
+        subset of that run's ``run.json`` with its ``role`` and ``folder``; its run records them
+        (:meth:`ingestlab.results.Run.record_compared`), the captions and ``SOURCE`` name them, and
+        the figure promotion refuses a run that names none and holds each to the rules a measuring
+        run is held to. None: it draws only what it measured.
     """
 
     stem: str
@@ -83,6 +99,10 @@ class Notebook:
     paper_time: str = ""
     renamed: Mapping[str, str] = dataclasses.field(default_factory=dict)
     path: Path | None = None
+    measure: Callable[..., Any] | None = None
+    fit: Callable[[Path], Any] | None = None
+    plotters: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
+    compares: Callable[[Any], list[dict]] | None = None
 
     @property
     def id(self) -> str:
@@ -93,6 +113,34 @@ class Notebook:
     def notebook_path(self) -> Path:
         """The ``.ipynb`` file of this notebook."""
         return Path(self.path) if self.path is not None else _paths.notebooks_dir() / f"{self.stem}.ipynb"
+
+
+def later(target: str) -> Callable[..., Any]:
+    """The function ``"module:name"``, imported when it is first called: a declaration names its analysis' functions.
+
+    Discovery stays light: a workload declares its fit and plotters without importing its
+    analysis (and the plotting libraries) until one is called.
+
+    Examples
+    --------
+    >>> tidy = later("ingestlab.models:tidy")
+    >>> tidy.__name__, tidy.__qualname__
+    ('tidy', 'ingestlab.models:tidy')
+    >>> later("ingestlab.models")
+    Traceback (most recent call last):
+    ...
+    ValueError: later('ingestlab.models'): expected "module:name"
+    """
+    module, sep, name = target.partition(":")
+    if not sep or not module or not name:
+        raise ValueError(f"later({target!r}): expected \"module:name\"")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__, call.__qualname__, call.__module__ = name, target, module
+    call.__doc__ = f"Calls {target} (imported on the first call)."
+    return call
 
 
 def _declared_in(module: Any) -> Notebook | None:

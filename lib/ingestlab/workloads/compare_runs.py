@@ -9,7 +9,7 @@ from typing import Any
 
 from ingestlab import _paths
 from ingestlab.errors import ConfigError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import ParamsBase
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -111,4 +111,6 @@ NOTEBOOK = Notebook(
     headlines=("quantities", "slower", "faster", "same", "unsure"),
     figures=("ratios",),
     smoke_time="10 s", paper_time="10 s (no scale)",
+    plotters={"ratios": later("ingestlab.workloads.compare_runs_analysis:plot_comparison")},
+    compares=compared_runs,
 )

@@ -1,10 +1,811 @@
-"""Notebook 07's analysis: the comparison's notes as text and its headline counts (the statistics are in compare.py)."""
+"""Notebook 07's analysis: two runs (or sets of runs) matched quantity by quantity, described and drawn."""
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import matplotlib.figure
+import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
-from ingestlab.compare import VERDICTS
+from ingestlab import captions, catalog, figures, labels, plots
+from ingestlab.checkpoints import same_parameters
+from ingestlab.compare import (
+    ALPHA,
+    CONFIDENCE,
+    REPLICATE_COLUMNS,
+    RUN_NOISE,
+    RUN_NOISE_RUNS,
+    THRESHOLD,
+    VERDICTS,
+    Z_CONFIDENCE,
+    compare_estimates,
+    compare_runs,
+    decide,
+    direction_of,
+    run_level_test,
+    runs_note,
+    t_interval,
+)
+from ingestlab.errors import ConfigError
+from ingestlab.workloads.compare_runs import NOTEBOOK_STEM
+
+#: Columns that name a configuration in the lab's sample tables (one vocabulary across notebooks):
+#: the rows of a table that agree on every one of them it has are samples of one quantity.
+CONFIG_COLUMNS = ("engine", "variant", "driver", "scenario", "config", "model", "partitions", "n_columns", "loop",
+                  "clients", "rows_per_insert", "operation", "disk_profile", "new_keys", "memory_limit", "target",
+                  "system", "setting", "method", "load", "query", "cache", "doublings")
+#: Columns that name a quantity of ``fits.csv`` (the long form's, and the older wide forms' labels).
+FIT_KEYS = ("engine", "variant", "model", "method", "term", "factor", "level", "disk_profile", "system", "setting",
+            "deployment")
+#: Parameters that say where a run wrote, not what it measured.
+_IGNORED_PARAMETERS = ("results_dir",)
+
+
+def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
+            across_versions: bool = False, reference=None, run_noise: float = RUN_NOISE,
+            noise_runs: float = RUN_NOISE_RUNS, seed: int = 0) -> pd.DataFrame:
+    """Compare like-for-like quantities of two runs, or two sets of runs: one row per quantity, with a verdict.
+
+    ``run_a`` and ``run_b`` are each a run folder (``OUT/01_insert_anatomy``), a folder of
+    them (``OUT``; several runs of one notebook in it are that side's runs), or several such
+    folders (a list, or one string of paths joined by commas: ``A1,A2,A3``). A quantity is
+    one configuration of one table of raw samples — its rows agreeing on every column of
+    :data:`CONFIG_COLUMNS` the table has, warm-up rows (``warmup``), rounds not reported
+    (``reported``) and failed ones (``status`` other than ``ok``) left out — or one term of
+    ``fits.csv`` (:data:`FIT_KEYS`). A sample quantity is compared by :func:`compare_runs`
+    (each run's median, run-to-run noise included), a fitted one by its estimates with the
+    same run-level noise added (:func:`compare_estimates` within a run). Quantities present
+    on one side only are listed in ``attrs["notes"]``.
+
+    A parameter may differ between the sides only when the samples carry it as a column of
+    :data:`CONFIG_COLUMNS` (``DISK_PROFILE``: local against cloud-375): quantities are then
+    matched across its values, and the note says what B changes.
+
+    Parameters
+    ----------
+    run_a, run_b : path, list of paths or str
+        The baseline and the runs compared to it (ratios are b/a).
+    notebook : str, optional
+        Only this notebook (``"01"`` or ``"01_insert_anatomy"``).
+    threshold : float
+        Relative change that counts (0.05: ±5 %).
+    alpha : float
+        Significance level of the tests.
+    across_versions : bool
+        Compare an engine across versions (the note says so); by default a quantity
+        whose engine version differs is not matched.
+    reference : path, list of paths or False, optional
+        Where to look for the lab's other runs of the same configurations (old against old:
+        same notebook, parameters, host, engine versions and committed revision, without
+        uncommitted changes); their scatter per quantity joins the estimate of the run-to-run
+        noise. Default: the folders holding each side's ``--out`` folders (``runs/`` for
+        ``runs/<stamp>/<notebook>``); ``False``: none.
+    run_noise, noise_runs : float
+        The prior run-to-run noise (σ₀, log scale) and how many runs' worth it counts for
+        (:data:`RUN_NOISE`, :data:`RUN_NOISE_RUNS`).
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    DataFrame
+        ``notebook, table, engine, variant, labels, version_a, version_b, kind, unit, n_a,
+        n_b, runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value, run_noise,
+        samples_ci_low, samples_ci_high, mann_whitney_p, samples_verdict`` (the raw samples'
+        own bootstrap interval, U test and verdict, for sample quantities: :func:`compare_runs`),
+        ``verdict, threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
+        revisions, load, unmatched quantities, reference runs), ``attrs["loads"]`` each run's
+        1-minute load average at its start.
+
+    Raises
+    ------
+    ConfigError
+        When a folder holds no run, a run is corrupt, no notebook is in both, or two runs
+        of a notebook are not comparable (scale or other parameters differ: named).
+    """
+    if not 0 < threshold < 1:
+        raise ConfigError("--threshold", threshold, "a relative change between 0 and 1 (0.05 for 5 %)")
+    if not 0 < alpha < 1:
+        raise ConfigError("alpha", alpha, "a significance level between 0 and 1")
+    side_a, side_b = _side("A", run_a, notebook), _side("B", run_b, notebook)
+    common = sorted(set(side_a) & set(side_b))
+    if not common:
+        raise ConfigError("B", str(run_b), "runs of a notebook A has too (A has " + ", ".join(sorted(side_a))
+                          + "; B has " + ", ".join(sorted(side_b)) + ")")
+    notes = [f"{name} only in {side}" for side, one, other in (("A", side_a, side_b), ("B", side_b, side_a))
+             for name in sorted(set(one) - set(other))]
+    rng = np.random.default_rng(seed)
+    noise = {"run_noise": run_noise, "noise_runs": noise_runs}
+    rows: list[dict[str, Any]] = []
+    loads: list[dict[str, Any]] = []
+    for name in common:
+        ra, rb = side_a[name], side_b[name]
+        changed = _check_comparable(name, ra, rb)
+        if changed:
+            notes.append(f"{name}: B changes " + ", ".join(f"{k} ({v[0]!r} → {v[1]!r})" for k, v in changed.items())
+                         + "; quantities matched across it")
+        notes += _run_notes(name, ra, rb)
+        loads += [{"notebook": name, "side": side, "load": ((r.meta.get("load_average") or {}).get("start")
+                                                            or [None])[0],
+                   "cores": (r.meta.get("host") or {}).get("cpu_cores")} for side, runs in (("A", ra), ("B", rb))
+                  for r in runs]
+        refs = _reference_groups(ra, rb, reference)
+        if refs:
+            notes.append(f"{name}: run-to-run noise also from {sum(map(len, refs))} other runs of these "
+                         f"configurations ({len(refs)} groups of one revision each): "
+                         + ", ".join(str(r.folder) for g in refs for r in g))
+        host = _host_note(ra[0].meta, rb[0].meta)
+        found, unmatched = _sample_rows(name, ra, rb, refs, set(changed), threshold, alpha, across_versions, rng,
+                                        noise)
+        fits, unmatched_fits = _fit_rows(name, ra, rb, changed, threshold, alpha, noise)
+        for row in found + fits:
+            row["note"] = "; ".join(n for n in (row["note"], host) if n)
+        rows += found + fits
+        notes += unmatched + unmatched_fits
+    table = pd.DataFrame(rows, columns=list(_COLUMNS))
+    table["threshold"] = threshold
+    table.attrs["notes"] = notes
+    table.attrs["loads"] = loads
+    return table
+
+
+_COLUMNS = dict.fromkeys(("notebook", "table", "engine", "variant", "labels", "version_a", "version_b", "kind",
+                          "unit", "n_a", "n_b", "runs_a", "runs_b", "a", "b", "ratio", "ci_low", "ci_high",
+                          "p_value", "run_noise", "samples_ci_low", "samples_ci_high", "mann_whitney_p",
+                          "samples_verdict", "verdict", "threshold", "note"))
+
+
+def _folders(value) -> list[Path]:
+    if isinstance(value, (list, tuple)):
+        return [Path(v) for v in value]
+    text = str(value)
+    if "," in text and not Path(text).exists():
+        return [Path(v.strip()) for v in text.split(",") if v.strip()]
+    return [Path(text)]
+
+
+def _side(which: str, folders, notebook: str | None) -> dict[str, list[catalog.RunFolder]]:
+    """The runs under ``folders`` by notebook (``notebook`` only, when given), each notebook's runs sorted."""
+    runs: dict[str, list[catalog.RunFolder]] = {}
+    seen: set[Path] = set()
+    for folder in _folders(folders):
+        if not folder.is_dir():
+            raise ConfigError(which, str(folder), "a run folder or a folder of run folders")
+        for path in catalog.find_runs(folder):
+            if path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            run = catalog.probe(path)
+            if notebook and notebook not in (run.notebook, run.notebook.split("_")[0]):
+                continue
+            if run.state == "corrupt":
+                raise ConfigError(which, str(path), "a readable run (" + "; ".join(run.problems) + ")")
+            runs.setdefault(run.notebook, []).append(run)
+    if not runs:
+        raise ConfigError(which, str(folders), "a folder holding a run" + (f" of {notebook}" if notebook else "")
+                          + " (a folder with run.json)")
+    return runs
+
+
+def _parameters(run: catalog.RunFolder) -> dict:
+    return {k: v for k, v in run.meta.get("parameters", {}).items() if k.lower() not in _IGNORED_PARAMETERS}
+
+
+def _differ(before: dict, now: dict) -> list[str]:
+    """The parameters two runs differ in, except values each drew from the clock (03's seed: every run draws anew)."""
+    drawn = {k for k in now if now.get(f"{k}_source") == "clock" and before.get(f"{k}_source") == "clock"}
+    return [k for k in same_parameters(before, now) if k not in drawn]
+
+
+def _check_comparable(name: str, ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> dict[str, tuple]:
+    """The parameters B changes (those the samples carry as a column); raises for any other difference."""
+    for which, runs in (("A", ra), ("B", rb)):
+        for run in runs[1:]:
+            differ = _differ(_parameters(runs[0]), _parameters(run))
+            if differ:
+                raise ConfigError(which, str(run.folder), f"runs of {name} with {runs[0].folder}'s parameters "
+                                  "(the runs of one side are repeats of one configuration); these differ: "
+                                  + ", ".join(differ))
+    pa, pb = _parameters(ra[0]), _parameters(rb[0])
+    if pa.get("scale") != pb.get("scale"):
+        raise ConfigError("B", str(rb[0].folder), f"a run of {name} at A's scale ({pa.get('scale')}), "
+                          f"not {pb.get('scale')}: smoke and paper runs measure different sizes")
+    differ = _differ(pa, pb)
+    columns = {c for r in (ra[0], rb[0]) for t in r.sample_tables for c in r.columns[t]}
+    labelled = [k for k in differ if k.lower() in CONFIG_COLUMNS and k.lower() in columns]
+    rest = [k for k in differ if k not in labelled]
+    if rest:
+        raise ConfigError("B", str(rb[0].folder), f"a run of {name} with A's parameters; these differ: "
+                          + ", ".join(f"{k} ({pa.get(k)!r} vs {pb.get(k)!r})" for k in rest))
+    return {k.lower(): (pa.get(k), pb.get(k)) for k in labelled}
+
+
+def _host(meta: dict) -> dict:
+    host = meta.get("host") or {}
+    disk = host.get("disk") or {}
+    return {"host": host.get("hostname"), "cpu": host.get("cpu_model"), "cores": host.get("cpu_cores"),
+            "ram_gib": round(host["ram_bytes"] / 2**30) if host.get("ram_bytes") else None,
+            "disk": disk.get("model") or disk.get("source"), "rotational": disk.get("rotational")}
+
+
+def _host_note(a: dict, b: dict) -> str:
+    ha, hb = _host(a), _host(b)
+    if ha == hb:
+        return ""
+    differ = [k for k in ha if ha[k] != hb[k]]
+    return "hosts differ: " + ", ".join(f"{k} {ha[k]} vs {hb[k]}" for k in differ)
+
+
+def _run_notes(name: str, ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> list[str]:
+    notes = []
+    host = _host_note(ra[0].meta, rb[0].meta)
+    if host:
+        notes.append(f"{name}: {host}")
+    for side, runs in (("A", ra), ("B", rb)):
+        for run in runs:
+            git = run.meta.get("git") or {}
+            rev = (git.get("revision") or "unknown")[:10]
+            load = (run.meta.get("load_average") or {}).get("start")
+            cores = (run.meta.get("host") or {}).get("cpu_cores")
+            text = f"{name} {side}: {run.folder}, revision {rev}{' (uncommitted changes)' if git.get('dirty') else ''}"
+            if load and cores:
+                text += f", 1-min load {load[0]:g} on {cores} cores at start"
+            if run.state != "completed":
+                text += ", did not complete"
+            notes.append(text)
+    if len(ra) == 1 or len(rb) == 1:
+        notes.append(f"{name}: {len(ra)} run(s) of A against {len(rb)} of B: a whole run shares its server, its "
+                     "files' placement and its CPUs, so a side with one run cannot tell such a run-level shift from "
+                     "a change; the prior run-to-run noise (and the lab's other runs of the configuration) stand in "
+                     "for it, and only large changes can be called (each row's note gives the smallest)")
+    return notes
+
+
+def _configuration(run: catalog.RunFolder) -> tuple | None:
+    """What makes two runs repeats of one configuration: revision (and whether uncommitted changes were there),
+    parameters, host, engine versions."""
+    git = run.meta.get("git") or {}
+    if not git.get("revision") or run.state != "completed":
+        return None
+    params = {k: v for k, v in _parameters(run).items()
+              if not (k.endswith("_source") or _parameters(run).get(f"{k}_source") == "clock")}
+    versions = sorted(str(v) for v in _versions(run).items())
+    return (run.notebook, (git["revision"], bool(git.get("dirty"))), json.dumps(params, sort_keys=True, default=str),
+            json.dumps(_host(run.meta), sort_keys=True, default=str), json.dumps(versions))
+
+
+def _reference_groups(ra: list[catalog.RunFolder], rb: list[catalog.RunFolder],
+                      reference) -> list[list[catalog.RunFolder]]:
+    """Other runs of A's or B's configurations under ``reference``, grouped by configuration (two or more each)."""
+    if reference is False:
+        return []
+    roots = (_folders(reference) if reference is not None
+             else sorted({r.folder.resolve().parent.parent for r in ra + rb}))
+    wanted = {_configuration(r)[2:] for r in ra + rb if _configuration(r)}
+    taken = {r.folder.resolve() for r in ra + rb}
+    groups: dict[tuple, list[catalog.RunFolder]] = {}
+    for root in roots:
+        if not root.is_dir() or root == Path(root.anchor):
+            continue
+        for path in catalog.find_runs(root):
+            if path.resolve() in taken:
+                continue
+            taken.add(path.resolve())
+            run = catalog.probe(path)
+            key = _configuration(run)
+            if key and key[0] == ra[0].notebook and key[2:] in wanted:
+                groups.setdefault(key, []).append(run)
+    return [g for _, g in sorted(groups.items()) if len(g) >= 2]
+
+
+def _versions(run: catalog.RunFolder) -> dict[tuple, str]:
+    """(engine label, variant) and (engine label, None) → the engine version ``run.json`` records."""
+    out: dict[tuple, str] = {}
+    for entry in run.meta.get("engines") or []:
+        if not isinstance(entry, dict):
+            continue
+        version = entry.get("server_version") or entry.get("version")
+        for name in {entry.get("label"), entry.get("engine")} - {None}:
+            out.setdefault((name, entry.get("variant")), version)
+            out.setdefault((name, None), version)
+    return out
+
+
+def _usable(frame: pd.DataFrame) -> pd.DataFrame:
+    keep = pd.Series(True, index=frame.index)
+    if "warmup" in frame:
+        keep &= ~frame["warmup"].fillna(False).astype(bool)
+    if "reported" in frame:
+        keep &= frame["reported"].fillna(True).astype(bool)
+    if "status" in frame:
+        keep &= frame["status"].fillna("ok").eq("ok")
+    return frame[keep]
+
+
+def _sample_rows(name, ra, rb, refs, changed, threshold, alpha, across_versions, rng,
+                 noise) -> tuple[list[dict], list[str]]:
+    rows, notes = [], []
+    tables = sorted(set.intersection(*(set(r.sample_tables) for r in ra + rb)))
+    versions = _versions(ra[0]), _versions(rb[0])
+    for table in tables:
+        frames = [[_usable(pd.read_parquet(r.sample_tables[table])) for r in runs] for runs in (ra, rb)]
+        every = [f for side in frames for f in side]
+        time_col = next(c for c in catalog.TIME_COLUMNS if all(c in f for f in every))
+        keys = [c for c in CONFIG_COLUMNS if c not in changed and all(c in f for f in every)]
+        unit_col = next((c for c in REPLICATE_COLUMNS if all(c in f for f in every)), None)
+        groups = [[_groups(f, keys) for f in side] for side in frames]
+        present = [set.intersection(*(set(g) for g in side)) for side in groups]
+        for key in present[0] - present[1]:
+            notes.append(f"{name} {table} {_label_text(keys, key)}: only in A")
+        for key in present[1] - present[0]:
+            notes.append(f"{name} {table} {_label_text(keys, key)}: only in B")
+        ref_levels = _reference_levels(refs, table, keys, time_col)
+        for key in sorted(present[0] & present[1], key=str):
+            label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            ga, gb = ([g[key] for g in side] for side in groups)
+            va, vb = (_version(pd.concat(g), label, v) for g, v in zip((ga, gb), versions))
+            if va != vb and not across_versions:
+                notes.append(f"{name} {table} {_label_text(keys, key)}: engine version {va} vs {vb}, not compared "
+                             "(across_versions=True compares it)")
+                continue
+            reference = [levels[key] for levels in ref_levels if key in levels]
+            result = compare_runs([(g[time_col], g[unit_col] if unit_col else None) for g in ga],
+                                  [(g[time_col], g[unit_col] if unit_col else None) for g in gb],
+                                  reference=reference, threshold=threshold, alpha=alpha, rng=rng, **noise)
+            if va != vb:
+                result["note"] = "; ".join(n for n in (result["note"], f"engine version {va} vs {vb}") if n)
+            rows.append({"notebook": name, "table": table, "engine": label.get("engine"),
+                         "variant": label.get("variant"),
+                         "labels": _label_text([k for k in keys if k not in ("engine", "variant")],
+                                               tuple(label[k] for k in keys if k not in ("engine", "variant"))),
+                         "version_a": va, "version_b": vb, "kind": "samples", "unit": "s", **result})
+    return rows, notes
+
+
+def _groups(frame: pd.DataFrame, keys: list[str]) -> dict:
+    return dict(iter(frame.groupby(keys, dropna=False, sort=True))) if keys else {(): frame}
+
+
+def _reference_levels(refs, table, keys, time_col) -> list[dict]:
+    """Per reference group: quantity key → the log medians of its runs."""
+    out = []
+    for group in refs:
+        levels: dict = {}
+        for run in group:
+            if table not in run.sample_tables:
+                continue
+            frame = _usable(pd.read_parquet(run.sample_tables[table]))
+            if time_col not in frame or not all(k in frame for k in keys):
+                continue
+            for key, part in _groups(frame, keys).items():
+                x = part[time_col].to_numpy(dtype=float)
+                x = x[np.isfinite(x) & (x > 0)]
+                if x.size:
+                    levels.setdefault(key, []).append(math.log(np.median(x)))
+        out.append(levels)
+    return out
+
+
+def _version(group: pd.DataFrame, label: dict, versions: dict[tuple, str]) -> str | None:
+    if "version" in group and group["version"].notna().any():
+        return ", ".join(sorted(map(str, group["version"].dropna().unique())))
+    engine = label.get("engine")
+    return versions.get((engine, label.get("variant"))) or versions.get((engine, None))
+
+
+def _label_text(keys, key) -> str:
+    key = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{k}={v}" for k, v in zip(keys, key))
+
+
+def long_fits(frame: pd.DataFrame) -> pd.DataFrame:
+    """``fits.csv`` in its long form (``term, estimate, ci_low, ci_high, unit`` per row), from either form.
+
+    The long form passes through. A wide file of an older run becomes one row per estimate
+    column ``<x>_<unit>`` that has ``<x>_ci_low_<unit>`` and ``<x>_ci_high_<unit>`` beside it
+    (``overhead_ms`` → term ``overhead``, unit ``ms``).
+
+    Examples
+    --------
+    >>> wide = pd.DataFrame({"engine": ["pg"], "overhead_ms": [0.2], "overhead_ci_low_ms": [0.1],
+    ...                      "overhead_ci_high_ms": [0.3], "r2": [0.9]})
+    >>> long_fits(wide)[["engine", "term", "estimate", "ci_low", "unit"]].to_dict("records")
+    [{'engine': 'pg', 'term': 'overhead', 'estimate': 0.2, 'ci_low': 0.1, 'unit': 'ms'}]
+    """
+    if {"term", "estimate"} <= set(frame.columns):
+        return frame
+    parts = []
+    labels_ = [c for c in frame.columns if c in FIT_KEYS or c in ("notebook", "n_points", "r2")]
+    for column in frame.columns:
+        match = re.fullmatch(r"(.+)_ci_low(?:_(.+))?", column)
+        if not match:
+            continue
+        stem, unit = match.group(1), match.group(2)
+        estimate = f"{stem}_{unit}" if unit else stem
+        high = f"{stem}_ci_high_{unit}" if unit else f"{stem}_ci_high"
+        if estimate in frame and high in frame:
+            parts.append(frame[labels_].assign(term=stem, estimate=frame[estimate], ci_low=frame[column],
+                                                ci_high=frame[high], unit=unit))
+    return pd.concat(parts, ignore_index=True) if parts else frame.iloc[0:0].assign(term=None, estimate=None)
+
+
+def _without_changed(frame: pd.DataFrame, changed: dict[str, tuple], side: int) -> pd.DataFrame:
+    """A side's fits with the changed parameters' values taken out of their model names.
+
+    A notebook may name a model after a parameter (03: ``batch_time local``); matched across
+    that parameter, A's ``local`` and B's ``cloud-375`` fits are the same model.
+    """
+    values = {str(v[side]) for v in changed.values() if v[side] is not None}
+    if "model" not in frame or not values:
+        return frame
+    model = frame["model"].map(lambda m: " ".join(t for t in m.split() if t not in values) if isinstance(m, str) else m)
+    return frame.assign(model=model)
+
+
+def _fit_rows(name, ra, rb, changed: dict[str, tuple], threshold, alpha, noise) -> tuple[list[dict], list[str]]:
+    if not all(r.fits for r in ra + rb):
+        return [], []
+    fits = [[_without_changed(long_fits(pd.read_csv(r.fits)), changed, i) for r in runs]
+            for i, runs in enumerate((ra, rb))]
+    keys = [c for c in FIT_KEYS if c not in changed and all(c in f for side in fits for f in side)]
+    if not keys:
+        return [], []
+    indexed, notes = [[], []], []
+    for i, (side, frames) in enumerate(zip("AB", fits)):
+        for frame in frames:
+            frame = frame.dropna(subset=["estimate"])
+            doubled = frame.duplicated(keys, keep=False)
+            if doubled.any():
+                notes.append(f"{name} fits: {int(doubled.sum())} rows of {side} share their labels, not compared")
+            indexed[i].append(frame[~doubled].set_index(keys))
+    rows = []
+    common = set.intersection(*(set(f.index) for side in indexed for f in side))
+    for side, frames in zip("AB", indexed):
+        alone = sorted({k for f in frames for k in f.index} - common, key=str)
+        if alone:
+            shown = "; ".join(_label_text(keys, k) for k in alone[:3]) + ("; …" if len(alone) > 3 else "")
+            notes.append(f"{name} fits: {len(alone)} not in every run of both sides, only in {side}'s: {shown}")
+    for key in sorted(common, key=str):
+        fa, fb = ([f.loc[key] for f in side] for side in indexed)
+        unit = fa[0].get("unit") if isinstance(fa[0].get("unit"), str) else None
+        direction = direction_of(unit)
+        if len(fa) == len(fb) == 1:
+            result = compare_estimates(*(float(f.get(c, np.nan)) for f in (fa[0], fb[0])
+                                         for c in ("estimate", "ci_low", "ci_high")),
+                                       threshold=threshold, alpha=alpha, direction=direction)
+        else:
+            result = {"note": ""}
+        result = _fit_run_level(fa, fb, result, threshold, alpha, direction, noise)
+        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        rest = [k for k in keys if k not in ("engine", "variant") and pd.notna(label[k])]
+        rows.append({"notebook": name, "table": "fits", "engine": label.get("engine"),
+                     "variant": label.get("variant"), "labels": _label_text(rest, tuple(label[k] for k in rest)),
+                     "version_a": None, "version_b": None, "kind": "fit", "unit": unit, **result,
+                     "n_a": _points(fa), "n_b": _points(fb)})
+    return rows, notes
+
+
+def _points(fits: list[pd.Series]) -> float:
+    points = [f.get("n_points", np.nan) for f in fits]
+    return float(np.nansum(points)) if any(pd.notna(p) for p in points) else np.nan
+
+
+def _fit_run_level(fa, fb, within: dict, threshold, alpha, direction, noise) -> dict:
+    """A fitted quantity's comparison with the run-level noise added to the fits' own intervals."""
+    out = {"a": np.nan, "b": np.nan, "ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
+           "verdict": "unsure", "runs_a": len(fa), "runs_b": len(fb), "run_noise": np.nan,
+           "note": within.get("note", "")}
+    sides = []
+    for fits in (fa, fb):
+        est = np.array([f.get("estimate", np.nan) for f in fits], dtype=float)
+        low = np.array([f.get("ci_low", np.nan) for f in fits], dtype=float)
+        high = np.array([f.get("ci_high", np.nan) for f in fits], dtype=float)
+        sides.append((est, ((high - low) / (2 * Z_CONFIDENCE) / est) ** 2))
+    (ea, va), (eb, vb) = sides
+    if not ((ea > 0).all() and (eb > 0).all()):
+        out["note"] = "an estimate is not positive: no ratio"
+        return out
+    out.update(a=float(np.exp(np.log(ea).mean())), b=float(np.exp(np.log(eb).mean())))
+    out["ratio"] = out["b"] / out["a"]
+    if not (np.isfinite(va).all() and np.isfinite(vb).all()):
+        out["note"] = "no interval in the fits: ratio without interval or test"
+        return out
+    test = run_level_test(np.log(ea), va, np.log(eb), vb, **noise)
+    out.update(t_interval(test, CONFIDENCE), run_noise=test["tau"])
+    out["verdict"] = decide(out["ratio"], out["ci_low"], out["ci_high"], out["p_value"], threshold=threshold,
+                            alpha=alpha, direction=direction)
+    out["note"] = runs_note(test, 0)
+    return out
+
+
+# -- reading a comparison ----------------------------------------------------------------------
+def quantity(row: pd.Series) -> str:
+    """A row's quantity in words: ``engine (variant) · table: labels``."""
+    who = " ".join(str(v) for v in (labels.label(str(row["engine"])) if pd.notna(row["engine"]) else None,
+                                    f"({labels.label(str(row['variant']))})" if pd.notna(row["variant"]) else None)
+                   if v)
+    return " · ".join(p for p in (who, f"{row['table']}: {row['labels']}" if row["labels"] else row["table"]) if p)
+
+
+def describe(table: pd.DataFrame) -> str:
+    """A few sentences computed from a comparison: counts by verdict and the changes found.
+
+    Examples
+    --------
+    >>> describe(pd.DataFrame(columns=list(_COLUMNS)))
+    'No quantity was compared.'
+    """
+    if table.empty:
+        return "No quantity was compared."
+    threshold = float(table["threshold"].iloc[0])
+    counts = table["verdict"].value_counts()
+    parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)]
+    text = [f"Of {len(table)} quantities compared (B against A, threshold ±{threshold:.0%}), "
+            + ", ".join(parts) + "."]
+    changed = table[table["verdict"].isin(["slower", "faster", "higher", "lower"])]
+    for _, row in changed.assign(size=(changed["ratio"] - 1).abs()).sort_values("size", ascending=False) \
+            .head(3).iterrows():
+        text.append(f"{quantity(row)} is {row['verdict']} in B: {_percent(row['ratio'])} "
+                    f"(95 % CI {_percent(row['ci_low'])} to {_percent(row['ci_high'])}, p = {row['p_value']:.2g}).")
+    if changed.empty:
+        samples = table[table["kind"] == "samples"].dropna(subset=["ratio"])
+        if not samples.empty:
+            widest = samples.loc[(samples["ci_high"] - samples["ci_low"]).idxmax()]
+            text.append(f"No change passed both the ±{threshold:.0%} threshold and the test; the widest interval, "
+                        f"{_percent(widest['ci_low'])} to {_percent(widest['ci_high'])}, is {quantity(widest)}'s.")
+    moved = ["slower", "faster", "higher", "lower"]
+    raw = table[(table["kind"] == "samples") & table["samples_verdict"].isin(moved)]
+    if len(raw):
+        text.append(f"On the raw samples alone (bootstrap interval and Mann–Whitney U, each side's samples taken as "
+                    f"independent draws), {len(raw)} of {int((table['kind'] == 'samples').sum())} sample quantities "
+                    f"would be called changed; the run-level rule calls {int(raw['verdict'].isin(moved).sum())} of "
+                    "them changed.")
+    unsure = int(counts.get("unsure", 0))
+    if unsure:
+        text.append(f"{unsure} quantities are unsure: their intervals reach beyond ±{threshold:.0%} without a "
+                    "significant change (more runs would settle them).")
+    busy = [f"{r['side']} {r['load']:g}" for r in table.attrs.get("loads", [])
+            if r["load"] is not None and r["cores"] and r["load"] >= 0.5 * r["cores"]]
+    if busy:
+        text.append(f"The machine was busy when the runs started (1-minute load {', '.join(busy)} on "
+                    f"{table.attrs['loads'][0]['cores']} cores): other work shares the cores and shifts whole runs.")
+    if "runs_a" in table and (table["runs_a"].fillna(1).min() <= 1 or table["runs_b"].fillna(1).min() <= 1):
+        text.append("One side has a single run: a shift of a whole run cannot be told from a change, so only "
+                    "changes beyond the run-to-run noise are called (each row's note gives the smallest); "
+                    "several runs a side (A1,A2,A3 B1,B2,B3) narrow it.")
+    hosts = table["note"].fillna("").str.extract(r"(hosts differ: [^;]+)")[0].dropna().unique()
+    if len(hosts):
+        text.append("The runs come from different machines (" + hosts[0].removeprefix("hosts differ: ")
+                    + "), so part of any change may be the machine's.")
+    return " ".join(text)
+
+
+def _percent(ratio: float) -> str:
+    if not np.isfinite(ratio):
+        return "n/a"
+    return f"×{ratio:.3g}" if ratio >= 100 else f"{(ratio - 1) * 100:+.1f} %"
+
+
+# conditions' colours, never an engine's (ingestlab.figures.CONDITION_COLOURS); "unsure" grey
+_VERDICT_COLOURS = dict(zip(("slower", "faster", "higher", "lower", "same"), figures.CONDITION_COLOURS)) | {
+    "unsure": "#7F7F7F"}
+
+
+#: Rows a column of the comparison figure holds before its engines' panels are set in two columns.
+ROWS_PER_COLUMN = 30
+#: Characters of a row's label in the figure (the full quantity is in the table).
+FIGURE_LABEL_CHARS = 38
+
+
+def short_quantity(row: pd.Series) -> str:
+    """A row's quantity in a few words for the figure, its engine left to the panel's title.
+
+    The variant's id, then what was compared: a scenario's name, ``fit`` and the term with its
+    method; the driver is left out (the table keeps it).
+
+    Examples
+    --------
+    >>> short_quantity(pd.Series({"variant": "sync_on", "table": "fits",
+    ...                           "labels": "model=overhead, method=theil_sen, term=write_time"}))
+    'sync on · fit write time (Theil–Sen)'
+    >>> short_quantity(pd.Series({"variant": "default", "table": "results", "labels": "driver=chdb, scenario=bulk"}))
+    'bulk load (COPY, LOAD DATA)'
+    """
+    pairs = dict(p.split("=", 1) for p in str(row.get("labels") or "").split(", ") if "=" in p)
+    pairs.pop("driver", None)
+    if "model" in pairs and pairs["model"] in ("overhead", pairs.get("term")):
+        pairs.pop("model")
+    method = pairs.pop("method", None)
+    what = ", ".join(labels.label(v) for v in pairs.values())
+    if row.get("table") == "fits":
+        what = f"fit {what}" + (f" ({labels.label(method)})" if method else "")
+    elif row.get("table") != "results":
+        what = f"{row.get('table')}: {what}" if what else str(row.get("table"))
+    variant = row.get("variant")
+    who = str(variant).replace("_", " ") if isinstance(variant, str) and variant not in ("", "default") else ""
+    text = " · ".join(p for p in (who, what) if p)
+    return text if len(text) <= FIGURE_LABEL_CHARS else text[:FIGURE_LABEL_CHARS - 1] + "…"
+
+
+def _comparison_panels(data: pd.DataFrame) -> list[list[str]]:
+    # the engines' panels in columns: one column up to ROWS_PER_COLUMN rows, else two of about equal height
+    engines = list(dict.fromkeys(data["engine"].fillna("")))
+    sizes = data["engine"].fillna("").value_counts()
+    if len(data) <= ROWS_PER_COLUMN or len(engines) < 2:
+        return [engines]
+    columns, heights = [[], []], [0, 0]
+    for engine in sorted(engines, key=lambda e: -sizes[e]):  # largest first, each to the shorter column
+        i = int(heights[1] < heights[0])
+        columns[i].append(engine)
+        heights[i] += sizes[engine]
+    return [[e for e in engines if e in column] for column in columns]
+
+
+def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> matplotlib.figure.Figure:
+    """Ratios b/a with their 95 % intervals, the ±threshold band shaded: a panel per engine, a row per quantity.
+
+    Colour and marker say the verdict; a thick grey bar under a quantity of raw samples is its
+    samples' own bootstrap interval (``samples_ci_low``/``high``), narrower than the run-level
+    one the verdict rests on. Rows are sorted by ratio within their engine's panel and named
+    by :func:`short_quantity`; over :data:`ROWS_PER_COLUMN` rows the panels stand in two
+    columns. Every panel has the same x axis (:func:`ratio_limits`): every ratio and the
+    ±threshold band, the intervals up to :data:`CI_ROOM` times past them; an interval that runs
+    further is cut at the axis' edge, marked there by an arrowhead (a fit's write time whose
+    CI takes in zero has a ratio interval to 10¹⁵, and squeezed every other row onto one line).
+    Logarithmic when the axis spans :data:`LOG_SPAN` or more. The function only draws: save
+    with :func:`ingestlab.figures.save`.
+    """
+    data = table.dropna(subset=["ratio"]).reset_index(drop=True)
+    if threshold is None:
+        threshold = float(table["threshold"].iloc[0]) if len(table) and "threshold" in table else THRESHOLD
+    columns = _comparison_panels(data) if len(data) else [[""]]
+    counts = data["engine"].fillna("").value_counts()
+    height = {e: max(int(counts.get(e, 0)), MIN_PANEL_ROWS) for column in columns for e in column}
+    rows = max(sum(height[e] + 2 for e in column) for column in columns)  # + a title's room
+    fig = plt.figure(figsize=(figures.PAGE_WIDTH, 1.3 + 0.15 * rows))
+    grid = fig.add_gridspec(rows, len(columns), hspace=0.0, wspace=1.2 if len(columns) > 1 else 0.2)
+    limits = ratio_limits(data, threshold)
+    log = limits[1] / limits[0] >= LOG_SPAN
+    axes = []
+    for c, column in enumerate(columns):
+        top = 0
+        for engine in column:
+            part = data[data["engine"].fillna("") == engine].sort_values("ratio").reset_index(drop=True)
+            n = height[engine]
+            ax = fig.add_subplot(grid[top + 1:top + 1 + n, c], sharex=axes[0] if axes else None)
+            top += n + 2
+            axes.append(ax)
+            _draw_ratios(ax, part, threshold, limits)
+            ax.set_title(labels.label(engine) if engine else "", loc="left", fontsize="small")
+    axes[0].set_xlim(*limits)
+    if log:
+        plots.set_scale(axes[0], "x", True, np.asarray(limits))
+        axes[0].set_xlim(*limits)
+    for column_axes in _columns_of(axes, columns):  # one shared x axis: its ticks under each column's last panel
+        for ax in column_axes:
+            ax.tick_params(axis="x", labelbottom=ax is column_axes[-1], labelsize=figures.SMALLEST_PT + 1)
+        column_axes[-1].set_xlabel("ratio B / A, 95 % CI")
+    handles = {}
+    for ax in axes:
+        for h, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, h)
+    if CUT_LABEL in handles:  # any verdict's interval can be cut: its key in grey, last
+        handles.pop(CUT_LABEL)
+        handles[CUT_LABEL] = matplotlib.lines.Line2D([], [], marker=">", ls="none", ms=4, color="0.4")
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 4),
+               frameon=False, fontsize="small", bbox_to_anchor=(0.5, 0.0))
+    fig.subplots_adjust(bottom=min(0.35, 0.9 / fig.get_figheight()))
+    return fig
+
+
+def _columns_of(axes: list, columns: list[list[str]]) -> list[list]:
+    out, i = [], 0
+    for column in columns:
+        out.append(axes[i:i + len(column)])
+        i += len(column)
+    return out
+
+
+#: Rows of height a panel of :func:`plot_comparison` is given at least (fewer quantities are spaced out): a readable panel.
+MIN_PANEL_ROWS = 6
+#: The legend's entry for an interval cut at the axis' edge.
+CUT_LABEL = "interval runs past the axis"
+#: How far past the ratios themselves (a factor) :func:`plot_comparison` draws an interval before cutting it.
+CI_ROOM = 2.0
+#: The span of the ratio axis (its largest over its smallest value) from which it is logarithmic.
+LOG_SPAN = 4.0
+
+
+def ratio_limits(data: pd.DataFrame, threshold: float) -> tuple[float, float]:
+    """The ratio axis of :func:`plot_comparison`: every ratio, the ±threshold band, intervals up to :data:`CI_ROOM`× past.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"ratio": [0.8, 1.2], "ci_low": [0.7, 1e-9], "ci_high": [0.9, 1e15]})
+    >>> [round(v, 2) for v in ratio_limits(t, 0.05)]  # 0.8 / 2 and 1.2 × 2, with 5 % of room
+    [0.38, 2.52]
+    >>> [round(v, 2) for v in ratio_limits(t.assign(ci_low=[0.6, 1.0], ci_high=[0.9, 1.4]), 0.05)]
+    [0.57, 1.47]
+    """
+    points = data["ratio"].to_numpy(dtype=float)
+    points = points[np.isfinite(points) & (points > 0)]
+    lo, hi = min([1 - threshold, *points]), max([1 + threshold, *points])
+    ends = pd.concat([data[c] for c in ("ci_low", "ci_high", "samples_ci_low", "samples_ci_high") if c in data])
+    ends = ends.to_numpy(dtype=float)
+    ends = ends[np.isfinite(ends) & (ends > 0)]
+    if ends.size:
+        lo, hi = max(min(lo, ends.min()), lo / CI_ROOM), min(max(hi, ends.max()), hi * CI_ROOM)
+    return float(lo * 0.95), float(hi * 1.05)  # the markers and arrowheads at the ends stay inside
+
+
+def _draw_ratios(ax: plt.Axes, part: pd.DataFrame, threshold: float, limits: tuple[float, float]) -> None:
+    # one engine's rows: the ±threshold band, 1, each sample-only interval, each ratio with its interval, cut at limits
+    lo, hi = limits[0] / 0.95, limits[1] / 1.05
+    ax.axvspan(1 - threshold, 1 + threshold, color="0.85", zorder=0, label=f"±{threshold:.0%}")
+    ax.axvline(1.0, color="0.4", lw=0.8, zorder=1)
+    positions = np.arange(len(part))
+    if "samples_ci_low" in part:  # what the raw samples alone allow, under the run-level interval
+        raw = part[np.isfinite(part["samples_ci_low"].astype(float)) & np.isfinite(part["samples_ci_high"].astype(float))]
+        if not raw.empty:
+            ax.hlines(positions[raw.index], raw["samples_ci_low"].clip(lo, hi), raw["samples_ci_high"].clip(lo, hi),
+                      color="0.55", lw=5, alpha=0.45, zorder=1.5, label="samples alone, 95 % CI")
+    for verdict in VERDICTS:
+        rows = part[part["verdict"] == verdict]
+        if rows.empty:
+            continue
+        ci_low, ci_high = rows["ci_low"].astype(float), rows["ci_high"].astype(float)
+        low = np.clip(rows["ratio"] - ci_low.clip(lower=lo), 0, None)
+        high = np.clip(ci_high.clip(upper=hi) - rows["ratio"], 0, None)
+        ax.errorbar(rows["ratio"], positions[rows.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
+                    ms=3.5, capsize=2, color=_VERDICT_COLOURS[verdict], label=verdict, zorder=2)
+        for cut, at, marker in ((ci_low < lo, lo, "<"), (ci_high > hi, hi, ">")):
+            if cut.any():
+                ax.plot([at] * int(cut.sum()), positions[rows.index[cut.to_numpy()]], marker, ms=4, ls="none",
+                        color=_VERDICT_COLOURS[verdict], zorder=2, label=CUT_LABEL)
+    ax.set_yticks(positions, [short_quantity(r) for _, r in part.iterrows()], fontsize=figures.SMALLEST_PT)
+    ax.set_ylim(len(part) - 0.5, -0.5)
+    ax.grid(axis="y", visible=False)
+
+
+def format_table(table: pd.DataFrame) -> str:
+    """The comparison as a terminal table: one line per quantity, ratios as percentages.
+
+    ``runs' 95% CI`` and ``runs' p`` are the run-level rule's, which the verdict follows;
+    ``samples' CI`` and ``U p`` the raw samples' own (bootstrap, Mann–Whitney U), shown beside them.
+    """
+    if table.empty:
+        return "(no quantity compared)"
+    shown = pd.DataFrame({
+        "notebook": table["notebook"], "quantity": [quantity(r) for _, r in table.iterrows()],
+        "n": [f"{_count(a)}/{_count(b)}" for a, b in zip(table["n_a"], table["n_b"])],
+        "a": table["a"].map(_number), "b": table["b"].map(_number), "unit": table["unit"].fillna(""),
+        "change": table["ratio"].map(_percent),
+        "runs' 95% CI": [f"{_percent(lo)} … {_percent(hi)}" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+        "runs' p": table["p_value"].map(_p),
+        "samples' CI": [f"{_percent(lo)} … {_percent(hi)}" if np.isfinite(lo) else ""
+                        for lo, hi in zip(table["samples_ci_low"], table["samples_ci_high"])],
+        "U p": table["mann_whitney_p"].map(_p),
+        "verdict": table["verdict"],
+    })
+    return shown.to_string(index=False)
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if np.isfinite(value) else ""
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}" if np.isfinite(value) else ""
+
+
+def _count(value) -> str:
+    return str(int(value)) if pd.notna(value) else "-"
 
 
 def describe_runs(table: pd.DataFrame) -> str:
@@ -26,3 +827,14 @@ def headline(table: pd.DataFrame) -> dict[str, int]:
     if "samples_verdict" in table:
         out["changed_by_samples_alone"] = int(table["samples_verdict"].isin(["slower", "faster", "higher", "lower"]).sum())
     return out
+
+
+def save_ratios(table: pd.DataFrame, directory: str | Path, *, title: str) -> None:
+    """Draw :func:`plot_comparison` in the article's look and save it as the notebook's ``ratios`` in ``directory``.
+
+    ``ingestlab compare --figure`` draws the notebook's figure without running it.
+    """
+    figures.use_article_theme()
+    fig = plot_comparison(table)
+    captions.caption(fig, title)
+    figures.save(fig, "ratios", notebook=NOTEBOOK_STEM, directory=directory)

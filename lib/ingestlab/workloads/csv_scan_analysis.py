@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+from pathlib import Path
 
 import pandas as pd
 
-from ingestlab import findings, models
+from ingestlab import findings, intervals, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.csv_scan import FLOOR, NOTEBOOK_STEM, STUDY_GB
 
@@ -98,7 +100,7 @@ def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
     """Per engine: cost per GB of ``COUNT(*)`` over that of the full scan, with a 95 % CI.
 
     A ratio well below 1 means ``COUNT(*)`` reads (parses) less than the full scan — the
-    study's question "does it read fewer columns?". See :func:`ingestlab.models.slope_ratio`.
+    study's question "does it read fewer columns?". See :func:`ingestlab.intervals.slope_ratio`.
     """
     ols = fits[fits["method"] == "ols"] if not fits.empty else fits
     rows = []
@@ -106,7 +108,7 @@ def count_vs_full(fits: pd.DataFrame) -> pd.DataFrame:
         q = g.set_index("variant")
         if {"count_star", "full_scan_order_by_limit_1"} <= set(q.index):
             c, f = q.loc["count_star"], q.loc["full_scan_order_by_limit_1"]
-            r = models.slope_ratio(c["per_gb_s"], c["per_gb_se_s"], c["df_resid"], f["per_gb_s"], f["per_gb_se_s"],
+            r = intervals.slope_ratio(c["per_gb_s"], c["per_gb_se_s"], c["df_resid"], f["per_gb_s"], f["per_gb_se_s"],
                                    f["df_resid"])
             rows.append({"engine": engine, "count_per_gb_s": c["per_gb_s"], "full_per_gb_s": f["per_gb_s"], **r})
     return pd.DataFrame(rows)
@@ -361,7 +363,7 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     import matplotlib.lines
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     data = reported(scans)
     data = data[data["engine"] != FLOOR]
@@ -373,13 +375,13 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     colours, shapes = figures.palette(engines), figures.markers(engines)
     stopped = scans[scans["reported"] & (scans["status"] != "ok") & (scans["engine"] != FLOOR)]
     for ax, query in zip(axes[0], queries):
-        figures.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
+        plots.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
                          hue="engine", slope="per_gb", intercept="overhead", ax=ax)
         # one legend for all panels, below; a line not drawn is said in the caption (the finding)
         ax.get_legend().remove()
         limits = ax.get_ylim()
         for row in stopped[stopped["query"] == query].itertuples():  # a size it did not finish: ✕ on the top edge
-            ax.plot([row.gb], [limits[1]], **figures.FAILED_STYLE, mec=colours[labels.label(row.engine)], clip_on=False,
+            ax.plot([row.gb], [limits[1]], **plots.FAILED_STYLE, mec=colours[labels.label(row.engine)], clip_on=False,
                     zorder=4, label="_nolegend_")
         ax.set_ylim(limits)
         ax.set_xlabel("table size (GB)")
@@ -388,10 +390,10 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     handles = [matplotlib.lines.Line2D([], [], color=colours[e], marker=shapes[e], lw=1.2) for e in engines]
     names = list(engines)
     if not stopped.empty:
-        handles.append(matplotlib.lines.Line2D([], [], **figures.FAILED_STYLE, mec="0.3"))
+        handles.append(matplotlib.lines.Line2D([], [], **plots.FAILED_STYLE, mec="0.3"))
         names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
                                                             for s in stopped["status"]})))
-    dotted = figures.band_note(*axes[0])
+    dotted = plots.band_note(*axes[0])
     fig.draw_without_rendering()  # the panels placed; the legend goes under them all
     fig.set_layout_engine("none")
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
@@ -426,3 +428,11 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
     ``variant`` is the query.
     """
     return models.tidy(fits, model="scan_time", terms=FIT_TERMS, notebook=NOTEBOOK_STEM)
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 06's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "results.parquet")))

@@ -14,7 +14,7 @@ from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -281,4 +281,10 @@ NOTEBOOK = Notebook(
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
     renamed={**ENGINES_RENAMED, "ROWS_PER_INSERT": "BATCH_ROWS"},
+    measure=measure,
+    fit=later("ingestlab.workloads.group_commit_analysis:fit_run"),
+    plotters={"throughput": later("ingestlab.workloads.group_commit_analysis:plot_throughput"),
+              "latency": later("ingestlab.workloads.group_commit_analysis:plot_latency"),
+              "commits_per_flush": later("ingestlab.workloads.group_commit_analysis:plot_commits_per_flush"),
+              "live_vs_published": later("ingestlab.plots:plot_bars")},
 )

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections import Counter
+from pathlib import Path
 
 import matplotlib
 import numpy as np
 import pandas as pd
 
-from ingestlab import figures, labels, models, report
+from ingestlab import captions, figures, intervals, labels, models, plots, report
 from ingestlab.workloads.group_commit import CONFIG, NOTEBOOK_STEM, Params
 
 #: The concurrency of the headline comparison (the largest level run when it is not among them).
@@ -53,9 +55,9 @@ def with_intervals(throughput: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFr
 
     One configuration runs once, for a few seconds; its repeats are the consecutive stretches
     of that run. Rows/s: the :data:`WINDOW_S` windows' throughputs (:func:`window_throughput`)
-    in :data:`ingestlab.models.BATCHES` consecutive batches; latency: the statements in order
+    in :data:`ingestlab.intervals.BATCHES` consecutive batches; latency: the statements in order
     of completion in as many batches, each batch's P50 or P99; the CI is the t interval over
-    the batches (:func:`ingestlab.models.batch_means_ci`). Adds ``<column>_ci_low``,
+    the batches (:func:`ingestlab.intervals.batch_means_ci`). Adds ``<column>_ci_low``,
     ``<column>_ci_high`` and ``batches`` (the batches behind the rows/s interval).
     """
     windows = dict(iter(window_throughput(samples).groupby(CONFIG, sort=False)))
@@ -64,13 +66,13 @@ def with_intervals(throughput: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFr
     rows = []
     for key, part in measured.groupby(CONFIG, sort=False):
         at = windows.get(key)
-        rate = models.batch_means_ci([] if at is None else at.sort_values("window")["rows_per_s"])
+        rate = intervals.batch_means_ci([] if at is None else at.sort_values("window")["rows_per_s"])
         row = dict(zip(CONFIG, key), rows_per_s_ci_low=rate["ci_low"], rows_per_s_ci_high=rate["ci_high"],
                    batches=rate["batches"])
         latency_ms = part["latency_s"].to_numpy() * 1e3
         for column, q in INTERVALS.items():
             if q is not None:
-                r = models.batch_means_ci(latency_ms, statistic=lambda a, axis, q=q: np.percentile(a, q, axis=axis))
+                r = intervals.batch_means_ci(latency_ms, statistic=lambda a, axis, q=q: np.percentile(a, q, axis=axis))
                 row |= {f"{column}_ci_low": r["ci_low"], f"{column}_ci_high": r["ci_high"]}
         rows.append(row)
     cis = pd.DataFrame(rows, columns=[*CONFIG, *(f"{c}_ci_{s}" for c in INTERVALS for s in ("low", "high")),
@@ -101,7 +103,7 @@ def speedups(samples: pd.DataFrame, throughput: pd.DataFrame, *, clients: int | 
         variants = list(dict.fromkeys(part["variant"]))
         base = part[part["variant"] == variants[0]]["rows_per_s"]
         for variant in variants[1:]:
-            r = models.ratio_ci(part[part["variant"] == variant]["rows_per_s"], base, statistic=np.mean)
+            r = intervals.ratio_ci(part[part["variant"] == variant]["rows_per_s"], base, statistic=np.mean)
             out.append({"engine": engine, "variant": variant, "baseline": variants[0], "clients": clients,
                         "rows_per_insert": rows_per_insert, "speedup": r["ratio"], "ci_low": r["ci_low"],
                         "ci_high": r["ci_high"], "n_windows": r["n_a"], "n_windows_baseline": r["n_b"]})
@@ -118,7 +120,7 @@ def batching_speedup(samples: pd.DataFrame, throughput: pd.DataFrame) -> pd.Data
     at = windows[windows["clients"] == windows["clients"].min()]
     out = []
     for (engine, variant), part in at.groupby(["engine", "variant"], sort=False):
-        r = models.ratio_ci(part[part["rows_per_insert"] == hi]["rows_per_s"],
+        r = intervals.ratio_ci(part[part["rows_per_insert"] == hi]["rows_per_s"],
                             part[part["rows_per_insert"] == lo]["rows_per_s"], statistic=np.mean)
         out.append({"engine": engine, "variant": variant, "clients": int(at["clients"].min()),
                     "rows_per_insert": hi, "baseline_rows_per_insert": lo, "speedup": r["ratio"],
@@ -275,7 +277,7 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
     rejected law is not drawn; the legend counts, per engine, the laws rejected and those not
     tested (:func:`scalability`'s table names them), under a column of variants per engine
-    (:func:`ingestlab.figures.legend_under`). Each point has its CI where ``throughput`` has
+    (:func:`ingestlab.plots.legend_under`). Each point has its CI where ``throughput`` has
     them (:func:`with_intervals`).
     """
     from matplotlib.collections import PolyCollection
@@ -326,12 +328,12 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         names.append("scalability law, 95 % band")
     if sum(untested.values()):
         handles.append(Line2D([], [], color="0.3", lw=1.0, ls="--"))
-        names.append(figures.wrapped("law not tested (held-out counts said nothing): " + counted(untested), 40))
+        names.append(captions.wrapped("law not tested (held-out counts said nothing): " + counted(untested), 40))
     if sum(rejected.values()):
         handles.append(Line2D([], [], ls="none"))
-        names.append(figures.wrapped("law rejected, not drawn: " + counted(rejected), 40))
+        names.append(captions.wrapped("law rejected, not drawn: " + counted(rejected), 40))
     old = fig.legends[0]
-    figures.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
+    plots.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
                   title=old.get_title().get_text() or None)
     return fig
 
@@ -643,7 +645,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     One row of panels per engine (when there are several: each engine's variants in shades of
     its colour, at most five a panel), one column per level of ``col``, titled
     ``<col>: <level>``; every panel shares the ``y`` axis (log when its values span decades).
-    One legend for the figure sits under the panels (:func:`ingestlab.figures.legend_under`), so they keep the
+    One legend for the figure sits under the panels (:func:`ingestlab.plots.legend_under`), so they keep the
     page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
     each point has its CI.
     """
@@ -654,7 +656,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     data = data.assign(series=_series(data, hue))
     fig, axes = plt.subplots(len(engines), len(levels), squeeze=False, sharex=True, sharey=True,
                              figsize=(min(figures.PAGE_WIDTH, 2.4 * len(levels) + 0.8), 0.8 + 2.3 * len(engines)))
-    logy = figures.spans_decades(data[y]) if logy == "auto" else logy
+    logy = plots.spans_decades(data[y]) if logy == "auto" else logy
     handles = {}
     for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
         ax = axes[i, j]
@@ -664,7 +666,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         if part.empty:
             ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", va="center", fontsize="small")
             continue
-        figures.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=True, logy=logy, legend="outside", low=low,
+        plots.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=True, logy=logy, legend="outside", low=low,
                            high=high)
         legend = ax.get_legend()
         if legend is not None:  # the figure's one legend gathers every panel's entries
@@ -672,13 +674,13 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
                 handles.setdefault(text.get_text(), handle)
             legend.remove()
         ax.set_xticks(sorted(data[x].unique()))
-        ax.get_xaxis().set_major_formatter(figures.plain_ticks())
+        ax.get_xaxis().set_major_formatter(plots.plain_ticks())
         ax.minorticks_off()
         ax.set_xlabel(labels.column_label(x) if i == len(engines) - 1 else "")
         ax.set_ylabel((f"{labels.label(engine)}\n" if engine is not None else "") + labels.column_label(y)
                       if j == 0 else "")
     fig.tight_layout()
-    figures.legend_under(fig, list(handles.values()), list(handles))
+    plots.legend_under(fig, list(handles.values()), list(handles))
     return fig
 
 
@@ -694,3 +696,13 @@ def _series(data: pd.DataFrame, hue: str) -> pd.Series:
     if "engine" in data and data["engine"].nunique() > 1:
         return labels.join(data, ["engine", hue])
     return data[hue]
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 04's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet`` and ``throughput.parquet``: the lines and the scalability law); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    samples = pd.read_parquet(Path(folder) / "results.parquet")
+    throughput = with_intervals(pd.read_parquet(Path(folder) / "throughput.parquet"), samples)
+    return tidy_fits(fit(throughput), scalability(samples))

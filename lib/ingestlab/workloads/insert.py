@@ -14,7 +14,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
 from ingestlab.workloads._params import ParamsBase, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -312,4 +312,10 @@ NOTEBOOK = Notebook(
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
     renamed=ENGINES_RENAMED,
+    measure=measure,
+    fit=later("ingestlab.workloads.insert_analysis:fit_run"),
+    plotters={"latency": later("ingestlab.workloads.insert_analysis:latency_figure"),
+              "fit": later("ingestlab.workloads.insert_analysis:fit_figure"),
+              "anatomy": later("ingestlab.workloads.insert_analysis:anatomy_figure"),
+              "live_vs_published": later("ingestlab.workloads.insert_analysis:plot_live_vs_published")},
 )

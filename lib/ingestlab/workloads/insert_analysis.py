@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -172,7 +174,7 @@ def plot_live_vs_published(comparison: pd.DataFrame):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     shown = comparison[comparison["live"].notna() & comparison["published"].notna()]
     kinds = [k for k in COMPARED if k in set(shown.get("compared", pd.Series(dtype=object)))]
@@ -203,7 +205,7 @@ def plot_live_vs_published(comparison: pd.DataFrame):
             if r.engine == "starrocks":
                 ax.axvline(r.value, color="0.45", lw=0.8, ls=":", zorder=0)
         values = pd.concat([table["value"], table["low"], table["high"]]).dropna()
-        figures.set_scale(ax, "x", bool((values > 0).all()) and figures.spans_decades(values), values)
+        plots.set_scale(ax, "x", bool((values > 0).all()) and plots.spans_decades(values), values)
         ax.set_yticks(y, [textwrap.fill(labels.label(t), 48) for t in table["row"]])
         ax.set_ylim(len(table) - 0.5, -0.5)  # the seed on top
         ax.set_xlabel(COMPARED[kind])
@@ -337,15 +339,15 @@ def latency_figure(measured: pd.DataFrame):
     for seven series had seven colours); the panels share both axes, logarithmic when the
     samples span decades, so an engine reads against another.
     """
-    from ingestlab import figures
+    from ingestlab import plots
 
     frame = labelled(measured)
     engines = list(dict.fromkeys(frame["engine"]))
     scenarios, most = frame["scenario"].nunique(), frame.groupby("engine")["variant"].nunique().max()
     fig, panels = _engine_panels(engines, 0.7 + scenarios * (0.1 + 0.1 * most), sharex=True, sharey=True)
-    log = figures.spans_decades(frame["elapsed_ms"])
+    log = plots.spans_decades(frame["elapsed_ms"])
     for engine, ax in panels.items():
-        figures.plot_latency(frame[frame["engine"] == engine], x="elapsed_ms", y="scenario", hue="series", ax=ax,
+        plots.plot_latency(frame[frame["engine"] == engine], x="elapsed_ms", y="scenario", hue="series", ax=ax,
                              log=log)
     _one_legend_under(fig, panels)
     return fig
@@ -373,7 +375,7 @@ def _engine_panels(engines: list[str], row_in: float, **shared):
 
 def _one_legend_under(fig, panels: dict) -> None:
     # the panels' legends as one under them all (the panels keep the page's width), titled as the longest said
-    from ingestlab import figures
+    from ingestlab import plots
 
     handles, names, titles = [], [], []
     for ax in panels.values():
@@ -384,7 +386,7 @@ def _one_legend_under(fig, panels: dict) -> None:
             titles.append(legend.get_title().get_text())
             legend.remove()
     if handles:
-        figures.legend_under(fig, handles, names, title=max(titles, key=len) or None)
+        plots.legend_under(fig, handles, names, title=max(titles, key=len) or None)
 
 
 def fit_figure(totals: pd.DataFrame, fits: pd.DataFrame):
@@ -396,12 +398,12 @@ def fit_figure(totals: pd.DataFrame, fits: pd.DataFrame):
     colour, together. Every panel has the others' axis limits, so an engine reads against
     another; one legend under the panels states each line's overhead with its CI.
     """
-    from ingestlab import figures
+    from ingestlab import plots
 
     data, lines = labelled(totals), labelled(fits)
     fig, panels = _engine_panels(list(dict.fromkeys(data["engine"])), 2.4)
     for engine, ax in panels.items():
-        figures.plot_fit(data[data["engine"] == engine], lines[lines["engine"] == engine], x="n_statements",
+        plots.plot_fit(data[data["engine"] == engine], lines[lines["engine"] == engine], x="n_statements",
                          y="total_s", hue="series", ax=ax, logx=True, logy=True)
     for get, set_ in (("get_xlim", "set_xlim"), ("get_ylim", "set_ylim")):
         ends = np.array([getattr(ax, get)() for ax in panels.values()])
@@ -423,7 +425,7 @@ def anatomy_figure(table: pd.DataFrame):
     """
     import matplotlib.pyplot as plt
 
-    from ingestlab import anatomy, figures, labels
+    from ingestlab import anatomy, figures, labels, plots
 
     if table.empty:
         return None
@@ -433,9 +435,9 @@ def anatomy_figure(table: pd.DataFrame):
         parts = labelled(parts).assign(variant=lambda f: f["series"])
         table = labelled(table).assign(variant=lambda f: f["series"])
     # one table of every part for every bar: each panel draws its rows with every column, so colours keep their part
-    wide = figures.named(parts, "component").pivot_table(index="variant", columns="component", values="ms",
+    wide = plots.named(parts, "component").pivot_table(index="variant", columns="component", values="ms",
                                                          sort=False, observed=True).fillna(0)
-    colours = figures.segment_colours(wide.columns)
+    colours = plots.segment_colours(wide.columns)
     engines = list(dict.fromkeys(parts["engine"]))
     rows_of = {e: list(dict.fromkeys(parts.loc[parts["engine"] == e, "variant"])) for e in engines}
     heights = [max(len(rows_of[e]), 2) for e in engines]  # a panel of one bar stays readable (≥ 0.8 in)
@@ -447,7 +449,7 @@ def anatomy_figure(table: pd.DataFrame):
         rows = rows_of[engine]
         wide.loc[rows].plot.barh(stacked=True, ax=ax, width=0.6, color=colours, legend=False)
         handles |= {name: h for h, name in zip(*ax.get_legend_handles_labels())}
-        names = figures.named(pd.DataFrame({"variant": rows}), "variant")["variant"]  # sync_on: synchronous commit on
+        names = plots.named(pd.DataFrame({"variant": rows}), "variant")["variant"]  # sync_on: synchronous commit on
         ax.set_yticks(range(len(rows)), [textwrap.fill(str(r), ANATOMY_ROW_CHARS) for r in names])
         ax.set_ylabel("")
         ax.set_xlabel(labels.column_label("ms") if engine == engines[-1] else "")  # said once, under the last panel
@@ -467,7 +469,7 @@ def anatomy_figure(table: pd.DataFrame):
         # from 0, unless a fit's overhead or its CI runs below it (a smoke run's few statements): shown, not cut
         ax.set_xlim(min(0.0, ax.dataLim.x0), None)
         ax.set_ylim(len(rows) - 0.3, -0.7)  # the first variant on top, as in the notebook's other figures
-    figures.legend_under(fig, list(handles.values()), list(handles), title=labels.column_label("component"))
+    plots.legend_under(fig, list(handles.values()), list(handles), title=labels.column_label("component"))
     return fig
 
 
@@ -507,3 +509,11 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
     from ingestlab import labels
 
     return frame.assign(series=labels.join(frame, ["engine", "variant"]))
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 01's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "results.parquet")))

@@ -17,7 +17,7 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -483,4 +483,9 @@ NOTEBOOK = Notebook(
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
     renamed={**ENGINES_RENAMED, "RUNS": "REPEATS"},
+    measure=measure,
+    fit=later("ingestlab.workloads.million_analysis:fit_run"),
+    plotters={"methods": later("ingestlab.workloads.million_analysis:plot_methods"),
+              "versions": later("ingestlab.workloads.million_analysis:plot_versions"),
+              "fit": later("ingestlab.workloads.million_analysis:plot_fit")},
 )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ingestlab import findings, models
+from ingestlab import findings, intervals, models
 from ingestlab.workloads.million import FIT_PATHS, NOTEBOOK_STEM
 
 # -- analysis --------------------------------------------------------------------------------
@@ -23,15 +25,15 @@ def medians(loads: pd.DataFrame) -> pd.DataFrame:
     """Per system × setting × load: median seconds and rows/s over the runs, with distribution-free CIs.
 
     Warm-up loads are left out (counted in ``warmup_n``). The CI is the order-statistic
-    interval of :func:`ingestlab.models.median_ci_exact`; ``ci_confidence`` says what it reaches.
+    interval of :func:`ingestlab.intervals.median_ci_exact`; ``ci_confidence`` says what it reaches.
     ``method``, ``path`` and ``batch_rows`` say what the load is.
     """
     measured = loads[~loads["warmup"]]
     warm = loads[loads["warmup"]].groupby(GROUP).size()
     rows = []
     for key, g in measured.groupby(GROUP, sort=False):
-        sec = models.median_ci_exact(g["seconds"])
-        rps = models.median_ci_exact(g["rows_per_s"])
+        sec = intervals.median_ci_exact(g["seconds"])
+        rps = intervals.median_ci_exact(g["rows_per_s"])
         first = g.iloc[0]
         rows.append({**dict(zip(GROUP, key)), "method": first["method"], "path": first["path"],
                      "batch_rows": int(first["batch_rows"]), "runs": len(g), "rows": int(first["rows"]),
@@ -108,7 +110,7 @@ def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> 
     ``disk_share`` is the fastest load's table bytes per second over the disk's sequential
     write rate; ``bulk_over_native`` the median seconds of the lab's bulk path in the fewest
     statements (one, by default) over the native client's, with a bootstrap CI
-    (:func:`ingestlab.models.ratio_ci`).
+    (:func:`ingestlab.intervals.ratio_ci`).
     """
     measured = loads[~loads["warmup"]]
     disk_mb_s = float(disk_rate["mb_per_s"].iloc[0])
@@ -126,7 +128,7 @@ def physical(loads: pd.DataFrame, disk_rate: pd.DataFrame, *, seed: int = 0) -> 
         bulk = bulk.loc[bulk["statements"] == bulk["statements"].min(), "seconds"]
         native = g.loc[g["method"] == "native_client", "seconds"]
         if min(len(bulk), len(native)) >= 2:
-            r = models.ratio_ci(bulk, native, seed=seed)
+            r = intervals.ratio_ci(bulk, native, seed=seed)
             row.update(bulk_over_native=r["ratio"], bulk_over_native_ci_low=r["ci_low"],
                        bulk_over_native_ci_high=r["ci_high"])
         elif min(len(bulk), len(native)) == 1:  # one run each: the ratio without a CI
@@ -197,15 +199,15 @@ def plot_methods(table: pd.DataFrame):
     """
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     systems = list(dict.fromkeys(table["system"]))
     heights = [table.loc[table["system"] == s, "load"].nunique() for s in systems]
     fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.34 * sum(heights)),
                              squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
     for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
-        figures.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
-                          log=figures.spans_decades(table["rows_per_s"]), low="rows_per_s_ci_low",
+        plots.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
+                          log=plots.spans_decades(table["rows_per_s"]), low="rows_per_s_ci_low",
                           high="rows_per_s_ci_high")
         ax.set_title(labels.phrase(system), loc="left", fontsize="medium")
         if i < len(systems) - 1:  # one legend, under the last panel
@@ -220,10 +222,10 @@ def plot_versions(table: pd.DataFrame, setting: str = "default"):
 
     Medians of the runs with their CIs, as :func:`plot_methods` draws them.
     """
-    from ingestlab import figures
+    from ingestlab import plots
 
     part = table[table["setting"] == setting]
-    ax = figures.plot_bars(part, x="rows_per_s", y="load", hue="system", log=True, low="rows_per_s_ci_low",
+    ax = plots.plot_bars(part, x="rows_per_s", y="load", hue="system", log=True, low="rows_per_s_ci_low",
                            high="rows_per_s_ci_high")
     ax.set_xlabel(repeats_label(part))
     return ax.figure
@@ -232,12 +234,12 @@ def plot_versions(table: pd.DataFrame, setting: str = "default"):
 def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
     """Seconds against statements, one panel per write path, one series per system × setting with its fitted line.
 
-    The lines are :func:`ingestlab.figures.plot_fit`'s: a rejected line is not drawn, and its
+    The lines are :func:`ingestlab.plots.plot_fit`'s: a rejected line is not drawn, and its
     legend entry says so.
     """
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
     paths = [p for p in FIT_PATHS if p in set(measured["path"])]
@@ -247,7 +249,7 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
         points, part = measured[measured["path"] == path], fits[fits["path"] == path]
         lines = tidy_fits(part.assign(engine=labels.join(part, ["system", "setting"])))
         lines = lines.rename(columns={"engine": "group"})
-        figures.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
+        plots.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
                          y="seconds", hue="group", ax=ax, legend="ends", explain=number == 0)
         ax.set_title(PATH_NAMES[path], loc="left", fontsize="medium")
     fig.tight_layout()
@@ -388,3 +390,11 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
 #: performance" since 2.8.1, read as 1.6 × the default's rows/s; packed rows: DocDB rows per
 #: table row, 5 without and 1 with (``data/published/yugabytedb_docdb_rows_inserted.csv``).
 STUDY_NON_TRANSACTIONAL_SPEEDUP = 1.6
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 05's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``loads.parquet``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "loads.parquet")))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ingestlab import figures, labels, models, report
+from ingestlab import figures, labels, models, plots, report
 from ingestlab.workloads.published_results import NOTEBOOK_STEM
 
 
@@ -371,10 +375,10 @@ def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str 
     matplotlib.figure.Figure
         A row of panels, one per level of ``col``.
     """
-    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=True)
+    fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=True)
     for i, (ax, factor, part) in enumerate(panels):
         numeric = part["level_value"].notna().all()
-        figures.plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
+        plots.plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
                    legend=i == 0, fmt="{:.0f}")
         ax.set_xlabel(labels.label(factor) if numeric else "table model")
         ax.tick_params(axis="x", labelrotation=20 if not numeric else 0)
@@ -392,9 +396,9 @@ def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms",
     matplotlib.figure.Figure
         A row of panels, one per level of ``col`` (rows per INSERT), smallest first.
     """
-    fig, panels = figures.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH, 3.4))
+    fig, panels = plots.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH, 3.4))
     for i, (ax, rows, part) in enumerate(panels):
-        figures.plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
+        plots.plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
                    legend="outside" if i == len(panels) - 1 else False)
         ax.set_title(f"{rows:,} row{'s' if rows > 1 else ''} per INSERT")
     fig.tight_layout()
@@ -414,8 +418,8 @@ def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "syste
         Two panels sharing the ``y`` categories: "full scan and COUNT(*)" and "LIMIT 1".
     """
     fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
-    figures.plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
-    figures.plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
+    plots.plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
+    plots.plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
     axes[0].set_title("full scan and COUNT(*)")
     axes[1].set_title(labels.label(apart))
     return fig
@@ -435,7 +439,7 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     """Stream Load runs: rows/s against the load size (log–log), and total time against loads with each fit.
 
     ``data`` is :func:`ingestlab.published.stream_load_batches`, ``fits`` its
-    :func:`ingestlab.models.fit_load_overhead` by ``hue`` (:func:`ingestlab.figures.plot_fit`).
+    :func:`ingestlab.models.fit_load_overhead` by ``hue`` (:func:`ingestlab.plots.plot_fit`).
 
     Returns
     -------
@@ -443,10 +447,24 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
         Two panels, one above the other, each line named where it ends.
     """
     fig, axes = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 6.0))  # one above the other: each names its lines
-    figures.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True,
+    plots.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True,
                        legend="ends")
-    figures.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1], legend="ends")
+    plots.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1], legend="ends")
     axes[0].set_xlabel("bytes per load")
     axes[0].set_ylabel("rows per second")
     fig.tight_layout()
     return fig
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 00's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from the seeds' published tables, at the run's ``ALPHA``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    from ingestlab import published
+
+    alpha = json.loads((Path(folder) / "run.json").read_text())["parameters"]["ALPHA"]
+    points = published.overhead_points(published.load("starrocks_insert_scenarios"))
+    fits = models.fit_overhead(points, by=["engine", "deployment", "version"], alpha=alpha, adequacy=True)
+    fits.insert(1, "variant", published.variant_label(fits))
+    return tidy_fits(fits)

@@ -14,7 +14,7 @@ from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -426,4 +426,8 @@ NOTEBOOK = Notebook(
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
     renamed=ENGINES_RENAMED,
+    measure=measure,
+    fit=later("ingestlab.workloads.sweeps_analysis:fit_run"),
+    plotters={"sweeps": later("ingestlab.workloads.sweeps_analysis:plot_sweep_medians"),
+              "model_effects": later("ingestlab.workloads.sweeps_analysis:plot_model_effects")},
 )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 from typing import Sequence
 
 import matplotlib
@@ -10,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, figures, findings, labels, models, report
+from ingestlab import anatomy, captions, figures, findings, intervals, labels, models, plots, report
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 
 #: Factor → the sample column that holds its level.
@@ -56,7 +59,7 @@ def sweep_table(samples: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     keys = [*GROUP, "series", "factor", "level", "level_value", "baseline", "partition_layout", "partition_unit"]
     for key, g in rows.groupby(keys, sort=False, dropna=False):
         ms = g["elapsed_s"].to_numpy() * 1e3
-        ci = models.median_ci(ms, seed=seed)
+        ci = intervals.median_ci(ms, seed=seed)
         out.append({**dict(zip(keys, key)), "median_ms": ci["median"], "median_ci_low_ms": ci["ci_low"],
                     "median_ci_high_ms": ci["ci_high"], "p95_ms": float(np.percentile(ms, 95)), "n": len(ms),
                     "rounds": g["round"].nunique()})
@@ -160,7 +163,7 @@ def _model_effects(rows: pd.DataFrame, *, seed: int) -> pd.DataFrame:
         base_model = g["baseline_model"].iloc[0]
         base = g.loc[g["model"] == base_model, "elapsed_s"].to_numpy() * 1e3
         for model, m in g[g["model"] != base_model].groupby("model", sort=False):
-            d = models.median_difference_ci(m["elapsed_s"].to_numpy() * 1e3, base, seed=seed)
+            d = intervals.median_difference_ci(m["elapsed_s"].to_numpy() * 1e3, base, seed=seed)
             out.append({"engine": engine, "variant": variant, "factor": "model", "level": model,
                         "skips_commit_flush": bool(m["model_skips_commit_flush"].iloc[0]),
                         "method": "bootstrap_median_difference", "slope_ms": d["diff"],
@@ -545,10 +548,10 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
     and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves, except a
     rejected one (``model_holds`` False): its medians stand alone and its label says so.
     Factors in ``log_factors`` get a log₂ ``x`` axis. The panels stand one above the other,
-    each line named where it ends with its slope and CI (:func:`ingestlab.figures.label_ends`).
+    each line named where it ends with its slope and CI (:func:`ingestlab.plots.label_ends`).
     """
     data = data[data["level_value"].notna()]
-    fig, panels = figures.panels(data, col, figsize=(figures.PAGE_WIDTH, 2.8 * data[col].nunique()), stacked=True,
+    fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 2.8 * data[col].nunique()), stacked=True,
                                  sharey=False)
     levels = list(dict.fromkeys(data[hue]))
     palette, shapes = figures.palette(levels), figures.markers(levels)
@@ -561,28 +564,28 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
                         fmt=shapes[series], capsize=3, ms=4, color=palette[series])
         if factor in log_factors:
             ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(figures.plain_ticks())
+            ax.xaxis.set_major_formatter(plots.plain_ticks())
         for series, g in groups:
-            grid = figures.model_grid(g["level_value"], factor in log_factors)
+            grid = plots.model_grid(g["level_value"], factor in log_factors)
             end, said = (g["level_value"].iloc[-1], g["median_ms"].iloc[-1]), "no fit"
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
                 said = "model rejected, no line"
                 if not _rejected(fit):
-                    line = figures.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
+                    line = plots.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
                                               fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
                                               color=palette[series], label=None,
                                               x_of=np.log2 if fit.get("growth") == "log2" else None)
-                    end = figures.line_end(line) or end
-                    said = figures.short_estimate(fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
+                    end = plots.line_end(line) or end
+                    said = plots.short_estimate(fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
                                                   fit.get("slope_ci_high_ms", np.nan), str(fit["unit"]))
-            ends.append((f"{figures.wrapped(series)}\n{said}", palette[series], *end))
+            ends.append((f"{captions.wrapped(series)}\n{said}", palette[series], *end))
         ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row\nINSERT (ms)")
-        dotted = figures.band_note(ax)  # explained in each panel that has a dotted line, the rest in the first
-        figures.label_ends(ax, ends, note=figures.wrapped(
+        dotted = plots.band_note(ax)  # explained in each panel that has a dotted line, the rest in the first
+        plots.label_ends(ax, ends, note=captions.wrapped(
             "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI"
             f"{'; ' + dotted if dotted else ''}); under each name: its slope"
-        ) if number == 0 else figures.wrapped(dotted) if dotted else None)
+        ) if number == 0 else captions.wrapped(dotted) if dotted else None)
     fig.tight_layout()
     return fig
 
@@ -598,8 +601,18 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
     ``slope_ci_low_ms`` / ``slope_ci_high_ms``, and ``hue``.
     """
     fig = plt.figure(figsize=(figures.PAGE_WIDTH, 1.4 + 0.4 * data["level"].nunique()))
-    ax = figures.plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
+    ax = plots.plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
                         low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue, ax=fig.gca())
     ax.axvline(0, color="0.4", lw=0.8)
     ax.set_xlabel("median difference from the engine's baseline model, named in the legend (ms; bars: 95 % CI)")
     return fig
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 02's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet`` and the run's ``SEED``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    samples = pd.read_parquet(Path(folder) / "results.parquet")
+    seed = json.loads((Path(folder) / "run.json").read_text())["parameters"]["seed"]
+    return tidy_fits(fit(samples, sweep_table(samples, seed=seed), seed=seed))

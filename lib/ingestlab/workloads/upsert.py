@@ -20,7 +20,7 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
+from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
 from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
@@ -534,4 +534,11 @@ NOTEBOOK = Notebook(
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     renamed=ENGINES_RENAMED,
+    measure=measure,
+    fit=later("ingestlab.workloads.upsert_analysis:fit_run"),
+    plotters={"batch_times": later("ingestlab.plots:plot_latency"),
+              "ratios": later("ingestlab.workloads.upsert_analysis:plot_ratios"),
+              "reads": later("ingestlab.workloads.upsert_analysis:plot_reads"),
+              "fit": later("ingestlab.workloads.upsert_analysis:plot_fit"),
+              "live_vs_published": later("ingestlab.workloads.upsert_analysis:plot_comparison")},
 )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from ingestlab import cgroups, findings, models
+from ingestlab import cgroups, findings, intervals, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.upsert import OPERATIONS
 
@@ -106,7 +110,7 @@ def ratios(samples: pd.DataFrame, batch_rows: int, *, seed: int = 0) -> pd.DataF
             if len(a) < 2:
                 continue
             for name, stat in (("median", np.median), ("mean", np.mean)):
-                r = models.ratio_ci(a, base, statistic=stat, seed=seed)
+                r = intervals.ratio_ci(a, base, statistic=stat, seed=seed)
                 rows.append({"engine": engine, "disk_profile": profile, "operation": operation, "statistic": name,
                              **r})
     return pd.DataFrame(rows)
@@ -291,13 +295,13 @@ def describe_statistics(stats: pd.DataFrame) -> list[str]:
 
 def plot_ratios(ratio_table: pd.DataFrame):
     """Each operation's batch time over the insert's, median and mean with their CIs (log x)."""
-    from ingestlab import figures, labels
+    from ingestlab import labels, plots
 
     shown = ratio_table.assign(label=labels.join(ratio_table, ["engine", "operation"]) + " ÷ insert, disk "
                                + ratio_table["disk_profile"])
-    ax = figures.plot_estimates(shown, x="ratio", y="label", low="ci_low", high="ci_high", hue="statistic")
+    ax = plots.plot_estimates(shown, x="ratio", y="label", low="ci_low", high="ci_high", hue="statistic")
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(figures.plain_ticks())
+    ax.xaxis.set_major_formatter(plots.plain_ticks())
     ax.axvline(1, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("batch time ÷ the insert's batch time (bars: bootstrap 95 % CI)")
     return ax.figure
@@ -320,7 +324,7 @@ def plot_reads(full: pd.DataFrame, reads: pd.DataFrame, limits):
     """Reads per row from both counters (top) and read IOPS per full batch against the profile's limit (below)."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     own = full["cgroup_read_iops"].notna().any()
     rows = reads[["engine", "operation"]].drop_duplicates().shape[0]
@@ -328,10 +332,10 @@ def plot_reads(full: pd.DataFrame, reads: pd.DataFrame, limits):
     # (-p ENGINES postgres) 3.3 in left panels of 0.7 in under the legends and labels: 4.2 in at least
     fig, (left, right) = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, max(4.2, 2.6 + 0.35 * rows)), layout="constrained",
                                       gridspec_kw={"height_ratios": [max(rows, 1), max(full["operation"].nunique(), 1)]})
-    figures.plot_bars(reads.assign(label=labels.join(reads, ["engine", "operation"])), x="per_row", y="label",
+    plots.plot_bars(reads.assign(label=labels.join(reads, ["engine", "operation"])), x="per_row", y="label",
                       hue="counter", ax=left)
     left.set_xlabel("block reads per row")
-    figures.plot_latency(full, x="cgroup_read_iops" if own else "read_iops", y="operation", hue="engine", ax=right,
+    plots.plot_latency(full, x="cgroup_read_iops" if own else "read_iops", y="operation", hue="engine", ax=right,
                          log=False)
     if limits is not None:
         right.axvline(limits.read_iops, color="black", lw=1, ls="--", label=f"limit {limits.read_iops}")
@@ -362,7 +366,7 @@ def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
     """Batch time against rows, a panel per engine (stacked), a fitted line with its CI band per operation."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import figures, labels
+    from ingestlab import figures, labels, plots
 
     long = tidy_fits(fits)
     drawn = long.assign(series=long["variant"].map(labels.label))
@@ -372,7 +376,7 @@ def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
     fig, axes = plt.subplots(len(engines), 1, figsize=(figures.PAGE_WIDTH, 2.6 * len(engines)), squeeze=False,
                              layout="constrained")
     for number, (ax, engine) in enumerate(zip(axes[:, 0], engines)):
-        figures.plot_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
+        plots.plot_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
                          y="elapsed_s", hue="series", slope="per_row", intercept="overhead", ax=ax, legend="ends",
                          explain=number == 0)
         ax.set_title(labels.label(engine), loc="left", fontsize="medium")
@@ -393,9 +397,9 @@ def describe_fit(fits: pd.DataFrame) -> list[str]:
 
 def plot_comparison(comparison: pd.DataFrame):
     """The live numbers beside the study's, where the study has a counterpart."""
-    from ingestlab import figures
+    from ingestlab import plots
 
-    return figures.plot_live_vs_published(comparison[comparison["published"].notna()]).figure
+    return plots.plot_live_vs_published(comparison[comparison["published"].notna()]).figure
 
 
 def describe_comparison(comparison: pd.DataFrame) -> list[str]:
@@ -418,3 +422,12 @@ def headline(ratio_table: pd.DataFrame, stats: pd.DataFrame, fits: pd.DataFrame)
     out.update({f"per_row_us[{r.engine} {r.variant}, {r.disk_profile}]": float(r.per_row_us)
                 for r in fits[fits["method"] == "ols"].itertuples()})
     return out
+
+
+def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
+    """Notebook 03's fits in the lab's long form, as its ``fits.csv`` holds them, computed again from the run in ``folder``.
+
+    Its declaration's ``fit`` (from ``results.parquet`` and the run's ``BATCH_ROWS``); ``bench/refit.py`` compares it with the stored ``fits.csv``.
+    """
+    batch_rows = json.loads((Path(folder) / "run.json").read_text())["parameters"]["batch_rows"]
+    return tidy_fits(fit(pd.read_parquet(Path(folder) / "results.parquet"), batch_rows))

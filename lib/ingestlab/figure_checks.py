@@ -1,0 +1,256 @@
+"""The figure linter: what in a drawn figure breaks the lab's figure grammar, and the record of it beside a run's figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import matplotlib
+import matplotlib.collections
+import matplotlib.colors
+import matplotlib.container
+import matplotlib.lines
+import matplotlib.patches
+import matplotlib.pyplot as plt
+import matplotlib.text
+import numpy as np
+
+from ingestlab import labels
+from ingestlab.captions import MIN_AXES_IN, cramped
+from ingestlab.figures import ENGINE_STYLE, MAX_PNG_PX, PNG_DPI, SMALLEST_PT, engine_of
+from ingestlab.plots import EndLabels
+
+#: The file beside a run's figures that lists, per figure, what in it breaks the grammar (promotion refuses those).
+PROBLEMS_FILE = "grammar_problems.json"
+
+
+def record_problems(folder: Path, name: str, problems: list[str]) -> None:
+    # what save found in each figure of the folder, kept beside them: a figure saved again replaces its entry
+    path = folder / PROBLEMS_FILE
+    try:
+        found = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        found = {}
+    found = {k: v for k, v in (found if isinstance(found, dict) else {}).items() if k != name}
+    if problems:
+        found[name] = problems
+    if found:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def recorded_problems(folder: str | os.PathLike) -> dict[str, list[str]]:
+    """What :func:`save` found breaking the grammar in the figures of ``folder`` (a run's ``figures/``): name → problems.
+
+    Examples
+    --------
+    >>> recorded_problems("/no/such/folder")
+    {}
+    """
+    path = Path(folder) / PROBLEMS_FILE
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): list(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+class FigureGrammarError(ValueError):
+    """A figure breaks the lab's figure grammar (:func:`grammar_problems`); raised by :func:`save` when strict."""
+
+
+def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | None = None,
+                     drawn: bool = False) -> list[str]:
+    """What in ``fig`` (and its saved ``png``) breaks the lab's figure grammar; empty when nothing does.
+
+    Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
+    log axis (a bar's length means nothing there: :func:`plot_bars` draws dots instead); every line, marker and text drawn in data coordinates inside its axes'
+    limits (a fit drawn beyond its data, a label past the edge); no tick label printed over
+    another; every legend entry that names
+    an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
+    panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A finished figure.
+    png : path, optional
+        Its saved PNG, whose size is checked.
+    drawn : bool
+        Whether ``fig`` was drawn as it is now (saved, as :func:`save` calls this), so its ticks and
+        panels are placed; otherwise it is drawn first.
+
+    Returns
+    -------
+    list of str
+        One sentence per problem, naming the panel.
+    """
+    problems: list[str] = []
+    for number, ax in enumerate(fig.axes, 1):
+        if not ax.get_visible() or not ax.has_data():
+            continue
+        where = f"panel {number}" + (f" ({ax.get_title(loc='left') or ax.get_title()})"
+                                     if (ax.get_title(loc="left") or ax.get_title()) else "")
+        problems += [f"{where}: {text}" for text in _axes_problems(ax)]
+    for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
+        if legend is not None:
+            problems += _colour_problems((_handle_colour(handle) if handle is not None else None, text.get_text())
+                                         for handle, text in zip(legend.legend_handles, legend.get_texts()))
+    for ax in fig.axes:  # direct labels name their series as a legend does
+        for ends in (a for a in ax.artists if isinstance(a, EndLabels)):
+            problems += _colour_problems((label.get_color(), label.get_text()) for label in ends.labels)
+    if not drawn:
+        fig.canvas.draw()
+    problems += [f"{panel} is too small to read (at least {MIN_AXES_IN[0]:g} × {MIN_AXES_IN[1]:g} in)"
+                 for panel in cramped(fig)]
+    problems += _crowded_ticks(fig)
+    small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
+                    if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
+    if small:
+        problems.append(f"text under {SMALLEST_PT:g} pt: " + ", ".join(small[:3]) + (" …" if len(small) > 3 else ""))
+    if png is not None:
+        width, height = png_size(png)
+        if width > MAX_PNG_PX[0] or height > MAX_PNG_PX[1]:
+            problems.append(f"the PNG is {width} × {height} px at {PNG_DPI} dpi (at most "
+                            f"{MAX_PNG_PX[0]} × {MAX_PNG_PX[1]}: {MAX_PNG_PX[0] / PNG_DPI:.2f} × "
+                            f"{MAX_PNG_PX[1] / PNG_DPI:.0f} in)")
+    return problems
+
+
+def _crowded_ticks(fig: matplotlib.figure.Figure) -> list[str]:
+    """Panels whose tick labels are printed over one another (drawn figure): an axis stretched over too many decades.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> _ = ax.set_xticks([1, 2], ["1,000,000,000", "2,000,000,000"])
+    >>> fig.canvas.draw()
+    >>> _crowded_ticks(fig)
+    ["panel 1: its x tick labels '1,000,000,000' and '2,000,000,000' are printed over one another"]
+    >>> _ = ax.set_xticks([1, 2], ["1", "2"])
+    >>> fig.canvas.draw()
+    >>> _crowded_ticks(fig), plt.close(fig)
+    ([], None)
+    """
+    problems = []
+    # measured at the figure's own dpi: after a save at 300 dpi the renderer cached last is the saving one
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
+    for number, ax in enumerate(fig.axes, 1):
+        if not ax.get_visible():
+            continue
+        for axis, labels_ in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+            lo, hi = ("x0", "x1") if axis == "x" else ("y0", "y1")
+            boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in labels_
+                            if t.get_visible() and t.get_text().strip()), key=lambda b: getattr(b[0], lo))
+            over = [(a[1], b[1]) for a, b in zip(boxes, boxes[1:]) if getattr(a[0], hi) > getattr(b[0], lo) + 1]
+            if over:
+                problems.append(f"panel {number}: its {axis} tick labels {over[0][0]!r} and {over[0][1]!r} are "
+                                "printed over one another")
+    return problems
+
+
+def png_size(path: str | os.PathLike) -> tuple[int, int]:
+    """A PNG's width and height in pixels, from its header (the IHDR chunk that opens every PNG)."""
+    with open(path, "rb") as file:
+        head = file.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        raise ValueError(f"{path} is not a PNG file")
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+def _axes_problems(ax: plt.Axes) -> list[str]:
+    problems = []
+    for container in ax.containers:
+        if isinstance(container, matplotlib.container.BarContainer):
+            scale = ax.get_xscale() if container.orientation == "horizontal" else ax.get_yscale()
+            if scale != "linear":
+                problems.append(f"bars on a {scale} axis")
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    tol_x, tol_y = 1e-6 * (x1 - x0), 1e-6 * (y1 - y0)
+
+    def outside(points: np.ndarray) -> bool:
+        points = points[np.isfinite(points).all(axis=1)] if len(points) else points
+        return bool(len(points)) and bool(((points[:, 0] < x0 - tol_x) | (points[:, 0] > x1 + tol_x)
+                                           | (points[:, 1] < y0 - tol_y) | (points[:, 1] > y1 + tol_y)).any())
+
+    for line in ax.lines:
+        if line.get_visible() and line.get_transform() == ax.transData and outside(
+                np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)):
+            problems.append(f"the line {line.get_label()!r} runs outside the axes")
+    for collection in ax.collections:
+        if isinstance(collection, matplotlib.collections.PathCollection) and collection.get_visible() \
+                and collection.get_offset_transform() == ax.transData:
+            if outside(np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)):
+                problems.append("markers outside the axes")
+    for text in ax.texts:
+        if text.get_visible() and text.get_transform() == ax.transData and text.get_text().strip():
+            if outside(np.asarray([text.get_position()], dtype=float)):
+                problems.append(f"the label {text.get_text()!r} is placed outside the axes")
+    colours = {matplotlib.colors.to_hex(c) for c in _data_colours(ax)}
+    if len(colours) > 5:
+        problems.append(f"{len(colours)} colours of data in one panel (at most 5)")
+    return problems
+
+
+def _data_colours(ax: plt.Axes) -> list:
+    # the colours that tell series apart: lines and markers, bar faces; greys (references, CIs, edges) aside
+    found = [line.get_color() for line in ax.lines if line.get_visible() and line.get_label() != "_nolegend_"]
+    for collection in ax.collections:
+        if isinstance(collection, matplotlib.collections.PathCollection) and len(collection.get_facecolors()):
+            found += list(collection.get_facecolors())
+    for container in ax.containers:
+        if isinstance(container, matplotlib.container.BarContainer):
+            found += [bar.get_facecolor() for bar in container]
+    return [c for c in found if not _grey(c)]
+
+
+def _grey(colour) -> bool:
+    r, g, b, _ = matplotlib.colors.to_rgba(colour)
+    return max(r, g, b) - min(r, g, b) < 0.02
+
+
+def _handle_colour(handle):
+    if isinstance(handle, matplotlib.lines.Line2D):
+        return handle.get_markerfacecolor() if handle.get_linestyle() in ("None", "", " ") else handle.get_color()
+    if isinstance(handle, matplotlib.collections.Collection):
+        faces = handle.get_facecolors() if len(handle.get_facecolors()) else handle.get_edgecolors()
+        return faces[0] if len(faces) else None
+    if isinstance(handle, matplotlib.patches.Patch):
+        face = handle.get_facecolor()
+        return face if face[3] > 0 else handle.get_edgecolor()
+    if isinstance(handle, matplotlib.container.Container) and len(handle):
+        return _handle_colour(handle[0])
+    return None
+
+
+def _colour_problems(entries) -> list[str]:
+    # (colour, text) of a legend's entries or of direct labels: a text that names an engine is in its colour
+    problems = []
+    for colour, text in entries:
+        engine = engine_of(text)
+        if engine is None or colour is None or _grey(colour):
+            continue
+        if not is_shade_of(colour, ENGINE_STYLE[engine][0]):
+            problems.append(f"{text!r} is drawn in {matplotlib.colors.to_hex(colour)}, not in "
+                            f"{labels.label(engine)}'s {ENGINE_STYLE[engine][0]} (or a shade of it)")
+    return problems
+
+
+def is_shade_of(colour, engine_colour: str) -> bool:
+    """Whether ``colour`` is ``engine_colour`` mixed with white (:func:`shade`, up to 90 %), within rounding.
+
+    Examples
+    --------
+    >>> is_shade_of("#66AAD1", "#0072B2"), is_shade_of("#0173B2", "#0072B2"), is_shade_of("#DE8F05", "#0072B2")
+    (True, True, False)
+    """
+    c, e = np.asarray(matplotlib.colors.to_rgb(colour)), np.asarray(matplotlib.colors.to_rgb(engine_colour))
+    room = 1 - e
+    t = float(np.max(c - e)) / float(np.max(room)) if np.max(room) > 0 else 0.0
+    return -0.01 <= t <= 0.9 and bool(np.all(np.abs(e + room * t - c) <= 3 / 255))

@@ -1,0 +1,805 @@
+"""The plot helpers the notebooks share: a tidy frame and column names in, an Axes with its own labels out."""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.artist
+import matplotlib.collections
+import matplotlib.colors
+import matplotlib.container
+import matplotlib.lines
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import matplotlib.transforms
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ingestlab import labels, report
+from ingestlab.captions import room_for_rows, wrapped
+from ingestlab.figures import (
+    CONDITION_COLOURS,
+    LABEL_CHARS,
+    LOG_DECADES,
+    MODEL_POINTS,
+    NEUTRAL,
+    PAGE_WIDTH,
+    SMALLEST_PT,
+    engine_of,
+    markers,
+    palette,
+)
+
+
+def spans_decades(values, decades: float = LOG_DECADES) -> bool:
+    """Whether the positive ``values`` span at least ``decades`` orders of magnitude (then a log axis helps).
+
+    Examples
+    --------
+    >>> spans_decades([0.07, 1.2, 150.0]), spans_decades([50, 100, 200]), spans_decades([])
+    (True, False, False)
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return bool(len(values)) and bool(np.log10(values.max() / values.min()) >= decades)
+
+
+def _tick(value: float, _pos=None) -> str:
+    # a tick as the number it is: 0.01, 1, 1,000 — never 10^-2 or 1e+03
+    if value <= 0 or not np.isfinite(value):
+        return f"{value:g}"
+    # the fewest decimals that write the tick exactly (ticks are round numbers: 0.01, 1.75, 2,000)
+    digits = next((d for d in range(12) if abs(round(value, d) - value) <= 1e-9 * value), 12)
+    return f"{value:,.{digits}f}"
+
+
+def plain_ticks() -> matplotlib.ticker.Formatter:
+    """A tick formatter that writes numbers as numbers (``0.01``, ``1,000``), never as powers or exponents."""
+    return matplotlib.ticker.FuncFormatter(_tick)
+
+
+class _LogTicks(matplotlib.ticker.LogLocator):
+    """Powers of ten; also 2 and 5 times them under two decades in view; evenly spaced ticks under one decade."""
+
+    def __call__(self):
+        low, high = self.axis.get_view_interval()
+        if 0 < low and high / low < 10:  # a power of ten or none in view: round numbers instead
+            ticks = matplotlib.ticker.MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+            return ticks[ticks > 0]
+        self.set_params(subs=(1.0, 2.0, 5.0) if 0 < low and high / low < 100 else (1.0,))
+        return super().__call__()
+
+
+def set_scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
+    """Set a log ``axis`` when asked (``log=True``) or when the values span decades (``"auto"``); plain ticks."""
+    if log == "auto":
+        log = spans_decades(values)
+    if not log:
+        return
+    getattr(ax, f"set_{axis}scale")("log")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(_LogTicks(base=10))
+    target.set_major_formatter(plain_ticks())
+    target.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def named(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
+    # identifiers of the plotted categories as a reader's words (labels.py), numbers kept
+    return labels.relabel(data, [c for c in columns if c and not pd.api.types.is_numeric_dtype(data[c])
+                                 or c and pd.api.types.is_bool_dtype(data[c])])
+
+
+def legend_below(ax: plt.Axes, *, ncol: int = 1, title: str | None = None, handles=None, labels_=None) -> None:
+    # below the axes: never over the data, and as wide as the figure for long labels with their CIs
+    args = (handles, labels_) if handles is not None else ()
+    if not args and not ax.get_legend_handles_labels()[0]:
+        return
+    # anchored a fixed distance under the axes (room for tick labels and the axis label), whatever their height
+    under = matplotlib.transforms.offset_copy(ax.transAxes, fig=ax.figure, y=-4.2 * plt.rcParams["font.size"],
+                                              units="points")
+    ax.legend(*args, loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=under, ncol=ncol,
+              fontsize="small", title=title, title_fontsize="small", frameon=False)
+
+
+def legend_under(fig: matplotlib.figure.Figure, handles, names, *, title: str | None = None) -> None:
+    """The figure's one legend, under all its panels: a column per engine, or as many columns as fit.
+
+    Where the entries name several engines and a column each fits across the page, each
+    engine's entries go down its own column (:func:`engine_columns`), the others after them;
+    else the entries fill as many columns as the longest leaves room for. Replaces any figure
+    legend already there (a caller adds entries to it this way).
+    """
+    for old in list(fig.legends):
+        old.remove()
+    handles, names, ncol = engine_columns(list(handles), [str(n) for n in names])
+    fig.legend(handles, names, title=title, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=ncol, fontsize="small", title_fontsize="small", frameon=False)
+
+
+def engine_columns(handles: list, names: list[str]) -> tuple[list, list[str], int]:
+    """Legend entries laid out by engine: each engine's entries together down one column, the rest shared below.
+
+    matplotlib fills a legend's columns top to bottom. As many columns as fit across the page
+    (:func:`legend_columns`); the engines, in their order, go down them whole, as few rows as
+    that allows (a column per engine where they fit: notebook 04's five PostgreSQL and four
+    MariaDB variants; PostgreSQL and MariaDB in one column and DuckDB and ClickHouse in the
+    other where four do not: notebook 01's); blank entries pad the columns, and entries that
+    name no engine (notes on lines and bands) follow, shared between them. With fewer than two
+    engines the entries are returned as they are.
+
+    Examples
+    --------
+    >>> _, names, ncol = engine_columns([None] * 4, ["PostgreSQL, defaults", "PostgreSQL, sync off", "MariaDB",
+    ...                                              "a note"])
+    >>> ncol, names
+    (2, ['PostgreSQL, defaults', 'PostgreSQL, sync off', 'a note', 'MariaDB', '', ''])
+    """
+    groups: dict[str, list] = {}
+    rest = []
+    for handle, name in zip(handles, names):
+        engine = engine_of(name)
+        (groups.setdefault(engine, []) if engine else rest).append((handle, name))
+    fit = legend_columns(names)
+    if len(groups) < 2 or fit < 2:
+        return handles, names, fit
+    laid = _packed(list(groups.values()), min(fit, len(groups)))
+    blank = (matplotlib.lines.Line2D([], [], ls="none"), "")
+    rows = max(len(c) for c in laid)
+    share = -(-len(rest) // len(laid))
+    laid = [c + [blank] * (rows - len(c)) + rest[i * share:(i + 1) * share] for i, c in enumerate(laid)]
+    depth = max(len(c) for c in laid)
+    flat = [entry for column in laid for entry in column + [blank] * (depth - len(column))]
+    return [h for h, _ in flat], [n for _, n in flat], len(laid)
+
+
+def _packed(groups: list[list], columns: int) -> list[list]:
+    # the groups, in order and whole, down at most `columns` columns of as few rows as that allows
+    for rows in range(max(len(g) for g in groups), sum(len(g) for g in groups) + 1):
+        laid: list[list] = [[]]
+        for group in groups:
+            if laid[-1] and len(laid[-1]) + len(group) > rows:
+                laid.append([])
+            laid[-1] += group
+        if len(laid) <= columns:
+            return laid
+    return [[entry for g in groups for entry in g]]
+
+
+def legend_columns(names, *, most: int = 3) -> int:
+    """How many columns of legend entries named ``names`` fit across the page (at most ``most``).
+
+    Examples
+    --------
+    >>> legend_columns(["PostgreSQL, synchronous commit on", "DuckDB, defaults"])
+    2
+    >>> legend_columns(["MariaDB, log written at commit, flushed each second and a longer tail than that"])
+    1
+    """
+    longest = max((len(line) for n in names for line in str(n).splitlines()), default=0)
+    entry_in = 0.5 + longest * 0.55 * 0.833 * plt.rcParams["font.size"] / 72  # handle + text ("small")
+    return max(1, min(most, len(list(names)) or 1, int((PAGE_WIDTH - 0.3) // entry_in)))
+
+
+def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenario", hue: str | None = None,
+                 ax: plt.Axes | None = None, log: bool | str = "auto") -> plt.Axes:
+    """Latency distribution per category: boxes (median, quartiles) over every sample.
+
+    Boxes are outlined in their colour, not filled, so a box narrow on a log axis stays
+    visible (a filled one turns into its black edge); ``log="auto"`` uses a log axis only
+    when the samples span decades.
+    """
+    ax = ax or plt.figure().gca()
+    data = named(data, y, hue)
+    levels = list(dict.fromkeys(data[hue])) if hue else []
+    colours = {"palette": palette(levels), "hue_order": levels} if hue else {"color": NEUTRAL}
+    sns.boxplot(data=data, x=x, y=y, hue=hue, ax=ax, fill=False, fliersize=1.5, linewidth=1, gap=0.15, **colours)
+    set_scale(ax, "x", log, data[x])
+    ax.set_xlabel(labels.column_label(x))
+    ax.set_ylabel("")
+    if hue and ax.get_legend() is not None:  # under the axes, as wide as the page: the boxes keep their width
+        handles, names = ax.get_legend_handles_labels()
+        legend_below(ax, ncol=legend_columns(names), handles=handles, labels_=names)
+    return ax
+
+
+def short_estimate(value: float, low: float, high: float, unit: str) -> str:
+    """An estimate and its 95 % CI in a few characters, for a label beside a line (:func:`label_ends`).
+
+    The time unit heading ``unit`` (``ms per partition`` → ``ms``) is kept, or the next smaller
+    one where the value is under a tenth of it (0.000094 ms → 0.094 µs).
+
+    Examples
+    --------
+    >>> short_estimate(0.000094, 0.000049, 0.000139, "ms per partition")
+    '0.094 µs (0.049–0.139)'
+    >>> short_estimate(0.284, 0.253, 0.315, "ms per statement"), short_estimate(54.2, np.nan, np.nan, "ms per load")
+    ('0.284 ms (0.253–0.315)', '54.2 ms (no CI)')
+    """
+    head = str(unit).split(" per ")[0]
+    smaller = {"s": "ms", "ms": "µs"}
+    while head in smaller and np.isfinite(value) and abs(value) < 0.1:
+        value, low, high, head = value * 1e3, low * 1e3, high * 1e3, smaller[head]
+    return report.format_estimate(value, low, high, unit=head).replace("95 % CI ", "")
+
+
+def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
+                color, label: str | None, dashed: bool = False, x_of=None) -> matplotlib.lines.Line2D:
+    """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
+
+    Neither widens the axes: the data drawn before set them. The curve stops where it
+    leaves them and the band is cut at their edges, so nothing is drawn outside the axes.
+    Two bands are not drawn, and the line is dotted instead (:data:`BAND_OFF_SCALE`;
+    :func:`band_note` says which): a slope whose CI takes in zero (the fit has not
+    resolved any cost: its band fans out from the intercept both ways and, on 05's bulk
+    panel, four such fans hid the points and each other), on any axis; and on a log axis a
+    band that runs below the axes' bottom (cut at the bottom edge it would cover the panel
+    under the data). The reason is the line's gid (:data:`BAND_OFF_REASONS`).
+    Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
+    ``x`` it was fitted to.
+    """
+    at = grid if x_of is None else x_of(grid)  # a model in a transform of x (log₂ of the level) drawn at x
+    line = intercept + slope * at
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())  # what the data drawn so far span
+    inside = (grid >= x0) & (grid <= x1)
+    shown = np.where((line >= y0) & (line <= y1), line, np.nan)  # cut where it leaves the axes
+    banded = bool(np.isfinite(low) and np.isfinite(high))
+    lowest = np.minimum(intercept + low * at, intercept + high * at)[inside] if banded else np.array([])
+    off_scale = ("zero" if banded and min(low, high) <= 0
+                 else "log" if banded and ax.get_yscale() == "log" and bool((lowest < y0).any()) else None)
+    # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
+    drawn = ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
+                                                  ls="--" if dashed else BAND_OFF_SCALE if off_scale else "-",
+                                                  label=label, gid=f"band-off:{off_scale}" if off_scale else None))
+    if banded and not off_scale:
+        a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
+        grid, a, b = grid[inside], a[inside], b[inside]
+        outline = np.concatenate([np.column_stack([grid, a]), np.column_stack([grid[::-1], b[::-1]])])
+        ax.add_collection(matplotlib.collections.PolyCollection([outline], facecolors=[color], alpha=0.15,
+                                                                linewidths=0), autolim=False)
+    return drawn
+
+
+#: The line style of a fit drawn without its band (:func:`draw_model`).
+BAND_OFF_SCALE = ":"
+#: Why :func:`draw_model` left a band out, by the gid it gives the line (``band-off:<reason>``).
+BAND_OFF_REASONS = {"zero": "takes in zero", "log": "runs below the log axis"}
+
+
+def band_note(*axes: plt.Axes) -> str:
+    """What a figure's key says when one of ``axes`` has a fit drawn without its band (dotted), else ``""``.
+
+    Examples
+    --------
+    >>> ax = plt.figure().gca()
+    >>> ax.set_yscale("log")
+    >>> _ = ax.plot([1, 2], [1, 2])
+    >>> band_note(ax)
+    ''
+    >>> band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k", label=None).axes)
+    'dotted: its CI takes in zero, no band'
+    >>> band_note(draw_model(ax, np.array([1.0, 2.0]), -1.0, 1.0, 0.5, 1.5, color="k", label=None).axes)
+    'dotted: its CI takes in zero or runs below the log axis, no band'
+    """
+    gids = {line.get_gid() for ax in axes for line in ax.lines if line.get_linestyle() == BAND_OFF_SCALE}
+    said = [text for reason, text in BAND_OFF_REASONS.items() if f"band-off:{reason}" in gids]
+    return f"dotted: its CI {' or '.join(said)}, no band" if said else ""
+
+
+def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
+    """The last point of ``line`` that is drawn (finite), in data coordinates; None for a line with none.
+
+    Examples
+    --------
+    >>> line_end(matplotlib.lines.Line2D([1, 2, 3], [4.0, 5.0, float("nan")]))
+    (2.0, 5.0)
+    """
+    points = np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)
+    points = points[np.isfinite(points).all(axis=1)]
+    return (float(points[-1, 0]), float(points[-1, 1])) if len(points) else None
+
+
+class EndLabels(matplotlib.artist.Artist):
+    """Direct labels: each series named in its colour right of the axes, at the height its line ends.
+
+    What the lab draws instead of a legend where a panel has room on its right: the reader
+    finds a line's name where the line stops (a line that stops well inside the axes is named
+    right there, :attr:`INLINE_SHARE`). Labels whose lines end close together are
+    moved apart (never overlapping, kept within the axes' height), a thin leader in the
+    series' colour joining each to its line's end. The positions are worked out whenever the
+    figure is drawn, so they hold after the figure is resized to the page (:func:`fit_to_page`).
+    Made by :func:`label_ends`.
+    """
+
+    #: Space between neighbouring labels (points) and between the axes (or a line's end) and the labels.
+    GAP_PT, PAD_PT = 2.0, 6.0
+    #: A line that ends further than this share of the axes' width from their right edge is named where it
+    #: ends, inside the axes, rather than in the column beside them (a leader across the data would mislead).
+    INLINE_SHARE = 0.5
+
+    def __init__(self, ax: plt.Axes, entries, note: str | None = None):
+        super().__init__()
+        self.set_zorder(0.5)  # drawn before the labels it places
+        self.set_in_layout(False)
+        beside = matplotlib.transforms.offset_copy(ax.transAxes, fig=ax.figure, x=self.PAD_PT, units="points")
+        self.labels = [ax.annotate(text, xy=(x, y), xycoords="data", xytext=(1.0, 0.5), textcoords=beside,
+                                   ha="left", va="center", color=colour, fontsize="small", annotation_clip=False,
+                                   bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none",
+                                         "alpha": 0.8},  # legible where it stands over a line
+                                   arrowprops={"arrowstyle": "-", "color": colour, "lw": 0.6, "shrinkA": 1,
+                                               "shrinkB": 1})
+                       for text, colour, x, y in entries]
+        self.note = None if note is None else ax.annotate(
+            note, xy=(1.0, 1.0), xycoords=beside, xytext=(0, 2), textcoords="offset points", ha="left",
+            va="bottom", fontsize="small", color="0.3")
+
+    def draw(self, renderer) -> None:
+        """Place the labels for the axes' size now (the labels themselves are drawn by the axes)."""
+        ax = self.axes
+        box = ax.get_window_extent(renderer)
+        if not self.labels or box.height <= 0:
+            return
+        px = ax.figure.dpi / 72
+        heights = [(label.get_text().count("\n") + 1) * label.get_fontsize() * 1.25 * px + self.GAP_PT * px
+                   for label in self.labels]
+        points = [ax.transData.transform(label.xy) for label in self.labels]
+        ends = [float(np.clip(y, box.y0, box.y1)) for _, y in points]
+        column = []
+        for i, (label, (x, _)) in enumerate(zip(self.labels, points)):
+            inline = x < box.x1 - self.INLINE_SHARE * box.width  # a line that stops well inside: named where it stops
+            label.arrow_patch.set_visible(not inline)
+            if inline:  # level with its end, kept inside the axes' height
+                y = min(max(ends[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
+                label.xyann = ((x - box.x0) / box.width, (y - box.y0) / box.height)
+            else:
+                column.append(i)
+        order = sorted(column, key=lambda i: -ends[i])
+        y = {}
+        for rank, i in enumerate(order):  # from the top: none above the axes, each below the one above it
+            ceiling = box.y1 - heights[i] / 2 if rank == 0 else \
+                y[order[rank - 1]] - (heights[i] + heights[order[rank - 1]]) / 2
+            y[i] = min(ends[i], ceiling)
+        for rank in range(len(order) - 1, -1, -1):  # from the bottom: none below the axes, each above the one under it
+            i = order[rank]
+            floor = box.y0 + heights[i] / 2 if rank == len(order) - 1 else \
+                y[order[rank + 1]] + (heights[i] + heights[order[rank + 1]]) / 2
+            y[i] = max(y[i], floor)
+        for i in column:
+            self.labels[i].xyann = (1.0, (y[i] - box.y0) / box.height)
+
+
+def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:
+    """Name each series where its line ends, right of the axes, instead of a legend (:class:`EndLabels`).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The finished panel (its limits set).
+    entries : iterable of (str, colour, float, float)
+        Each label's text, colour and the point in data coordinates it names (a line's end:
+        :func:`line_end`; for a series without a line, its last point).
+    note : str, optional
+        What the lines and shading mean, written above the labels.
+    """
+    artist = EndLabels(ax, list(entries), note)
+    ax.add_artist(artist)
+    return artist
+
+
+def model_grid(values, log: bool) -> np.ndarray:
+    lo, hi = float(np.min(values)), float(np.max(values))
+    return np.geomspace(max(lo, 1e-12), hi, MODEL_POINTS) if log else np.linspace(lo, hi, MODEL_POINTS)
+
+
+def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None, high: str | None = None,
+                   hue: str | None = None, ax: plt.Axes | None = None, annotate: bool = False,
+                   fmt: str | None = None, log: bool = False, failed: str | None = None) -> plt.Axes:
+    """A dot plot: point estimates (with their CIs as horizontal error bars, where given), one row per ``y``.
+
+    What the lab draws where bars would stand on a log axis (:func:`plot_bars`): a dot's
+    position means what its value means on any scale. ``hue`` levels sit side by side in a
+    row, each in its colour and marker (:func:`palette`, :func:`markers`); ``annotate``
+    writes each value beside its dot (or its CI). For a log axis (``log``, set by the caller
+    after) an interval that reaches 0 or below runs to the left edge and ends in an arrow.
+    ``failed`` names a column of text set on the rows whose run did not finish: their value
+    (where they reached one: a cap) is drawn as an open ✕ with that text (:func:`mark_failures`).
+    """
+    own = ax is None
+    ax = ax or plt.figure().gca()
+    data = named(data.reset_index(drop=True), hue)
+    if failed is not None:  # drawn apart, after the finished rows
+        everything, data = data, data.assign(**{x: data[x].where(~_failed(data, failed))})
+    data = data.assign(**{y: data[y].map(labels.phrase)})
+    groups = list(dict.fromkeys(data[hue])) if hue else [None]
+    offsets = np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]
+    names = list(dict.fromkeys(data[y]))
+    colours = palette(groups) if hue else {None: NEUTRAL}
+    shapes = markers(groups) if hue else {None: "o"}
+    text = _value_text(fmt)
+    if log:  # where a bound ≤ 0 is drawn: half the smallest positive value (the axis starts below it)
+        drawn = pd.concat([data[c] for c in (x, low, high) if c]).astype(float)
+        edge = float(drawn[drawn > 0].min()) / 2 if (drawn > 0).any() else 1.0
+    for off, (group, color) in zip(offsets, colours.items()):
+        part = data if group is None else data[data[hue] == group]
+        part = part[np.isfinite(part[x].astype(float)) & ((part[x] > 0) if log else True)]
+        pos = np.array([names.index(v) for v in part[y]]) + off
+        if low and high:
+            lows = part[low].where(~(part[low] <= 0), edge) if log else part[low]
+            err = np.nan_to_num(np.clip(np.vstack([part[x] - lows, part[high] - part[x]]), 0, None))
+            if log and (part[low] <= 0).any():  # open to the left: the interval reaches 0
+                ax.plot(np.full((part[low] <= 0).sum(), edge), pos[(part[low] <= 0).to_numpy()], "<", color=color,
+                        ms=4, label="_nolegend_")
+        else:
+            err = None
+        ax.errorbar(part[x], pos, xerr=err, fmt=shapes[group], color=color, capsize=3, ms=4,
+                    label=None if group is None else str(group))
+        if annotate:
+            ends = part[high].where(np.isfinite(part[high]), part[x]) if low and high else part[x]
+            for value, end, at in zip(part[x], ends, pos):
+                ax.annotate(text(value), (max(value, end), at), xytext=(4, 0), textcoords="offset points",
+                            va="center", fontsize=SMALLEST_PT)
+    if failed is not None:
+        mark_failures(ax, everything, x=x, y=y, hue=hue, failed=failed)
+    ax.set_yticks(range(len(names)), [wrapped(n, LABEL_CHARS) for n in names], fontsize="small")
+    if own:
+        room_for_rows(ax)
+    ax.set_ylim(len(names) - 0.5, -0.5)  # the table's first row on top
+    ax.set_xlabel(labels.column_label(x))
+    if hue:
+        legend_below(ax, ncol=min(len(groups), 3), title=labels.column_label(hue))
+    return ax
+
+
+def plot_live_vs_published(data: pd.DataFrame, *, ax: plt.Axes | None = None, log: bool | str = "auto",
+                           label: str = "quantity") -> plt.Axes:
+    """The comparison table of :func:`ingestlab.models.compare_with_published` as live ÷ published, with the live CI.
+
+    Every row is on one unitless axis (1 = the study's value), whatever its own unit; the
+    row names carry the quantities.
+    """
+    ax = ax or plt.figure(figsize=(PAGE_WIDTH, 1.2 + 0.45 * data[label].nunique())).gca()
+    shown = data[data["published"].notna() & (data["published"] != 0)]
+    shown = shown.assign(ratio=shown["live"] / shown["published"],
+                         low=shown["live_ci_low"].fillna(shown["live"]) / shown["published"],
+                         high=shown["live_ci_high"].fillna(shown["live"]) / shown["published"])
+    values = pd.concat([shown["ratio"], shown["low"], shown["high"], pd.Series([1.0])])
+    if log == "auto":
+        log = spans_decades(values)
+    plot_estimates(shown, x="ratio", y=label, low="low", high="high", ax=ax, log=log)
+    set_scale(ax, "x", log, values)
+    ax.axvline(1, color="0.4", lw=0.8, ls=":")
+    ax.set_xlabel("live ÷ published (1 = the seed's value; bars: the live 95 % CI)")
+    return ax
+
+
+def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes | None = None) -> plt.Axes:
+    """Horizontal stacked bars: one bar per ``y``, segments ``hue`` of length ``x``; the legend below."""
+    ax = ax or plt.figure().gca()
+    data = named(data, y, hue)
+    wide = data.pivot_table(index=y, columns=hue, values=x, sort=False).fillna(0)
+    wide.plot.barh(stacked=True, ax=ax, width=0.6, color=segment_colours(wide.columns))
+    ax.set_xlabel(labels.column_label(x))
+    ax.set_ylabel("")
+    legend_below(ax, ncol=min(3, wide.shape[1]), title=labels.column_label(hue))
+    return ax
+
+
+def segment_colours(levels) -> list[str]:
+    """Colours of stacked segments: :data:`CONDITION_COLOURS` for the first five, greys (light to dark) after.
+
+    A panel keeps at most five colours; greys tell the further segments apart by lightness.
+    """
+    levels = list(levels)
+    greys = [matplotlib.colors.to_hex(str(g)) for g in np.linspace(0.85, 0.45, max(len(levels) - 5, 1))]
+    return [CONDITION_COLOURS[i] if i < 5 else greys[i - 5] for i in range(len(levels))]
+
+
+def _value_text(fmt: str | None):
+    # bar and point labels: the caller's format, else three significant digits without an exponent
+    return (lambda v: fmt.format(v)) if fmt else (lambda v: report.format_value(float(v)))
+
+
+def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, style: str | None = None,
+               ax: plt.Axes | None = None, logx: bool | str = False, logy: bool | str = False, annotate: bool = False,
+               fmt: str | None = None, legend: bool | str = True, low: str | None = None,
+               high: str | None = None) -> plt.Axes:
+    """``y`` against the levels of one parameter: a marker per point, a line per ``hue``/``style``.
+
+    A numeric ``x`` is drawn to scale, a text ``x`` as categories in the data's order;
+    ``hue`` and ``style`` are always categories (a numeric ``concurrency`` gets distinct
+    colours, not a shade ramp), named by :mod:`ingestlab.labels`. ``annotate`` writes each
+    point's value beside it (for tables of a few printed numbers); ``legend`` is ``True``
+    (inside, where it fits best), ``"outside"`` (right of the axes), ``"ends"`` (each ``hue``
+    level named where its line ends: :func:`label_ends`) or ``False`` (left to a neighbouring
+    panel). ``logx``/``logy`` may be ``"auto"`` (log when the values span decades).
+    ``low``/``high`` name the columns of each point's CI, drawn as a vertical error bar in its
+    series' colour (a bound ≤ 0 on a log axis is left open: the bar stops at the point).
+    """
+    ax = ax or plt.figure().gca()
+    data = data.reset_index(drop=True)
+    data = data.assign(**{c: data[c].map(lambda v, c=c: labels.value_label(c, v)) for c in (hue, style) if c})
+    if not pd.api.types.is_numeric_dtype(data[x]):
+        data = data.assign(**{x: data[x].map(labels.label)})
+    # the lab's colour and marker per engine (shades of it per condition); seaborn draws `markers` only per
+    # style level, so without a style of its own each hue level is its style too
+    levels = list(dict.fromkeys(data[hue])) if hue else []
+    if hue and not style:
+        marks = {"style": hue, "markers": markers(levels), "style_order": levels}
+    elif style:
+        marks = {"style": style, "markers": True}
+    else:
+        marks = {"marker": "o", "color": NEUTRAL}
+    sns.lineplot(data=data, x=x, y=y, hue=hue, dashes=False, ax=ax, errorbar=None, markersize=6,
+                 hue_order=levels or None, palette=palette(levels) if hue else None,
+                 sort=pd.api.types.is_numeric_dtype(data[x]), legend="auto" if legend in (True, "outside") else False,
+                 **marks)
+    if pd.api.types.is_numeric_dtype(data[x]):
+        set_scale(ax, "x", logx, data[x])
+    set_scale(ax, "y", logy, data[y])
+    if low and high:
+        _error_bars(ax, data, x=x, y=y, hue=hue, low=low, high=high)
+    if annotate:
+        text = _value_text(fmt)
+        for xv, yv in zip(data[x], data[y]):
+            ax.annotate(text(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize=SMALLEST_PT)
+        ax.margins(x=0.08)  # room for the labels of the last points
+    ax.set_xlabel(labels.column_label(x))
+    ax.set_ylabel(labels.column_label(y))
+    if legend == "ends" and hue:
+        colours, order = palette(levels), data[x] if pd.api.types.is_numeric_dtype(data[x]) else data.index
+        last = data.assign(_order=order).sort_values("_order").groupby(hue, sort=False).tail(1).set_index(hue)
+        label_ends(ax, [(wrapped(level), colours[level], last.loc[level, x], last.loc[level, y]) for level in levels])
+    if ax.get_legend() is not None:
+        handles, names = ax.get_legend_handles_labels()
+        if hue and not style:  # hue and style name the same levels: one entry each
+            seen = dict.fromkeys(levels)
+            pairs = [(h, n) for h, n in zip(handles, names) if n in seen and seen.pop(n, 0) is None]
+            handles, names = [h for h, _ in pairs], [n for _, n in pairs]
+        names = [labels.column_label(n) if n in (hue, style) else n for n in names]
+        where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1)} if legend == "outside" else {"loc": "best"}
+        ax.legend(handles, names, **where, fontsize="small", frameon=legend != "outside")
+    return ax
+
+
+def _error_bars(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, low: str, high: str) -> None:
+    # vertical CIs of a sweep's points in their series' colours
+    log = ax.get_yscale() == "log"
+    colours = palette(list(dict.fromkeys(data[hue]))) if hue else {None: NEUTRAL}
+    for level, colour in colours.items():
+        part = data if level is None else data[data[hue] == level]
+        part = part[np.isfinite(part[[y, low, high]].astype(float)).all(axis=1)]
+        lows = part[low].where(~(log & (part[low] <= 0)), part[y])  # open below on a log axis
+        err = np.clip(np.vstack([part[y] - lows, part[high] - part[y]]), 0, None)
+        ax.errorbar(part[x], part[y], yerr=err, fmt="none", ecolor=colour, color=colour, elinewidth=0.8, capsize=2,
+                    label="_nolegend_", zorder=1)  # errorbar widens the data limits to hold them
+
+
+def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax: plt.Axes | None = None,
+              log: bool | str = False, annotate: bool = True, fmt: str | None = None, low: str | None = None,
+              high: str | None = None, failed: str | None = None) -> plt.Axes:
+    """Horizontal bars of ``x`` per ``y`` (and ``hue``), each labelled with its value; dots on a log axis.
+
+    A log axis (``log=True``, or ``"auto"`` when the values span decades) gets a dot plot
+    (:func:`plot_estimates`) instead: a bar's length means nothing there. Labels have three
+    significant digits unless ``fmt`` says otherwise. ``low``/``high`` name CI columns,
+    drawn as error bars where set. ``failed`` names a column of text, set on the rows whose run
+    did not finish (out of memory, a timeout): they are never left out silently (:func:`mark_failures`).
+    """
+    own = ax is None
+    ax = ax or plt.figure().gca()
+    if log == "auto":
+        log = spans_decades(data[x].dropna())
+    if log:  # a bar's length means nothing on a log axis: dots, labelled
+        plot_estimates(data, x=x, y=y, low=low, high=high, hue=hue, ax=ax, annotate=annotate, fmt=fmt, log=True,
+                       failed=failed)
+        if own:
+            room_for_rows(ax)
+        values = pd.concat([data[x], data[high]]) if high else data[x]
+        set_scale(ax, "x", True, values.dropna())
+        ax.margins(x=0.15)
+        ax.set_ylabel("")
+        return ax
+    finished = data if failed is None else data.assign(**{x: data[x].where(~_failed(data, failed))})
+    data = named(finished.reset_index(drop=True), y, hue)
+    levels = list(dict.fromkeys(data[hue])) if hue else []
+    colours = {"palette": palette(levels), "hue_order": levels} if hue else {"color": NEUTRAL}
+    sns.barplot(data=data, x=x, y=y, hue=hue, orient="h", ax=ax, errorbar=None, **colours)
+    ax.set_yticks(ax.get_yticks(), [wrapped(t.get_text(), LABEL_CHARS) for t in ax.get_yticklabels()],
+                  fontsize="small")  # as a dot plot's
+    if own:
+        room_for_rows(ax)
+    ends = _bar_cis(ax, data, x=x, y=y, hue=hue, low=low, high=high) if low and high else {}
+    if annotate:
+        text = _value_text(fmt)
+        for bars in [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]:
+            for bar in bars:  # the value beside the bar, or beside its CI when it has one
+                v = bar.get_width()
+                if np.isfinite(v) and v > 0:
+                    ax.annotate(text(v), (max(v, ends.get(bar, v)), bar.get_y() + bar.get_height() / 2),
+                                xytext=(3, 0), textcoords="offset points", va="center", fontsize=SMALLEST_PT)
+        ax.margins(x=0.12)
+    if failed is not None:
+        mark_failures(ax, data, x=x, y=y, hue=hue, failed=failed, at=0.0)
+    ax.set_xlabel(labels.column_label(x))
+    ax.set_ylabel("")
+    if hue:
+        legend_below(ax, ncol=min(3, data[hue].nunique()), title=labels.column_label(hue))
+    return ax
+
+
+def _failed(data: pd.DataFrame, failed: str) -> pd.Series:
+    return data[failed].fillna("").astype(str).str.strip() != ""
+
+
+#: The marker of a run that did not finish (out of memory, a timeout, an error), and how it is drawn (open,
+#: its edge in the series' colour: ``mec``).
+FAILED_MARKER = "X"
+FAILED_STYLE = {"marker": FAILED_MARKER, "ls": "none", "mfc": "white", "mew": 1.2, "ms": 6}
+
+
+def mark_failures(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, failed: str,
+                  at: float | None = None) -> None:
+    """Draw each row whose run did not finish as an open ✕ in its colour, with what happened written beside it.
+
+    ``data`` as the dot plot or bar chart drew it (its categories named); the row's ✕ stands
+    in the row (dodged as its ``hue`` level), at ``at`` (a bar chart: 0, where its bar would
+    start) or, where ``at`` is None, at its own value (a dot plot: the value it reached when it
+    stopped, a cap). The text is ``failed``'s, after the value where there is one.
+    """
+    groups = list(dict.fromkeys(data[hue])) if hue else [None]
+    names = list(dict.fromkeys(data[y].map(labels.phrase) if at is None else data[y]))
+    colours = palette(groups) if hue else {None: NEUTRAL}
+    rows = data[_failed(data, failed)]
+    if at is None:  # a dot plot's rows: offsets as plot_estimates dodges them
+        offsets = dict(zip(groups, np.linspace(-0.2, 0.2, len(groups)) if len(groups) > 1 else [0.0]))
+    else:  # a bar chart's: as seaborn dodges them (0.8 of a row, shared by the levels)
+        offsets = {g: -0.4 + (k + 0.5) * 0.8 / len(groups) for k, g in enumerate(groups)} if hue else {None: 0.0}
+    for _, row in rows.iterrows():
+        group = row[hue] if hue else None
+        name = labels.phrase(row[y]) if at is None else row[y]
+        pos = names.index(name) + offsets[group]
+        value = row[x] if at is None else at
+        if not np.isfinite(value):
+            continue
+        ax.plot([value], [pos], **FAILED_STYLE, mec=colours[group], label="_nolegend_", zorder=4, clip_on=False)
+        said = (f"{_value_text(None)(row[x])}: " if at is None else "") + str(row[failed])
+        ax.annotate(said, (value, pos), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=SMALLEST_PT, color="0.2")
+
+
+def _bar_cis(ax: plt.Axes, data: pd.DataFrame, *, x: str, y: str, hue: str | None, low: str, high: str) -> dict:
+    # each bar's CI as an error bar at its centre; seaborn draws one container per hue level, and a bar
+    # sits (dodged) around the position of its category
+    rows = [data[data[hue] == level] for level in dict.fromkeys(data[hue])] if hue else [data]
+    categories = list(dict.fromkeys(data[y]))
+    ends = {}
+    for bars, part in zip([c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)], rows):
+        for bar in bars:
+            row = part[part[y] == categories[int(round(bar.get_y() + bar.get_height() / 2))]]
+            if row.empty or not np.isfinite(row[low].iloc[0]) or not np.isfinite(row[high].iloc[0]):
+                continue
+            value = row[x].iloc[0]
+            ax.errorbar(value, bar.get_y() + bar.get_height() / 2, fmt="none", ecolor="0.15", capsize=2, lw=0.8,
+                        xerr=[[max(value - row[low].iloc[0], 0)], [max(row[high].iloc[0] - value, 0)]])
+            ends[bar] = row[high].iloc[0]
+    return ends
+
+
+def panels(data: pd.DataFrame, col: str, *, figsize: tuple[float, float], stacked: bool = False, **subplots) -> tuple:
+    # one axes per level of `col`, in the data's order, side by side (or one above the other):
+    # (figure, [(axes, level, rows), ...])
+    groups = list(data.groupby(col, sort=False))
+    shape = (len(groups), 1) if stacked else (1, len(groups))
+    fig, axes = plt.subplots(*shape, figsize=figsize, squeeze=False, **subplots)
+    return fig, [(ax, level, part) for ax, (level, part) in zip(axes.ravel(), groups)]
+
+
+
+
+#: Seconds in a time unit, for drawing a fit term given in one unit over data in another.
+_SECONDS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6}
+
+
+def unit_seconds(unit: str) -> float:
+    """Seconds in the time unit a column name or a fit's ``unit`` starts or ends with (1 when it names none).
+
+    Examples
+    --------
+    >>> unit_seconds("ms per statement"), unit_seconds("µs per row"), unit_seconds("total_s"), unit_seconds("median_ms")
+    (0.001, 1e-06, 1.0, 0.001)
+    """
+    text = str(unit)
+    head = text.split(" ")[0]
+    if head in _SECONDS:
+        return _SECONDS[head]
+    tail = text.rsplit("_", 1)[-1] if "_" in text else ""
+    return _SECONDS.get(tail, 1.0)
+
+
+def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str, slope: str = "overhead",
+             intercept: str = "write_time", ax: plt.Axes | None = None, per: str | None = None,
+             logx: bool | str = "auto", logy: bool | str = "auto", legend: str = "below",
+             explain: bool = True) -> plt.Axes:
+    """Observations of ``y`` against ``x``, and each group's fitted line ``intercept + slope · x`` with its CI band.
+
+    The one fit plotter of the lab: ``fits`` is in the long form every notebook writes
+    (:data:`ingestlab.results.FIT_COLUMNS`), one row per term, with a ``hue`` column that
+    ``data`` has too. The terms named ``slope`` and ``intercept`` are read from the ``ols``
+    (or, without an interval, ``two_point``) rows and converted from their ``unit`` to the
+    units of ``y`` (its name's suffix: ``_s``, ``_ms``). Each line is drawn only over the
+    ``x`` its group measured, as a dense curve (a straight line bends on log axes): solid
+    with the band its slope's 95 % CI spans, dashed where it has no interval (two points).
+    A rejected model (``model_holds`` False) is not drawn at all, neither line nor band: its
+    legend entry, a marker in its colour, says so. The data set the axes; a line or band
+    beyond them is cut at the edge. The legend, below, states each slope with its CI; or,
+    with ``legend="ends"``, each series is named where its line ends, its slope and CI under
+    its name (:func:`label_ends`: for a panel with room on its right).
+
+    Parameters
+    ----------
+    per : str, optional
+        What the slope is per, when its unit does not say (``"statement"``: ``ms`` → ``ms per statement``).
+    logx, logy : bool or "auto"
+        Log axes; ``"auto"``: where the values span decades (``y`` follows a log ``x``).
+    legend : {"below", "ends"}
+        A legend under the axes, or direct labels at the lines' ends.
+    explain : bool
+        With ``legend="ends"``, say over the labels what the lines and shading mean (in the
+        first of several panels only).
+    """
+    from ingestlab.models import model_holds
+
+    ax = ax or plt.figure().gca()
+    if hue not in fits.columns:  # no fit at all (an empty long form): the data alone
+        fits = fits.assign(**{hue: pd.Series(dtype=object)})
+    data, fits = named(data, hue), named(fits, hue)
+    levels = list(dict.fromkeys(data[hue]))
+    colours = palette(levels)
+    sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=colours, style=hue, style_order=levels,
+                    markers=markers(levels), ax=ax, s=22, alpha=0.8, legend=False, zorder=3)
+    set_scale(ax, "x", logx, data[x])
+    set_scale(ax, "y", ("auto" if ax.get_xscale() != "log" else True) if logy == "auto" else logy, data[y])
+    y_seconds = unit_seconds(y)
+    usable = fits[fits["method"].isin(["ols", "two_point"]) & fits["term"].isin([slope, intercept])]
+    method = usable.groupby(hue)["method"].agg(lambda m: "ols" if (m == "ols").any() else "two_point")
+    ends = []
+    for level in levels:
+        terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
+        last = data.loc[data[hue] == level].sort_values(x).iloc[-1]
+        if slope not in terms.index:
+            ax.plot([], [], "o", color=colours[level], label=f"{level} (too few points for a fit)")
+            ends.append((f"{wrapped(level)}\ntoo few points for a fit", colours[level], last[x], last[y]))
+            continue
+        s = terms.loc[slope]
+        s_factor = unit_seconds(s["unit"]) / y_seconds
+        i_value = terms.loc[intercept, "estimate"] * unit_seconds(terms.loc[intercept, "unit"]) / y_seconds \
+            if intercept in terms.index else 0.0
+        unit = str(s["unit"]) if per is None or " per " in str(s["unit"]) else f"{s['unit']} per {per}"
+        rejected = model_holds(s.get("model_holds")) is False
+        ols = s.name == slope and method.get(level) == "ols"
+        n = s.get("n_points")
+        text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,
+                                       n=int(n) if pd.notna(n) else None) if ols
+                else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
+        short = (short_estimate(s["estimate"], s["ci_low"], s["ci_high"], str(s["unit"])) if ols
+                 else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
+        if rejected:
+            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text} — model rejected, no line")
+            ends.append((f"{wrapped(level)}\nmodel rejected, no line", colours[level], last[x], last[y]))
+            continue
+        xs = data.loc[data[hue] == level, x]
+        line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
+                          s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
+                          color=colours[level], label=f"{level}: {text}", dashed=not ols)
+        ends.append((f"{wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
+    ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
+    ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
+    dotted = band_note(ax)
+    also = f"; {dotted}" if dotted else ""
+    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}"
+    if legend == "ends":  # what dotted means is said over every panel with a dotted line, the rest over the first
+        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; under "
+                                           f"each name: the {labels.label(slope)} (95 % CI)") if explain
+                   else wrapped(dotted) if dotted else None)
+    else:
+        legend_below(ax, title=what)
+    return ax
