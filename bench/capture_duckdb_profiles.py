@@ -5,7 +5,7 @@ Starts the lab's DuckDB engine (``Engine.get("duckdb")``: a database file in
 (``insert_sql``, ``upsert_sql``, ``generate_rows_sql``, ``add_primary_key_sql``,
 ``reset_table`` with a notebook's columns and table model, ``bulk_load``, ``settle``) and rows
 from :mod:`ingestlab.datagen`, turns profiling on as the anatomy does
-(``_ProfileRecorder`` in :mod:`ingestlab.engines.duckdb`: ``SET profiling_coverage = 'ALL'``,
+(``_ProfileRecorder`` in :mod:`ingestlab.engines.duckdb.adapter`: ``SET profiling_coverage = 'ALL'``,
 ``SET enable_profiling = 'no_output'``), runs the statement and reads its profile with
 ``get_profiling_information(format='json')``. Each profile is checked to be of that statement
 and complete (its ``query`` group present) and written, verbatim, to ``lab_<name>.txt`` in the

@@ -98,7 +98,7 @@ def lab_round(engine: Engine, rows: list[tuple], *, warmup: bool = False) -> pd.
 
 def pgbench_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame:
     """``pgbench -n -M simple -c 1 -t n -l`` on the lab's statement; every transaction's latency."""
-    from ingestlab.servers.postgres import bin_dir
+    from ingestlab.engines.postgres.server import bin_dir
 
     statement = text(engine.render(engine.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
     script = (f"\\set id random({ID_RANGE[0]}, {ID_RANGE[1]})\n"
@@ -133,7 +133,7 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
     when the thread is done, so its connect, ``SET NAMES`` and close are inside (about a
     millisecond over the round: ≤ 1 µs per statement at ``n`` = 1000, which favours the lab).
     """
-    from ingestlab.servers.mariadb import find_binary
+    from ingestlab.engines.mariadb.server import find_binary
 
     sql = engine.insert_sql(TABLE, COLS, 1)
     statements = [text(engine.render(sql, row)) for row in rows_for(n, rng)]

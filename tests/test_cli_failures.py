@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from ingestlab.engines.mariadb.server import unavailable_reason
 from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_running, is_server_folder, processes_using
-from ingestlab.servers.mariadb import unavailable_reason
 
 BIN = Path(sys.executable).parent / "ingestlab"
 SMALL = ["-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2", "-p", "VARIANTS", "sync_on"]
@@ -55,7 +55,7 @@ def pg(tmp_path_factory):
     import psycopg2
 
     from ingestlab import _paths
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
 
     server = PostgresServer(_paths.lab_dir() / f"test-pg-{os.getpid()}").start()
     secret = "p@ss w:rd%2/x"
@@ -231,7 +231,7 @@ def test_a_lock_held_on_a_url_targets_table_ends_the_run_at_the_stated_bound_in_
     import psycopg2
 
     from ingestlab.engines.base import LOCK_WAIT_ENV
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
 
     server = PostgresServer(tmp_path / "target").start()
     holder = None
@@ -269,7 +269,7 @@ def test_a_url_target_that_stops_answering_mid_run_ends_it_in_one_line_exit_5(tm
     """A server given by URL, stopped mid-run (SIGSTOP): the run waited on its socket for good before."""
     import psutil
 
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
     from ingestlab.watch import FAILED_PROBES, IDLE_S
 
     server = PostgresServer(tmp_path / "target").start()

@@ -24,7 +24,7 @@ import pytest
 
 from ingestlab import datagen
 from ingestlab.engines import Engine
-from ingestlab.engines.arangodb import ArangoDB, parse_metrics
+from ingestlab.engines.arangodb.adapter import ArangoDB, parse_metrics
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from tests.engines.upsert_contract import UpsertContract
 

@@ -10,12 +10,17 @@ import pytest
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STEPS
 from ingestlab.engines.doris import Doris
+from ingestlab.engines.doris.sql import DorisSQL
 from ingestlab.engines.mariadb import MariaDB
+from ingestlab.engines.mariadb.sql import MariaDBSQL
 from ingestlab.engines.mysql import MySQL
+from ingestlab.engines.mysql.sql import MySQLSQL
 from ingestlab.engines.mysql_protocol import MySQLProtocol
+from ingestlab.engines.postgres.sql import PostgresSQL
 from ingestlab.engines.registry import REGISTRY
-from ingestlab.engines.sql import DorisSQL, MariaDBSQL, MySQLSQL, PostgresSQL, SQLBuilder, StarRocksSQL
+from ingestlab.engines.sql import SQLBuilder
 from ingestlab.engines.starrocks import StarRocks
+from ingestlab.engines.starrocks.sql import StarRocksSQL
 from ingestlab.engines.steps import SQL_STEPS
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 

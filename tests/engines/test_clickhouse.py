@@ -171,7 +171,7 @@ class TestClickHouse(EngineContract):
     # 6.8: bound 35 %); in the parallel step, after the class's other tests, it passed every time (-n 2 and -n 4)
     def test_anatomy_splits_a_single_row_insert_into_system_events_parts(self, eng):
         """Named parts, times ≥ 0, the remainder what is left; the part's write and its files' writes are there."""
-        from ingestlab.engines.clickhouse import _EventsRecorder
+        from ingestlab.engines.clickhouse.adapter import _EventsRecorder
 
         assert ClickHouse.has("statement_anatomy")
         frame, samples_ms = anatomy_among_samples(eng, "c_events")

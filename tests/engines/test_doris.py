@@ -14,7 +14,7 @@ from sqlglot import exp
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.doris import Doris
-from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
+from ingestlab.engines.starrocks.adapter import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import RemoteContract

@@ -12,9 +12,9 @@ from ingestlab import anatomy, datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.duckdb import DuckDB
+from ingestlab.engines.duckdb.server import DuckDBFile
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
-from ingestlab.servers.duckdb import DuckDBFile
 from tests.engines._support import SQLValidator, anatomy_among_samples, hostile_rows, table_names
 from tests.engines.contract import EngineContract
 
@@ -178,7 +178,7 @@ def test_a_failed_start_leaves_no_folder(lab_tmp, monkeypatch):
 def test_reap_removes_the_file_of_a_killed_process(tmp_path):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers.duckdb import DuckDBFile
+        from ingestlab.engines.duckdb.server import DuckDBFile
         f = DuckDBFile({str(tmp_path / 'duckdb-999999-1')!r}).start()
         f.db.execute("CREATE TABLE t (x INT)")
         os._exit(0)  # killed: the file is not closed

@@ -8,9 +8,9 @@ from sqlglot import exp
 from ingestlab import datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
+from ingestlab.engines.mariadb.server import unavailable_reason
 from ingestlab.engines.mysql import MySQL
 from ingestlab.errors import ConfigError, UnsupportedOperationError
-from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import SQLValidator, parse_sql, render
 
 COLS = [c for c, _ in SEED_COLUMNS]

@@ -11,9 +11,9 @@ import pytest
 from ingestlab import datagen
 from ingestlab.engines import Engine
 from ingestlab.engines.rocksdb import RocksDB
+from ingestlab.engines.rocksdb.server import RocksDBStore
 from ingestlab.errors import ConfigError, ConstraintError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
-from ingestlab.servers.rocksdb import RocksDBStore
 from tests.engines.upsert_contract import UpsertContract
 
 BUDGET = {"block_cache_bytes": str(1 << 20), "use_direct_reads": "true", "bloom_bits_per_key": "10",
@@ -151,7 +151,7 @@ def test_an_unknown_setting_fails_before_the_store_closes(eng):
 def test_reap_removes_the_store_of_a_killed_process_and_leaves_a_live_one(tmp_path):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers.rocksdb import RocksDBStore
+        from ingestlab.engines.rocksdb.server import RocksDBStore
         s = RocksDBStore({str(tmp_path / 'rocksdb-999999-1')!r}).start()
         s.db.put(b"k", b"v")
         os._exit(0)  # killed: the store is not closed

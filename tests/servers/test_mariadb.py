@@ -8,9 +8,9 @@ import pymysql
 import pytest
 
 from ingestlab.engines import Engine
+from ingestlab.engines.mariadb.server import BIN_DIR_ENV, MariaDBServer, unavailable_reason
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.servers.base import is_running
-from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, unavailable_reason
 from tests.servers.local_server import LocalServerContract
 
 needs_mariadb = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
@@ -88,7 +88,7 @@ def test_stop_is_a_clean_sigterm_shutdown(lab_tmp):
 
 
 class TestMariaDBServer(LocalServerContract):
-    server = "ingestlab.servers.mariadb:MariaDBServer"
+    server = "ingestlab.engines.mariadb.server:MariaDBServer"
     kind = "mariadb"
 
     @classmethod

@@ -189,8 +189,8 @@ def test_thirty_two_clients_share_flushes_by_default_and_the_gain_is_stated_with
 
 
 def test_mariadb_binlog_group_commit_is_counted(tmp_path):
+    from ingestlab.engines.mariadb.server import find_binary
     from ingestlab.errors import EngineUnavailableError
-    from ingestlab.servers.mariadb import find_binary
 
     try:
         find_binary("mariadbd")

@@ -94,8 +94,8 @@ def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_
 
 
 def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
+    from ingestlab.engines.mariadb.server import find_binary
     from ingestlab.errors import EngineUnavailableError
-    from ingestlab.servers.mariadb import find_binary
 
     try:
         find_binary("mariadbd")

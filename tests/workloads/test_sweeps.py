@@ -183,8 +183,8 @@ def test_a_resumed_sweep_keeps_its_completed_tables_in_their_drawn_order(tmp_pat
 
 
 def test_smoke_measure_on_mariadb_writes_every_row(tmp_path):
+    from ingestlab.engines.mariadb.server import find_binary
     from ingestlab.errors import EngineUnavailableError
-    from ingestlab.servers.mariadb import find_binary
 
     try:
         find_binary("mariadbd")

@@ -1,8 +1,9 @@
 """Read query profiles, EXPLAIN output and load replies into tidy data.
 
 One module per engine output, with the same two functions in each (``sniff(text)`` returns
-the module's kind or None, ``parse(text, kind)`` returns a `Profile`): `starrocks`, `doris`,
-`stream_load`, `postgres`, `yugabyte` (a subclass of the PostgreSQL parser), `mariadb`, `duckdb`.
+the module's kind or None, ``parse(text, kind)`` returns a `Profile`): each engine's reader is
+``engines/<name>/profile.py`` (YugabyteDB's subclasses PostgreSQL's); `stream_load` (the load
+reply StarRocks and Doris share) and the generic toolkit (``_tree``, ``_table``...) stay here.
 Adding a format = copy a sibling module, edit it, register it in `_MODULES` below, add its
 test module under ``tests/profiles/``.
 
@@ -17,8 +18,14 @@ from __future__ import annotations
 
 import os
 
+from ..engines.doris import profile as doris
+from ..engines.duckdb import profile as duckdb
+from ..engines.mariadb import profile as mariadb
+from ..engines.postgres import profile as postgres
+from ..engines.starrocks import profile as starrocks
+from ..engines.yugabytedb import profile as yugabyte
 from ..errors import ConfigError, ProfileParseError
-from . import doris, duckdb, mariadb, postgres, starrocks, stream_load, yugabyte
+from . import stream_load
 from ._anatomy import anatomy, format_anatomy
 from ._frame import peel
 from ._profile import ITEM_COLUMNS, OPERATOR_COLUMNS, Profile

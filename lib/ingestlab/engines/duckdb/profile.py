@@ -7,8 +7,8 @@ import math
 import re
 from typing import Any
 
-from ..errors import ProfileParseError
-from ._profile import Profile, ProfileBuilder
+from ingestlab.errors import ProfileParseError
+from ingestlab.profiles._profile import Profile, ProfileBuilder
 
 __all__ = ["KINDS", "PHASES", "parse", "sniff"]
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
-from ingestlab.engines.sql.starrocks import StarRocksSQL
+from ingestlab.engines.starrocks.sql import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -156,7 +156,7 @@ class StarRocks(MySQLProtocol):
         """``CREATE TABLE`` of one table model, hash-distributed, with properties, the URL's defaults applied.
 
         The options are :meth:`StarRocksSQL.create_table_sql
-        <ingestlab.engines.sql.starrocks.StarRocksSQL.create_table_sql>`'s.
+        <ingestlab.engines.starrocks.sql.StarRocksSQL.create_table_sql>`'s.
 
         Examples
         --------

@@ -12,7 +12,7 @@ _PROPERTY = re.compile(r"^[a-z][a-z0-9_.]*$")
 
 
 class StarRocksSQL(MySQLProtocolSQL):
-    """StarRocks's statements (Doris's differ in :class:`~ingestlab.engines.sql.doris.DorisSQL`).
+    """StarRocks's statements (Doris's differ in :class:`~ingestlab.engines.doris.sql.DorisSQL`).
 
     Parameters
     ----------

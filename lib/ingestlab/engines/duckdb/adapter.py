@@ -9,7 +9,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.sql.duckdb import DuckDBSQL
+from ingestlab.engines.duckdb.sql import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
 
@@ -18,13 +18,13 @@ class DuckDB(Engine):
     """DuckDB through its Python API, on a database file in a private folder, inside this Python process.
 
     ``Engine.get("duckdb")`` opens ``.lab/duckdb-<pid>-<n>/lab.duckdb`` (a folder of mode 0700,
-    removed by :meth:`close`, also after a failure: :class:`~ingestlab.servers.duckdb.DuckDBFile`).
+    removed by :meth:`close`, also after a failure: :class:`~ingestlab.engines.duckdb.server.DuckDBFile`).
     There is no server and no URL: the measuring connection is a connection of that database
     in autocommit (every statement its own transaction, its commit, with the write-ahead
     log's fsync, inside its time). Values travel as the driver's parameters (``?``), bound by
     DuckDB itself: :meth:`statement_call` hands them to ``execute`` with the statement. Where
     a client sends text only (:meth:`open_sender`), :meth:`render` writes them as literals
-    (:meth:`~ingestlab.engines.sql.duckdb.DuckDBSQL.literal`).
+    (:meth:`~ingestlab.engines.duckdb.sql.DuckDBSQL.literal`).
 
     Settings are DuckDB's configuration options (``fsync_mode``, ``threads``…), given when the
     file is opened: :meth:`apply_settings` closes it and opens it again with them;
@@ -78,7 +78,7 @@ class DuckDB(Engine):
     }
 
     def make_server(self) -> LocalServer:
-        from ingestlab.servers.duckdb import DuckDBFile
+        from ingestlab.engines.duckdb.server import DuckDBFile
 
         return DuckDBFile()
 
@@ -256,7 +256,7 @@ class _ProfileRecorder(anatomy.Recorder):
     profile without writing it anywhere (``SET profiling_coverage = 'ALL'``: INSERTs too, not only
     SELECTs; ``SET enable_profiling = 'no_output'``: no file, nothing printed); right after each
     observed INSERT the recorder takes that profile (``get_profiling_information(format='json')``,
-    outside the clock) and parses it (:mod:`ingestlab.profiles.duckdb`). Both settings are
+    outside the clock) and parses it (:mod:`ingestlab.engines.duckdb.profile`). Both settings are
     reset when the pass ends.
 
     Parts (ms), in the order a statement passes through them:

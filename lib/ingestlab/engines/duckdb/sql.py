@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Sequence
 
-from ingestlab.engines.sql.postgres import PostgresSQL
+from ingestlab.engines.postgres.sql import PostgresSQL
 from ingestlab.errors import UnsupportedOperationError
 
 

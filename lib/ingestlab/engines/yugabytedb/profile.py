@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ._profile import Profile
-from .postgres import ExplainParser
+from ingestlab.engines.postgres.profile import ExplainParser
+from ingestlab.profiles._profile import Profile
 
 __all__ = ["KINDS", "YugabyteExplainParser", "parse", "sniff"]
 

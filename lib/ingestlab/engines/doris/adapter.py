@@ -7,7 +7,7 @@ import re
 import time
 from typing import Any, ClassVar, Iterable, Sequence
 
-from ingestlab.engines.sql.doris import DorisSQL
+from ingestlab.engines.doris.sql import DorisSQL
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ingestlab.engines.mariadb.sql import MariaDBSQL
 from ingestlab.engines.mysql import MySQL
-from ingestlab.engines.sql.mariadb import MariaDBSQL
 from ingestlab.servers.base import LocalServer
 
 
@@ -13,7 +13,7 @@ class MariaDB(MySQL):
     """MariaDB through mysqlclient or PyMySQL (see :class:`MySQL`); differs from :class:`MySQL` in its local server and settings table.
 
     ``Engine.get("mariadb")`` starts the machine's MariaDB (Debian's 10.11) in
-    ``.lab/mariadb-<pid>/`` (see :class:`~ingestlab.servers.mariadb.MariaDBServer`); the
+    ``.lab/mariadb-<pid>/`` (see :class:`~ingestlab.engines.mariadb.server.MariaDBServer`); the
     commit variants ``flush_1``/``flush_2``/``flush_0`` restart it with
     ``--innodb_flush_log_at_trx_commit=1|2|0``. Every variant also carries
     :attr:`INSTRUMENT_SETTINGS`: ``local_infile`` for the bulk path, and performance_schema
@@ -76,11 +76,11 @@ class MariaDB(MySQL):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        from ingestlab.servers.mariadb import unavailable_reason
+        from ingestlab.engines.mariadb.server import unavailable_reason
 
         return unavailable_reason()
 
     def make_server(self) -> LocalServer:
-        from ingestlab.servers.mariadb import MariaDBServer
+        from ingestlab.engines.mariadb.server import MariaDBServer
 
         return MariaDBServer()

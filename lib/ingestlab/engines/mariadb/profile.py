@@ -9,11 +9,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ProfileParseError
-from ._profile import Profile, ProfileBuilder
-from ._table import Table, find_box_tables, read_vertical
-from ._text import numbered_lines
-from ._units import parse_duration_ms
+from ingestlab.errors import ProfileParseError
+from ingestlab.profiles._profile import Profile, ProfileBuilder
+from ingestlab.profiles._table import Table, find_box_tables, read_vertical
+from ingestlab.profiles._text import numbered_lines
+from ingestlab.profiles._units import parse_duration_ms
 
 __all__ = ["KINDS", "parse", "sniff", "stages"]
 

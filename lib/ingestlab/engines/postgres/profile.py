@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProfileParseError
-from ._profile import Profile, ProfileBuilder
-from ._text import numbered_lines
+from ingestlab.errors import ProfileParseError
+from ingestlab.profiles._profile import Profile, ProfileBuilder
+from ingestlab.profiles._text import numbered_lines
 
 __all__ = ["KINDS", "ExplainParser", "parse", "sniff"]
 

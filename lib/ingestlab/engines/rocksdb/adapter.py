@@ -41,7 +41,7 @@ class RocksDB(Engine):
     :meth:`upsert` or :meth:`put`, each one ``WriteBatch`` (atomic, written to the WAL
     without fsync, as ArangoDB writes with ``waitForSync: false``). The SQL steps are
     switched off (:attr:`UNSUPPORTED`). Settings are the lab's option names of
-    :data:`ingestlab.servers.rocksdb.SETTINGS`; :meth:`settings` reads back what RocksDB
+    :data:`ingestlab.engines.rocksdb.server.SETTINGS`; :meth:`settings` reads back what RocksDB
     itself wrote to its ``OPTIONS`` file, which shows whether a reopen kept them. There is
     no remote RocksDB, so there are no URL schemes.
     """
@@ -76,7 +76,7 @@ class RocksDB(Engine):
     }
 
     def make_server(self) -> LocalServer:
-        from ingestlab.servers.rocksdb import RocksDBStore
+        from ingestlab.engines.rocksdb.server import RocksDBStore
 
         return RocksDBStore()
 

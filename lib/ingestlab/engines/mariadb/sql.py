@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Sequence
 
-from ingestlab.engines.sql.mysql import MySQLSQL
+from ingestlab.engines.mysql.sql import MySQLSQL
 
 
 class MariaDBSQL(MySQLSQL):
-    """MariaDB's statements; differ from :class:`~ingestlab.engines.sql.mysql.MySQLSQL` in the models and rows."""
+    """MariaDB's statements; differ from :class:`~ingestlab.engines.mysql.sql.MySQLSQL` in the models and rows."""
 
     MODEL_ENGINES: ClassVar[dict[str, str]] = {"aria": "Aria"}
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.sql.clickhouse import ClickHouseSQL
+from ingestlab.engines.clickhouse.sql import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
@@ -24,14 +24,14 @@ class ClickHouse(Engine):
 
     ``Engine.get("clickhouse")`` starts chDB's ClickHouse on ``.lab/clickhouse-<pid>-<n>/data``
     (a folder of mode 0700, removed by :meth:`close`, also after a failure:
-    :class:`~ingestlab.servers.clickhouse.ChDBServer`). The measuring connection is a
+    :class:`~ingestlab.engines.clickhouse.server.ChDBServer`). The measuring connection is a
     ``chdb.session.Session`` on that path; every statement is its own "transaction" (ClickHouse
     has no multi-statement ones): an INSERT writes a new part (one per partition it touches)
     and returns once the part is in the table. chDB runs one ClickHouse per process, on one
     data path: a second engine of this kind fails to start until the first is closed.
 
     Values are written into the statement text as literals, by chDB's DB-API escaping
-    (:meth:`~ingestlab.engines.sql.clickhouse.ClickHouseSQL.literal`, ClickHouse's documented
+    (:meth:`~ingestlab.engines.clickhouse.sql.ClickHouseSQL.literal`, ClickHouse's documented
     string-literal escaping: a quote and a backslash escaped), before the clock
     (:meth:`render`), as ClickHouse's Python clients bind values client-side by default.
     chDB 4.4 also takes server-side parameters (``Session.query(sql, params=…)`` for
@@ -104,7 +104,7 @@ class ClickHouse(Engine):
     SETTLE_INTERVAL_S: ClassVar[float] = 0.1
 
     def make_server(self) -> LocalServer:
-        from ingestlab.servers.clickhouse import ChDBServer
+        from ingestlab.engines.clickhouse.server import ChDBServer
 
         return ChDBServer()
 
@@ -115,7 +115,7 @@ class ClickHouse(Engine):
 
     def connect(self):
         """A new chDB session on the server's data path, its session settings ``SET``."""
-        from ingestlab.servers.clickhouse import open_session
+        from ingestlab.engines.clickhouse.server import open_session
 
         if self._client_kwargs is None and (self.server is None or self.server.session is None):
             raise EngineUnavailableError("clickhouse: the embedded server is not running; call start() first")

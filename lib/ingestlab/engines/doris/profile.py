@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from ..errors import ProfileParseError
-from ._profile import Profile, ProfileBuilder, lookup, lookup_text
-from ._relaxed_json import RelaxedJSONError, loads_at
-from ._table import Table, find_box_tables, find_pipe_tables, read_vertical
-from ._text import is_prompt, numbered_lines
-from ._tree import Section, canonical, read_counter_tree
-from ._values import expand_pairs
+from ingestlab.errors import ProfileParseError
+from ingestlab.profiles._profile import Profile, ProfileBuilder, lookup, lookup_text
+from ingestlab.profiles._relaxed_json import RelaxedJSONError, loads_at
+from ingestlab.profiles._table import Table, find_box_tables, find_pipe_tables, read_vertical
+from ingestlab.profiles._text import is_prompt, numbered_lines
+from ingestlab.profiles._tree import Section, canonical, read_counter_tree
+from ingestlab.profiles._values import expand_pairs
 
 __all__ = ["KINDS", "parse", "sniff"]
 

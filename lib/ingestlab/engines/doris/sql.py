@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ingestlab.engines.sql.starrocks import StarRocksSQL, string_literal
+from ingestlab.engines.starrocks.sql import StarRocksSQL, string_literal
 from ingestlab.errors import ConfigError
 
 
 class DorisSQL(StarRocksSQL):
-    """Doris's statements; differ from :class:`~ingestlab.engines.sql.starrocks.StarRocksSQL` in the models."""
+    """Doris's statements; differ from :class:`~ingestlab.engines.starrocks.sql.StarRocksSQL` in the models."""
 
     #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write).
     KEY_CLAUSES: ClassVar[dict[str, str]] = {

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
-from ingestlab.engines.sql.postgres import PostgresSQL
+from ingestlab.engines.postgres.sql import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
@@ -92,7 +92,7 @@ class Postgres(Engine):
     }
 
     def make_server(self) -> LocalServer:
-        from ingestlab.servers.postgres import PostgresServer
+        from ingestlab.engines.postgres.server import PostgresServer
 
         return PostgresServer()
 
@@ -468,7 +468,7 @@ class Postgres15(Postgres):
 
     ``Engine.get("postgres15")`` runs ``/usr/lib/postgresql/15/bin`` in ``.lab/postgres15-<pid>/``
     on a socket only, never as the Debian service (see
-    :class:`~ingestlab.servers.postgres.DebianPostgresServer`). Everything else is
+    :class:`~ingestlab.engines.postgres.server.DebianPostgresServer`). Everything else is
     :class:`Postgres`; its anatomy lacks the WAL flush part (``pg_stat_io`` is new in 16).
     """
 
@@ -478,12 +478,12 @@ class Postgres15(Postgres):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        from ingestlab.servers.postgres import DebianPostgresServer, debian_unavailable_reason
+        from ingestlab.engines.postgres.server import DebianPostgresServer, debian_unavailable_reason
 
         return debian_unavailable_reason(DebianPostgresServer.MAJOR)
 
     def make_server(self) -> LocalServer:
-        from ingestlab.servers.postgres import DebianPostgresServer
+        from ingestlab.engines.postgres.server import DebianPostgresServer
 
         return DebianPostgresServer()
 

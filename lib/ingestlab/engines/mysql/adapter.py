@@ -13,8 +13,8 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import LoadSetting, lock_wait_s
+from ingestlab.engines.mysql.sql import MySQLSQL
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
-from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll

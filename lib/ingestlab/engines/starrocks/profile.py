@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..errors import ProfileParseError
-from ._profile import Profile, ProfileBuilder, lookup, lookup_text
-from ._table import find_box_tables
-from ._text import is_prompt, numbered_lines, strip_ansi
-from ._tree import Line, Section, canonical, indent_tree, read_counter_tree
+from ingestlab.errors import ProfileParseError
+from ingestlab.profiles._profile import Profile, ProfileBuilder, lookup, lookup_text
+from ingestlab.profiles._table import find_box_tables
+from ingestlab.profiles._text import is_prompt, numbered_lines, strip_ansi
+from ingestlab.profiles._tree import Line, Section, canonical, indent_tree, read_counter_tree
 
 __all__ = ["KINDS", "parse", "sniff"]
 

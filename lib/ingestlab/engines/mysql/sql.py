@@ -8,7 +8,7 @@ from ingestlab.engines.sql.mysql_protocol import MySQLProtocolSQL
 
 
 class MySQLSQL(MySQLProtocolSQL):
-    """MySQL's statements (MariaDB's differ in :class:`~ingestlab.engines.sql.mariadb.MariaDBSQL`).
+    """MySQL's statements (MariaDB's differ in :class:`~ingestlab.engines.mariadb.sql.MariaDBSQL`).
 
     Examples
     --------
