@@ -1,6 +1,6 @@
 """Capture DuckDB's JSON profile of statements the lab's notebooks run, as the parser's test fixtures.
 
-Starts the lab's DuckDB engine (``Engine.get("duckdb")``: a database file in
+Starts the lab's DuckDB engine (``engines.get("duckdb")``: a database file in
 ``.lab/duckdb-<pid>-<n>/``), builds each statement with the lab's own builders
 (``insert_sql``, ``upsert_sql``, ``generate_rows_sql``, ``add_primary_key_sql``,
 ``reset_table`` with a notebook's columns and table model, ``bulk_load``, ``settle``) and rows
@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ingestlab import _paths, datagen, hivetext
+from ingestlab import _paths, datagen, engines, hivetext
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.profiles._text import VERBATIM_MARKER
@@ -61,7 +61,7 @@ class Capture:
     statement: str
     how: str
     profile: str
-    connection: str = "Engine.get('duckdb') (a database file in .lab/duckdb-<pid>-<n>/)"
+    connection: str = "engines.get('duckdb') (a database file in .lab/duckdb-<pid>-<n>/)"
 
 
 @contextlib.contextmanager
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     import duckdb
 
     args.folder.mkdir(parents=True, exist_ok=True)
-    engine = Engine.get("duckdb").start()
+    engine = engines.get("duckdb").start()
     try:
         version = engine.server_version()
         with tempfile.TemporaryDirectory(prefix="capture-hive-", dir=_paths.lab_dir()) as scratch:

@@ -44,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 from insert_fidelity import loadavg
 
-from ingestlab import cgroups, datagen, models
+from ingestlab import cgroups, datagen, engines, models
 from ingestlab.concurrency import ClientRun
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
@@ -143,7 +143,7 @@ def slap_round(engine: Engine, clients: int, seconds: float, expected_rate: floa
 
 def bench(name: str, clients_list: list[int], seconds: float, rounds: int, run: Run) -> list[dict]:
     """Alternate lab and reference rounds per C on one server; one result per C."""
-    engine = Engine.get(name)
+    engine = engines.get(name)
     results = []
     try:
         engine.start()

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingestlab import models
+from ingestlab import engines, models
 from ingestlab.engines import Engine
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.results import Run
@@ -180,7 +180,7 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
     """Alternate lab and reference rounds on one server; return both ratios and their parts."""
     label, reference, per_statement = REFERENCES[name]
     rng = np.random.default_rng(seed)
-    engine = Engine.get(name)
+    engine = engines.get(name)
     load_before = loadavg()
     # the rounds are kept in memory and written once the engine is done (or has failed): rewriting the
     # growing results file after every round cost the bench minutes at 300 rounds and more

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestlab import engines
 from ingestlab.engines.mariadb.server import unavailable_reason
 from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_running, is_server_folder, processes_using
 
@@ -436,17 +437,16 @@ def _kernel_pids(parent: int) -> list[int]:
 @pytest.mark.skipif(unavailable_reason() is not None, reason=f"needs MariaDB: {unavailable_reason()}")
 def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_run(tmp_path, lab_tmp, monkeypatch):
     from ingestlab import journal
-    from ingestlab.engines import Engine
     from ingestlab.engines.mysql import MySQL
 
     flush = "innodb_flush_log_at_trx_commit"
-    server = Engine.get("mariadb").start()  # a user's own server: the lab reaches it by URL only
+    server = engines.get("mariadb").start()  # a user's own server: the lab reaches it by URL only
     try:
         def global_flush() -> int:
             return int(server.execute(f"SELECT @@GLOBAL.{flush}")[0][0])
 
         original = global_flush()
-        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.DRIVERS and Engine.from_url(
+        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.DRIVERS and engines.from_url(
             "mysql://u@localhost/x").driver == "mysqldb" else "mysql"
         url = f"{scheme}://root@localhost/ingestlab?unix_socket={server.server.socket_path}&set_global=true"
         env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab_tmp), "INGESTLAB_PASSWORD": server.server.password}

@@ -130,7 +130,7 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
     ConfigError
         With ``drop_given=False``, for a given engine that cannot start here.
     """
-    from ingestlab.engines import Engine
+    from ingestlab import engines
 
     name = declaration(path).engine_parameter
     declared = declared_parameters(path)
@@ -145,7 +145,7 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
         reason = None
         if "://" not in item:
             try:
-                reason = Engine.class_of(item).unavailable_reason()
+                reason = engines.class_of(item).unavailable_reason()
             except ConfigError:
                 reason = None  # not an engine: the notebook's validation says so
         if reason and given and not drop_given:
@@ -768,9 +768,9 @@ def _check_disk(resolved: Any) -> None:
 
 def _probe(url: str) -> None:
     """Open and close a connection to the server at ``url`` within :data:`PREFLIGHT_TIMEOUT_S` (raise if it cannot)."""
-    from ingestlab.engines import Engine
+    from ingestlab import engines
 
-    engine = Engine.from_url(url)
+    engine = engines.from_url(url)
     engine.timeout_s = PREFLIGHT_TIMEOUT_S
     try:
         engine.start()
@@ -779,10 +779,10 @@ def _probe(url: str) -> None:
 
 
 def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
-    from ingestlab.engines import Engine
+    from ingestlab import engines
     from ingestlab.engines.base import SEED_COLUMNS
 
-    engine = Engine.from_url(url)
+    engine = engines.from_url(url)
     engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that accepts and never answers fails here, not hangs
     where = f"{name} {engine.display_url}"
     before = os.environ.get("PGCONNECT_TIMEOUT")
@@ -853,9 +853,9 @@ def _restore_journal(url: str) -> list[dict]:
     entry = journal.pending(connection)
     if not entry:
         return []
-    from ingestlab.engines import Engine
+    from ingestlab import engines
 
-    engine = Engine.from_url(connection)
+    engine = engines.from_url(connection)
     engine.timeout_s = PREFLIGHT_TIMEOUT_S  # a server that stalled during the run must not hang its clean-up
     shown = connection.display()
     done = []

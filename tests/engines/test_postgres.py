@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from ingestlab import datagen
-from ingestlab.engines import Engine
+from ingestlab import datagen, engines
 from ingestlab.engines.base import SEED_COLUMNS
 from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract
@@ -166,7 +165,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
 
 def test_a_url_selects_the_postgres_adapter_without_connecting():
-    engine = Engine.from_url("postgresql://u:secret@127.0.0.1:1/db")
+    engine = engines.from_url("postgresql://u:secret@127.0.0.1:1/db")
     assert engine.NAME == "postgres" and not engine.is_local
     assert "secret" not in engine.display_url
 
@@ -176,19 +175,19 @@ def test_malformed_urls_fail_clearly(url):
     from ingestlab.errors import ConfigError
 
     with pytest.raises(ConfigError, match="ENGINES"):
-        Engine.resolve(url)
+        engines.resolve(url)
 
 
 class TestPostgresUpsert(UpsertContract):
     engine = "postgres"
 
 
-@pytest.mark.skipif(Engine.classes()["postgres15"].unavailable_reason() is not None, reason="no PostgreSQL 15 here")
+@pytest.mark.skipif(engines.classes()["postgres15"].unavailable_reason() is not None, reason="no PostgreSQL 15 here")
 def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     from ingestlab import anatomy
 
     cols = [c for c, _ in SEED_COLUMNS]
-    eng = Engine.resolve("postgres15").start()
+    eng = engines.resolve("postgres15").start()
     try:
         eng.reset_table("anat15", SEED_COLUMNS)
         frame = eng.statement_anatomy("anat15", cols, datagen.seed_rows(6, seed=5),
@@ -211,7 +210,7 @@ def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
 
     from ingestlab import runner
 
-    eng = Engine.resolve("postgres").start()
+    eng = engines.resolve("postgres").start()
     try:
         eng.reset_table("copy_kill", SEED_COLUMNS)
         backend = eng.execute("SELECT pg_backend_pid()")[0][0]

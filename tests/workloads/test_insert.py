@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import anatomy, models
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import insert, insert_analysis
@@ -162,9 +162,8 @@ def test_the_anatomy_table_holds_the_statement_beside_the_samples_and_the_fit():
 
 def test_measure_runs_every_scenario_on_postgresql_15_with_the_anatomy_it_can_take(tmp_path):
     """Issue Q: notebook 01 on PostgreSQL 15 (no pg_stat_io) completes, its anatomy saying which part it lacks."""
-    from ingestlab.engines import Engine
 
-    reason = Engine.class_of("postgres15").unavailable_reason()
+    reason = registry.class_of("postgres15").unavailable_reason()
     if reason:
         pytest.skip(reason)
     params = insert.validate("postgres15", n=120, repeats=1, warmup=3, profile_n=4, variants="sync_on")

@@ -84,12 +84,12 @@ def engine_classes(value: Any, name: str = "ENGINES") -> dict[str, type]:
     ConfigError
         Naming ``name`` for an empty list, a duplicate, an unknown engine or a malformed URL.
     """
-    from ingestlab.engines import Engine
+    from ingestlab.engines import registry
 
     classes = {}
     for item in engine_items(value, name):
         try:
-            classes[item] = Engine.class_of(item)
+            classes[item] = registry.class_of(item)
         except ConfigError as exc:
             raise ConfigError(name, exc.value, exc.accepted) from None
     return classes

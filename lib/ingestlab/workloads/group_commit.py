@@ -10,7 +10,7 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
 from ingestlab.workloads import Notebook
@@ -82,7 +82,7 @@ def _variants(classes: dict[str, type[Engine]], value: Any, n_default: int | Non
     known = list(dict.fromkeys(v for c in classes.values() for v in c.GROUP_COMMIT_VARIANTS))
     for item in items:
         if item not in known:
-            owners = [c.NAME for c in Engine.classes().values() if item in c.GROUP_COMMIT_VARIANTS]
+            owners = [c.NAME for c in registry.classes().values() if item in c.GROUP_COMMIT_VARIANTS]
             where = f" ({item} is a variant of {', '.join(owners)})" if owners else ""
             names = ", ".join(c.NAME for c in classes.values())
             raise ConfigError("VARIANTS", item, f"each one of {', '.join(known)} for {names}{where}")
@@ -173,7 +173,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "throughput": [], "cpu": []}
     for target in params.engines:
-        _measure_engine(Engine.resolve(target), params, run, out, on_start=on_start)
+        _measure_engine(registry.resolve(target), params, run, out, on_start=on_start)
     return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}
 
 

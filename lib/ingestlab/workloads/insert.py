@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
@@ -113,7 +113,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
     for name, engine_cls in classes.items():
         if not engine_cls.has("execute"):
             raise ConfigError("ENGINES", name, "engines that run SQL statements (" + ", ".join(
-                n for n, c in Engine.classes().items() if c.has("execute")) + ")")
+                n for n, c in registry.classes().items() if c.has("execute")) + ")")
     known = list(dict.fromkeys(v for c in classes.values() for v in (list(c.COMMIT_VARIANTS) or ["default"])))
     variants = subset("VARIANTS", known if variants is None else variants, known)
     for name, engine_cls in classes.items():
@@ -231,7 +231,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     for target in params.engines:
-        _measure_engine(Engine.resolve(target), params, run, out)
+        _measure_engine(registry.resolve(target), params, run, out)
     return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ingestlab import _paths, datagen, disk, progress, timing
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook
@@ -120,10 +120,10 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     size = SCALES[scale]
     items = list(engine_classes(engines))
     one_of("VERSIONS", versions, VERSION_CHOICES)
-    classes = [Engine.class_of(t) for t in _expand(items, versions)]
+    classes = [registry.class_of(t) for t in _expand(items, versions)]
     for cls in classes:  # before SETTINGS, which such an engine would be blamed for
         if not cls.has("table_ddl"):
-            loadable = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl"))
+            loadable = ", ".join(n for n, c in registry.classes().items() if c.has("table_ddl"))
             raise ConfigError("ENGINES", cls.NAME, f"engines with SQL tables, which notebook 05 loads ({loadable})")
     rows = positive_int("ROWS", size["rows"] if rows is None else rows)
     repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
@@ -134,7 +134,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
                                allow_zero=True)
     methods = subset("METHODS", list(METHODS) if methods is None else methods, list(METHODS))
     if settings is not None:
-        known = list(dict.fromkeys(name for cls in Engine.classes().values() for name in cls.LOAD_SETTINGS))
+        known = list(dict.fromkeys(name for cls in registry.classes().values() for name in cls.LOAD_SETTINGS))
         settings = subset("SETTINGS", settings, known)
         for cls in classes:
             if not set(settings) & set(cls.LOAD_SETTINGS):
@@ -167,7 +167,7 @@ def _expand(targets: Sequence[str], versions: str) -> list[str]:
     """The targets with, for ``versions="all"``, every other registered version of each local engine."""
     if versions == "default":
         return list(targets)
-    return list(dict.fromkeys(v for t in targets for v in (Engine.versions(t) if "://" not in t else [t])))
+    return list(dict.fromkeys(v for t in targets for v in (registry.versions(t) if "://" not in t else [t])))
 
 
 def counts(method: str, rows: int, batch_rows: int = 1000, bulk_statements: int = 1) -> tuple[int, int]:
@@ -421,7 +421,7 @@ def _note(run, text: str) -> None:
 
 
 def _measure_target(target: str, params: Params, run, data: Data, warm: Data | None) -> list[pd.DataFrame]:
-    cls = Engine.class_of(target)
+    cls = registry.class_of(target)
     reason = cls.unavailable_reason() if "://" not in target else None
     if reason:
         _note(run, f"{target}: skipped, this version cannot run here: {reason}")
@@ -435,7 +435,7 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
         _note(run, f"{target}: without " + "; ".join(
             f"{m} ({method_missing(cls, m)})" for m in params.methods if m not in methods))
     frames = []
-    engine = Engine.resolve(target)
+    engine = registry.resolve(target)
     try:
         engine.start()
         version, system = version_label(engine)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
@@ -161,7 +161,7 @@ def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
     classes = engine_classes(targets)
     for target, cls in classes.items():
         if not (cls.has("table_ddl") and cls.has("execute")):
-            sql = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl") and c.has("execute"))
+            sql = ", ".join(n for n, c in registry.classes().items() if c.has("table_ddl") and c.has("execute"))
             raise ConfigError("ENGINES", target, f"an engine with SQL tables ({sql})")
     return classes
 
@@ -365,7 +365,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     rng = np.random.default_rng(params.seed)
     for target in params.engines:
-        engine = Engine.resolve(target)
+        engine = registry.resolve(target)
         try:
             engine.start()
             run.note(levels_note(params, type(engine), engine.label))  # SOURCE then names every level the figures show

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.conninfo import mask_url
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import Notebook
@@ -99,7 +99,7 @@ def eligible_engines() -> list[str]:
 
     Any engine with upsert operations can run by URL besides (see :func:`check_engines`).
     """
-    return [name for name, cls in Engine.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
+    return [name for name, cls in registry.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
 
 
 def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[str, ...]:
@@ -117,10 +117,10 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
     out = []
     for item in filter(None, items):
         try:
-            engine = Engine.resolve(item)  # finds the programs, or parses the URL; starts nothing
+            engine = registry.resolve(item)  # finds the programs, or parses the URL; starts nothing
             if not engine.UPSERT_OPERATIONS:
                 raise ConfigError("ENGINES", engine.display_url, "an engine with upsert operations: "
-                                  + ", ".join(n for n, c in Engine.classes().items() if c.UPSERT_OPERATIONS))
+                                  + ", ".join(n for n, c in registry.classes().items() if c.UPSERT_OPERATIONS))
             if reach:
                 engine.check_reachable()
         except EngineUnavailableError as exc:
@@ -408,7 +408,7 @@ def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -
     """One engine of :func:`measure`: start, load, cap, every operation, checks; rows appended to ``run``."""
     limits = cgroups.PROFILES[params.disk_profile]
     with contextlib.ExitStack() as stack:
-        engine = Engine.resolve(target)
+        engine = registry.resolve(target)
         name = engine.label
         limit, cap = _memory_limit(engine, params, run, stack)
         stack.callback(engine.close)  # runs before the memory group is removed

@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
-from ingestlab.engines.base import Engine
+from ingestlab.engines.base import Engine, EngineStyle
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
 
@@ -117,6 +117,7 @@ class ArangoDB(Engine):
 
     NAME = "arangodb"
     URL_SCHEMES = ("arangodb",)
+    STYLE = EngineStyle(title="ArangoDB", colour="#000000", marker="s")
     DEFAULT_PORT = 8529
     HAS_LOCAL_SERVER = False
     #: No SQL: AQL and an HTTP document API (the SQL steps are switched off below).

@@ -12,7 +12,7 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
-from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.engines.base import Engine, EngineStyle, LoadSetting
 from ingestlab.engines.clickhouse.sql import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -22,7 +22,7 @@ from ingestlab.servers.base import LocalServer
 class ClickHouse(Engine):
     """ClickHouse (chDB 4.4's embedded server), its tables ``MergeTree``, inside this Python process.
 
-    ``Engine.get("clickhouse")`` starts chDB's ClickHouse on ``.lab/clickhouse-<pid>-<n>/data``
+    ``engines.get("clickhouse")`` starts chDB's ClickHouse on ``.lab/clickhouse-<pid>-<n>/data``
     (a folder of mode 0700, removed by :meth:`close`, also after a failure:
     :class:`~ingestlab.engines.clickhouse.server.ChDBServer`). The measuring connection is a
     ``chdb.session.Session`` on that path; every statement is its own "transaction" (ClickHouse
@@ -53,6 +53,7 @@ class ClickHouse(Engine):
 
     NAME = "clickhouse"
     URL_SCHEMES = ()
+    STYLE = EngineStyle(title="ClickHouse", colour="#CC79A7", marker="s")
     SQL = ClickHouseSQL
     #: ClickHouse runs in-process through chDB's Python package (recorded as the driver; the
     #: engine itself is the ``chdb-core`` package, recorded in :meth:`metadata`).

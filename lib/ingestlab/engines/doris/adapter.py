@@ -7,6 +7,7 @@ import re
 import time
 from typing import Any, ClassVar, Iterable, Sequence
 
+from ingestlab.engines.base import EngineStyle
 from ingestlab.engines.doris.sql import DorisSQL
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.engines.stream_load_client import StreamLoadResult
@@ -37,6 +38,7 @@ class Doris(StarRocks):
 
     NAME = "doris"
     URL_SCHEMES = ("doris",)
+    STYLE = EngineStyle(title="Apache Doris", colour="#D55E00", marker="s")
     SQLGLOT_DIALECT = "doris"
     SQL = DorisSQL
     PROFILE_KIND = "doris_profile"

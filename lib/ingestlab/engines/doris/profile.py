@@ -15,6 +15,10 @@ from ingestlab.profiles._values import expand_pairs
 __all__ = ["KINDS", "parse", "sniff"]
 
 KINDS = ("doris_profile",)
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {"doris_profile": "Apache Doris profile text, SHOW QUERY/LOAD PROFILE output, operator blocks"}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 5
 
 _MARKERS = re.compile(
     r"Doris Version:|^\s*Changed ?Session ?Variables:\s*$"

@@ -8,7 +8,7 @@ import statistics
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.engines.base import Engine, EngineStyle, LoadSetting
 from ingestlab.engines.duckdb.sql import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
@@ -17,7 +17,7 @@ from ingestlab.servers.base import LocalServer
 class DuckDB(Engine):
     """DuckDB through its Python API, on a database file in a private folder, inside this Python process.
 
-    ``Engine.get("duckdb")`` opens ``.lab/duckdb-<pid>-<n>/lab.duckdb`` (a folder of mode 0700,
+    ``engines.get("duckdb")`` opens ``.lab/duckdb-<pid>-<n>/lab.duckdb`` (a folder of mode 0700,
     removed by :meth:`close`, also after a failure: :class:`~ingestlab.engines.duckdb.server.DuckDBFile`).
     There is no server and no URL: the measuring connection is a connection of that database
     in autocommit (every statement its own transaction, its commit, with the write-ahead
@@ -36,6 +36,7 @@ class DuckDB(Engine):
 
     NAME = "duckdb"
     URL_SCHEMES = ()
+    STYLE = EngineStyle(title="DuckDB", colour="#E69F00", marker="o")
     SQL = DuckDBSQL
     #: DuckDB runs in-process through its Python package (recorded as the driver).
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"duckdb": ("duckdb", "duckdb")}

@@ -13,6 +13,10 @@ from ingestlab.profiles._profile import Profile, ProfileBuilder
 __all__ = ["KINDS", "PHASES", "parse", "sniff"]
 
 KINDS = ("duckdb_profile",)
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {"duckdb_profile": "DuckDB JSON query profile (enable_profiling = 'json', get_profiling_information()), 2.0 or 1.x"}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 0
 
 #: The groups of DuckDB 2.0's profile that time a phase of the query outside its operators, and the
 #: summary key of each group's ``total_time``: each group's other timings are steps inside it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ingestlab.engines.base import EngineStyle
 from ingestlab.engines.mariadb.sql import MariaDBSQL
 from ingestlab.engines.mysql import MySQL
 from ingestlab.servers.base import LocalServer
@@ -12,7 +13,7 @@ from ingestlab.servers.base import LocalServer
 class MariaDB(MySQL):
     """MariaDB through mysqlclient or PyMySQL (see :class:`MySQL`); differs from :class:`MySQL` in its local server and settings table.
 
-    ``Engine.get("mariadb")`` starts the machine's MariaDB (Debian's 10.11) in
+    ``engines.get("mariadb")`` starts the machine's MariaDB (Debian's 10.11) in
     ``.lab/mariadb-<pid>/`` (see :class:`~ingestlab.engines.mariadb.server.MariaDBServer`); the
     commit variants ``flush_1``/``flush_2``/``flush_0`` restart it with
     ``--innodb_flush_log_at_trx_commit=1|2|0``. Every variant also carries
@@ -30,6 +31,7 @@ class MariaDB(MySQL):
 
     NAME = "mariadb"
     URL_SCHEMES = ("mariadb",)
+    STYLE = EngineStyle(title="MariaDB", colour="#009E73", marker="o")
     HAS_LOCAL_SERVER = True
     SQL = MariaDBSQL
     TABLE_MODELS: ClassVar[dict[str, str]] = {

@@ -18,6 +18,15 @@ from ingestlab.profiles._units import parse_duration_ms
 __all__ = ["KINDS", "parse", "sniff", "stages"]
 
 KINDS = ("mariadb_show_profile", "mysql_stage_events")
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {
+    "mariadb_show_profile": "MariaDB/MySQL SHOW PROFILE (client table or cursor rows)",
+    "mysql_stage_events": "MySQL/MariaDB performance_schema stage events (events_stages_history[_long]) as printed",
+}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 4
+#: :func:`sniff` also reads DB cursor rows (SHOW PROFILE fetched as ``(status, seconds)`` rows).
+READS_ROWS = True
 
 _BOX_HEADER = re.compile(r"^\|\s*Status\s*\|\s*Duration\s*\|", re.MULTILINE)
 _TAB_HEADER = re.compile(r"^Status\tDuration\b", re.MULTILINE)

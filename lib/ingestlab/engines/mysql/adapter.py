@@ -12,7 +12,7 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
-from ingestlab.engines.base import LoadSetting, lock_wait_s
+from ingestlab.engines.base import EngineStyle, LoadSetting, lock_wait_s
 from ingestlab.engines.mysql.sql import MySQLSQL
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -32,8 +32,8 @@ LOAD_PIECE_ROWS = 16_384
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
-    ``Engine.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
-    (``Engine.get("mariadb")`` is the family's local one). What is InnoDB's or the MySQL
+    ``engines.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
+    (``engines.get("mariadb")`` is the family's local one). What is InnoDB's or the MySQL
     server's lives here: the bulk path ``LOAD DATA LOCAL INFILE``, the table models, the
     upsert study, the memory budget, the InnoDB counters, :meth:`settle`, the commit
     counters, the stage anatomy and ``SET GLOBAL`` with its journal. StarRocks and Doris
@@ -57,6 +57,7 @@ class MySQL(MySQLProtocol):
 
     NAME = "mysql"
     URL_SCHEMES = ("mysql",)
+    STYLE = EngineStyle(title="MySQL", colour="#009E73", marker="s")
     SQL = MySQLSQL
     #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
     PROFILE_KIND = "mysql_stage_events"

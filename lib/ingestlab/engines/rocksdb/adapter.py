@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 import pyarrow as pa
 
-from ingestlab.engines.base import Engine
+from ingestlab.engines.base import Engine, EngineStyle
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
@@ -48,6 +48,7 @@ class RocksDB(Engine):
 
     NAME = "rocksdb"
     URL_SCHEMES = ()
+    STYLE = EngineStyle(title="RocksDB", colour="#000000", marker="o")
     BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""

@@ -7,7 +7,7 @@ import math
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.base import EngineStyle, LoadSetting
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.starrocks.sql import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
@@ -64,6 +64,7 @@ class StarRocks(MySQLProtocol):
 
     NAME = "starrocks"
     URL_SCHEMES = ("starrocks",)
+    STYLE = EngineStyle(title="StarRocks", colour="#D55E00", marker="o")
     DEFAULT_PORT = 9030
     SQLGLOT_DIALECT = "starrocks"
     SQL = StarRocksSQL

@@ -14,6 +14,14 @@ from ingestlab.profiles._tree import Line, Section, canonical, indent_tree, read
 __all__ = ["KINDS", "parse", "sniff"]
 
 KINDS = ("starrocks_profile", "starrocks_analyze_profile", "starrocks_profilelist")
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {
+    "starrocks_profile": "StarRocks raw runtime profile tree (Query:/Load: ... - Key: value), or one operator block",
+    "starrocks_analyze_profile": "StarRocks ANALYZE PROFILE / EXPLAIN ANALYZE ('Explain String' table)",
+    "starrocks_profilelist": "StarRocks SHOW PROFILELIST table",
+}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 6
 
 _EXPLAIN_HEADER = re.compile(r"^\W*Explain String\b", re.MULTILINE)
 _PROFILELIST_HEADER = re.compile(r"^\|\s*QueryId\s*\|\s*StartTime\s*\|\s*Time\s*\|\s*State\s*\|", re.MULTILINE)

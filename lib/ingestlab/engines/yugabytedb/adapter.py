@@ -6,7 +6,7 @@ import math
 from typing import Any, Callable, ClassVar, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.base import EngineStyle, LoadSetting
 from ingestlab.engines.postgres import Postgres
 
 #: Session settings of the seed's script, off: every setting starts from them (a session keeps what it set).
@@ -40,6 +40,7 @@ class YugabyteDB(Postgres):
 
     NAME = "yugabytedb"
     URL_SCHEMES = ("yugabytedb",)
+    STYLE = EngineStyle(title="YugabyteDB", colour="#0072B2", marker="D")
     DEFAULT_PORT = 5433
     PROFILE_KIND = "yugabyte_explain"
     HAS_LOCAL_SERVER = False

@@ -45,6 +45,10 @@ class YugabyteExplainParser(ExplainParser):
 
 _PARSER = YugabyteExplainParser()
 KINDS = _PARSER.kinds
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {"yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON"}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 2
 
 
 def sniff(text: str) -> str | None:
