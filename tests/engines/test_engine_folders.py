@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ingestlab import results
+from ingestlab import _paths, results
 from ingestlab.engines import Engine, registry
 from ingestlab.errors import ConfigError
 
@@ -171,9 +171,10 @@ def test_a_toy_engine_from_a_temporary_folder_runs_notebook_01(tmp_path, lab_tmp
     folder = tmp_path / "toy_sqlite"
     shutil.copytree(TOY, folder)
     out = tmp_path / "out"
-    # SVG: the figure's colours and words can be read in its text
-    env = {**os.environ, registry.ENGINES_ENV: str(folder), "INGESTLAB_LAB_DIR": str(lab_tmp),
-           results.FIGURE_FORMATS_ENV: "png,svg"}
+    # figures in the run's folder, as a user's run puts them, and as SVG too: its colours and words are text
+    env = {k: v for k, v in os.environ.items() if k != _paths.FIGURES_ENV}
+    env.update({registry.ENGINES_ENV: str(folder), "INGESTLAB_LAB_DIR": str(lab_tmp),
+                results.FIGURE_FORMATS_ENV: "png,svg"})
     res = subprocess.run([str(BIN), "run", "01", "-p", "ENGINES", "toysqlite", "--out", str(out), "--no-progress"],
                          capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
