@@ -56,6 +56,18 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
+#: Attributes whose value is the name of a library's dialect (sqlglot's, SQLAlchemy's), which may be an engine's
+#: word without naming the engine: the MySQL wire protocol's family quotes and parses as SQLAlchemy's ``mysql``.
+LIBRARY_NAME_ATTRIBUTES = ("SQLGLOT_DIALECT", "QUOTING", "DRIVERNAME")
+
+
+def _library_names(tree: ast.AST) -> set[int]:
+    return {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name) and target.id in LIBRARY_NAME_ATTRIBUTES}
+
+
 def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, root: Path = LIB.parent) -> list[str]:
     """Where code in ``path`` names an engine: its name or a scheme as a string, ``scheme://``, or its module path.
 
@@ -64,7 +76,7 @@ def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, roo
     no mention: only strings and imports of ``ingestlab.engines.<folder>`` are.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    prose = _docstrings(tree)
+    prose = _docstrings(tree) | _library_names(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:

@@ -55,9 +55,9 @@ def test_starrocks_is_refused_naming_its_nearest_equivalent():
 
 
 def test_defaults_follow_the_scale():
-    assert group_commit.validate(scale="paper").clients == (1, 2, 4, 8, 16, 32, 64)
-    assert group_commit.validate(scale="paper").rows_per_insert == (1, 10, 100)
-    assert group_commit.validate(scale="paper").variants == tuple(engines.classes()["postgres"].GROUP_COMMIT_VARIANTS)
+    assert group_commit.validate("postgres", scale="paper").clients == (1, 2, 4, 8, 16, 32, 64)
+    assert group_commit.validate("postgres", scale="paper").rows_per_insert == (1, 10, 100)
+    assert group_commit.validate("postgres", scale="paper").variants == tuple(engines.classes()["postgres"].GROUP_COMMIT_VARIANTS)
     assert group_commit.validate("doris://root@h:9030/db", variants="async_mode").variants == ("async_mode",)
 
 

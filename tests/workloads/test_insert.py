@@ -33,9 +33,9 @@ def test_bad_parameters_name_themselves_before_any_server_starts(kwargs, name, t
 
 
 def test_defaults_follow_the_scale():
-    assert insert.validate(scale="paper").profile_n == 30
-    assert insert.validate(scale="paper").n == 1000
-    assert insert.validate(variants="sync_off").variants == ("sync_off",)
+    assert insert.validate("postgres", scale="paper").profile_n == 30
+    assert insert.validate("postgres", scale="paper").n == 1000
+    assert insert.validate("postgres", variants="sync_off").variants == ("sync_off",)
 
 
 def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):

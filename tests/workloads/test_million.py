@@ -39,7 +39,7 @@ LOCAL = [name for name in ("postgres", "postgres15", "mariadb")]
 def test_bad_parameters_fail_before_anything_starts(kwargs, name, monkeypatch):
     monkeypatch.setattr(Engine, "start", lambda self: pytest.fail("an engine started"))
     with pytest.raises(ConfigError) as err:
-        million.validate(**kwargs)
+        million.validate(**{"engines": "postgres", **kwargs})
     assert err.value.args[0].startswith(name)
 
 

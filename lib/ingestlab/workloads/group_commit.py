@@ -98,7 +98,7 @@ def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     return [v for v in variants if v in engine_cls.GROUP_COMMIT_VARIANTS]
 
 
-def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", clients: Sequence[int] | str | None = None,
+def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequence[int] | str | None = None,
              rows_per_insert: Sequence[int] | str | None = None, variants: Sequence[str] | str | None = None,
              duration_s: float | None = None, warmup_s: float | None = None, loop: str = "closed",
              rate: float | None = None, seed: int = 0) -> Params:

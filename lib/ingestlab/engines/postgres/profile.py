@@ -580,6 +580,8 @@ def _walk(node: _Node) -> list[_Node]:
 
 _PARSER = ExplainParser()
 KINDS = _PARSER.kinds
+#: What the anatomy of a profile of each kind says beside its numbers.
+ANATOMY_NOTES = dict.fromkeys(KINDS, "operator times are exclusive times derived from inclusive actual times x loops")
 #: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
 DESCRIPTIONS = {
     "postgres_explain_text": "PostgreSQL EXPLAIN [ANALYZE] text output",

@@ -49,6 +49,7 @@ class RocksDB(Engine):
     NAME = "rocksdb"
     URL_SCHEMES = ()
     STYLE = EngineStyle(title="RocksDB", colour="#000000", marker="o")
+    PACKAGE = "rocksdict"
     BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ingestlab.engines.postgres import profile as postgres_profile
 from ingestlab.engines.postgres.profile import ExplainParser
 from ingestlab.profiles._profile import Profile
 
@@ -45,6 +46,8 @@ class YugabyteExplainParser(ExplainParser):
 
 _PARSER = YugabyteExplainParser()
 KINDS = _PARSER.kinds
+#: What the anatomy of a profile of each kind says beside its numbers (as PostgreSQL's: the same plan times).
+ANATOMY_NOTES = dict.fromkeys(KINDS, postgres_profile.ANATOMY_NOTES["postgres_explain_text"])
 #: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
 DESCRIPTIONS = {"yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON"}
 #: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
