@@ -228,3 +228,18 @@ def test_a_toy_engine_from_a_temporary_folder_runs_notebook_01(tmp_path, lab_tmp
     assert len(overhead) == 2 and (overhead["estimate"] > 0).all()
     latency = (run / "figures" / "latency.svg").read_text()
     assert "Toy SQLite" in latency and "#117733" in latency.lower()
+
+
+def test_a_source_tree_without_metadata_reads_the_package_s_folders_and_says_so_once(fresh_registry, caplog):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    fresh_registry.setattr(registry.importlib.metadata, "distribution", missing)
+    fresh_registry.setattr(registry.importlib.metadata, "entry_points", lambda **kw: pytest.fail("entry points read"))
+    with caplog.at_level("WARNING", logger=registry.__name__):
+        assert registry.names() == registry.names()
+    assert {"postgres", "postgres15", "mariadb", "duckdb"} <= set(registry.names())
+    assert [r.message for r in caplog.records].count(caplog.records[0].message) == 1
+    assert "not installed" in caplog.records[0].message and len(caplog.records) == 1
