@@ -8,6 +8,7 @@ lines) is the example to copy: it is copied into a temporary folder, registered 
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import json
 import os
@@ -157,10 +158,16 @@ def _dist_info(site: Path, lines: str) -> None:
 
 @pytest.fixture
 def fresh_registry(monkeypatch):
-    """The registry read again for this test, and forgotten after it."""
-    registry._by_name.cache_clear()
+    """The registry read again for this test, and forgotten after it (with the toy packages it imported)."""
+    def forget():
+        registry._by_name.cache_clear()
+        for name in [m for m in sys.modules if m.split(".")[0] in ("toy_sqlite_pkg", "ingestlab_engine_toy")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+
+    forget()
     yield monkeypatch
-    registry._by_name.cache_clear()
+    forget()
 
 
 def test_an_entry_point_of_another_distribution_registers_its_engine(tmp_path, fresh_registry):
