@@ -1,11 +1,11 @@
 """Capture DuckDB's JSON profile of statements the lab's notebooks run, as the parser's test fixtures.
 
-Starts the lab's DuckDB engine (``Engine.get("duckdb")``: a database file in
+Starts the lab's DuckDB engine (``engines.get("duckdb")``: a database file in
 ``.lab/duckdb-<pid>-<n>/``), builds each statement with the lab's own builders
 (``insert_sql``, ``upsert_sql``, ``generate_rows_sql``, ``add_primary_key_sql``,
 ``reset_table`` with a notebook's columns and table model, ``bulk_load``, ``settle``) and rows
 from :mod:`ingestlab.datagen`, turns profiling on as the anatomy does
-(``_ProfileRecorder`` in :mod:`ingestlab.engines.duckdb`: ``SET profiling_coverage = 'ALL'``,
+(``_ProfileRecorder`` in :mod:`ingestlab.engines.duckdb.adapter`: ``SET profiling_coverage = 'ALL'``,
 ``SET enable_profiling = 'no_output'``), runs the statement and reads its profile with
 ``get_profiling_information(format='json')``. Each profile is checked to be of that statement
 and complete (its ``query`` group present) and written, verbatim, to ``lab_<name>.txt`` in the
@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ingestlab import _paths, datagen, hivetext
+from ingestlab import _paths, datagen, engines, hivetext
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.profiles._text import VERBATIM_MARKER
@@ -61,7 +61,7 @@ class Capture:
     statement: str
     how: str
     profile: str
-    connection: str = "Engine.get('duckdb') (a database file in .lab/duckdb-<pid>-<n>/)"
+    connection: str = "engines.get('duckdb') (a database file in .lab/duckdb-<pid>-<n>/)"
 
 
 @contextlib.contextmanager
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     import duckdb
 
     args.folder.mkdir(parents=True, exist_ok=True)
-    engine = Engine.get("duckdb").start()
+    engine = engines.get("duckdb").start()
     try:
         version = engine.server_version()
         with tempfile.TemporaryDirectory(prefix="capture-hive-", dir=_paths.lab_dir()) as scratch:

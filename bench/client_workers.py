@@ -21,8 +21,7 @@ import sys
 import pandas as pd
 from group_commit_fidelity import TABLE, lab_round, slap_round
 
-from ingestlab import intervals
-from ingestlab.engines import Engine
+from ingestlab import engines, intervals
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
 
@@ -38,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 2 or args.clients < 1:
         parser.error("--rounds ≥ 2, --clients ≥ 1")
     run = Run("bench_client_workers", vars(args))
-    engine = Engine.get("mariadb").start()
+    engine = engines.get("mariadb").start()
     rows = []
     try:
         run.record_engine(engine, bench="client_workers")

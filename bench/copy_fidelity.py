@@ -22,8 +22,7 @@ import sys
 
 import pandas as pd
 
-from ingestlab import intervals
-from ingestlab.engines import Engine
+from ingestlab import engines, intervals
 from ingestlab.engines.base import LoadSetting
 from ingestlab.results import Run
 from ingestlab.workloads import million
@@ -36,7 +35,7 @@ TARGET = 0.95
 def bench(name: str, rows: int, rounds: int, run: Run) -> dict:
     """``rounds`` alternating pairs of loads (lab bulk path, native client) after one warm-up pair."""
     data = million.make_data(rows, tag="bench")
-    engine = Engine.get(name)
+    engine = engines.get(name)
     frames = []
     try:
         engine.start()
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     run = Run("bench_copy_fidelity", vars(args))
     results = []
     for name in args.engines.split(","):
-        reason = Engine.class_of(name).unavailable_reason()
+        reason = engines.class_of(name).unavailable_reason()
         if reason:
             print(f"{name}: skipped: {reason}")
             run.note(f"{name}: skipped: {reason}")

@@ -44,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 from insert_fidelity import loadavg
 
-from ingestlab import cgroups, datagen, intervals
+from ingestlab import cgroups, datagen, engines, intervals
 from ingestlab.concurrency import ClientRun
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
@@ -88,7 +88,7 @@ def _child_cpu_ns() -> int:
 
 def pgbench_round(engine: Engine, clients: int, seconds: float) -> dict:
     """``pgbench -n -M simple -c C -j C -T t`` on the lab's statement: tps without connection time, its CPU."""
-    from ingestlab.servers.postgres import bin_dir
+    from ingestlab.engines.postgres.server import bin_dir
 
     template = driver_for(engine, 1, seconds).statement_template()
     script = template.replace(b"%d", b":id", 1).replace(b"%%", b"%").decode()
@@ -109,7 +109,7 @@ def pgbench_round(engine: Engine, clients: int, seconds: float) -> dict:
 
 def _slap(engine: Engine, clients: int, n: int, path: Path) -> tuple[float, int, int]:
     """One mariadb-slap run of ``n`` statements from ``path``: its seconds, the rows it wrote, its CPU (ns)."""
-    from ingestlab.servers.mariadb import find_binary
+    from ingestlab.engines.mariadb.server import find_binary
 
     kw = engine.server.connect_kwargs()
     before, cpu0 = engine.count_rows(TABLE), _child_cpu_ns()
@@ -143,7 +143,7 @@ def slap_round(engine: Engine, clients: int, seconds: float, expected_rate: floa
 
 def bench(name: str, clients_list: list[int], seconds: float, rounds: int, run: Run) -> list[dict]:
     """Alternate lab and reference rounds per C on one server; one result per C."""
-    engine = Engine.get(name)
+    engine = engines.get(name)
     results = []
     try:
         engine.start()

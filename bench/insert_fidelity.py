@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingestlab import intervals
+from ingestlab import engines, intervals
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.results import Run
@@ -98,7 +98,7 @@ def lab_round(engine: Engine, rows: list[tuple], *, warmup: bool = False) -> pd.
 
 def pgbench_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame:
     """``pgbench -n -M simple -c 1 -t n -l`` on the lab's statement; every transaction's latency."""
-    from ingestlab.servers.postgres import bin_dir
+    from ingestlab.engines.postgres.server import bin_dir
 
     statement = text(engine.render(engine.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
     script = (f"\\set id random({ID_RANGE[0]}, {ID_RANGE[1]})\n"
@@ -133,7 +133,7 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
     when the thread is done, so its connect, ``SET NAMES`` and close are inside (about a
     millisecond over the round: ≤ 1 µs per statement at ``n`` = 1000, which favours the lab).
     """
-    from ingestlab.servers.mariadb import find_binary
+    from ingestlab.engines.mariadb.server import find_binary
 
     sql = engine.insert_sql(TABLE, COLS, 1)
     statements = [text(engine.render(sql, row)) for row in rows_for(n, rng)]
@@ -180,7 +180,7 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
     """Alternate lab and reference rounds on one server; return both ratios and their parts."""
     label, reference, per_statement = REFERENCES[name]
     rng = np.random.default_rng(seed)
-    engine = Engine.get(name)
+    engine = engines.get(name)
     load_before = loadavg()
     # the rounds are kept in memory and written once the engine is done (or has failed): rewriting the
     # growing results file after every round cost the bench minutes at 300 rounds and more

@@ -14,8 +14,7 @@ import random
 import statistics
 import time
 
-from ingestlab import datagen, timing
-from ingestlab.engines import Engine
+from ingestlab import datagen, engines, timing
 from ingestlab.engines.base import STUDY_COLUMNS
 
 
@@ -25,7 +24,7 @@ def main() -> None:
     parser.add_argument("--variant", default="sync_on")
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
-    engine = Engine.resolve(args.engine).start()
+    engine = engines.resolve(args.engine).start()
     try:
         engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
         cols = [c for c, _ in STUDY_COLUMNS]

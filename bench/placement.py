@@ -14,7 +14,7 @@ import argparse
 import os
 import statistics
 
-from ingestlab import datagen, timing
+from ingestlab import datagen, engines, timing
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 
@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--statements", type=int, default=1000)
     args = parser.parse_args()
     cores = sorted(os.sched_getaffinity(0))
-    engine = Engine.resolve(args.engine).start()
+    engine = engines.resolve(args.engine).start()
     task = backend_task(engine)
     try:
         engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))

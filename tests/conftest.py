@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ingestlab import _paths, results
+from ingestlab.engines.mariadb.server import BIN_DIR_ENV
 from ingestlab.figures import CHECK_ENV
-from ingestlab.servers.mariadb import BIN_DIR_ENV
 
 # Every figure saved while the tests run (the notebooks under nbval, the CLI's real runs, the kernels and
 # processes they start: they inherit this) is checked against the lab's figure grammar, and a figure that

@@ -79,7 +79,7 @@ def test_ctrl_c_leaves_no_postgres_behind_and_keeps_partial_results(tmp_path):
 
 
 def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
 
     with PostgresServer(lab_tmp / "pg") as server:
         secret = server.password

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ingestlab import engines
+from ingestlab.engines.mariadb.server import unavailable_reason
 from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_running, is_server_folder, processes_using
-from ingestlab.servers.mariadb import unavailable_reason
 
 BIN = Path(sys.executable).parent / "ingestlab"
 SMALL = ["-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2", "-p", "VARIANTS", "sync_on"]
@@ -55,7 +56,7 @@ def pg(tmp_path_factory):
     import psycopg2
 
     from ingestlab import _paths
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
 
     server = PostgresServer(_paths.lab_dir() / f"test-pg-{os.getpid()}").start()
     secret = "p@ss w:rd%2/x"
@@ -231,7 +232,7 @@ def test_a_lock_held_on_a_url_targets_table_ends_the_run_at_the_stated_bound_in_
     import psycopg2
 
     from ingestlab.engines.base import LOCK_WAIT_ENV
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
 
     server = PostgresServer(tmp_path / "target").start()
     holder = None
@@ -269,7 +270,7 @@ def test_a_url_target_that_stops_answering_mid_run_ends_it_in_one_line_exit_5(tm
     """A server given by URL, stopped mid-run (SIGSTOP): the run waited on its socket for good before."""
     import psutil
 
-    from ingestlab.servers.postgres import PostgresServer
+    from ingestlab.engines.postgres.server import PostgresServer
     from ingestlab.watch import FAILED_PROBES, IDLE_S
 
     server = PostgresServer(tmp_path / "target").start()
@@ -436,17 +437,16 @@ def _kernel_pids(parent: int) -> list[int]:
 @pytest.mark.skipif(unavailable_reason() is not None, reason=f"needs MariaDB: {unavailable_reason()}")
 def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_run(tmp_path, lab_tmp, monkeypatch):
     from ingestlab import journal
-    from ingestlab.engines import Engine
     from ingestlab.engines.mysql import MySQL
 
     flush = "innodb_flush_log_at_trx_commit"
-    server = Engine.get("mariadb").start()  # a user's own server: the lab reaches it by URL only
+    server = engines.get("mariadb").start()  # a user's own server: the lab reaches it by URL only
     try:
         def global_flush() -> int:
             return int(server.execute(f"SELECT @@GLOBAL.{flush}")[0][0])
 
         original = global_flush()
-        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.DRIVERS and Engine.from_url(
+        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.DRIVERS and engines.from_url(
             "mysql://u@localhost/x").driver == "mysqldb" else "mysql"
         url = f"{scheme}://root@localhost/ingestlab?unix_socket={server.server.socket_path}&set_global=true"
         env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab_tmp), "INGESTLAB_PASSWORD": server.server.password}

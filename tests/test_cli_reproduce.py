@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ingestlab import _paths
-from ingestlab.servers.mariadb import BIN_DIR_ENV
+from ingestlab.engines.mariadb.server import BIN_DIR_ENV
 
 BIN = Path(sys.executable).parent / "ingestlab"
 

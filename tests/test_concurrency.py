@@ -1,8 +1,7 @@
 import pytest
 
-from ingestlab import concurrency, datagen, timing
+from ingestlab import concurrency, datagen, engines, timing
 from ingestlab.concurrency import MAX_CLIENTS, ClientRun, check_clients
-from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError
 
@@ -17,7 +16,7 @@ def test_check_clients_refuses_what_it_cannot_run(value):
 
 @pytest.fixture(scope="module")
 def postgres():
-    engine = Engine.get("postgres").start()
+    engine = engines.get("postgres").start()
     yield engine
     engine.close()
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ingestlab import runner
+from ingestlab import engines, runner
 from ingestlab.conninfo import HANDED_OVER, HANDOVER_ENV
 from ingestlab.engine_specs import EngineSpec, parse_engines
-from ingestlab.engines import Engine
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import insert
 
@@ -73,9 +72,9 @@ def test_an_adapter_is_made_from_its_specification(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path))
     local, remote = parse_engines("rocksdb,mysql://u@127.0.0.1:1/db?label=far")
     engine = remote.engine()
-    assert type(engine) is remote.engine_class() is Engine.classes()["mysql"]
+    assert type(engine) is remote.engine_class() is engines.classes()["mysql"]
     assert engine.connection == remote.connection and engine.label == "far"
-    assert type(local.engine()) is local.engine_class() is Engine.classes()["rocksdb"]
+    assert type(local.engine()) is local.engine_class() is engines.classes()["rocksdb"]
     assert remote.unavailable_reason() is None
 
 

@@ -396,6 +396,8 @@ def parts(table: pd.DataFrame, top: int = 5, by: Sequence[str] = ("engine", "var
     pandas.DataFrame
         The ``by`` columns, ``component``, ``ms``.
     """
+    if table.empty:  # no engine of the run has an anatomy (the run's notes say why)
+        return pd.DataFrame(columns=[*by, "component", "ms"])
     by = [c for c in by if c in table.columns]
     cols = [c for c in table.columns if c.endswith("_ms") and c != f"{CLIENT_TOTAL}_ms"
             and c.removesuffix("_ms") not in REFERENCES]

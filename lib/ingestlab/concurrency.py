@@ -87,7 +87,7 @@ class ClientPlan:
     Attributes
     ----------
     engine : str
-        Registry name of the engine's adapter (``Engine.classes()`` key).
+        Registry name of the engine's adapter (``engines.classes()`` key).
     connect_kwargs : dict
         The driver ``connect()`` arguments (from the parent's ``connect_kwargs()``).
     session_settings : dict
@@ -435,9 +435,9 @@ def _texts(template: bytes, first_id: int, rows: int) -> Iterator[bytes]:
 
 
 def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
-    from ingestlab.engines import Engine
+    from ingestlab import engines
 
-    engine = Engine.classes()[plan.engine].client(plan.connect_kwargs)
+    engine = engines.classes()[plan.engine].client(plan.connect_kwargs)
     send = engine.open_sender(plan.session_settings)
     sender = engine.native_sender() if plan.timer == "c" and timing.TIMER == "c" else None
     texts = _texts(plan.template, plan.client * ID_STRIDE, plan.rows_per_insert)

@@ -164,9 +164,9 @@ def _parse(url: str | URL, parameter: str) -> URL:
             parsed = make_url(normalise_url(url))
             parsed.port  # noqa: B018 - a non-numeric port raises only when read
         except (ArgumentError, ValueError) as exc:
-            raise ConfigError(parameter, mask_url(url), "a URL such as postgresql://user@host:5432/db") from exc
+            raise ConfigError(parameter, mask_url(url), "a URL such as scheme://user@host:port/db") from exc
     if not parsed.host and not parsed.query.get("host"):
-        raise ConfigError(parameter, mask_url(url), "a URL with a host, such as postgresql://user@host:5432/db")
+        raise ConfigError(parameter, mask_url(url), "a URL with a host, such as scheme://user@host:port/db")
     return parsed
 
 

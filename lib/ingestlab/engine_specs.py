@@ -33,9 +33,9 @@ ACCEPTED = "engine names or URLs, comma-separated (e.g. postgres,mariadb)"
 
 def _registry():
     """The engine registry (names, classes, adapters): the one place this module reaches it."""
-    from ingestlab.engines import Engine
+    from ingestlab import engines
 
-    return Engine
+    return engines
 
 
 @dataclasses.dataclass(frozen=True)

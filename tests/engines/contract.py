@@ -13,8 +13,7 @@ import re
 
 import pytest
 
-from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab import anatomy, datagen, engines
 from ingestlab.engines.base import STEPS, STUDY_COLUMNS
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.servers.base import is_running
@@ -44,7 +43,7 @@ class EngineContract:
         reason = cls.skip_reason()
         if reason:
             pytest.skip(reason)
-        engine = Engine.resolve(cls.target()).start()
+        engine = engines.resolve(cls.target()).start()
         yield engine
         engine.close()
 
@@ -254,7 +253,7 @@ class EngineContract:
             pytest.skip(f"{self.engine} runs on a server the lab does not manage")
         # its own lab directory: the class's server lives in <lab>/<kind>-<this pid> already
         monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))  # a folder the server's OS user can enter
-        engine = Engine.get(self.engine).start()
+        engine = engines.get(self.engine).start()
         pid, directory = engine.server.pid(), engine.server.directory
         assert pid
         engine.close()
@@ -280,7 +279,7 @@ class RemoteContract(EngineContract):
     @classmethod
     def skip_reason(cls) -> str | None:
         if not cls.target():
-            return (f"{Engine.classes()[cls.engine].__name__} cannot run on this machine (no binaries, no Docker "
+            return (f"{engines.classes()[cls.engine].__name__} cannot run on this machine (no binaries, no Docker "
                     f"engine); start {cls.stack} elsewhere and set {cls.url_env}")
         return None
 

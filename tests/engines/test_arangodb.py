@@ -22,9 +22,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from ingestlab import datagen
-from ingestlab.engines import Engine
-from ingestlab.engines.arangodb import ArangoDB, parse_metrics
+from ingestlab import datagen, engines
+from ingestlab.engines.arangodb.adapter import ArangoDB, parse_metrics
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from tests.engines.upsert_contract import UpsertContract
 
@@ -132,7 +131,7 @@ class RecordingHTTPClient:
 @pytest.fixture
 def recorded():
     """An ArangoDB adapter started over the recording client (no server)."""
-    eng = Engine.from_url(URL)
+    eng = engines.from_url(URL)
     eng.http_client = RecordingHTTPClient(metrics=FIXTURE.read_text())
     eng.start()
     yield eng, eng.http_client
@@ -145,22 +144,22 @@ def _chunk(keys, seed=0):
 
 # -- URLs and capabilities --------------------------------------------------------------------
 def test_url_selects_arangodb_masks_the_password_and_reads_the_protocol():
-    eng = Engine.from_url(URL)
+    eng = engines.from_url(URL)
     assert isinstance(eng, ArangoDB) and eng.label == "seed" and "pw" not in eng.display_url
     assert eng.endpoint == "http://127.0.0.1:8529" and eng.connect_kwargs()["database"] == "lab"
-    assert Engine.from_url("arangodb://r@h:8530/db?protocol=https").endpoint == "https://h:8530"
+    assert engines.from_url("arangodb://r@h:8530/db?protocol=https").endpoint == "https://h:8530"
 
 
 @pytest.mark.parametrize("url", ["arangodb://r:pw@h/db?protocol=ftp", "arangodb://r:pw@h/db?sslmode=x"])
 def test_bad_url_options_are_config_errors_without_the_password(url):
     with pytest.raises(ConfigError) as err:
-        Engine.from_url(url)
+        engines.from_url(url)
     assert "pw" not in str(err.value) and "protocol" in str(err.value)
 
 
 def test_no_local_server_and_how_to_get_one():
     with pytest.raises(EngineUnavailableError, match="compose"):
-        Engine.get("arangodb")
+        engines.get("arangodb")
 
 
 def test_sql_steps_and_the_memory_budget_are_switched_off_with_reasons():
@@ -176,7 +175,7 @@ def test_sql_steps_and_the_memory_budget_are_switched_off_with_reasons():
 
 
 def test_a_closed_port_fails_fast_naming_the_masked_url():
-    eng = Engine.from_url("arangodb://u:secret@127.0.0.1:1/db")
+    eng = engines.from_url("arangodb://u:secret@127.0.0.1:1/db")
     with pytest.raises(EngineUnavailableError) as err:
         eng.check_reachable()
     assert "u:***@127.0.0.1:1" in str(err.value) and "secret" not in str(err.value)
@@ -231,7 +230,7 @@ def test_request_shape_insert_and_overwrite_are_one_document_request_per_batch(r
 
 def test_request_shape_before_3_7_overwrite_has_no_mode_and_before_3_4_no_overwrite():
     for version, ops, mode in (("3.4.1", ("insert", "overwrite"), None), ("3.3.23", ("insert",), None)):
-        eng = Engine.from_url(URL)
+        eng = engines.from_url(URL)
         eng.http_client = rec = RecordingHTTPClient(version=version)
         eng.start()
         assert eng.UPSERT_OPERATIONS == ops

@@ -7,15 +7,20 @@ import re
 
 import pytest
 
-from ingestlab.engines import Engine
+from ingestlab import engines
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import STEPS
 from ingestlab.engines.doris import Doris
+from ingestlab.engines.doris.sql import DorisSQL
 from ingestlab.engines.mariadb import MariaDB
+from ingestlab.engines.mariadb.sql import MariaDBSQL
 from ingestlab.engines.mysql import MySQL
+from ingestlab.engines.mysql.sql import MySQLSQL
 from ingestlab.engines.mysql_protocol import MySQLProtocol
-from ingestlab.engines.registry import REGISTRY
-from ingestlab.engines.sql import DorisSQL, MariaDBSQL, MySQLSQL, PostgresSQL, SQLBuilder, StarRocksSQL
+from ingestlab.engines.postgres.sql import PostgresSQL
+from ingestlab.engines.sql import SQLBuilder
 from ingestlab.engines.starrocks import StarRocks
+from ingestlab.engines.starrocks.sql import StarRocksSQL
 from ingestlab.engines.steps import SQL_STEPS
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 
@@ -57,7 +62,7 @@ def test_the_docstring_map_names_every_flag_with_its_default():
 
 
 def test_every_subclass_flag_is_declared_on_the_base():
-    for engine_cls in Engine.classes().values():
+    for engine_cls in engines.classes().values():
         for klass in engine_cls.__mro__:
             if klass is Engine or not issubclass(klass, Engine):
                 continue
@@ -65,19 +70,20 @@ def test_every_subclass_flag_is_declared_on_the_base():
             assert declared <= set(flags_of(Engine)) | set(vars(Engine)), klass
 
 
-# -- the registry facade ---------------------------------------------------------------------------
-def test_the_facade_asks_the_registry():
-    assert Engine.classes() == REGISTRY.classes() and Engine.names() == REGISTRY.names()
-    assert Engine.class_of("mariadb") is MariaDB is REGISTRY.by_name("mariadb")
-    assert REGISTRY.by_scheme("doris") is Doris and REGISTRY.by_scheme("nope") is None
-    assert REGISTRY.unavailable_reason("starrocks") is None and "starrocks" in REGISTRY.schemes()
+# -- the registry ----------------------------------------------------------------------------------
+def test_the_package_s_lookups_are_the_registry_s():
+    assert engines.classes() == registry.classes() and engines.names() == registry.names()
+    assert engines.class_of("mariadb") is MariaDB is registry.by_name("mariadb")
+    assert registry.by_scheme("doris") is Doris and registry.by_scheme("nope") is None
+    assert "starrocks" in registry.schemes()
+    assert not {"classes", "names", "versions", "get", "from_url", "resolve", "class_of"} & set(vars(Engine))
 
 
 @pytest.mark.parametrize("call", [
-    lambda p: Engine.resolve("oracle", **p), lambda p: Engine.get("oracle", **p),
-    lambda p: Engine.from_url("oracle://u@h:1/db", **p), lambda p: Engine.class_of("oracle", **p),
-    lambda p: Engine.resolve("postgresql://u@h:notaport/db", **p), lambda p: Engine.resolve("  ", **p),
-    lambda p: Engine.class_of("mysql+nodriver://u@h/db", **p),
+    lambda p: engines.resolve("oracle", **p), lambda p: engines.get("oracle", **p),
+    lambda p: engines.from_url("oracle://u@h:1/db", **p), lambda p: engines.class_of("oracle", **p),
+    lambda p: engines.resolve("postgresql://u@h:notaport/db", **p), lambda p: engines.resolve("  ", **p),
+    lambda p: engines.class_of("mysql+nodriver://u@h/db", **p),
 ], ids=["resolve", "get", "from_url", "class_of", "bad port", "blank", "bad driver"])
 def test_errors_name_the_parameter_they_were_given(call):
     with pytest.raises(ConfigError) as err:
@@ -90,13 +96,13 @@ def test_errors_name_the_parameter_they_were_given(call):
 
 def test_an_engines_own_url_errors_name_its_parameter():
     with pytest.raises(ConfigError) as err:
-        Engine.from_url("starrocks://root@fe:9030/db?buckets=0", parameter="TARGET").table_defaults()
+        engines.from_url("starrocks://root@fe:9030/db?buckets=0", parameter="TARGET").table_defaults()
     assert err.value.name == "TARGET"
 
 
 # -- passwords through an engine -------------------------------------------------------------------
 def test_a_query_password_reaches_the_driver_and_nothing_shows_it():
-    engine = Engine.from_url("mysql://root@db:3306/lab?passwd=hunter2&charset=utf8mb4&set_global=true")
+    engine = engines.from_url("mysql://root@db:3306/lab?passwd=hunter2&charset=utf8mb4&set_global=true")
     args = engine.connect_kwargs()
     assert args["password"] == "hunter2" and "passwd" not in args and "set_global" not in args
     assert args["charset"] == "utf8mb4" and engine.set_global_allowed
@@ -106,12 +112,12 @@ def test_a_query_password_reaches_the_driver_and_nothing_shows_it():
 @pytest.mark.parametrize("query", ["protocol=gopher&password=hunter2", "passwd=hunter2&verify=no"])
 def test_arangodb_url_errors_never_repeat_the_password(query):
     with pytest.raises(ConfigError) as err:
-        Engine.from_url(f"arangodb://root:hunter2@127.0.0.1:8529/_system?{query}")
+        engines.from_url(f"arangodb://root:hunter2@127.0.0.1:8529/_system?{query}")
     assert "hunter2" not in str(err.value)
 
 
 def test_an_arangodb_query_password_is_the_password():
-    engine = Engine.from_url("arangodb://root@127.0.0.1:8529/_system?password=hunter2")
+    engine = engines.from_url("arangodb://root@127.0.0.1:8529/_system?password=hunter2")
     assert engine.connect_kwargs()["password"] == "hunter2" and "hunter2" not in engine.display_url
 
 
@@ -127,7 +133,7 @@ def test_starrocks_and_doris_inherit_nothing_of_innodb(engine_cls):
 
 
 def test_no_engine_of_the_mysql_protocol_blanks_a_flag_it_inherits():
-    family = [c for c in Engine.classes().values() if issubclass(c, MySQLProtocol)]
+    family = [c for c in engines.classes().values() if issubclass(c, MySQLProtocol)]
     assert {MySQL, MariaDB, StarRocks, Doris} <= set(family)
     for engine_cls in family:
         parent = engine_cls.__mro__[1]
@@ -137,7 +143,7 @@ def test_no_engine_of_the_mysql_protocol_blanks_a_flag_it_inherits():
 
 
 def test_what_starrocks_lacks_is_the_contracts_default_and_says_so():
-    sr = Engine.from_url("starrocks://root@127.0.0.1:9030/db")
+    sr = engines.from_url("starrocks://root@127.0.0.1:9030/db")
     for step in ("settle", "io_counters", "commit_counters", "memory_budget_settings", "native_load", "upsert_sql"):
         assert not sr.has(step)
         with pytest.raises(UnsupportedOperationError, match=f"starrocks: no {step}"):
@@ -150,7 +156,7 @@ def test_what_starrocks_lacks_is_the_contracts_default_and_says_so():
                                            ("mysql", MySQLSQL), ("mariadb", MariaDBSQL),
                                            ("starrocks", StarRocksSQL), ("doris", DorisSQL)])
 def test_each_sql_engine_holds_its_dialects_builder(name, builder):
-    engine_cls = Engine.classes()[name]
+    engine_cls = engines.classes()[name]
     assert engine_cls.SQL is builder
     engine = engine_cls.__new__(engine_cls)  # no server, no URL: the builder only writes text
     engine.connection = None
@@ -159,11 +165,11 @@ def test_each_sql_engine_holds_its_dialects_builder(name, builder):
 
 
 def test_a_sql_step_is_missing_where_the_builder_marks_it():
-    assert Engine.classes()["doris"].has("group_commit_interval_sql")
-    assert not Engine.classes()["starrocks"].has("group_commit_interval_sql")
-    assert Engine.classes()["mariadb"].has("generate_rows_sql") and Engine.classes()["mysql"].has("upsert_sql")
+    assert engines.classes()["doris"].has("group_commit_interval_sql")
+    assert not engines.classes()["starrocks"].has("group_commit_interval_sql")
+    assert engines.classes()["mariadb"].has("generate_rows_sql") and engines.classes()["mysql"].has("upsert_sql")
     for name in ("rocksdb", "arangodb"):  # no SQL at all
-        engine_cls = Engine.classes()[name]
+        engine_cls = engines.classes()[name]
         assert engine_cls.SQL is None and not any(engine_cls.has(step) for step in SQL_STEPS)
 
 

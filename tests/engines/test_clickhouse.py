@@ -10,8 +10,7 @@ import stat
 
 import pytest
 
-from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab import anatomy, datagen, engines
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.clickhouse import ClickHouse
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
@@ -38,7 +37,7 @@ class TestClickHouse(EngineContract):
         assert directory.name.startswith(f"clickhouse-{os.getpid()}-") and eng.server.pid() == os.getpid()
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700 and (directory / "data").is_dir()
         monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
-        second = Engine.get("clickhouse")
+        second = engines.get("clickhouse")
         with pytest.raises(ServerError, match="one embedded ClickHouse per process"):
             second.start()
         assert not second.server.directory.exists()  # cleaned up after the failure
@@ -171,7 +170,7 @@ class TestClickHouse(EngineContract):
     # 6.8: bound 35 %); in the parallel step, after the class's other tests, it passed every time (-n 2 and -n 4)
     def test_anatomy_splits_a_single_row_insert_into_system_events_parts(self, eng):
         """Named parts, times ≥ 0, the remainder what is left; the part's write and its files' writes are there."""
-        from ingestlab.engines.clickhouse import _EventsRecorder
+        from ingestlab.engines.clickhouse.adapter import _EventsRecorder
 
         assert ClickHouse.has("statement_anatomy")
         frame, samples_ms = anatomy_among_samples(eng, "c_events")
@@ -224,22 +223,22 @@ class TestClickHouse(EngineContract):
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
-    assert Engine.class_of("clickhouse") is ClickHouse and not ClickHouse.URL_SCHEMES and ClickHouse.HAS_LOCAL_SERVER
-    assert isinstance(Engine.resolve("clickhouse"), ClickHouse)  # nothing starts until start()
+    assert engines.class_of("clickhouse") is ClickHouse and not ClickHouse.URL_SCHEMES and ClickHouse.HAS_LOCAL_SERVER
+    assert isinstance(engines.resolve("clickhouse"), ClickHouse)  # nothing starts until start()
     with pytest.raises(ConfigError, match="ENGINES"):
-        Engine.from_url("clickhouse://default@127.0.0.1:9000/default")
+        engines.from_url("clickhouse://default@127.0.0.1:9000/default")
 
 
 def test_the_folder_is_private_and_gone_after_close_and_a_new_one_can_start(lab_tmp, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
-    first = Engine.get("clickhouse").start()
+    first = engines.get("clickhouse").start()
     directory = first.server.directory
     assert directory.parent == lab_tmp and stat.S_IMODE(directory.stat().st_mode) == 0o700
     first.reset_table("t", STUDY_COLUMNS)
     first.close()
     first.close()  # idempotent
     assert first.server.pid() is None and not directory.exists()
-    second = Engine.get("clickhouse").start()  # chDB let go of the first path
+    second = engines.get("clickhouse").start()  # chDB let go of the first path
     try:
         assert second.server.directory != directory and second.execute("EXISTS TABLE t") == [(0,)]
     finally:

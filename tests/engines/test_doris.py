@@ -11,10 +11,10 @@ import pytest
 import sqlglot.errors
 from sqlglot import exp
 
-from ingestlab.engines import Engine
+from ingestlab import engines
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.doris import Doris
-from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
+from ingestlab.engines.starrocks.adapter import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import RemoteContract
@@ -33,7 +33,7 @@ class TestDorisContract(RemoteContract):
 
 @pytest.fixture
 def doris() -> Doris:
-    return Engine.from_url(URL)
+    return engines.from_url(URL)
 
 
 @pytest.mark.parametrize("options", [
@@ -92,7 +92,7 @@ def test_doris_has_no_primary_key_model(doris):
 
 
 def test_url_gives_the_group_commit_interval_of_every_table():
-    doris = Engine.from_url(URL + "&group_commit_interval_ms=100")
+    doris = engines.from_url(URL + "&group_commit_interval_ms=100")
     assert '"group_commit_interval_ms" = "100"' in doris.create_table_sql("t", STUDY_COLUMNS)
     assert "group_commit_interval_ms" not in doris.connect_kwargs()
 
@@ -118,7 +118,7 @@ def test_dml_and_profile_statements_parse(doris):
 def test_stream_load_carries_the_group_commit_header_and_no_label(mode, header, label):
     pair = FrontendAndBackend(corpus_body("stream_load_response", "doris_docs_group_commit_stream_load_async.txt"))
     try:
-        doris = Engine.from_url(f"doris://root@127.0.0.1:9230/ingestlab?http_port={pair.frontend.port}")
+        doris = engines.from_url(f"doris://root@127.0.0.1:9230/ingestlab?http_port={pair.frontend.port}")
         doris._settings = {"group_commit": mode}  # what apply_settings leaves after SET on a live server
         result = doris.stream_load("t1", COLS, [(1, "a", "1.00", "2024-01-15")])
         headers = pair.backend.requests[0]["headers"]
@@ -134,7 +134,7 @@ def test_profile_is_read_from_the_fes_http_api():
     profile = corpus_body("doris_profile", "doris_docs_profile_text_api_summary_head.txt")
     pair = FrontendAndBackend("{}", profile_text=profile)
     try:
-        doris = Engine.from_url(f"doris://root:pw@127.0.0.1:9230/ingestlab?http_port={pair.frontend.port}")
+        doris = engines.from_url(f"doris://root:pw@127.0.0.1:9230/ingestlab?http_port={pair.frontend.port}")
         texts = doris._profile_texts("f7efdc4c092d4b14-95e0f7f7783974d3")
         (get,) = pair.frontend.requests
         assert get["method"] == "GET" and get["path"] == "/api/profile/text?query_id=f7efdc4c092d4b14-95e0f7f7783974d3"

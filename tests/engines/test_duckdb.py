@@ -8,13 +8,12 @@ import textwrap
 
 import pytest
 
-from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab import anatomy, datagen, engines
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.duckdb import DuckDB
+from ingestlab.engines.duckdb.server import DuckDBFile
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
-from ingestlab.servers.duckdb import DuckDBFile
 from tests.engines._support import SQLValidator, anatomy_among_samples, hostile_rows, table_names
 from tests.engines.contract import EngineContract
 
@@ -26,7 +25,7 @@ class TestDuckDB(EngineContract):
     def test_close_stops_the_local_server(self, lab_tmp, monkeypatch):
         """In-process: "stopped" is the file closed (no pid any more) and the private folder gone."""
         monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
-        engine = Engine.get("duckdb").start()
+        engine = engines.get("duckdb").start()
         directory = engine.server.directory
         assert directory.parent == lab_tmp and directory.name.startswith(f"duckdb-{os.getpid()}-")
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700 and (directory / "lab.duckdb").is_file()
@@ -159,15 +158,15 @@ class TestDuckDB(EngineContract):
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
-    assert Engine.class_of("duckdb") is DuckDB and not DuckDB.URL_SCHEMES and DuckDB.HAS_LOCAL_SERVER
-    assert isinstance(Engine.resolve("duckdb"), DuckDB)
+    assert engines.class_of("duckdb") is DuckDB and not DuckDB.URL_SCHEMES and DuckDB.HAS_LOCAL_SERVER
+    assert isinstance(engines.resolve("duckdb"), DuckDB)
     with pytest.raises(ConfigError, match="ENGINES"):
-        Engine.from_url("duckdb:///tmp/x.duckdb")
+        engines.from_url("duckdb:///tmp/x.duckdb")
 
 
 def test_a_failed_start_leaves_no_folder(lab_tmp, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(lab_tmp))
-    engine = Engine.get("duckdb")
+    engine = engines.get("duckdb")
     engine._settings = {"no_such_option": "1"}  # opened with it: DuckDB refuses
     with pytest.raises(ServerError, match="no_such_option"):
         engine.start()
@@ -178,7 +177,7 @@ def test_a_failed_start_leaves_no_folder(lab_tmp, monkeypatch):
 def test_reap_removes_the_file_of_a_killed_process(tmp_path):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers.duckdb import DuckDBFile
+        from ingestlab.engines.duckdb.server import DuckDBFile
         f = DuckDBFile({str(tmp_path / 'duckdb-999999-1')!r}).start()
         f.db.execute("CREATE TABLE t (x INT)")
         os._exit(0)  # killed: the file is not closed

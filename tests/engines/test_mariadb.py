@@ -6,7 +6,7 @@ import pytest
 
 from ingestlab import anatomy, datagen
 from ingestlab.engines.base import STUDY_COLUMNS
-from ingestlab.servers.mariadb import unavailable_reason
+from ingestlab.engines.mariadb.server import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
 from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from ingestlab import datagen
-from ingestlab.engines import Engine
+from ingestlab import datagen, engines
 from ingestlab.engines.base import STUDY_COLUMNS
+from ingestlab.engines.mariadb.server import unavailable_reason
 from ingestlab.engines.mysql import MySQL
 from ingestlab.errors import ConfigError, UnsupportedOperationError
-from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import SQLValidator, parse_sql, render
 
 COLS = [c for c, _ in STUDY_COLUMNS]
@@ -19,9 +18,9 @@ FLUSH = "innodb_flush_log_at_trx_commit"
 
 def test_mysql_urls_select_the_mysql_adapter_without_connecting():
     for url in ("mysql://u:secret@127.0.0.1:1/db", "mysql+pymysql://u:secret@127.0.0.1:1/db"):
-        engine = Engine.from_url(url)
+        engine = engines.from_url(url)
         assert engine.NAME == "mysql" and not engine.is_local and "secret" not in engine.display_url
-    assert Engine.from_url("mariadb://root@127.0.0.1:3306/ingestlab").NAME == "mariadb"
+    assert engines.from_url("mariadb://root@127.0.0.1:3306/ingestlab").NAME == "mariadb"
 
 
 class TestMySQLSQL(SQLValidator):
@@ -29,7 +28,7 @@ class TestMySQLSQL(SQLValidator):
 
     @pytest.fixture
     def my(self):
-        return Engine.from_url("mysql://u@127.0.0.1:3306/db")
+        return engines.from_url("mysql://u@127.0.0.1:3306/db")
 
     @pytest.mark.parametrize("model", list(MySQL.TABLE_MODELS))
     def test_every_model_parses(self, my, model):
@@ -75,7 +74,7 @@ def mariadb():
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    engine = Engine.get("mariadb").start()
+    engine = engines.get("mariadb").start()
     yield engine
     engine.close()
 
@@ -88,7 +87,7 @@ def _url(mariadb, query: str = "") -> str:
 
 
 def test_a_remote_url_refuses_global_settings_without_the_opt_in(mariadb):
-    remote = Engine.from_url(_url(mariadb)).start()
+    remote = engines.from_url(_url(mariadb)).start()
     try:
         assert not remote.is_local and remote.NAME == "mysql"
         with pytest.raises(UnsupportedOperationError, match=r"set_global=true"):
@@ -104,7 +103,7 @@ def test_a_remote_url_with_the_opt_in_sets_globals_and_puts_them_back(mariadb):
         return mariadb.execute(f"SELECT @@GLOBAL.{FLUSH}")[0][0]
 
     before = global_flush()
-    remote = Engine.from_url(_url(mariadb, "?set_global=true")).start()
+    remote = engines.from_url(_url(mariadb, "?set_global=true")).start()
     try:
         remote.apply_settings({FLUSH: "2"})
         assert global_flush() == 2 and remote.settings()[FLUSH] == "2"
@@ -118,7 +117,7 @@ def test_a_remote_url_with_the_opt_in_sets_globals_and_puts_them_back(mariadb):
 
 
 def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
-    remote = Engine.from_url(_url(mariadb)).start()
+    remote = engines.from_url(_url(mariadb)).start()
     try:
         remote.reset_table("url_bulk", STUDY_COLUMNS, model="primary_key")
         rows = datagen.study_rows(300, seed=8)
@@ -130,7 +129,7 @@ def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
 
 @pytest.mark.parametrize("n", [3, 8])
 def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
-    remote = Engine.from_url(_url(mariadb)).start()
+    remote = engines.from_url(_url(mariadb)).start()
     try:
         remote.reset_table("url_parts", STUDY_COLUMNS, model="primary_key", partitions=n)
         rows = remote.execute("SELECT PARTITION_METHOD, PARTITION_EXPRESSION, COUNT(*) FROM information_schema.PARTITIONS "
@@ -144,11 +143,11 @@ def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
 
 def test_the_default_driver_is_the_c_one_and_a_url_may_name_pymysql():
     pytest.importorskip("MySQLdb", reason="mysqlclient is not installed here (make installs it where it can build)")
-    assert Engine.get("mariadb").driver == "mysqldb" and MySQL.DRIVERNAME == "mysql+mysqldb"
+    assert engines.get("mariadb").driver == "mysqldb" and MySQL.DRIVERNAME == "mysql+mysqldb"
     for url in ("mysql+pymysql://u@127.0.0.1:1/db", "mariadb+pymysql://u@127.0.0.1:1/db"):
-        assert Engine.from_url(url).driver == "pymysql"
+        assert engines.from_url(url).driver == "pymysql"
     with pytest.raises(ConfigError, match=r"mysqldb, pymysql"):
-        Engine.from_url("mysql+mysqlconnector://u@127.0.0.1:1/db")
+        engines.from_url("mysql+mysqlconnector://u@127.0.0.1:1/db")
 
 
 def test_without_mysqlclient_the_lab_falls_back_to_pymysql_and_says_so_once(monkeypatch):
@@ -159,9 +158,9 @@ def test_without_mysqlclient_the_lab_falls_back_to_pymysql_and_says_so_once(monk
     monkeypatch.setitem(sys.modules, "MySQLdb", None)  # as if it could not be built
     monkeypatch.setattr(drivers, "_NOTED", set())
     with pytest.warns(UserWarning, match="measuring through pymysql"):
-        first = Engine.from_url("mysql://u@127.0.0.1:1/db")
+        first = engines.from_url("mysql://u@127.0.0.1:1/db")
         assert first.driver == "pymysql"
-    second = Engine.from_url("mysql://u@127.0.0.1:1/db")
+    second = engines.from_url("mysql://u@127.0.0.1:1/db")
     assert second.driver == "pymysql" and "mysqlclient" in second.driver_note  # noted, not warned again
     assert second.driver_metadata()["driver_note"] == second.driver_note
 
@@ -169,7 +168,7 @@ def test_without_mysqlclient_the_lab_falls_back_to_pymysql_and_says_so_once(monk
 @pytest.mark.parametrize("driver", ["mysqldb", "pymysql"])
 def test_both_drivers_measure_and_record_themselves(mariadb, driver):
     pytest.importorskip(MySQL.DRIVERS[driver][0])
-    remote = Engine.from_url(_url(mariadb).replace("mysql://", f"mysql+{driver}://")).start()
+    remote = engines.from_url(_url(mariadb).replace("mysql://", f"mysql+{driver}://")).start()
     try:
         meta = remote.metadata()
         assert meta["driver"] == driver and meta["driver_version"] and "driver_note" not in meta

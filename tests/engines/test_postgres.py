@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from ingestlab import datagen
-from ingestlab.engines import Engine
+from ingestlab import datagen, engines
 from ingestlab.engines.base import STUDY_COLUMNS
 from tests.engines.contract import EngineContract, NativeLoopContract
 from tests.engines.upsert_contract import UpsertContract
@@ -96,7 +95,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         anatomy must still report the statement the samples time, and the cost as the observer's.
         """
         from ingestlab import anatomy, timing
-        from ingestlab.engines import postgres
+        from ingestlab.engines.postgres import adapter as postgres
 
         cols = [c for c, _ in STUDY_COLUMNS]
 
@@ -149,7 +148,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert eng.execute("SELECT 1") == [(1,)]  # the connection is usable after the error
 
     def test_bulk_load_streams_a_chunk_larger_than_its_pieces(self, eng):
-        from ingestlab.engines.postgres import COPY_PIECE_ROWS
+        from ingestlab.engines.postgres.adapter import COPY_PIECE_ROWS
 
         n = COPY_PIECE_ROWS * 2 + 7
         rows = [(i, f"r{i}", i / 4, None) for i in range(n)]
@@ -166,7 +165,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
 
 def test_a_url_selects_the_postgres_adapter_without_connecting():
-    engine = Engine.from_url("postgresql://u:secret@127.0.0.1:1/db")
+    engine = engines.from_url("postgresql://u:secret@127.0.0.1:1/db")
     assert engine.NAME == "postgres" and not engine.is_local
     assert "secret" not in engine.display_url
 
@@ -176,19 +175,19 @@ def test_malformed_urls_fail_clearly(url):
     from ingestlab.errors import ConfigError
 
     with pytest.raises(ConfigError, match="ENGINES"):
-        Engine.resolve(url)
+        engines.resolve(url)
 
 
 class TestPostgresUpsert(UpsertContract):
     engine = "postgres"
 
 
-@pytest.mark.skipif(Engine.classes()["postgres15"].unavailable_reason() is not None, reason="no PostgreSQL 15 here")
+@pytest.mark.skipif(engines.classes()["postgres15"].unavailable_reason() is not None, reason="no PostgreSQL 15 here")
 def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     from ingestlab import anatomy
 
     cols = [c for c, _ in STUDY_COLUMNS]
-    eng = Engine.resolve("postgres15").start()
+    eng = engines.resolve("postgres15").start()
     try:
         eng.reset_table("anat15", STUDY_COLUMNS)
         frame = eng.statement_anatomy("anat15", cols, datagen.study_rows(6, seed=5),
@@ -211,7 +210,7 @@ def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
 
     from ingestlab import runner
 
-    eng = Engine.resolve("postgres").start()
+    eng = engines.resolve("postgres").start()
     try:
         eng.reset_table("copy_kill", STUDY_COLUMNS)
         backend = eng.execute("SELECT pg_backend_pid()")[0][0]

@@ -8,12 +8,11 @@ import textwrap
 import numpy as np
 import pytest
 
-from ingestlab import datagen
-from ingestlab.engines import Engine
+from ingestlab import datagen, engines
 from ingestlab.engines.rocksdb import RocksDB
+from ingestlab.engines.rocksdb.server import RocksDBStore
 from ingestlab.errors import ConfigError, ConstraintError, ServerError, UnsupportedOperationError
 from ingestlab.servers import reap
-from ingestlab.servers.rocksdb import RocksDBStore
 from tests.engines.upsert_contract import UpsertContract
 
 BUDGET = {"block_cache_bytes": str(1 << 20), "use_direct_reads": "true", "bloom_bits_per_key": "10",
@@ -31,21 +30,21 @@ def _values(n, seed):
 @pytest.fixture
 def eng(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
-    engine = Engine.get("rocksdb").start()
+    engine = engines.get("rocksdb").start()
     yield engine
     engine.close()
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
-    engine = Engine.get("rocksdb")
+    engine = engines.get("rocksdb")
     assert isinstance(engine, RocksDB) and engine.is_local and not engine.URL_SCHEMES
     with pytest.raises(ConfigError, match="ENGINES"):
-        Engine.from_url("rocksdb://127.0.0.1/x")
+        engines.from_url("rocksdb://127.0.0.1/x")
 
 
 def test_start_opens_a_store_in_the_lab_dir_and_close_removes_it(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
-    engine = Engine.get("rocksdb")
+    engine = engines.get("rocksdb")
     assert engine.start() is engine.start()
     directory = engine.server.directory
     assert directory.parent == tmp_path / "lab" and directory.name.startswith(f"rocksdb-{os.getpid()}-")
@@ -151,7 +150,7 @@ def test_an_unknown_setting_fails_before_the_store_closes(eng):
 def test_reap_removes_the_store_of_a_killed_process_and_leaves_a_live_one(tmp_path):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers.rocksdb import RocksDBStore
+        from ingestlab.engines.rocksdb.server import RocksDBStore
         s = RocksDBStore({str(tmp_path / 'rocksdb-999999-1')!r}).start()
         s.db.put(b"k", b"v")
         os._exit(0)  # killed: the store is not closed

@@ -9,10 +9,9 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab import anatomy, datagen, engines
 from ingestlab.engines.base import STUDY_COLUMNS
-from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
+from ingestlab.engines.starrocks.adapter import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from tests.engines._support import FrontendAndBackend, corpus_body, parse_sql, render, table_names
 from tests.engines.contract import RemoteContract
@@ -31,7 +30,7 @@ class TestStarRocksContract(RemoteContract):
 
 @pytest.fixture
 def sr() -> StarRocks:
-    return Engine.from_url(URL)
+    return engines.from_url(URL)
 
 
 @pytest.mark.parametrize("options", [
@@ -77,7 +76,7 @@ def test_unknown_table_options_are_refused(sr):
 
 
 def test_url_gives_table_defaults_and_strips_lab_keys():
-    sr = Engine.from_url(URL + "&buckets=3&replication_num=1&label=shared-nothing")
+    sr = engines.from_url(URL + "&buckets=3&replication_num=1&label=shared-nothing")
     assert "BUCKETS 3" in sr.create_table_sql("t", STUDY_COLUMNS)
     assert '"replication_num" = "1"' in sr.create_table_sql("t", STUDY_COLUMNS)
     kwargs = sr.connect_kwargs()
@@ -94,7 +93,7 @@ def test_without_label_the_engine_is_named_by_its_name(sr):
 @pytest.mark.parametrize("bad", ["http_port=abc", "buckets=0", "replication_num=-1"])
 def test_bad_lab_query_keys_fail_clearly(bad):
     key = bad.split("=")[0]
-    sr = Engine.from_url(f"starrocks://root@127.0.0.1:9030/ingestlab?{bad}")
+    sr = engines.from_url(f"starrocks://root@127.0.0.1:9030/ingestlab?{bad}")
     with pytest.raises(ConfigError, match=key):
         sr.http_port if key == "http_port" else sr.table_defaults()
 
@@ -152,7 +151,7 @@ def test_a_raw_load_profile_gives_its_total():
 def test_bulk_load_is_a_stream_load_to_the_urls_fe():
     pair = FrontendAndBackend(corpus_body("stream_load_response", "sr_docs_helm_weatherdata.txt"))
     try:
-        sr = Engine.from_url(f"starrocks://root:pw@127.0.0.1:9030/ingestlab?http_port={pair.frontend.port}")
+        sr = engines.from_url(f"starrocks://root:pw@127.0.0.1:9030/ingestlab?http_port={pair.frontend.port}")
         assert sr.bulk_load("t1", COLS, [datagen.rows_table(COLS, [(1, "a", "1.00", "2024-01-15")])]) == 22931
         (be,) = pair.backend.requests
         assert be["path"] == "/api/ingestlab/t1/_stream_load" and be["headers"]["label"].startswith("ingestlab_t1_")
@@ -165,4 +164,4 @@ def test_bulk_load_is_a_stream_load_to_the_urls_fe():
 
 def test_no_local_server_and_how_to_get_one():
     with pytest.raises(EngineUnavailableError, match="compose"):
-        Engine.get("starrocks")
+        engines.get("starrocks")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingestlab.engines import Engine
+from ingestlab import engines
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
@@ -28,7 +28,7 @@ class TestYugabyteDBContract(RemoteContract):
 
 @pytest.fixture
 def yb():
-    return Engine.from_url(URL)
+    return engines.from_url(URL)
 
 
 def test_url_selects_yugabytedb_on_its_port_and_hides_the_password(yb):
@@ -65,7 +65,7 @@ def test_explain_dist_output_gives_planning_execution_and_storage_counters():
 
 def test_no_local_server_and_how_to_get_one():
     with pytest.raises(EngineUnavailableError, match="compose"):
-        Engine.get("yugabytedb")
+        engines.get("yugabytedb")
 
 
 def test_blind_overwrite_is_a_plain_insert_run_under_upsert_mode(yb):

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingestlab import datagen
-from ingestlab.engines import Engine
+from ingestlab import datagen, engines
 
 TABLE = "upsert_contract"
 COLUMNS = (("id", "BIGINT"), ("doc", "TEXT"))
@@ -56,7 +55,7 @@ class UpsertContract:
         reason = cls.skip_reason()
         if reason:
             pytest.skip(reason)
-        engine = Engine.resolve(cls.target()).start()
+        engine = engines.resolve(cls.target()).start()
         engine.apply_settings(engine.memory_budget_settings(BUDGET) if engine.MEMORY_LIMITS else {})
         engine.reset_table(TABLE, COLUMNS, key=("id",))
         assert engine.bulk_load(TABLE, COLS, _chunks(ROWS, seed=1), replace=True) == ROWS

@@ -15,8 +15,8 @@ MODULES = [
     "ingestlab.profiles._text",
     "ingestlab.profiles._units",
     "ingestlab.profiles._values",
-    "ingestlab.profiles.duckdb",
-    "ingestlab.profiles.mariadb",
+    "ingestlab.engines.duckdb.profile",
+    "ingestlab.engines.mariadb.profile",
 ]
 
 

@@ -7,8 +7,9 @@ import textwrap
 
 import pytest
 
+from ingestlab.engines.doris import profile as doris
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, doris, parse, parse_file
+from ingestlab.profiles import detect, parse, parse_file
 
 CATEGORIES = ("doris_profile",)
 

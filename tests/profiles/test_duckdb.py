@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestlab import engines
 from ingestlab.errors import ProfileParseError
 from ingestlab.profiles import anatomy, detect, parse, parse_file
 from ingestlab.profiles._text import VERBATIM_MARKER, blank_fixture_header
@@ -34,9 +35,8 @@ def nodes(tree: list, parent: str = ""):
 
 def live_profile(statement: str, setup: tuple[str, ...] = ()) -> str:
     """A profile of ``statement`` made as the lab's anatomy makes one: the lab's DuckDB file, profiling kept in memory."""
-    from ingestlab.engines import Engine
 
-    engine = Engine.get("duckdb").start()
+    engine = engines.get("duckdb").start()
     try:
         for sql in setup:
             engine.execute(sql)

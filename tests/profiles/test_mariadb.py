@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 
+from ingestlab.engines.mariadb import profile as mariadb
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, mariadb, parse
+from ingestlab.profiles import detect, parse
 
 SHOW_PROFILE = textwrap.dedent(
     """\

@@ -6,8 +6,9 @@ import textwrap
 
 import pytest
 
+from ingestlab.engines.postgres import profile as postgres
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, parse, parse_file, postgres
+from ingestlab.profiles import detect, parse, parse_file
 
 CATEGORIES = ("postgres_explain",)
 

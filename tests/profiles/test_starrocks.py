@@ -7,8 +7,9 @@ import textwrap
 
 import pytest
 
+from ingestlab.engines.starrocks import profile as starrocks
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, parse, parse_file, starrocks
+from ingestlab.profiles import detect, parse, parse_file
 
 CATEGORIES = ("starrocks_profile", "starrocks_analyze_profile", "starrocks_profilelist")
 

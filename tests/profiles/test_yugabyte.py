@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from ingestlab.engines.yugabytedb import profile as yugabyte
 from ingestlab.errors import ProfileParseError
-from ingestlab.profiles import detect, parse, parse_file, yugabyte
+from ingestlab.profiles import detect, parse, parse_file
 
 CATEGORIES = ("yugabyte_explain",)
 

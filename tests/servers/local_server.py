@@ -15,7 +15,7 @@ from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_running, proce
 
 
 class LocalServerContract:
-    """``class TestPostgresServer(LocalServerContract): server = "ingestlab.servers.postgres:PostgresServer"``.
+    """``class TestPostgresServer(LocalServerContract): server = "ingestlab.engines.postgres.server:PostgresServer"``.
 
     ``kind`` is the folder prefix the lab gives the server (``postgres-<pid>``); ``skip_reason()``
     says why the server cannot run on this machine (None: it can).

@@ -7,10 +7,10 @@ import socket
 import pymysql
 import pytest
 
-from ingestlab.engines import Engine
+from ingestlab import engines
+from ingestlab.engines.mariadb.server import BIN_DIR_ENV, MariaDBServer, unavailable_reason
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.servers.base import is_running
-from ingestlab.servers.mariadb import BIN_DIR_ENV, MariaDBServer, unavailable_reason
 from tests.servers.local_server import LocalServerContract
 
 needs_mariadb = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
@@ -88,7 +88,7 @@ def test_stop_is_a_clean_sigterm_shutdown(lab_tmp):
 
 
 class TestMariaDBServer(LocalServerContract):
-    server = "ingestlab.servers.mariadb:MariaDBServer"
+    server = "ingestlab.engines.mariadb.server:MariaDBServer"
     kind = "mariadb"
 
     @classmethod
@@ -101,6 +101,6 @@ def test_missing_binaries_say_how_to_install_them(tmp_path, monkeypatch):
     with pytest.raises(EngineUnavailableError, match="apt-get install -y mariadb-server"):
         MariaDBServer(tmp_path / "mariadb-1")
     with pytest.raises(EngineUnavailableError, match="mariadbd is not installed"):
-        Engine.get("mariadb")
+        engines.get("mariadb")
     with pytest.raises(EngineUnavailableError, match="mariadbd"):
-        Engine.resolve("mariadb")  # what notebook 01's parameter check calls: fails before anything runs
+        engines.resolve("mariadb")  # what notebook 01's parameter check calls: fails before anything runs

@@ -9,9 +9,9 @@ import psutil
 import psycopg2
 import pytest
 
+from ingestlab.engines.postgres.server import PostgresServer
 from ingestlab.errors import ServerError
 from ingestlab.servers.base import processes_using
-from ingestlab.servers.postgres import PostgresServer
 from tests.servers.local_server import LocalServerContract
 
 
@@ -34,7 +34,7 @@ def test_setting_names_are_checked_not_injected(lab_tmp):
 
 
 class TestPostgresServer(LocalServerContract):
-    server = "ingestlab.servers.postgres:PostgresServer"
+    server = "ingestlab.engines.postgres.server:PostgresServer"
     kind = "postgres"
 
 
@@ -73,7 +73,7 @@ def test_a_restart_right_after_a_backend_crashed_is_a_clean_fast_shutdown(lab_tm
         for _ in range(5):
             _kill_a_backend(server)
             started = time.monotonic()
-            with caplog.at_level(logging.WARNING, logger="ingestlab.servers.postgres"):
+            with caplog.at_level(logging.WARNING, logger="ingestlab.engines.postgres.server"):
                 server.restart({})
             assert time.monotonic() - started < server.STOP_TIMEOUT_S
             assert not caplog.records, caplog.text
@@ -92,7 +92,7 @@ def test_a_server_whose_fast_shutdown_never_ends_is_stopped_at_once_and_nothing_
     checkpointer = next(p for p in postmaster.children() if "checkpointer" in " ".join(p.cmdline()))
     checkpointer.suspend()
     family = [postmaster, *postmaster.children()]
-    with caplog.at_level(logging.WARNING, logger="ingestlab.servers.postgres"):
+    with caplog.at_level(logging.WARNING, logger="ingestlab.engines.postgres.server"):
         server.stop()
     assert "did not stop (fast shutdown)" in caplog.text
     _, alive = psutil.wait_procs(family, timeout=10)

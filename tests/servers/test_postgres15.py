@@ -6,9 +6,9 @@ import time
 import psycopg2
 import pytest
 
+from ingestlab.engines.postgres.server import DebianPostgresServer, debian_unavailable_reason
 from ingestlab.servers import reap
 from ingestlab.servers.base import is_running
-from ingestlab.servers.postgres import DebianPostgresServer, debian_unavailable_reason
 
 REASON = debian_unavailable_reason(DebianPostgresServer.MAJOR)
 pytestmark = pytest.mark.skipif(REASON is not None, reason=str(REASON))
@@ -40,7 +40,7 @@ def test_starts_version_15_on_a_socket_and_stops_leaving_nothing(lab_tmp):
 def test_reap_stops_a_version_15_server_whose_owner_died(lab_tmp):
     code = textwrap.dedent(f"""
         import os
-        from ingestlab.servers.postgres import DebianPostgresServer
+        from ingestlab.engines.postgres.server import DebianPostgresServer
         s = DebianPostgresServer({str(lab_tmp / 'postgres15-999998')!r}).start()
         print(s.pid(), flush=True)
         os._exit(0)

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import models
-from ingestlab.engines import Engine
+from ingestlab import engines, models
 from ingestlab.engines.doris import Doris
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.errors import ClientCrashError, ConfigError
@@ -56,15 +55,15 @@ def test_starrocks_is_refused_naming_its_nearest_equivalent():
 
 
 def test_defaults_follow_the_scale():
-    assert group_commit.validate(scale="paper").clients == (1, 2, 4, 8, 16, 32, 64)
-    assert group_commit.validate(scale="paper").rows_per_insert == (1, 10, 100)
-    assert group_commit.validate(scale="paper").variants == tuple(Engine.classes()["postgres"].GROUP_COMMIT_VARIANTS)
+    assert group_commit.validate("postgres", scale="paper").clients == (1, 2, 4, 8, 16, 32, 64)
+    assert group_commit.validate("postgres", scale="paper").rows_per_insert == (1, 10, 100)
+    assert group_commit.validate("postgres", scale="paper").variants == tuple(engines.classes()["postgres"].GROUP_COMMIT_VARIANTS)
     assert group_commit.validate("doris://root@h:9030/db", variants="async_mode").variants == ("async_mode",)
 
 
 # -- Doris and StarRocks by URL: generated statements and headers only (no server here) ------------
 def test_doris_variants_set_group_commit_per_client_session():
-    doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab?http_port=8030")
+    doris = engines.from_url("doris://root@127.0.0.1:9030/ingestlab?http_port=8030")
     doris._settings = dict(doris.GROUP_COMMIT_VARIANTS["sync_mode"])  # what apply_settings records
     assert doris.client_settings() == {"group_commit": "sync_mode"}
     assert doris.set_sql("group_commit") == "SET SESSION group_commit = %s"
@@ -74,23 +73,23 @@ def test_doris_variants_set_group_commit_per_client_session():
     ("off_mode", {}), ("sync_mode", {"group_commit": "sync_mode"}), ("async_mode", {"group_commit": "async_mode"}),
 ])
 def test_doris_stream_load_carries_the_group_commit_header(variant, headers):
-    doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab")
+    doris = engines.from_url("doris://root@127.0.0.1:9030/ingestlab")
     assert doris.stream_load_group_headers(variant) == headers
     sent = doris.stream_load_client().headers(["id", "name"], label=None, extra=headers)
     assert "label" not in sent and sent.get("group_commit") == headers.get("group_commit")
 
 
 def test_doris_interval_is_a_table_property():
-    doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab")
+    doris = engines.from_url("doris://root@127.0.0.1:9030/ingestlab")
     assert doris.group_commit_interval_sql("dt", 2000) == 'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
     with pytest.raises(ConfigError, match="INTERVAL_MS"):
         doris.group_commit_interval_sql("dt", 0)
-    ddl = Engine.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").create_table_sql("dt", [("id", "INT")])
+    ddl = engines.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").create_table_sql("dt", [("id", "INT")])
     assert '"group_commit_interval_ms" = "50"' in ddl
 
 
 def test_starrocks_nearest_equivalent_is_merge_commit_headers():
-    sr = Engine.from_url("starrocks://root@127.0.0.1:9030/ingestlab")
+    sr = engines.from_url("starrocks://root@127.0.0.1:9030/ingestlab")
     assert sr.stream_load_group_headers("merge_commit_sync", 250) == {
         "enable_merge_commit": "true", "merge_commit_async": "false", "merge_commit_interval_ms": "250",
         "merge_commit_parallel": "2"}
@@ -179,8 +178,8 @@ def test_thirty_two_clients_share_flushes_by_default_and_the_gain_is_stated_with
 
 
 def test_mariadb_binlog_group_commit_is_counted(tmp_path):
+    from ingestlab.engines.mariadb.server import find_binary
     from ingestlab.errors import EngineUnavailableError
-    from ingestlab.servers.mariadb import find_binary
 
     try:
         find_binary("mariadbd")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import anatomy, models
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import insert, insert_analysis
@@ -33,9 +33,9 @@ def test_bad_parameters_name_themselves_before_any_server_starts(kwargs, name, t
 
 
 def test_defaults_follow_the_scale():
-    assert insert.validate(scale="paper").profile_n == 30
-    assert insert.validate(scale="paper").n == 1000
-    assert insert.validate(variants="sync_off").variants == ("sync_off",)
+    assert insert.validate("postgres", scale="paper").profile_n == 30
+    assert insert.validate("postgres", scale="paper").n == 1000
+    assert insert.validate("postgres", variants="sync_off").variants == ("sync_off",)
 
 
 def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
@@ -94,8 +94,8 @@ def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_
 
 
 def test_measure_runs_every_scenario_on_the_local_mariadb(tmp_path):
+    from ingestlab.engines.mariadb.server import find_binary
     from ingestlab.errors import EngineUnavailableError
-    from ingestlab.servers.mariadb import find_binary
 
     try:
         find_binary("mariadbd")
@@ -162,9 +162,8 @@ def test_the_anatomy_table_holds_the_statement_beside_the_samples_and_the_fit():
 
 def test_measure_runs_every_scenario_on_postgresql_15_with_the_anatomy_it_can_take(tmp_path):
     """Issue Q: notebook 01 on PostgreSQL 15 (no pg_stat_io) completes, its anatomy saying which part it lacks."""
-    from ingestlab.engines import Engine
 
-    reason = Engine.class_of("postgres15").unavailable_reason()
+    reason = registry.class_of("postgres15").unavailable_reason()
     if reason:
         pytest.skip(reason)
     params = insert.validate("postgres15", n=120, repeats=1, warmup=3, profile_n=4, variants="sync_on")

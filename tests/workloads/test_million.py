@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import intervals, models
+from ingestlab import engines, intervals, models
 from ingestlab.engine_specs import parse_engines
 from ingestlab.engines import Engine
 from ingestlab.engines.mariadb import MariaDB
@@ -40,7 +40,7 @@ LOCAL = [name for name in ("postgres", "postgres15", "mariadb")]
 def test_bad_parameters_fail_before_anything_starts(kwargs, name, monkeypatch):
     monkeypatch.setattr(Engine, "start", lambda self: pytest.fail("an engine started"))
     with pytest.raises(ConfigError) as err:
-        million.validate(**kwargs)
+        million.validate(**{"engines": "postgres", **kwargs})
     assert err.value.args[0].startswith(name)
 
 
@@ -197,12 +197,12 @@ def _measure(tmp_path, targets, versions="default", **kwargs):
 # MariaDB's smoke run takes ~170 s here (2 cores, 11 loads a round, each settled): `slow`; PostgreSQL's ~6 s
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "mariadb" else n for n in LOCAL])
 def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
-    reason = Engine.class_of(name).unavailable_reason()
+    reason = engines.class_of(name).unavailable_reason()
     if reason:
         pytest.skip(reason)
     data, run = _measure(tmp_path, name)
     loads = data["loads"]
-    cls = Engine.class_of(name)
+    cls = engines.class_of(name)
     assert set(loads["setting"]) == set(cls.LOAD_SETTINGS)
     measured = loads[~loads["warmup"]]
     assert (measured["rows_counted"] == 300).all() and (loads["rows_counted"] == loads["rows"]).all()
@@ -299,7 +299,7 @@ def test_the_split_bulk_load_writes_every_row_once_in_k_statements_and_only_the_
 
     monkeypatch.setattr(Postgres, "bulk_load", counted)
     data = million.make_data(3000, "test-split")
-    engine = Engine.get("postgres").start()
+    engine = engines.get("postgres").start()
     try:
         for name, created in (("default", [False] * 7), ("copy_freeze", [True] + [False] * 6)):
             calls.clear()

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import datagen, models, timing
-from ingestlab.engines import Engine
+from ingestlab.engines import registry
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
 from ingestlab.workloads import sweeps
@@ -54,7 +54,7 @@ def test_the_runner_rejects_a_bad_sweep_value_with_the_notebooks_own_check():
 
 
 def test_a_factor_the_target_cannot_vary_is_named():
-    class NoPartitions(Engine.classes()["postgres"]):
+    class NoPartitions(registry.classes()["postgres"]):
         NAME = ""  # not registered: the registry keeps the real postgres
         MAX_PARTITIONS = 1
 
@@ -64,7 +64,7 @@ def test_a_factor_the_target_cannot_vary_is_named():
 
 
 def test_levels_follow_scale_and_engine():
-    pg, maria = Engine.classes()["postgres"], Engine.classes()["mariadb"]
+    pg, maria = registry.classes()["postgres"], registry.classes()["mariadb"]
     paper = sweeps.validate("postgres,mariadb", scale="paper")
     assert sweeps.levels(paper, pg)["partitions"] == [1, 4, 8, 16, 32, 64, 256, 1024]
     assert sweeps.levels(paper, maria)["partitions"] == [1, 4, 8, 16, 32, 64]
@@ -79,7 +79,7 @@ def test_levels_follow_scale_and_engine():
 @pytest.mark.parametrize("url", [SR_URL, DORIS_URL])
 @pytest.mark.parametrize("buckets", [1, 16, 64])
 def test_bucketed_tables_of_every_model_parse_in_the_engines_dialect(url, buckets):
-    engine = Engine.from_url(url)
+    engine = registry.from_url(url)
     columns = datagen.wide_columns(20)
     for model in engine.TABLE_MODELS:
         if (engine.NAME, model) == ("doris", "aggregate"):
@@ -93,12 +93,12 @@ def test_bucketed_tables_of_every_model_parse_in_the_engines_dialect(url, bucket
 
 
 def test_doris_unique_tables_are_merge_on_write_and_aggregate_parses_as_starrocks():
-    doris = Engine.from_url(DORIS_URL)
+    doris = registry.from_url(DORIS_URL)
     (unique,) = doris.table_ddl("t", datagen.wide_columns(4), model="unique", partitions=8)
     assert '"enable_unique_key_merge_on_write" = "true"' in unique
     (aggregate,) = doris.table_ddl("t", datagen.wide_columns(4), model="aggregate", partitions=8)
-    assert table_names(parse_sql(aggregate, Engine.classes()["starrocks"].SQLGLOT_DIALECT)) == ["t"]
-    (duplicate,) = Engine.from_url(SR_URL).table_ddl("t", datagen.wide_columns(4), model="unique")
+    assert table_names(parse_sql(aggregate, registry.classes()["starrocks"].SQLGLOT_DIALECT)) == ["t"]
+    (duplicate,) = registry.from_url(SR_URL).table_ddl("t", datagen.wide_columns(4), model="unique")
     assert "merge_on_write" not in duplicate
 
 
@@ -153,7 +153,7 @@ def test_smoke_measure_on_postgres_writes_every_row(tmp_path):
     params = _small("postgres")
     run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path)
     data = sweeps.measure(params, run)
-    fits = _check_run(data, params, run, Engine.classes()["postgres"])
+    fits = _check_run(data, params, run, registry.classes()["postgres"])
     parts = set(data["anatomy"]["component"])
     assert {"planning", "execution", "wal_flush"} <= parts
     assert fits.loc[fits["level"] == "unlogged", "skips_commit_flush"].tolist() == [True]
@@ -176,15 +176,15 @@ def test_a_resumed_sweep_keeps_its_completed_tables_in_their_drawn_order(tmp_pat
     monkeypatch.setattr(sweeps, "run_configuration", real)
     run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path, resume=True)
     data = sweeps.measure(params, run)
-    _check_run(data, params, run, Engine.classes()["postgres"])
+    _check_run(data, params, run, registry.classes()["postgres"])
     done = data["samples"].merge(kept, how="inner")
     assert len(done) == len(kept) and kept["config"].nunique() == 3  # rows, positions and times as first measured
     assert run.meta["resumed"]["kept"] == 3
 
 
 def test_smoke_measure_on_mariadb_writes_every_row(tmp_path):
+    from ingestlab.engines.mariadb.server import find_binary
     from ingestlab.errors import EngineUnavailableError
-    from ingestlab.servers.mariadb import find_binary
 
     try:
         find_binary("mariadbd")
@@ -193,7 +193,7 @@ def test_smoke_measure_on_mariadb_writes_every_row(tmp_path):
     params = _small("mariadb")
     run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path)
     data = sweeps.measure(params, run)
-    _check_run(data, params, run, Engine.classes()["mariadb"])
+    _check_run(data, params, run, registry.classes()["mariadb"])
     assert "commit" in set(data["anatomy"]["component"])
 
 
@@ -379,7 +379,7 @@ def test_a_rejected_sweep_line_is_not_drawn_and_its_label_and_the_sentence_say_s
 
 
 def test_without_factors_each_engine_sweeps_what_it_can_vary_and_a_factor_given_is_checked():
-    duck, ch = Engine.classes()["duckdb"], Engine.classes()["clickhouse"]
+    duck, ch = registry.classes()["duckdb"], registry.classes()["clickhouse"]
     params = sweeps.validate("duckdb,clickhouse")  # the notebook's default: FACTORS None
     assert params.factors == ("partitions", "columns", "model")
     assert [c.name for c in sweeps.configurations(params, duck)] == [

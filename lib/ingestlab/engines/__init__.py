@@ -1,35 +1,42 @@
-"""Engine adapters: one class per engine over :class:`~ingestlab.engines.base.Engine`.
+"""Engine adapters: one folder per engine, registered through the ``ingestlab.engines`` entry point group.
 
-Each adapter lives in its own module with the engine's name (``postgres.py``,
-``mariadb.py``, ``starrocks.py``...) and subclasses its nearest relative, overriding only
-what differs (``YugabyteDB(Postgres)``, ``MariaDB(MySQL)``; MySQL and StarRocks both extend
-the wire protocol's ``MySQLProtocol`` in ``mysql_protocol.py``). The SQL an engine writes is
-its dialect's builder, in a module of the same name under ``sql/`` (``sql/mysql.py`` holds
-``MySQLSQL``). Beside them: ``base.py`` (the contract, ``Engine``), ``registry.py`` (names
-and URL schemes), ``drivers.py`` (which Python driver measures), ``steps.py`` (the steps an
-engine may lack). Adding an engine: copy a sibling module (and, if it writes SQL of its
-own, its ``sql/`` sibling), edit it, import it below, and add ``tests/engines/test_<name>.py``
-subclassing the shared contract test.
+An engine is one folder, ``engines/<name>/``, with the same file names in every folder:
+``__init__.py`` (exports the adapter class in ``__all__``), ``adapter.py`` (the class over
+:class:`~ingestlab.engines.base.Engine`, with its URL schemes and its figure identity,
+``STYLE``), ``sql.py`` (its dialect's SQL builder, if it writes SQL of its own), ``server.py``
+(how its local server starts, if it has one), ``profile.py`` (its profile or counter reader,
+if it has one) and ``README.md`` (its docs). An adapter subclasses its nearest relative and
+overrides only what differs (``YugabyteDB(Postgres)``, ``MariaDB(MySQL)``); a child's folder
+may import its parent's. Code shared by a family and by no one engine stays here: ``base.py``
+(the contract, ``Engine``, and ``EngineStyle``), ``registry.py`` (finding adapters),
+``drivers.py`` (which Python driver measures), ``steps.py`` (the steps an engine may lack),
+``sql/`` (the builders' base), ``mysql_protocol.py`` (the MySQL wire protocol's family) and
+``stream_load_client.py`` (the Stream Load client of StarRocks and Doris). Nothing outside
+an engine's folder names the engine: general code asks the registry.
+
+Adapters are found through the entry point group ``ingestlab.engines`` (name = the engine's
+``NAME``, value = ``module:Class``; the lab's own engines are listed in ``pyproject.toml``), so a
+package of your own adds an engine without editing this one. Folders named by
+``$INGESTLAB_ENGINES`` (``os.pathsep``-separated) are imported by their location: the rule is
+that the folder's ``__init__.py`` lists its adapter class(es) in ``__all__``. From a source tree
+that was never installed (no distribution metadata) the folders here are read instead, and the
+log says so once.
+
+Adding an engine: copy a sibling folder, edit it, add its line to
+``[project.entry-points."ingestlab.engines"]`` and ``tests/engines/test_<name>.py`` subclassing
+the shared contract test. ``tests/engines/test_engine_folders.py`` writes a whole engine (SQLite,
+through the standard library) into a temporary folder and runs notebook 01 on it: the example
+to copy.
 
 Examples
 --------
->>> from ingestlab.engines import Engine
->>> Engine.resolve("postgres").NAME
+>>> from ingestlab import engines
+>>> engines.resolve("postgres").NAME
 'postgres'
 """
 
-from ingestlab.engines import (
-    arangodb,  # noqa: F401 - registers the adapter
-    clickhouse,  # noqa: F401 - registers the adapter
-    doris,  # noqa: F401 - registers the adapter
-    duckdb,  # noqa: F401 - registers the adapter
-    mariadb,  # noqa: F401 - registers the adapter
-    mysql,  # noqa: F401 - registers the adapter
-    postgres,  # noqa: F401 - registers the adapter
-    rocksdb,  # noqa: F401 - registers the adapter
-    starrocks,  # noqa: F401 - registers the adapter
-    yugabytedb,  # noqa: F401 - registers the adapter
-)
-from ingestlab.engines.base import Engine, mask_url
+from ingestlab.engines.base import Engine, EngineStyle, mask_url
+from ingestlab.engines.registry import class_of, classes, from_url, get, names, resolve, versions
 
-__all__ = ["Engine", "mask_url"]
+__all__ = ["Engine", "EngineStyle", "class_of", "classes", "from_url", "get", "mask_url", "names", "resolve",
+           "versions"]

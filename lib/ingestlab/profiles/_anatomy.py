@@ -19,7 +19,6 @@ _LOAD_FIELDS = (
 )
 _TIME_KEYS = ("Time", "Total", "TotalTime", "ActiveTime")
 _STATE_KEYS = ("State", "Task State", "QueryState")
-_ENGINES = ("starrocks", "doris", "postgres", "yugabyte", "mariadb", "mysql", "duckdb")
 #: How a metric's key names its unit: a time, a size, or what is counted.
 UNIT_SUFFIXES = (
     "_ms", "_bytes", "_pct", "_rows", "_blocks", "_records", "_fpi", "_requests", "_calls", "_count",
@@ -103,8 +102,13 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
         ``skipped``: the lines not understood and left out, each ``line_no``, ``text`` and
         ``reason`` (see `Profile.skipped`).
     """
+    from ingestlab.profiles import _parsers
+
     s = profile.summary
-    engine = s.get("engine") or next((e for e in _ENGINES if profile.kind.startswith(e)), None)
+    reader = _parsers().get(profile.kind)
+    # an engine folder's reader names its kinds after the engine (its first word); a load reply is no one engine's
+    engine = s.get("engine") or (profile.kind.split("_")[0] if reader is not None
+                                 and not reader.__name__.startswith(f"{__package__}.") else None)
     out: dict[str, Any] = {
         "kind": profile.kind,
         "engine": engine,
@@ -149,8 +153,9 @@ def anatomy(profile: Profile, top: int = 5) -> dict[str, Any]:
     notes = []
     if s.get("truncated"):
         notes.append("the input was cut short by its publisher ('...'); counters after the cut are missing")
-    if profile.kind.startswith("postgres") or profile.kind.startswith("yugabyte"):
-        notes.append("operator times are exclusive times derived from inclusive actual times x loops")
+    note = getattr(reader, "ANATOMY_NOTES", {}).get(profile.kind)
+    if note:
+        notes.append(note)
     out["notes"] = notes
     out["metrics"] = _metrics(s)
     out["peeled"] = list(profile.peeled)

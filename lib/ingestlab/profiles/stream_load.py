@@ -13,6 +13,10 @@ from ._text import numbered_lines
 __all__ = ["KINDS", "SUMMARY_FIELDS", "TIME_PARTS", "parse", "replies", "sniff"]
 
 KINDS = ("stream_load_response",)
+#: Each kind this module reads, with what produces it (``ingestlab.profiles.KINDS`` gathers them).
+DESCRIPTIONS = {"stream_load_response": "StarRocks/Doris Stream Load, transaction or group-commit reply (JSON-ish)"}
+#: Where :func:`ingestlab.profiles.detect` tries this module: lower first (see ``profiles._modules``).
+SNIFF_RANK = 1
 
 #: Reply field (lower-cased, underscores removed) -> (summary key, kind of value).
 #: StarRocks prints StreamLoadPlanTimeMs where Doris (and StarRocks before 2.5) print

@@ -399,10 +399,12 @@ def _kinds() -> set[str]:
     import importlib
     import pkgutil
 
-    import ingestlab.servers as package
+    import ingestlab.engines as package
 
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    # Every engine folder's server module defines its LocalServer subclasses (and their KIND).
+    for folder in pkgutil.iter_modules(package.__path__):
+        if folder.ispkg and (Path(package.__path__[0]) / folder.name / "server.py").is_file():
+            importlib.import_module(f"{package.__name__}.{folder.name}.server")
     return {cls.KIND for cls in _subclasses(LocalServer) if cls.KIND}
 
 

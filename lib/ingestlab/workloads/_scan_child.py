@@ -187,9 +187,9 @@ def _pandas(spec, parser: str):
 
 
 def _postgres(spec, state):
-    from ingestlab.engines import Engine
+    from ingestlab.engines import registry
 
-    e = Engine.get("postgres")
+    e = registry.get("postgres")
     e.start()
     state["engine"] = e
     e.execute("CREATE EXTENSION IF NOT EXISTS file_fdw")

@@ -11,7 +11,7 @@ import pandas as pd
 from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
 from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
@@ -83,7 +83,7 @@ def _variants(classes: dict[EngineSpec, type[Engine]], value: Any, n_default: in
     known = list(dict.fromkeys(v for c in classes.values() for v in c.GROUP_COMMIT_VARIANTS))
     for item in items:
         if item not in known:
-            owners = [c.NAME for c in Engine.classes().values() if item in c.GROUP_COMMIT_VARIANTS]
+            owners = [c.NAME for c in registry.classes().values() if item in c.GROUP_COMMIT_VARIANTS]
             where = f" ({item} is a variant of {', '.join(owners)})" if owners else ""
             names = ", ".join(c.NAME for c in classes.values())
             raise ConfigError("VARIANTS", item, f"each one of {', '.join(known)} for {names}{where}")
@@ -99,7 +99,7 @@ def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     return [v for v in variants if v in engine_cls.GROUP_COMMIT_VARIANTS]
 
 
-def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", clients: Sequence[int] | str | None = None,
+def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequence[int] | str | None = None,
              batch_rows: Sequence[int] | str | None = None, variants: Sequence[str] | str | None = None,
              duration_s: float | None = None, warmup_s: float | None = None, loop: str = "closed",
              rate: float | None = None, seed: int = 0) -> Params:

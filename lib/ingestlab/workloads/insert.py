@@ -10,7 +10,7 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
@@ -72,7 +72,7 @@ MAX_PROFILE_N = 200
 MAX_REPEATS = 1000
 
 
-def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n: int | None = None,
+def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None = None,
              scenarios: Sequence[str] | str | None = None, variants: Sequence[str] | str | None = None,
              repeats: int | None = None, warmup: int | None = None, profile_n: int | None = None,
              seed: int = 0) -> Params:
@@ -113,7 +113,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
     for spec, engine_cls in classes.items():
         if not engine_cls.has("execute"):
             raise ConfigError("ENGINES", spec.value, "engines that run SQL statements (" + ", ".join(
-                n for n, c in Engine.classes().items() if c.has("execute")) + ")")
+                n for n, c in registry.classes().items() if c.has("execute")) + ")")
     known = list(dict.fromkeys(v for c in classes.values() for v in (list(c.COMMIT_VARIANTS) or ["default"])))
     variants = subset("VARIANTS", known if variants is None else variants, known)
     for spec, engine_cls in classes.items():
@@ -248,9 +248,18 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     anatomy_rows = datagen.study_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
     quiet_rows = datagen.study_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
     settle_rows = datagen.study_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
+    # a scenario the engine has no step for is left out, saying why (as the anatomy is)
+    scenarios = []
+    for scenario in params.scenarios:
+        try:
+            if scenario == "bulk":
+                engine.has("bulk_load", check=True)
+            scenarios.append(scenario)
+        except UnsupportedOperationError as exc:
+            run.note(f"{engine.label}: no {scenario} scenario ({exc})")
     # the anatomy sits among the single-row samples it is held against (else after the last scenario)
-    host = "single_row" if "single_row" in params.scenarios else params.scenarios[-1]
-    per_variant = sum(statement_count(s, params.n) for s in params.scenarios) * params.repeats
+    host = "single_row" if "single_row" in scenarios else scenarios[-1]
+    per_variant = sum(statement_count(s, params.n) for s in scenarios) * params.repeats
     try:
         engine.start()
         for variant in variants_of(type(engine), params.variants):
@@ -284,7 +293,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                         for row in settle_rows[j * SETTLE_AFTER_PASS:(j + 1) * SETTLE_AFTER_PASS]:
                             engine.statement_call(insert_one, row)()
 
-                    for scenario in params.scenarios:
+                    for scenario in scenarios:
                         inside = len(units) if scenario == host else 0
 
                         def scenario_once(scenario=scenario, rep=rep, rows=rows, warm=warm, labels=labels,

@@ -155,11 +155,11 @@ COMPARED = {"overhead_ms": "overhead per statement (ms), fitted, 95 % CI",
 def _in_lab_order(column: pd.Series) -> pd.Series:
     # a sort key: engines in the lab's order (figures.ENGINE_STYLE), each engine's variants in its adapter's order
     from ingestlab import figures
-    from ingestlab.engines import Engine
+    from ingestlab.engines import registry
 
     if column.name == "engine":
         return column.map({engine: i for i, engine in enumerate(figures.ENGINE_STYLE)}).fillna(len(figures.ENGINE_STYLE))
-    order = list(dict.fromkeys(v for cls in Engine.classes().values() for v in cls.COMMIT_VARIANTS))
+    order = list(dict.fromkeys(v for cls in registry.classes().values() for v in cls.COMMIT_VARIANTS))
     return column.map(lambda v: order.index(v) if v in order else len(order))
 
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ingestlab import _paths, datagen, disk, progress, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
@@ -85,7 +85,7 @@ class Params(ParamsBase):
     warmup_rows: int
 
 
-def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", rows: int | None = None,
+def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | None = None,
              methods: Sequence[str] | str | None = None, settings: Sequence[str] | str | None = None,
              repeats: int | None = None, batch_rows: Sequence[int] | str = BATCH_ROWS,
              bulk_statements: Sequence[int] | str = BULK_STATEMENTS, versions: str = "all",
@@ -124,7 +124,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     classes = [spec.engine_class() for spec in _expand(specs, versions)]
     for cls in classes:  # before SETTINGS, which such an engine would be blamed for
         if not cls.has("table_ddl"):
-            loadable = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl"))
+            loadable = ", ".join(n for n, c in registry.classes().items() if c.has("table_ddl"))
             raise ConfigError("ENGINES", cls.NAME, f"engines with SQL tables, which notebook 05 loads ({loadable})")
     rows = positive_int("ROWS", size["rows"] if rows is None else rows)
     repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
@@ -135,7 +135,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
                                allow_zero=True)
     methods = subset("METHODS", list(METHODS) if methods is None else methods, list(METHODS))
     if settings is not None:
-        known = list(dict.fromkeys(name for cls in Engine.classes().values() for name in cls.LOAD_SETTINGS))
+        known = list(dict.fromkeys(name for cls in registry.classes().values() for name in cls.LOAD_SETTINGS))
         settings = subset("SETTINGS", settings, known)
         for cls in classes:
             if not set(settings) & set(cls.LOAD_SETTINGS):
@@ -169,7 +169,7 @@ def _expand(specs: Sequence[EngineSpec], versions: str) -> list[EngineSpec]:
     if versions == "default":
         return list(specs)
     return list(dict.fromkeys(version for spec in specs for version in (
-        [spec] if spec.connection is not None else parse_engines(Engine.versions(spec.name), spec.parameter))))
+        [spec] if spec.connection is not None else parse_engines(registry.versions(spec.name), spec.parameter))))
 
 
 def counts(method: str, rows: int, batch_rows: int = 1000, bulk_statements: int = 1) -> tuple[int, int]:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
@@ -160,7 +160,7 @@ def _target_classes(targets: Sequence[str] | str) -> dict[EngineSpec, type[Engin
     classes = engine_classes(targets)
     for spec, cls in classes.items():
         if not (cls.has("table_ddl") and cls.has("execute")):
-            sql = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl") and c.has("execute"))
+            sql = ", ".join(n for n, c in registry.classes().items() if c.has("table_ddl") and c.has("execute"))
             raise ConfigError("ENGINES", spec.value, f"an engine with SQL tables ({sql})")
     return classes
 

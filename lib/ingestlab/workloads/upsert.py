@@ -17,7 +17,7 @@ import pandas as pd
 
 from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
@@ -99,7 +99,7 @@ def eligible_engines() -> list[str]:
 
     Any engine with upsert operations can run by URL besides (see :func:`check_engines`).
     """
-    return [name for name, cls in Engine.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
+    return [name for name, cls in registry.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
 
 
 def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[EngineSpec, ...]:
@@ -119,7 +119,7 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
             engine = spec.engine()  # finds the programs, or takes the parsed URL; starts nothing
             if not engine.UPSERT_OPERATIONS:
                 raise ConfigError("ENGINES", engine.display_url, "an engine with upsert operations: "
-                                  + ", ".join(n for n, c in Engine.classes().items() if c.UPSERT_OPERATIONS))
+                                  + ", ".join(n for n, c in registry.classes().items() if c.UPSERT_OPERATIONS))
             if reach:
                 engine.check_reachable()
         except EngineUnavailableError as exc:
