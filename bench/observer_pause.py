@@ -15,7 +15,7 @@ import statistics
 import time
 
 from ingestlab import datagen, timing
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 
 
@@ -27,7 +27,7 @@ def main() -> None:
     args = parser.parse_args()
     engine = Engine.resolve(args.engine).start()
     try:
-        engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
+        engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(args.variant, {}))
         cols = [c for c, _ in SEED_COLUMNS]
         engine.reset_table("pause", SEED_COLUMNS)
         engine.reset_table("pause_probe", SEED_COLUMNS)

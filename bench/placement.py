@@ -15,7 +15,7 @@ import os
 import statistics
 
 from ingestlab import datagen, timing
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 
 PLACEMENTS = ("free", "1/1", "0/0", "0/1", "1/0", "free")
@@ -39,7 +39,7 @@ def main() -> None:
     engine = Engine.resolve(args.engine).start()
     task = backend_task(engine)
     try:
-        engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
+        engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(args.variant, {}))
         task = backend_task(engine)
         cols = [c for c, _ in SEED_COLUMNS]
         sql = engine.insert_sql("placement", cols, 1)

@@ -7,6 +7,7 @@ import pytest
 
 import ingestlab.engines  # noqa: F401 - registers every adapter and its anatomy recorder
 from ingestlab import anatomy, labels
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import Engine
 from ingestlab.workloads import csv_scan, insert, million, sweeps, upsert, upsert_analysis
 
@@ -22,7 +23,7 @@ def _declared() -> dict[str, set[str]]:
     engines = Engine.classes().values()
     return {
         "engine": set(Engine.classes()) | set(csv_scan.ENGINES) | {csv_scan.FLOOR},
-        "variant": {v for e in engines for v in (*e.COMMIT_VARIANTS, *e.GROUP_COMMIT_VARIANTS)},
+        "variant": {v for e in engines for v in (*capabilities.of(e, "commit_variants").VARIANTS, *capabilities.of(e, "group_commit").VARIANTS)},
         "model": {m for e in engines for m in e.TABLE_MODELS},
         "setting": {s for e in engines for s in e.LOAD_SETTINGS},
         "operation": set(upsert.OPERATIONS) | {o for e in engines for o in e.UPSERT_OPERATIONS}

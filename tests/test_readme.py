@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import ingestlab.engines  # noqa: F401 - registers every adapter
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -31,7 +31,7 @@ def test_the_readme_lists_every_engines_variants_exactly():
     rows = _variant_table()
     assert set(rows) == set(Engine.classes()), "an engine is missing from docs/clusters.md's variant table, or extra"
     for name, cls in Engine.classes().items():
-        assert rows[name] == (set(cls.COMMIT_VARIANTS), set(cls.GROUP_COMMIT_VARIANTS)), name
+        assert rows[name] == (set(capabilities.of(cls, "commit_variants").VARIANTS), set(capabilities.of(cls, "group_commit").VARIANTS)), name
 
 
 def test_the_readme_fits_on_a_screen_and_opens_with_every_notebook():

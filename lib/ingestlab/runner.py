@@ -243,8 +243,30 @@ def validated_parameters(path: Path, parameters: dict[str, Any]) -> tuple[dict[s
     values = {k: _literal(v["default"]) for k, v in declared.items()}
     values.update(parameters)
     values.pop(RESULTS_PARAM, None)
-    resolved = declaration(path).validate(**{k.lower(): v for k, v in values.items()})
+    book = declaration(path)
+    check_needs(book, values.get(book.engine_parameter))
+    resolved = book.validate(**{k.lower(): v for k, v in values.items()})
     return parameters, resolved
+
+
+def check_needs(book, engines: Any) -> None:
+    """Refuse, before any server starts, an engine of ``engines`` that lacks a capability ``book`` needs.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the engine parameter, the engine, the capability and why it is missing.
+    """
+    if book.engine_parameter is None or not book.needs or engines is None:
+        return
+    from ingestlab.engines import capabilities
+    from ingestlab.workloads._params import engine_classes
+
+    try:
+        classes = engine_classes(engines, book.engine_parameter)
+    except ConfigError:
+        return  # a malformed list is the notebook's validate's to refuse, in its own words
+    capabilities.require(book.needs, classes, book.engine_parameter, f"notebook {book.id}")
 
 
 def _literal(text: str) -> Any:
@@ -779,7 +801,7 @@ def _probe(url: str) -> None:
 
 
 def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
-    from ingestlab.engines import Engine
+    from ingestlab.engines import Engine, capabilities
     from ingestlab.engines.base import SEED_COLUMNS
 
     engine = Engine.from_url(url)
@@ -803,7 +825,7 @@ def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
             os.environ["PGCONNECT_TIMEOUT"] = before
         engine.close()
     for variant in variants:
-        settings = engine.COMMIT_VARIANTS.get(variant, {})
+        settings = capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {})
         global_only = sorted(set(settings) - set(engine.SESSION_SETTINGS))
         if global_only and not getattr(engine, "set_global_allowed", False):
             raise PreflightError(f"{where}: variant {variant} needs {', '.join(global_only)}, a server-wide "

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS, STEPS
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.servers.base import is_running
@@ -72,7 +72,7 @@ class EngineContract:
         assert got == sorted(rows)
 
     def test_variants_are_applied_and_read_back(self, eng):
-        for variant, settings in eng.COMMIT_VARIANTS.items():
+        for variant, settings in capabilities.of(eng, "commit_variants").VARIANTS.items():
             applied = eng.apply_settings(settings)
             assert applied == settings
             live = eng.settings()
@@ -85,7 +85,7 @@ class EngineContract:
         assert meta["engine"] == self.engine == eng.NAME
         assert meta["server_version"] == eng.server_version() and meta["settings"] == eng.settings()
         assert meta["url"] == eng.display_url and meta["local_server"] is eng.is_local
-        for settings in eng.COMMIT_VARIANTS.values():  # a variant's settings are recorded as applied and as live
+        for settings in capabilities.of(eng, "commit_variants").VARIANTS.values():  # a variant's settings are recorded as applied and as live
             eng.apply_settings(settings)
             try:
                 meta = eng.metadata()

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STEPS
 from ingestlab.engines.doris import Doris
 from ingestlab.engines.mariadb import MariaDB
@@ -142,7 +142,7 @@ def test_what_starrocks_lacks_is_the_contracts_default_and_says_so():
         assert not sr.has(step)
         with pytest.raises(UnsupportedOperationError, match=f"starrocks: no {step}"):
             sr.has(step, check=True)
-    assert sr.UPSERT_OPERATIONS == () and sr.MEMORY_LIMITS == {} and sr.COMMIT_VARIANTS == {}
+    assert sr.UPSERT_OPERATIONS == () and sr.MEMORY_LIMITS == {} and capabilities.of(sr, "commit_variants").VARIANTS == {}
 
 
 # -- the SQL builders ------------------------------------------------------------------------------

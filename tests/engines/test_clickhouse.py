@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.clickhouse import ClickHouse
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
@@ -127,7 +127,7 @@ class TestClickHouse(EngineContract):
         finally:
             eng.apply_settings({})
         assert "wait_for_async_insert" not in eng.settings()  # a fresh session: the defaults again
-        assert list(ClickHouse.COMMIT_VARIANTS) == ["default"]
+        assert list(capabilities.of(ClickHouse, "commit_variants").VARIANTS) == ["default"]
 
     def test_generated_rows_and_batches_each_commit_alone(self, eng):
         columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))

@@ -11,7 +11,7 @@ import pytest
 import sqlglot.errors
 from sqlglot import exp
 
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.doris import Doris
 from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
@@ -98,8 +98,8 @@ def test_url_gives_the_group_commit_interval_of_every_table():
 
 
 def test_group_commit_variants_are_session_sets_that_parse(doris):
-    assert list(doris.COMMIT_VARIANTS) == ["off_mode", "sync_mode", "async_mode"]
-    for settings in doris.COMMIT_VARIANTS.values():
+    assert list(capabilities.of(doris, "commit_variants").VARIANTS) == ["off_mode", "sync_mode", "async_mode"]
+    for settings in capabilities.of(doris, "commit_variants").VARIANTS.values():
         for name, value in settings.items():
             tree = parse_sql(render(doris.set_sql(name), [value]), DIALECT)
             assert tree.sql(DIALECT).startswith("SET") and value in tree.sql(DIALECT)

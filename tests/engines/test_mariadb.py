@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab import anatomy, datagen
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.servers.mariadb import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
@@ -48,8 +49,8 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         assert eng.server_version().startswith("10.11") and "MariaDB" in eng.server_version()
 
     def test_flush_variants_restart_the_server_and_read_back(self, eng):
-        assert list(eng.COMMIT_VARIANTS) == ["flush_1", "flush_2", "flush_0"]
-        for variant, settings in eng.COMMIT_VARIANTS.items():
+        assert list(capabilities.of(eng, "commit_variants").VARIANTS) == ["flush_1", "flush_2", "flush_0"]
+        for variant, settings in capabilities.of(eng, "commit_variants").VARIANTS.items():
             pid = eng.server.pid()
             eng.apply_settings(settings)
             assert eng.server.pid() != pid, f"{variant}: a global setting needs a restart"
@@ -64,7 +65,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
     def test_anatomy_has_the_commit_stage_and_flush_1_pays_an_fsync_in_it(self, eng):
         stats = {}
         for variant in ("flush_1", "flush_0"):
-            eng.apply_settings(eng.COMMIT_VARIANTS[variant])
+            eng.apply_settings(capabilities.of(eng, "commit_variants").VARIANTS[variant])
             _fresh_table(eng, "anat")
             frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(20, start_id=1000, seed=4))
             per = frame[frame["pass"] == "stages"].pivot(index="statement_no", columns="component", values="ms")

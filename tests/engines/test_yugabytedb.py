@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
@@ -46,9 +46,9 @@ def test_sql_parses_with_the_postgres_dialect(yb):
 
 
 def test_variants_are_session_settings_set_with_set_config(yb):
-    names = {n for settings in yb.COMMIT_VARIANTS.values() for n in settings}
+    names = {n for settings in capabilities.of(yb, "commit_variants").VARIANTS.values() for n in settings}
     assert names == {"yb_disable_transactional_writes", "yb_enable_upsert_mode"} <= yb.SESSION_SETTINGS
-    for settings in yb.COMMIT_VARIANTS.values():
+    for settings in capabilities.of(yb, "commit_variants").VARIANTS.values():
         for name, value in settings.items():
             parse_sql(f"SELECT set_config('{name}', '{value}', false)", DIALECT)
             parse_sql(f"SET {name} = '{value}'", DIALECT)

@@ -12,7 +12,7 @@ from sqlalchemy.engine import URL
 
 from ingestlab import anatomy, timing
 from ingestlab.conninfo import PARAMETER, Connection, mask_url
-from ingestlab.engines import drivers
+from ingestlab.engines import capabilities, drivers
 from ingestlab.engines.registry import REGISTRY
 from ingestlab.engines.sql.base import SQLBuilder, sqlalchemy_dialect
 from ingestlab.engines.steps import BUILT_ON, SQL_STEPS, STEPS, missing_reason, switched_off
@@ -160,7 +160,7 @@ class Engine:
     * SQL text: ``quote``, ``table_ddl``, ``insert_sql``, ``upsert_sql``, ``insert_select_sql``,
       ``generate_rows_sql``, ``group_commit_interval_sql``;
     * tables and writes: ``reset_table``, ``bulk_load``, ``native_load``, ``prepare_write``,
-      ``prepare_insert``, ``prepare_pipeline_insert``, ``stream_load_group_headers``;
+      ``prepare_insert``, ``prepare_pipeline_insert``;
     * state: ``count_rows``, ``data_bytes``, ``settle``, ``io_counters``, ``commit_counters``,
       ``memory_budget_settings``;
     * anatomy: ``statement_anatomy``.
@@ -172,8 +172,8 @@ class Engine:
       ``PLACEHOLDER = '%s'``, ``LAB_QUERY_KEYS = ('label',)``, ``SQLGLOT_DIALECT = ''``,
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
     * SQL: ``SQL = SQLBuilder`` (the builder class of :attr:`sql`; None: the engine has no SQL);
-    * variants and instruments: ``COMMIT_VARIANTS = {}``, ``GROUP_COMMIT_VARIANTS = {}``,
-      ``GROUP_COMMIT_NOTE = ''``, ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``, ``ANATOMY_SETTLE = 3``;
+    * capabilities and instruments: ``CAPABILITIES = {}`` (see :mod:`ingestlab.engines.capabilities`),
+      ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``, ``ANATOMY_SETTLE = 3``;
     * tables and writes: ``TABLE_MODELS = {}``, ``COMMIT_FREE_MODELS = ()``,
       ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``, ``UNPARTITIONED_MODELS = ()``,
       ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
@@ -212,15 +212,10 @@ class Engine:
     #: The builder class of the engine's SQL text (:attr:`sql`); None: the engine has no SQL.
     SQL: ClassVar[type[SQLBuilder] | None] = SQLBuilder
 
-    # -- variants and instruments -------------------------------------------------------------
-    #: Commit-protocol variants (notebook 01): variant name → settings.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
-    #: Commit-grouping variants (notebook 04): variant name → settings that let one log flush
-    #: serve the commits of several clients (``default`` is the engine as installed). Empty:
-    #: the engine has no grouping to vary; :attr:`GROUP_COMMIT_NOTE` says what it has instead.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
-    #: One sentence on commit grouping in this engine, for refusals and the run's notes.
-    GROUP_COMMIT_NOTE: ClassVar[str] = ""
+    # -- capabilities and instruments ---------------------------------------------------------
+    #: What the engine provides beyond the core: capability name → its class (a subclass of the
+    #: kind declared in :mod:`ingestlab.engines.capabilities`), or the reason it is missing.
+    CAPABILITIES: ClassVar[Mapping[str, type[capabilities.Capability] | str]] = {}
     #: Settings every local run carries so that the anatomy instruments work (recorded).
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     #: Parser kind (a key of ``ingestlab.profiles.KINDS``) of the server output the anatomy reads, if any.
@@ -283,6 +278,7 @@ class Engine:
             if step not in STEPS:
                 raise TypeError(f"{cls.__name__}.UNSUPPORTED names {step!r}, not a step of {STEPS}")
             setattr(cls, step, switched_off(step, reason))
+        capabilities.check_declared(cls, cls.__dict__.get("CAPABILITIES", {}))
         if cls.NAME:
             REGISTRY.register(cls)
 
@@ -381,7 +377,7 @@ class Engine:
     # -- capabilities ------------------------------------------------------------------------
     @classmethod
     def has(cls, step: str, *, check: bool = False) -> bool:
-        """Whether this engine implements ``step`` (one of :data:`STEPS`).
+        """Whether this engine provides capability ``step`` (one of ``capabilities.KINDS``) or implements it (:data:`STEPS`).
 
         Parameters
         ----------
@@ -394,8 +390,13 @@ class Engine:
         >>> Engine.classes()["rocksdb"].has("execute"), Engine.classes()["postgres"].has("execute")
         (False, True)
         """
+        if step in capabilities.KINDS:
+            reason = capabilities.missing(cls, step)
+            if reason is not None and check:
+                raise UnsupportedOperationError(f"{cls.NAME or cls.__name__}: no {step}: {reason}")
+            return reason is None
         if step not in STEPS:
-            raise ConfigError("step", step, "one of " + ", ".join(STEPS))
+            raise ConfigError("step", step, "one of " + ", ".join([*capabilities.KINDS, *STEPS]))
         reason = None
         for name in (step, BUILT_ON.get(step)):
             if name is None or reason is not None:
@@ -406,6 +407,20 @@ class Engine:
         if reason is not None and check:
             raise UnsupportedOperationError(f"{cls.NAME or cls.__name__}: no {step}: {reason}")
         return reason is None
+
+    def capability(self, name: str) -> capabilities.Capability:
+        """This engine's capability ``name``, made on first use and bound to it.
+
+        Raises
+        ------
+        UnsupportedOperationError
+            Naming the engine, the capability and why it is missing.
+        """
+        self.has(name, check=True)
+        made = self.__dict__.setdefault("_capabilities", {})
+        if name not in made:
+            made[name] = self.CAPABILITIES[name](self)
+        return made[name]
 
     # -- construction and lifecycle -------------------------------------------------------
     def __init__(self, url: str | URL | Connection | None = None, *, client_kwargs: dict | None = None):
@@ -951,11 +966,6 @@ class Engine:
         counters as it names them. Read between runs, never inside a timed region.
         """
         raise UnsupportedOperationError(f"{self.NAME}: no commit counters")
-
-    @_unsupported("no group commit on the bulk path")
-    def stream_load_group_headers(self, variant: str) -> dict[str, str]:
-        """Stream Load headers that put a load under commit-grouping ``variant`` (of :attr:`GROUP_COMMIT_VARIANTS`)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no group commit headers")
 
     # -- memory ----------------------------------------------------------------------------
     @_unsupported("no memory budget settings")

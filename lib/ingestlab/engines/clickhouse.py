@@ -13,10 +13,22 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.engines.capabilities import CommitVariants
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
+
+
+class ClickHouseCommitVariants(CommitVariants):
+    """``async_insert`` (1 by default in ClickHouse 26.9, with ``wait_for_async_insert = 1``)
+    is no variant here: chDB's embedded server starts no asynchronous insert queue (``SYSTEM FLUSH
+    ASYNC INSERT QUEUE`` answers "not initialized"), so every INSERT is written synchronously
+    whatever the setting (even with ``wait_for_async_insert = 0`` its rows are there when it
+    returns), and a hundred single-row INSERTs make a hundred parts either way.
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
 
 
 class ClickHouse(Engine):
@@ -62,12 +74,8 @@ class ClickHouse(Engine):
     HAS_LOCAL_SERVER = True
     #: ``INSERT INTO table (columns) FORMAT ArrowStream``, the chunks as one Arrow IPC stream.
     BULK_PATH = "arrow_stream"
-    #: One variant. ``async_insert`` (1 by default in ClickHouse 26.9, with ``wait_for_async_insert = 1``)
-    #: is no variant here: chDB's embedded server starts no asynchronous insert queue (``SYSTEM FLUSH
-    #: ASYNC INSERT QUEUE`` answers "not initialized"), so every INSERT is written synchronously
-    #: whatever the setting (even with ``wait_for_async_insert = 0`` its rows are there when it
-    #: returns), and a hundred single-row INSERTs make a hundred parts either way.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+    #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
+    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": ClickHouseCommitVariants}
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "no_key": "MergeTree ORDER BY tuple(): parts in insertion order, no primary index",
         "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",

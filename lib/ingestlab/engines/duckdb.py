@@ -9,9 +9,19 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import Engine, LoadSetting
+from ingestlab.engines.capabilities import CommitVariants
 from ingestlab.engines.sql.duckdb import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
+
+
+class DuckDBCommitVariants(CommitVariants):
+    """One commit protocol: a commit writes its WAL records and syncs them.
+
+    (``fsync_mode`` is notebook 05's ``async_commit`` setting, not a variant here.)
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
 
 
 class DuckDB(Engine):
@@ -44,9 +54,7 @@ class DuckDB(Engine):
     HAS_LOCAL_SERVER = True
     #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
     BULK_PATH = "arrow_scan"
-    #: One commit protocol: a commit writes its WAL records and syncs them (``fsync_mode`` is
-    #: notebook 05's ``async_commit`` setting, not a variant here).
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": DuckDBCommitVariants}
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "no_key": "table without a key",
         "primary_key": "table with a primary key (an ART index)",

@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from ingestlab.engines.capabilities import GroupCommit
 from ingestlab.engines.mysql import MySQL
 from ingestlab.engines.sql.mariadb import MariaDBSQL
 from ingestlab.servers.base import LocalServer
+
+
+class MariaDBGroupCommit(GroupCommit):
+    """MariaDB's binlog group commit and redo-log flush.
+
+    With the binary log on, a commit is prepared in InnoDB (redo log synced), written to the
+    binary log (synced, ``sync_binlog = 1``) and committed; MariaDB's binlog group commit
+    lets one leader write and sync the binary log for every commit queued behind it, and
+    ``binlog_commit_wait_count`` / ``binlog_commit_wait_usec`` make the leader wait for that
+    many commits (or that long) to widen the group. ``flush_2`` writes the redo log at
+    commit and syncs it about once a second (a crash of the machine loses up to a second).
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "default": {},
+        "binlog": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
+                   "sync_binlog": "1"},
+        "binlog_wait_8": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
+                          "sync_binlog": "1", "binlog_commit_wait_count": "8", "binlog_commit_wait_usec": "2000"},
+        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+    }
+    NOTE = ("MariaDB groups InnoDB redo-log syncs by itself and, with the binary log on, binlog "
+            "commits (binlog_commit_wait_count/usec widen the group)")
 
 
 class MariaDB(MySQL):
@@ -38,22 +62,7 @@ class MariaDB(MySQL):
     }
     COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
 
-    #: With the binary log on, a commit is prepared in InnoDB (redo log synced), written to the
-    #: binary log (synced, ``sync_binlog = 1``) and committed; MariaDB's binlog group commit
-    #: lets one leader write and sync the binary log for every commit queued behind it, and
-    #: ``binlog_commit_wait_count`` / ``binlog_commit_wait_usec`` make the leader wait for that
-    #: many commits (or that long) to widen the group. ``flush_2`` writes the redo log at
-    #: commit and syncs it about once a second (a crash of the machine loses up to a second).
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "default": {},
-        "binlog": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
-                   "sync_binlog": "1"},
-        "binlog_wait_8": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
-                          "sync_binlog": "1", "binlog_commit_wait_count": "8", "binlog_commit_wait_usec": "2000"},
-        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
-    }
-    GROUP_COMMIT_NOTE = ("MariaDB groups InnoDB redo-log syncs by itself and, with the binary log on, binlog "
-                         "commits (binlog_commit_wait_count/usec widen the group)")
+    CAPABILITIES: ClassVar[dict[str, Any]] = {**MySQL.CAPABILITIES, "group_commit": MariaDBGroupCommit}
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",

@@ -13,6 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import LoadSetting, lock_wait_s
+from ingestlab.engines.capabilities import CommitVariants
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -28,6 +29,20 @@ _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
 
 #: Rows per piece of CSV the bulk path encodes (each written to the load's pipe in one write).
 LOAD_PIECE_ROWS = 16_384
+
+class MySQLCommitVariants(CommitVariants):
+    """InnoDB's redo-log flush at commit.
+
+    ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
+    2 writes it at commit and syncs it about once a second, 0 does both about once a second.
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "flush_1": {"innodb_flush_log_at_trx_commit": "1"},
+        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+        "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
+    }
+
 
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
@@ -61,13 +76,7 @@ class MySQL(MySQLProtocol):
     #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
     PROFILE_KIND = "mysql_stage_events"
     BULK_PATH = "load_data_local"
-    #: ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
-    #: 2 writes it at commit and syncs it about once a second, 0 does both about once a second.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "flush_1": {"innodb_flush_log_at_trx_commit": "1"},
-        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
-        "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
-    }
+    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": MySQLCommitVariants}
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
     #: Settings a client may change for its own session (``SET SESSION``).

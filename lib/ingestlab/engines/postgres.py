@@ -13,6 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit
 from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -21,6 +22,33 @@ from ingestlab.servers.base import LocalServer
 #: Rows encoded to CSV at a time by :meth:`Postgres.bulk_load`: the first piece is on the wire
 #: after about a millisecond of encoding, and the rest is encoded while the server parses.
 COPY_PIECE_ROWS = 16_384
+
+
+class PostgresCommitVariants(CommitVariants):
+    """PostgreSQL's commit protocol: ``synchronous_commit``."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "sync_on": {"synchronous_commit": "on"},
+        "sync_off": {"synchronous_commit": "off"},
+    }
+
+
+class PostgresGroupCommit(GroupCommit):
+    """PostgreSQL's commit grouping: ``commit_delay`` and ``synchronous_commit``."""
+
+    #: ``commit_delay`` (µs) makes a committing backend wait before it flushes the WAL, when at
+    #: least ``commit_siblings`` other transactions are open, so that one flush carries the
+    #: commits that arrive meanwhile; ``synchronous_commit = off`` acknowledges before the
+    #: flush (the WAL writer flushes every ``wal_writer_delay``): a crash loses the last commits.
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "default": {},
+        "commit_delay_100": {"commit_delay": "100", "commit_siblings": "5"},
+        "sync_off": {"synchronous_commit": "off"},
+        "commit_delay_10": {"commit_delay": "10", "commit_siblings": "1"},
+        "commit_delay_1000": {"commit_delay": "1000", "commit_siblings": "5"},
+    }
+    NOTE = ("PostgreSQL always groups: a backend that finds the WAL already flushed past its "
+            "commit record skips its own flush; commit_delay waits to widen the group")
 
 
 class Postgres(Engine):
@@ -47,23 +75,9 @@ class Postgres(Engine):
     BULK_PATH = "copy"
     HAS_LOCAL_SERVER = True
     DATABASE_KEY = "dbname"
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "sync_on": {"synchronous_commit": "on"},
-        "sync_off": {"synchronous_commit": "off"},
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
     }
-    #: ``commit_delay`` (µs) makes a committing backend wait before it flushes the WAL, when at
-    #: least ``commit_siblings`` other transactions are open, so that one flush carries the
-    #: commits that arrive meanwhile; ``synchronous_commit = off`` acknowledges before the
-    #: flush (the WAL writer flushes every ``wal_writer_delay``): a crash loses the last commits.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "default": {},
-        "commit_delay_100": {"commit_delay": "100", "commit_siblings": "5"},
-        "sync_off": {"synchronous_commit": "off"},
-        "commit_delay_10": {"commit_delay": "10", "commit_siblings": "1"},
-        "commit_delay_1000": {"commit_delay": "1000", "commit_siblings": "5"},
-    }
-    GROUP_COMMIT_NOTE = ("PostgreSQL always groups: a backend that finds the WAL already flushed past its "
-                         "commit record skips its own flush; commit_delay waits to widen the group")
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
         "pg_stat_statements.track_planning": "on",

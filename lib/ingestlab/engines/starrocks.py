@@ -70,10 +70,12 @@ class StarRocks(MySQLProtocol):
     PROFILE_KIND = "starrocks_analyze_profile"
     BULK_PATH = "stream_load"
     #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
-    #: variant groups commits: :attr:`COMMIT_VARIANTS` and :attr:`GROUP_COMMIT_VARIANTS` stay empty.
-    GROUP_COMMIT_NOTE = ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
+    #: variant groups commits: no ``commit_variants``, and ``group_commit`` says why it is missing.
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "group_commit": ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
-                         "stream_load_group_headers), which the INSERT driver does not use")
+                         "stream_load_group_headers), which the INSERT driver does not use"),
+    }
     #: Stream Load merge commit (StarRocks ≥ 3.4): variant → headers. The interval is how long
     #: the merged load collects requests; ``merge_commit_async`` returns before the commit.
     MERGE_COMMIT_HEADERS: ClassVar[dict[str, dict[str, str]]] = {

@@ -11,7 +11,7 @@ STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
     "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
     "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters", "statement_call",
-    "stream_load_group_headers", "group_commit_interval_sql",
+    "group_commit_interval_sql",
     "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
 )
 #: Steps that are text of the engine's SQL dialect: its :class:`~ingestlab.engines.sql.SQLBuilder` writes them.

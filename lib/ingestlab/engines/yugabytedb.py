@@ -7,10 +7,29 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit
 from ingestlab.engines.postgres import Postgres
 
 #: Session settings of the seed's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
+
+
+class YugabyteDBCommitVariants(CommitVariants):
+    """YugabyteDB's write paths: transactional, non-transactional, upsert mode."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "transactional": {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"},
+        "non_transactional": {"yb_disable_transactional_writes": "on"},
+        "upsert_mode": {"yb_enable_upsert_mode": "on"},
+    }
+
+
+class YugabyteDBGroupCommit(GroupCommit):
+    """PostgreSQL's WAL settings do not reach DocDB's Raft log: no grouping variant to vary."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+    NOTE = ("YugabyteDB replicates each write through its tablets' Raft logs, which batch "
+            "concurrent writes themselves; PostgreSQL's commit_delay does not apply")
 
 
 class YugabyteDB(Postgres):
@@ -44,10 +63,8 @@ class YugabyteDB(Postgres):
     PROFILE_KIND = "yugabyte_explain"
     HAS_LOCAL_SERVER = False
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "transactional": {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"},
-        "non_transactional": {"yb_disable_transactional_writes": "on"},
-        "upsert_mode": {"yb_enable_upsert_mode": "on"},
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
     }
     SESSION_SETTINGS: ClassVar[frozenset[str]] = Postgres.SESSION_SETTINGS | {
         "yb_disable_transactional_writes", "yb_enable_upsert_mode"}
@@ -74,10 +91,6 @@ class YugabyteDB(Postgres):
         "commit_counters": "commits are Raft log writes on the tablet servers; the SQL layer's WAL statistics "
                            "do not count them",
     }
-    #: PostgreSQL's WAL settings do not reach DocDB's Raft log: no grouping variant to vary.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
-    GROUP_COMMIT_NOTE = ("YugabyteDB replicates each write through its tablets' Raft logs, which batch "
-                         "concurrent writes themselves; PostgreSQL's commit_delay does not apply")
     UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
     #: Session setting of the blind write (the seed's "Upsert").
     BLIND_WRITE_SETTINGS: ClassVar[dict[str, str]] = {"yb_enable_upsert_mode": "on"}

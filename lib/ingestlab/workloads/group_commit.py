@@ -10,7 +10,7 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
 from ingestlab.workloads import Notebook
@@ -72,30 +72,28 @@ def _rows(name: str, value: Any) -> int:
 
 
 def _variants(classes: dict[str, type[Engine]], value: Any, n_default: int | None) -> tuple[str, ...]:
-    for target, engine_cls in classes.items():
-        if not engine_cls.GROUP_COMMIT_VARIANTS:
-            raise ConfigError("ENGINES", target, f"engines with commit-grouping variants ({engine_cls.NAME}: "
-                                                 f"{engine_cls.GROUP_COMMIT_NOTE or 'none declared'})")
+    capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
     items = [v for v in items_of(value) if v]
     if not items:
-        return tuple(dict.fromkeys(v for c in classes.values() for v in list(c.GROUP_COMMIT_VARIANTS)[:n_default]))
-    known = list(dict.fromkeys(v for c in classes.values() for v in c.GROUP_COMMIT_VARIANTS))
+        return tuple(dict.fromkeys(v for c in classes.values()
+                                   for v in list(capabilities.of(c, "group_commit").VARIANTS)[:n_default]))
+    known = list(dict.fromkeys(v for c in classes.values() for v in capabilities.of(c, "group_commit").VARIANTS))
     for item in items:
         if item not in known:
-            owners = [c.NAME for c in Engine.classes().values() if item in c.GROUP_COMMIT_VARIANTS]
+            owners = [c.NAME for c in Engine.classes().values() if item in capabilities.of(c, "group_commit").VARIANTS]
             where = f" ({item} is a variant of {', '.join(owners)})" if owners else ""
             names = ", ".join(c.NAME for c in classes.values())
             raise ConfigError("VARIANTS", item, f"each one of {', '.join(known)} for {names}{where}")
     for target, engine_cls in classes.items():
         if not variants_of(engine_cls, items):
             raise ConfigError("VARIANTS", ",".join(items), f"at least one variant of {target}: "
-                              + ", ".join(engine_cls.GROUP_COMMIT_VARIANTS))
+                              + ", ".join(capabilities.of(engine_cls, "group_commit").VARIANTS))
     return tuple(items)
 
 
 def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     """The variants of ``variants`` that ``engine_cls`` has among its ``GROUP_COMMIT_VARIANTS``."""
-    return [v for v in variants if v in engine_cls.GROUP_COMMIT_VARIANTS]
+    return [v for v in variants if v in capabilities.of(engine_cls, "group_commit").VARIANTS]
 
 
 def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", clients: Sequence[int] | str | None = None,
@@ -185,7 +183,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     try:
         engine.start()
         for variant in variants:
-            engine.apply_settings(engine.GROUP_COMMIT_VARIANTS[variant])
+            engine.apply_settings(capabilities.of(engine, "group_commit").VARIANTS[variant])
             run.record_engine(engine, variant=variant)
             for rows, clients in grid:
                 labels = {"engine": engine.label, "variant": variant, "loop": params.loop, "clients": clients,
@@ -280,4 +278,5 @@ NOTEBOOK = Notebook(
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    needs=("group_commit",),
 )

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
@@ -110,16 +110,13 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
         raise ConfigError("SCENARIOS", ",".join(scenarios), "scenarios with at least two different statement "
                           "counts at this N (the overhead fit needs two), e.g. single_row,bulk")
     classes = engine_classes(engines)
-    for name, engine_cls in classes.items():
-        if not engine_cls.has("execute"):
-            raise ConfigError("ENGINES", name, "engines that run SQL statements (" + ", ".join(
-                n for n, c in Engine.classes().items() if c.has("execute")) + ")")
-    known = list(dict.fromkeys(v for c in classes.values() for v in (list(c.COMMIT_VARIANTS) or ["default"])))
+    capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
+    known = list(dict.fromkeys(v for c in classes.values() for v in own_variants(c)))
     variants = subset("VARIANTS", known if variants is None else variants, known)
     for name, engine_cls in classes.items():
         if not variants_of(engine_cls, variants):
             raise ConfigError("VARIANTS", ",".join(variants), f"at least one variant of {name} ("
-                              + ", ".join(list(engine_cls.COMMIT_VARIANTS) or ["default"]) + ")")
+                              + ", ".join(own_variants(engine_cls)) + ")")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ConfigError("SEED", seed, "an integer from 0 to 2**32 - 1")
     return Params(tuple(classes), scale, n, repeats, warmup, profile_n, scenarios, variants, seed)
@@ -127,8 +124,13 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", n:
 
 def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     """The variants of ``variants`` that ``engine_cls`` has (``default`` for an engine without commit variants)."""
-    own = list(engine_cls.COMMIT_VARIANTS) or ["default"]
+    own = own_variants(engine_cls)
     return [v for v in variants if v in own]
+
+
+def own_variants(engine_cls: type[Engine]) -> list[str]:
+    """The commit variants of ``engine_cls`` (``default`` for an engine without commit variants)."""
+    return list(capabilities.of(engine_cls, "commit_variants").VARIANTS) or ["default"]
 
 
 def statement_count(scenario: str, n: int) -> int:
@@ -254,7 +256,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     try:
         engine.start()
         for variant in variants_of(type(engine), params.variants):
-            engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
+            engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
             labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
             with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
@@ -312,4 +314,5 @@ NOTEBOOK = Notebook(
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    needs=("execute",),
 )

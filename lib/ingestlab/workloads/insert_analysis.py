@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import models
+from ingestlab.engines import capabilities
 from ingestlab.workloads.insert import FIT_SCENARIOS, NOTEBOOK_STEM
 
 
@@ -158,7 +159,8 @@ def _in_lab_order(column: pd.Series) -> pd.Series:
 
     if column.name == "engine":
         return column.map({engine: i for i, engine in enumerate(figures.ENGINE_STYLE)}).fillna(len(figures.ENGINE_STYLE))
-    order = list(dict.fromkeys(v for cls in Engine.classes().values() for v in cls.COMMIT_VARIANTS))
+    order = list(dict.fromkeys(v for cls in Engine.classes().values()
+                               for v in capabilities.of(cls, "commit_variants").VARIANTS))
     return column.map(lambda v: order.index(v) if v in order else len(order))
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ingestlab import _paths, datagen, disk, progress, timing
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook
@@ -108,7 +108,7 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     >>> validate("postgres,rocksdb")
     Traceback (most recent call last):
     ...
-    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected engines with SQL tables, which notebook 05 loads (clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
+    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected an engine with table_ddl, which notebook 05 needs (rocksdb: no table_ddl: RocksDB is a key-value store without SQL; engines with it: clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
     >>> validate("postgres", batch_rows="1000,100").batch_rows
     (100, 1000)
     >>> validate("postgres", rows=5000, batch_rows=[100, 10000])
@@ -121,10 +121,8 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
     items = list(engine_classes(engines))
     one_of("VERSIONS", versions, VERSION_CHOICES)
     classes = [Engine.class_of(t) for t in _expand(items, versions)]
-    for cls in classes:  # before SETTINGS, which such an engine would be blamed for
-        if not cls.has("table_ddl"):
-            loadable = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl"))
-            raise ConfigError("ENGINES", cls.NAME, f"engines with SQL tables, which notebook 05 loads ({loadable})")
+    # before SETTINGS, which such an engine would be blamed for
+    capabilities.require(NOTEBOOK.needs, {cls.NAME: cls for cls in classes}, notebook=f"notebook {NOTEBOOK.id}")
     rows = positive_int("ROWS", size["rows"] if rows is None else rows)
     repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
     batch_rows = _sizes("BATCH_ROWS", batch_rows, min(rows, MAX_BATCH_ROWS),
@@ -482,4 +480,5 @@ NOTEBOOK = Notebook(
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES", "RUNS": "REPEATS"},
+    needs=("table_ddl",),
 )

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
@@ -159,10 +159,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
 def _target_classes(targets: Sequence[str] | str) -> dict[str, type[Engine]]:
     classes = engine_classes(targets)
-    for target, cls in classes.items():
-        if not (cls.has("table_ddl") and cls.has("execute")):
-            sql = ", ".join(n for n, c in Engine.classes().items() if c.has("table_ddl") and c.has("execute"))
-            raise ConfigError("ENGINES", target, f"an engine with SQL tables ({sql})")
+    capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
     return classes
 
 
@@ -207,12 +204,13 @@ def _models(models: Sequence[str] | str, classes: dict[str, type[Engine]], swept
 
 
 def _variants(variants: Sequence[str] | str | None, classes: dict[str, type[Engine]]) -> tuple[str, ...]:
-    known = [DEFAULT_VARIANT, *dict.fromkeys(v for cls in classes.values() for v in cls.COMMIT_VARIANTS)]
+    known = [DEFAULT_VARIANT, *dict.fromkeys(v for cls in classes.values()
+                                             for v in capabilities.of(cls, "commit_variants").VARIANTS)]
     chosen = subset("VARIANTS", [DEFAULT_VARIANT] if variants is None else variants, known)
     for target, cls in classes.items():
-        if DEFAULT_VARIANT not in chosen and not set(chosen) & set(cls.COMMIT_VARIANTS):
+        if DEFAULT_VARIANT not in chosen and not set(chosen) & set(capabilities.of(cls, "commit_variants").VARIANTS):
             raise ConfigError("VARIANTS", ",".join(chosen), f"at least one variant of {target}: "
-                              + ", ".join([DEFAULT_VARIANT, *cls.COMMIT_VARIANTS]))
+                              + ", ".join([DEFAULT_VARIANT, *capabilities.of(cls, "commit_variants").VARIANTS]))
     return chosen
 
 
@@ -232,9 +230,9 @@ def variants_for(params: Params, cls: type[Engine]) -> list[str]:
     >>> variants_for(validate("postgres,mariadb", variants="default,sync_off"), Postgres)
     ['sync_on', 'sync_off']
     """
-    first = next(iter(cls.COMMIT_VARIANTS), DEFAULT_VARIANT)
+    first = next(iter(capabilities.of(cls, "commit_variants").VARIANTS), DEFAULT_VARIANT)
     names = [first if v == DEFAULT_VARIANT else v for v in params.variants]
-    return [v for v in dict.fromkeys(names) if v in cls.COMMIT_VARIANTS or v == first]
+    return [v for v in dict.fromkeys(names) if v in capabilities.of(cls, "commit_variants").VARIANTS or v == first]
 
 
 def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
@@ -370,7 +368,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
             engine.start()
             run.note(levels_note(params, type(engine), engine.label))  # SOURCE then names every level the figures show
             for variant in variants_for(params, type(engine)):
-                engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
+                engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
                 run.record_engine(engine, variant=variant)
                 _measure_variant(engine, variant, params, run, rng, out)
         finally:
@@ -427,4 +425,5 @@ NOTEBOOK = Notebook(
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    needs=("table_ddl", "execute"),
 )
