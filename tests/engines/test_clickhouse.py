@@ -215,7 +215,7 @@ class TestClickHouse(EngineContract):
 
     def test_what_clickhouse_lacks_is_switched_off_with_its_reason(self, eng):
         for step in ("upsert_sql", "commit_counters", "io_counters",
-                     "memory_budget_settings"):
+                     "memory_budget"):
             with pytest.raises(UnsupportedOperationError, match=f"clickhouse: no {step}: "):
                 ClickHouse.has(step, check=True)
         assert not ClickHouse.TRANSACTIONS and million.method_missing(ClickHouse, "executemany")

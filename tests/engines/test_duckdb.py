@@ -150,7 +150,7 @@ class TestDuckDB(EngineContract):
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_native')}")) == sorted(rows)
 
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
-        for step in ("commit_counters", "io_counters", "memory_budget_settings"):
+        for step in ("commit_counters", "io_counters", "memory_budget"):
             with pytest.raises(UnsupportedOperationError, match=f"duckdb: no {step}: "):
                 DuckDB.has(step, check=True)
         assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1

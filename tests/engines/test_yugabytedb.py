@@ -40,7 +40,7 @@ def test_url_selects_yugabytedb_on_its_port_and_hides_the_password(yb):
 
 def test_sql_parses_with_the_postgres_dialect(yb):
     assert table_names(parse_sql(yb.create_table_sql("we ird", SEED_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
-    insert = yb.insert_sql("t1", [c for c, _ in SEED_COLUMNS], 2).replace("%s", "1")
+    insert = yb.sql.insert_sql("t1", [c for c, _ in SEED_COLUMNS], 2).replace("%s", "1")
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
     assert table_names(parse_sql(yb.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
 
@@ -69,12 +69,13 @@ def test_no_local_server_and_how_to_get_one():
 
 
 def test_blind_overwrite_is_a_plain_insert_run_under_upsert_mode(yb):
-    assert yb.UPSERT_OPERATIONS == ("insert", "overwrite", "blind_overwrite")
+    upsert = yb.capability("upsert")
+    assert upsert.OPERATIONS == ("insert", "overwrite", "blind_overwrite")
     assert yb.BLIND_WRITE_SETTINGS == {"yb_enable_upsert_mode": "on"}
-    blind = yb.write_sql("blind_overwrite", "t", ["id", "doc"], "id", 2)
-    assert blind == yb.insert_sql("t", ["id", "doc"], 2) and "ON CONFLICT" not in blind
+    blind = upsert.write_sql("blind_overwrite", "t", ["id", "doc"], "id", 2)
+    assert blind == yb.sql.insert_sql("t", ["id", "doc"], 2) and "ON CONFLICT" not in blind
     assert table_names(parse_sql(blind.replace("%s", "1"), DIALECT)) == ["t"]
-    assert "ON CONFLICT" in yb.write_sql("overwrite", "t", ["id", "doc"], "id", 2)
+    assert "ON CONFLICT" in upsert.write_sql("overwrite", "t", ["id", "doc"], "id", 2)
 
 
 class TestYugabyteDBUpsert(UpsertContract):

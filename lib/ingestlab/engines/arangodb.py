@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine
+from ingestlab.engines.capabilities import Upsert
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
 
@@ -84,6 +85,45 @@ def _reason(exc: BaseException, timeout_s: float, timed_out: bool = False) -> st
     return " ".join(str(text).split())[:300]
 
 
+class ArangoDBUpsert(Upsert):
+    """ArangoDB's document writes (see :class:`ArangoDB`, *Operations*)."""
+
+    #: What any ArangoDB ≥ 3.4 runs; :meth:`ArangoDB.start` sets the instance's from the server's version.
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str,
+                      chunk: Any) -> Callable[[], Any]:
+        """One ``POST /_api/document/{table}`` of the batch, documents built now; the call returns the keys found.
+
+        ``overwrite`` sends ``overwrite=true`` and, from 3.7, ``overwriteMode=replace``; the
+        server's reply names the replaced revision (``_oldRev``) of each key it found, which
+        the call counts. Any document error fails the batch.
+        """
+        engine = self.engine
+        if operation == "blind_overwrite" and operation not in self.OPERATIONS:
+            raise UnsupportedOperationError(
+                f"{engine.NAME} {engine._version or ''}: no blind_overwrite: every ArangoDB insert with overwrite reads "
+                "the old document first (the seed's blind write was an unreleased patch)".replace("  ", " "))
+        if operation not in self.OPERATIONS:
+            return super().prepare_write(operation, table, columns, key, chunk)  # raises, naming the operations
+        docs = engine._documents(table, columns, chunk, key)
+        options: dict[str, Any] = {}
+        if operation == "overwrite":
+            options["overwrite"] = True
+            if version_tuple(engine.server_version()) >= engine.OVERWRITE_MODE_SINCE:
+                options["overwrite_mode"] = engine.OVERWRITE_MODE
+        collection = engine.conn.collection(table)
+
+        def write() -> int:
+            results = collection.insert_many(docs, **options)
+            errors = [r for r in results if not isinstance(r, dict)]
+            if errors:
+                raise LoadError(f"{engine.NAME}: {operation} into {table}: {len(errors)} of {len(docs)} documents "
+                                f"failed, first: {errors[0]}")
+            return sum(1 for r in results if "_old_rev" in r)
+        return write
+
+
 class ArangoDB(Engine):
     """ArangoDB (RocksDB storage engine) through its HTTP API; the seed's own system.
 
@@ -103,8 +143,8 @@ class ArangoDB(Engine):
       look the key up first; an overwrite finds it and reads the old document (the seed's
       point). ``blind_overwrite`` — a write without that read — is offered by no ArangoDB
       release (the seed's blind write was a patch it calls unsafe: document counts and
-      revisions go wrong), so :meth:`start` leaves it out of :attr:`UPSERT_OPERATIONS` unless
-      the server is at least :attr:`BLIND_WRITE_SINCE`, and :meth:`prepare_write` refuses it.
+      revisions go wrong), so :meth:`start` leaves it out of the upsert operations unless
+      the server is at least :attr:`BLIND_WRITE_SINCE`, and ``prepare_write`` refuses it.
     * **State.** :meth:`count_rows` (``GET /_api/collection/{name}/count``),
       :meth:`data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
       estimates), :meth:`settle` (``PUT …/compact``, then waits until RocksDB reports no
@@ -112,7 +152,7 @@ class ArangoDB(Engine):
       /_admin/metrics/v2``: block cache misses and hits, bytes read; needs the server
       option ``--rocksdb.enable-statistics true``, else NaN).
     * **Memory** is the server's (its startup options and the container's limit,
-      ``compose/arangodb.yml``): no :attr:`MEMORY_LIMITS`, no per-session budget.
+      ``compose/arangodb.yml``): no ``memory_budget``, no per-session budget.
     """
 
     NAME = "arangodb"
@@ -128,8 +168,11 @@ class ArangoDB(Engine):
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "document": "a document collection: _key from the key column (as a string), other columns as attributes"}
     DEFAULT_MODEL = KEYED_MODEL = "document"
-    #: What any ArangoDB ≥ 3.4 runs; :meth:`start` sets the instance's from the server's version.
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "upsert": ArangoDBUpsert,
+        "memory_budget": "memory is the server's startup options and its container's limit "
+                         "(compose/arangodb.yml), not a session setting",
+    }
     #: ``overwrite=true`` (insert-or-replace) exists from this version on.
     OVERWRITE_SINCE: ClassVar[tuple[int, ...]] = (3, 4)
     #: ``overwriteMode`` exists from this version on; before it ``overwrite=true`` replaces.
@@ -158,14 +201,11 @@ class ArangoDB(Engine):
         "rocksdb_mem_table_flush_pending")
     #: Startup options read back for a run's metadata (``GET /_admin/options``), when permitted.
     OPTION_PREFIXES: ClassVar[tuple[str, ...]] = ("rocksdb.", "cache.", "query.memory-limit", "server.export")
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
     _SQL = "ArangoDB speaks AQL and an HTTP document API, not SQL"
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "execute": _SQL, "quote": _SQL, "table_ddl": _SQL + " (collections are made by reset_table)",
         "insert_sql": _SQL, "upsert_sql": _SQL, "insert_select_sql": _SQL,
         "statement_anatomy": "no per-request split of server time in the document API",
-        "memory_budget_settings": "memory is the server's startup options and its container's limit "
-                                  "(compose/arangodb.yml), not a session setting",
     }
 
     def __init__(self, url=None):
@@ -221,7 +261,7 @@ class ArangoDB(Engine):
         return db
 
     def start(self) -> "ArangoDB":
-        """Connect; set this server's :attr:`UPSERT_OPERATIONS` from its version."""
+        """Connect; set this server's upsert operations from its version."""
         super().start()
         version = version_tuple(self.server_version())
         ops = ["insert"]
@@ -229,7 +269,7 @@ class ArangoDB(Engine):
             ops.append("overwrite")
         if self.BLIND_WRITE_SINCE is not None and version >= self.BLIND_WRITE_SINCE:
             ops.append("blind_overwrite")
-        self.UPSERT_OPERATIONS = tuple(ops)
+        self.capability("upsert").OPERATIONS = tuple(ops)
         return self
 
     def close(self) -> None:
@@ -288,36 +328,6 @@ class ArangoDB(Engine):
                                 f"{chunk.num_rows} documents: {reply.get('details', [])[:3]}")
             rows += chunk.num_rows
         return rows
-
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
-        """One ``POST /_api/document/{table}`` of the batch, documents built now; the call returns the keys found.
-
-        ``overwrite`` sends ``overwrite=true`` and, from 3.7, ``overwriteMode=replace``; the
-        server's reply names the replaced revision (``_oldRev``) of each key it found, which
-        the call counts. Any document error fails the batch.
-        """
-        if operation == "blind_overwrite" and operation not in self.UPSERT_OPERATIONS:
-            raise UnsupportedOperationError(
-                f"{self.NAME} {self._version or ''}: no blind_overwrite: every ArangoDB insert with overwrite reads "
-                "the old document first (the seed's blind write was an unreleased patch)".replace("  ", " "))
-        if operation not in self.UPSERT_OPERATIONS:
-            return super().prepare_write(operation, table, columns, key, chunk)  # raises, naming the operations
-        docs = self._documents(table, columns, chunk, key)
-        options: dict[str, Any] = {}
-        if operation == "overwrite":
-            options["overwrite"] = True
-            if version_tuple(self.server_version()) >= self.OVERWRITE_MODE_SINCE:
-                options["overwrite_mode"] = self.OVERWRITE_MODE
-        collection = self.conn.collection(table)
-
-        def write() -> int:
-            results = collection.insert_many(docs, **options)
-            errors = [r for r in results if not isinstance(r, dict)]
-            if errors:
-                raise LoadError(f"{self.NAME}: {operation} into {table}: {len(errors)} of {len(docs)} documents "
-                                f"failed, first: {errors[0]}")
-            return sum(1 for r in results if "_old_rev" in r)
-        return write
 
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:

@@ -249,23 +249,8 @@ class Engine:
     #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
     #: :meth:`prepare_insert` with ``transaction=True`` and notebook 05's one-transaction loads need.
     TRANSACTIONS: ClassVar[bool] = True
-    #: Notebook 03's operations this engine runs: ``insert`` (new keys), ``overwrite`` (an
-    #: insert that replaces an existing key after reading it), ``blind_overwrite`` (one that
-    #: does not read it).
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ()
-
     #: Notebook 05's settings that trade safety for load speed: name → :class:`LoadSetting`.
     LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
-
-    # -- memory -----------------------------------------------------------------------------
-    #: Ways of holding the engine to a memory budget (:meth:`memory_budget_settings`), name → what
-    #: it does, in words for the run's metadata. ``"engine"``: the engine's own cache of the
-    #: budget's size, data files opened ``O_DIRECT``. ``"cgroup"``: an engine cache of
-    #: :attr:`CGROUP_CACHE_SHARE` of the budget, buffered I/O, and the server's processes in a
-    #: memory cgroup leaving the OS page cache the rest (:class:`ingestlab.cgroups.MemoryCap`).
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
-    #: Share of the memory budget the engine's own cache gets under the ``"cgroup"`` limit.
-    CGROUP_CACHE_SHARE: ClassVar[float] = 0.25
 
     # -- steps switched off ---------------------------------------------------------------------
     #: Steps of :data:`STEPS` this class must not inherit: step → why (they raise
@@ -906,36 +891,6 @@ class Engine:
         self.has("bulk_load", check=True)
         return functools.partial(self.bulk_load, table, columns, chunks, replace=replace, create=create)
 
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
-        """One batch of ``operation`` on ``chunk`` (a ``pyarrow.Table``), built now, as a call to time.
-
-        The statement text and its parameters are made before the clock starts; the returned
-        call runs the batch as one transaction and returns the keys found, where the engine
-        counts them, else None.
-        """
-        if operation not in self.UPSERT_OPERATIONS:
-            raise UnsupportedOperationError(
-                f"{self.NAME}: no {operation}; its operations are {', '.join(self.UPSERT_OPERATIONS) or 'none'}")
-        n = chunk.num_rows
-        sql = self._sql_cache.get((operation, table, n))
-        if sql is None:
-            sql = self._sql_cache[(operation, table, n)] = self.write_sql(operation, table, columns, key, n)
-        params = [v for row in zip(*(chunk.column(c).to_pylist() for c in columns)) for v in row]
-        call = self.statement_call(sql, params)
-
-        def write() -> None:
-            call()
-        write.sql, write.params = sql, params  # what the call runs, for adapters that run it elsewhere
-        return write
-
-    def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:
-        """The statement of one batch of ``operation``: ``insert`` or ``overwrite`` (engines add others)."""
-        if operation == "insert":
-            return self.insert_sql(table, columns, n_rows)
-        if operation == "overwrite":
-            return self.upsert_sql(table, columns, key, n_rows)
-        raise UnsupportedOperationError(f"{self.NAME}: no statement for {operation}")
-
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:
         """``SELECT count(*)`` of ``table``."""
@@ -966,30 +921,6 @@ class Engine:
         counters as it names them. Read between runs, never inside a timed region.
         """
         raise UnsupportedOperationError(f"{self.NAME}: no commit counters")
-
-    # -- memory ----------------------------------------------------------------------------
-    @_unsupported("no memory budget settings")
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold the engine's caches to ``budget_bytes`` under ``limit`` (one of :attr:`MEMORY_LIMITS`)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no memory budget settings")
-
-    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
-        """Bytes of the engine's own cache under ``limit``: the budget, or its :attr:`CGROUP_CACHE_SHARE`.
-
-        Raises
-        ------
-        ConfigError
-            When the engine does not know ``limit``.
-
-        Examples
-        --------
-        >>> from ingestlab.engines.postgres import Postgres
-        >>> Postgres.__new__(Postgres).cache_bytes(256 * 2**20, "cgroup") // 2**20
-        64
-        """
-        if limit not in self.MEMORY_LIMITS:
-            raise ConfigError("MEMORY_LIMIT", limit, f"one of {sorted(self.MEMORY_LIMITS)} for {self.NAME}")
-        return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
 
     # -- settings and metadata ------------------------------------------------------------
     def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 
@@ -55,8 +55,88 @@ class GroupCommit(Capability):
     NOTE: ClassVar[str] = ""
 
 
+class Upsert(Capability):
+    """Notebook 03's writes of a batch of keyed rows: new keys, and keys that exist."""
+
+    NAME = "upsert"
+    MISSING = "no upsert operations in the lab"
+    #: The operations this engine runs: ``insert`` (new keys), ``overwrite`` (an insert that
+    #: replaces an existing key after reading it), ``blind_overwrite`` (one that does not read it).
+    OPERATIONS: ClassVar[tuple[str, ...]] = ()
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str,
+                      chunk: Any) -> Callable[[], Any]:
+        """One batch of ``operation`` on ``chunk`` (a ``pyarrow.Table``), built now, as a call to time.
+
+        The statement text and its parameters are made before the clock starts; the returned
+        call runs the batch as one transaction and returns the keys found, where the engine
+        counts them, else None.
+        """
+        engine = self.engine
+        if operation not in self.OPERATIONS:
+            raise UnsupportedOperationError(
+                f"{engine.NAME}: no {operation}; its operations are {', '.join(self.OPERATIONS) or 'none'}")
+        n = chunk.num_rows
+        sql = engine._sql_cache.get((operation, table, n))
+        if sql is None:
+            sql = engine._sql_cache[(operation, table, n)] = self.write_sql(operation, table, columns, key, n)
+        params = [v for row in zip(*(chunk.column(c).to_pylist() for c in columns)) for v in row]
+        call = engine.statement_call(sql, params)
+
+        def write() -> None:
+            call()
+        write.sql, write.params = sql, params  # what the call runs, for adapters that run it elsewhere
+        return write
+
+    def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:
+        """The statement of one batch of ``operation``: ``insert`` or ``overwrite`` (engines add others)."""
+        if operation == "insert":
+            return self.engine.sql.insert_sql(table, columns, n_rows)
+        if operation == "overwrite":
+            return self.engine.sql.upsert_sql(table, columns, key, n_rows)
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no statement for {operation}")
+
+
+class MemoryBudget(Capability):
+    """Notebook 03's memory budget: settings that hold the engine's caches to a number of bytes."""
+
+    NAME = "memory_budget"
+    MISSING = "no memory budget settings"
+    #: Ways of holding the engine to a memory budget, name → what it does, in words for the
+    #: run's metadata. ``"engine"``: the engine's own cache of the budget's size, data files
+    #: opened ``O_DIRECT``. ``"cgroup"``: an engine cache of :attr:`CGROUP_CACHE_SHARE` of the
+    #: budget, buffered I/O, and the server's processes in a memory cgroup leaving the OS page
+    #: cache the rest (:class:`ingestlab.cgroups.MemoryCap`).
+    LIMITS: ClassVar[dict[str, str]] = {}
+    #: Share of the memory budget the engine's own cache gets under the ``"cgroup"`` limit.
+    CGROUP_CACHE_SHARE: ClassVar[float] = 0.25
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold the engine's caches to ``budget_bytes`` under ``limit`` (one of :attr:`LIMITS`)."""
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no memory budget settings")
+
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """Bytes of the engine's own cache under ``limit``: the budget, or its :attr:`CGROUP_CACHE_SHARE`.
+
+        Raises
+        ------
+        ConfigError
+            When the engine does not know ``limit``.
+
+        Examples
+        --------
+        >>> from ingestlab.engines.postgres import PostgresMemoryBudget
+        >>> PostgresMemoryBudget(None).cache_bytes(256 * 2**20, "cgroup") // 2**20
+        64
+        """
+        if limit not in self.LIMITS:
+            name = self.engine.NAME if self.engine is not None else type(self).__name__
+            raise ConfigError("MEMORY_LIMIT", limit, f"one of {sorted(self.LIMITS)} for {name}")
+        return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
+
+
 #: Every kind of capability by name, in the order the docs list them.
-KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit)}
+KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

@@ -75,7 +75,10 @@ class ClickHouse(Engine):
     #: ``INSERT INTO table (columns) FORMAT ArrowStream``, the chunks as one Arrow IPC stream.
     BULK_PATH = "arrow_stream"
     #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
-    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": ClickHouseCommitVariants}
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": ClickHouseCommitVariants,
+        "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
+    }
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "no_key": "MergeTree ORDER BY tuple(): parts in insertion order, no primary index",
         "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",
@@ -105,7 +108,6 @@ class ClickHouse(Engine):
                       "collapses duplicates later, in merges)",
         "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
         "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
-        "memory_budget_settings": "notebook 03's memory budgets are not wired for ClickHouse",
     }
     #: Polls in a row, ``SETTLE_INTERVAL_S`` apart, that must find no merge and the same active parts.
     SETTLE_POLLS: ClassVar[int] = 3

@@ -54,7 +54,11 @@ class DuckDB(Engine):
     HAS_LOCAL_SERVER = True
     #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
     BULK_PATH = "arrow_scan"
-    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": DuckDBCommitVariants}
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": DuckDBCommitVariants,
+        "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
+                         "the buffer manager)",
+    }
     TABLE_MODELS: ClassVar[dict[str, str]] = {
         "no_key": "table without a key",
         "primary_key": "table with a primary key (an ART index)",
@@ -81,8 +85,6 @@ class DuckDB(Engine):
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "commit_counters": "DuckDB counts no commits or WAL syncs",
         "io_counters": "DuckDB keeps no cumulative I/O counters (only per-query profiles)",
-        "memory_budget_settings": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
-                                  "the buffer manager)",
     }
 
     def make_server(self) -> LocalServer:

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants
+from ingestlab.engines.capabilities import CommitVariants, MemoryBudget, Upsert
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -42,6 +42,47 @@ class MySQLCommitVariants(CommitVariants):
         "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
         "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
     }
+
+
+class MySQLUpsert(Upsert):
+    """INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE`` of existing ones.
+
+    InnoDB reads the old row's page to find the duplicate.
+    """
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+
+
+class MySQLMemoryBudget(MemoryBudget):
+    """InnoDB's buffer pool of the budget, with the OS page cache in a memory cgroup or bypassed."""
+
+    LIMITS: ClassVar[dict[str, str]] = {
+        "cgroup": "innodb_buffer_pool_size of a quarter of the budget, innodb_flush_method = fsync (buffered "
+                  "I/O), and the server in a memory cgroup that leaves the OS page cache the rest of the budget",
+        "engine": "innodb_buffer_pool_size of the budget's size and innodb_flush_method = O_DIRECT: data files "
+                  "are read and written without the OS page cache",
+    }
+
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
+
+        Examples
+        --------
+        >>> MySQLMemoryBudget(None).cache_bytes(8 * 2**20, "cgroup") // 2**20
+        6
+        """
+        return max(super().cache_bytes(budget_bytes, limit), 6 * 2**20)
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold InnoDB's caches to ``budget_bytes`` (see :attr:`LIMITS`, :meth:`cache_bytes`).
+
+        Examples
+        --------
+        >>> MySQLMemoryBudget(None).settings(256 * 2**20, "cgroup")
+        {'innodb_buffer_pool_size': '67108864', 'innodb_flush_method': 'fsync'}
+        """
+        return {"innodb_buffer_pool_size": str(self.cache_bytes(budget_bytes, limit)),
+                "innodb_flush_method": "O_DIRECT" if limit == "engine" else "fsync"}
 
 
 class MySQL(MySQLProtocol):
@@ -76,7 +117,9 @@ class MySQL(MySQLProtocol):
     #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
     PROFILE_KIND = "mysql_stage_events"
     BULK_PATH = "load_data_local"
-    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": MySQLCommitVariants}
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
+    }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
     #: Settings a client may change for its own session (``SET SESSION``).
@@ -380,38 +423,6 @@ class MySQL(MySQLProtocol):
                 f"{self.NAME}: performance_schema lost the stages of some INSERTs; raise "
                 "performance_schema_events_stages_history_long_size")
         return [by_statement[e] for e in statements]
-
-    # -- notebook 03: upsert beyond RAM -----------------------------------------------------
-    #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE``
-    #: of existing ones (InnoDB reads the old row's page to find the duplicate).
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
-        "cgroup": "innodb_buffer_pool_size of a quarter of the budget, innodb_flush_method = fsync (buffered "
-                  "I/O), and the server in a memory cgroup that leaves the OS page cache the rest of the budget",
-        "engine": "innodb_buffer_pool_size of the budget's size and innodb_flush_method = O_DIRECT: data files "
-                  "are read and written without the OS page cache",
-    }
-
-    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
-        """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).cache_bytes(8 * 2**20, "cgroup") // 2**20
-        6
-        """
-        return max(super().cache_bytes(budget_bytes, limit), 6 * 2**20)
-
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold InnoDB's caches to ``budget_bytes`` (see :attr:`MEMORY_LIMITS`, :meth:`cache_bytes`).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).memory_budget_settings(256 * 2**20, "cgroup")
-        {'innodb_buffer_pool_size': '67108864', 'innodb_flush_method': 'fsync'}
-        """
-        return {"innodb_buffer_pool_size": str(self.cache_bytes(budget_bytes, limit)),
-                "innodb_flush_method": "O_DIRECT" if limit == "engine" else "fsync"}
 
     #: ``SHOW GLOBAL STATUS`` counters :meth:`io_counters` reports, under the lab's names.
     IO_COUNTERS: ClassVar[dict[str, str]] = {

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants, GroupCommit
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit, MemoryBudget, Upsert
 from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -51,6 +51,44 @@ class PostgresGroupCommit(GroupCommit):
             "commit record skips its own flush; commit_delay waits to widen the group")
 
 
+class PostgresUpsert(Upsert):
+    """INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE`` of existing ones.
+
+    PostgreSQL has no write that skips reading the old row.
+    """
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+
+
+class PostgresMemoryBudget(MemoryBudget):
+    """``shared_buffers`` of the budget, with the OS page cache in a memory cgroup or bypassed."""
+
+    LIMITS: ClassVar[dict[str, str]] = {
+        "cgroup": "shared_buffers of a quarter of the budget, buffered I/O through the OS page cache, and the "
+                  "server's processes in a memory cgroup that leaves the page cache the rest of the budget",
+        "engine": "shared_buffers of the budget's size and debug_io_direct = data: data files are read and "
+                  "written with O_DIRECT, so no OS page cache holds table or index pages (each new or evicted "
+                  "page is one write)",
+    }
+
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""
+        return max(super().cache_bytes(budget_bytes, limit), 128 * 1024)
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold PostgreSQL's caches to ``budget_bytes`` (see :attr:`LIMITS`).
+
+        Examples
+        --------
+        >>> PostgresMemoryBudget(None).settings(256 * 2**20, "cgroup")
+        {'shared_buffers': '65536kB'}
+        """
+        settings = {"shared_buffers": f"{self.cache_bytes(budget_bytes, limit) // 1024}kB"}
+        if limit == "engine":
+            settings["debug_io_direct"] = "data"
+        return settings
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -77,6 +115,7 @@ class Postgres(Engine):
     DATABASE_KEY = "dbname"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
+        "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -385,35 +424,6 @@ class Postgres(Engine):
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
         return _StatsRecorder(self, table, columns)
-
-    # -- notebook 03: upsert beyond RAM -----------------------------------------------------
-    #: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE`` of existing ones
-    #: (PostgreSQL has no write that skips reading the old row).
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
-        "cgroup": "shared_buffers of a quarter of the budget, buffered I/O through the OS page cache, and the "
-                  "server's processes in a memory cgroup that leaves the page cache the rest of the budget",
-        "engine": "shared_buffers of the budget's size and debug_io_direct = data: data files are read and "
-                  "written with O_DIRECT, so no OS page cache holds table or index pages (each new or evicted "
-                  "page is one write)",
-    }
-
-    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
-        """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""
-        return max(super().cache_bytes(budget_bytes, limit), 128 * 1024)
-
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold PostgreSQL's caches to ``budget_bytes`` (see :attr:`MEMORY_LIMITS`).
-
-        Examples
-        --------
-        >>> Postgres.__new__(Postgres).memory_budget_settings(256 * 2**20, "cgroup")
-        {'shared_buffers': '65536kB'}
-        """
-        settings = {"shared_buffers": f"{self.cache_bytes(budget_bytes, limit) // 1024}kB"}
-        if limit == "engine":
-            settings["debug_io_direct"] = "data"
-        return settings
 
     def io_counters(self) -> dict[str, float]:
         """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.

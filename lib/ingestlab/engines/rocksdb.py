@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 import pyarrow as pa
 
 from ingestlab.engines.base import Engine
+from ingestlab.engines.capabilities import MemoryBudget, Upsert
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
@@ -30,6 +31,43 @@ _TICKERS = {
     "rocksdb.stall.micros": "write_stall_us",
 }
 _TICKER_LINE = re.compile(r"^(rocksdb\.[a-z0-9._]+) COUNT : (\d+)$", re.M)
+
+
+class RocksDBUpsert(Upsert):
+    """ArangoDB's writes on its storage engine, without ArangoDB.
+
+    Its insert (look the key up, then write), its insert with overwrite (read the old
+    document, then write), and the blind write of the seed's patched ArangoDB.
+    """
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any):
+        """One ``WriteBatch`` of ``insert``, ``overwrite`` (:meth:`RocksDB.upsert`) or ``blind_overwrite`` (``put``)."""
+        engine = self.engine
+        method = {"insert": engine.insert, "overwrite": engine.upsert, "blind_overwrite": engine.put}.get(operation)
+        if method is None:
+            raise UnsupportedOperationError(f"rocksdb: no {operation}; its operations are {self.OPERATIONS}")
+        keys, values = _pairs(chunk, columns)
+        return lambda: method(keys, values)
+
+
+class RocksDBMemoryBudget(MemoryBudget):
+    """Only the engine's own limit.
+
+    RocksDB runs inside the lab's Python process, which a memory cgroup of the budget's size
+    would starve.
+    """
+
+    LIMITS: ClassVar[dict[str, str]] = {
+        "engine": "block cache of the budget's size, direct reads (O_DIRECT: no OS page cache), 10-bit bloom "
+                  "filter per SST file as ArangoDB sets it, no compression",
+    }
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold RocksDB's reads to ``budget_bytes`` of cache (see :attr:`LIMITS`)."""
+        return {"block_cache_bytes": str(self.cache_bytes(budget_bytes, limit)), "use_direct_reads": "true",
+                "bloom_bits_per_key": "10", "compression": "none"}
 
 
 class RocksDB(Engine):
@@ -64,16 +102,7 @@ class RocksDB(Engine):
     }
     #: Statistics are always collected, so that block reads can be counted in every variant.
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
-    #: Notebook 03's operations: ArangoDB's insert (look the key up, then write), its insert
-    #: with overwrite (read the old document, then write), and the blind write of the seed's
-    #: patched ArangoDB.
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
-    #: Only the engine's own limit: RocksDB runs inside the lab's Python process, which a memory
-    #: cgroup of the budget's size would starve.
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
-        "engine": "block cache of the budget's size, direct reads (O_DIRECT: no OS page cache), 10-bit bloom "
-                  "filter per SST file as ArangoDB sets it, no compression",
-    }
+    CAPABILITIES: ClassVar[dict[str, Any]] = {"upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget}
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.rocksdb import RocksDBStore
@@ -125,11 +154,6 @@ class RocksDB(Engine):
         """The lab settings in force and RocksDB's own record of its options (``OPTIONS-*``)."""
         return {**{f"lab.{k}": v for k, v in self.server.settings.items()}, **self.server.options_in_force()}
 
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold RocksDB's reads to ``budget_bytes`` of cache (see :attr:`MEMORY_LIMITS`)."""
-        return {"block_cache_bytes": str(self.cache_bytes(budget_bytes, limit)), "use_direct_reads": "true",
-                "bloom_bits_per_key": "10", "compression": "none"}
-
     def io_counters(self) -> dict[str, float]:
         """Cumulative RocksDB statistics: ``blocks_read`` (data blocks read from disk), bloom filter, compaction.
 
@@ -173,14 +197,6 @@ class RocksDB(Engine):
             self.db.write(batch, opts)
             n += len(keys)
         return n
-
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any):
-        """One ``WriteBatch`` of ``insert``, ``overwrite`` (:meth:`upsert`) or ``blind_overwrite`` (:meth:`put`)."""
-        method = {"insert": self.insert, "overwrite": self.upsert, "blind_overwrite": self.put}.get(operation)
-        if method is None:
-            raise UnsupportedOperationError(f"rocksdb: no {operation}; its operations are {self.UPSERT_OPERATIONS}")
-        keys, values = _pairs(chunk, columns)
-        return lambda: method(keys, values)
 
     def insert(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
         """ArangoDB's insert: look up every key (a bloom filter answers "absent" without a read), then write.

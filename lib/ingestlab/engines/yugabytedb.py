@@ -8,7 +8,7 @@ from typing import Any, Callable, ClassVar, Sequence
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit
-from ingestlab.engines.postgres import Postgres
+from ingestlab.engines.postgres import Postgres, PostgresUpsert
 
 #: Session settings of the seed's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
@@ -30,6 +30,32 @@ class YugabyteDBGroupCommit(GroupCommit):
     VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
     NOTE = ("YugabyteDB replicates each write through its tablets' Raft logs, which batch "
             "concurrent writes themselves; PostgreSQL's commit_delay does not apply")
+
+
+class YugabyteDBUpsert(PostgresUpsert):
+    """PostgreSQL's operations, and the seed's blind write: a plain INSERT under ``yb_enable_upsert_mode``."""
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
+
+    def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:
+        """``blind_overwrite``: a plain multi-row ``INSERT`` (run under ``yb_enable_upsert_mode``)."""
+        if operation == "blind_overwrite":
+            return self.engine.sql.insert_sql(table, columns, n_rows)
+        return super().write_sql(operation, table, columns, key, n_rows)
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str,
+                      chunk: Any) -> Callable[[], Any]:
+        """As :meth:`Upsert.prepare_write`; ``blind_overwrite`` runs on :meth:`YugabyteDB.upsert_mode_conn` (opened now)."""
+        call = super().prepare_write(operation, table, columns, key, chunk)
+        if operation != "blind_overwrite":
+            return call
+        conn = self.engine.upsert_mode_conn()
+        sql, params = call.sql, call.params
+
+        def write() -> None:
+            with conn.cursor() as cur:
+                cur.execute(sql, params)
+        return write
 
 
 class YugabyteDB(Postgres):
@@ -65,6 +91,9 @@ class YugabyteDB(Postgres):
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
+        "upsert": YugabyteDBUpsert,
+        # a cluster the lab does not manage: no memory budget (notebook 03 by URL is issue J's)
+        "memory_budget": "a cluster's memory is set in its tserver flags, not per session",
     }
     SESSION_SETTINGS: ClassVar[frozenset[str]] = Postgres.SESSION_SETTINGS | {
         "yb_disable_transactional_writes", "yb_enable_upsert_mode"}
@@ -84,14 +113,10 @@ class YugabyteDB(Postgres):
             "so the cluster must have been started with it (compose: --tserver_flags=ysql_enable_packed_row=true)",
             server=_YB_OFF, server_flags={"ysql_enable_packed_row": "true"}),
     }
-    #: A cluster the lab does not manage: no memory budget (notebook 03 by URL is issue J's).
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
     UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "memory_budget_settings": "a cluster's memory is set in its tserver flags, not per session",
         "commit_counters": "commits are Raft log writes on the tablet servers; the SQL layer's WAL statistics "
                            "do not count them",
     }
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
     #: Session setting of the blind write (the seed's "Upsert").
     BLIND_WRITE_SETTINGS: ClassVar[dict[str, str]] = {"yb_enable_upsert_mode": "on"}
     #: Statement prefix of the anatomy (the INSERT follows).
@@ -104,12 +129,6 @@ class YugabyteDB(Postgres):
         super().__init__(url)
         self._upsert_conn = None
 
-    def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:
-        """``blind_overwrite``: a plain multi-row ``INSERT`` (run under ``yb_enable_upsert_mode``)."""
-        if operation == "blind_overwrite":
-            return self.insert_sql(table, columns, n_rows)
-        return super().write_sql(operation, table, columns, key, n_rows)
-
     def upsert_mode_conn(self):
         """The connection of blind writes: autocommit, :attr:`BLIND_WRITE_SETTINGS` on for its session."""
         if self._upsert_conn is None:
@@ -118,19 +137,6 @@ class YugabyteDB(Postgres):
                 self.execute("SELECT set_config(%s, %s, false)", [name, value], conn=conn)
             self._upsert_conn = conn
         return self._upsert_conn
-
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
-        """As :meth:`Engine.prepare_write`; ``blind_overwrite`` runs on :meth:`upsert_mode_conn` (opened now)."""
-        call = super().prepare_write(operation, table, columns, key, chunk)
-        if operation != "blind_overwrite":
-            return call
-        conn = self.upsert_mode_conn()
-        sql, params = call.sql, call.params
-
-        def write() -> None:
-            with conn.cursor() as cur:
-                cur.execute(sql, params)
-        return write
 
     def close(self) -> None:
         conn, self._upsert_conn = self._upsert_conn, None

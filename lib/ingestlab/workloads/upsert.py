@@ -17,16 +17,16 @@ import pandas as pd
 
 from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.conninfo import mask_url
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
-#: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
+#: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
 NEW_KEYS = ("sequential", "random")
-#: How memory is limited (see :attr:`ingestlab.engines.Engine.MEMORY_LIMITS`): ``"cgroup"``
+#: How memory is limited (see :attr:`ingestlab.engines.capabilities.MemoryBudget.LIMITS`): ``"cgroup"``
 #: caps the server's processes with a memory cgroup over buffered I/O, as the seed's machines
 #: had an OS page cache; ``"engine"`` gives the engine a cache of the budget and ``O_DIRECT``.
 #: Engines inside the lab's process (RocksDB) always use their own.
@@ -99,7 +99,7 @@ def eligible_engines() -> list[str]:
 
     Any engine with upsert operations can run by URL besides (see :func:`check_engines`).
     """
-    return [name for name, cls in Engine.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
+    return [name for name, cls in Engine.classes().items() if cls.has("upsert") and cls.HAS_LOCAL_SERVER]
 
 
 def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[str, ...]:
@@ -118,9 +118,8 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
     for item in filter(None, items):
         try:
             engine = Engine.resolve(item)  # finds the programs, or parses the URL; starts nothing
-            if not engine.UPSERT_OPERATIONS:
-                raise ConfigError("ENGINES", engine.display_url, "an engine with upsert operations: "
-                                  + ", ".join(n for n, c in Engine.classes().items() if c.UPSERT_OPERATIONS))
+            capabilities.require(NOTEBOOK.needs, {engine.display_url: type(engine)},
+                                 notebook=f"notebook {NOTEBOOK.id}")
             if reach:
                 engine.check_reachable()
         except EngineUnavailableError as exc:
@@ -302,7 +301,7 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
         for batch_no, warmup, n in batch_schedule(params):
             batch_keys = keys[used:used + n]
             used += n
-            call = engine.prepare_write(operation, TABLE, COLUMN_NAMES, KEY,
+            call = engine.capability("upsert").prepare_write(operation, TABLE, COLUMN_NAMES, KEY,
                                         datagen.document_table(batch_keys, datagen.documents(n, rng)))
             if cap is not None:
                 cap.reset_peak()
@@ -413,7 +412,8 @@ def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -
         limit, cap = _memory_limit(engine, params, run, stack)
         stack.callback(engine.close)  # runs before the memory group is removed
         engine.start()
-        settings = engine.memory_budget_settings(params.budget_bytes, limit) if engine.is_local else {}
+        budget = capabilities.of(engine, "memory_budget")(engine)
+        settings = budget.settings(params.budget_bytes, limit) if engine.is_local else {}
         engine.apply_settings(settings)
         if cap is not None:
             cap.add(_engine_pids(engine))  # before the load: pages are charged to who touches them first
@@ -424,13 +424,13 @@ def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -
                      f"run (its disk is its own, e.g. compose/arangodb.yml's blkio_config); measured as 'local'")
         run.record_engine(engine, device=device, memory_budget={
             "mb": params.memory_budget_mb, "limit": limit, "limit_requested": params.memory_limit,
-            "mechanism": engine.MEMORY_LIMITS.get(limit, "the server's own configuration, not set by the lab"),
+            "mechanism": budget.LIMITS.get(limit, "the server's own configuration, not set by the lab"),
             "settings": settings})
         load = _load(engine, params, progress=progress)
         run.append(pd.DataFrame([load]), table="loads")
         memory = {"engine": name, "memory_limit": limit, "memory_limit_requested": params.memory_limit,
                   "budget_bytes": params.budget_bytes,
-                  "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit) if engine.is_local
+                  "engine_cache_bytes": budget.cache_bytes(params.budget_bytes, limit) if engine.is_local
                   else math.nan}
         if cap is not None:
             memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
@@ -438,7 +438,7 @@ def _measure_engine(target: str, params: Params, run, plan, *, progress: bool) -
         run.append(pd.DataFrame([memory]), table="memory")
         expected = params.dataset_rows
         _check(engine, "load", expected, params.disk_profile, "local", None, run)
-        for operation in engine.UPSERT_OPERATIONS:
+        for operation in engine.capability("upsert").OPERATIONS:
             keys = plan.new if operation == "insert" else plan.existing[operation]
             with progress_bar(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
                               disable=not progress, file=sys.stderr) as bar:
@@ -484,14 +484,15 @@ def _memory_limit(engine: Engine, params: Params, run,
         return SERVER_LIMIT, None
     if params.memory_limit == "engine":
         return "engine", None
-    if params.memory_limit not in engine.MEMORY_LIMITS:
+    limits = capabilities.of(engine, "memory_budget").LIMITS
+    if params.memory_limit not in limits:
         run.note(f"{engine.NAME}: MEMORY_LIMIT={params.memory_limit!r} does not apply (it runs inside the lab's "
-                 f"process); its own limit is used: {engine.MEMORY_LIMITS['engine']}")
+                 f"process); its own limit is used: {limits['engine']}")
         return "engine", None
     cap = stack.enter_context(cgroups.memory_cap([], label=f"{engine.NAME}-memory"))
     if not cap.applied:
         message = (f"MEMORY_LIMIT={params.memory_limit!r} could not be applied to {engine.NAME} ({cap.reason}); "
-                   f"it runs with MEMORY_LIMIT='engine': {engine.MEMORY_LIMITS['engine']}")
+                   f"it runs with MEMORY_LIMIT='engine': {limits['engine']}")
         warnings.warn(message, stacklevel=3)
         run.note(message)
         return "engine", None
@@ -536,4 +537,5 @@ NOTEBOOK = Notebook(
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
+    needs=("upsert",),
 )
