@@ -109,7 +109,7 @@ def flat(rows: list[tuple]) -> list[Any]:
 def batch_of_100(engine: Engine) -> Capture:
     """Notebook 01's ``batch_100``: one INSERT … VALUES of 100 rows into the seed's table, no key."""
     engine.reset_table(insert.TABLE, SEED_COLUMNS)
-    sql = engine.insert_sql(insert.TABLE, SEED_NAMES, 100)
+    sql = engine.sql.insert_sql(insert.TABLE, SEED_NAMES, 100)
     profile = run_profiled(engine, sql, flat(datagen.seed_rows(100, seed=1)))
     return Capture("lab_insert_100_rows", f"notebook 01's batch_100: one INSERT … VALUES of 100 rows into "
                    f"{insert.TABLE!r} (no key; 400 parameters bound by DuckDB)",
@@ -121,7 +121,7 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
     columns = datagen.wide_columns(n_columns)
     names = [name for name, _ in columns]
     engine.reset_table(sweeps.TABLE, columns, model="no_key")
-    sql = engine.insert_sql(sweeps.TABLE, names, 1)
+    sql = engine.sql.insert_sql(sweeps.TABLE, names, 1)
     profile = run_profiled(engine, sql, list(datagen.wide_rows(columns, 1, seed=2)[0]))
     return Capture(f"lab_single_row_insert_{n_columns}_columns",
                    f"notebook 02's columns sweep (level {n_columns}): one single-row INSERT into {sweeps.TABLE!r} "
@@ -134,7 +134,7 @@ def keyed_single_row(engine: Engine, model: str) -> Capture:
     """Notebook 02's model sweep: one row into the seed's table of ``model`` (ART indexes), after 1 000 rows."""
     engine.reset_table(sweeps.TABLE, SEED_COLUMNS, model=model)
     engine.bulk_load(sweeps.TABLE, SEED_NAMES, [datagen.rows_table(SEED_NAMES, datagen.seed_rows(1000, seed=3))])
-    sql = engine.insert_sql(sweeps.TABLE, SEED_NAMES, 1)
+    sql = engine.sql.insert_sql(sweeps.TABLE, SEED_NAMES, 1)
     profile = run_profiled(engine, sql, list(datagen.seed_rows(1, start_id=1000, seed=4)[0]))
     what = {"primary_key": "a primary key (one ART index)",
             "primary_key_indexes": "a primary key and three secondary ART indexes"}[model]
@@ -151,7 +151,7 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
     rng = np.random.default_rng(5)
     keys = np.arange(0, 2 * n, 2, dtype=np.int64)  # notebook 03's keys are even
     engine.bulk_load(upsert.TABLE, upsert.COLUMN_NAMES, [datagen.document_table(keys, datagen.documents(n, rng))])
-    sql = engine.upsert_sql(upsert.TABLE, upsert.COLUMN_NAMES, upsert.KEY, n)
+    sql = engine.sql.upsert_sql(upsert.TABLE, upsert.COLUMN_NAMES, upsert.KEY, n)
     batch = datagen.document_table(keys, datagen.documents(n, rng))
     params = flat(list(zip(*(batch.column(c).to_pylist() for c in upsert.COLUMN_NAMES))))
     profile = run_profiled(engine, sql, params)
@@ -166,7 +166,7 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
 def generate_rows(engine: Engine) -> Capture:
     """Notebook 05's ``generate``: one INSERT … SELECT over DuckDB's ``range`` into the keyed ``demo``."""
     engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
-    sql = engine.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS)
+    sql = engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS)
     profile = run_profiled(engine, sql)
     return Capture(f"lab_generate_{MILLION_ROWS}_rows",
                    f"notebook 05's generate: {sql} (the table with its primary key, the default setting)",
@@ -177,8 +177,8 @@ def generate_rows(engine: Engine) -> Capture:
 def add_primary_key(engine: Engine) -> Capture:
     """Notebook 05's ``key_after_load`` setting: ``ALTER TABLE demo ADD PRIMARY KEY (id)`` after the rows."""
     engine.reset_table(million.TABLE, million.COLUMNS, model="no_key")
-    engine.execute(engine.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
-    sql = engine.add_primary_key_sql(million.TABLE, million.KEY)
+    engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
+    sql = engine.sql.add_primary_key_sql(million.TABLE, million.KEY)
     profile = run_profiled(engine, sql)
     return Capture("lab_add_primary_key",
                    f"notebook 05's key_after_load: {sql} on {MILLION_ROWS} rows loaded without a key",
@@ -234,7 +234,7 @@ def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
     engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
     rows = million.Data.make(n, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     rows.remove()
-    sql = engine.insert_sql(million.TABLE, million.COLUMN_NAMES, n)
+    sql = engine.sql.insert_sql(million.TABLE, million.COLUMN_NAMES, n)
     engine.execute("SET wal_autocheckpoint = '1KB'")
     try:
         profile = run_profiled(engine, sql, flat(rows.rows))
@@ -251,7 +251,7 @@ def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
 def checkpoint(engine: Engine) -> Capture:
     """``Engine.settle``: the ``CHECKPOINT`` every notebook runs on DuckDB before it reads a table's bytes."""
     engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
-    engine.execute(engine.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
+    engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
     with profiling(engine.conn):
         engine.settle(million.TABLE)
         profile = profile_of(engine.conn, "CHECKPOINT")

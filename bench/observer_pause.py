@@ -31,7 +31,7 @@ def main() -> None:
         cols = [c for c, _ in SEED_COLUMNS]
         engine.reset_table("pause", SEED_COLUMNS)
         engine.reset_table("pause_probe", SEED_COLUMNS)
-        sql, probe = engine.insert_sql("pause", cols, 1), engine.insert_sql("pause_probe", cols, 1)
+        sql, probe = engine.sql.insert_sql("pause", cols, 1), engine.sql.insert_sql("pause_probe", cols, 1)
         rows = iter(datagen.seed_rows(args.rounds * 60, seed=1))
         other = engine.connect()
         postgres = engine.NAME.startswith("postgres")

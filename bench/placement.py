@@ -42,7 +42,7 @@ def main() -> None:
         engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(args.variant, {}))
         task = backend_task(engine)
         cols = [c for c, _ in SEED_COLUMNS]
-        sql = engine.insert_sql("placement", cols, 1)
+        sql = engine.sql.insert_sql("placement", cols, 1)
         rows = iter(datagen.seed_rows(args.statements * len(PLACEMENTS), seed=1))
         for placement in PLACEMENTS:
             client, server = (set(cores), set(cores)) if placement == "free" else (

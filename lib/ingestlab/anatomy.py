@@ -80,7 +80,7 @@ class Recorder:
         self.engine = engine
         self.table = table
         self.columns = list(columns)
-        self.sql = engine.insert_sql(table, columns, 1)
+        self.sql = engine.sql.insert_sql(table, columns, 1)
         self.parts: list[list[Part]] = []
         self.extras: list[list[Extra]] = []
         self.counters: dict[str, tuple[float, str]] = {}

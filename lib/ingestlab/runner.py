@@ -813,7 +813,7 @@ def _check_target(name: str, url: str, variants: tuple[str, ...]) -> list[dict]:
         engine.start()
         table = f"ingestlab_preflight_{os.getpid()}"
         engine.reset_table(table, SEED_COLUMNS)
-        engine.execute(engine.drop_table_sql(table))
+        engine.execute(engine.sql.drop_table_sql(table))
     except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
         raise PreflightError(f"{where}: unknown URL option ({_one_line(str(exc))})") from None
     except _driver_errors() as exc:

@@ -168,7 +168,7 @@ def anatomy_among_samples(eng, table: str, *, observed: int = 6, block: int = 40
 
     cols = [c for c, _ in SEED_COLUMNS]
     eng.reset_table(table, SEED_COLUMNS)
-    insert = eng.insert_sql(table, cols, 1)
+    insert = eng.sql.insert_sql(table, cols, 1)
 
     def run(start: int) -> pd.Series:
         calls = [eng.statement_call(insert, r) for r in datagen.seed_rows(samples, start_id=start, seed=start % 97)]

@@ -39,12 +39,12 @@ class TestDuckDB(EngineContract):
         eng.reset_table("d_values", SEED_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # as the samples send them: the driver's parameters
-            eng.statement_call(eng.insert_sql("d_values", COLS, 1), row)()
+            eng.statement_call(eng.sql.insert_sql("d_values", COLS, 1), row)()
         sender = eng.open_sender()  # as a text-only client sends them: literals written by render
         for row in hostile_rows(100):
-            sender(eng.render(eng.insert_sql("d_values", COLS, 1), row).encode())
+            sender(eng.render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
         eng.bulk_load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
-        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_values')}"))
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_values')}"))
         assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
 
     def test_data_bytes_grows_after_a_load_and_counts_the_key_index(self, eng):
@@ -59,13 +59,13 @@ class TestDuckDB(EngineContract):
             sizes[model] = eng.data_bytes("d_bytes")
             assert sizes[model] > empty and sizes[model] >= 50_000 * 8  # at least the ids
         assert sizes["primary_key"] > sizes["no_key"]  # the ART index is the table's too
-        eng.execute(eng.drop_table_sql("d_bytes"))
+        eng.execute(eng.sql.drop_table_sql("d_bytes"))
 
     def test_settle_checkpoints_the_wal_into_the_file(self, eng):
         eng.reset_table("d_settle", SEED_COLUMNS)
         eng.settle("d_settle")
         for row in datagen.seed_rows(20, seed=12):
-            eng.statement_call(eng.insert_sql("d_settle", COLS, 1), row)()
+            eng.statement_call(eng.sql.insert_sql("d_settle", COLS, 1), row)()
         wal = eng.server.path.with_name(eng.server.path.name + ".wal")
         assert wal.exists() and wal.stat().st_size > 0
         eng.settle("d_settle")
@@ -74,7 +74,7 @@ class TestDuckDB(EngineContract):
 
     def test_async_commit_opens_the_file_without_fsync_and_defaults_come_back(self, eng):
         eng.reset_table("d_sync", SEED_COLUMNS)
-        eng.execute(eng.insert_sql("d_sync", COLS, 1), datagen.seed_rows(1, seed=13)[0])
+        eng.execute(eng.sql.insert_sql("d_sync", COLS, 1), datagen.seed_rows(1, seed=13)[0])
         eng.apply_settings(dict(DuckDB.LOAD_SETTINGS["async_commit"].server))
         assert eng.settings()["fsync_mode"] == "NONE" and eng.metadata()["variant_settings"] == {"fsync_mode": "NONE"}
         assert eng.count_rows("d_sync") == 1  # the same file, opened again
@@ -90,15 +90,15 @@ class TestDuckDB(EngineContract):
 
     def test_the_seeds_demo_table_generated_then_keyed_after_the_load(self, eng):
         columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
-        eng.execute(eng.drop_table_sql("demo"))
+        eng.execute(eng.sql.drop_table_sql("demo"))
         for statement in eng.table_ddl("demo", columns, key=(), model="no_key"):
             eng.execute(statement)
-        eng.execute(eng.generate_rows_sql("demo", ["id", "a", "b"], 1000))
+        eng.execute(eng.sql.generate_rows_sql("demo", ["id", "a", "b"], 1000))
         assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
-        eng.execute(eng.add_primary_key_sql("demo", ["id"]))
+        eng.execute(eng.sql.add_primary_key_sql("demo", ["id"]))
         with pytest.raises(Exception, match="(?i)duplicate|constraint"):
-            eng.execute(eng.insert_sql("demo", ["id", "a", "b"], 1), [5, 0, 0])
-        eng.execute(eng.drop_table_sql("demo"))
+            eng.execute(eng.sql.insert_sql("demo", ["id", "a", "b"], 1), [5, 0, 0])
+        eng.execute(eng.sql.drop_table_sql("demo"))
 
     def test_insert_batches_in_one_transaction_or_each_committed(self, eng):
         eng.reset_table("d_tx", SEED_COLUMNS)
@@ -147,7 +147,7 @@ class TestDuckDB(EngineContract):
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
         assert eng.native_load("d_native", COLS, str(path)) == len(rows)
-        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_native')}")) == sorted(rows)
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_native')}")) == sorted(rows)
 
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
         for step in ("commit_counters", "io_counters", "memory_budget"):

@@ -19,8 +19,8 @@ FLUSH = "innodb_flush_log_at_trx_commit"
 
 
 def _fresh_table(eng, name: str) -> None:
-    eng.execute(eng.drop_table_sql(name))
-    eng.execute(eng.create_table_sql(name, SEED_COLUMNS))
+    eng.execute(eng.sql.drop_table_sql(name))
+    eng.execute(eng.sql.create_table_sql(name, SEED_COLUMNS))
 
 
 class TestMariaDB(EngineContract, NativeLoopContract):
@@ -120,7 +120,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         assert sorted(eng.execute("SELECT id, name, amount, dt FROM odd_values")) == rows
 
     def test_generated_sql_parses_as_mysql(self, eng):
-        sql = eng.create_table_sql("t`x", SEED_COLUMNS)
+        sql = eng.sql.create_table_sql("t`x", SEED_COLUMNS)
         assert table_names(parse_sql(sql, eng.SQLGLOT_DIALECT)) == ["t`x"]
         parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), eng.SQLGLOT_DIALECT)
         assert eng.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")

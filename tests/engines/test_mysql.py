@@ -57,8 +57,8 @@ class TestMySQLSQL(SQLValidator):
         assert isinstance(tree, exp.Command) and tree.sql(self.dialect) == sql
 
     def test_statements_parse(self, my):
-        self.validate(render(my.insert_sql("t", COLS, 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
-        self.validate(render(my.upsert_sql("t", COLS, "id", 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
+        self.validate(render(my.sql.insert_sql("t", COLS, 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
+        self.validate(render(my.sql.upsert_sql("t", COLS, "id", 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
         self.validate(render(my.set_sql(FLUSH, "GLOBAL"), [2]))
         assert my.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")
 
@@ -137,7 +137,7 @@ def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'url_parts' "
                               "GROUP BY PARTITION_METHOD, PARTITION_EXPRESSION")
         assert [tuple(r) for r in rows] == [("KEY", "`id`", n)]
-        remote.execute(remote.drop_table_sql("url_parts"))
+        remote.execute(remote.sql.drop_table_sql("url_parts"))
     finally:
         remote.close()
 
@@ -175,7 +175,7 @@ def test_both_drivers_measure_and_record_themselves(mariadb, driver):
         assert meta["driver"] == driver and meta["driver_version"] and "driver_note" not in meta
         remote.reset_table("by_driver", SEED_COLUMNS)
         rows = datagen.seed_rows(3, seed=2)
-        sql = remote.insert_sql("by_driver", COLS, 1)
+        sql = remote.sql.insert_sql("by_driver", COLS, 1)
         assert remote.render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
         for row in rows:
             remote.statement_call(sql, row)()

@@ -112,7 +112,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         eng.apply_settings({"synchronous_commit": "on"})
         eng.reset_table("ballast", SEED_COLUMNS)
         eng.reset_table("anat_slow", SEED_COLUMNS)
-        insert = eng.insert_sql("anat_slow", cols, 1)
+        insert = eng.sql.insert_sql("anat_slow", cols, 1)
         rows = datagen.seed_rows(400, seed=7)
 
         def samples(part):  # the samples bracket the anatomy, as notebook 01's do: the VM's pace drifts

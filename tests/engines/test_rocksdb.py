@@ -110,10 +110,10 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
 
 @pytest.mark.parametrize("call", [
     lambda e: e.execute("SELECT 1"),
-    lambda e: e.quote("t"),
+    lambda e: e.sql.quote("t"),
     lambda e: e.table_ddl("t", [("id", "BIGINT")]),
-    lambda e: e.insert_sql("t", ["id"]),
-    lambda e: e.insert_select_sql("t", "u"),
+    lambda e: e.sql.insert_sql("t", ["id"]),
+    lambda e: e.sql.insert_select_sql("t", "u"),
     lambda e: e.statement_anatomy("t", ["id"], [(1,)]),
 ])
 def test_what_makes_no_sense_for_a_key_value_store_is_unsupported(eng, call):

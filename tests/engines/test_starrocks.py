@@ -44,7 +44,7 @@ def sr() -> StarRocks:
     {"distributed_by": ["name"], "properties": {"storage_medium": "SSD"}},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
 def test_ddl_of_every_model_and_option_parses_and_keeps_the_table(sr, options):
-    sql = sr.create_table_sql('we"ird`t', SEED_COLUMNS, **options)
+    sql = sr.sql.create_table_sql('we"ird`t', SEED_COLUMNS, **options)
     tree = parse_sql(sql, DIALECT)
     assert table_names(tree) == ['we"ird`t']
     model = options.get("model", "duplicate")
@@ -54,7 +54,7 @@ def test_ddl_of_every_model_and_option_parses_and_keeps_the_table(sr, options):
 
 
 def test_primary_key_shorthand_makes_a_primary_key_table(sr):
-    assert "PRIMARY KEY(`id`)" in sr.create_table_sql("t", SEED_COLUMNS, primary_key=["id"])
+    assert "PRIMARY KEY(`id`)" in sr.sql.create_table_sql("t", SEED_COLUMNS, primary_key=["id"])
 
 
 @pytest.mark.parametrize("options, match", [
@@ -68,18 +68,18 @@ def test_primary_key_shorthand_makes_a_primary_key_table(sr):
 ])
 def test_bad_table_options_fail_naming_the_option(sr, options, match):
     with pytest.raises(ConfigError, match=match):
-        sr.create_table_sql("t", SEED_COLUMNS, **options)
+        sr.sql.create_table_sql("t", SEED_COLUMNS, **options)
 
 
 def test_unknown_table_options_are_refused(sr):
     with pytest.raises(UnsupportedOperationError, match="partition_by"):
-        sr.create_table_sql("t", SEED_COLUMNS, partition_by="dt")
+        sr.sql.create_table_sql("t", SEED_COLUMNS, partition_by="dt")
 
 
 def test_url_gives_table_defaults_and_strips_lab_keys():
     sr = Engine.from_url(URL + "&buckets=3&replication_num=1&label=shared-nothing")
-    assert "BUCKETS 3" in sr.create_table_sql("t", SEED_COLUMNS)
-    assert '"replication_num" = "1"' in sr.create_table_sql("t", SEED_COLUMNS)
+    assert "BUCKETS 3" in sr.sql.create_table_sql("t", SEED_COLUMNS)
+    assert '"replication_num" = "1"' in sr.sql.create_table_sql("t", SEED_COLUMNS)
     kwargs = sr.connect_kwargs()
     assert not {"http_port", "buckets", "replication_num", "label"} & set(kwargs)
     assert kwargs["port"] == 9030 and kwargs["database"] == "ingestlab"
@@ -101,10 +101,10 @@ def test_bad_lab_query_keys_fail_clearly(bad):
 
 def test_dml_parses_and_keeps_the_table(sr):
     rows = [(1, "a", "1.50", "2024-01-15"), (2, "b'c", "2.00", "2024-01-16")]
-    insert = render(sr.insert_sql("t1", COLS, 2), [v for r in rows for v in r])
+    insert = render(sr.sql.insert_sql("t1", COLS, 2), [v for r in rows for v in r])
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
-    assert table_names(parse_sql(sr.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
-    assert table_names(parse_sql(sr.drop_table_sql("t1"), DIALECT)) == ["t1"]
+    assert table_names(parse_sql(sr.sql.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
+    assert table_names(parse_sql(sr.sql.drop_table_sql("t1"), DIALECT)) == ["t1"]
 
 
 def test_set_and_profile_statements_parse(sr):

@@ -39,10 +39,10 @@ def test_url_selects_yugabytedb_on_its_port_and_hides_the_password(yb):
 
 
 def test_sql_parses_with_the_postgres_dialect(yb):
-    assert table_names(parse_sql(yb.create_table_sql("we ird", SEED_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
+    assert table_names(parse_sql(yb.sql.create_table_sql("we ird", SEED_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
     insert = yb.sql.insert_sql("t1", [c for c, _ in SEED_COLUMNS], 2).replace("%s", "1")
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
-    assert table_names(parse_sql(yb.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
+    assert table_names(parse_sql(yb.sql.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
 
 
 def test_variants_are_session_settings_set_with_set_config(yb):

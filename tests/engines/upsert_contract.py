@@ -47,7 +47,7 @@ class UpsertContract:
     @staticmethod
     def read_doc(eng, key: int) -> bytes:
         """The stored document of ``key``."""
-        got = eng.execute(f"SELECT {eng.quote('doc')} FROM {eng.quote(TABLE)} WHERE {eng.quote('id')} = %s", [key])
+        got = eng.execute(f"SELECT {eng.sql.quote('doc')} FROM {eng.sql.quote(TABLE)} WHERE {eng.sql.quote('id')} = %s", [key])
         return got[0][0].encode()
 
     @pytest.fixture(scope="class")

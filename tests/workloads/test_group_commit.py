@@ -82,10 +82,10 @@ def test_doris_stream_load_carries_the_group_commit_header(variant, headers):
 
 def test_doris_interval_is_a_table_property():
     doris = Engine.from_url("doris://root@127.0.0.1:9030/ingestlab")
-    assert doris.group_commit_interval_sql("dt", 2000) == 'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
+    assert doris.sql.group_commit_interval_sql("dt", 2000) == 'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
     with pytest.raises(ConfigError, match="INTERVAL_MS"):
-        doris.group_commit_interval_sql("dt", 0)
-    ddl = Engine.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").create_table_sql("dt", [("id", "INT")])
+        doris.sql.group_commit_interval_sql("dt", 0)
+    ddl = Engine.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").sql.create_table_sql("dt", [("id", "INT")])
     assert '"group_commit_interval_ms" = "50"' in ddl
 
 

@@ -14,7 +14,7 @@ from ingestlab import anatomy, timing
 from ingestlab.conninfo import PARAMETER, Connection, mask_url
 from ingestlab.engines import capabilities, drivers
 from ingestlab.engines.registry import REGISTRY
-from ingestlab.engines.sql.base import SQLBuilder, sqlalchemy_dialect
+from ingestlab.engines.sql.base import SQLBuilder
 from ingestlab.engines.steps import BUILT_ON, SQL_STEPS, STEPS, missing_reason, switched_off
 from ingestlab.engines.steps import unsupported as _unsupported
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
@@ -700,33 +700,15 @@ class Engine:
     def sql(self) -> SQLBuilder:
         """The builder of this engine's SQL text (an instance of :attr:`SQL`, made on first use)."""
         if self.SQL is None:
-            raise UnsupportedOperationError(f"{self.NAME}: no SQL")
+            self.has("insert_sql", check=True)  # raises with the engine's reason (its UNSUPPORTED), else "no SQL"
         return self.SQL(self.NAME, placeholder=self.PLACEHOLDER, secondary_indexes=self.SECONDARY_INDEXES,
-                        **self.sql_options())
+                        **self._sql_options())
 
-    def sql_options(self) -> dict[str, Any]:
+    def _sql_options(self) -> dict[str, Any]:
         """Keyword arguments of this engine's :attr:`SQL` builder beyond the base's (engines add theirs)."""
         return {}
 
-    def quote(self, identifier: str) -> str:
-        """``identifier`` quoted by SQLAlchemy's quoting for this dialect."""
-        return self.sql.quote(identifier)
-
-    @classmethod
-    def sqlalchemy_dialect(cls):
-        """The SQLAlchemy dialect instance :attr:`DRIVERNAME` names (built once per name)."""
-        return sqlalchemy_dialect(cls.DRIVERNAME)
-
-    def column_type(self, sql_type: str) -> str:
-        """The engine's spelling of a portable column type."""
-        return self.sql.column_type(sql_type)
-
     # -- tables ----------------------------------------------------------------------------
-    def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
-                         primary_key: Sequence[str] = (), **options) -> str:
-        """One ``CREATE TABLE`` for ``columns`` (name, type); engines add their clauses."""
-        return self.sql.create_table_sql(table, columns, primary_key=primary_key, **options)
-
     def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
         """``model``, checked against :attr:`TABLE_MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
         chosen = model or (self.KEYED_MODEL if key else self.DEFAULT_MODEL)
@@ -753,53 +735,13 @@ class Engine:
         n = None if partitions is None else self.check_partitions(partitions)
         return self.sql.table_ddl(table, columns, key=key, model=model, partitions=n)
 
-    def secondary_index_columns(self, names: Sequence[str], key: Sequence[str]) -> list[str]:
-        """The columns a model with secondary indexes indexes: the first :attr:`SECONDARY_INDEXES` outside the key."""
-        return self.sql.secondary_index_columns(names, key)
-
-    def drop_table_sql(self, table: str) -> str:
-        """``DROP TABLE IF EXISTS`` (in the engine's spelling)."""
-        return self.sql.drop_table_sql(table)
-
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Drop ``table`` if it exists and create it empty (:meth:`table_ddl`)."""
         statements = self.table_ddl(table, columns, key=key, model=model, partitions=partitions)
-        self.execute(self.drop_table_sql(table))
+        self.execute(self.sql.drop_table_sql(table))
         for statement in statements:
             self.execute(statement)
-
-    def insert_sql(self, table: str, columns: Sequence[str], n_rows: int = 1) -> str:
-        """A multi-row ``INSERT … VALUES`` with driver placeholders for ``n_rows`` rows."""
-        return self.sql.insert_sql(table, columns, n_rows)
-
-    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
-        """A multi-row ``INSERT`` that overwrites every column but ``key`` when ``key`` exists."""
-        return self.sql.upsert_sql(table, columns, key, n_rows)
-
-    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
-        """The engine's conflict clause for :meth:`upsert_sql`."""
-        return self.sql.upsert_clause(key, others)
-
-    def insert_select_sql(self, target: str, source: str) -> str:
-        """``INSERT INTO target SELECT * FROM source``."""
-        return self.sql.insert_select_sql(target, source)
-
-    def add_primary_key_sql(self, table: str, key: Sequence[str]) -> str:
-        """``ALTER TABLE … ADD PRIMARY KEY (key)``: the key of a table loaded without it."""
-        return self.sql.add_primary_key_sql(table, key)
-
-    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
-
-        The seed's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
-        engine's own row generator (its builder's).
-        """
-        return self.sql.generate_rows_sql(table, columns, n)
-
-    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
-        """The statement that sets ``table``'s group commit interval to ``interval_ms``."""
-        return self.sql.group_commit_interval_sql(table, interval_ms)
 
     def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                        rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:
@@ -818,7 +760,7 @@ class Engine:
             chunk = rows[i:i + rows_per_statement]
             sql = self._sql_cache.get(("insert", table, len(chunk)))
             if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.insert_sql(table, columns, len(chunk))
+                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
             statements.append((sql, [v for row in chunk for v in row] if rows_per_statement > 1 else list(chunk[0])))
         conn = self.conn
 
@@ -894,7 +836,7 @@ class Engine:
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:
         """``SELECT count(*)`` of ``table``."""
-        return int(self.execute(f"SELECT count(*) FROM {self.quote(table)}")[0][0])
+        return int(self.execute(f"SELECT count(*) FROM {self.sql.quote(table)}")[0][0])
 
     @_unsupported("cannot tell a table's bytes on disk")
     def data_bytes(self, table: str) -> int:

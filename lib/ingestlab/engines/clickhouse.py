@@ -205,7 +205,7 @@ class ClickHouse(Engine):
             chunk = rows[i:i + rows_per_statement]
             sql = self._sql_cache.get(("insert", table, len(chunk)))
             if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.insert_sql(table, columns, len(chunk))
+                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
             texts.append(self.render(sql, [v for row in chunk for v in row]))
         query = self.conn.query
 
@@ -222,9 +222,9 @@ class ClickHouse(Engine):
         there is no other client to start: the import is the one ``clickhouse-client`` runs, read
         and parsed by ClickHouse in this process. Returns the rows ClickHouse reports written.
         """
-        cols = ", ".join(map(self.quote, columns))
+        cols = ", ".join(map(self.sql.quote, columns))
         try:
-            result = self.conn.query(f"INSERT INTO {self.quote(table)} ({cols}) FROM INFILE "
+            result = self.conn.query(f"INSERT INTO {self.sql.quote(table)} ({cols}) FROM INFILE "
                                      f"{self.sql.literal(str(path))} FORMAT CSV")
         except RuntimeError as exc:
             raise ServerError(f"{self.NAME}: loading {path}: {exc}".strip()) from exc
@@ -253,11 +253,11 @@ class ClickHouse(Engine):
         for statement in create:
             self.execute(statement)
         if replace:
-            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+            self.execute(f"TRUNCATE TABLE {self.sql.quote(table)}")
         if not rows:
             return 0
         inserter = self.conn.send_insert(
-            f"INSERT INTO {self.quote(table)} ({', '.join(map(self.quote, columns))})", "ArrowStream")
+            f"INSERT INTO {self.sql.quote(table)} ({', '.join(map(self.sql.quote, columns))})", "ArrowStream")
         try:
             inserter.append(payload)
             inserter.finish()
@@ -497,9 +497,9 @@ class _EventsRecorder(anatomy.Recorder):
         self.blocks: list[tuple[dict[str, float], list[float]]] = []  # per block: the change, its client times
         engine = self.engine
         self.probe = f"{self.table}_probe"
-        engine.execute(engine.drop_table_sql(self.probe))
-        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} AS {engine.quote(self.table)}")
-        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(engine.sql.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.sql.quote(self.probe)} AS {engine.sql.quote(self.table)}")
+        self.probe_sql = engine.sql.insert_sql(self.probe, self.columns, 1)
         head, values = self.probe_sql.split(" VALUES ", 1)
         self.data_path = engine.execute("SELECT data_paths[1] FROM system.tables WHERE database = currentDatabase() "
                                         "AND name = %s", [self.table])[0][0] or None
@@ -562,7 +562,7 @@ class _EventsRecorder(anatomy.Recorder):
 
     def end(self) -> None:
         if getattr(self, "probe", None) and self.engine._conn is not None:
-            self.engine.execute(self.engine.drop_table_sql(self.probe))
+            self.engine.execute(self.engine.sql.drop_table_sql(self.probe))
         if not self.baseline:
             return
         base = {name: statistics.median(pair.get(name, 0.0) for pair in self.baseline)

@@ -166,19 +166,19 @@ class DuckDB(Engine):
         Returns the rows sent.
         """
         conn = self.conn
-        target = f"INSERT INTO {self.quote(table)} ({', '.join(map(self.quote, columns))}) SELECT * FROM "
+        target = f"INSERT INTO {self.sql.quote(table)} ({', '.join(map(self.sql.quote, columns))}) SELECT * FROM "
         n = 0
         conn.execute("BEGIN TRANSACTION")
         try:
             for statement in create:
                 conn.execute(statement)
             if replace:
-                conn.execute(f"DELETE FROM {self.quote(table)}")
+                conn.execute(f"DELETE FROM {self.sql.quote(table)}")
             for i, chunk in enumerate(chunks):
                 view = f"ingestlab_chunk_{i}"
                 conn.register(view, chunk.select(list(range(len(columns)))))
                 try:
-                    conn.execute(target + self.quote(view))
+                    conn.execute(target + self.sql.quote(view))
                 finally:
                     conn.unregister(view)
                 n += chunk.num_rows
@@ -199,8 +199,8 @@ class DuckDB(Engine):
         client to start: the engine's own import is its ``COPY``, run on the measuring connection.
         Returns the rows DuckDB reported.
         """
-        cols = ", ".join(map(self.quote, columns))
-        (rows,), = self.execute(f"COPY {self.quote(table)} ({cols}) FROM {self.sql.literal(str(path))} "
+        cols = ", ".join(map(self.sql.quote, columns))
+        (rows,), = self.execute(f"COPY {self.sql.quote(table)} ({cols}) FROM {self.sql.literal(str(path))} "
                                 "(FORMAT csv, HEADER false, QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false)")
         return int(rows)
 
@@ -220,7 +220,7 @@ class DuckDB(Engine):
                               "AND table_name = ?)", [table])
         blocks: set[int] = set()
         for schema, name in others:
-            blocks |= self._segment_blocks(f"{self.quote(schema)}.{self.quote(name)}")
+            blocks |= self._segment_blocks(f"{self.sql.quote(schema)}.{self.sql.quote(name)}")
         return int(block_size) * max(int(used) - len(blocks), 0)
 
     def _segment_blocks(self, qualified: str) -> set[int]:
@@ -327,9 +327,9 @@ class _ProfileRecorder(anatomy.Recorder):
         self.block_parts: list[list[anatomy.Part]] = []  # per unobserved block: its last statement's parts
         engine = self.engine
         self.probe = f"{self.table}_probe"
-        engine.execute(engine.drop_table_sql(self.probe))
-        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} AS SELECT * FROM {engine.quote(self.table)} LIMIT 0")
-        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(engine.sql.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.sql.quote(self.probe)} AS SELECT * FROM {engine.sql.quote(self.table)} LIMIT 0")
+        self.probe_sql = engine.sql.insert_sql(self.probe, self.columns, 1)
         self.fsync_mode = engine.execute("SELECT current_setting('fsync_mode')")[0][0]
 
     def _climb(self, row: Sequence[Any]) -> None:
@@ -395,7 +395,7 @@ class _ProfileRecorder(anatomy.Recorder):
             conn.execute("RESET profiling_coverage")
             if getattr(self, "probe", None):
                 conn.execute(f"SET GLOBAL fsync_mode = {self.engine.sql.literal(self.fsync_mode)}")
-                conn.execute(self.engine.drop_table_sql(self.probe))
+                conn.execute(self.engine.sql.drop_table_sql(self.probe))
         if not self.block_parts:
             return
         names = list(dict.fromkeys(name for parts in self.block_parts for name, _, _ in parts))

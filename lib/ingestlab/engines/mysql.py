@@ -298,7 +298,7 @@ class MySQL(MySQLProtocol):
             for statement in create:
                 self.execute(statement)
             if replace:
-                self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+                self.execute(f"TRUNCATE TABLE {self.sql.quote(table)}")
             writer.start()
             self.execute(self.load_data_sql(table, columns), [fifo])
         except (dbapi.OperationalError, dbapi.InternalError) as exc:
@@ -459,7 +459,7 @@ class MySQL(MySQLProtocol):
         dirties after the page cleaner's first pass would otherwise need a second pass a
         second later (MariaDB 10.11 here: 2.0–2.9 s a settle, 1.1–1.7 s with the wait).
         """
-        self.execute(f"ANALYZE TABLE {self.quote(table)}")
+        self.execute(f"ANALYZE TABLE {self.sql.quote(table)}")
         if not self.is_local:
             return
         if self.PURGE_WAIT_SQL:

@@ -330,7 +330,7 @@ class Postgres(Engine):
         statement is sent without waiting for the previous reply, one commit at the end.
         """
         conn = self._pipeline_connection()
-        sql = self.insert_sql(table, columns, 1)
+        sql = self.sql.insert_sql(table, columns, 1)
         rows = [tuple(r) for r in rows]
 
         def write() -> int:
@@ -365,11 +365,11 @@ class Postgres(Engine):
     def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
         """``psql -c '\\copy table (columns) FROM path (FORMAT csv)'``; returns the rows psql reported (``COPY n``)."""
         args = self.connect_kwargs()
-        cols = ", ".join(map(self.quote, columns))
+        cols = ", ".join(map(self.sql.quote, columns))
         quoted = str(path).replace("'", "''")
         command = [self.psql_path(), "-X", "-v", "ON_ERROR_STOP=1", "-h", str(args.get("host", "")),
                    "-U", str(args.get("user", "")), "-d", str(args.get("dbname", "")),
-                   "-c", f"\\copy {self.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
+                   "-c", f"\\copy {self.sql.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
         if args.get("port"):
             command += ["-p", str(args["port"])]
         env = {**os.environ, "PGOPTIONS": str(args["options"]),
@@ -403,7 +403,7 @@ class Postgres(Engine):
             for statement in create:
                 cur.execute(statement)
             if replace:
-                cur.execute(f"TRUNCATE {self.quote(table)}")
+                cur.execute(f"TRUNCATE {self.sql.quote(table)}")
             cur.copy_expert(copy, _ChunkReader(encoded()), size=1 << 20)
             cur.execute("COMMIT")
         except BaseException:
@@ -473,7 +473,7 @@ class Postgres(Engine):
 
     def data_bytes(self, table: str) -> int:
         """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""
-        return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.quote(table)])[0][0])
+        return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.sql.quote(table)])[0][0])
 
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Make ``table`` quiet for timed writes: no autovacuum on it, fresh statistics, no dirty page.
@@ -482,8 +482,8 @@ class Postgres(Engine):
         random pages during the timed batches; ``ANALYZE`` now, then ``CHECKPOINT`` writes
         what the load left dirty.
         """
-        self.execute(f"ALTER TABLE {self.quote(table)} SET (autovacuum_enabled = false)")
-        self.execute(f"ANALYZE {self.quote(table)}")
+        self.execute(f"ALTER TABLE {self.sql.quote(table)} SET (autovacuum_enabled = false)")
+        self.execute(f"ANALYZE {self.sql.quote(table)}")
         self.execute("CHECKPOINT")
 
 
@@ -686,9 +686,9 @@ class _StatsRecorder(anatomy.Recorder):
                                             "the commit rung keeps its WAL flush")
         self.pid = engine.execute("SELECT pg_backend_pid()")[0][0]
         self.probe = f"{self.table}_probe"
-        engine.execute(engine.drop_table_sql(self.probe))
-        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} (LIKE {engine.quote(self.table)})")
-        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(engine.sql.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.sql.quote(self.probe)} (LIKE {engine.sql.quote(self.table)})")
+        self.probe_sql = engine.sql.insert_sql(self.probe, self.columns, 1)
         self.observer = engine.connect()
         # log_parser_stats is a superuser setting (or granted: PostgreSQL 15+); without it, no parse_analyze rung
         try:
@@ -744,7 +744,7 @@ class _StatsRecorder(anatomy.Recorder):
         if getattr(self, "observer", None) is not None:
             self.observer.close()
         if getattr(self, "probe", None) and self.engine._conn is not None:
-            self.engine.execute(self.engine.drop_table_sql(self.probe))
+            self.engine.execute(self.engine.sql.drop_table_sql(self.probe))
 
     def _read(self) -> tuple[float, ...]:
         execute = self.engine.execute

@@ -148,25 +148,9 @@ class StarRocks(MySQLProtocol):
         values = {key: self._query_int(key) for key in self.TABLE_DEFAULT_KEYS}
         return {k: v for k, v in values.items() if v is not None}
 
-    def sql_options(self) -> dict[str, Any]:
+    def _sql_options(self) -> dict[str, Any]:
         """The URL's table defaults (:meth:`table_defaults`) go to the builder."""
         return {"table_defaults": self.table_defaults()}
-
-    # -- DDL -------------------------------------------------------------------------------
-    def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
-                         primary_key: Sequence[str] = (), **options) -> str:
-        """``CREATE TABLE`` of one table model, hash-distributed, with properties, the URL's defaults applied.
-
-        The options are :meth:`StarRocksSQL.create_table_sql
-        <ingestlab.engines.sql.starrocks.StarRocksSQL.create_table_sql>`'s.
-
-        Examples
-        --------
-        >>> sr = StarRocks("starrocks://root@fe:9030/db?replication_num=1")
-        >>> sr.create_table_sql("t", [("id", "BIGINT"), ("v", "INT")], buckets=2)
-        'CREATE TABLE `t` (`id` BIGINT, `v` INT) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2 PROPERTIES ("replication_num" = "1")'
-        """
-        return self.sql.create_table_sql(table, columns, primary_key=primary_key, **options)
 
     def stream_load_group_headers(self, variant: str, interval_ms: int = 1000, parallel: int = 2) -> dict[str, str]:
         """Stream Load merge commit headers of ``variant`` (a key of :attr:`MERGE_COMMIT_HEADERS`).
@@ -215,7 +199,7 @@ class StarRocks(MySQLProtocol):
         for statement in create:  # no transactional DDL: created just before the load
             self.execute(statement)
         if replace:
-            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+            self.execute(f"TRUNCATE TABLE {self.sql.quote(table)}")
         rows = (row for chunk in chunks for row in zip(*(chunk.column(c).to_pylist() for c in columns)))
         self.last_load = self.stream_load(table, columns, rows)
         return int(self.last_load.summary.get("loaded_rows") or 0)

@@ -150,7 +150,7 @@ class YugabyteDB(Postgres):
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Fresh statistics (``ANALYZE``). DocDB's flushes and compactions run in the tablet servers and
         cannot be awaited from YSQL; ``CHECKPOINT`` and autovacuum do not apply."""
-        self.execute(f"ANALYZE {self.quote(table)}")
+        self.execute(f"ANALYZE {self.sql.quote(table)}")
 
     def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Each INSERT run under ``EXPLAIN (ANALYZE, DIST)``: planning, execution and DocDB's counters.

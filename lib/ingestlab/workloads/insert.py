@@ -175,9 +175,9 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
             return engine.prepare_bulk_load(TABLE, cols, [datagen.rows_table(cols, chunk)])
         if scenario == "insert_select":
             return engine.statement_call(insert_select)
-        return engine.statement_call(engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
+        return engine.statement_call(engine.sql.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
 
-    insert_select = engine.insert_select_sql(TABLE, SOURCE)
+    insert_select = engine.sql.insert_select_sql(TABLE, SOURCE)
     n_warm = warmup if scenario == "single_row" else min(warmup, 1)
     warm = _statements(scenario, warmup_rows)[:n_warm] if scenario != "insert_select" else [rows] * n_warm
     measured = _statements(scenario, rows)
@@ -266,14 +266,14 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                     units = shares[rep] if rep < len(shares) else []
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
                         engine.reset_table(SOURCE, SEED_COLUMNS)
-                        engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
+                        engine.execute(engine.sql.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
 
                     def profile(i, units=units, labels=labels, rep=rep, warm=warm):
                         """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
                         j = int(units[i])
                         if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
                             engine.reset_table(ANATOMY_TABLE, SEED_COLUMNS)
-                            engine.statement_call(engine.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
+                            engine.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
                             frame = engine.statement_anatomy(
                                 ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
@@ -282,7 +282,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                         except UnsupportedOperationError as exc:
                             run.note(f"{labels['variant']} profiled INSERT {j}: no anatomy ({exc})")
                         # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
-                        insert_one = engine.insert_sql(ANATOMY_TABLE, cols, 1)
+                        insert_one = engine.sql.insert_sql(ANATOMY_TABLE, cols, 1)
                         for row in settle_rows[j * SETTLE_AFTER_PASS:(j + 1) * SETTLE_AFTER_PASS]:
                             engine.statement_call(insert_one, row)()
 

@@ -277,7 +277,7 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *
     """The call that loads ``data`` by ``method``, with its statements built now (before the clock)."""
     cols = COLUMN_NAMES
     if method == "generate":
-        return functools.partial(engine.execute, engine.generate_rows_sql(TABLE, cols, len(data.rows)))
+        return functools.partial(engine.execute, engine.sql.generate_rows_sql(TABLE, cols, len(data.rows)))
     if method == "bulk":  # each its own statement and transaction; only the first creates the table (FREEZE)
         calls = [engine.prepare_bulk_load(TABLE, cols, [part], create=ddl if setting.create_in_load and not i else ())
                  for i, part in enumerate(bulk_slices(data.chunks, bulk_statements))]
@@ -313,7 +313,7 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
     """
     keyed = not setting.key_after_load
     ddl = engine.table_ddl(TABLE, COLUMNS, key=KEY if keyed else (), model=setting.model if keyed else "no_key")
-    engine.execute(engine.drop_table_sql(TABLE))
+    engine.execute(engine.sql.drop_table_sql(TABLE))
     if not setting.create_in_load:
         for statement in ddl:
             engine.execute(statement)
@@ -321,7 +321,7 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
     load = timing.timed(call)
     key_s = 0.0
     if setting.key_after_load:
-        key_s = timing.timed(engine.execute, engine.add_primary_key_sql(TABLE, KEY)).elapsed_ns / 1e9
+        key_s = timing.timed(engine.execute, engine.sql.add_primary_key_sql(TABLE, KEY)).elapsed_ns / 1e9
     n = len(data.rows)
     counted = engine.count_rows(TABLE)
     if counted != n:

@@ -313,7 +313,7 @@ def run_configuration(engine: Engine, config: Config, rows: list[tuple], warm: l
     columns = datagen.wide_columns(config.n_columns)
     names = [n for n, _ in columns]
     engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
-    sql = engine.insert_sql(TABLE, names, 1)
+    sql = engine.sql.insert_sql(TABLE, names, 1)
     statements = [*warm, *rows]
     bytes_ = [datagen.row_bytes(r) for r in statements]
     if engine.has("statement_call"):  # each rendered before the clock, sent by the C loop where there is one
