@@ -99,17 +99,17 @@ class EngineContract:
     @staticmethod
     def refuses_anatomy(eng) -> bool:
         """An engine without the anatomy step refuses it, naming itself and the step (then the test ends)."""
-        if eng.has("statement_anatomy"):
+        if eng.has("profiled_statement"):
             return False
-        with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no statement_anatomy"):
-            eng.statement_anatomy("c_anat", COLS, datagen.seed_rows(1, seed=3))
+        with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no profiled_statement"):
+            eng.capability("profiled_statement").anatomy("c_anat", COLS, datagen.seed_rows(1, seed=3))
         return True
 
     def test_statement_anatomy_is_tidy(self, eng):
         if self.refuses_anatomy(eng):
             return
         eng.reset_table("c_anat", SEED_COLUMNS)
-        frame = eng.statement_anatomy("c_anat", COLS, datagen.seed_rows(5, start_id=100, seed=3))
+        frame = eng.capability("profiled_statement").anatomy("c_anat", COLS, datagen.seed_rows(5, start_id=100, seed=3))
         assert list(frame.columns) == anatomy.COLUMNS
         # every instrument's part is a duration; a remainder or a ladder rung (a difference of two
         # timings) may dip below 0
@@ -124,23 +124,23 @@ class EngineContract:
         if self.refuses_anatomy(eng):
             return
         eng.reset_table("c_quiet", SEED_COLUMNS)
-        size = eng.ANATOMY_SETTLE + 4
-        frame = eng.statement_anatomy("c_quiet", COLS, datagen.seed_rows(4, start_id=100, seed=3),
+        size = eng.capability("profiled_statement").SETTLE + 4
+        frame = eng.capability("profiled_statement").anatomy("c_quiet", COLS, datagen.seed_rows(4, start_id=100, seed=3),
                                       unobserved_rows=datagen.seed_rows(4 * size, start_id=1000, seed=4))
         assert eng.count_rows("c_quiet") == 4 + 4 * size
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED]
         clients = quiet[quiet["component"] == anatomy.CLIENT_TOTAL]
         assert len(clients) == 4 * size and (clients["ms"] > 0).all()
         # the first statements of each block settle what the observation left behind: flagged, left out
-        assert clients["warmup"].tolist() == [i == 0 or k < eng.ANATOMY_SETTLE for i in range(4) for k in range(size)]
+        assert clients["warmup"].tolist() == [i == 0 or k < eng.capability("profiled_statement").SETTLE for i in range(4) for k in range(size)]
         # the unobserved statements have parts of their own, and the observer's cost a value with a CI
         assert set(quiet["component"]) - {anatomy.CLIENT_TOTAL, anatomy.UNEXPLAINED}
         summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
-        assert summary["n"] == 3 * (size - eng.ANATOMY_SETTLE)  # the first block settles whole
+        assert summary["n"] == 3 * (size - eng.capability("profiled_statement").SETTLE)  # the first block settles whole
         assert summary["observer_ci_low_ms"] <= summary["observer_ms"] <= summary["observer_ci_high_ms"]
         with pytest.raises(ConfigError, match="unobserved_rows"):
-            eng.statement_anatomy("c_quiet", COLS, datagen.seed_rows(2, start_id=5000, seed=5),
-                                  unobserved_rows=datagen.seed_rows(2 * eng.ANATOMY_SETTLE, start_id=6000, seed=6))
+            eng.capability("profiled_statement").anatomy("c_quiet", COLS, datagen.seed_rows(2, start_id=5000, seed=5),
+                                  unobserved_rows=datagen.seed_rows(2 * eng.capability("profiled_statement").SETTLE, start_id=6000, seed=6))
 
     def test_table_models_and_partitions_create_tables_that_take_rows(self, eng):
         rows = datagen.seed_rows(40, seed=4)

@@ -165,7 +165,7 @@ def test_no_local_server_and_how_to_get_one():
 
 def test_sql_steps_and_the_memory_budget_are_switched_off_with_reasons():
     for step in ("execute", "quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql",
-                 "statement_anatomy", "memory_budget"):
+                 "profiled_statement", "memory_budget"):
         assert not ArangoDB.has(step)
         with pytest.raises(UnsupportedOperationError, match="arangodb: no " + step):
             ArangoDB.has(step, check=True)

@@ -173,7 +173,7 @@ class TestClickHouse(EngineContract):
         """Named parts, times ≥ 0, the remainder what is left; the part's write and its files' writes are there."""
         from ingestlab.engines.clickhouse import _EventsRecorder
 
-        assert ClickHouse.has("statement_anatomy")
+        assert ClickHouse.has("profiled_statement")
         frame, samples_ms = anatomy_among_samples(eng, "c_events")
         parts = list(_EventsRecorder.ORDER)
         rungs = ["part_files", "pipeline_threads"]  # measured beside the statement: a difference may fall below 0
@@ -195,7 +195,7 @@ class TestClickHouse(EngineContract):
         row = anatomy.summary(frame.assign(engine="clickhouse", variant="default")).iloc[0]
         assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
         assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
-        assert row["n"] == 6 * (40 - eng.ANATOMY_SETTLE)
+        assert row["n"] == 6 * (40 - eng.capability("profiled_statement").SETTLE)
         # the rungs: one sample per observed statement; the probe table and the probe folders are gone
         ladder = frame[frame["pass"] == "ladder"].set_index("component")
         assert set(rungs) <= set(ladder.index) and ladder.loc["part_files", "ms"] > 0

@@ -113,7 +113,7 @@ class TestDuckDB(EngineContract):
     # (four workers on two cores and a notebook's redraw) DuckDB's came out at 1.93 ms against 0.92 ms (bound 35 %)
     def test_anatomy_splits_a_single_row_insert_into_its_profiles_parts(self, eng):
         """Named parts, times ≥ 0, the remainder what is left, and profiling off again after the pass."""
-        assert DuckDB.has("statement_anatomy")
+        assert DuckDB.has("profiled_statement")
         frame, samples_ms = anatomy_among_samples(eng, "d_profile")
         parts = ["client_api", "planning", "optimizer", "physical_planning", "column_data_scan", "batch_insert",
                  "result_collector", "commit_local_storage", "write_to_wal"]
@@ -133,7 +133,7 @@ class TestDuckDB(EngineContract):
         row = anatomy.summary(frame.assign(engine="duckdb", variant="default")).iloc[0]
         assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
         assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
-        assert row["n"] == 6 * (40 - eng.ANATOMY_SETTLE)
+        assert row["n"] == 6 * (40 - eng.capability("profiled_statement").SETTLE)
         # the fsync rung, one sample per observed statement; fsync_mode as it was and the probe table gone
         ladder = frame[frame["pass"] == "ladder"].set_index("component")
         assert "wal_fsync" in ladder.index and "wal_fsync" in set(frame.loc[frame["pass"] == "profile", "component"])

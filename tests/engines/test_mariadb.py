@@ -67,7 +67,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         for variant in ("flush_1", "flush_0"):
             eng.apply_settings(capabilities.of(eng, "commit_variants").VARIANTS[variant])
             _fresh_table(eng, "anat")
-            frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(20, start_id=1000, seed=4))
+            frame = eng.capability("profiled_statement").anatomy("anat", COLS, datagen.seed_rows(20, start_id=1000, seed=4))
             per = frame[frame["pass"] == "stages"].pivot(index="statement_no", columns="component", values="ms")
             assert {"client_total", "starting", "opening_tables", "update", "commit", "unexplained"} <= set(per.columns)
             parts = per.drop(columns="client_total").fillna(0).sum(axis=1)
@@ -81,7 +81,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
             stats[variant] = frame[frame["pass"] == "stats"].set_index("component")
         # unobserved INSERTs between the observed ones: their own stages, from the same history
         _fresh_table(eng, "anat")
-        frame = eng.statement_anatomy("anat", COLS, datagen.seed_rows(5, start_id=5000, seed=4),
+        frame = eng.capability("profiled_statement").anatomy("anat", COLS, datagen.seed_rows(5, start_id=5000, seed=4),
                                       unobserved_rows=datagen.seed_rows(50, start_id=6000, seed=5))
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED].pivot(index="statement_no", columns="component", values="ms")
         assert len(quiet) == 50 and {"starting", "update", "commit"} <= set(quiet.columns)
@@ -98,7 +98,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' "
                     "WHERE NAME = 'events_stages_history_long'")
         try:
-            frame = eng.statement_anatomy("anat_sp", COLS, datagen.seed_rows(5, start_id=2000, seed=5),
+            frame = eng.capability("profiled_statement").anatomy("anat_sp", COLS, datagen.seed_rows(5, start_id=2000, seed=5),
                                           unobserved_rows=datagen.seed_rows(5 * 12, start_id=3000, seed=6))
         finally:
             eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' "

@@ -26,7 +26,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
     def test_anatomy_splits_planning_execution_and_wal_flush(self, eng):
         eng.apply_settings({"synchronous_commit": "on"})
         eng.reset_table("anat", SEED_COLUMNS)
-        frame = eng.statement_anatomy("anat", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(10, seed=5))
+        frame = eng.capability("profiled_statement").anatomy("anat", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(10, seed=5))
         stats = frame[frame["pass"] == "stats"].set_index("component")
         assert {"client_total", "planning", "execution", "wal_flush", "unexplained"} <= set(stats.index)
         assert stats.loc["wal_fsyncs", "count"] >= 0.9  # one WAL flush per commit
@@ -51,7 +51,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
         eng.apply_settings({"synchronous_commit": sync})
         eng.reset_table("anat_flush", SEED_COLUMNS)
-        frame = eng.statement_anatomy("anat_flush", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=5),
+        frame = eng.capability("profiled_statement").anatomy("anat_flush", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=5),
                                       unobserved_rows=datagen.seed_rows(60, start_id=10**6, seed=6))
         quiet = frame[frame["pass"] == "unobserved"].pivot(index="statement_no", columns="component", values="ms")
         for block in (quiet.iloc[k * 20:(k + 1) * 20] for k in range(3)):
@@ -80,7 +80,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
             return original(self, sql, params)
         monkeypatch.setattr(type(eng), "statement_call", spy)
         eng.reset_table("anat_call", SEED_COLUMNS)
-        eng.statement_anatomy("anat_call", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=6))
+        eng.capability("profiled_statement").anatomy("anat_call", [c for c, _ in SEED_COLUMNS], datagen.seed_rows(3, seed=6))
         assert [c for c in calls if c.startswith('INSERT INTO "anat_call"')] == [calls[0]] * 3
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
         assert eng.count_rows("anat_call") == 3
@@ -119,9 +119,10 @@ class TestPostgres(EngineContract, NativeLoopContract):
             return timing.time_calls([eng.statement_call(insert, r) for r in part], rows=[1] * len(part),
                                      bytes_=[0] * len(part))["elapsed_s"].tolist()
         before = samples(rows[:200])
-        monkeypatch.setattr(eng, "anatomy_recorder", lambda table, columns: Ballast(eng, table, columns))
-        frame = eng.statement_anatomy("anat_slow", cols, datagen.seed_rows(15, start_id=10**6, seed=8),
-                                      unobserved_rows=datagen.seed_rows(150, start_id=2 * 10**6, seed=9))
+        profiled = eng.capability("profiled_statement")
+        monkeypatch.setattr(profiled, "recorder", lambda table, columns: Ballast(eng, table, columns))
+        frame = profiled.anatomy("anat_slow", cols, datagen.seed_rows(15, start_id=10**6, seed=8),
+                                 unobserved_rows=datagen.seed_rows(150, start_id=2 * 10**6, seed=9))
         monkeypatch.undo()
         median = float(np.median(before + samples(rows[200:]))) * 1e3
         row = anatomy.summary(frame.assign(engine="postgres", variant="sync_on")).iloc[0]
@@ -191,7 +192,7 @@ def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     eng = Engine.resolve("postgres15").start()
     try:
         eng.reset_table("anat15", SEED_COLUMNS)
-        frame = eng.statement_anatomy("anat15", cols, datagen.seed_rows(6, seed=5),
+        frame = eng.capability("profiled_statement").anatomy("anat15", cols, datagen.seed_rows(6, seed=5),
                                       unobserved_rows=datagen.seed_rows(36, start_id=100, seed=6))
     finally:
         eng.close()

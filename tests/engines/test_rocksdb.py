@@ -114,7 +114,7 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
     lambda e: e.table_ddl("t", [("id", "BIGINT")]),
     lambda e: e.sql.insert_sql("t", ["id"]),
     lambda e: e.sql.insert_select_sql("t", "u"),
-    lambda e: e.statement_anatomy("t", ["id"], [(1,)]),
+    lambda e: e.capability("profiled_statement").anatomy("t", ["id"], [(1,)]),
 ])
 def test_what_makes_no_sense_for_a_key_value_store_is_unsupported(eng, call):
     with pytest.raises(UnsupportedOperationError, match="rocksdb: no .*: RocksDB is a key-value store"):
@@ -123,8 +123,8 @@ def test_what_makes_no_sense_for_a_key_value_store_is_unsupported(eng, call):
 
 def test_capability_queries_say_why_a_step_is_missing():
     assert not RocksDB.has("execute") and RocksDB.has("bulk_load")
-    with pytest.raises(UnsupportedOperationError, match="rocksdb: no statement_anatomy: RocksDB is a key-value"):
-        RocksDB.has("statement_anatomy", check=True)
+    with pytest.raises(UnsupportedOperationError, match="rocksdb: no profiled_statement: RocksDB is a key-value"):
+        RocksDB.has("profiled_statement", check=True)
 
 
 def test_reset_table_empties_the_keyspace(eng):

@@ -170,6 +170,7 @@ class ArangoDB(Engine):
     DEFAULT_MODEL = KEYED_MODEL = "document"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "upsert": ArangoDBUpsert,
+        "profiled_statement": "no per-request split of server time in the document API",
         "memory_budget": "memory is the server's startup options and its container's limit "
                          "(compose/arangodb.yml), not a session setting",
     }
@@ -205,7 +206,6 @@ class ArangoDB(Engine):
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "execute": _SQL, "quote": _SQL, "table_ddl": _SQL + " (collections are made by reset_table)",
         "insert_sql": _SQL, "upsert_sql": _SQL, "insert_select_sql": _SQL,
-        "statement_anatomy": "no per-request split of server time in the document API",
     }
 
     def __init__(self, url=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from ingestlab import anatomy, timing
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 
 
@@ -135,8 +136,83 @@ class MemoryBudget(Capability):
         return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
 
 
+class ProfiledStatement(Capability):
+    """Notebook 01's (and 02's) anatomy: single-row INSERTs split into the server's parts and the unexplained rest."""
+
+    NAME = "profiled_statement"
+    MISSING = "no instrument that splits a statement"
+    #: Parser kind (a key of ``ingestlab.profiles.KINDS``) of the server output the anatomy reads, if any.
+    PROFILE_KIND: ClassVar[str | None] = None
+    #: Unobserved statements at the start of each block after an observed one that absorb what the
+    #: observation left behind (``bench/observer_pause.py``: the first two after a pause are slower,
+    #: the third within 5 % of the rest).
+    SETTLE: ClassVar[int] = 3
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """What reads the server's parts of each single-row INSERT into ``table`` of an anatomy pass (engines override)."""
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no statement anatomy")
+
+    def anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                unobserved_rows: Sequence[Sequence[Any]] = (), warm_up: bool = True):
+        """Split single-row INSERTs of ``rows`` into the server's parts and the unexplained rest.
+
+        Each INSERT runs as in the measurements: autocommit, one round trip, rendered before
+        the clock by :meth:`Engine.statement_call` and timed on the lab's clock exactly as notebook
+        01's samples are (a recorder that must read the statement's rows, an ``EXPLAIN``, has
+        it run by :meth:`Engine.execute`); right after each one the engine's :meth:`recorder`
+        reads what the server reported, outside the clock.
+
+        Reading between statements changes them (a pause before a commit slows its log flush
+        and the wake-ups of both processes). With ``unobserved_rows``, each observed statement
+        is followed by a block of as many unobserved ones (an equal share of the rows) sent
+        back to back through the same call, nothing read between them: the first
+        :attr:`SETTLE` of a block absorb the observation (flagged warm-up, as is the whole
+        first block, beside the first observed statement), the rest are the statement as the
+        samples time it. ``warm_up=False``, for a pass on a table that has been written already
+        (a pass of one observed statement, between the samples), flags only each block's first
+        :attr:`SETTLE`. They form the frame's
+        :data:`~ingestlab.anatomy.UNOBSERVED` pass, with every part the recorder can assign
+        them (:meth:`~ingestlab.anatomy.Recorder.block`); :func:`ingestlab.anatomy.summary`
+        reports them, and what observing added as ``observer_ms``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Tidy, see :func:`ingestlab.anatomy.frame`.
+        """
+        engine = self.engine
+        if not rows:
+            raise ConfigError("rows", rows, "at least one row to insert")
+        size = len(unobserved_rows) // len(rows)
+        if unobserved_rows and size <= self.SETTLE:
+            raise ConfigError("unobserved_rows", len(unobserved_rows),
+                              f"more than {self.SETTLE} rows per observed row ({len(rows)} observed)")
+        recorder = self.recorder(table, columns)
+        with recorder:
+            # every statement rendered before the first is sent, as time_statements' callers do
+            calls = [None if recorder.READS_ROWS else engine.statement_call(recorder.sql, row) for row in rows]
+            quiet = [engine.statement_call(recorder.sql, row) for row in unobserved_rows[:size * len(rows)]]
+            for i, (row, call) in enumerate(zip(rows, calls)):
+                recorder.before()
+                run = timing.timed(engine.execute, recorder.sql, row) if call is None else timing.timed(call)
+                recorder.client_ms.append(run.ms)
+                recorder.statement(run.result, row)
+                if size:
+                    block = timing.time_calls(quiet[i * size:(i + 1) * size], rows=[1] * size, bytes_=[0] * size)
+                    ms = (block["elapsed_s"] * 1e3).tolist()
+                    recorder.unobserved_ms += ms
+                    # the first block settles whole, as the first observed statement is a warm-up
+                    recorder.unobserved_settle += [(i == 0 and warm_up) or k < self.SETTLE for k in range(size)]
+                    recorder.block(ms)
+        unobserved = (recorder.unobserved_ms, recorder.unobserved_settle, recorder.unobserved_parts) if size else None
+        return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
+                             counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER,
+                             unmeasured=recorder.unmeasured, unobserved=unobserved, warm_up=warm_up)
+
+
 #: Every kind of capability by name, in the order the docs list them.
-KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget)}
+KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget,
+                                                              ProfiledStatement)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

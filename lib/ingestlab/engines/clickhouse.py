@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.capabilities import CommitVariants
+from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -29,6 +29,14 @@ class ClickHouseCommitVariants(CommitVariants):
     """
 
     VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+
+
+class ClickHouseProfiledStatement(ProfiledStatement):
+    """ClickHouse's ``system.events`` around each statement."""
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
+        return _EventsRecorder(self.engine, table, columns)
 
 
 class ClickHouse(Engine):
@@ -76,7 +84,7 @@ class ClickHouse(Engine):
     BULK_PATH = "arrow_stream"
     #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
     CAPABILITIES: ClassVar[dict[str, Any]] = {
-        "commit_variants": ClickHouseCommitVariants,
+        "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
         "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
     }
     TABLE_MODELS: ClassVar[dict[str, str]] = {
@@ -305,10 +313,6 @@ class ClickHouse(Engine):
                           "may share the disk with them", stacklevel=2)
 
     # -- anatomy ----------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
-        return _EventsRecorder(self, table, columns)
-
     # -- metadata ---------------------------------------------------------------------------
     def server_version(self) -> str:
         """ClickHouse's version (``SELECT version()``: ``26.9.2.1``)."""
@@ -455,7 +459,7 @@ class _EventsRecorder(anatomy.Recorder):
     (:meth:`_climb`): the pipeline's hand-offs between threads, which no event times (the waits
     above hold other threads' too), as the lab's clock of the same single-row INSERT into a probe
     table minus with ``SETTINGS max_threads = 1`` (its pipeline then runs on the caller's thread),
-    each the last of ``ANATOMY_SETTLE + 1`` in a row.
+    each the last of ``ProfiledStatement.SETTLE + 1`` in a row.
 
     ``part_files`` is a rung too: creating the new part's directory and its files, which no event
     times (``FileOpen`` counts them, nine for a compact part) and which is most of a single-row
@@ -471,7 +475,7 @@ class _EventsRecorder(anatomy.Recorder):
     about 2 MiB per single-row INSERT, and the page faults of touching them), compressing and
     checksumming the columns.
 
-    Unobserved statements (``Engine.statement_anatomy``'s blocks): the block's change of the
+    Unobserved statements (``ProfiledStatement.anatomy``'s blocks): the block's change of the
     same events, read once after the block and less one read's share, divided by its statements
     (a mean per statement, as PostgreSQL's recorder does); ``chdb_call`` is the block's mean
     client time minus its mean ``InsertQueryTimeMicroseconds``. But ``disk_write`` and
@@ -531,7 +535,7 @@ class _EventsRecorder(anatomy.Recorder):
     def _climb(self, row: Sequence[Any]) -> None:
         """One sample of the ``pipeline_threads`` rung: the probe INSERT minus with ``max_threads = 1``."""
         engine = self.engine
-        warm = engine.ANATOMY_SETTLE + 1
+        warm = engine.capability("profiled_statement").SETTLE + 1
         threads = self.last_of(engine.statement_call(self.probe_sql, row), warm)
         one = self.last_of(engine.statement_call(self.one_thread_sql, row), warm)
         self.rung("pipeline_threads", threads - one,

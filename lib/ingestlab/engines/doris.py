@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit
 from ingestlab.engines.sql.doris import DorisSQL
-from ingestlab.engines.starrocks import StarRocks
+from ingestlab.engines.starrocks import StarRocks, StarRocksProfiledStatement
 from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -31,6 +31,12 @@ class DorisGroupCommit(GroupCommit):
     VARIANTS: ClassVar[dict[str, dict[str, str]]] = DorisCommitVariants.VARIANTS
     NOTE = ("Doris groups INSERT … VALUES and Stream Loads of many clients into one internal load "
             "when group_commit is sync_mode or async_mode, committed every group_commit_interval_ms")
+
+
+class DorisProfiledStatement(StarRocksProfiledStatement):
+    """StarRocks' capture of each INSERT's profile, parsed as Doris prints it."""
+
+    PROFILE_KIND = "doris_profile"
 
 
 class Doris(StarRocks):
@@ -58,9 +64,9 @@ class Doris(StarRocks):
     URL_SCHEMES = ("doris",)
     SQLGLOT_DIALECT = "doris"
     SQL = DorisSQL
-    PROFILE_KIND = "doris_profile"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **StarRocks.CAPABILITIES, "commit_variants": DorisCommitVariants, "group_commit": DorisGroupCommit,
+        "profiled_statement": DorisProfiledStatement,
     }
     #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write, see :class:`DorisSQL`).
     TABLE_MODELS: ClassVar[dict[str, str]] = dict(DorisSQL.KEY_CLAUSES)

@@ -9,7 +9,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.capabilities import CommitVariants
+from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement
 from ingestlab.engines.sql.duckdb import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
@@ -22,6 +22,17 @@ class DuckDBCommitVariants(CommitVariants):
     """
 
     VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+
+
+class DuckDBProfiledStatement(ProfiledStatement):
+    """DuckDB's own JSON profile of each statement."""
+
+    #: The anatomy reads each statement's JSON profile (``get_profiling_information``; see ``_ProfileRecorder``).
+    PROFILE_KIND = "duckdb_profile"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: the phases, operators and commit steps of DuckDB's own profile (see ``_ProfileRecorder``)."""
+        return _ProfileRecorder(self.engine, table, columns)
 
 
 class DuckDB(Engine):
@@ -55,7 +66,7 @@ class DuckDB(Engine):
     #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
     BULK_PATH = "arrow_scan"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
-        "commit_variants": DuckDBCommitVariants,
+        "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
         "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
                          "the buffer manager)",
     }
@@ -68,8 +79,6 @@ class DuckDB(Engine):
     KEYED_MODEL = "primary_key"
     #: DuckDB does not partition a table (its row groups of 122 880 rows are its only division).
     MAX_PARTITIONS = 1
-    #: The anatomy reads each statement's JSON profile (``get_profiling_information``; see ``_ProfileRecorder``).
-    PROFILE_KIND = "duckdb_profile"
 
     #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
     LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
@@ -234,10 +243,6 @@ class DuckDB(Engine):
         self.execute("CHECKPOINT")
 
     # -- anatomy ----------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: the phases, operators and commit steps of DuckDB's own profile (see ``_ProfileRecorder``)."""
-        return _ProfileRecorder(self, table, columns)
-
     # -- metadata ---------------------------------------------------------------------------
     def server_version(self) -> str:
         """DuckDB's library version (``2.0.0``)."""
@@ -291,14 +296,14 @@ class _ProfileRecorder(anatomy.Recorder):
       largest untimed step (0.66 against 0.97 ms with ``fsync_mode = NONE``, medians of 4
       interleaved rounds of 200, quiet machine). The rung is the lab's clock of the same
       single-row INSERT into a probe table with ``fsync_mode`` as set minus with ``'none'``, each
-      the last of ``ANATOMY_SETTLE + 1`` in a row.
+      the last of ``ProfiledStatement.SETTLE + 1`` in a row.
 
     Not timed by any metric, so ``unexplained`` (the span less the parts above): the executor's
     set-up of the pipelines and their tasks, beginning the transaction, and the rest of the commit
     (the commit id and the undo buffer's commit). ``system.blocked_thread_time`` (the query's wait for a thread) may overlap
     operator time, so it is an extra, as are the span and ``cpu_time``.
 
-    Unobserved statements (``Engine.statement_anatomy``'s blocks): profiling stays on and nothing
+    Unobserved statements (``ProfiledStatement.anatomy``'s blocks): profiling stays on and nothing
     is read between them (profiling itself costs a statement about 0.05 ms: 0.98 against 0.93 ms,
     8 interleaved rounds of 200); after each block the profile of its last statement is read (it
     keeps the last one only). Every unobserved statement gets, part by part, the median over the blocks
@@ -336,7 +341,7 @@ class _ProfileRecorder(anatomy.Recorder):
         """One sample of the ``wal_fsync`` rung: the probe INSERT with ``fsync_mode`` as set minus with ``'none'``."""
         engine = self.engine
         call = engine.statement_call(self.probe_sql, row)
-        warm = engine.ANATOMY_SETTLE + 1
+        warm = engine.capability("profiled_statement").SETTLE + 1
         engine.execute("SET GLOBAL fsync_mode = 'none'")
         try:
             unsynced = self.last_of(call, warm)
@@ -350,7 +355,8 @@ class _ProfileRecorder(anatomy.Recorder):
     def _profile(self):
         from ingestlab.profiles import parse
 
-        profile = parse(self.engine.conn.get_profiling_information(format="json"), self.engine.PROFILE_KIND)
+        kind = self.engine.capability("profiled_statement").PROFILE_KIND
+        profile = parse(self.engine.conn.get_profiling_information(format="json"), kind)
         if profile.summary.get("sql") != self.sql or "total_ms" not in profile.summary:
             raise ServerError(f"{self.engine.NAME}: the last profile is of {profile.summary.get('sql', '?')[:60]!r}, "
                               f"not the anatomy's INSERT (or it has not ended)")

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants, MemoryBudget, Upsert
+from ingestlab.engines.capabilities import CommitVariants, MemoryBudget, ProfiledStatement, Upsert
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -85,6 +85,28 @@ class MySQLMemoryBudget(MemoryBudget):
                 "innodb_flush_method": "O_DIRECT" if limit == "engine" else "fsync"}
 
 
+class MySQLProfiledStatement(ProfiledStatement):
+    """The server's stages of each statement."""
+
+    #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
+    PROFILE_KIND = "mysql_stage_events"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """The server's stages of each statement: performance_schema's history, else ``SHOW PROFILE``.
+
+        On MariaDB 10.11 both report the same stages; performance_schema is preferred because
+        its timers are nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of
+        an INSERT take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per
+        session) and it is read once, after the pass, without touching the session being
+        measured. SHOW PROFILE needs no server option, so it serves servers the lab does not
+        manage. Stage names become snake_case components (``starting``, ``opening_tables``,
+        ``update``, ``commit``...); the change per statement of the InnoDB counters
+        :attr:`ANATOMY_COUNTERS` is recorded as counts (global counters: other clients of a
+        shared server add to them).
+        """
+        return (_StagesRecorder if self.engine._has_stage_history() else _ProfileRecorder)(self.engine, table, columns)
+
+
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
@@ -105,20 +127,19 @@ class MySQL(MySQLProtocol):
     server), and puts each global variable back to the value it had before the lab touched it
     on the next :meth:`apply_settings` that does not name it and on :meth:`close`.
 
-    **Anatomy.** :meth:`statement_anatomy` splits each single-row INSERT into the server's
+    **Anatomy.** ``ProfiledStatement.anatomy`` splits each single-row INSERT into the server's
     stages (``starting``, ``opening_tables``, ``update``, ``commit``...), read from
     ``performance_schema`` when its stage and statement history is on, else from
-    ``SHOW PROFILE`` (see :meth:`anatomy_recorder` for why in that order).
+    ``SHOW PROFILE`` (see :meth:`MySQLProfiledStatement.recorder` for why in that order).
     """
 
     NAME = "mysql"
     URL_SCHEMES = ("mysql",)
     SQL = MySQLSQL
-    #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
-    PROFILE_KIND = "mysql_stage_events"
     BULK_PATH = "load_data_local"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
+        "profiled_statement": MySQLProfiledStatement,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -354,21 +375,6 @@ class MySQL(MySQLProtocol):
         return int(done.stdout.split()[-1])
 
     # -- anatomy ---------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """The server's stages of each statement: performance_schema's history, else ``SHOW PROFILE``.
-
-        On MariaDB 10.11 both report the same stages; performance_schema is preferred because
-        its timers are nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of
-        an INSERT take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per
-        session) and it is read once, after the pass, without touching the session being
-        measured. SHOW PROFILE needs no server option, so it serves servers the lab does not
-        manage. Stage names become snake_case components (``starting``, ``opening_tables``,
-        ``update``, ``commit``...); the change per statement of the InnoDB counters
-        :attr:`ANATOMY_COUNTERS` is recorded as counts (global counters: other clients of a
-        shared server add to them).
-        """
-        return (_StagesRecorder if self._has_stage_history() else _ProfileRecorder)(self, table, columns)
-
     def _counters(self) -> dict[str, float]:
         marks = ", ".join(["%s"] * len(self.ANATOMY_COUNTERS))
         rows = self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.ANATOMY_COUNTERS))
@@ -490,7 +496,7 @@ class _StagesRecorder(anatomy.Recorder):
 
     Instrument: the stages of each INSERT (``events_stages_history_long``). Ladder, after each
     statement on the same connection: ``round_trip`` — ``DO 0`` sent the way the INSERT is
-    (:meth:`MySQL.statement_call`; the last of :attr:`Engine.ANATOMY_SETTLE` + 1 sent back to
+    (:meth:`MySQL.statement_call`; the last of :attr:`ProfiledStatement.SETTLE` + 1 sent back to
     back, as a block's measured INSERTs follow its settling ones), on the client's clock, minus
     its own stages: the driver, the socket both ways and the server's work outside any stage
     (reading the command, starting and ending the statement). Both sides are read with the same
@@ -518,8 +524,9 @@ class _StagesRecorder(anatomy.Recorder):
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
         self.kinds.append(True)
-        # the probe that is kept follows ANATOMY_SETTLE others, as a block's measured INSERTs follow its settling ones
-        probes = [self.engine.statement_call(self.PROBE) for _ in range(self.engine.ANATOMY_SETTLE + 1)]
+        # the probe that is kept follows ProfiledStatement.SETTLE others, as a block's measured INSERTs follow its settling ones
+        settle = self.engine.capability("profiled_statement").SETTLE
+        probes = [self.engine.statement_call(self.PROBE) for _ in range(settle + 1)]
         timed = timing.time_calls(probes, rows=[0] * len(probes), bytes_=[0] * len(probes))
         self.probe_ms.append(float(timed["elapsed_s"].iloc[-1]) * 1e3)
 
@@ -538,7 +545,7 @@ class _StagesRecorder(anatomy.Recorder):
             self.unobserved_parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s]
                                      for s, seen in zip(every, self.kinds) if not seen]
             outside = [total - sum(ms for _, ms in s) for s, total in zip(stages, totals)]
-            per = engine.ANATOMY_SETTLE + 1
+            per = engine.capability("profiled_statement").SETTLE + 1
             probes = engine._ps_stages(self.thread_id, self.marker, self.n * per, event="statement/sql/do")[per - 1::per]
             for client, probe in zip(self.probe_ms, probes):
                 self.rung("round_trip", client - sum(ms for _, ms in probe),

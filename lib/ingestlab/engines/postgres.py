@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants, GroupCommit, MemoryBudget, Upsert
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit, MemoryBudget, ProfiledStatement, Upsert
 from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -89,6 +89,16 @@ class PostgresMemoryBudget(MemoryBudget):
         return settings
 
 
+class PostgresProfiledStatement(ProfiledStatement):
+    """PostgreSQL's statistics views around each statement, and a ladder of probes."""
+
+    PROFILE_KIND = "postgres_explain_json"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
+        return _StatsRecorder(self.engine, table, columns)
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -109,13 +119,12 @@ class Postgres(Engine):
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
-    PROFILE_KIND = "postgres_explain_json"
     BULK_PATH = "copy"
     HAS_LOCAL_SERVER = True
     DATABASE_KEY = "dbname"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
-        "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget,
+        "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -421,10 +430,6 @@ class Postgres(Engine):
         return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
 
     # -- anatomy --------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
-        return _StatsRecorder(self, table, columns)
-
     def io_counters(self) -> dict[str, float]:
         """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
 
@@ -611,9 +616,9 @@ class _StatsRecorder(anatomy.Recorder):
 
     Rungs measured after each statement, outside its clock, in the same run (the server's span
     of each probe is read the same way, from ``pg_stat_activity``; the probes timed by their span
-    follow :attr:`Engine.ANATOMY_SETTLE` empty queries, as the blocks' measured statements
+    follow :attr:`ProfiledStatement.SETTLE` empty queries, as the blocks' measured statements
     follow their settling ones, and the server-timed ones, ``EXPLAIN`` and ``log_parser_stats``,
-    are the last of ``ANATOMY_SETTLE + 1`` in a row):
+    are the last of ``ProfiledStatement.SETTLE + 1`` in a row):
 
     * ``transaction`` — the span of an empty query (``;``) on the measuring connection:
       starting and ending a transaction that writes nothing, and the backend's per-query
@@ -636,7 +641,7 @@ class _StatsRecorder(anatomy.Recorder):
       ``synchronous_commit = off`` for that transaction (``SET LOCAL``: the commit does all it
       does but wait for the WAL flush, which ``wal_flush`` measures), minus the span of
       ``COMMIT`` of an empty one (whose end is in ``transaction`` already), each the last of
-      ``ANATOMY_SETTLE + 1`` in a row: the commit record, the commit log and proc-array
+      ``ProfiledStatement.SETTLE + 1`` in a row: the commit record, the commit log and proc-array
       updates, releasing the table's lock. One more probe then commits as the variant does,
       flushing the probes' WAL, so that the next observed INSERT's flush is its own.
 
@@ -644,7 +649,7 @@ class _StatsRecorder(anatomy.Recorder):
     ``pg_stat_statements`` storing its entries. Every read and rung runs between the timed
     statements, never inside them; the probes write into ``<table>_probe``.
 
-    Unobserved statements (``Engine.statement_anatomy``'s blocks): ``planning``, ``execution``
+    Unobserved statements (``ProfiledStatement.anatomy``'s blocks): ``planning``, ``execution``
     and ``wal_flush`` are the block's share of the same cumulative statistics, read once after
     the block (a mean per statement); ``client_socket`` is the median over the blocks of their
     last statement's client time minus its span (the one statement ``pg_stat_activity`` still
@@ -791,21 +796,22 @@ class _StatsRecorder(anatomy.Recorder):
     def _settle(self) -> None:
         """Empty queries back to back, so that the probe after them is not the first statement after a read.
 
-        A read between statements slows the next ones (:attr:`Engine.ANATOMY_SETTLE`); the
+        A read between statements slows the next ones (:attr:`ProfiledStatement.SETTLE`); the
         statement whose time a rung adds to is an unobserved one, sent in a loop, so each
         probe timed by its span is sent after as many round trips as the blocks' settling.
         """
-        for _ in range(self.engine.ANATOMY_SETTLE):
+        for _ in range(self.engine.capability("profiled_statement").SETTLE):
             self._empty_query()
 
     def _climb(self, row: Sequence[Any]) -> None:
         """One sample of every rung (see the class docstring)."""
         execute = self.engine.execute
+        settle = self.engine.capability("profiled_statement").SETTLE
         self._settle()
         self._empty_query()
         self.rung("transaction", self._span(";"), "pg_stat_activity span of an empty query ';' (after "
-                                                  f"{self.engine.ANATOMY_SETTLE} settling ones)")
-        warm = self.engine.ANATOMY_SETTLE + 1  # each probe the last of as many as a block settles with
+                                                  f"{settle} settling ones)")
+        warm = settle + 1  # each probe the last of as many as a block settles with
         for _ in range(warm):
             execute("BEGIN")
             if self.has_io:  # its flush is wal_flush's: the commit without waiting for it

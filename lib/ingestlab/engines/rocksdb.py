@@ -98,11 +98,14 @@ class RocksDB(Engine):
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         step: "RocksDB is a key-value store without SQL" for step in (
             "execute", "quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql", "set_session",
-            "statement_anatomy", "statement_call")
+            "statement_call")
     }
     #: Statistics are always collected, so that block reads can be counted in every variant.
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
-    CAPABILITIES: ClassVar[dict[str, Any]] = {"upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget}
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget,
+        "profiled_statement": "RocksDB is a key-value store without SQL",
+    }
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.rocksdb import RocksDBStore

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.capabilities import ProfiledStatement
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.starrocks import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
@@ -29,6 +30,25 @@ class ProfileCapture:
 
     query_id: str
     texts: dict[str, str]
+
+
+class StarRocksProfiledStatement(ProfiledStatement):
+    """Each INSERT's query profile."""
+
+    PROFILE_KIND = "starrocks_analyze_profile"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.
+
+        Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
+        previous value after it; after each INSERT its query id, ``ANALYZE PROFILE FROM '<id>'``
+        and the raw profile (``get_query_profile('<id>')``) are read and kept in
+        :attr:`last_profiles`. Parts: ``execution`` (ExecutionTime: the backends' work) and
+        ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan, transaction, commit and publish
+        in the FE); the unexplained rest is the network and the client. Extras
+        ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
+        """
+        return _ProfileRecorder(self.engine, table, columns)
 
 
 class StarRocks(MySQLProtocol):
@@ -67,7 +87,6 @@ class StarRocks(MySQLProtocol):
     DEFAULT_PORT = 9030
     SQLGLOT_DIALECT = "starrocks"
     SQL = StarRocksSQL
-    PROFILE_KIND = "starrocks_analyze_profile"
     BULK_PATH = "stream_load"
     #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
     #: variant groups commits: no ``commit_variants``, and ``group_commit`` says why it is missing.
@@ -75,6 +94,7 @@ class StarRocks(MySQLProtocol):
         "group_commit": ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
                          "stream_load_group_headers), which the INSERT driver does not use"),
+        "profiled_statement": StarRocksProfiledStatement,
     }
     #: Stream Load merge commit (StarRocks ≥ 3.4): variant → headers. The interval is how long
     #: the merged load collects requests; ``merge_commit_async`` returns before the commit.
@@ -114,7 +134,7 @@ class StarRocks(MySQLProtocol):
     def __init__(self, url=None, **kwargs):
         super().__init__(url, **kwargs)
         self._stream_load: StreamLoadClient | None = None
-        #: The :class:`ProfileCapture` of each INSERT of the last :meth:`statement_anatomy`.
+        #: The :class:`ProfileCapture` of each INSERT of the last anatomy pass (``ProfiledStatement.anatomy``).
         self.last_profiles: list[ProfileCapture] = []
         #: The reply of the last :meth:`bulk_load`.
         self.last_load: StreamLoadResult | None = None
@@ -227,22 +247,8 @@ class StarRocks(MySQLProtocol):
                 f"{self.NAME}: no finished profile for query {query_id} in SHOW PROFILELIST after "
                 f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
 
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.
-
-        Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
-        previous value after it; after each INSERT its query id, ``ANALYZE PROFILE FROM '<id>'``
-        and the raw profile (``get_query_profile('<id>')``) are read and kept in
-        :attr:`last_profiles`. Parts: ``execution`` (ExecutionTime: the backends' work) and
-        ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan, transaction, commit and publish
-        in the FE); the unexplained rest is the network and the client. Extras
-        ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
-        """
-        return _ProfileRecorder(self, table, columns)
-
-
 class _ProfileRecorder(anatomy.Recorder):
-    """The profiles of a pass's INSERTs (see :meth:`StarRocks.anatomy_recorder`)."""
+    """The profiles of a pass's INSERTs (see :meth:`StarRocksProfiledStatement.recorder`)."""
 
     PASS = "profile"
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, ClassVar, Sequence
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit
-from ingestlab.engines.postgres import Postgres, PostgresUpsert
+from ingestlab.engines.postgres import Postgres, PostgresProfiledStatement, PostgresUpsert
 
 #: Session settings of the seed's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
@@ -58,6 +58,22 @@ class YugabyteDBUpsert(PostgresUpsert):
         return write
 
 
+class YugabyteDBProfiledStatement(PostgresProfiledStatement):
+    """Each INSERT under ``EXPLAIN (ANALYZE, DIST)``."""
+
+    PROFILE_KIND = "yugabyte_explain"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Each INSERT run under ``EXPLAIN (ANALYZE, DIST)``: planning, execution and DocDB's counters.
+
+        Parts ``planning`` and ``execution``; extras ``storage_execution`` (ms spent in DocDB,
+        inside execution) and the storage request counts (:attr:`STORAGE_COUNTERS`, ``count``).
+        """
+        recorder = _ExplainRecorder(self.engine, table, columns)
+        recorder.sql = self.engine.EXPLAIN_PREFIX + recorder.sql
+        return recorder
+
+
 class YugabyteDB(Postgres):
     """YugabyteDB's YSQL (PostgreSQL's executor over the DocDB storage layer); differs from :class:`Postgres` here.
 
@@ -86,12 +102,11 @@ class YugabyteDB(Postgres):
     NAME = "yugabytedb"
     URL_SCHEMES = ("yugabytedb",)
     DEFAULT_PORT = 5433
-    PROFILE_KIND = "yugabyte_explain"
     HAS_LOCAL_SERVER = False
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
-        "upsert": YugabyteDBUpsert,
+        "upsert": YugabyteDBUpsert, "profiled_statement": YugabyteDBProfiledStatement,
         # a cluster the lab does not manage: no memory budget (notebook 03 by URL is issue J's)
         "memory_budget": "a cluster's memory is set in its tserver flags, not per session",
     }
@@ -152,19 +167,8 @@ class YugabyteDB(Postgres):
         cannot be awaited from YSQL; ``CHECKPOINT`` and autovacuum do not apply."""
         self.execute(f"ANALYZE {self.sql.quote(table)}")
 
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Each INSERT run under ``EXPLAIN (ANALYZE, DIST)``: planning, execution and DocDB's counters.
-
-        Parts ``planning`` and ``execution``; extras ``storage_execution`` (ms spent in DocDB,
-        inside execution) and the storage request counts (:attr:`STORAGE_COUNTERS`, ``count``).
-        """
-        recorder = _ExplainRecorder(self, table, columns)
-        recorder.sql = self.EXPLAIN_PREFIX + recorder.sql
-        return recorder
-
-
 class _ExplainRecorder(anatomy.Recorder):
-    """Parses each statement's ``EXPLAIN (ANALYZE, DIST)`` output (see :meth:`YugabyteDB.anatomy_recorder`)."""
+    """Parses each statement's ``EXPLAIN (ANALYZE, DIST)`` output (see :meth:`YugabyteDBProfiledStatement.recorder`)."""
 
     PASS = "explain"
     SOURCE = "EXPLAIN (ANALYZE, DIST)"
@@ -173,7 +177,8 @@ class _ExplainRecorder(anatomy.Recorder):
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         from ingestlab.profiles import parse
 
-        summary = parse("\n".join(str(r[0]) for r in result), self.engine.PROFILE_KIND).summary
+        kind = self.engine.capability("profiled_statement").PROFILE_KIND
+        summary = parse("\n".join(str(r[0]) for r in result), kind).summary
         self.parts.append([(name, float(summary[key]), f"{self.SOURCE} {key}")
                            for name, key in (("planning", "planning_ms"), ("execution", "execution_ms"))
                            if key in summary])

@@ -38,7 +38,7 @@ TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
 #: The table the anatomy's statements write (the samples' table must hold exactly their rows).
 ANATOMY_TABLE = "ingestlab_insert_anatomy"
 #: Unobserved single-row INSERTs after each profiled one (the first three settle): the statement as the
-#: samples time it, against which the observer's cost is measured (see ``Engine.statement_anatomy``).
+#: samples time it, against which the observer's cost is measured (see ``ProfiledStatement.anatomy``).
 #: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small, and
 #: reach the pace of the samples' long runs (MariaDB's single-row INSERTs kept getting faster for about
 #: a hundred statements: blocks of 30 were 10–25 % slower than the samples).
@@ -213,7 +213,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     variants: put its settings in force, record the engine's metadata, run every
     scenario ``repeats`` times (scenarios interleaved within a repeat) and take the statement
     anatomy among the single-row samples: the ``profile_n`` profiled INSERTs are split over the
-    repeats, and each is one pass of :meth:`Engine.statement_anatomy` (the profiled INSERT, then
+    repeats, and each is one pass of :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>` (the profiled INSERT, then
     :data:`UNOBSERVED_BLOCK` unobserved ones into :data:`ANATOMY_TABLE`) run between two runs of
     that repeat's single-row samples (without a ``single_row`` scenario, after the last scenario).
     On this virtual machine the round trip moves between regimes that last seconds (where the
@@ -229,7 +229,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     -------
     dict
         ``samples`` (one row per statement) and ``anatomy`` (tidy, see
-        :meth:`Engine.statement_anatomy`).
+        :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     for target in params.engines:
@@ -243,7 +243,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     shares = [] if not params.profile_n else \
         np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n))
     try:
-        engine.has("statement_anatomy", check=bool(shares))
+        engine.has("profiled_statement", check=bool(shares))
     except UnsupportedOperationError as exc:
         run.note(f"{engine.label}: no anatomy ({exc})")
         shares = []
@@ -275,7 +275,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                             engine.reset_table(ANATOMY_TABLE, SEED_COLUMNS)
                             engine.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
-                            frame = engine.statement_anatomy(
+                            frame = engine.capability("profiled_statement").anatomy(
                                 ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
                                 unobserved_rows=quiet_rows[j * UNOBSERVED_BLOCK:(j + 1) * UNOBSERVED_BLOCK])
                             run.append(frame.assign(**labels, repeat=rep, round=j), table="anatomy")

@@ -337,7 +337,7 @@ def configuration_anatomy(engine: Engine, config: Config, rows: list[tuple]) -> 
     """The engine's statement anatomy of ``rows`` written one by one into ``config``'s fresh table."""
     columns = datagen.wide_columns(config.n_columns)
     engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
-    frame = engine.statement_anatomy(TABLE, [n for n, _ in columns], rows)
+    frame = engine.capability("profiled_statement").anatomy(TABLE, [n for n, _ in columns], rows)
     check_rows(engine, config, len(rows))
     return frame
 
@@ -358,7 +358,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     -------
     dict
         ``samples`` (one row per statement, warm-up flagged) and ``anatomy`` (tidy, see
-        :meth:`Engine.statement_anatomy`, with the configuration's columns).
+        :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`, with the configuration's columns).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     rng = np.random.default_rng(params.seed)
