@@ -165,7 +165,7 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
 
 def generate_rows(engine: Engine) -> Capture:
     """Notebook 05's ``generate``: one INSERT … SELECT over DuckDB's ``range`` into the keyed ``demo``."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     sql = engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS)
     profile = run_profiled(engine, sql)
     return Capture(f"lab_generate_{MILLION_ROWS}_rows",
@@ -209,7 +209,7 @@ class _KeepInsertProfiles:
 
 def bulk_arrow_scan(engine: Engine) -> Capture:
     """Notebooks 01 and 05's ``bulk``: ``bulk_load``'s INSERT … SELECT from a registered Arrow chunk."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     data = million.Data.make(MILLION_ROWS, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     data.remove()  # the bulk path reads the Arrow chunks, not the CSV
     conn = engine.conn
@@ -231,7 +231,7 @@ def bulk_arrow_scan(engine: Engine) -> Capture:
 
 def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
     """Notebook 05's ``batches``: an INSERT of ``n`` rows whose commit finds the WAL over its threshold."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     rows = million.Data.make(n, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     rows.remove()
     sql = engine.sql.insert_sql(million.TABLE, million.COLUMN_NAMES, n)
@@ -250,7 +250,7 @@ def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
 
 def checkpoint(engine: Engine) -> Capture:
     """``Engine.settle``: the ``CHECKPOINT`` every notebook runs on DuckDB before it reads a table's bytes."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
     with profiling(engine.conn):
         engine.settle(million.TABLE)

@@ -24,7 +24,7 @@ def _declared() -> dict[str, set[str]]:
     return {
         "engine": set(Engine.classes()) | set(csv_scan.ENGINES) | {csv_scan.FLOOR},
         "variant": {v for e in engines for v in (*capabilities.of(e, "commit_variants").VARIANTS, *capabilities.of(e, "group_commit").VARIANTS)},
-        "model": {m for e in engines for m in e.TABLE_MODELS},
+        "model": {m for e in engines for m in capabilities.of(e, "table_models").MODELS},
         "setting": {s for e in engines for s in e.LOAD_SETTINGS},
         "operation": set(upsert.OPERATIONS) | {o for e in engines for o in capabilities.of(e, "upsert").OPERATIONS}
         | set(upsert_analysis.PUBLISHED_OPERATIONS),

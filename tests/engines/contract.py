@@ -144,9 +144,9 @@ class EngineContract:
 
     def test_table_models_and_partitions_create_tables_that_take_rows(self, eng):
         rows = datagen.seed_rows(40, seed=4)
-        for model in eng.TABLE_MODELS:
-            for partitions in sorted({1, min(4, eng.MAX_PARTITIONS)}):
-                if partitions > 1 and model in eng.UNPARTITIONED_MODELS:
+        for model in capabilities.of(eng, "table_models").MODELS:
+            for partitions in sorted({1, min(4, capabilities.of(eng, "table_models").MAX_PARTITIONS)}):
+                if partitions > 1 and model in capabilities.of(eng, "table_models").UNPARTITIONED_MODELS:
                     with pytest.raises(ConfigError, match="PARTITIONS"):
                         eng.reset_table("c_model", SEED_COLUMNS, model=model, partitions=partitions)
                     continue

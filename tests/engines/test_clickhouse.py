@@ -220,7 +220,7 @@ class TestClickHouse(EngineContract):
                 ClickHouse.has(step, check=True)
         assert not ClickHouse.TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
         with pytest.raises(ConfigError, match="PARTITIONS"):
-            eng.table_ddl("t", SEED_COLUMNS, partitions=ClickHouse.MAX_PARTITIONS + 1)
+            eng.table_ddl("t", SEED_COLUMNS, partitions=capabilities.of(ClickHouse, "table_models").MAX_PARTITIONS + 1)
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
@@ -251,7 +251,7 @@ class TestClickHouseSQL(SQLValidator):
 
     def test_every_model_and_partitioning_parses_as_clickhouse(self):
         sql = ClickHouse.SQL("clickhouse")
-        for model in ClickHouse.TABLE_MODELS:
+        for model in capabilities.of(ClickHouse, "table_models").MODELS:
             for partitions in (1, 16):
                 if model == "memory" and partitions > 1:  # a Memory table has no partitions: refused, not dropped
                     with pytest.raises(ConfigError, match="PARTITIONS=16.*memory model"):

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.duckdb import DuckDB
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
@@ -153,7 +153,7 @@ class TestDuckDB(EngineContract):
         for step in ("commit_counters", "io_counters", "memory_budget"):
             with pytest.raises(UnsupportedOperationError, match=f"duckdb: no {step}: "):
                 DuckDB.has(step, check=True)
-        assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1
+        assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and capabilities.of(DuckDB, "table_models").MAX_PARTITIONS == 1
         with pytest.raises(ConfigError, match="PARTITIONS"):
             eng.table_ddl("t", SEED_COLUMNS, partitions=4)
 
@@ -194,7 +194,7 @@ class TestDuckDBSQL(SQLValidator):
 
     def test_every_model_and_statement_parses_as_duckdb(self):
         sql = DuckDB.SQL("duckdb", placeholder="?")
-        for model in DuckDB.TABLE_MODELS:
+        for model in capabilities.of(DuckDB, "table_models").MODELS:
             for statement in sql.table_ddl("t", datagen.wide_columns(8), model=model):
                 self.validate(statement)
         self.validate(sql.insert_sql("t", ["id", "name"], 3), tables=["t"])

@@ -6,7 +6,7 @@ import pytest
 from sqlglot import exp
 
 from ingestlab import datagen
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.mysql import MySQL
 from ingestlab.errors import ConfigError, UnsupportedOperationError
@@ -31,7 +31,7 @@ class TestMySQLSQL(SQLValidator):
     def my(self):
         return Engine.from_url("mysql://u@127.0.0.1:3306/db")
 
-    @pytest.mark.parametrize("model", list(MySQL.TABLE_MODELS))
+    @pytest.mark.parametrize("model", list(capabilities.of(MySQL, "table_models").MODELS))
     def test_every_model_parses(self, my, model):
         (sql,) = my.table_ddl("t`x", SEED_COLUMNS, model=model)
         self.validate(sql, tables=["t`x"])

@@ -10,7 +10,7 @@ import pytest
 import sqlglot
 
 from ingestlab import anatomy, datagen
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import SEED_COLUMNS
 from ingestlab.engines.starrocks import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
@@ -48,7 +48,7 @@ def test_ddl_of_every_model_and_option_parses_and_keeps_the_table(sr, options):
     tree = parse_sql(sql, DIALECT)
     assert table_names(tree) == ['we"ird`t']
     model = options.get("model", "duplicate")
-    assert sr.TABLE_MODELS[model] + "(" in sql
+    assert capabilities.of(sr, "table_models").MODELS[model] + "(" in sql
     if "buckets" in options:
         assert f"BUCKETS {options['buckets']}" in tree.sql(DIALECT)
 

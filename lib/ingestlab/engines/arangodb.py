@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import Upsert
+from ingestlab.engines.capabilities import TableModels, Upsert
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
 
@@ -124,6 +124,14 @@ class ArangoDBUpsert(Upsert):
         return write
 
 
+class ArangoDBTableModels(TableModels):
+    """One document collection per table."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "document": "a document collection: _key from the key column (as a string), other columns as attributes"}
+    DEFAULT_MODEL = KEYED_MODEL = "document"
+
+
 class ArangoDB(Engine):
     """ArangoDB (RocksDB storage engine) through its HTTP API; the seed's own system.
 
@@ -165,11 +173,8 @@ class ArangoDB(Engine):
     #: URL query keys the lab reads (``protocol``: ``http`` or ``https``).
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label", "protocol")
     PROTOCOLS: ClassVar[tuple[str, ...]] = ("http", "https")
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "document": "a document collection: _key from the key column (as a string), other columns as attributes"}
-    DEFAULT_MODEL = KEYED_MODEL = "document"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
-        "upsert": ArangoDBUpsert,
+        "upsert": ArangoDBUpsert, "table_models": ArangoDBTableModels,
         "profiled_statement": "no per-request split of server time in the document API",
         "memory_budget": "memory is the server's startup options and its container's limit "
                          "(compose/arangodb.yml), not a session setting",
@@ -294,8 +299,9 @@ class ArangoDB(Engine):
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Drop the collection ``table`` if it exists and create it empty; ``key`` (one column) becomes ``_key``."""
-        self.resolve_model(model, key)
-        self.check_partitions(partitions)
+        models = self.capability("table_models")
+        models.resolve_model(model, key)
+        models.check_partitions(partitions)
         if len(key) != 1 or key[0] not in [c for c, _ in columns]:
             raise ConfigError("key", tuple(key), "exactly one of the columns, which becomes the document's _key")
         self.conn.delete_collection(table, ignore_missing=True)

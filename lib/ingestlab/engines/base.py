@@ -43,7 +43,7 @@ class LoadSetting:
     session : mapping
         Settings of the measuring session only (:meth:`Engine.set_session`), after ``server``.
     model : str, optional
-        The table model (:attr:`Engine.TABLE_MODELS`); None: the keyed default.
+        The table model (``TableModels.MODELS``); None: the keyed default.
     key_after_load : bool
         Create the table without its primary key, load, then add the key (timed apart).
     create_in_load : bool
@@ -220,28 +220,6 @@ class Engine:
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
 
     # -- tables and writes --------------------------------------------------------------------
-    #: Table models :meth:`table_ddl` writes: name → what it is, in words.
-    TABLE_MODELS: ClassVar[dict[str, str]] = {}
-    #: Models of :attr:`TABLE_MODELS` whose writes skip the commit's log flush (no WAL or redo
-    #: log): notebook 02 reports their effect as the commit's, not the storage pipeline's.
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ()
-    #: The model of a table without a key, and of one with a key (:meth:`table_ddl`'s defaults).
-    DEFAULT_MODEL: ClassVar[str | None] = None
-    KEYED_MODEL: ClassVar[str | None] = None
-    #: Most hash partitions (buckets) :meth:`table_ddl` writes; 1: the engine does not partition.
-    MAX_PARTITIONS: ClassVar[int] = 1
-    #: Models of :attr:`TABLE_MODELS` that take no partitions: :meth:`table_ddl` refuses ``partitions > 1``
-    #: for them (:class:`~ingestlab.errors.ConfigError`) rather than drop the partitioning unsaid.
-    UNPARTITIONED_MODELS: ClassVar[tuple[str, ...]] = ()
-    #: Secondary indexes of a model that has them (``primary_key_indexes``): on the first columns after the key.
-    SECONDARY_INDEXES: ClassVar[int] = 3
-    #: What one of :meth:`table_ddl`'s ``partitions`` is on this engine (labels, units of a sweep's slope).
-    PARTITION_UNIT: ClassVar[str] = "partition"
-    #: What :meth:`table_ddl` writes for ``partitions=1``, in words (notebook 02's labels).
-    ONE_PARTITION: ClassVar[str] = "plain table"
-    #: Partition counts notebook 02's paper-scale sweep adds on this engine, where routing a row
-    #: among many partitions may start to cost something.
-    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = ()
     #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
     BULK_PATH: ClassVar[str | None] = None
     #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
@@ -699,38 +677,24 @@ class Engine:
         """The builder of this engine's SQL text (an instance of :attr:`SQL`, made on first use)."""
         if self.SQL is None:
             self.has("insert_sql", check=True)  # raises with the engine's reason (its UNSUPPORTED), else "no SQL"
-        return self.SQL(self.NAME, placeholder=self.PLACEHOLDER, secondary_indexes=self.SECONDARY_INDEXES,
-                        **self._sql_options())
+        return self.SQL(self.NAME, placeholder=self.PLACEHOLDER, **self._sql_options())
 
     def _sql_options(self) -> dict[str, Any]:
         """Keyword arguments of this engine's :attr:`SQL` builder beyond the base's (engines add theirs)."""
         return {}
 
     # -- tables ----------------------------------------------------------------------------
-    def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
-        """``model``, checked against :attr:`TABLE_MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
-        chosen = model or (self.KEYED_MODEL if key else self.DEFAULT_MODEL)
-        if self.TABLE_MODELS and chosen not in self.TABLE_MODELS:
-            raise ConfigError("MODELS", model, f"one of {', '.join(self.TABLE_MODELS)} for {self.NAME}")
-        return chosen
-
-    def check_partitions(self, partitions: int | None) -> int:
-        """``partitions`` as a whole number from 1 to :attr:`MAX_PARTITIONS` (None: 1)."""
-        n = 1 if partitions is None else partitions
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= self.MAX_PARTITIONS:
-            raise ConfigError("PARTITIONS", partitions, f"an integer from 1 to {self.MAX_PARTITIONS} for {self.NAME}")
-        return n
-
     def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                   model: str | None = None, partitions: int | None = None) -> list[str]:
         """The statements that create ``table``: its key model, its hash partitions, its indexes.
 
-        The model and the partitions are checked here (:meth:`resolve_model`,
-        :meth:`check_partitions`), the text written by :attr:`sql` (``partitions=None``: the
-        engine's default, one partition or its own bucket count).
+        The model and the partitions are checked by the engine's ``table_models`` capability
+        (its defaults where it has none), the text written by :attr:`sql` (``partitions=None``:
+        the engine's default, one partition or its own bucket count).
         """
-        model = self.resolve_model(model, key)
-        n = None if partitions is None else self.check_partitions(partitions)
+        models = capabilities.of(self, "table_models")(self)
+        model = models.resolve_model(model, key)
+        n = None if partitions is None else models.check_partitions(partitions)
         return self.sql.table_ddl(table, columns, key=key, model=model, partitions=n)
 
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),

@@ -136,6 +136,53 @@ class MemoryBudget(Capability):
         return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
 
 
+class TableModels(Capability):
+    """The key models a table can be created with and the hash partitions (buckets) it can be split into (notebook 02).
+
+    ``Engine.table_ddl`` checks a table's model and partitions here (:meth:`resolve_model`,
+    :meth:`check_partitions`); an engine without the capability creates its one kind of table.
+    """
+
+    NAME = "table_models"
+    MISSING = "no table models"
+    #: Table models ``Engine.table_ddl`` writes: name → what it is, in words.
+    MODELS: ClassVar[dict[str, str]] = {}
+    #: The model of a table without a key, and of one with a key (``Engine.table_ddl``'s defaults).
+    DEFAULT_MODEL: ClassVar[str | None] = None
+    #: The model of a table with a key.
+    KEYED_MODEL: ClassVar[str | None] = None
+    #: Models of :attr:`MODELS` whose writes skip the commit's log flush (no WAL or redo log):
+    #: notebook 02 reports their effect as the commit's, not the storage pipeline's.
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ()
+    #: Models of :attr:`MODELS` that take no partitions: ``table_ddl`` refuses ``partitions > 1``
+    #: for them (:class:`~ingestlab.errors.ConfigError`) rather than drop the partitioning unsaid.
+    UNPARTITIONED_MODELS: ClassVar[tuple[str, ...]] = ()
+    #: Most hash partitions (buckets) ``table_ddl`` writes; 1: the engine does not partition.
+    MAX_PARTITIONS: ClassVar[int] = 1
+    #: What one of ``table_ddl``'s ``partitions`` is on this engine (labels, units of a sweep's slope).
+    PARTITION_UNIT: ClassVar[str] = "partition"
+    #: What ``table_ddl`` writes for ``partitions=1``, in words (notebook 02's labels).
+    ONE_PARTITION: ClassVar[str] = "plain table"
+    #: Partition counts notebook 02's paper-scale sweep adds on this engine, where routing a row
+    #: among many partitions may start to cost something.
+    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = ()
+
+    def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
+        """``model``, checked against :attr:`MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
+        chosen = model or (self.KEYED_MODEL if key else self.DEFAULT_MODEL)
+        if self.MODELS and chosen not in self.MODELS:
+            raise ConfigError("MODELS", model, f"one of {', '.join(self.MODELS)} for {self.engine.NAME}")
+        return chosen
+
+    def check_partitions(self, partitions: int | None) -> int:
+        """``partitions`` as a whole number from 1 to :attr:`MAX_PARTITIONS` (None: 1)."""
+        n = 1 if partitions is None else partitions
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= self.MAX_PARTITIONS:
+            raise ConfigError("PARTITIONS", partitions,
+                              f"an integer from 1 to {self.MAX_PARTITIONS} for {self.engine.NAME}")
+        return n
+
+
 class ProfiledStatement(Capability):
     """Notebook 01's (and 02's) anatomy: single-row INSERTs split into the server's parts and the unexplained rest."""
 
@@ -212,7 +259,7 @@ class ProfiledStatement(Capability):
 
 #: Every kind of capability by name, in the order the docs list them.
 KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget,
-                                                              ProfiledStatement)}
+                                                              TableModels, ProfiledStatement)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

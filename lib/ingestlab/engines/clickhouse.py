@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement
+from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement, TableModels
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -37,6 +37,25 @@ class ClickHouseProfiledStatement(ProfiledStatement):
     def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
         return _EventsRecorder(self.engine, table, columns)
+
+
+class ClickHouseTableModels(TableModels):
+    """MergeTree tables (and Memory), partitioned by a hash of the first column."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "MergeTree ORDER BY tuple(): parts in insertion order, no primary index",
+        "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",
+        "primary_key_indexes": "MergeTree ORDER BY the key plus three minmax skipping indexes",
+        "replacing": "ReplacingMergeTree ORDER BY the key: merges keep the last row of each key",
+        "memory": "Memory: blocks kept in RAM, no key, no part on disk, nothing kept over a restart",
+    }
+    UNPARTITIONED_MODELS = ("memory",)
+    DEFAULT_MODEL = "no_key"
+    KEYED_MODEL = "primary_key"
+    #: ``PARTITION BY cityHash64(<first column>) % N``: an INSERT that touches more than
+    #: ``max_partitions_per_insert_block`` (100) partitions is refused.
+    MAX_PARTITIONS = 100
+    ONE_PARTITION = "no PARTITION BY"
 
 
 class ClickHouse(Engine):
@@ -85,22 +104,9 @@ class ClickHouse(Engine):
     #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
+        "table_models": ClickHouseTableModels,
         "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
     }
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "MergeTree ORDER BY tuple(): parts in insertion order, no primary index",
-        "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",
-        "primary_key_indexes": "MergeTree ORDER BY the key plus three minmax skipping indexes",
-        "replacing": "ReplacingMergeTree ORDER BY the key: merges keep the last row of each key",
-        "memory": "Memory: blocks kept in RAM, no key, no part on disk, nothing kept over a restart",
-    }
-    UNPARTITIONED_MODELS = ("memory",)
-    DEFAULT_MODEL = "no_key"
-    KEYED_MODEL = "primary_key"
-    #: ``PARTITION BY cityHash64(<first column>) % N``: an INSERT that touches more than
-    #: ``max_partitions_per_insert_block`` (100) partitions is refused.
-    MAX_PARTITIONS = 100
-    ONE_PARTITION = "no PARTITION BY"
     #: No ``BEGIN`` … ``COMMIT``: each statement commits alone (transactions are experimental and need Keeper).
     TRANSACTIONS = False
     #: Notebook 05's settings. ClickHouse's default already acknowledges an INSERT before its

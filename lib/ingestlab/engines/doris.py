@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit
 from ingestlab.engines.sql.doris import DorisSQL
-from ingestlab.engines.starrocks import StarRocks, StarRocksProfiledStatement
+from ingestlab.engines.starrocks import StarRocks, StarRocksProfiledStatement, StarRocksTableModels
 from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -39,6 +39,14 @@ class DorisProfiledStatement(StarRocksProfiledStatement):
     PROFILE_KIND = "doris_profile"
 
 
+class DorisTableModels(StarRocksTableModels):
+    """Doris' key models, hash-distributed into buckets (tablets)."""
+
+    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write, see :class:`DorisSQL`).
+    MODELS: ClassVar[dict[str, str]] = dict(DorisSQL.KEY_CLAUSES)
+    KEYED_MODEL = "unique"
+
+
 class Doris(StarRocks):
     """Apache Doris; a subclass of :class:`StarRocks`, its nearest relative, overriding what differs.
 
@@ -66,11 +74,8 @@ class Doris(StarRocks):
     SQL = DorisSQL
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **StarRocks.CAPABILITIES, "commit_variants": DorisCommitVariants, "group_commit": DorisGroupCommit,
-        "profiled_statement": DorisProfiledStatement,
+        "profiled_statement": DorisProfiledStatement, "table_models": DorisTableModels,
     }
-    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write, see :class:`DorisSQL`).
-    TABLE_MODELS: ClassVar[dict[str, str]] = dict(DorisSQL.KEY_CLAUSES)
-    KEYED_MODEL = "unique"
     TABLE_DEFAULT_KEYS = StarRocks.TABLE_DEFAULT_KEYS + ("group_commit_interval_ms",)
     LAB_QUERY_KEYS = StarRocks.LAB_QUERY_KEYS + ("group_commit_interval_ms",)
     #: Doris's own group commit interval when the table sets none.

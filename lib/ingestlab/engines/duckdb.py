@@ -9,7 +9,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement
+from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement, TableModels
 from ingestlab.engines.sql.duckdb import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
@@ -33,6 +33,20 @@ class DuckDBProfiledStatement(ProfiledStatement):
     def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
         """Per statement: the phases, operators and commit steps of DuckDB's own profile (see ``_ProfileRecorder``)."""
         return _ProfileRecorder(self.engine, table, columns)
+
+
+class DuckDBTableModels(TableModels):
+    """DuckDB's tables, keyed by ART indexes."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "table without a key",
+        "primary_key": "table with a primary key (an ART index)",
+        "primary_key_indexes": "primary key plus three secondary ART indexes",
+    }
+    DEFAULT_MODEL = "no_key"
+    KEYED_MODEL = "primary_key"
+    #: DuckDB does not partition a table (its row groups of 122 880 rows are its only division).
+    MAX_PARTITIONS = 1
 
 
 class DuckDB(Engine):
@@ -67,18 +81,10 @@ class DuckDB(Engine):
     BULK_PATH = "arrow_scan"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
+        "table_models": DuckDBTableModels,
         "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
                          "the buffer manager)",
     }
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "table without a key",
-        "primary_key": "table with a primary key (an ART index)",
-        "primary_key_indexes": "primary key plus three secondary ART indexes",
-    }
-    DEFAULT_MODEL = "no_key"
-    KEYED_MODEL = "primary_key"
-    #: DuckDB does not partition a table (its row groups of 122 880 rows are its only division).
-    MAX_PARTITIONS = 1
 
     #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
     LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {

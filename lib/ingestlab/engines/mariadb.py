@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ingestlab.engines.capabilities import GroupCommit
-from ingestlab.engines.mysql import MySQL
+from ingestlab.engines.mysql import MySQL, MySQLTableModels
 from ingestlab.engines.sql.mariadb import MariaDBSQL
 from ingestlab.servers.base import LocalServer
 
@@ -33,6 +33,16 @@ class MariaDBGroupCommit(GroupCommit):
             "commits (binlog_commit_wait_count/usec widen the group)")
 
 
+class MariaDBTableModels(MySQLTableModels):
+    """MySQL's models with Aria in MyISAM's place."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        **{k: v for k, v in MySQLTableModels.MODELS.items() if k != "myisam"},
+        "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
+    }
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
+
+
 class MariaDB(MySQL):
     """MariaDB through mysqlclient or PyMySQL (see :class:`MySQL`); differs from :class:`MySQL` in its local server and settings table.
 
@@ -56,13 +66,10 @@ class MariaDB(MySQL):
     URL_SCHEMES = ("mariadb",)
     HAS_LOCAL_SERVER = True
     SQL = MariaDBSQL
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        **{k: v for k, v in MySQL.TABLE_MODELS.items() if k != "myisam"},
-        "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
-    }
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
 
-    CAPABILITIES: ClassVar[dict[str, Any]] = {**MySQL.CAPABILITIES, "group_commit": MariaDBGroupCommit}
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        **MySQL.CAPABILITIES, "group_commit": MariaDBGroupCommit, "table_models": MariaDBTableModels,
+    }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants, MemoryBudget, ProfiledStatement, Upsert
+from ingestlab.engines.capabilities import CommitVariants, MemoryBudget, ProfiledStatement, TableModels, Upsert
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -107,6 +107,22 @@ class MySQLProfiledStatement(ProfiledStatement):
         return (_StagesRecorder if self.engine._has_stage_history() else _ProfileRecorder)(self.engine, table, columns)
 
 
+class MySQLTableModels(TableModels):
+    """InnoDB's (and MyISAM's) tables, ``PARTITION BY KEY``."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "InnoDB table without a key (InnoDB adds a hidden 6-byte row id as its clustered key)",
+        "primary_key": "InnoDB table clustered on its primary key",
+        "primary_key_indexes": "InnoDB primary key plus three secondary indexes",
+        "myisam": "MyISAM table with a primary key: no transactions, no redo log",
+    }
+    DEFAULT_MODEL = "no_key"
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("myisam",)
+    KEYED_MODEL = "primary_key"
+    #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
+    MAX_PARTITIONS = 8192
+
+
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
@@ -139,7 +155,7 @@ class MySQL(MySQLProtocol):
     BULK_PATH = "load_data_local"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
-        "profiled_statement": MySQLProfiledStatement,
+        "profiled_statement": MySQLProfiledStatement, "table_models": MySQLTableModels,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -269,17 +285,6 @@ class MySQL(MySQLProtocol):
         return {"flushes": redo + binlog, **counters}
 
     # -- tables ------------------------------------------------------------------------------
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "InnoDB table without a key (InnoDB adds a hidden 6-byte row id as its clustered key)",
-        "primary_key": "InnoDB table clustered on its primary key",
-        "primary_key_indexes": "InnoDB primary key plus three secondary indexes",
-        "myisam": "MyISAM table with a primary key: no transactions, no redo log",
-    }
-    DEFAULT_MODEL = "no_key"
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("myisam",)
-    KEYED_MODEL = "primary_key"
-    #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
-    MAX_PARTITIONS = 8192
     # -- bulk path -------------------------------------------------------------------------
     def load_data_sql(self, table: str, columns: Sequence[str]) -> str:
         """``LOAD DATA LOCAL INFILE %s`` for :func:`ingestlab.datagen.csv_bytes`'s CSV (file name as parameter)."""

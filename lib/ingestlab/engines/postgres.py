@@ -13,7 +13,14 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants, GroupCommit, MemoryBudget, ProfiledStatement, Upsert
+from ingestlab.engines.capabilities import (
+    CommitVariants,
+    GroupCommit,
+    MemoryBudget,
+    ProfiledStatement,
+    TableModels,
+    Upsert,
+)
 from ingestlab.engines.sql.postgres import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
@@ -99,6 +106,24 @@ class PostgresProfiledStatement(ProfiledStatement):
         return _StatsRecorder(self.engine, table, columns)
 
 
+class PostgresTableModels(TableModels):
+    """PostgreSQL's heap tables, keyed and logged or not, hash-partitioned."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "heap table without a key",
+        "primary_key": "heap table with a primary key (a B-tree index)",
+        "primary_key_indexes": "primary key plus three secondary B-tree indexes",
+        "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
+    }
+    DEFAULT_MODEL = "no_key"
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("unlogged",)
+    KEYED_MODEL = "primary_key"
+    #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
+    MAX_PARTITIONS = 1024
+    #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).
+    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -125,6 +150,7 @@ class Postgres(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
         "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
+        "table_models": PostgresTableModels,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -315,19 +341,6 @@ class Postgres(Engine):
         return dict(rows)  # current_setting: "16MB", where setting || unit read "20488kB"
 
     # -- tables ------------------------------------------------------------------------------
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "heap table without a key",
-        "primary_key": "heap table with a primary key (a B-tree index)",
-        "primary_key_indexes": "primary key plus three secondary B-tree indexes",
-        "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
-    }
-    DEFAULT_MODEL = "no_key"
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("unlogged",)
-    KEYED_MODEL = "primary_key"
-    #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
-    MAX_PARTITIONS = 1024
-    #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).
-    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
 
     # -- notebook 05: one million rows -------------------------------------------------------
     def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 import pyarrow as pa
 
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import Engine
 from ingestlab.engines.capabilities import MemoryBudget, Upsert
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
@@ -105,6 +106,7 @@ class RocksDB(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget,
         "profiled_statement": "RocksDB is a key-value store without SQL",
+        "table_models": "a key-value store has no table models",
     }
 
     def make_server(self) -> LocalServer:
@@ -133,8 +135,9 @@ class RocksDB(Engine):
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Empty the store's one keyspace (``table`` names it in results only); the key is the first column."""
-        self.check_partitions(partitions)
-        self.resolve_model(model, key)
+        models = capabilities.of(self, "table_models")(self)  # the defaults: no models, one partition
+        models.check_partitions(partitions)
+        models.resolve_model(model, key)
         db = self.db
         it = db.iter()
         it.seek_to_first()

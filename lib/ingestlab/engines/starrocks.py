@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import LoadSetting
-from ingestlab.engines.capabilities import ProfiledStatement
+from ingestlab.engines.capabilities import ProfiledStatement, TableModels
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.starrocks import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
@@ -49,6 +49,19 @@ class StarRocksProfiledStatement(ProfiledStatement):
         ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
         """
         return _ProfileRecorder(self.engine, table, columns)
+
+
+class StarRocksTableModels(TableModels):
+    """StarRocks' key models, hash-distributed into buckets (tablets)."""
+
+    DEFAULT_MODEL = "duplicate"
+    KEYED_MODEL = "primary"
+    #: Buckets (tablets) per table: the adapter allows up to 1024.
+    MAX_PARTITIONS = 1024
+    PARTITION_UNIT = "bucket"
+    ONE_PARTITION = "1 bucket (one tablet)"
+    #: Table models (``create_table_sql(model=...)``) → the key clause of that model (its builder's).
+    MODELS: ClassVar[dict[str, str]] = dict(StarRocksSQL.KEY_CLAUSES)
 
 
 class StarRocks(MySQLProtocol):
@@ -94,7 +107,7 @@ class StarRocks(MySQLProtocol):
         "group_commit": ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
                          "stream_load_group_headers), which the INSERT driver does not use"),
-        "profiled_statement": StarRocksProfiledStatement,
+        "profiled_statement": StarRocksProfiledStatement, "table_models": StarRocksTableModels,
     }
     #: Stream Load merge commit (StarRocks ≥ 3.4): variant → headers. The interval is how long
     #: the merged load collects requests; ``merge_commit_async`` returns before the commit.
@@ -104,16 +117,8 @@ class StarRocks(MySQLProtocol):
     }
     #: One setting: the defaults (its safety trade-offs are table properties, not in the lab yet).
     LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the cluster's defaults")}
-    DEFAULT_MODEL = "duplicate"
-    KEYED_MODEL = "primary"
-    #: Buckets (tablets) per table: the adapter allows up to 1024.
-    MAX_PARTITIONS = 1024
-    PARTITION_UNIT = "bucket"
-    ONE_PARTITION = "1 bucket (one tablet)"
     #: The FE's HTTP port when the URL has no ``http_port``.
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
-    #: Table models (``create_table_sql(model=...)``) → the key clause of that model (its builder's).
-    TABLE_MODELS: ClassVar[dict[str, str]] = dict(StarRocksSQL.KEY_CLAUSES)
     #: URL query keys that give ``create_table_sql`` defaults.
     TABLE_DEFAULT_KEYS: ClassVar[tuple[str, ...]] = ("buckets", "replication_num")
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("http_port", "buckets", "replication_num")

@@ -113,7 +113,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter, the
     value and what is accepted: a level that is not a positive integer, more partitions than
-    a target's ``MAX_PARTITIONS``, fewer columns than the seed's table, a model or variant no
+    a target's ``MAX_PARTITIONS`` (its ``table_models``), fewer columns than the seed's table, a model or variant no
     target has, or a factor given that a target cannot vary. ``None`` means "the SCALE's
     size" / "all"; for ``factors``, every factor each target can vary (:func:`varies`: DuckDB
     sweeps columns and models, not partitions).
@@ -172,34 +172,37 @@ def varies(cls: type[Engine], factor: str) -> bool:
     >>> [varies(DuckDB, f) for f in FACTORS]
     [False, True, True]
     """
-    return {"partitions": cls.MAX_PARTITIONS >= 2, "model": bool(cls.TABLE_MODELS)}.get(factor, True)
+    tables = capabilities.of(cls, "table_models")
+    return {"partitions": tables.MAX_PARTITIONS >= 2, "model": bool(tables.MODELS)}.get(factor, True)
 
 
 def _check_factors(target: str, cls: type[Engine], factors: Sequence[str], partitions: Sequence[int]) -> None:
-    if "partitions" in factors and cls.MAX_PARTITIONS < 2:
+    tables = capabilities.of(cls, "table_models")
+    if "partitions" in factors and tables.MAX_PARTITIONS < 2:
         raise ConfigError("FACTORS", "partitions", f"factors {cls.NAME} can vary: columns" +
-                          (", model" if cls.TABLE_MODELS else "") + f" ({cls.NAME} does not partition tables)")
-    if "model" in factors and not cls.TABLE_MODELS:
+                          (", model" if tables.MODELS else "") + f" ({cls.NAME} does not partition tables)")
+    if "model" in factors and not tables.MODELS:
         raise ConfigError("FACTORS", "model", f"factors {cls.NAME} can vary: partitions, columns "
                           f"({cls.NAME} has one table model)")
-    if "partitions" in factors and partitions[-1] > cls.MAX_PARTITIONS:
+    if "partitions" in factors and partitions[-1] > tables.MAX_PARTITIONS:
         raise ConfigError("PARTITIONS", partitions[-1],
-                          f"at most {cls.MAX_PARTITIONS} {cls.PARTITION_UNIT}s for {target}")
+                          f"at most {tables.MAX_PARTITIONS} {tables.PARTITION_UNIT}s for {target}")
 
 
 def _models(models: Sequence[str] | str, classes: dict[str, type[Engine]], swept: bool) -> tuple[str, ...]:
-    known = list(dict.fromkeys(m for cls in classes.values() for m in cls.TABLE_MODELS))
-    accepted = "each one of: " + "; ".join(f"{t}: {', '.join(c.TABLE_MODELS)}" for t, c in classes.items())
+    tables = {t: capabilities.of(c, "table_models") for t, c in classes.items()}
+    known = list(dict.fromkeys(m for own in tables.values() for m in own.MODELS))
+    accepted = "each one of: " + "; ".join(f"{t}: {', '.join(own.MODELS)}" for t, own in tables.items())
     items = items_of(models)
     for item in items:
         if item and item not in known:
             raise ConfigError("MODELS", item, accepted)
     chosen = subset("MODELS", models, known)
-    for target, cls in classes.items():
-        own = [m for m in chosen if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
-        if swept and not own:
+    for target, own in tables.items():
+        others = [m for m in own.MODELS if m != own.DEFAULT_MODEL]
+        if swept and not [m for m in chosen if m in others]:
             raise ConfigError("MODELS", models, f"at least one model of {target} besides its baseline "
-                              f"{cls.DEFAULT_MODEL}: {', '.join(m for m in cls.TABLE_MODELS if m != cls.DEFAULT_MODEL)}")
+                              f"{own.DEFAULT_MODEL}: {', '.join(others)}")
     return chosen
 
 
@@ -238,7 +241,7 @@ def variants_for(params: Params, cls: type[Engine]) -> list[str]:
 def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     """Each swept factor's levels on ``cls``, the baseline's first.
 
-    Partitions add the engine's :attr:`~ingestlab.engines.base.Engine.SWEEP_EXTRA_PARTITIONS`
+    Partitions add the engine's :attr:`~ingestlab.engines.capabilities.TableModels.SWEEP_EXTRA_PARTITIONS`
     at paper scale; models are the engine's own among ``params.models`` (all when None),
     its default model first. A factor not swept, or one the engine cannot vary
     (:func:`varies`), keeps only its baseline level.
@@ -251,10 +254,11 @@ def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     >>> levels(validate("postgres", models="unlogged"), Postgres)["model"]
     ['no_key', 'unlogged']
     """
-    extra = cls.SWEEP_EXTRA_PARTITIONS if params.scale == "paper" else ()
-    parts = sorted(set(params.partitions) | {p for p in extra if p <= cls.MAX_PARTITIONS})
-    models = [m for m in (params.models or cls.TABLE_MODELS) if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
-    out = {"partitions": parts, "columns": list(params.columns), "model": [cls.DEFAULT_MODEL, *models]}
+    tables = capabilities.of(cls, "table_models")
+    extra = tables.SWEEP_EXTRA_PARTITIONS if params.scale == "paper" else ()
+    parts = sorted(set(params.partitions) | {p for p in extra if p <= tables.MAX_PARTITIONS})
+    models = [m for m in (params.models or tables.MODELS) if m in tables.MODELS and m != tables.DEFAULT_MODEL]
+    out = {"partitions": parts, "columns": list(params.columns), "model": [tables.DEFAULT_MODEL, *models]}
     return {f: values if f in params.factors and varies(cls, f) else values[:1] for f, values in out.items()}
 
 
@@ -295,12 +299,13 @@ def configurations(params: Params, cls: type[Engine]) -> list[Config]:
 
 def config_labels(engine: Engine, config: Config, baseline: Config) -> dict[str, Any]:
     """The columns every sample of ``config`` carries: its levels, whether it is the baseline, the units."""
+    tables = capabilities.of(engine, "table_models")
     return {"config": config.name, "partitions": config.partitions, "n_columns": config.n_columns,
             "model": config.model, "baseline": config == baseline, "baseline_model": baseline.model,
-            "partition_unit": engine.PARTITION_UNIT,
-            "model_skips_commit_flush": config.model in engine.COMMIT_FREE_MODELS,
-            "partition_layout": engine.ONE_PARTITION if config.partitions == 1
-            else f"{config.partitions} {engine.PARTITION_UNIT}s"}
+            "partition_unit": tables.PARTITION_UNIT,
+            "model_skips_commit_flush": config.model in tables.COMMIT_FREE_MODELS,
+            "partition_layout": tables.ONE_PARTITION if config.partitions == 1
+            else f"{config.partitions} {tables.PARTITION_UNIT}s"}
 
 
 # -- measuring -----------------------------------------------------------------------------
@@ -425,5 +430,5 @@ NOTEBOOK = Notebook(
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
-    needs=("table_ddl", "execute"),
+    needs=("execute", "table_models"),
 )
