@@ -24,7 +24,7 @@ import pandas as pd
 
 from ingestlab import models
 from ingestlab.engines import Engine
-from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.capabilities import LoadSetting
 from ingestlab.results import Run
 from ingestlab.workloads import million
 

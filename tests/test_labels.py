@@ -25,7 +25,7 @@ def _declared() -> dict[str, set[str]]:
         "engine": set(Engine.classes()) | set(csv_scan.ENGINES) | {csv_scan.FLOOR},
         "variant": {v for e in engines for v in (*capabilities.of(e, "commit_variants").VARIANTS, *capabilities.of(e, "group_commit").VARIANTS)},
         "model": {m for e in engines for m in capabilities.of(e, "table_models").MODELS},
-        "setting": {s for e in engines for s in e.LOAD_SETTINGS},
+        "setting": {s for e in engines for s in capabilities.of(e, "load_settings").SETTINGS},
         "operation": set(upsert.OPERATIONS) | {o for e in engines for o in capabilities.of(e, "upsert").OPERATIONS}
         | set(upsert_analysis.PUBLISHED_OPERATIONS),
         "scenario": set(insert.SCENARIOS),

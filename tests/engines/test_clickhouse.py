@@ -218,7 +218,7 @@ class TestClickHouse(EngineContract):
                      "memory_budget"):
             with pytest.raises(UnsupportedOperationError, match=f"clickhouse: no {step}: "):
                 ClickHouse.has(step, check=True)
-        assert not ClickHouse.TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
+        assert not capabilities.of(ClickHouse, "load_settings").TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
         with pytest.raises(ConfigError, match="PARTITIONS"):
             eng.table_ddl("t", SEED_COLUMNS, partitions=capabilities.of(ClickHouse, "table_models").MAX_PARTITIONS + 1)
 

@@ -75,7 +75,7 @@ class TestDuckDB(EngineContract):
     def test_async_commit_opens_the_file_without_fsync_and_defaults_come_back(self, eng):
         eng.reset_table("d_sync", SEED_COLUMNS)
         eng.execute(eng.sql.insert_sql("d_sync", COLS, 1), datagen.seed_rows(1, seed=13)[0])
-        eng.apply_settings(dict(DuckDB.LOAD_SETTINGS["async_commit"].server))
+        eng.apply_settings(dict(capabilities.of(DuckDB, "load_settings").SETTINGS["async_commit"].server))
         assert eng.settings()["fsync_mode"] == "NONE" and eng.metadata()["variant_settings"] == {"fsync_mode": "NONE"}
         assert eng.count_rows("d_sync") == 1  # the same file, opened again
         eng.apply_settings({})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import os
@@ -20,7 +19,7 @@ from ingestlab.engines.steps import unsupported as _unsupported
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
 
-__all__ = ["SEED_COLUMNS", "STEPS", "Engine", "LoadSetting", "mask_url"]
+__all__ = ["SEED_COLUMNS", "STEPS", "Engine", "mask_url"]
 
 #: The seed's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
 SEED_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -29,40 +28,6 @@ SEED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("amount", "DECIMAL(10,2)"),
     ("dt", "DATE"),
 )
-@dataclasses.dataclass(frozen=True)
-class LoadSetting:
-    """One way of loading a table that trades safety for speed (notebook 05), as an engine declares it.
-
-    Parameters
-    ----------
-    description : str
-        What it does and what it gives up, in words (recorded with every result).
-    server : mapping
-        Settings put in force by :meth:`Engine.apply_settings` (a local server restarts with
-        them; a remote one gets them per session where it allows).
-    session : mapping
-        Settings of the measuring session only (:meth:`Engine.set_session`), after ``server``.
-    model : str, optional
-        The table model (``TableModels.MODELS``); None: the keyed default.
-    key_after_load : bool
-        Create the table without its primary key, load, then add the key (timed apart).
-    create_in_load : bool
-        Create the table inside the load's own transaction (PostgreSQL's ``COPY … FREEZE``).
-    methods : tuple of str, optional
-        The only load methods the setting applies to (None: all).
-    server_flags : mapping
-        Flags the server must have been started with, which no client can set (recorded, not set).
-    """
-
-    description: str
-    server: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    session: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    model: str | None = None
-    key_after_load: bool = False
-    create_in_load: bool = False
-    methods: tuple[str, ...] | None = None
-    server_flags: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
 
 
 #: Environment variable that sets :func:`lock_wait_s` for a run (seconds > 0).
@@ -222,12 +187,6 @@ class Engine:
     # -- tables and writes --------------------------------------------------------------------
     #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
     BULK_PATH: ClassVar[str | None] = None
-    #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
-    #: :meth:`prepare_insert` with ``transaction=True`` and notebook 05's one-transaction loads need.
-    TRANSACTIONS: ClassVar[bool] = True
-    #: Notebook 05's settings that trade safety for load speed: name → :class:`LoadSetting`.
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
-
     # -- steps switched off ---------------------------------------------------------------------
     #: Steps of :data:`STEPS` this class must not inherit: step → why (they raise
     #: :class:`UnsupportedOperationError` with that reason).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
@@ -183,6 +184,53 @@ class TableModels(Capability):
         return n
 
 
+@dataclasses.dataclass(frozen=True)
+class LoadSetting:
+    """One way of loading a table that trades safety for speed (notebook 05), as an engine declares it.
+
+    Parameters
+    ----------
+    description : str
+        What it does and what it gives up, in words (recorded with every result).
+    server : mapping
+        Settings put in force by :meth:`Engine.apply_settings` (a local server restarts with
+        them; a remote one gets them per session where it allows).
+    session : mapping
+        Settings of the measuring session only (:meth:`Engine.set_session`), after ``server``.
+    model : str, optional
+        The table model (``TableModels.MODELS``); None: the keyed default.
+    key_after_load : bool
+        Create the table without its primary key, load, then add the key (timed apart).
+    create_in_load : bool
+        Create the table inside the load's own transaction (PostgreSQL's ``COPY … FREEZE``).
+    methods : tuple of str, optional
+        The only load methods the setting applies to (None: all).
+    server_flags : mapping
+        Flags the server must have been started with, which no client can set (recorded, not set).
+    """
+
+    description: str
+    server: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    session: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    model: str | None = None
+    key_after_load: bool = False
+    create_in_load: bool = False
+    methods: tuple[str, ...] | None = None
+    server_flags: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+class LoadSettings(Capability):
+    """Notebook 05's settings that trade safety for load speed, and whether several statements commit as one."""
+
+    NAME = "load_settings"
+    MISSING = "no load settings besides the server's defaults"
+    #: Setting name → :class:`LoadSetting` (``default``: the server's defaults).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
+    #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
+    #: ``Engine.prepare_insert`` with ``transaction=True`` and notebook 05's one-transaction loads need.
+    TRANSACTIONS: ClassVar[bool] = True
+
+
 class ProfiledStatement(Capability):
     """Notebook 01's (and 02's) anatomy: single-row INSERTs split into the server's parts and the unexplained rest."""
 
@@ -259,7 +307,7 @@ class ProfiledStatement(Capability):
 
 #: Every kind of capability by name, in the order the docs list them.
 KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget,
-                                                              TableModels, ProfiledStatement)}
+                                                              TableModels, LoadSettings, ProfiledStatement)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

@@ -12,8 +12,8 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
-from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement, TableModels
+from ingestlab.engines.base import Engine
+from ingestlab.engines.capabilities import CommitVariants, LoadSetting, LoadSettings, ProfiledStatement, TableModels
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -56,6 +56,20 @@ class ClickHouseTableModels(TableModels):
     #: ``max_partitions_per_insert_block`` (100) partitions is refused.
     MAX_PARTITIONS = 100
     ONE_PARTITION = "no PARTITION BY"
+
+
+class ClickHouseLoadSettings(LoadSettings):
+    """ClickHouse's trade-offs of a load; no transaction of several statements."""
+
+    #: No ``BEGIN`` … ``COMMIT``: each statement commits alone (transactions are experimental and need Keeper).
+    TRANSACTIONS = False
+    #: Notebook 05's settings. ClickHouse's default already acknowledges an INSERT before its
+    #: part is synced (``fsync_after_insert = 0``) and has no log to flush, so there is no
+    #: asynchronous commit to offer, and no key can be added after a load.
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("ClickHouse's defaults: each INSERT writes its parts, not synced (fsync_after_insert "
+                               "= 0), no write-ahead log; MergeTree sorted by the key"),
+    }
 
 
 class ClickHouse(Engine):
@@ -104,17 +118,8 @@ class ClickHouse(Engine):
     #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
-        "table_models": ClickHouseTableModels,
+        "table_models": ClickHouseTableModels, "load_settings": ClickHouseLoadSettings,
         "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
-    }
-    #: No ``BEGIN`` … ``COMMIT``: each statement commits alone (transactions are experimental and need Keeper).
-    TRANSACTIONS = False
-    #: Notebook 05's settings. ClickHouse's default already acknowledges an INSERT before its
-    #: part is synced (``fsync_after_insert = 0``) and has no log to flush, so there is no
-    #: asynchronous commit to offer, and no key can be added after a load.
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("ClickHouse's defaults: each INSERT writes its parts, not synced (fsync_after_insert "
-                               "= 0), no write-ahead log; MergeTree sorted by the key"),
     }
     #: Steps ClickHouse does not have here, each with the reason.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
@@ -207,7 +212,7 @@ class ClickHouse(Engine):
         """``INSERT … VALUES`` of ``rows``, ``rows_per_statement`` a statement, rendered now, as a call to time.
 
         Each statement commits alone (a part each); ``transaction=True`` is refused
-        (:attr:`TRANSACTIONS`). The call returns the statements run.
+        (``ClickHouseLoadSettings.TRANSACTIONS``). The call returns the statements run.
         """
         if transaction:
             raise UnsupportedOperationError(f"{self.NAME}: no transaction of several statements: each INSERT "

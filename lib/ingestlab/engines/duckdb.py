@@ -8,8 +8,8 @@ import statistics
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import Engine, LoadSetting
-from ingestlab.engines.capabilities import CommitVariants, ProfiledStatement, TableModels
+from ingestlab.engines.base import Engine
+from ingestlab.engines.capabilities import CommitVariants, LoadSetting, LoadSettings, ProfiledStatement, TableModels
 from ingestlab.engines.sql.duckdb import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
@@ -49,6 +49,21 @@ class DuckDBTableModels(TableModels):
     MAX_PARTITIONS = 1
 
 
+class DuckDBLoadSettings(LoadSettings):
+    """DuckDB's trade-offs of a load."""
+
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("DuckDB's defaults: fsync_mode = STANDARD (each commit syncs the WAL), table with its "
+                               "primary key"),
+        "async_commit": LoadSetting("fsync_mode = NONE: a commit returns once its WAL records are written to the OS, "
+                                    "never synced; checkpoints are not synced either (an OS crash may lose the last "
+                                    "commits or corrupt the file)", server={"fsync_mode": "NONE"}),
+        "key_after_load": LoadSetting("no primary key during the load, ALTER TABLE … ADD PRIMARY KEY after (the ART "
+                                      "index built in one pass, timed apart)", key_after_load=True),
+    }
+
+
 class DuckDB(Engine):
     """DuckDB through its Python API, on a database file in a private folder, inside this Python process.
 
@@ -81,21 +96,11 @@ class DuckDB(Engine):
     BULK_PATH = "arrow_scan"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
-        "table_models": DuckDBTableModels,
+        "table_models": DuckDBTableModels, "load_settings": DuckDBLoadSettings,
         "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
                          "the buffer manager)",
     }
 
-    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("DuckDB's defaults: fsync_mode = STANDARD (each commit syncs the WAL), table with its "
-                               "primary key"),
-        "async_commit": LoadSetting("fsync_mode = NONE: a commit returns once its WAL records are written to the OS, "
-                                    "never synced; checkpoints are not synced either (an OS crash may lose the last "
-                                    "commits or corrupt the file)", server={"fsync_mode": "NONE"}),
-        "key_after_load": LoadSetting("no primary key during the load, ALTER TABLE … ADD PRIMARY KEY after (the ART "
-                                      "index built in one pass, timed apart)", key_after_load=True),
-    }
     #: Steps DuckDB does not have here, each with the reason.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "commit_counters": "DuckDB counts no commits or WAL syncs",

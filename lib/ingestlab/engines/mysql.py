@@ -12,8 +12,16 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
-from ingestlab.engines.base import LoadSetting, lock_wait_s
-from ingestlab.engines.capabilities import CommitVariants, MemoryBudget, ProfiledStatement, TableModels, Upsert
+from ingestlab.engines.base import lock_wait_s
+from ingestlab.engines.capabilities import (
+    CommitVariants,
+    LoadSetting,
+    LoadSettings,
+    MemoryBudget,
+    ProfiledStatement,
+    TableModels,
+    Upsert,
+)
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql import MySQLSQL
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -123,6 +131,23 @@ class MySQLTableModels(TableModels):
     MAX_PARTITIONS = 8192
 
 
+class MySQLLoadSettings(LoadSettings):
+    """InnoDB's trade-offs of a load."""
+
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("the server's defaults: innodb_flush_log_at_trx_commit = 1, table with its primary key"),
+        "async_commit": LoadSetting("innodb_flush_log_at_trx_commit = 2: the redo log is written at commit and "
+                                    "synced about once a second (an OS crash may lose the last second)",
+                                    server={"innodb_flush_log_at_trx_commit": "2"}),
+        "no_unique_checks": LoadSetting("unique_checks = 0 for the session: InnoDB may skip the duplicate-key "
+                                        "check of secondary unique indexes (the data must have no duplicates)",
+                                        session={"unique_checks": "0"}),
+        "key_after_load": LoadSetting("no primary key during the load (InnoDB clusters on a hidden row id), "
+                                      "ADD PRIMARY KEY after (a table rebuild, timed apart)", key_after_load=True),
+    }
+
+
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
@@ -156,6 +181,7 @@ class MySQL(MySQLProtocol):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
         "profiled_statement": MySQLProfiledStatement, "table_models": MySQLTableModels,
+        "load_settings": MySQLLoadSettings,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -343,18 +369,6 @@ class MySQL(MySQLProtocol):
         return sent[0]
 
     # -- notebook 05: one million rows ---------------------------------------------------------
-    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("the server's defaults: innodb_flush_log_at_trx_commit = 1, table with its primary key"),
-        "async_commit": LoadSetting("innodb_flush_log_at_trx_commit = 2: the redo log is written at commit and "
-                                    "synced about once a second (an OS crash may lose the last second)",
-                                    server={"innodb_flush_log_at_trx_commit": "2"}),
-        "no_unique_checks": LoadSetting("unique_checks = 0 for the session: InnoDB may skip the duplicate-key "
-                                        "check of secondary unique indexes (the data must have no duplicates)",
-                                        session={"unique_checks": "0"}),
-        "key_after_load": LoadSetting("no primary key during the load (InnoDB clusters on a hidden row id), "
-                                      "ADD PRIMARY KEY after (a table rebuild, timed apart)", key_after_load=True),
-    }
     #: The client the lab runs for :meth:`native_load`.
     NATIVE_CLIENT: ClassVar[str] = "mysql"
 

@@ -12,10 +12,12 @@ import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine, LoadSetting, lock_wait_s
+from ingestlab.engines.base import Engine, lock_wait_s
 from ingestlab.engines.capabilities import (
     CommitVariants,
     GroupCommit,
+    LoadSetting,
+    LoadSettings,
     MemoryBudget,
     ProfiledStatement,
     TableModels,
@@ -124,6 +126,25 @@ class PostgresTableModels(TableModels):
     SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
 
 
+class PostgresLoadSettings(LoadSettings):
+    """PostgreSQL's trade-offs of a load: commit, WAL, key, frozen rows."""
+
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("the server's defaults: synchronous_commit = on, logged table with its primary key"),
+        "async_commit": LoadSetting("synchronous_commit = off: a commit returns before its WAL is flushed "
+                                    "(a crash may lose the last commits, never corrupt)",
+                                    server={"synchronous_commit": "off"}),
+        "unlogged": LoadSetting("UNLOGGED table: no WAL for its pages (emptied after a crash, not replicated)",
+                                model="unlogged"),
+        "key_after_load": LoadSetting("no primary key during the load, ADD PRIMARY KEY after (timed apart): "
+                                      "duplicates are found only at the end", key_after_load=True),
+        "copy_freeze": LoadSetting("COPY … FREEZE into a table created in the same transaction: rows written "
+                                   "frozen and all-visible (other sessions see them even before their snapshot)",
+                                   create_in_load=True, methods=("bulk",)),
+    }
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -150,7 +171,7 @@ class Postgres(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
         "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
-        "table_models": PostgresTableModels,
+        "table_models": PostgresTableModels, "load_settings": PostgresLoadSettings,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -164,20 +185,6 @@ class Postgres(Engine):
     #: Seconds :meth:`commit_counters` waits for finished clients' backends to exit (and report).
     CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
 
-    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("the server's defaults: synchronous_commit = on, logged table with its primary key"),
-        "async_commit": LoadSetting("synchronous_commit = off: a commit returns before its WAL is flushed "
-                                    "(a crash may lose the last commits, never corrupt)",
-                                    server={"synchronous_commit": "off"}),
-        "unlogged": LoadSetting("UNLOGGED table: no WAL for its pages (emptied after a crash, not replicated)",
-                                model="unlogged"),
-        "key_after_load": LoadSetting("no primary key during the load, ADD PRIMARY KEY after (timed apart): "
-                                      "duplicates are found only at the end", key_after_load=True),
-        "copy_freeze": LoadSetting("COPY … FREEZE into a table created in the same transaction: rows written "
-                                   "frozen and all-visible (other sessions see them even before their snapshot)",
-                                   create_in_load=True, methods=("bulk",)),
-    }
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.postgres import PostgresServer

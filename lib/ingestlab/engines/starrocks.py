@@ -7,8 +7,7 @@ import math
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import LoadSetting
-from ingestlab.engines.capabilities import ProfiledStatement, TableModels
+from ingestlab.engines.capabilities import LoadSetting, LoadSettings, ProfiledStatement, TableModels
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.starrocks import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
@@ -64,6 +63,13 @@ class StarRocksTableModels(TableModels):
     MODELS: ClassVar[dict[str, str]] = dict(StarRocksSQL.KEY_CLAUSES)
 
 
+class StarRocksLoadSettings(LoadSettings):
+    """StarRocks' load settings: the defaults only."""
+
+    #: One setting: the defaults (its safety trade-offs are table properties, not in the lab yet).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the cluster's defaults")}
+
+
 class StarRocks(MySQLProtocol):
     """StarRocks through its FE's MySQL protocol; bulk path Stream Load over the FE's HTTP port.
 
@@ -108,6 +114,7 @@ class StarRocks(MySQLProtocol):
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
                          "stream_load_group_headers), which the INSERT driver does not use"),
         "profiled_statement": StarRocksProfiledStatement, "table_models": StarRocksTableModels,
+        "load_settings": StarRocksLoadSettings,
     }
     #: Stream Load merge commit (StarRocks ≥ 3.4): variant → headers. The interval is how long
     #: the merged load collects requests; ``merge_commit_async`` returns before the commit.
@@ -115,8 +122,6 @@ class StarRocks(MySQLProtocol):
         "merge_commit_sync": {"enable_merge_commit": "true", "merge_commit_async": "false"},
         "merge_commit_async": {"enable_merge_commit": "true", "merge_commit_async": "true"},
     }
-    #: One setting: the defaults (its safety trade-offs are table properties, not in the lab yet).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the cluster's defaults")}
     #: The FE's HTTP port when the URL has no ``http_port``.
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
     #: URL query keys that give ``create_table_sql`` defaults.

@@ -6,9 +6,8 @@ import math
 from typing import Any, Callable, ClassVar, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import LoadSetting
-from ingestlab.engines.capabilities import CommitVariants, GroupCommit
-from ingestlab.engines.postgres import Postgres, PostgresProfiledStatement, PostgresUpsert
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit, LoadSetting
+from ingestlab.engines.postgres import Postgres, PostgresLoadSettings, PostgresProfiledStatement, PostgresUpsert
 
 #: Session settings of the seed's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
@@ -74,6 +73,27 @@ class YugabyteDBProfiledStatement(PostgresProfiledStatement):
         return recorder
 
 
+class YugabyteDBLoadSettings(PostgresLoadSettings):
+    """The seed's settings: transactional or not, upsert mode, packed rows."""
+
+    #: The seed's settings (notebook 05), all per session but packed rows, a tserver flag.
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("transactional writes, INSERT reads before it writes (the seed's purple 'default')",
+                               server=_YB_OFF),
+        "non_transactional": LoadSetting(
+            "yb_disable_transactional_writes = on: each row written straight to the regular DB, without a "
+            "distributed transaction (no atomicity across rows; the seed's orange)",
+            server={**_YB_OFF, "yb_disable_transactional_writes": "on"}),
+        "upsert_mode": LoadSetting(
+            "yb_enable_upsert_mode = on: INSERT writes without reading the key first (an existing row is "
+            "replaced; secondary indexes may go stale; the seed's blue)", server={**_YB_OFF, "yb_enable_upsert_mode": "on"}),
+        "packed_row": LoadSetting(
+            "packed rows: one DocDB entry per row instead of one per column (the seed's gray); a tserver flag, "
+            "so the cluster must have been started with it (compose: --tserver_flags=ysql_enable_packed_row=true)",
+            server=_YB_OFF, server_flags={"ysql_enable_packed_row": "true"}),
+    }
+
+
 class YugabyteDB(Postgres):
     """YugabyteDB's YSQL (PostgreSQL's executor over the DocDB storage layer); differs from :class:`Postgres` here.
 
@@ -107,27 +127,12 @@ class YugabyteDB(Postgres):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
         "upsert": YugabyteDBUpsert, "profiled_statement": YugabyteDBProfiledStatement,
+        "load_settings": YugabyteDBLoadSettings,
         # a cluster the lab does not manage: no memory budget (notebook 03 by URL is issue J's)
         "memory_budget": "a cluster's memory is set in its tserver flags, not per session",
     }
     SESSION_SETTINGS: ClassVar[frozenset[str]] = Postgres.SESSION_SETTINGS | {
         "yb_disable_transactional_writes", "yb_enable_upsert_mode"}
-    #: The seed's settings (notebook 05), all per session but packed rows, a tserver flag.
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("transactional writes, INSERT reads before it writes (the seed's purple 'default')",
-                               server=_YB_OFF),
-        "non_transactional": LoadSetting(
-            "yb_disable_transactional_writes = on: each row written straight to the regular DB, without a "
-            "distributed transaction (no atomicity across rows; the seed's orange)",
-            server={**_YB_OFF, "yb_disable_transactional_writes": "on"}),
-        "upsert_mode": LoadSetting(
-            "yb_enable_upsert_mode = on: INSERT writes without reading the key first (an existing row is "
-            "replaced; secondary indexes may go stale; the seed's blue)", server={**_YB_OFF, "yb_enable_upsert_mode": "on"}),
-        "packed_row": LoadSetting(
-            "packed rows: one DocDB entry per row instead of one per column (the seed's gray); a tserver flag, "
-            "so the cluster must have been started with it (compose: --tserver_flags=ysql_enable_packed_row=true)",
-            server=_YB_OFF, server_flags={"ysql_enable_packed_row": "true"}),
-    }
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "commit_counters": "commits are Raft log writes on the tablet servers; the SQL layer's WAL statistics "
                            "do not count them",

@@ -132,12 +132,12 @@ def validate(engines: Sequence[str] | str = "postgres", scale: str = "smoke", ro
                                allow_zero=True)
     methods = subset("METHODS", list(METHODS) if methods is None else methods, list(METHODS))
     if settings is not None:
-        known = list(dict.fromkeys(name for cls in Engine.classes().values() for name in cls.LOAD_SETTINGS))
+        known = list(dict.fromkeys(name for cls in Engine.classes().values() for name in _settings_of(cls)))
         settings = subset("SETTINGS", settings, known)
         for cls in classes:
-            if not set(settings) & set(cls.LOAD_SETTINGS):
+            if not set(settings) & set(_settings_of(cls)):
                 raise ConfigError("SETTINGS", ",".join(settings),
-                                  f"at least one setting of {cls.NAME}: {', '.join(cls.LOAD_SETTINGS)}")
+                                  f"at least one setting of {cls.NAME}: {', '.join(_settings_of(cls))}")
     return Params(tuple(items), scale, rows, methods, settings, repeats, batch_rows, bulk_statements, versions,
                   warmup_rows)
 
@@ -344,7 +344,7 @@ def method_missing(cls: type[Engine], method: str) -> str | None:
     """Why engine class ``cls`` cannot load by ``method``, or None when it can.
 
     It lacks the method's step (:data:`METHODS`), or the method is one transaction
-    (:data:`PATHS`) and the engine commits each statement alone (``TRANSACTIONS``).
+    (:data:`PATHS`) and the engine commits each statement alone (its ``load_settings``' ``TRANSACTIONS``).
 
     Examples
     --------
@@ -356,7 +356,7 @@ def method_missing(cls: type[Engine], method: str) -> str | None:
     if not cls.has(step):
         return (missing_reason(cls, step) or (missing_reason(cls.SQL, step) if cls.SQL is not None else "no SQL")
                 or f"no {step}")
-    if PATHS[method] == "one_transaction" and not cls.TRANSACTIONS:
+    if PATHS[method] == "one_transaction" and not capabilities.of(cls, "load_settings").TRANSACTIONS:
         return "no transaction of several statements: each statement commits alone"
     return None
 
@@ -418,14 +418,20 @@ def _note(run, text: str) -> None:
     run.note(text)
 
 
+def _settings_of(cls: type[Engine]) -> dict:
+    """The load settings of engine class ``cls`` (the server's defaults alone where it declares none)."""
+    return capabilities.of(cls, "load_settings").SETTINGS
+
+
 def _measure_target(target: str, params: Params, run, data: Data, warm: Data | None) -> list[pd.DataFrame]:
     cls = Engine.class_of(target)
     reason = cls.unavailable_reason() if "://" not in target else None
     if reason:
         _note(run, f"{target}: skipped, this version cannot run here: {reason}")
         return []
-    settings = [s for s in (params.settings or list(cls.LOAD_SETTINGS)) if s in cls.LOAD_SETTINGS]
-    missing = [s for s in (params.settings or []) if s not in cls.LOAD_SETTINGS]
+    own = _settings_of(cls)
+    settings = [s for s in (params.settings or list(own)) if s in own]
+    missing = [s for s in (params.settings or []) if s not in own]
     if missing:
         _note(run, f"{target}: no setting {', '.join(missing)} on this engine")
     methods = [m for m in params.methods if method_missing(cls, m) is None]
@@ -438,7 +444,7 @@ def _measure_target(target: str, params: Params, run, data: Data, warm: Data | N
         engine.start()
         version, system = version_label(engine)
         for name in settings:
-            setting = cls.LOAD_SETTINGS[name]
+            setting = own[name]
             engine.apply_settings(dict(setting.server))
             if setting.session:
                 engine.set_session(dict(setting.session))
