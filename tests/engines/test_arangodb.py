@@ -192,7 +192,7 @@ def test_request_shape_every_request_is_a_documented_endpoint_with_documented_pa
     eng.bulk_load("t", ["id", "doc"], [_chunk([0, 2]), _chunk([4])], replace=True)
     eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([6]))()
     eng.capability("upsert").prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
-    eng.count_rows("t"), eng.data_bytes("t"), eng.io_counters(), eng.settle("t", timeout_s=1)
+    eng.count_rows("t"), eng.data_bytes("t"), eng.capability("io_counters").read(), eng.settle("t", timeout_s=1)
     problems = [p for r in rec.requests for p in documented(r["method"], r["path"], r["params"])]
     assert problems == []
     assert {(r["method"], r["path"]) for r in rec.requests} >= {
@@ -258,7 +258,7 @@ def test_request_shape_a_document_error_fails_the_batch(recorded):
 def test_request_shape_figures_give_documents_and_indexes_and_metrics_give_the_lab_counters(recorded):
     eng, _ = recorded
     assert eng.data_bytes("t") == 1024 and eng.count_rows("t") == 7
-    counters = eng.io_counters()
+    counters = eng.capability("io_counters").read()
     assert counters["blocks_read"] == 1189335 and counters["blocks_hit"] == 276005
     assert counters["bytes_read"] == 1362540705 and counters["server_insert_s"] == 4.25
     assert np.isnan(counters["server_replace_s"])  # not reported: NaN, not 0

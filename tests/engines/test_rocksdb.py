@@ -84,9 +84,9 @@ def test_upsert_reads_every_key_and_replaces_the_values(eng):
 
 def test_blind_put_replaces_without_reading(eng):
     eng.put(_keys([5]), _values(1, 5))
-    before = eng.io_counters()["keys_read"]
+    before = eng.capability("io_counters").read()["keys_read"]
     eng.put(_keys([5, 6]), _values(2, 6))
-    assert eng.io_counters()["keys_read"] == before
+    assert eng.capability("io_counters").read()["keys_read"] == before
     assert eng.count_rows("kv") == 2
 
 
@@ -98,12 +98,12 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
     eng.settle("kv")
     assert eng.count_rows("kv") == n and eng.data_bytes("kv") >= n * datagen.DOC_BYTES
     eng.apply_settings(BUDGET)  # an empty block cache
-    c0 = eng.io_counters()
+    c0 = eng.capability("io_counters").read()
     found = eng.upsert(_keys([100, 2000, 4000]), datagen.row_values(docs[:3]))
-    c1 = eng.io_counters()
+    c1 = eng.capability("io_counters").read()
     assert found == 3 and c1["blocks_read"] - c0["blocks_read"] >= 3
     eng.insert(_keys([101, 2001, 4001]), datagen.row_values(docs[:3]))  # odd keys: absent, between existing ones
-    c2 = eng.io_counters()
+    c2 = eng.capability("io_counters").read()
     assert c2["bloom_filter_useful"] - c1["bloom_filter_useful"] >= 2
     assert c2["blocks_read"] - c1["blocks_read"] <= 1  # a false positive at most
 

@@ -101,13 +101,13 @@ class UpsertContract:
             pytest.skip(f"{eng.NAME} by URL: the lab cannot empty the server's caches")
         eng.apply_settings(eng.capability("memory_budget").settings(BUDGET))  # an empty cache
         keys = 2 * np.random.default_rng(5).choice(ROWS, 200, replace=False)
-        before = eng.io_counters()
+        before = eng.capability("io_counters").read()
         _write(eng, "overwrite", keys, seed=6)
-        after = eng.io_counters()
+        after = eng.capability("io_counters").read()
         assert after["blocks_read"] - before["blocks_read"] >= 100  # most rows' pages were not cached
-        before = eng.io_counters()
+        before = eng.capability("io_counters").read()
         _write(eng, "insert", 2 * ROWS + 2 * np.arange(1, 201), seed=7)
-        assert eng.io_counters()["blocks_read"] - before["blocks_read"] <= 20  # appending reads (almost) nothing
+        assert eng.capability("io_counters").read()["blocks_read"] - before["blocks_read"] <= 20  # appending reads (almost) nothing
 
     def test_every_operation_the_engine_declares_writes_its_keys(self, eng):
         keys = {"insert": [2 * ROWS + 11, 2 * ROWS + 13], "blind_overwrite": [2 * 20, 2 * 21]}
@@ -117,5 +117,5 @@ class UpsertContract:
                 docs = _write(eng, operation, keys[operation], seed=11)
                 assert self.read_doc(eng, keys[operation][1]) == docs[1].tobytes()
         assert eng.count_rows(TABLE) == before + 2
-        counters = eng.io_counters()
+        counters = eng.capability("io_counters").read()
         assert "blocks_read" in counters

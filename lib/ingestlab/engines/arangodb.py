@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import TableModels, Upsert
+from ingestlab.engines.capabilities import IOCounters, TableModels, Upsert
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
 
@@ -132,6 +132,19 @@ class ArangoDBTableModels(TableModels):
     DEFAULT_MODEL = KEYED_MODEL = "document"
 
 
+class ArangoDBIOCounters(IOCounters):
+    """ArangoDB's I/O counters."""
+
+    def read(self) -> dict[str, float]:
+        """RocksDB's cumulative counters from ``/_admin/metrics/v2`` under the lab's names (:attr:`ArangoDB.METRICS`).
+
+        NaN where the server does not report a series (RocksDB statistics need
+        ``--rocksdb.enable-statistics true``; document times ``--server.export-read-write-metrics true``).
+        """
+        found = self.engine.metrics()
+        return {lab: found.get(series, math.nan) for lab, series in self.engine.METRICS.items()}
+
+
 class ArangoDB(Engine):
     """ArangoDB (RocksDB storage engine) through its HTTP API; the seed's own system.
 
@@ -156,7 +169,7 @@ class ArangoDB(Engine):
     * **State.** :meth:`count_rows` (``GET /_api/collection/{name}/count``),
       :meth:`data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
       estimates), :meth:`settle` (``PUT …/compact``, then waits until RocksDB reports no
-      flush or compaction pending or running), :meth:`io_counters` (``GET
+      flush or compaction pending or running), :class:`ArangoDBIOCounters` (``GET
       /_admin/metrics/v2``: block cache misses and hits, bytes read; needs the server
       option ``--rocksdb.enable-statistics true``, else NaN).
     * **Memory** is the server's (its startup options and the container's limit,
@@ -174,7 +187,7 @@ class ArangoDB(Engine):
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label", "protocol")
     PROTOCOLS: ClassVar[tuple[str, ...]] = ("http", "https")
     CAPABILITIES: ClassVar[dict[str, Any]] = {
-        "upsert": ArangoDBUpsert, "table_models": ArangoDBTableModels,
+        "upsert": ArangoDBUpsert, "table_models": ArangoDBTableModels, "io_counters": ArangoDBIOCounters,
         "profiled_statement": "no per-request split of server time in the document API",
         "memory_budget": "memory is the server's startup options and its container's limit "
                          "(compose/arangodb.yml), not a session setting",
@@ -368,15 +381,6 @@ class ArangoDB(Engine):
 
         if not poll(quiet, timeout_s=timeout_s, interval_s=0.5):
             raise EngineUnavailableError(f"{self.NAME}: still busy after {timeout_s:.0f} s: {busy}")
-
-    def io_counters(self) -> dict[str, float]:
-        """RocksDB's cumulative counters from ``/_admin/metrics/v2`` under the lab's names (:attr:`METRICS`).
-
-        NaN where the server does not report a series (RocksDB statistics need
-        ``--rocksdb.enable-statistics true``; document times ``--server.export-read-write-metrics true``).
-        """
-        found = self.metrics()
-        return {lab: found.get(series, math.nan) for lab, series in self.METRICS.items()}
 
     # -- settings and metadata --------------------------------------------------------------
     def server_version(self) -> str:

@@ -769,22 +769,6 @@ class Engine:
         """Leave ``table`` quiet for timed writes: fresh statistics, nothing dirty or pending."""
         raise UnsupportedOperationError(f"{self.NAME}: no settle")
 
-    @_unsupported("no I/O counters")
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative engine I/O counters under the lab's names (``blocks_read``, ``blocks_hit``...)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no io_counters")
-
-    @_unsupported("no counters of commits and log flushes")
-    def commit_counters(self) -> dict[str, float]:
-        """Cumulative server counters of log flushes and commits, under the lab's and the engine's names.
-
-        ``flushes`` is always there: the syncs of the log that make commits durable (its
-        change over a run against the commits the clients saw acknowledged gives commits per
-        flush: grouping observed rather than assumed). Other keys are the engine's own
-        counters as it names them. Read between runs, never inside a timed region.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no commit counters")
-
     # -- settings and metadata ------------------------------------------------------------
     def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:
         """Put ``settings`` in force for the following statements; return what is in force."""

@@ -231,6 +231,34 @@ class LoadSettings(Capability):
     TRANSACTIONS: ClassVar[bool] = True
 
 
+class IOCounters(Capability):
+    """Cumulative engine I/O counters under the lab's names (notebook 03 reads them around every batch)."""
+
+    NAME = "io_counters"
+    MISSING = "no I/O counters"
+
+    def read(self) -> dict[str, float]:
+        """The counters now (``blocks_read``, ``blocks_hit``...): cumulative, compared around a write."""
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no io_counters")
+
+
+class CommitCounters(Capability):
+    """Cumulative server counters of log flushes and commits (notebook 04: grouping observed rather than assumed)."""
+
+    NAME = "commit_counters"
+    MISSING = "no counters of commits and log flushes"
+
+    def read(self) -> dict[str, float]:
+        """The counters now, under the lab's and the engine's names.
+
+        ``flushes`` is always there: the syncs of the log that make commits durable (its
+        change over a run against the commits the clients saw acknowledged gives commits per
+        flush). Other keys are the engine's own counters as it names them. Read between runs,
+        never inside a timed region.
+        """
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no commit counters")
+
+
 class ProfiledStatement(Capability):
     """Notebook 01's (and 02's) anatomy: single-row INSERTs split into the server's parts and the unexplained rest."""
 
@@ -307,7 +335,8 @@ class ProfiledStatement(Capability):
 
 #: Every kind of capability by name, in the order the docs list them.
 KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget,
-                                                              TableModels, LoadSettings, ProfiledStatement)}
+                                                              TableModels, LoadSettings, IOCounters, CommitCounters,
+                                                              ProfiledStatement)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

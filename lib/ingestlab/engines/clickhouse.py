@@ -119,14 +119,14 @@ class ClickHouse(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
         "table_models": ClickHouseTableModels, "load_settings": ClickHouseLoadSettings,
+        "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
+        "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
         "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
     }
     #: Steps ClickHouse does not have here, each with the reason.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "upsert_sql": "a MergeTree key is not unique, so an INSERT has no conflict to resolve (ReplacingMergeTree "
                       "collapses duplicates later, in merges)",
-        "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
-        "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
     }
     #: Polls in a row, ``SETTLE_INTERVAL_S`` apart, that must find no merge and the same active parts.
     SETTLE_POLLS: ClassVar[int] = 3

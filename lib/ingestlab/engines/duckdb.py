@@ -97,15 +97,12 @@ class DuckDB(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
         "table_models": DuckDBTableModels, "load_settings": DuckDBLoadSettings,
+        "commit_counters": "DuckDB counts no commits or WAL syncs",
+        "io_counters": "DuckDB keeps no cumulative I/O counters (only per-query profiles)",
         "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
                          "the buffer manager)",
     }
 
-    #: Steps DuckDB does not have here, each with the reason.
-    UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "commit_counters": "DuckDB counts no commits or WAL syncs",
-        "io_counters": "DuckDB keeps no cumulative I/O counters (only per-query profiles)",
-    }
 
     def make_server(self) -> LocalServer:
         from ingestlab.servers.duckdb import DuckDBFile

@@ -14,7 +14,9 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import lock_wait_s
 from ingestlab.engines.capabilities import (
+    CommitCounters,
     CommitVariants,
+    IOCounters,
     LoadSetting,
     LoadSettings,
     MemoryBudget,
@@ -148,6 +150,43 @@ class MySQLLoadSettings(LoadSettings):
     }
 
 
+class MySQLIOCounters(IOCounters):
+    """MySQL's I/O counters."""
+
+    def read(self) -> dict[str, float]:
+        """Cumulative InnoDB counters: ``blocks_read`` = pages the buffer pool had to read from disk.
+
+        Global counters: on a server the lab does not manage, other clients add to them.
+        """
+        marks = ", ".join(["%s"] * len(self.engine.IO_COUNTERS))
+        names = self.engine.IO_COUNTERS
+        rows = dict(self.engine.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(names)))
+        return {name: float(rows.get(var, "nan")) for var, name in names.items()}
+
+
+class MySQLCommitCounters(CommitCounters):
+    """MySQL's commit counters."""
+
+    def read(self) -> dict[str, float]:
+        """Redo-log syncs plus, with a synced binary log, its group commits (``flushes``), and the raw counters.
+
+        InnoDB's redo-log syncs are ``Innodb_os_log_fsyncs`` where the server has it (MySQL,
+        MariaDB < 10.8); MariaDB 10.8+ counts them in ``Innodb_data_fsyncs`` with the (rarer)
+        data-file syncs, so there ``flushes`` is an upper bound and commits per flush a lower
+        one. With ``log_bin`` on and ``sync_binlog = 1`` every binlog group commit
+        (``Binlog_group_commits``) is one more sync. Global counters: other clients of a
+        shared server add to them.
+        """
+        marks = ", ".join(["%s"] * len(self.engine.COMMIT_COUNTERS))
+        rows = self.engine.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})",
+                                   list(self.engine.COMMIT_COUNTERS))
+        counters = {str(name): float(value) for name, value in rows}
+        log_bin, sync_binlog = self.engine.execute("SELECT @@log_bin, @@sync_binlog")[0]
+        redo = counters.get("Innodb_os_log_fsyncs", counters.get("Innodb_data_fsyncs", float("nan")))
+        binlog = counters.get("Binlog_group_commits", 0.0) if int(log_bin) and int(sync_binlog) == 1 else 0.0
+        return {"flushes": redo + binlog, **counters}
+
+
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
@@ -181,7 +220,7 @@ class MySQL(MySQLProtocol):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
         "profiled_statement": MySQLProfiledStatement, "table_models": MySQLTableModels,
-        "load_settings": MySQLLoadSettings,
+        "load_settings": MySQLLoadSettings, "io_counters": MySQLIOCounters, "commit_counters": MySQLCommitCounters,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -287,28 +326,10 @@ class MySQL(MySQLProtocol):
         """The session-scoped settings of the variant (global ones are in force server-wide already)."""
         return {k: v for k, v in super().client_settings().items() if k in self.SESSION_SETTINGS}
 
-    #: Status counters :meth:`commit_counters` reads (``SHOW GLOBAL STATUS``).
+    #: Status counters :class:`MySQLCommitCounters` reads (``SHOW GLOBAL STATUS``).
     COMMIT_COUNTERS: ClassVar[tuple[str, ...]] = (
         "Innodb_os_log_fsyncs", "Innodb_data_fsyncs", "Binlog_commits", "Binlog_group_commits",
         "Binlog_group_commit_trigger_count", "Binlog_group_commit_trigger_timeout", "Com_insert")
-
-    def commit_counters(self) -> dict[str, float]:
-        """Redo-log syncs plus, with a synced binary log, its group commits (``flushes``), and the raw counters.
-
-        InnoDB's redo-log syncs are ``Innodb_os_log_fsyncs`` where the server has it (MySQL,
-        MariaDB < 10.8); MariaDB 10.8+ counts them in ``Innodb_data_fsyncs`` with the (rarer)
-        data-file syncs, so there ``flushes`` is an upper bound and commits per flush a lower
-        one. With ``log_bin`` on and ``sync_binlog = 1`` every binlog group commit
-        (``Binlog_group_commits``) is one more sync. Global counters: other clients of a
-        shared server add to them.
-        """
-        marks = ", ".join(["%s"] * len(self.COMMIT_COUNTERS))
-        rows = self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.COMMIT_COUNTERS))
-        counters = {str(name): float(value) for name, value in rows}
-        log_bin, sync_binlog = self.execute("SELECT @@log_bin, @@sync_binlog")[0]
-        redo = counters.get("Innodb_os_log_fsyncs", counters.get("Innodb_data_fsyncs", float("nan")))
-        binlog = counters.get("Binlog_group_commits", 0.0) if int(log_bin) and int(sync_binlog) == 1 else 0.0
-        return {"flushes": redo + binlog, **counters}
 
     # -- tables ------------------------------------------------------------------------------
     # -- bulk path -------------------------------------------------------------------------
@@ -449,7 +470,7 @@ class MySQL(MySQLProtocol):
                 "performance_schema_events_stages_history_long_size")
         return [by_statement[e] for e in statements]
 
-    #: ``SHOW GLOBAL STATUS`` counters :meth:`io_counters` reports, under the lab's names.
+    #: ``SHOW GLOBAL STATUS`` counters :class:`MySQLIOCounters` reports, under the lab's names.
     IO_COUNTERS: ClassVar[dict[str, str]] = {
         "Innodb_buffer_pool_reads": "blocks_read",
         "Innodb_buffer_pool_read_requests": "blocks_requested",
@@ -459,15 +480,6 @@ class MySQL(MySQLProtocol):
         "Innodb_data_writes": "data_writes",
         "Innodb_os_log_written": "log_bytes",
     }
-
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative InnoDB counters: ``blocks_read`` = pages the buffer pool had to read from disk.
-
-        Global counters: on a server the lab does not manage, other clients add to them.
-        """
-        marks = ", ".join(["%s"] * len(self.IO_COUNTERS))
-        rows = dict(self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.IO_COUNTERS)))
-        return {name: float(rows.get(var, "nan")) for var, name in self.IO_COUNTERS.items()}
 
     def data_bytes(self, table: str) -> int:
         """Bytes of ``table``'s data and indexes, as InnoDB reports them (``information_schema.TABLES``)."""

@@ -14,8 +14,10 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, lock_wait_s
 from ingestlab.engines.capabilities import (
+    CommitCounters,
     CommitVariants,
     GroupCommit,
+    IOCounters,
     LoadSetting,
     LoadSettings,
     MemoryBudget,
@@ -145,6 +147,54 @@ class PostgresLoadSettings(LoadSettings):
     }
 
 
+class PostgresIOCounters(IOCounters):
+    """PostgreSQL's buffer and WAL counters, from ``pg_stat_statements``."""
+
+    def read(self) -> dict[str, float]:
+        """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
+
+        ``blocks_read`` counts shared blocks that were not in ``shared_buffers`` and were
+        read from the data files: with ``debug_io_direct = data`` from the disk itself, with
+        buffered I/O from the OS page cache or the disk (the memory cgroup's device reads tell which).
+        ``pg_stat_statements`` updates these when each statement ends, so a difference
+        around one statement is exact.
+
+        Returns
+        -------
+        dict
+            ``blocks_read``, ``blocks_hit``, ``blocks_dirtied``, ``blocks_written``,
+            ``wal_fpi``, ``wal_bytes``.
+        """
+        row = self.engine.execute(
+            "SELECT coalesce(sum(shared_blks_read), 0), coalesce(sum(shared_blks_hit), 0), "
+            "coalesce(sum(shared_blks_dirtied), 0), coalesce(sum(shared_blks_written), 0), "
+            "coalesce(sum(wal_fpi), 0), coalesce(sum(wal_bytes), 0) FROM pg_stat_statements")[0]
+        return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
+                        map(float, row)))
+
+
+class PostgresCommitCounters(CommitCounters):
+    """PostgreSQL's WAL syncs and commits."""
+
+    def read(self) -> dict[str, float]:
+        """WAL syncs of every process (``pg_stat_io``, object ``wal``), WAL records and the database's commits.
+
+        ``flushes`` is the sum of ``fsyncs`` over every backend type (client backends, the WAL
+        writer, the checkpointer). A backend reports its I/O when it exits or at most once a
+        second, so the read first waits (up to :attr:`Postgres.CLIENT_EXIT_WAIT_S`) for the other
+        client backends of this user to be gone, then forces this backend's own report.
+        """
+        self.engine._wait_for_other_clients()
+        execute = self.engine.execute
+        execute("SELECT pg_stat_force_next_flush()")
+        fsyncs, writes = execute("SELECT coalesce(sum(fsyncs), 0), coalesce(sum(writes), 0) "
+                                 "FROM pg_stat_io WHERE object = 'wal'")[0]
+        records, wal_bytes = execute("SELECT wal_records, wal_bytes FROM pg_stat_wal")[0]
+        commits = execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")[0][0]
+        return {"flushes": float(fsyncs), "wal_writes": float(writes), "wal_records": float(records),
+                "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -172,6 +222,7 @@ class Postgres(Engine):
         "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
         "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
         "table_models": PostgresTableModels, "load_settings": PostgresLoadSettings,
+        "io_counters": PostgresIOCounters, "commit_counters": PostgresCommitCounters,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -182,7 +233,7 @@ class Postgres(Engine):
     #: Settings a client may change per session on a remote server.
     SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({"synchronous_commit", "commit_delay", "commit_siblings",
                                                             "work_mem", "maintenance_work_mem"})
-    #: Seconds :meth:`commit_counters` waits for finished clients' backends to exit (and report).
+    #: Seconds :class:`PostgresCommitCounters` waits for finished clients' backends to exit (and report).
     CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
 
 
@@ -450,46 +501,6 @@ class Postgres(Engine):
         return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
 
     # -- anatomy --------------------------------------------------------------------------
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
-
-        ``blocks_read`` counts shared blocks that were not in ``shared_buffers`` and were
-        read from the data files: with ``debug_io_direct = data`` from the disk itself, with
-        buffered I/O from the OS page cache or the disk (the memory cgroup's device reads tell which).
-        ``pg_stat_statements`` updates these when each statement ends, so a difference
-        around one statement is exact.
-
-        Returns
-        -------
-        dict
-            ``blocks_read``, ``blocks_hit``, ``blocks_dirtied``, ``blocks_written``,
-            ``wal_fpi``, ``wal_bytes``.
-        """
-        row = self.execute(
-            "SELECT coalesce(sum(shared_blks_read), 0), coalesce(sum(shared_blks_hit), 0), "
-            "coalesce(sum(shared_blks_dirtied), 0), coalesce(sum(shared_blks_written), 0), "
-            "coalesce(sum(wal_fpi), 0), coalesce(sum(wal_bytes), 0) FROM pg_stat_statements")[0]
-        return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
-                        map(float, row)))
-
-    def commit_counters(self) -> dict[str, float]:
-        """WAL syncs of every process (``pg_stat_io``, object ``wal``), WAL records and the database's commits.
-
-        ``flushes`` is the sum of ``fsyncs`` over every backend type (client backends, the WAL
-        writer, the checkpointer). A backend reports its I/O when it exits or at most once a
-        second, so the read first waits (up to :attr:`CLIENT_EXIT_WAIT_S`) for the other
-        client backends of this user to be gone, then forces this backend's own report.
-        """
-        self._wait_for_other_clients()
-        execute = self.execute
-        execute("SELECT pg_stat_force_next_flush()")
-        fsyncs, writes = execute("SELECT coalesce(sum(fsyncs), 0), coalesce(sum(writes), 0) "
-                                 "FROM pg_stat_io WHERE object = 'wal'")[0]
-        records, wal_bytes = execute("SELECT wal_records, wal_bytes FROM pg_stat_wal")[0]
-        commits = execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")[0][0]
-        return {"flushes": float(fsyncs), "wal_writes": float(writes), "wal_records": float(records),
-                "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
-
     def _wait_for_other_clients(self) -> None:
         poll(lambda: not self.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "

@@ -10,12 +10,12 @@ import pyarrow as pa
 
 from ingestlab.engines import capabilities
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import MemoryBudget, Upsert
+from ingestlab.engines.capabilities import IOCounters, MemoryBudget, Upsert
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
-#: RocksDB statistics tickers that :meth:`RocksDB.io_counters` reports, under the lab's names.
+#: RocksDB statistics tickers that :class:`RocksDBIOCounters` reports, under the lab's names.
 _TICKERS = {
     "rocksdb.block.cache.data.miss": "blocks_read",
     "rocksdb.block.cache.data.hit": "blocks_hit",
@@ -71,6 +71,26 @@ class RocksDBMemoryBudget(MemoryBudget):
                 "bloom_bits_per_key": "10", "compression": "none"}
 
 
+class RocksDBIOCounters(IOCounters):
+    """RocksDB's I/O counters."""
+
+    def read(self) -> dict[str, float]:
+        """Cumulative RocksDB statistics: ``blocks_read`` (data blocks read from disk), bloom filter, compaction.
+
+        Returns
+        -------
+        dict
+            Keys of the tickers listed in this module (``blocks_read``, ``blocks_hit``,
+            ``bloom_filter_useful``, ``keys_read``, ``compaction_read_bytes``...); empty when
+            statistics are off.
+        """
+        text = self.engine.server.options.get_statistics() if self.engine.server.options is not None else None
+        if not text:
+            return {}
+        found = dict(_TICKER_LINE.findall(text))
+        return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
+
+
 class RocksDB(Engine):
     """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
 
@@ -106,7 +126,7 @@ class RocksDB(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget,
         "profiled_statement": "RocksDB is a key-value store without SQL",
-        "table_models": "a key-value store has no table models",
+        "table_models": "a key-value store has no table models", "io_counters": RocksDBIOCounters,
     }
 
     def make_server(self) -> LocalServer:
@@ -159,22 +179,6 @@ class RocksDB(Engine):
     def settings(self) -> dict[str, str]:
         """The lab settings in force and RocksDB's own record of its options (``OPTIONS-*``)."""
         return {**{f"lab.{k}": v for k, v in self.server.settings.items()}, **self.server.options_in_force()}
-
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative RocksDB statistics: ``blocks_read`` (data blocks read from disk), bloom filter, compaction.
-
-        Returns
-        -------
-        dict
-            Keys of the tickers listed in this module (``blocks_read``, ``blocks_hit``,
-            ``bloom_filter_useful``, ``keys_read``, ``compaction_read_bytes``...); empty when
-            statistics are off.
-        """
-        text = self.server.options.get_statistics() if self.server.options is not None else None
-        if not text:
-            return {}
-        found = dict(_TICKER_LINE.findall(text))
-        return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
 
     # -- keys and values -------------------------------------------------------------------
     def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,

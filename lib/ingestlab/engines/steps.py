@@ -9,8 +9,8 @@ from ingestlab.errors import UnsupportedOperationError
 #: The contract's steps that an engine may lack (see ``Engine.has``).
 STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
-    "bulk_load", "count_rows", "data_bytes", "settle", "io_counters",
-    "set_session", "commit_counters", "statement_call",
+    "bulk_load", "count_rows", "data_bytes", "settle",
+    "set_session", "statement_call",
     "group_commit_interval_sql",
     "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
 )

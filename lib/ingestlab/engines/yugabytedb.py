@@ -128,15 +128,13 @@ class YugabyteDB(Postgres):
         **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
         "upsert": YugabyteDBUpsert, "profiled_statement": YugabyteDBProfiledStatement,
         "load_settings": YugabyteDBLoadSettings,
+        "commit_counters": ("commits are Raft log writes on the tablet servers; the SQL layer's WAL statistics "
+                            "do not count them"),
         # a cluster the lab does not manage: no memory budget (notebook 03 by URL is issue J's)
         "memory_budget": "a cluster's memory is set in its tserver flags, not per session",
     }
     SESSION_SETTINGS: ClassVar[frozenset[str]] = Postgres.SESSION_SETTINGS | {
         "yb_disable_transactional_writes", "yb_enable_upsert_mode"}
-    UNSUPPORTED: ClassVar[dict[str, str]] = {
-        "commit_counters": "commits are Raft log writes on the tablet servers; the SQL layer's WAL statistics "
-                           "do not count them",
-    }
     #: Session setting of the blind write (the seed's "Upsert").
     BLIND_WRITE_SETTINGS: ClassVar[dict[str, str]] = {"yb_enable_upsert_mode": "on"}
     #: Statement prefix of the anatomy (the INSERT follows).

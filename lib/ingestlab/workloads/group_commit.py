@@ -210,7 +210,7 @@ def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, l
     """One configuration: clients write for the warm-up and the duration; samples, throughput row and CPU."""
     engine.reset_table(TABLE, SEED_COLUMNS)
     counters = engine.has("commit_counters")
-    before = engine.commit_counters() if counters else {}
+    before = engine.capability("commit_counters").read() if counters else {}
     driver = ClientRun(engine, TABLE, COLUMNS, row, clients=clients, rows_per_insert=rows, warmup_s=params.warmup_s,
                        duration_s=params.duration_s, loop=params.loop, rate=params.rate, on_start=on_start)
     try:
@@ -229,7 +229,7 @@ def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, l
         raise DataLossError(f"{labels}: the table holds {written} rows, the clients saw {acknowledged} acknowledged")
     deltas = {}
     if counters:
-        after = engine.commit_counters()
+        after = engine.capability("commit_counters").read()
         deltas = {k: after[k] - before.get(k, np.nan) for k in after}
     cpu = driver.cpu_table().assign(**labels)
     row_out = config_row(samples, deltas, cpu, labels, parent_cpu_ns=driver.parent_cpu_ns,

@@ -305,9 +305,9 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
                                         datagen.document_table(batch_keys, datagen.documents(n, rng)))
             if cap is not None:
                 cap.reset_peak()
-            dev0, grp0, eng0 = disk_counters(device), group.counters(), engine.io_counters()
+            dev0, grp0, eng0 = disk_counters(device), group.counters(), engine.capability("io_counters").read()
             run = timing.timed(call)
-            dev1, grp1, eng1 = disk_counters(device), group.counters(), engine.io_counters()
+            dev1, grp1, eng1 = disk_counters(device), group.counters(), engine.capability("io_counters").read()
             row = dict.fromkeys(SAMPLE_COLUMNS, np.nan)
             row.update(batch_no=batch_no, warmup=warmup, rows=n, bytes=n * datagen.DOC_BYTES,
                        elapsed_s=run.elapsed_ns / 1e9, started_ns=run.started_ns, keys_found=run.result,
@@ -537,5 +537,5 @@ NOTEBOOK = Notebook(
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     renamed={"TARGET": "ENGINES", "TARGETS": "ENGINES"},
-    needs=("upsert",),
+    needs=("upsert", "io_counters"),
 )
