@@ -62,89 +62,66 @@ def lock_wait_s() -> float:
 
 
 class Engine:
-    """One database engine, reached through its Python driver; subclasses override only what differs.
+    """One database engine, reached through its Python driver: the small core every notebook uses.
 
-    The contract, declared here once. Four concerns live in modules of their own and the
-    engine holds or asks them: the registry (:mod:`ingestlab.engines.registry`), the driver
-    choice (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`, a builder of
+    The contract, declared here once; what only some notebooks need is a capability (below).
+    Beside it: the registry (:mod:`ingestlab.engines.registry`), the driver choice
+    (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`, a builder of
     :mod:`ingestlab.engines.sql`) and the connection value (:class:`ingestlab.conninfo.Connection`).
 
-    * **Registry.** Subclasses with a :attr:`NAME` register themselves. ``Engine.get(name)``
-      returns the lab's local instance of that engine (a server the lab starts and stops)
-      when it has one; ``Engine.from_url(url)`` an adapter for an existing server;
-      ``Engine.resolve(target)`` accepts either; ``Engine.class_of(target)`` the class
-      without a server; ``Engine.classes()``, ``names()`` and ``versions(name)`` list them.
-      Each takes ``parameter`` (default ``"ENGINES"``), the name its errors give the value.
+    * **Registry and connection.** Subclasses with a :attr:`NAME` register themselves; a URL is
+      parsed once into :attr:`connection` (its password never shown: :attr:`display_url`).
       Nothing connects until :meth:`start`.
-    * **Connection.** A URL is parsed once into :attr:`connection` (its password, from the
-      user info, the query, or handed over as ``***``, never shown: :attr:`display_url`).
     * **Driver.** :attr:`DRIVERS` lists the Python drivers an adapter can measure through,
       preferred first; a URL's ``+driver`` picks one, else the first that imports does
-      (:attr:`driver`; a fallback is warned once and kept in :attr:`driver_note`).
-      :meth:`metadata` records the driver and its version, and workloads label every sample
-      with it.
+      (:attr:`driver`); :meth:`metadata` records it and workloads label every sample with it.
     * **Lifecycle.** :meth:`start` starts the local server if any and opens the measuring
-      connection (autocommit: every statement is its own transaction, its commit inside its
-      time); idempotent. :meth:`close` closes it and stops the local server; idempotent and
-      safe after a failure.
-    * **Variants.** :meth:`apply_settings` puts settings in force: a local server restarts
-      with them (and only them), a remote one gets session settings where the engine allows
-      it. :meth:`settings` reads back every setting that differs from the server's default.
-    * **Tables.** :meth:`table_ddl` writes the statements that create a table of a key model
-      (:attr:`TABLE_MODELS`), hash-partitioned or bucketed into ``partitions``
-      (≤ :attr:`MAX_PARTITIONS`); :meth:`reset_table` drops and creates it. Identifiers are
-      quoted by SQLAlchemy's dialect quoting (:meth:`quote`); values always travel as driver
-      parameters. Every SQL text comes from :attr:`sql`.
-    * **Writes.** :meth:`bulk_load` loads chunks (``pyarrow.Table``) through the engine's
-      bulk path (:attr:`BULK_PATH`) and returns the rows sent; :meth:`prepare_write` builds
-      one batch of an operation of :attr:`UPSERT_OPERATIONS` (statement text and parameters
-      ready, before any clock starts) and returns the call to time; :meth:`statement_call` does
-      the same for one statement (rendered by the driver now, sent by the call).
-    * **State.** :meth:`count_rows`, :meth:`data_bytes` (bytes on disk), :meth:`settle` (no
-      background work left: checkpoint, flush, compaction), :meth:`io_counters` (cumulative
-      engine counters under the lab's names: ``blocks_read``...), :meth:`memory_budget_settings`
-      (settings that hold the engine to a memory budget under one of :attr:`MEMORY_LIMITS`).
-    * **Times.** No adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s.
-      :meth:`native_sender` hands the timing module's C loop the connection's own C send
-      call where the driver wraps a C client library (libpq, libmysqlclient); None elsewhere.
-      :meth:`statement_anatomy` times single-row INSERTs on that clock and asks the engine's
-      :meth:`anatomy_recorder` what the server reported for each (server-side parts only), with
-      unobserved statements between them for the observer's cost;
-      :func:`ingestlab.anatomy.frame` builds the one table shape, the remainder named
-      ``unexplained`` everywhere.
-    * **Missing steps.** A step an engine lacks raises :class:`UnsupportedOperationError`
-      naming the engine and the step; :meth:`has` says whether a step is there, and with
-      ``check=True`` raises with the reason (psycopg's ``Capabilities``). A subclass switches
-      off what it must not inherit in :attr:`UNSUPPORTED`, explicitly; a SQL step is missing
-      where the engine's builder marks it so (or the engine has no :attr:`SQL`).
+      connection (autocommit); :meth:`close` closes it and stops the server. Both idempotent.
+    * **Statements, through the one clock.** :meth:`execute` runs one statement;
+      :meth:`statement_call` renders one before the clock and returns the call to time. No
+      adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s, whose C loop
+      sends through :meth:`native_sender` where the driver wraps a C client library.
+    * **Settings.** :meth:`apply_settings` puts a variant's settings in force (a local server
+      restarts with them, a remote one gets them per session); :meth:`settings` reads back
+      every setting that differs from the server's default.
+    * **Tables.** :meth:`table_ddl` and :meth:`reset_table` create a table, :meth:`bulk_load`
+      loads it through the engine's bulk path, :meth:`count_rows`, :meth:`data_bytes` and
+      :meth:`settle` tell and quiet its state. SQL text comes from :attr:`sql` only.
+    * **Version and metadata.** :meth:`server_version`, :meth:`metadata`.
+    * **Capabilities.** What a notebook needs beyond the core is a capability object, declared
+      by name in :attr:`CAPABILITIES` (``{"upsert": PostgresUpsert, ...}``), its kind declared
+      once with its flags and their defaults in :mod:`ingestlab.engines.capabilities`:
+      ``commit_variants``, ``group_commit``, ``upsert``, ``memory_budget``, ``table_models``,
+      ``load_settings``, ``io_counters``, ``commit_counters``, ``profiled_statement``.
+      :meth:`capability` returns the engine's object; each notebook lists the capabilities it
+      needs (``Notebook.needs``) and the runner refuses an engine without one before any
+      server starts.
+    * **Missing steps and capabilities.** :meth:`has` says whether a capability or a step is
+      there, and with ``check=True`` raises :class:`UnsupportedOperationError` with the reason
+      in one line (psycopg's ``Capabilities``). A subclass switches off what it must not
+      inherit explicitly: a capability by giving the reason instead of a class in
+      :attr:`CAPABILITIES`, a step in :attr:`UNSUPPORTED`; a SQL step is missing where the
+      engine's builder marks it so (or the engine has no :attr:`SQL`).
 
-    Steps (:data:`~ingestlab.engines.steps.STEPS`, the methods :meth:`has` answers for; SQL
-    steps are written by :attr:`sql`):
+    Steps (:data:`~ingestlab.engines.steps.STEPS`, the methods :meth:`has` answers for besides
+    the capabilities; SQL steps are written by :attr:`sql`):
 
     * statements: ``execute``, ``statement_call``, ``set_session``;
     * SQL text: ``quote``, ``table_ddl``, ``insert_sql``, ``upsert_sql``, ``insert_select_sql``,
       ``generate_rows_sql``, ``group_commit_interval_sql``;
-    * tables and writes: ``reset_table``, ``bulk_load``, ``native_load``, ``prepare_write``,
-      ``prepare_insert``, ``prepare_pipeline_insert``;
-    * state: ``count_rows``, ``data_bytes``, ``settle``, ``io_counters``, ``commit_counters``,
-      ``memory_budget_settings``;
-    * anatomy: ``statement_anatomy``.
+    * tables and writes: ``reset_table``, ``bulk_load``, ``native_load``, ``prepare_insert``,
+      ``prepare_pipeline_insert``;
+    * state: ``count_rows``, ``data_bytes``, ``settle``.
 
-    Capability flags, with their defaults on this base (each documented where it is declared):
+    Flags, with their defaults on this base (each documented where it is declared):
 
     * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``DRIVERNAME = ''``,
       ``DRIVERS = {}``, ``DEFAULT_PORT = None``, ``DATABASE_KEY = 'database'``,
       ``PLACEHOLDER = '%s'``, ``LAB_QUERY_KEYS = ('label',)``, ``SQLGLOT_DIALECT = ''``,
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
     * SQL: ``SQL = SQLBuilder`` (the builder class of :attr:`sql`; None: the engine has no SQL);
-    * capabilities and instruments: ``CAPABILITIES = {}`` (see :mod:`ingestlab.engines.capabilities`),
-      ``INSTRUMENT_SETTINGS = {}``;
-    * tables and writes: ``TABLE_MODELS = {}``, ``COMMIT_FREE_MODELS = ()``,
-      ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``, ``UNPARTITIONED_MODELS = ()``,
-      ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
-      ``ONE_PARTITION = 'plain table'``, ``SWEEP_EXTRA_PARTITIONS = ()``, ``BULK_PATH = None``,
-      ``TRANSACTIONS = True``, ``UPSERT_OPERATIONS = ()``, ``LOAD_SETTINGS`` (``default``: the server's defaults);
-    * memory: ``MEMORY_LIMITS = {}``, ``CGROUP_CACHE_SHARE = 0.25``;
+    * capabilities and instruments: ``CAPABILITIES = {}``, ``INSTRUMENT_SETTINGS = {}``;
+    * writes: ``BULK_PATH = None``;
     * steps switched off: ``UNSUPPORTED = {}``.
     """
 
