@@ -3,7 +3,7 @@
 Loads notebook 05's table (``demo``, the seed's rows) through the lab's bulk path
 (``Engine.prepare_bulk_load``: COPY FROM STDIN from psycopg2, the CSV encoded before the clock
 as every INSERT is rendered before it; MariaDB: LOAD DATA LOCAL through a pipe) and through the
-engine's own client reading the same rows from a CSV file (``Engine.native_load``: ``psql
+engine's own client reading the same rows from a CSV file (the ``native_load`` capability: ``psql
 \\copy``; MariaDB: ``mariadb --local-infile``), alternating, every load into a freshly created
 table and its rows counted. Prints ``lab_median / native_median`` per engine with a bootstrap CI,
 and its inverse, the lab's share of the native client's rows per second (target ≥ 0.95; a

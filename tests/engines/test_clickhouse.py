@@ -208,10 +208,10 @@ class TestClickHouse(EngineContract):
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
-        assert eng.native_load("c_native", COLS, str(path)) == len(rows)
+        assert eng.capability("native_load").load("c_native", COLS, str(path)) == len(rows)
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_native')}")) == sorted(rows)
         with pytest.raises(ServerError, match="clickhouse: loading .*missing.csv"):
-            eng.native_load("c_native", COLS, str(tmp_path / "missing.csv"))
+            eng.capability("native_load").load("c_native", COLS, str(tmp_path / "missing.csv"))
 
     def test_what_clickhouse_lacks_is_switched_off_with_its_reason(self, eng):
         for step in ("upsert_sql", "commit_counters", "io_counters",

@@ -146,7 +146,7 @@ class TestDuckDB(EngineContract):
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
-        assert eng.native_load("d_native", COLS, str(path)) == len(rows)
+        assert eng.capability("native_load").load("d_native", COLS, str(path)) == len(rows)
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_native')}")) == sorted(rows)
 
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):

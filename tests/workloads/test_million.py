@@ -105,7 +105,7 @@ def test_yugabytedb_settings_are_session_settings_the_adapter_allows():
     for name, setting in capabilities.of(YugabyteDB, "load_settings").SETTINGS.items():
         assert set(setting.server) <= YugabyteDB.SESSION_SETTINGS, name
     assert capabilities.of(YugabyteDB, "load_settings").SETTINGS["packed_row"].server_flags == {"ysql_enable_packed_row": "true"}
-    assert YugabyteDB.has("prepare_pipeline_insert") and not MariaDB.has("prepare_pipeline_insert")
+    assert YugabyteDB.has("pipeline") and not MariaDB.has("pipeline")
 
 
 def _loads(costs: dict[str, tuple], *, n: int = 100_000, repeats: int = 5, seed: int = 0) -> pd.DataFrame:

@@ -92,7 +92,8 @@ class Engine:
       by name in :attr:`CAPABILITIES` (``{"upsert": PostgresUpsert, ...}``), its kind declared
       once with its flags and their defaults in :mod:`ingestlab.engines.capabilities`:
       ``commit_variants``, ``group_commit``, ``upsert``, ``memory_budget``, ``table_models``,
-      ``load_settings``, ``io_counters``, ``commit_counters``, ``profiled_statement``.
+      ``load_settings``, ``native_load``, ``pipeline``, ``io_counters``, ``commit_counters``,
+      ``profiled_statement``.
       :meth:`capability` returns the engine's object; each notebook lists the capabilities it
       needs (``Notebook.needs``) and the runner refuses an engine without one before any
       server starts.
@@ -109,8 +110,7 @@ class Engine:
     * statements: ``execute``, ``statement_call``, ``set_session``;
     * SQL text: ``quote``, ``table_ddl``, ``insert_sql``, ``upsert_sql``, ``insert_select_sql``,
       ``generate_rows_sql``, ``group_commit_interval_sql``;
-    * tables and writes: ``reset_table``, ``bulk_load``, ``native_load``, ``prepare_insert``,
-      ``prepare_pipeline_insert``;
+    * tables and writes: ``reset_table``, ``bulk_load``, ``prepare_insert``;
     * state: ``count_rows``, ``data_bytes``, ``settle``.
 
     Flags, with their defaults on this base (each documented where it is declared):
@@ -672,28 +672,6 @@ class Engine:
                     cur.execute("COMMIT")
             return len(statements)
         return write
-
-    @_unsupported("the driver has no pipeline mode")
-    def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-                                ) -> Callable[[], int]:
-        """Single-row INSERTs of ``rows`` in one transaction, sent without waiting for each reply, as a call to time.
-
-        The driver's pipeline mode (PostgreSQL's, through psycopg 3): one statement per row,
-        one commit, but not one round trip per statement. Returns the statements run.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no pipeline mode")
-
-    @_unsupported("no command-line client of the engine's own in the lab")
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """Load the CSV file ``path`` (:func:`ingestlab.datagen.csv_bytes`'s format) with the engine's own client.
-
-        PostgreSQL: ``psql -c '\\copy …'``; MariaDB: ``mariadb --local-infile -e 'LOAD DATA LOCAL …'``.
-        A process is started per call: that start is part of what the client costs. Engines that
-        run inside the lab's process (DuckDB, ClickHouse through chDB) have no other client: theirs
-        is the engine's own CSV import, run on the measuring connection. Returns the rows the
-        client reported.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no native_load")
 
     # -- writes ----------------------------------------------------------------------------
     @_unsupported("no bulk path in the lab")

@@ -259,6 +259,38 @@ class CommitCounters(Capability):
         raise UnsupportedOperationError(f"{self.engine.NAME}: no commit counters")
 
 
+class NativeLoad(Capability):
+    """The engine's own client loading a CSV file (notebook 05's ``native_client`` method)."""
+
+    NAME = "native_load"
+    MISSING = "no command-line client of the engine's own in the lab"
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """Load the CSV file ``path`` (:func:`ingestlab.datagen.csv_bytes`'s format) with the engine's own client.
+
+        PostgreSQL: ``psql -c '\\copy …'``; MariaDB: ``mariadb --local-infile -e 'LOAD DATA LOCAL …'``.
+        A process is started per call: that start is part of what the client costs. Engines that
+        run inside the lab's process (DuckDB, ClickHouse through chDB) have no other client: theirs
+        is the engine's own CSV import, run on the measuring connection. Returns the rows the
+        client reported.
+        """
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no native_load")
+
+
+class Pipeline(Capability):
+    """Single-row INSERTs in one transaction sent without waiting for each reply (notebook 05's ``pipeline``)."""
+
+    NAME = "pipeline"
+    MISSING = "the driver has no pipeline mode"
+
+    def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Callable[[], int]:
+        """The INSERTs of ``rows`` as a call to time: one statement per row, one commit, not one round trip each.
+
+        Returns the statements run.
+        """
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no pipeline mode")
+
+
 class ProfiledStatement(Capability):
     """Notebook 01's (and 02's) anatomy: single-row INSERTs split into the server's parts and the unexplained rest."""
 
@@ -335,8 +367,8 @@ class ProfiledStatement(Capability):
 
 #: Every kind of capability by name, in the order the docs list them.
 KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget,
-                                                              TableModels, LoadSettings, IOCounters, CommitCounters,
-                                                              ProfiledStatement)}
+                                                              TableModels, LoadSettings, NativeLoad, Pipeline,
+                                                              IOCounters, CommitCounters, ProfiledStatement)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

@@ -13,7 +13,14 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import CommitVariants, LoadSetting, LoadSettings, ProfiledStatement, TableModels
+from ingestlab.engines.capabilities import (
+    CommitVariants,
+    LoadSetting,
+    LoadSettings,
+    NativeLoad,
+    ProfiledStatement,
+    TableModels,
+)
 from ingestlab.engines.sql.clickhouse import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -72,6 +79,25 @@ class ClickHouseLoadSettings(LoadSettings):
     }
 
 
+class ClickHouseNativeLoad(NativeLoad):
+    """ClickHouse: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """ClickHouse's own CSV import: ``INSERT INTO table (columns) FROM INFILE 'path' FORMAT CSV``.
+
+        chDB runs ClickHouse inside the lab's process, one per process on one data path, so
+        there is no other client to start: the import is the one ``clickhouse-client`` runs, read
+        and parsed by ClickHouse in this process. Returns the rows ClickHouse reports written.
+        """
+        cols = ", ".join(map(self.engine.sql.quote, columns))
+        try:
+            result = self.engine.conn.query(f"INSERT INTO {self.engine.sql.quote(table)} ({cols}) FROM INFILE "
+                                            f"{self.engine.sql.literal(str(path))} FORMAT CSV")
+        except RuntimeError as exc:
+            raise ServerError(f"{self.engine.NAME}: loading {path}: {exc}".strip()) from exc
+        return int(result.rows_written())
+
+
 class ClickHouse(Engine):
     """ClickHouse (chDB 4.4's embedded server), its tables ``MergeTree``, inside this Python process.
 
@@ -119,6 +145,7 @@ class ClickHouse(Engine):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
         "table_models": ClickHouseTableModels, "load_settings": ClickHouseLoadSettings,
+        "native_load": ClickHouseNativeLoad,
         "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
         "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
         "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
@@ -233,21 +260,6 @@ class ClickHouse(Engine):
                 query(text)
             return len(texts)
         return write
-
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """ClickHouse's own CSV import: ``INSERT INTO table (columns) FROM INFILE 'path' FORMAT CSV``.
-
-        chDB runs ClickHouse inside the lab's process, one per process on one data path, so
-        there is no other client to start: the import is the one ``clickhouse-client`` runs, read
-        and parsed by ClickHouse in this process. Returns the rows ClickHouse reports written.
-        """
-        cols = ", ".join(map(self.sql.quote, columns))
-        try:
-            result = self.conn.query(f"INSERT INTO {self.sql.quote(table)} ({cols}) FROM INFILE "
-                                     f"{self.sql.literal(str(path))} FORMAT CSV")
-        except RuntimeError as exc:
-            raise ServerError(f"{self.NAME}: loading {path}: {exc}".strip()) from exc
-        return int(result.rows_written())
 
     # -- bulk path ---------------------------------------------------------------------------
     def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,

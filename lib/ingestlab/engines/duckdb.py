@@ -9,7 +9,14 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import CommitVariants, LoadSetting, LoadSettings, ProfiledStatement, TableModels
+from ingestlab.engines.capabilities import (
+    CommitVariants,
+    LoadSetting,
+    LoadSettings,
+    NativeLoad,
+    ProfiledStatement,
+    TableModels,
+)
 from ingestlab.engines.sql.duckdb import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
@@ -64,6 +71,26 @@ class DuckDBLoadSettings(LoadSettings):
     }
 
 
+class DuckDBNativeLoad(NativeLoad):
+    """DuckDB: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """DuckDB's own CSV reader: ``COPY table (columns) FROM 'path' (FORMAT csv, …)``.
+
+        The file is :func:`ingestlab.datagen.csv_bytes`'s: no header, every value quoted, NULL a bare
+        empty field (a quoted empty field is an empty text: ``allow_quoted_nulls = false``).
+
+        DuckDB runs inside the lab's process, which holds its file locked, so there is no other
+        client to start: the engine's own import is its ``COPY``, run on the measuring connection.
+        Returns the rows DuckDB reported.
+        """
+        sql = self.engine.sql
+        cols = ", ".join(map(sql.quote, columns))
+        (rows,), = self.engine.execute(f"COPY {sql.quote(table)} ({cols}) FROM {sql.literal(str(path))} "
+                                       "(FORMAT csv, HEADER false, QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false)")
+        return int(rows)
+
+
 class DuckDB(Engine):
     """DuckDB through its Python API, on a database file in a private folder, inside this Python process.
 
@@ -96,7 +123,7 @@ class DuckDB(Engine):
     BULK_PATH = "arrow_scan"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
-        "table_models": DuckDBTableModels, "load_settings": DuckDBLoadSettings,
+        "table_models": DuckDBTableModels, "load_settings": DuckDBLoadSettings, "native_load": DuckDBNativeLoad,
         "commit_counters": "DuckDB counts no commits or WAL syncs",
         "io_counters": "DuckDB keeps no cumulative I/O counters (only per-query profiles)",
         "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
@@ -205,21 +232,6 @@ class DuckDB(Engine):
                 conn.execute("ROLLBACK")
             raise
         return n
-
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """DuckDB's own CSV reader: ``COPY table (columns) FROM 'path' (FORMAT csv, …)``.
-
-        The file is :func:`ingestlab.datagen.csv_bytes`'s: no header, every value quoted, NULL a bare
-        empty field (a quoted empty field is an empty text: ``allow_quoted_nulls = false``).
-
-        DuckDB runs inside the lab's process, which holds its file locked, so there is no other
-        client to start: the engine's own import is its ``COPY``, run on the measuring connection.
-        Returns the rows DuckDB reported.
-        """
-        cols = ", ".join(map(self.sql.quote, columns))
-        (rows,), = self.execute(f"COPY {self.sql.quote(table)} ({cols}) FROM {self.sql.literal(str(path))} "
-                                "(FORMAT csv, HEADER false, QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false)")
-        return int(rows)
 
     # -- state ------------------------------------------------------------------------------
     def data_bytes(self, table: str) -> int:

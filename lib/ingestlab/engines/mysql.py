@@ -20,6 +20,7 @@ from ingestlab.engines.capabilities import (
     LoadSetting,
     LoadSettings,
     MemoryBudget,
+    NativeLoad,
     ProfiledStatement,
     TableModels,
     Upsert,
@@ -187,6 +188,33 @@ class MySQLCommitCounters(CommitCounters):
         return {"flushes": redo + binlog, **counters}
 
 
+class MySQLNativeLoad(NativeLoad):
+    """MySQL: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """``mysql --local-infile=1 -e 'LOAD DATA LOCAL INFILE …'`` (MariaDB: ``mariadb``); returns the rows loaded."""
+        import subprocess
+
+        args = self.engine.connect_kwargs()
+        client = shutil.which(self.engine.NATIVE_CLIENT)
+        if client is None:
+            raise EngineUnavailableError(f"{self.engine.NATIVE_CLIENT} (the engine's command-line client) not found")
+        where = ([f"--socket={args['unix_socket']}"] if args.get("unix_socket")
+                 else [f"--host={args.get('host', '127.0.0.1')}",
+                       f"--port={args.get('port', self.engine.DEFAULT_PORT)}"])
+        quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
+        sql = self.engine.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
+        command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
+                   f"--init-command={self.engine.lock_wait_sql()}",
+                   f"--user={args.get('user', '')}", args.get("database", ""), "-e", sql]
+        env = {**os.environ, **({"MYSQL_PWD": str(args["password"])} if args.get("password") else {})}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise ServerError(f"{self.engine.NATIVE_CLIENT} LOAD DATA LOCAL failed ({done.returncode}): "
+                              f"{done.stderr.strip()[-500:]}")
+        return int(done.stdout.split()[-1])
+
+
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
@@ -221,6 +249,7 @@ class MySQL(MySQLProtocol):
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
         "profiled_statement": MySQLProfiledStatement, "table_models": MySQLTableModels,
         "load_settings": MySQLLoadSettings, "io_counters": MySQLIOCounters, "commit_counters": MySQLCommitCounters,
+        "native_load": MySQLNativeLoad,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -390,29 +419,8 @@ class MySQL(MySQLProtocol):
         return sent[0]
 
     # -- notebook 05: one million rows ---------------------------------------------------------
-    #: The client the lab runs for :meth:`native_load`.
+    #: The client the lab runs for :class:`MySQLNativeLoad`.
     NATIVE_CLIENT: ClassVar[str] = "mysql"
-
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """``mysql --local-infile=1 -e 'LOAD DATA LOCAL INFILE …'`` (MariaDB: ``mariadb``); returns the rows loaded."""
-        import subprocess
-
-        args = self.connect_kwargs()
-        client = shutil.which(self.NATIVE_CLIENT)
-        if client is None:
-            raise EngineUnavailableError(f"{self.NATIVE_CLIENT} (the engine's command-line client) not found")
-        where = ([f"--socket={args['unix_socket']}"] if args.get("unix_socket")
-                 else [f"--host={args.get('host', '127.0.0.1')}", f"--port={args.get('port', self.DEFAULT_PORT)}"])
-        quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
-        sql = self.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
-        command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
-                   f"--init-command={self.lock_wait_sql()}",
-                   f"--user={args.get('user', '')}", args.get("database", ""), "-e", sql]
-        env = {**os.environ, **({"MYSQL_PWD": str(args["password"])} if args.get("password") else {})}
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise ServerError(f"{self.NATIVE_CLIENT} LOAD DATA LOCAL failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-        return int(done.stdout.split()[-1])
 
     # -- anatomy ---------------------------------------------------------------------------
     def _counters(self) -> dict[str, float]:

@@ -21,6 +21,8 @@ from ingestlab.engines.capabilities import (
     LoadSetting,
     LoadSettings,
     MemoryBudget,
+    NativeLoad,
+    Pipeline,
     ProfiledStatement,
     TableModels,
     Upsert,
@@ -195,6 +197,48 @@ class PostgresCommitCounters(CommitCounters):
                 "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
 
 
+class PostgresNativeLoad(NativeLoad):
+    """PostgreSQL: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """``psql -c '\\copy table (columns) FROM path (FORMAT csv)'``; returns the rows psql reported (``COPY n``)."""
+        args = self.engine.connect_kwargs()
+        cols = ", ".join(map(self.engine.sql.quote, columns))
+        quoted = str(path).replace("'", "''")
+        command = [self.engine.psql_path(), "-X", "-v", "ON_ERROR_STOP=1", "-h", str(args.get("host", "")),
+                   "-U", str(args.get("user", "")), "-d", str(args.get("dbname", "")),
+                   "-c", f"\\copy {self.engine.sql.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
+        if args.get("port"):
+            command += ["-p", str(args["port"])]
+        env = {**os.environ, "PGOPTIONS": str(args["options"]),
+               **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise ServerError(f"psql \\copy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        return int(done.stdout.split()[-1])
+
+
+class PostgresPipeline(Pipeline):
+    """PostgreSQL: single-row INSERTs in one transaction, pipelined."""
+
+    def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Callable[[], int]:
+        """Single-row INSERTs in one transaction in libpq's pipeline mode, through psycopg 3.
+
+        A second connection (psycopg 3; psycopg2 has no pipeline mode), opened now with the
+        session settings in force, runs ``executemany`` inside ``conn.pipeline()``: every
+        statement is sent without waiting for the previous reply, one commit at the end.
+        """
+        conn = self.engine._pipeline_connection()
+        sql = self.engine.sql.insert_sql(table, columns, 1)
+        rows = [tuple(r) for r in rows]
+
+        def write() -> int:
+            with conn.transaction(), conn.pipeline(), conn.cursor() as cur:
+                cur.executemany(sql, rows)
+            return len(rows)
+        return write
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -223,6 +267,7 @@ class Postgres(Engine):
         "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
         "table_models": PostgresTableModels, "load_settings": PostgresLoadSettings,
         "io_counters": PostgresIOCounters, "commit_counters": PostgresCommitCounters,
+        "native_load": PostgresNativeLoad, "pipeline": PostgresPipeline,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -401,24 +446,6 @@ class Postgres(Engine):
     # -- tables ------------------------------------------------------------------------------
 
     # -- notebook 05: one million rows -------------------------------------------------------
-    def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-                                ) -> Callable[[], int]:
-        """Single-row INSERTs in one transaction in libpq's pipeline mode, through psycopg 3.
-
-        A second connection (psycopg 3; psycopg2 has no pipeline mode), opened now with the
-        session settings in force, runs ``executemany`` inside ``conn.pipeline()``: every
-        statement is sent without waiting for the previous reply, one commit at the end.
-        """
-        conn = self._pipeline_connection()
-        sql = self.sql.insert_sql(table, columns, 1)
-        rows = [tuple(r) for r in rows]
-
-        def write() -> int:
-            with conn.transaction(), conn.pipeline(), conn.cursor() as cur:
-                cur.executemany(sql, rows)
-            return len(rows)
-        return write
-
     def _pipeline_connection(self):
         if getattr(self, "_pipeline_conn", None) is None:
             import psycopg
@@ -441,23 +468,6 @@ class Postgres(Engine):
         if found is None:
             raise EngineUnavailableError("psql not found (Debian: apt-get install -y postgresql-client)")
         return found
-
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """``psql -c '\\copy table (columns) FROM path (FORMAT csv)'``; returns the rows psql reported (``COPY n``)."""
-        args = self.connect_kwargs()
-        cols = ", ".join(map(self.sql.quote, columns))
-        quoted = str(path).replace("'", "''")
-        command = [self.psql_path(), "-X", "-v", "ON_ERROR_STOP=1", "-h", str(args.get("host", "")),
-                   "-U", str(args.get("user", "")), "-d", str(args.get("dbname", "")),
-                   "-c", f"\\copy {self.sql.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
-        if args.get("port"):
-            command += ["-p", str(args["port"])]
-        env = {**os.environ, "PGOPTIONS": str(args["options"]),
-               **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise ServerError(f"psql \\copy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-        return int(done.stdout.split()[-1])
 
     # -- bulk path -----------------------------------------------------------------------
     def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,

@@ -12,7 +12,7 @@ STEPS: tuple[str, ...] = (
     "bulk_load", "count_rows", "data_bytes", "settle",
     "set_session", "statement_call",
     "group_commit_interval_sql",
-    "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
+    "generate_rows_sql", "prepare_insert",
 )
 #: Steps that are text of the engine's SQL dialect: its :class:`~ingestlab.engines.sql.SQLBuilder` writes them.
 SQL_STEPS: tuple[str, ...] = ("quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql",

@@ -39,7 +39,7 @@ METHODS: dict[str, tuple[str, str]] = {
                       "(psql \\copy, mariadb --local-infile: process start included; in the lab's process, "
                       "DuckDB's COPY … FROM and ClickHouse's INSERT … FROM INFILE)"),
     "batches": ("prepare_insert", "multi-row INSERTs of BATCH_ROWS rows, each its own commit (once per BATCH_ROWS)"),
-    "pipeline": ("prepare_pipeline_insert", "single-row INSERTs in one transaction, pipelined (psycopg 3)"),
+    "pipeline": ("pipeline", "single-row INSERTs in one transaction, pipelined (psycopg 3)"),
     "executemany": ("prepare_insert", "single-row INSERTs in one transaction, one round trip each"),
     "autocommit": ("prepare_insert", "single-row INSERTs, each its own commit"),
 }
@@ -283,9 +283,9 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *
                  for i, part in enumerate(bulk_slices(data.chunks, bulk_statements))]
         return lambda: sum(call() for call in calls)
     if method == "native_client":
-        return functools.partial(engine.native_load, TABLE, cols, data.csv)
+        return functools.partial(engine.capability("native_load").load, TABLE, cols, data.csv)
     if method == "pipeline":
-        return engine.prepare_pipeline_insert(TABLE, cols, data.rows)
+        return engine.capability("pipeline").prepare_insert(TABLE, cols, data.rows)
     per_statement = batch_rows if method == "batches" else 1
     return engine.prepare_insert(TABLE, cols, data.rows, rows_per_statement=per_statement,
                                  transaction=method == "executemany")
@@ -343,7 +343,7 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
 def method_missing(cls: type[Engine], method: str) -> str | None:
     """Why engine class ``cls`` cannot load by ``method``, or None when it can.
 
-    It lacks the method's step (:data:`METHODS`), or the method is one transaction
+    It lacks the method's step or capability (:data:`METHODS`), or the method is one transaction
     (:data:`PATHS`) and the engine commits each statement alone (its ``load_settings``' ``TRANSACTIONS``).
 
     Examples
@@ -353,7 +353,11 @@ def method_missing(cls: type[Engine], method: str) -> str | None:
     (True, 'no transaction of several statements: each statement commits alone')
     """
     step = METHODS[method][0]
-    if not cls.has(step):
+    if step in capabilities.KINDS:
+        reason = capabilities.missing(cls, step)
+        if reason is not None:
+            return reason
+    elif not cls.has(step):
         return (missing_reason(cls, step) or (missing_reason(cls.SQL, step) if cls.SQL is not None else "no SQL")
                 or f"no {step}")
     if PATHS[method] == "one_transaction" and not capabilities.of(cls, "load_settings").TRANSACTIONS:
