@@ -338,7 +338,7 @@ class Engine:
         self._settings: dict[str, str] = {}
         self._sql_cache: dict[tuple, str] = {}
         self._driver: drivers.DriverChoice | None = None
-        drivers.check_requested(self.NAME, self.DRIVERS, self.requested_driver, self.display_url, self.parameter)
+        drivers.check_requested(self.NAME, self.DRIVERS, self._requested_driver, self.display_url, self.parameter)
 
     @property
     def url(self) -> Connection | None:
@@ -419,12 +419,7 @@ class Engine:
 
     # -- driver ------------------------------------------------------------------------------
     @property
-    def default_driver(self) -> str | None:
-        """The preferred driver of :attr:`DRIVERS` (the one :attr:`DRIVERNAME` names)."""
-        return next(iter(self.DRIVERS), None)
-
-    @property
-    def requested_driver(self) -> str:
+    def _requested_driver(self) -> str:
         """The driver the URL names (``mysql+pymysql://`` → ``"pymysql"``), else ``""``."""
         return self.connection.driver if self.connection is not None else ""
 
@@ -444,7 +439,7 @@ class Engine:
 
     def _chosen_driver(self) -> drivers.DriverChoice:
         if self._driver is None:
-            self._driver = drivers.choose(self.NAME, self.DRIVERS, self.requested_driver)
+            self._driver = drivers.choose(self.NAME, self.DRIVERS, self._requested_driver)
         return self._driver
 
     @property
@@ -475,11 +470,11 @@ class Engine:
         if self.server is not None:
             self.server.settings = {**self.INSTRUMENT_SETTINGS, **self._settings}
             self.server.start()
-            self.setup_local()
+            self._setup_local()
         self._conn = self.connect()
         return self
 
-    def setup_local(self) -> None:
+    def _setup_local(self) -> None:
         """One-time set-up of a fresh local server (database, extensions). Default: nothing."""
 
     def close(self) -> None:

@@ -408,7 +408,7 @@ class Postgres(Engine):
                 raise ServerError(f"{self.NAME}: cannot set {name}: {result.get_error_message().strip()}")
         return send
 
-    def setup_local(self) -> None:
+    def _setup_local(self) -> None:
         with self.connect() as conn:
             self.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", conn=conn)
         conn.close()
