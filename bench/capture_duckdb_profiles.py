@@ -133,7 +133,7 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
 def keyed_single_row(engine: Engine, model: str) -> Capture:
     """Notebook 02's model sweep: one row into the seed's table of ``model`` (ART indexes), after 1 000 rows."""
     engine.reset_table(sweeps.TABLE, SEED_COLUMNS, model=model)
-    engine.bulk_load(sweeps.TABLE, SEED_NAMES, [datagen.rows_table(SEED_NAMES, datagen.seed_rows(1000, seed=3))])
+    engine.capability("bulk_load").load(sweeps.TABLE, SEED_NAMES, [datagen.rows_table(SEED_NAMES, datagen.seed_rows(1000, seed=3))])
     sql = engine.sql.insert_sql(sweeps.TABLE, SEED_NAMES, 1)
     profile = run_profiled(engine, sql, list(datagen.seed_rows(1, start_id=1000, seed=4)[0]))
     what = {"primary_key": "a primary key (one ART index)",
@@ -150,7 +150,7 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
     engine.reset_table(upsert.TABLE, upsert.COLUMNS, key=(upsert.KEY,))
     rng = np.random.default_rng(5)
     keys = np.arange(0, 2 * n, 2, dtype=np.int64)  # notebook 03's keys are even
-    engine.bulk_load(upsert.TABLE, upsert.COLUMN_NAMES, [datagen.document_table(keys, datagen.documents(n, rng))])
+    engine.capability("bulk_load").load(upsert.TABLE, upsert.COLUMN_NAMES, [datagen.document_table(keys, datagen.documents(n, rng))])
     sql = engine.sql.upsert_sql(upsert.TABLE, upsert.COLUMN_NAMES, upsert.KEY, n)
     batch = datagen.document_table(keys, datagen.documents(n, rng))
     params = flat(list(zip(*(batch.column(c).to_pylist() for c in upsert.COLUMN_NAMES))))
@@ -189,7 +189,7 @@ def add_primary_key(engine: Engine) -> Capture:
 class _KeepInsertProfiles:
     """The measuring connection, which also keeps the profile of each ``INSERT`` it runs, read right after it.
 
-    ``Engine.bulk_load`` runs its INSERTs inside one transaction and ends with ``COMMIT``, whose
+    ``DuckDBBulkLoad.load`` runs its INSERTs inside one transaction and ends with ``COMMIT``, whose
     profile replaces theirs; standing in for the connection while it runs reads each INSERT's.
     """
 
@@ -217,7 +217,7 @@ def bulk_arrow_scan(engine: Engine) -> Capture:
     with profiling(conn):
         engine._conn = keeper
         try:
-            engine.bulk_load(million.TABLE, million.COLUMN_NAMES, million.bulk_slices(data.chunks, 1))
+            engine.capability("bulk_load").load(million.TABLE, million.COLUMN_NAMES, million.bulk_slices(data.chunks, 1))
         finally:
             engine._conn = conn
     (sql, profile), = keeper.profiles
@@ -225,7 +225,7 @@ def bulk_arrow_scan(engine: Engine) -> Capture:
                    f"notebook 05's (and 01's) bulk path, one statement: {sql} — a pyarrow table of "
                    f"{MILLION_ROWS} rows registered as a view, inside bulk_load's transaction (its profile read "
                    "before the COMMIT) into the keyed demo",
-                   "Engine.bulk_load(demo, 5 columns, bulk_slices(million.Data chunks, 1)), the connection's "
+                   "DuckDBBulkLoad.load(demo, 5 columns, bulk_slices(million.Data chunks, 1)), the connection's "
                    "profile read right after the INSERT it runs", profile)
 
 

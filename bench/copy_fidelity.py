@@ -1,7 +1,7 @@
 """Harness fidelity of the bulk path: the lab's COPY against ``psql \\copy`` of the same rows, same server, same run.
 
 Loads notebook 05's table (``demo``, the seed's rows) through the lab's bulk path
-(``Engine.prepare_bulk_load``: COPY FROM STDIN from psycopg2, the CSV encoded before the clock
+(``PostgresBulkLoad.prepare``: COPY FROM STDIN from psycopg2, the CSV encoded before the clock
 as every INSERT is rendered before it; MariaDB: LOAD DATA LOCAL through a pipe) and through the
 engine's own client reading the same rows from a CSV file (the ``native_load`` capability: ``psql
 \\copy``; MariaDB: ``mariadb --local-infile``), alternating, every load into a freshly created

@@ -64,7 +64,7 @@ class EngineContract:
         rows = datagen.seed_rows(250, seed=2)
         for t in ("c_src", "c_dst"):
             eng.reset_table(t, SEED_COLUMNS)
-        assert eng.bulk_load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
+        assert eng.capability("bulk_load").load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
         assert eng.count_rows("c_src") == 250
         eng.execute(eng.sql.insert_select_sql("c_dst", "c_src"))
         assert eng.count_rows("c_dst") == 250

@@ -189,7 +189,7 @@ def test_a_closed_port_fails_fast_naming_the_masked_url():
 def test_request_shape_every_request_is_a_documented_endpoint_with_documented_parameters(recorded):
     eng, rec = recorded
     eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
-    eng.bulk_load("t", ["id", "doc"], [_chunk([0, 2]), _chunk([4])], replace=True)
+    eng.capability("bulk_load").load("t", ["id", "doc"], [_chunk([0, 2]), _chunk([4])], replace=True)
     eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([6]))()
     eng.capability("upsert").prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
     eng.count_rows("t"), eng.data_bytes("t"), eng.capability("io_counters").read(), eng.settle("t", timeout_s=1)
@@ -205,7 +205,7 @@ def test_request_shape_the_import_is_one_jsonl_request_per_chunk_with_string_key
     eng, rec = recorded
     eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
     chunks = [_chunk([0, 2], seed=1), _chunk([4], seed=2)]
-    assert eng.bulk_load("t", ["id", "doc"], chunks) == 3
+    assert eng.capability("bulk_load").load("t", ["id", "doc"], chunks) == 3
     imports = [r for r in rec.requests if r["path"] == "/_api/import"]
     assert len(imports) == 2
     assert imports[0]["params"] == {"collection": "t", "type": "documents", "onDuplicate": "error",

@@ -69,7 +69,7 @@ class TestClickHouse(EngineContract):
             eng.statement_call(eng.sql.insert_sql("c_values", COLS, 1), row)()
         batch = hostile_rows(100)  # many rows in one statement
         eng.execute(eng.sql.insert_sql("c_values", COLS, len(batch)), [v for r in batch for v in r])
-        eng.bulk_load("c_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # the Arrow bulk path
+        eng.capability("bulk_load").load("c_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # the Arrow bulk path
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_values')}"))
         assert got == sorted(rows + batch + hostile_rows(200))
         odd = 'a%s\\"b`'  # a placeholder, a backslash and quotes inside a name stay the name's
@@ -81,9 +81,9 @@ class TestClickHouse(EngineContract):
     def test_data_bytes_grows_after_a_load(self, eng):
         eng.reset_table("c_bytes", SEED_COLUMNS, model="primary_key")
         assert eng.data_bytes("c_bytes") == 0
-        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, seed=23))])
+        eng.capability("bulk_load").load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, seed=23))])
         first = eng.data_bytes("c_bytes")
-        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, start_id=10**6,
+        eng.capability("bulk_load").load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.seed_rows(20_000, start_id=10**6,
                                                                                      seed=24))])
         eng.settle("c_bytes")
         assert 20_000 * 4 < first < eng.data_bytes("c_bytes")  # compressed, but more than the first load

@@ -43,7 +43,7 @@ class TestDuckDB(EngineContract):
         sender = eng.open_sender()  # as a text-only client sends them: literals written by render
         for row in hostile_rows(100):
             sender(eng.render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
-        eng.bulk_load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
+        eng.capability("bulk_load").load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_values')}"))
         assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
 
@@ -54,7 +54,7 @@ class TestDuckDB(EngineContract):
             eng.reset_table("d_bytes", SEED_COLUMNS, model=model)
             eng.settle("d_bytes")
             empty = eng.data_bytes("d_bytes")
-            eng.bulk_load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
+            eng.capability("bulk_load").load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
             eng.settle("d_bytes")
             sizes[model] = eng.data_bytes("d_bytes")
             assert sizes[model] > empty and sizes[model] >= 50_000 * 8  # at least the ids

@@ -116,7 +116,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
     def test_load_data_local_keeps_quotes_commas_backslashes_and_nulls(self, eng):
         _fresh_table(eng, "odd_values")
         rows = [(1, 'say "hi", then \\leave', None, None), (2, "NULL", None, None), (3, "", None, None)]
-        assert eng.bulk_load("odd_values", COLS, [datagen.rows_table(COLS, rows)]) == 3
+        assert eng.capability("bulk_load").load("odd_values", COLS, [datagen.rows_table(COLS, rows)]) == 3
         assert sorted(eng.execute("SELECT id, name, amount, dt FROM odd_values")) == rows
 
     def test_generated_sql_parses_as_mysql(self, eng):

@@ -122,7 +122,7 @@ def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
     try:
         remote.reset_table("url_bulk", SEED_COLUMNS, model="primary_key")
         rows = datagen.seed_rows(300, seed=8)
-        assert remote.bulk_load("url_bulk", COLS, [datagen.rows_table(COLS, rows)]) == 300
+        assert remote.capability("bulk_load").load("url_bulk", COLS, [datagen.rows_table(COLS, rows)]) == 300
         assert remote.count_rows("url_bulk") == 300 and remote.data_bytes("url_bulk") > 0
     finally:
         remote.close()

@@ -155,7 +155,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         n = COPY_PIECE_ROWS * 2 + 7
         rows = [(i, f"r{i}", i / 4, None) for i in range(n)]
         eng.reset_table("pieces", SEED_COLUMNS)
-        assert eng.bulk_load("pieces", [c for c, _ in SEED_COLUMNS], [datagen.rows_table([c for c, _ in SEED_COLUMNS], rows)]) == n
+        assert eng.capability("bulk_load").load("pieces", [c for c, _ in SEED_COLUMNS], [datagen.rows_table([c for c, _ in SEED_COLUMNS], rows)]) == n
         assert eng.execute("SELECT count(*), count(DISTINCT id), max(id) FROM pieces") == [(n, n, n - 1)]
 
     def test_partitions_and_models_are_what_the_catalog_says(self, eng):
@@ -225,7 +225,7 @@ def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
                 yield datagen.rows_table(cols, datagen.seed_rows(5_000, start_id=k * 10**6, seed=3))
 
         with pytest.raises(Exception) as caught:
-            eng.bulk_load("copy_kill", cols, chunks())
+            eng.capability("bulk_load").load("copy_kill", cols, chunks())
         cause, code = runner._describe(type(caught.value).__name__, str(caught.value))
         assert code == runner.EXIT_SERVER_LOST, cause
     finally:

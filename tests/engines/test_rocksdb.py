@@ -94,7 +94,7 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
     eng.apply_settings(BUDGET)
     n = 3000
     docs = datagen.documents(n, np.random.default_rng(7))
-    assert eng.bulk_load("kv", ["id", "doc"], [datagen.document_table(2 * np.arange(n), docs)]) == n
+    assert eng.capability("bulk_load").load("kv", ["id", "doc"], [datagen.document_table(2 * np.arange(n), docs)]) == n
     eng.settle("kv")
     assert eng.count_rows("kv") == n and eng.data_bytes("kv") >= n * datagen.DOC_BYTES
     eng.apply_settings(BUDGET)  # an empty block cache

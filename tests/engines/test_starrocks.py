@@ -153,7 +153,7 @@ def test_bulk_load_is_a_stream_load_to_the_urls_fe():
     pair = FrontendAndBackend(corpus_body("stream_load_response", "sr_docs_helm_weatherdata.txt"))
     try:
         sr = Engine.from_url(f"starrocks://root:pw@127.0.0.1:9030/ingestlab?http_port={pair.frontend.port}")
-        assert sr.bulk_load("t1", COLS, [datagen.rows_table(COLS, [(1, "a", "1.00", "2024-01-15")])]) == 22931
+        assert sr.capability("bulk_load").load("t1", COLS, [datagen.rows_table(COLS, [(1, "a", "1.00", "2024-01-15")])]) == 22931
         (be,) = pair.backend.requests
         assert be["path"] == "/api/ingestlab/t1/_stream_load" and be["headers"]["label"].startswith("ingestlab_t1_")
         assert be["headers"]["columns"] == "id,name,amount,dt" and "group_commit" not in be["headers"]

@@ -59,7 +59,7 @@ class UpsertContract:
         engine = Engine.resolve(cls.target()).start()
         engine.apply_settings(engine.capability("memory_budget").settings(BUDGET) if engine.has("memory_budget") else {})
         engine.reset_table(TABLE, COLUMNS, key=("id",))
-        assert engine.bulk_load(TABLE, COLS, _chunks(ROWS, seed=1), replace=True) == ROWS
+        assert engine.capability("bulk_load").load(TABLE, COLS, _chunks(ROWS, seed=1), replace=True) == ROWS
         engine.settle(TABLE)
         yield engine
         engine.close()

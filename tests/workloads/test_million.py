@@ -6,7 +6,7 @@ from ingestlab import models
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.mariadb import MariaDB
 from ingestlab.engines.mysql import MySQL
-from ingestlab.engines.postgres import Postgres, Postgres15
+from ingestlab.engines.postgres import Postgres, Postgres15, PostgresBulkLoad
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
@@ -288,13 +288,13 @@ def test_the_split_bulk_load_writes_every_row_once_in_k_statements_and_only_the_
     reason = Postgres.unavailable_reason()
     if reason:
         pytest.skip(reason)
-    real, calls = Postgres.bulk_load, []
+    real, calls = PostgresBulkLoad.load, []
 
     def counted(self, table, columns, chunks, **kwargs):
         calls.append((sum(c.num_rows for c in chunks), bool(kwargs.get("create"))))
         return real(self, table, columns, chunks, **kwargs)
 
-    monkeypatch.setattr(Postgres, "bulk_load", counted)
+    monkeypatch.setattr(PostgresBulkLoad, "load", counted)
     data = million.make_data(3000, "test-split")
     engine = Engine.get("postgres").start()
     try:

@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import IOCounters, TableModels, Upsert
+from ingestlab.engines.capabilities import BulkLoad, IOCounters, TableModels, Upsert
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
 
@@ -145,6 +145,33 @@ class ArangoDBIOCounters(IOCounters):
         return {lab: found.get(series, math.nan) for lab, series in self.engine.METRICS.items()}
 
 
+class ArangoDBBulkLoad(BulkLoad):
+    """``POST /_api/import`` of JSON documents, one request per chunk."""
+
+    PATH = "import"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """Import ``chunks``: one ``POST /_api/import?type=documents`` (JSON lines) per chunk.
+
+        ``replace`` truncates the collection first (``PUT …/truncate``; its own transaction:
+        ArangoDB has no import that empties a collection atomically with the load).
+        """
+        if replace:
+            self.engine.conn.collection(table).truncate()
+        params = {"collection": table, "type": "documents", "onDuplicate": "error", "complete": "true",
+                  "details": "true"}
+        rows = 0
+        for chunk in chunks:
+            docs = self.engine._documents(table, columns, chunk)
+            body = "\n".join(json.dumps(d, separators=(",", ":")) for d in docs)
+            reply = self.engine._request("post", "/_api/import", params=params, data=body).body
+            if reply.get("errors") or reply.get("created") != chunk.num_rows:
+                raise LoadError(f"{self.engine.NAME}: import into {table} created {reply.get('created')} of "
+                                f"{chunk.num_rows} documents: {reply.get('details', [])[:3]}")
+            rows += chunk.num_rows
+        return rows
+
+
 class ArangoDB(Engine):
     """ArangoDB (RocksDB storage engine) through its HTTP API; the seed's own system.
 
@@ -182,12 +209,12 @@ class ArangoDB(Engine):
     HAS_LOCAL_SERVER = False
     #: No SQL: AQL and an HTTP document API (the SQL steps are switched off below).
     SQL = None
-    BULK_PATH = "import"
     #: URL query keys the lab reads (``protocol``: ``http`` or ``https``).
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label", "protocol")
     PROTOCOLS: ClassVar[tuple[str, ...]] = ("http", "https")
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "upsert": ArangoDBUpsert, "table_models": ArangoDBTableModels, "io_counters": ArangoDBIOCounters,
+        "bulk_load": ArangoDBBulkLoad,
         "profiled_statement": "no per-request split of server time in the document API",
         "memory_budget": "memory is the server's startup options and its container's limit "
                          "(compose/arangodb.yml), not a session setting",
@@ -328,26 +355,6 @@ class ArangoDB(Engine):
         return [{"_key": k, **dict(zip(values, row))} for k, row in zip(keys, zip(*values.values()))]
 
     # -- writes -----------------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
-        """Import ``chunks``: one ``POST /_api/import?type=documents`` (JSON lines) per chunk.
-
-        ``replace`` truncates the collection first (``PUT …/truncate``; its own transaction:
-        ArangoDB has no import that empties a collection atomically with the load).
-        """
-        if replace:
-            self.conn.collection(table).truncate()
-        params = {"collection": table, "type": "documents", "onDuplicate": "error", "complete": "true",
-                  "details": "true"}
-        rows = 0
-        for chunk in chunks:
-            body = "\n".join(json.dumps(d, separators=(",", ":")) for d in self._documents(table, columns, chunk))
-            reply = self._request("post", "/_api/import", params=params, data=body).body
-            if reply.get("errors") or reply.get("created") != chunk.num_rows:
-                raise LoadError(f"{self.NAME}: import into {table} created {reply.get('created')} of "
-                                f"{chunk.num_rows} documents: {reply.get('details', [])[:3]}")
-            rows += chunk.num_rows
-        return rows
-
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:
         """Documents in the collection (``GET /_api/collection/{table}/count``)."""

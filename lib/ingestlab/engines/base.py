@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from sqlalchemy.engine import URL
 
@@ -84,14 +84,14 @@ class Engine:
     * **Settings.** :meth:`apply_settings` puts a variant's settings in force (a local server
       restarts with them, a remote one gets them per session); :meth:`settings` reads back
       every setting that differs from the server's default.
-    * **Tables.** :meth:`table_ddl` and :meth:`reset_table` create a table, :meth:`bulk_load`
-      loads it through the engine's bulk path, :meth:`count_rows`, :meth:`data_bytes` and
-      :meth:`settle` tell and quiet its state. SQL text comes from :attr:`sql` only.
+    * **Tables.** :meth:`table_ddl` and :meth:`reset_table` create a table, :meth:`count_rows`,
+      :meth:`data_bytes` and :meth:`settle` tell and quiet its state (its ``bulk_load``
+      capability loads it). SQL text comes from :attr:`sql` only.
     * **Version and metadata.** :meth:`server_version`, :meth:`metadata`.
     * **Capabilities.** What a notebook needs beyond the core is a capability object, declared
       by name in :attr:`CAPABILITIES` (``{"upsert": PostgresUpsert, ...}``), its kind declared
       once with its flags and their defaults in :mod:`ingestlab.engines.capabilities`:
-      ``commit_variants``, ``group_commit``, ``upsert``, ``memory_budget``, ``table_models``,
+      ``bulk_load``, ``commit_variants``, ``group_commit``, ``upsert``, ``memory_budget``, ``table_models``,
       ``load_settings``, ``native_load``, ``pipeline``, ``io_counters``, ``commit_counters``,
       ``profiled_statement``.
       :meth:`capability` returns the engine's object; each notebook lists the capabilities it
@@ -110,7 +110,7 @@ class Engine:
     * statements: ``execute``, ``statement_call``, ``set_session``;
     * SQL text: ``quote``, ``table_ddl``, ``insert_sql``, ``upsert_sql``, ``insert_select_sql``,
       ``generate_rows_sql``, ``group_commit_interval_sql``;
-    * tables and writes: ``reset_table``, ``bulk_load``, ``prepare_insert``;
+    * tables and writes: ``reset_table``, ``prepare_insert``;
     * state: ``count_rows``, ``data_bytes``, ``settle``.
 
     Flags, with their defaults on this base (each documented where it is declared):
@@ -121,7 +121,6 @@ class Engine:
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
     * SQL: ``SQL = SQLBuilder`` (the builder class of :attr:`sql`; None: the engine has no SQL);
     * capabilities and instruments: ``CAPABILITIES = {}``, ``INSTRUMENT_SETTINGS = {}``;
-    * writes: ``BULK_PATH = None``;
     * steps switched off: ``UNSUPPORTED = {}``.
     """
 
@@ -162,8 +161,6 @@ class Engine:
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
 
     # -- tables and writes --------------------------------------------------------------------
-    #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
-    BULK_PATH: ClassVar[str | None] = None
     # -- steps switched off ---------------------------------------------------------------------
     #: Steps of :data:`STEPS` this class must not inherit: step → why (they raise
     #: :class:`UnsupportedOperationError` with that reason).
@@ -669,41 +666,6 @@ class Engine:
         return write
 
     # -- writes ----------------------------------------------------------------------------
-    @_unsupported("no bulk path in the lab")
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """Load ``chunks`` (``pyarrow.Table``, columns in ``columns``' order) through :attr:`BULK_PATH`.
-
-        Engines whose bulk path sends CSV also take chunks their :meth:`prepare_bulk_load`
-        encoded (:class:`ingestlab.datagen.CsvChunk`) and send them as they are.
-
-        Parameters
-        ----------
-        replace : bool
-            Empty the table in the same transaction first (PostgreSQL then writes the rows
-            frozen, ``COPY … FREEZE``).
-        create : sequence of str
-            Statements that create the table, run in the load's transaction where the engine
-            has transactional DDL (PostgreSQL then writes the rows frozen too); else just before.
-
-        Returns
-        -------
-        int
-            Rows sent.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no bulk_load: no bulk path in the lab")
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """:meth:`bulk_load` of ``chunks`` as a call to time, its payload made now, before the clock.
-
-        As every INSERT is rendered before its clock starts, an engine whose bulk path sends
-        text encodes the rows now (:func:`ingestlab.datagen.csv_chunks`) and the call only
-        sends them, as ``psql \\copy`` sends a file. Default: the call is :meth:`bulk_load` itself.
-        """
-        self.has("bulk_load", check=True)
-        return functools.partial(self.bulk_load, table, columns, chunks, replace=replace, create=create)
-
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:
         """``SELECT count(*)`` of ``table``."""

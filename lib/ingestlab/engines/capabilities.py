@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
@@ -35,6 +36,48 @@ class Capability:
 
     def __init__(self, engine: Any):
         self.engine = engine
+
+
+class BulkLoad(Capability):
+    """The engine's bulk path: rows loaded in chunks, not statement by statement (notebooks 01, 03, 05)."""
+
+    NAME = "bulk_load"
+    MISSING = "no bulk path in the lab"
+    #: The bulk path's name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), recorded with the results.
+    PATH: ClassVar[str | None] = None
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """Load ``chunks`` (``pyarrow.Table``, columns in ``columns``' order) through the engine's bulk path.
+
+        Engines whose bulk path sends CSV also take chunks their :meth:`prepare` encoded
+        (:class:`ingestlab.datagen.CsvChunk`) and send them as they are.
+
+        Parameters
+        ----------
+        replace : bool
+            Empty the table in the same transaction first (PostgreSQL then writes the rows
+            frozen, ``COPY … FREEZE``).
+        create : sequence of str
+            Statements that create the table, run in the load's transaction where the engine
+            has transactional DDL (PostgreSQL then writes the rows frozen too); else just before.
+
+        Returns
+        -------
+        int
+            Rows sent.
+        """
+        raise UnsupportedOperationError(f"{self.engine.NAME}: no bulk_load: no bulk path in the lab")
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """:meth:`load` of ``chunks`` as a call to time, its payload made now, before the clock.
+
+        As every INSERT is rendered before its clock starts, an engine whose bulk path sends
+        text encodes the rows now (:func:`ingestlab.datagen.csv_chunks`) and the call only
+        sends them, as ``psql \\copy`` sends a file. Default: the call is :meth:`load` itself.
+        """
+        return functools.partial(self.load, table, columns, chunks, replace=replace, create=create)
 
 
 class CommitVariants(Capability):
@@ -366,7 +409,7 @@ class ProfiledStatement(Capability):
 
 
 #: Every kind of capability by name, in the order the docs list them.
-KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (CommitVariants, GroupCommit, Upsert, MemoryBudget,
+KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (BulkLoad, CommitVariants, GroupCommit, Upsert, MemoryBudget,
                                                               TableModels, LoadSettings, NativeLoad, Pipeline,
                                                               IOCounters, CommitCounters, ProfiledStatement)}
 

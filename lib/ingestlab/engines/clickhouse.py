@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from ingestlab import anatomy, timing
 from ingestlab.engines.base import Engine
 from ingestlab.engines.capabilities import (
+    BulkLoad,
     CommitVariants,
     LoadSetting,
     LoadSettings,
@@ -98,6 +99,30 @@ class ClickHouseNativeLoad(NativeLoad):
         return int(result.rows_written())
 
 
+class ClickHouseBulkLoad(BulkLoad):
+    """``INSERT … FORMAT ArrowStream``, the chunks as one Arrow IPC stream."""
+
+    #: ``INSERT INTO table (columns) FORMAT ArrowStream``, the chunks as one Arrow IPC stream.
+    PATH = "arrow_stream"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """``INSERT INTO table (columns) FORMAT ArrowStream`` of ``chunks`` (``pyarrow`` tables), one statement.
+
+        ClickHouse has no transaction to put ``create`` or ``replace`` in: the statements of
+        ``create`` run just before, ``replace`` empties the table (``TRUNCATE``) just before.
+        Returns the rows sent.
+        """
+        stream = _arrow_stream(chunks, columns)
+        return self.engine._insert_stream(table, columns, stream, replace=replace, create=create)
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """:meth:`load` with its Arrow IPC stream written now, before the clock; the call only sends it."""
+        return functools.partial(self.engine._insert_stream, table, columns, _arrow_stream(chunks, columns),
+                                 replace=replace, create=create)
+
+
 class ClickHouse(Engine):
     """ClickHouse (chDB 4.4's embedded server), its tables ``MergeTree``, inside this Python process.
 
@@ -123,7 +148,7 @@ class ClickHouse(Engine):
 
     The bulk path is ``INSERT … FORMAT ArrowStream`` through chDB's streaming inserter
     (``Session.send_insert``): the chunks are written as one Arrow IPC stream before the
-    clock (:meth:`prepare_bulk_load`). Settings are ClickHouse session settings: every
+    clock (``ClickHouseBulkLoad.prepare``). Settings are ClickHouse session settings: every
     connection opens a fresh session and sets them (``SET``); :meth:`settings` lists the
     session settings and MergeTree settings marked changed. :meth:`settle` waits until no merge runs
     on the table and its part count holds still; :meth:`data_bytes` is the ``bytes_on_disk``
@@ -139,13 +164,11 @@ class ClickHouse(Engine):
     PLACEHOLDER = "%s"
     SQLGLOT_DIALECT = "clickhouse"
     HAS_LOCAL_SERVER = True
-    #: ``INSERT INTO table (columns) FORMAT ArrowStream``, the chunks as one Arrow IPC stream.
-    BULK_PATH = "arrow_stream"
     #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
         "table_models": ClickHouseTableModels, "load_settings": ClickHouseLoadSettings,
-        "native_load": ClickHouseNativeLoad,
+        "native_load": ClickHouseNativeLoad, "bulk_load": ClickHouseBulkLoad,
         "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
         "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
         "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
@@ -262,22 +285,6 @@ class ClickHouse(Engine):
         return write
 
     # -- bulk path ---------------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """``INSERT INTO table (columns) FORMAT ArrowStream`` of ``chunks`` (``pyarrow`` tables), one statement.
-
-        ClickHouse has no transaction to put ``create`` or ``replace`` in: the statements of
-        ``create`` run just before, ``replace`` empties the table (``TRUNCATE``) just before.
-        Returns the rows sent.
-        """
-        return self._insert_stream(table, columns, _arrow_stream(chunks, columns), replace=replace, create=create)
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """:meth:`bulk_load` with its Arrow IPC stream written now, before the clock; the call only sends it."""
-        return functools.partial(self._insert_stream, table, columns, _arrow_stream(chunks, columns),
-                                 replace=replace, create=create)
-
     def _insert_stream(self, table: str, columns: Sequence[str], stream: tuple[bytes, int], *, replace: bool,
                        create: Sequence[str]) -> int:
         payload, rows = stream

@@ -10,6 +10,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from ingestlab import anatomy
 from ingestlab.engines.base import Engine
 from ingestlab.engines.capabilities import (
+    BulkLoad,
     CommitVariants,
     LoadSetting,
     LoadSettings,
@@ -91,6 +92,47 @@ class DuckDBNativeLoad(NativeLoad):
         return int(rows)
 
 
+class DuckDBBulkLoad(BulkLoad):
+    """``INSERT … SELECT`` from each Arrow chunk registered as a view."""
+
+    #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
+    PATH = "arrow_scan"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """``INSERT INTO table (columns) SELECT … FROM <chunk>`` for each ``pyarrow`` chunk, in one transaction.
+
+        Each chunk is registered as a view over its Arrow memory (no copy) and inserted from,
+        its columns taken in ``columns``' order. ``create`` runs in the same transaction
+        (DuckDB's DDL is transactional), ``replace`` deletes the table's rows there first.
+        Returns the rows sent.
+        """
+        conn = self.engine.conn
+        quote = self.engine.sql.quote
+        target = f"INSERT INTO {quote(table)} ({', '.join(map(quote, columns))}) SELECT * FROM "
+        n = 0
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            for statement in create:
+                conn.execute(statement)
+            if replace:
+                conn.execute(f"DELETE FROM {self.engine.sql.quote(table)}")
+            for i, chunk in enumerate(chunks):
+                view = f"ingestlab_chunk_{i}"
+                conn.register(view, chunk.select(list(range(len(columns)))))
+                try:
+                    conn.execute(target + self.engine.sql.quote(view))
+                finally:
+                    conn.unregister(view)
+                n += chunk.num_rows
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(self.engine.dbapi.Error):  # a failed COMMIT has ended the transaction already
+                conn.execute("ROLLBACK")
+            raise
+        return n
+
+
 class DuckDB(Engine):
     """DuckDB through its Python API, on a database file in a private folder, inside this Python process.
 
@@ -119,11 +161,10 @@ class DuckDB(Engine):
     PLACEHOLDER = "?"
     SQLGLOT_DIALECT = "duckdb"
     HAS_LOCAL_SERVER = True
-    #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
-    BULK_PATH = "arrow_scan"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
         "table_models": DuckDBTableModels, "load_settings": DuckDBLoadSettings, "native_load": DuckDBNativeLoad,
+        "bulk_load": DuckDBBulkLoad,
         "commit_counters": "DuckDB counts no commits or WAL syncs",
         "io_counters": "DuckDB keeps no cumulative I/O counters (only per-query profiles)",
         "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
@@ -200,39 +241,6 @@ class DuckDB(Engine):
             self.execute(f"SET {name} = ?", [str(value)])
 
     # -- writes -----------------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """``INSERT INTO table (columns) SELECT … FROM <chunk>`` for each ``pyarrow`` chunk, in one transaction.
-
-        Each chunk is registered as a view over its Arrow memory (no copy) and inserted from,
-        its columns taken in ``columns``' order. ``create`` runs in the same transaction
-        (DuckDB's DDL is transactional), ``replace`` deletes the table's rows there first.
-        Returns the rows sent.
-        """
-        conn = self.conn
-        target = f"INSERT INTO {self.sql.quote(table)} ({', '.join(map(self.sql.quote, columns))}) SELECT * FROM "
-        n = 0
-        conn.execute("BEGIN TRANSACTION")
-        try:
-            for statement in create:
-                conn.execute(statement)
-            if replace:
-                conn.execute(f"DELETE FROM {self.sql.quote(table)}")
-            for i, chunk in enumerate(chunks):
-                view = f"ingestlab_chunk_{i}"
-                conn.register(view, chunk.select(list(range(len(columns)))))
-                try:
-                    conn.execute(target + self.sql.quote(view))
-                finally:
-                    conn.unregister(view)
-                n += chunk.num_rows
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(self.dbapi.Error):  # a failed COMMIT has ended the transaction already
-                conn.execute("ROLLBACK")
-            raise
-        return n
-
     # -- state ------------------------------------------------------------------------------
     def data_bytes(self, table: str) -> int:
         """Bytes of the database file's blocks in use but by other tables' columns: ``table`` with its indexes.

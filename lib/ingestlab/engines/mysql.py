@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 from ingestlab import anatomy, datagen, journal, timing
 from ingestlab.engines.base import lock_wait_s
 from ingestlab.engines.capabilities import (
+    BulkLoad,
     CommitCounters,
     CommitVariants,
     IOCounters,
@@ -215,6 +216,64 @@ class MySQLNativeLoad(NativeLoad):
         return int(done.stdout.split()[-1])
 
 
+class MySQLBulkLoad(BulkLoad):
+    """``LOAD DATA LOCAL INFILE`` from the lab's CSV."""
+
+    PATH = "load_data_local"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
+
+        The driver reads the pipe as the "file", so nothing is written to disk twice. With
+        ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
+        commits at once in MySQL: there is no load into a table created in its transaction).
+        """
+        dbapi = self.engine.dbapi
+        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
+        fifo = os.path.join(folder, "rows.csv")
+        os.mkfifo(fifo, 0o600)
+        sent, failed = [0], []
+
+        def feed() -> None:
+            try:
+                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
+                    for piece in datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"):
+                        out.write(piece.data)
+                        sent[0] += piece.num_rows
+            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
+                failed.append(exc)
+
+        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
+        try:
+            for statement in create:
+                self.engine.execute(statement)
+            if replace:
+                self.engine.execute(f"TRUNCATE TABLE {self.engine.sql.quote(table)}")
+            writer.start()
+            self.engine.execute(self.engine.load_data_sql(table, columns), [fifo])
+        except (dbapi.OperationalError, dbapi.InternalError) as exc:
+            if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
+                raise UnsupportedOperationError(
+                    f"{self.engine.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
+                    f"({exc.args[-1]})") from exc
+            raise
+        finally:
+            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
+                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            writer.join(timeout=30)
+            shutil.rmtree(folder, ignore_errors=True)
+        if failed:
+            raise failed[0]
+        return sent[0]
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """The ``LOAD DATA LOCAL`` of :meth:`load` with its CSV encoded now (``NULL`` for a null)."""
+        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"))
+        return functools.partial(self.load, table, columns, pieces, replace=replace, create=create)
+
+
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
@@ -244,12 +303,11 @@ class MySQL(MySQLProtocol):
     NAME = "mysql"
     URL_SCHEMES = ("mysql",)
     SQL = MySQLSQL
-    BULK_PATH = "load_data_local"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
         "profiled_statement": MySQLProfiledStatement, "table_models": MySQLTableModels,
         "load_settings": MySQLLoadSettings, "io_counters": MySQLIOCounters, "commit_counters": MySQLCommitCounters,
-        "native_load": MySQLNativeLoad,
+        "native_load": MySQLNativeLoad, "bulk_load": MySQLBulkLoad,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -365,58 +423,6 @@ class MySQL(MySQLProtocol):
     def load_data_sql(self, table: str, columns: Sequence[str]) -> str:
         """``LOAD DATA LOCAL INFILE %s`` for :func:`ingestlab.datagen.csv_bytes`'s CSV (file name as parameter)."""
         return self.sql.load_data_sql(table, columns)
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """The ``LOAD DATA LOCAL`` of :meth:`bulk_load` with its CSV encoded now (``NULL`` for a null)."""
-        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"))
-        return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
-
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
-
-        The driver reads the pipe as the "file", so nothing is written to disk twice. With
-        ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
-        commits at once in MySQL: there is no load into a table created in its transaction).
-        """
-        dbapi = self.dbapi
-        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
-        fifo = os.path.join(folder, "rows.csv")
-        os.mkfifo(fifo, 0o600)
-        sent, failed = [0], []
-
-        def feed() -> None:
-            try:
-                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
-                    for piece in datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"):
-                        out.write(piece.data)
-                        sent[0] += piece.num_rows
-            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
-                failed.append(exc)
-
-        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
-        try:
-            for statement in create:
-                self.execute(statement)
-            if replace:
-                self.execute(f"TRUNCATE TABLE {self.sql.quote(table)}")
-            writer.start()
-            self.execute(self.load_data_sql(table, columns), [fifo])
-        except (dbapi.OperationalError, dbapi.InternalError) as exc:
-            if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
-                raise UnsupportedOperationError(
-                    f"{self.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
-                    f"({exc.args[-1]})") from exc
-            raise
-        finally:
-            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
-                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-            writer.join(timeout=30)
-            shutil.rmtree(folder, ignore_errors=True)
-        if failed:
-            raise failed[0]
-        return sent[0]
 
     # -- notebook 05: one million rows ---------------------------------------------------------
     #: The client the lab runs for :class:`MySQLNativeLoad`.

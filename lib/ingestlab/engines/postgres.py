@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from ingestlab import anatomy, datagen, timing
 from ingestlab.engines.base import Engine, lock_wait_s
 from ingestlab.engines.capabilities import (
+    BulkLoad,
     CommitCounters,
     CommitVariants,
     GroupCommit,
@@ -32,7 +33,7 @@ from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
-#: Rows encoded to CSV at a time by :meth:`Postgres.bulk_load`: the first piece is on the wire
+#: Rows encoded to CSV at a time by :meth:`PostgresBulkLoad.load`: the first piece is on the wire
 #: after about a millisecond of encoding, and the rest is encoded while the server parses.
 COPY_PIECE_ROWS = 16_384
 
@@ -239,6 +240,52 @@ class PostgresPipeline(Pipeline):
         return write
 
 
+class PostgresBulkLoad(BulkLoad):
+    """COPY … FROM STDIN, the CSV encoded in pieces."""
+
+    PATH = "copy"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """One ``COPY table (columns) FROM STDIN (FORMAT csv)``, streamed chunk by chunk; return the rows sent.
+
+        With ``replace``, ``TRUNCATE`` and ``COPY … FREEZE`` run in one transaction, which lets
+        COPY write the rows frozen and the pages all-visible: no later VACUUM or first read
+        rewrites every page to set hint bits. With ``create``, the table is created in that
+        transaction instead, with the same effect.
+        """
+        counted = [0]
+
+        def encoded():  # in pieces, so that the server parses one while the next is encoded (or was, before)
+            for piece in datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS):
+                counted[0] += piece.num_rows
+                yield piece.data
+
+        copy = self.engine.sql.copy_sql(table, columns, freeze=bool(replace or create))
+        cur = self.engine.conn.cursor()
+        try:
+            cur.execute("BEGIN")
+            for statement in create:
+                cur.execute(statement)
+            if replace:
+                cur.execute(f"TRUNCATE {self.engine.sql.quote(table)}")
+            cur.copy_expert(copy, _ChunkReader(encoded()), size=1 << 20)
+            cur.execute("COMMIT")
+        except BaseException:
+            if not self.engine.conn.closed:
+                cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()
+        return counted[0]
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """The COPY of :meth:`load` with its CSV encoded now, in pieces of :data:`COPY_PIECE_ROWS` rows."""
+        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS))
+        return functools.partial(self.load, table, columns, pieces, replace=replace, create=create)
+
+
 class Postgres(Engine):
     """PostgreSQL through psycopg2.
 
@@ -259,7 +306,6 @@ class Postgres(Engine):
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
-    BULK_PATH = "copy"
     HAS_LOCAL_SERVER = True
     DATABASE_KEY = "dbname"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
@@ -267,7 +313,7 @@ class Postgres(Engine):
         "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
         "table_models": PostgresTableModels, "load_settings": PostgresLoadSettings,
         "io_counters": PostgresIOCounters, "commit_counters": PostgresCommitCounters,
-        "native_load": PostgresNativeLoad, "pipeline": PostgresPipeline,
+        "native_load": PostgresNativeLoad, "pipeline": PostgresPipeline, "bulk_load": PostgresBulkLoad,
     }
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
@@ -470,46 +516,6 @@ class Postgres(Engine):
         return found
 
     # -- bulk path -----------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """One ``COPY table (columns) FROM STDIN (FORMAT csv)``, streamed chunk by chunk; return the rows sent.
-
-        With ``replace``, ``TRUNCATE`` and ``COPY … FREEZE`` run in one transaction, which lets
-        COPY write the rows frozen and the pages all-visible: no later VACUUM or first read
-        rewrites every page to set hint bits. With ``create``, the table is created in that
-        transaction instead, with the same effect.
-        """
-        counted = [0]
-
-        def encoded():  # in pieces, so that the server parses one while the next is encoded (or was, before)
-            for piece in datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS):
-                counted[0] += piece.num_rows
-                yield piece.data
-
-        copy = self.sql.copy_sql(table, columns, freeze=bool(replace or create))
-        cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN")
-            for statement in create:
-                cur.execute(statement)
-            if replace:
-                cur.execute(f"TRUNCATE {self.sql.quote(table)}")
-            cur.copy_expert(copy, _ChunkReader(encoded()), size=1 << 20)
-            cur.execute("COMMIT")
-        except BaseException:
-            if not self.conn.closed:
-                cur.execute("ROLLBACK")
-            raise
-        finally:
-            cur.close()
-        return counted[0]
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """The COPY of :meth:`bulk_load` with its CSV encoded now, in pieces of :data:`COPY_PIECE_ROWS` rows."""
-        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS))
-        return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
-
     # -- anatomy --------------------------------------------------------------------------
     def _wait_for_other_clients(self) -> None:
         poll(lambda: not self.execute(

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from ingestlab.engines import capabilities
 from ingestlab.engines.base import Engine
-from ingestlab.engines.capabilities import IOCounters, MemoryBudget, Upsert
+from ingestlab.engines.capabilities import BulkLoad, IOCounters, MemoryBudget, Upsert
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
@@ -91,11 +91,44 @@ class RocksDBIOCounters(IOCounters):
         return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
 
 
+class RocksDBBulkLoad(BulkLoad):
+    """``WriteBatch`` es of the key and document pairs."""
+
+    PATH = "write_batch"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """Write the chunks' (key, value) pairs, one ``WriteBatch`` each, without the WAL; return the pairs written.
+
+        The first of ``columns`` is the key (an integer, stored big-endian), the second the
+        value. The fastest write path short of building SST files: no WAL (a crash loses the
+        load, which is then redone). Call :meth:`RocksDB.settle` afterwards. ``create`` must be empty:
+        a key-value store has no table to create.
+        """
+        from rocksdict import WriteBatch, WriteOptions
+
+        if create:
+            raise UnsupportedOperationError(f"{self.engine.NAME}: no table to create in a load")
+        if replace:
+            self.engine.reset_table(table, ())
+        opts = WriteOptions()
+        opts.disable_wal = True
+        n = 0
+        for chunk in chunks:
+            keys, values = _pairs(chunk, columns)
+            batch = WriteBatch(raw_mode=True)
+            for k, v in zip(keys, values):
+                batch.put(k, v)
+            self.engine.db.write(batch, opts)
+            n += len(keys)
+        return n
+
+
 class RocksDB(Engine):
     """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
 
     Not SQL: there is one keyspace of bytes keys and bytes values. The contract's table steps
-    work on it (:meth:`reset_table` empties it, :meth:`bulk_load`, :meth:`count_rows`,
+    work on it (:meth:`reset_table` empties it, its ``bulk_load``, :meth:`count_rows`,
     :meth:`data_bytes`, :meth:`settle`); :meth:`prepare_write` runs :meth:`insert`,
     :meth:`upsert` or :meth:`put`, each one ``WriteBatch`` (atomic, written to the WAL
     without fsync, as ArangoDB writes with ``waitForSync: false``). The SQL steps are
@@ -107,7 +140,6 @@ class RocksDB(Engine):
 
     NAME = "rocksdb"
     URL_SCHEMES = ()
-    BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""
     #: No SQL: one keyspace of bytes keys and values.
@@ -127,6 +159,7 @@ class RocksDB(Engine):
         "upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget,
         "profiled_statement": "RocksDB is a key-value store without SQL",
         "table_models": "a key-value store has no table models", "io_counters": RocksDBIOCounters,
+        "bulk_load": RocksDBBulkLoad,
     }
 
     def make_server(self) -> LocalServer:
@@ -181,33 +214,6 @@ class RocksDB(Engine):
         return {**{f"lab.{k}": v for k, v in self.server.settings.items()}, **self.server.options_in_force()}
 
     # -- keys and values -------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """Write the chunks' (key, value) pairs, one ``WriteBatch`` each, without the WAL; return the pairs written.
-
-        The first of ``columns`` is the key (an integer, stored big-endian), the second the
-        value. The fastest write path short of building SST files: no WAL (a crash loses the
-        load, which is then redone). Call :meth:`settle` afterwards. ``create`` must be empty:
-        a key-value store has no table to create.
-        """
-        from rocksdict import WriteBatch, WriteOptions
-
-        if create:
-            raise UnsupportedOperationError(f"{self.NAME}: no table to create in a load")
-        if replace:
-            self.reset_table(table, ())
-        opts = WriteOptions()
-        opts.disable_wal = True
-        n = 0
-        for chunk in chunks:
-            keys, values = _pairs(chunk, columns)
-            batch = WriteBatch(raw_mode=True)
-            for k, v in zip(keys, values):
-                batch.put(k, v)
-            self.db.write(batch, opts)
-            n += len(keys)
-        return n
-
     def insert(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
         """ArangoDB's insert: look up every key (a bloom filter answers "absent" without a read), then write.
 

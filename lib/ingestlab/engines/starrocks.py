@@ -7,7 +7,7 @@ import math
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.capabilities import LoadSetting, LoadSettings, ProfiledStatement, TableModels
+from ingestlab.engines.capabilities import BulkLoad, LoadSetting, LoadSettings, ProfiledStatement, TableModels
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.starrocks import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
@@ -70,6 +70,26 @@ class StarRocksLoadSettings(LoadSettings):
     SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the cluster's defaults")}
 
 
+class StarRocksBulkLoad(BulkLoad):
+    """Stream Load over HTTP to the FE."""
+
+    PATH = "stream_load"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """One Stream Load of the chunks' rows (:meth:`StarRocks.stream_load`); the reply is kept in ``last_load``.
+
+        Returns the rows the server reports loaded. With ``replace`` the table is emptied first.
+        """
+        for statement in create:  # no transactional DDL: created just before the load
+            self.engine.execute(statement)
+        if replace:
+            self.engine.execute(f"TRUNCATE TABLE {self.engine.sql.quote(table)}")
+        rows = (row for chunk in chunks for row in zip(*(chunk.column(c).to_pylist() for c in columns)))
+        self.engine.last_load = self.engine.stream_load(table, columns, rows)
+        return int(self.engine.last_load.summary.get("loaded_rows") or 0)
+
+
 class StarRocks(MySQLProtocol):
     """StarRocks through its FE's MySQL protocol; bulk path Stream Load over the FE's HTTP port.
 
@@ -80,7 +100,7 @@ class StarRocks(MySQLProtocol):
     InnoDB's kind), no :meth:`settle` (compaction runs on the backends and cannot be awaited
     through the FE), no :meth:`data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
     counters (the FE reports no log flushes), no row generator in the lab yet, and no
-    ``native_load`` (its bulk path is Stream Load over HTTP, which :meth:`bulk_load` is).
+    ``native_load`` (its bulk path is Stream Load over HTTP, which its ``bulk_load`` is).
 
     There is no local StarRocks in the lab (no binaries, no Docker here); give a URL, e.g.
     ``starrocks://root@127.0.0.1:9030/ingestlab?http_port=8030`` (see ``compose/``). Query
@@ -106,7 +126,6 @@ class StarRocks(MySQLProtocol):
     DEFAULT_PORT = 9030
     SQLGLOT_DIALECT = "starrocks"
     SQL = StarRocksSQL
-    BULK_PATH = "stream_load"
     #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
     #: variant groups commits: no ``commit_variants``, and ``group_commit`` says why it is missing.
     CAPABILITIES: ClassVar[dict[str, Any]] = {
@@ -114,7 +133,7 @@ class StarRocks(MySQLProtocol):
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
                          "stream_load_group_headers), which the INSERT driver does not use"),
         "profiled_statement": StarRocksProfiledStatement, "table_models": StarRocksTableModels,
-        "load_settings": StarRocksLoadSettings,
+        "load_settings": StarRocksLoadSettings, "bulk_load": StarRocksBulkLoad,
     }
     #: Stream Load merge commit (StarRocks ≥ 3.4): variant → headers. The interval is how long
     #: the merged load collects requests; ``merge_commit_async`` returns before the commit.
@@ -146,7 +165,7 @@ class StarRocks(MySQLProtocol):
         self._stream_load: StreamLoadClient | None = None
         #: The :class:`ProfileCapture` of each INSERT of the last anatomy pass (``ProfiledStatement.anatomy``).
         self.last_profiles: list[ProfileCapture] = []
-        #: The reply of the last :meth:`bulk_load`.
+        #: The reply of the last bulk load (:class:`StarRocksBulkLoad`).
         self.last_load: StreamLoadResult | None = None
 
     def close(self) -> None:
@@ -219,20 +238,6 @@ class StarRocks(MySQLProtocol):
     def stream_load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> StreamLoadResult:
         """Load ``rows`` with one Stream Load (a fresh label); return the reply."""
         return self.stream_load_client().load(table, columns, rows)
-
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """One Stream Load of the chunks' rows (see :meth:`stream_load`); the reply is kept in :attr:`last_load`.
-
-        Returns the rows the server reports loaded. With ``replace`` the table is emptied first.
-        """
-        for statement in create:  # no transactional DDL: created just before the load
-            self.execute(statement)
-        if replace:
-            self.execute(f"TRUNCATE TABLE {self.sql.quote(table)}")
-        rows = (row for chunk in chunks for row in zip(*(chunk.column(c).to_pylist() for c in columns)))
-        self.last_load = self.stream_load(table, columns, rows)
-        return int(self.last_load.summary.get("loaded_rows") or 0)
 
     # -- profiles --------------------------------------------------------------------------
     def capture_profile(self) -> ProfileCapture:

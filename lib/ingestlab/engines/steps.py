@@ -9,7 +9,7 @@ from ingestlab.errors import UnsupportedOperationError
 #: The contract's steps that an engine may lack (see ``Engine.has``).
 STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
-    "bulk_load", "count_rows", "data_bytes", "settle",
+    "count_rows", "data_bytes", "settle",
     "set_session", "statement_call",
     "group_commit_interval_sql",
     "generate_rows_sql", "prepare_insert",

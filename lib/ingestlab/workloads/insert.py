@@ -172,7 +172,7 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
     def prepare(chunk: list[tuple]):
         # the statement's text with its parameters (or the bulk path's CSV) is made before the clock starts
         if scenario == "bulk":
-            return engine.prepare_bulk_load(TABLE, cols, [datagen.rows_table(cols, chunk)])
+            return engine.capability("bulk_load").prepare(TABLE, cols, [datagen.rows_table(cols, chunk)])
         if scenario == "insert_select":
             return engine.statement_call(insert_select)
         return engine.statement_call(engine.sql.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])

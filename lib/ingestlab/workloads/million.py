@@ -279,7 +279,7 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *
     if method == "generate":
         return functools.partial(engine.execute, engine.sql.generate_rows_sql(TABLE, cols, len(data.rows)))
     if method == "bulk":  # each its own statement and transaction; only the first creates the table (FREEZE)
-        calls = [engine.prepare_bulk_load(TABLE, cols, [part], create=ddl if setting.create_in_load and not i else ())
+        calls = [engine.capability("bulk_load").prepare(TABLE, cols, [part], create=ddl if setting.create_in_load and not i else ())
                  for i, part in enumerate(bulk_slices(data.chunks, bulk_statements))]
         return lambda: sum(call() for call in calls)
     if method == "native_client":

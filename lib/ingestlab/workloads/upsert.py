@@ -270,7 +270,7 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
                 bar.update(len(docs))
 
         with timing.Stopwatch() as load:
-            engine.bulk_load(TABLE, COLUMN_NAMES, chunks(), replace=True)
+            engine.capability("bulk_load").load(TABLE, COLUMN_NAMES, chunks(), replace=True)
     with timing.Stopwatch() as settle:
         engine.settle(TABLE)
     disk = engine.data_bytes(TABLE)
@@ -279,7 +279,7 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
             "payload_multiple": params.dataset_bytes / params.budget_bytes, "disk_bytes": disk,
             "disk_gb": disk / 1e9, "disk_multiple": disk / params.budget_bytes, "load_s": load.seconds,
             "load_mb_s": params.dataset_bytes / load.seconds / 1e6, "settle_s": settle.seconds,
-            "bulk_path": engine.BULK_PATH}
+            "bulk_path": engine.capability("bulk_load").PATH}
 
 
 def _delta(after: dict, before: dict, prefix: str = "") -> dict[str, float]:
