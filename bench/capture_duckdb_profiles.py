@@ -109,7 +109,7 @@ def flat(rows: list[tuple]) -> list[Any]:
 def batch_of_100(engine: Engine) -> Capture:
     """Notebook 01's ``batch_100``: one INSERT … VALUES of 100 rows into the study's table, no key."""
     engine.reset_table(insert.TABLE, STUDY_COLUMNS)
-    sql = engine.insert_sql(insert.TABLE, STUDY_NAMES, 100)
+    sql = engine.sql.insert_sql(insert.TABLE, STUDY_NAMES, 100)
     profile = run_profiled(engine, sql, flat(datagen.study_rows(100, seed=1)))
     return Capture("lab_insert_100_rows", f"notebook 01's batch_100: one INSERT … VALUES of 100 rows into "
                    f"{insert.TABLE!r} (no key; 400 parameters bound by DuckDB)",
@@ -121,7 +121,7 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
     columns = datagen.wide_columns(n_columns)
     names = [name for name, _ in columns]
     engine.reset_table(sweeps.TABLE, columns, model="no_key")
-    sql = engine.insert_sql(sweeps.TABLE, names, 1)
+    sql = engine.sql.insert_sql(sweeps.TABLE, names, 1)
     profile = run_profiled(engine, sql, list(datagen.wide_rows(columns, 1, seed=2)[0]))
     return Capture(f"lab_single_row_insert_{n_columns}_columns",
                    f"notebook 02's columns sweep (level {n_columns}): one single-row INSERT into {sweeps.TABLE!r} "
@@ -133,8 +133,8 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
 def keyed_single_row(engine: Engine, model: str) -> Capture:
     """Notebook 02's model sweep: one row into the study's table of ``model`` (ART indexes), after 1 000 rows."""
     engine.reset_table(sweeps.TABLE, STUDY_COLUMNS, model=model)
-    engine.bulk_load(sweeps.TABLE, STUDY_NAMES, [datagen.rows_table(STUDY_NAMES, datagen.study_rows(1000, seed=3))])
-    sql = engine.insert_sql(sweeps.TABLE, STUDY_NAMES, 1)
+    engine.capability("bulk_load").load(sweeps.TABLE, STUDY_NAMES, [datagen.rows_table(STUDY_NAMES, datagen.study_rows(1000, seed=3))])
+    sql = engine.sql.insert_sql(sweeps.TABLE, STUDY_NAMES, 1)
     profile = run_profiled(engine, sql, list(datagen.study_rows(1, start_id=1000, seed=4)[0]))
     what = {"primary_key": "a primary key (one ART index)",
             "primary_key_indexes": "a primary key and three secondary ART indexes"}[model]
@@ -150,8 +150,8 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
     engine.reset_table(upsert.TABLE, upsert.COLUMNS, key=(upsert.KEY,))
     rng = np.random.default_rng(5)
     keys = np.arange(0, 2 * n, 2, dtype=np.int64)  # notebook 03's keys are even
-    engine.bulk_load(upsert.TABLE, upsert.COLUMN_NAMES, [datagen.document_table(keys, datagen.documents(n, rng))])
-    sql = engine.upsert_sql(upsert.TABLE, upsert.COLUMN_NAMES, upsert.KEY, n)
+    engine.capability("bulk_load").load(upsert.TABLE, upsert.COLUMN_NAMES, [datagen.document_table(keys, datagen.documents(n, rng))])
+    sql = engine.sql.upsert_sql(upsert.TABLE, upsert.COLUMN_NAMES, upsert.KEY, n)
     batch = datagen.document_table(keys, datagen.documents(n, rng))
     params = flat(list(zip(*(batch.column(c).to_pylist() for c in upsert.COLUMN_NAMES))))
     profile = run_profiled(engine, sql, params)
@@ -165,8 +165,8 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
 
 def generate_rows(engine: Engine) -> Capture:
     """Notebook 05's ``generate``: one INSERT … SELECT over DuckDB's ``range`` into the keyed ``demo``."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
-    sql = engine.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
+    sql = engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS)
     profile = run_profiled(engine, sql)
     return Capture(f"lab_generate_{MILLION_ROWS}_rows",
                    f"notebook 05's generate: {sql} (the table with its primary key, the default setting)",
@@ -177,8 +177,8 @@ def generate_rows(engine: Engine) -> Capture:
 def add_primary_key(engine: Engine) -> Capture:
     """Notebook 05's ``key_after_load`` setting: ``ALTER TABLE demo ADD PRIMARY KEY (id)`` after the rows."""
     engine.reset_table(million.TABLE, million.COLUMNS, model="no_key")
-    engine.execute(engine.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
-    sql = engine.add_primary_key_sql(million.TABLE, million.KEY)
+    engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
+    sql = engine.sql.add_primary_key_sql(million.TABLE, million.KEY)
     profile = run_profiled(engine, sql)
     return Capture("lab_add_primary_key",
                    f"notebook 05's key_after_load: {sql} on {MILLION_ROWS} rows loaded without a key",
@@ -189,7 +189,7 @@ def add_primary_key(engine: Engine) -> Capture:
 class _KeepInsertProfiles:
     """The measuring connection, which also keeps the profile of each ``INSERT`` it runs, read right after it.
 
-    ``Engine.bulk_load`` runs its INSERTs inside one transaction and ends with ``COMMIT``, whose
+    ``DuckDBBulkLoad.load`` runs its INSERTs inside one transaction and ends with ``COMMIT``, whose
     profile replaces theirs; standing in for the connection while it runs reads each INSERT's.
     """
 
@@ -209,7 +209,7 @@ class _KeepInsertProfiles:
 
 def bulk_arrow_scan(engine: Engine) -> Capture:
     """Notebooks 01 and 05's ``bulk``: ``bulk_load``'s INSERT … SELECT from a registered Arrow chunk."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     data = million.Data.make(MILLION_ROWS, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     data.remove()  # the bulk path reads the Arrow chunks, not the CSV
     conn = engine.conn
@@ -217,7 +217,7 @@ def bulk_arrow_scan(engine: Engine) -> Capture:
     with profiling(conn):
         engine._conn = keeper
         try:
-            engine.bulk_load(million.TABLE, million.COLUMN_NAMES, million.bulk_slices(data.chunks, 1))
+            engine.capability("bulk_load").load(million.TABLE, million.COLUMN_NAMES, million.bulk_slices(data.chunks, 1))
         finally:
             engine._conn = conn
     (sql, profile), = keeper.profiles
@@ -225,16 +225,16 @@ def bulk_arrow_scan(engine: Engine) -> Capture:
                    f"notebook 05's (and 01's) bulk path, one statement: {sql} — a pyarrow table of "
                    f"{MILLION_ROWS} rows registered as a view, inside bulk_load's transaction (its profile read "
                    "before the COMMIT) into the keyed demo",
-                   "Engine.bulk_load(demo, 5 columns, bulk_slices(million.Data chunks, 1)), the connection's "
+                   "DuckDBBulkLoad.load(demo, 5 columns, bulk_slices(million.Data chunks, 1)), the connection's "
                    "profile read right after the INSERT it runs", profile)
 
 
 def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
     """Notebook 05's ``batches``: an INSERT of ``n`` rows whose commit finds the WAL over its threshold."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     rows = million.Data.make(n, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     rows.remove()
-    sql = engine.insert_sql(million.TABLE, million.COLUMN_NAMES, n)
+    sql = engine.sql.insert_sql(million.TABLE, million.COLUMN_NAMES, n)
     engine.execute("SET wal_autocheckpoint = '1KB'")
     try:
         profile = run_profiled(engine, sql, flat(rows.rows))
@@ -250,8 +250,8 @@ def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
 
 def checkpoint(engine: Engine) -> Capture:
     """``Engine.settle``: the ``CHECKPOINT`` every notebook runs on DuckDB before it reads a table's bytes."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY, model=engine.KEYED_MODEL)
-    engine.execute(engine.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
+    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
+    engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
     with profiling(engine.conn):
         engine.settle(million.TABLE)
         profile = profile_of(engine.conn, "CHECKPOINT")

@@ -1,9 +1,9 @@
 """Harness fidelity of the bulk path: the lab's COPY against ``psql \\copy`` of the same rows, same server, same run.
 
-Loads notebook 05's table (``demo``, the study's rows) through the lab's bulk path
-(``Engine.prepare_bulk_load``: COPY FROM STDIN from psycopg2, the CSV encoded before the clock
+Loads notebook 05's table (``demo``, the seed's rows) through the lab's bulk path
+(``PostgresBulkLoad.prepare``: COPY FROM STDIN from psycopg2, the CSV encoded before the clock
 as every INSERT is rendered before it; MariaDB: LOAD DATA LOCAL through a pipe) and through the
-engine's own client reading the same rows from a CSV file (``Engine.native_load``: ``psql
+engine's own client reading the same rows from a CSV file (the ``native_load`` capability: ``psql
 \\copy``; MariaDB: ``mariadb --local-infile``), alternating, every load into a freshly created
 table and its rows counted. Prints ``lab_median / native_median`` per engine with a bootstrap CI,
 and its inverse, the lab's share of the native client's rows per second (target ≥ 0.95; a
@@ -23,7 +23,7 @@ import sys
 import pandas as pd
 
 from ingestlab import engines, intervals
-from ingestlab.engines.base import LoadSetting
+from ingestlab.engines.capabilities import LoadSetting
 from ingestlab.results import Run
 from ingestlab.workloads import million
 

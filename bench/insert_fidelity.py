@@ -89,7 +89,7 @@ def text(statement: str | bytes) -> str:
 
 def lab_round(engine: Engine, rows: list[tuple], *, warmup: bool = False) -> pd.DataFrame:
     """One single-row INSERT per row through the lab's timing path, rendered before the clock."""
-    sql = engine.insert_sql(TABLE, COLS, 1)
+    sql = engine.sql.insert_sql(TABLE, COLS, 1)
     calls = [engine.statement_call(sql, row) for row in rows]
     n = len(rows)
     return time_calls(calls, rows=[1] * n, bytes_=[len(text(engine.render(sql, r))) for r in rows],
@@ -100,7 +100,7 @@ def pgbench_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFr
     """``pgbench -n -M simple -c 1 -t n -l`` on the lab's statement; every transaction's latency."""
     from ingestlab.engines.postgres.server import bin_dir
 
-    statement = text(engine.render(engine.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
+    statement = text(engine.render(engine.sql.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
     script = (f"\\set id random({ID_RANGE[0]}, {ID_RANGE[1]})\n"
               + statement.replace(str(_ID_MARK), ":id", 1) + ";\n")
     kw = engine.server.connect_kwargs()
@@ -135,7 +135,7 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
     """
     from ingestlab.engines.mariadb.server import find_binary
 
-    sql = engine.insert_sql(TABLE, COLS, 1)
+    sql = engine.sql.insert_sql(TABLE, COLS, 1)
     statements = [text(engine.render(sql, row)) for row in rows_for(n, rng)]
     kw = engine.server.connect_kwargs()
     with tempfile.TemporaryDirectory(prefix="ingestlab-slap-") as folder:
@@ -188,8 +188,8 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
     try:
         engine.start()
         run.record_engine(engine, bench="insert_fidelity", loadavg_before=load_before)
-        engine.execute(engine.drop_table_sql(TABLE))
-        engine.execute(engine.create_table_sql(TABLE, STUDY_COLUMNS))
+        engine.execute(engine.sql.drop_table_sql(TABLE))
+        engine.execute(engine.sql.create_table_sql(TABLE, STUDY_COLUMNS))
         labels = {"engine": name, "driver": engine.driver}
         # warm-up of both paths: kept in the results, flagged, left out of the ratios
         frames["results"].append(lab_round(engine, rows_for(200, rng), warmup=True).assign(round=-1, path="lab",

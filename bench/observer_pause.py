@@ -15,6 +15,7 @@ import statistics
 import time
 
 from ingestlab import datagen, engines, timing
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 
 
@@ -26,11 +27,11 @@ def main() -> None:
     args = parser.parse_args()
     engine = engines.resolve(args.engine).start()
     try:
-        engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
+        engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(args.variant, {}))
         cols = [c for c, _ in STUDY_COLUMNS]
         engine.reset_table("pause", STUDY_COLUMNS)
         engine.reset_table("pause_probe", STUDY_COLUMNS)
-        sql, probe = engine.insert_sql("pause", cols, 1), engine.insert_sql("pause_probe", cols, 1)
+        sql, probe = engine.sql.insert_sql("pause", cols, 1), engine.sql.insert_sql("pause_probe", cols, 1)
         rows = iter(datagen.study_rows(args.rounds * 60, seed=1))
         other = engine.connect()
         postgres = engine.NAME.startswith("postgres")

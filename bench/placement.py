@@ -15,7 +15,7 @@ import os
 import statistics
 
 from ingestlab import datagen, engines, timing
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 
 PLACEMENTS = ("free", "1/1", "0/0", "0/1", "1/0", "free")
@@ -39,10 +39,10 @@ def main() -> None:
     engine = engines.resolve(args.engine).start()
     task = backend_task(engine)
     try:
-        engine.apply_settings(engine.COMMIT_VARIANTS.get(args.variant, {}))
+        engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(args.variant, {}))
         task = backend_task(engine)
         cols = [c for c, _ in STUDY_COLUMNS]
-        sql = engine.insert_sql("placement", cols, 1)
+        sql = engine.sql.insert_sql("placement", cols, 1)
         rows = iter(datagen.study_rows(args.statements * len(PLACEMENTS), seed=1))
         for placement in PLACEMENTS:
             client, server = (set(cores), set(cores)) if placement == "free" else (

@@ -27,7 +27,7 @@ def test_plans_carry_connect_arguments_not_a_command_line(postgres):
     plans = driver.plans()
     assert [p.client for p in plans] == [0, 1, 2]
     assert all(p.connect_kwargs == postgres.connect_kwargs() and p.session_settings == {} for p in plans)
-    assert plans[0].sql == postgres.insert_sql("t", COLS, 2)
+    assert plans[0].sql == postgres.sql.insert_sql("t", COLS, 2)
 
 
 def ran(timer: str) -> str:
@@ -82,7 +82,7 @@ def test_the_template_is_the_drivers_rendering_with_one_id_slot_per_row(postgres
     template = driver.statement_template()
     assert template.count(b"%d") == 3
     ids = (5, 6, 7)
-    rendered = postgres.render(postgres.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
+    rendered = postgres.render(postgres.sql.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
     assert template % ids == rendered
 
 

@@ -29,8 +29,9 @@ REFUSED = [
     ("04", {"DURATION_S": float("nan")}, "DURATION_S"),
     ("04", {"WARMUP_S": -1}, "WARMUP_S"),
     ("05", {"RUNS": 3}, "REPEATS"),
-    ("05", {"ENGINES": "rocksdb", "SETTINGS": "async_commit"}, "ENGINES='rocksdb' is not valid: expected engines with"),
-    ("05", {"ENGINES": "arangodb://u@h/db"}, "ENGINES='arangodb' is not valid: expected engines with SQL tables"),
+    ("05", {"ENGINES": "rocksdb", "SETTINGS": "async_commit"}, "ENGINES='rocksdb' is not valid: expected an engine with"),
+    ("05", {"ENGINES": "arangodb://u@h/db"}, "ENGINES='arangodb://u@h/db' is not valid: expected an engine with "
+     "table_ddl, which notebook 05 needs (arangodb: no table_ddl: "),
     ("06", {"DATA_DIR": "/etc/passwd"}, "DATA_DIR='/etc/passwd' is not valid: expected a folder for the generated "
      "tables (this is a file)"),
     ("06", {"DATA_DIR": "/etc/passwd/tables"}, "(/etc/passwd is a file)"),

@@ -7,7 +7,7 @@ import pytest
 
 import ingestlab.engines  # noqa: F401 - registers every adapter and its anatomy recorder
 from ingestlab import anatomy, labels
-from ingestlab.engines import registry
+from ingestlab.engines import capabilities, registry
 from ingestlab.workloads import csv_scan, insert, million, sweeps, upsert, upsert_analysis
 
 
@@ -21,11 +21,11 @@ def _declared() -> dict[str, set[str]]:
     """Every identifier the workloads can write into a plotted or shown column, from the code's declarations."""
     engines = registry.classes().values()
     return {
-        "engine": set(registry.classes()) | set(csv_scan.READERS) | {csv_scan.FLOOR},
-        "variant": {v for e in engines for v in (*e.COMMIT_VARIANTS, *e.GROUP_COMMIT_VARIANTS)},
-        "model": {m for e in engines for m in e.TABLE_MODELS},
-        "setting": {s for e in engines for s in e.LOAD_SETTINGS},
-        "operation": set(upsert.OPERATIONS) | {o for e in engines for o in e.UPSERT_OPERATIONS}
+        "engine": set(engines.classes()) | set(csv_scan.READERS) | {csv_scan.FLOOR},
+        "variant": {v for e in engines for v in (*capabilities.of(e, "commit_variants").VARIANTS, *capabilities.of(e, "group_commit").VARIANTS)},
+        "model": {m for e in engines for m in capabilities.of(e, "table_models").MODELS},
+        "setting": {s for e in engines for s in capabilities.of(e, "load_settings").SETTINGS},
+        "operation": set(upsert.OPERATIONS) | {o for e in engines for o in capabilities.of(e, "upsert").OPERATIONS}
         | set(upsert_analysis.PUBLISHED_OPERATIONS),
         "scenario": set(insert.SCENARIOS),
         "method": set(million.METHODS),

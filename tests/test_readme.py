@@ -7,6 +7,7 @@ from pathlib import Path
 
 import ingestlab.engines  # noqa: F401 - registers every adapter
 from ingestlab import engines
+from ingestlab.engines import capabilities
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -31,7 +32,7 @@ def test_the_readme_lists_every_engines_variants_exactly():
     rows = _variant_table()
     assert set(rows) == set(engines.classes()), "an engine is missing from docs/clusters.md's variant table, or extra"
     for name, cls in engines.classes().items():
-        assert rows[name] == (set(cls.COMMIT_VARIANTS), set(cls.GROUP_COMMIT_VARIANTS)), name
+        assert rows[name] == (set(capabilities.of(cls, "commit_variants").VARIANTS), set(capabilities.of(cls, "group_commit").VARIANTS)), name
 
 
 def test_the_readme_fits_on_a_screen_and_opens_with_every_notebook():

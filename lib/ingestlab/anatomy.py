@@ -83,7 +83,7 @@ class Recorder:
         self.engine = engine
         self.table = table
         self.columns = list(columns)
-        self.sql = engine.insert_sql(table, columns, 1)
+        self.sql = engine.sql.insert_sql(table, columns, 1)
         self.parts: list[list[Part]] = []
         self.extras: list[list[Extra]] = []
         self.counters: dict[str, tuple[float, str]] = {}
@@ -112,7 +112,7 @@ class Recorder:
         """The lab's clock (ms) of the last of ``times`` calls of ``call`` in a row: a rung's probe, settled.
 
         The calls before it absorb what the reads before them left behind, as a block's
-        settling statements do (:attr:`Engine.ANATOMY_SETTLE`).
+        settling statements do (:attr:`ProfiledStatement.SETTLE <ingestlab.engines.capabilities.ProfiledStatement.SETTLE>`).
         """
         for _ in range(times - 1):
             call()
@@ -165,7 +165,7 @@ def frame(pass_name: str, client_ms: Sequence[float], parts: Sequence[Sequence[P
           unmeasured: dict[str, str] | None = None,
           unobserved: tuple[Sequence[float], Sequence[bool], Sequence[Sequence[Part]]] | None = None,
           warm_up: bool = True) -> pd.DataFrame:
-    """Per-statement rows and their means, in the shape of :meth:`Engine.statement_anatomy`.
+    """Per-statement rows and their means, in the shape of :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`.
 
     Pass ``pass_name`` has, per statement: ``client_total`` (the lab's clock), each part
     (repeated names summed), :data:`UNEXPLAINED` = client total − sum of the parts, and the
@@ -264,7 +264,7 @@ def summary(anatomy: pd.DataFrame, by: Sequence[str] = ("engine", "variant")) ->
     of the remainder need not add up to the client's median exactly.
 
     Where the pass has :data:`UNOBSERVED` statements (run between the observed ones with nothing
-    read around them, see :meth:`Engine.statement_anatomy`), the table is theirs: the statement
+    read around them, see :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`), the table is theirs: the statement
     as the samples time it, its parts from the instruments that need no reads between statements
     and the rest from the observed ones. ``observed_ms`` is then the observed statements' median
     and ``observer_ms`` (with its bootstrap 95 % CI) what observing them added.

@@ -202,7 +202,7 @@ class ClientRun:
         self.engine, self.on_start = engine, on_start
         self.rows_per_insert, self.warmup_s, self.duration_s, self.loop = rows_per_insert, warmup_s, duration_s, loop
         self.rate = float(rate) if loop == "open" else None
-        self.sql = engine.insert_sql(table, list(columns), rows_per_insert)
+        self.sql = engine.sql.insert_sql(table, list(columns), rows_per_insert)
         self.row = tuple(row)
         self.bytes_per_statement = datagen.row_bytes(self.row) * rows_per_insert
         self.completed = False

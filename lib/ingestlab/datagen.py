@@ -235,7 +235,7 @@ def row_values(docs: np.ndarray) -> list[bytes]:
 
 
 def rows_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table:
-    """Row tuples as a ``pyarrow.Table`` with ``columns``, the chunk :meth:`Engine.bulk_load` takes.
+    """Row tuples as a ``pyarrow.Table`` with ``columns``, the chunk :meth:`BulkLoad.load <ingestlab.engines.capabilities.BulkLoad.load>` takes.
 
     Examples
     --------
@@ -280,7 +280,7 @@ def csv_bytes(table: pa.Table, *, null: str = "") -> bytes:
 class CsvChunk(NamedTuple):
     """Rows already encoded by :func:`csv_bytes`, for a bulk path that takes them as they are.
 
-    What :meth:`ingestlab.engines.base.Engine.prepare_bulk_load` makes before the clock
+    What :meth:`ingestlab.engines.capabilities.BulkLoad.prepare` makes before the clock
     starts; ``num_rows`` as on a ``pyarrow.Table``, so a bulk path counts either alike.
     """
 

@@ -140,6 +140,7 @@ def probe(spec: EngineSpec) -> None:
 
 
 def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
+    from ingestlab.engines import capabilities
     from ingestlab.engines.base import STUDY_COLUMNS
 
     engine = spec.engine()
@@ -151,7 +152,7 @@ def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
         engine.start()
         table = f"ingestlab_preflight_{os.getpid()}"
         engine.reset_table(table, STUDY_COLUMNS)
-        engine.execute(engine.drop_table_sql(table))
+        engine.execute(engine.sql.drop_table_sql(table))
     except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
         raise PreflightError(f"{where}: unknown URL option ({one_line(str(exc))})") from None
     except _driver_errors() as exc:
@@ -163,7 +164,7 @@ def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
             os.environ["PGCONNECT_TIMEOUT"] = before
         engine.close()
     for variant in variants:
-        settings = engine.COMMIT_VARIANTS.get(variant, {})
+        settings = capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {})
         global_only = sorted(set(settings) - set(engine.SESSION_SETTINGS))
         if global_only and not getattr(engine, "set_global_allowed", False):
             raise PreflightError(f"{where}: variant {variant} needs {', '.join(global_only)}, a server-wide "

@@ -246,8 +246,30 @@ def validated_parameters(path: Path, parameters: dict[str, Any]
     values.pop(RESULTS_PARAM, None)
     if specs:
         values[engines] = specs
-    resolved = declaration(path).validate(**{k.lower(): v for k, v in values.items()})
+    book = declaration(path)
+    check_needs(book, values.get(book.engine_parameter))
+    resolved = book.validate(**{k.lower(): v for k, v in values.items()})
     return parameters, resolved, specs
+
+
+def check_needs(book, engines: Any) -> None:
+    """Refuse, before any server starts, an engine of ``engines`` that lacks a capability ``book`` needs.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the engine parameter, the engine, the capability and why it is missing.
+    """
+    if book.engine_parameter is None or not book.needs or engines is None:
+        return
+    from ingestlab.engines import capabilities
+    from ingestlab.workloads._params import engine_classes
+
+    try:
+        classes = engine_classes(engines, book.engine_parameter)
+    except ConfigError:
+        return  # a malformed list is the notebook's validate's to refuse, in its own words
+    capabilities.require(book.needs, classes, book.engine_parameter, f"notebook {book.id}")
 
 
 def _literal(text: str) -> Any:

@@ -168,14 +168,14 @@ def anatomy_among_samples(eng, table: str, *, observed: int = 6, block: int = 40
 
     cols = [c for c, _ in STUDY_COLUMNS]
     eng.reset_table(table, STUDY_COLUMNS)
-    insert = eng.insert_sql(table, cols, 1)
+    insert = eng.sql.insert_sql(table, cols, 1)
 
     def run(start: int) -> pd.Series:
         calls = [eng.statement_call(insert, r) for r in datagen.study_rows(samples, start_id=start, seed=start % 97)]
         return timing.time_calls(calls, rows=[1] * samples, bytes_=[0] * samples)["elapsed_s"].iloc[20:] * 1e3
 
     before = run(10**6)
-    frame = eng.statement_anatomy(table, cols, datagen.study_rows(observed, start_id=1, seed=1), warm_up=False,
+    frame = eng.capability("profiled_statement").anatomy(table, cols, datagen.study_rows(observed, start_id=1, seed=1), warm_up=False,
                                   unobserved_rows=datagen.study_rows(observed * block, start_id=10**4, seed=2))
     after = run(2 * 10**6)
     return frame, float(pd.concat([before, after]).median())

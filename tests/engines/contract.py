@@ -14,6 +14,7 @@ import re
 import pytest
 
 from ingestlab import anatomy, datagen, engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STEPS, STUDY_COLUMNS
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 from ingestlab.servers.base import is_running
@@ -55,23 +56,23 @@ class EngineContract:
     def test_identifiers_are_quoted_by_the_dialect(self, eng):
         eng.reset_table(ODD_TABLE, STUDY_COLUMNS)
         rows = datagen.study_rows(7, seed=1)
-        eng.execute(eng.insert_sql(ODD_TABLE, COLS, len(rows)), [v for r in rows for v in r])
+        eng.execute(eng.sql.insert_sql(ODD_TABLE, COLS, len(rows)), [v for r in rows for v in r])
         assert eng.count_rows(ODD_TABLE) == 7
-        eng.execute(eng.drop_table_sql(ODD_TABLE))
+        eng.execute(eng.sql.drop_table_sql(ODD_TABLE))
 
     def test_insert_select_and_bulk_path_keep_every_row(self, eng):
         rows = datagen.study_rows(250, seed=2)
         for t in ("c_src", "c_dst"):
             eng.reset_table(t, STUDY_COLUMNS)
-        assert eng.bulk_load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
+        assert eng.capability("bulk_load").load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
         assert eng.count_rows("c_src") == 250
-        eng.execute(eng.insert_select_sql("c_dst", "c_src"))
+        eng.execute(eng.sql.insert_select_sql("c_dst", "c_src"))
         assert eng.count_rows("c_dst") == 250
-        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_dst')}"))
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_dst')}"))
         assert got == sorted(rows)
 
     def test_variants_are_applied_and_read_back(self, eng):
-        for variant, settings in eng.COMMIT_VARIANTS.items():
+        for variant, settings in capabilities.of(eng, "commit_variants").VARIANTS.items():
             applied = eng.apply_settings(settings)
             assert applied == settings
             live = eng.settings()
@@ -84,7 +85,7 @@ class EngineContract:
         assert meta["engine"] == self.engine == eng.NAME
         assert meta["server_version"] == eng.server_version() and meta["settings"] == eng.settings()
         assert meta["url"] == eng.display_url and meta["local_server"] is eng.is_local
-        for settings in eng.COMMIT_VARIANTS.values():  # a variant's settings are recorded as applied and as live
+        for settings in capabilities.of(eng, "commit_variants").VARIANTS.values():  # a variant's settings are recorded as applied and as live
             eng.apply_settings(settings)
             try:
                 meta = eng.metadata()
@@ -98,17 +99,17 @@ class EngineContract:
     @staticmethod
     def refuses_anatomy(eng) -> bool:
         """An engine without the anatomy step refuses it, naming itself and the step (then the test ends)."""
-        if eng.has("statement_anatomy"):
+        if eng.has("profiled_statement"):
             return False
-        with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no statement_anatomy"):
-            eng.statement_anatomy("c_anat", COLS, datagen.study_rows(1, seed=3))
+        with pytest.raises(UnsupportedOperationError, match=f"{eng.NAME}: no profiled_statement"):
+            eng.capability("profiled_statement").anatomy("c_anat", COLS, datagen.study_rows(1, seed=3))
         return True
 
     def test_statement_anatomy_is_tidy(self, eng):
         if self.refuses_anatomy(eng):
             return
         eng.reset_table("c_anat", STUDY_COLUMNS)
-        frame = eng.statement_anatomy("c_anat", COLS, datagen.study_rows(5, start_id=100, seed=3))
+        frame = eng.capability("profiled_statement").anatomy("c_anat", COLS, datagen.study_rows(5, start_id=100, seed=3))
         assert list(frame.columns) == anatomy.COLUMNS
         # every instrument's part is a duration; a remainder or a ladder rung (a difference of two
         # timings) may dip below 0
@@ -123,36 +124,36 @@ class EngineContract:
         if self.refuses_anatomy(eng):
             return
         eng.reset_table("c_quiet", STUDY_COLUMNS)
-        size = eng.ANATOMY_SETTLE + 4
-        frame = eng.statement_anatomy("c_quiet", COLS, datagen.study_rows(4, start_id=100, seed=3),
+        size = eng.capability("profiled_statement").SETTLE + 4
+        frame = eng.capability("profiled_statement").anatomy("c_quiet", COLS, datagen.study_rows(4, start_id=100, seed=3),
                                       unobserved_rows=datagen.study_rows(4 * size, start_id=1000, seed=4))
         assert eng.count_rows("c_quiet") == 4 + 4 * size
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED]
         clients = quiet[quiet["component"] == anatomy.CLIENT_TOTAL]
         assert len(clients) == 4 * size and (clients["ms"] > 0).all()
         # the first statements of each block settle what the observation left behind: flagged, left out
-        assert clients["warmup"].tolist() == [i == 0 or k < eng.ANATOMY_SETTLE for i in range(4) for k in range(size)]
+        assert clients["warmup"].tolist() == [i == 0 or k < eng.capability("profiled_statement").SETTLE for i in range(4) for k in range(size)]
         # the unobserved statements have parts of their own, and the observer's cost a value with a CI
         assert set(quiet["component"]) - {anatomy.CLIENT_TOTAL, anatomy.UNEXPLAINED}
         summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
-        assert summary["n"] == 3 * (size - eng.ANATOMY_SETTLE)  # the first block settles whole
+        assert summary["n"] == 3 * (size - eng.capability("profiled_statement").SETTLE)  # the first block settles whole
         assert summary["observer_ci_low_ms"] <= summary["observer_ms"] <= summary["observer_ci_high_ms"]
         with pytest.raises(ConfigError, match="unobserved_rows"):
-            eng.statement_anatomy("c_quiet", COLS, datagen.study_rows(2, start_id=5000, seed=5),
-                                  unobserved_rows=datagen.study_rows(2 * eng.ANATOMY_SETTLE, start_id=6000, seed=6))
+            eng.capability("profiled_statement").anatomy("c_quiet", COLS, datagen.study_rows(2, start_id=5000, seed=5),
+                                  unobserved_rows=datagen.study_rows(2 * eng.capability("profiled_statement").SETTLE, start_id=6000, seed=6))
 
     def test_table_models_and_partitions_create_tables_that_take_rows(self, eng):
         rows = datagen.study_rows(40, seed=4)
-        for model in eng.TABLE_MODELS:
-            for partitions in sorted({1, min(4, eng.MAX_PARTITIONS)}):
-                if partitions > 1 and model in eng.UNPARTITIONED_MODELS:
+        for model in capabilities.of(eng, "table_models").MODELS:
+            for partitions in sorted({1, min(4, capabilities.of(eng, "table_models").MAX_PARTITIONS)}):
+                if partitions > 1 and model in capabilities.of(eng, "table_models").UNPARTITIONED_MODELS:
                     with pytest.raises(ConfigError, match="PARTITIONS"):
                         eng.reset_table("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
                     continue
                 eng.reset_table("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
-                eng.execute(eng.insert_sql("c_model", COLS, len(rows)), [v for r in rows for v in r])
+                eng.execute(eng.sql.insert_sql("c_model", COLS, len(rows)), [v for r in rows for v in r])
                 assert eng.count_rows("c_model") == 40, (model, partitions)
-        eng.execute(eng.drop_table_sql("c_model"))
+        eng.execute(eng.sql.drop_table_sql("c_model"))
 
     def test_metadata_names_the_driver_that_measures_and_a_statement_call_writes(self, eng):
         meta = eng.metadata()
@@ -166,21 +167,21 @@ class EngineContract:
             return
         eng.reset_table("c_call", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=6)
-        calls = [eng.statement_call(eng.insert_sql("c_call", COLS, 1), row) for row in rows]
+        calls = [eng.statement_call(eng.sql.insert_sql("c_call", COLS, 1), row) for row in rows]
         assert eng.count_rows("c_call") == 0  # built, not sent
         for call in calls:
             call()
         assert eng.count_rows("c_call") == 3
-        eng.statement_call(f"SELECT count(*) FROM {eng.quote('c_call')}")()  # its rows are read and left unused,
+        eng.statement_call(f"SELECT count(*) FROM {eng.sql.quote('c_call')}")()  # its rows are read and left unused,
         assert eng.count_rows("c_call") == 3  # so the connection takes the next statement
-        eng.execute(eng.drop_table_sql("c_call"))
+        eng.execute(eng.sql.drop_table_sql("c_call"))
 
     def test_a_sender_sends_rendered_texts_on_its_own_connection_and_raises_on_errors(self, eng):
         if not eng.has("execute"):
             return
         eng.reset_table("c_send", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=7)
-        texts = [eng.render(eng.insert_sql("c_send", COLS, 1), row) for row in rows]
+        texts = [eng.render(eng.sql.insert_sql("c_send", COLS, 1), row) for row in rows]
         client = type(eng).client(eng.connect_kwargs())
         try:
             send = client.open_sender(eng.client_settings())
@@ -191,8 +192,8 @@ class EngineContract:
                 send(b"INSERT INTO no_such_table_here VALUES (1)")
         finally:
             client.close()
-        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_send')}")) == sorted(rows)
-        eng.execute(eng.drop_table_sql("c_send"))
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_send')}")) == sorted(rows)
+        eng.execute(eng.sql.drop_table_sql("c_send"))
 
     def test_a_statement_behind_another_sessions_lock_ends_at_the_bound_and_the_run_says_why(self, eng, monkeypatch):
         """A lock held in someone's open transaction on a user's server hung the lab's statement for good."""
@@ -211,24 +212,24 @@ class EngineContract:
         try:
             # a reader's open transaction: the lab's DROP waits for it (PostgreSQL's table lock, MySQL's metadata lock)
             holder.execute("BEGIN")
-            holder.execute(f"SELECT count(*) FROM {eng.quote('c_locked')}")
+            holder.execute(f"SELECT count(*) FROM {eng.sql.quote('c_locked')}")
             began = time.monotonic()
             with pytest.raises(Exception) as caught:
-                bounded.execute(bounded.drop_table_sql("c_locked"))
+                bounded.execute(bounded.sql.drop_table_sql("c_locked"))
             took = time.monotonic() - began
             cause, code = runner._describe(type(caught.value).__name__, str(caught.value))
             assert 0.9 < took < 5 and code == runner.EXIT_SERVER_LOST and "$INGESTLAB_LOCK_WAIT_S" in cause, (took, cause)
             holder.execute("ROLLBACK")
             # a client's INSERT behind a writer's exclusive lock: the concurrency driver's connections are bounded too
             holder.execute("BEGIN")
-            holder.execute(f"LOCK TABLES {eng.quote('c_locked')} WRITE" if mysql else
-                           f"LOCK TABLE {eng.quote('c_locked')} IN ACCESS EXCLUSIVE MODE")
+            holder.execute(f"LOCK TABLES {eng.sql.quote('c_locked')} WRITE" if mysql else
+                           f"LOCK TABLE {eng.sql.quote('c_locked')} IN ACCESS EXCLUSIVE MODE")
             client = type(eng).client(eng.connect_kwargs())
             send = client.open_sender({})
             row = datagen.study_rows(1, seed=4)
             began = time.monotonic()
             with pytest.raises(Exception) as caught:
-                send(eng.render(eng.insert_sql("c_locked", COLS, 1), list(row[0])))
+                send(eng.render(eng.sql.insert_sql("c_locked", COLS, 1), list(row[0])))
             took = time.monotonic() - began
             client.close()
             assert 0.9 < took < 5 and runner._describe(type(caught.value).__name__, str(caught.value))[1] == 5, (
@@ -237,7 +238,7 @@ class EngineContract:
             holder.execute("UNLOCK TABLES" if mysql else "ROLLBACK")
             holder.close()
             bounded.close()
-        eng.execute(eng.drop_table_sql("c_locked"))
+        eng.execute(eng.sql.drop_table_sql("c_locked"))
 
     def test_a_missing_step_names_the_engine_and_the_step(self, eng):
         for step in STEPS:
@@ -300,14 +301,14 @@ class NativeLoopContract:
             pytest.skip(f"{eng.NAME} measures through {eng.driver}: no C client library under it")
         assert eng.driver_metadata()["timer"] == "c"  # recorded with every run's engine metadata
         eng.reset_table("c_loop", STUDY_COLUMNS)
-        sql = eng.insert_sql("c_loop", COLS, 1)
+        sql = eng.sql.insert_sql("c_loop", COLS, 1)
         rows = datagen.study_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop
         moved = []
         frame = timing.time_calls([eng.statement_call(sql, row) for row in rows], rows=[1] * len(rows),
                                   bytes_=[1] * len(rows), warmup=4, progress=moved.append, driver=eng.driver)
         assert set(frame["timer"]) == {"c"} and len(frame) == len(rows) and sum(moved) == len(rows)
         assert (frame["elapsed_s"] > 0).all() and frame["started_ns"].is_monotonic_increasing
-        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_loop')}")) == sorted(rows)
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_loop')}")) == sorted(rows)
         more = datagen.study_rows(3, seed=9, start_id=10**6)
         calls = [eng.statement_call(sql, more[0]), eng.statement_call("INSERT INTO no_such_table_here VALUES (1)"),
                  eng.statement_call(sql, more[1])]
@@ -325,7 +326,7 @@ class NativeLoopContract:
         assert set(frame["timer"]) == {"python"} and eng.count_rows("c_loop") == len(rows) + 4
         with pytest.raises(ServerError, match="no_such_table_here"):
             eng.statement_call("INSERT INTO no_such_table_here VALUES (1)")()
-        eng.execute(eng.drop_table_sql("c_loop"))
+        eng.execute(eng.sql.drop_table_sql("c_loop"))
 
     def test_a_call_built_for_a_closed_connection_raises_instead_of_crashing(self, eng):
         from ingestlab import timing

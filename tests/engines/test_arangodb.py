@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from ingestlab import datagen, engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.arangodb.adapter import ArangoDB, parse_metrics
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from tests.engines.upsert_contract import UpsertContract
@@ -164,14 +165,14 @@ def test_no_local_server_and_how_to_get_one():
 
 def test_sql_steps_and_the_memory_budget_are_switched_off_with_reasons():
     for step in ("execute", "quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql",
-                 "statement_anatomy", "memory_budget_settings"):
+                 "profiled_statement", "memory_budget"):
         assert not ArangoDB.has(step)
         with pytest.raises(UnsupportedOperationError, match="arangodb: no " + step):
             ArangoDB.has(step, check=True)
-    for step in ("reset_table", "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write"):
+    for step in ("reset_table", "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "upsert"):
         assert ArangoDB.has(step), step
-    assert ArangoDB.MEMORY_LIMITS == {} and not ArangoDB.HAS_LOCAL_SERVER
-    assert ArangoDB.UPSERT_OPERATIONS == ("insert", "overwrite")
+    assert not ArangoDB.HAS_LOCAL_SERVER
+    assert capabilities.of(ArangoDB, "upsert").OPERATIONS == ("insert", "overwrite")
 
 
 def test_a_closed_port_fails_fast_naming_the_masked_url():
@@ -188,10 +189,10 @@ def test_a_closed_port_fails_fast_naming_the_masked_url():
 def test_request_shape_every_request_is_a_documented_endpoint_with_documented_parameters(recorded):
     eng, rec = recorded
     eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
-    eng.bulk_load("t", ["id", "doc"], [_chunk([0, 2]), _chunk([4])], replace=True)
-    eng.prepare_write("insert", "t", ["id", "doc"], "id", _chunk([6]))()
-    eng.prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
-    eng.count_rows("t"), eng.data_bytes("t"), eng.io_counters(), eng.settle("t", timeout_s=1)
+    eng.capability("bulk_load").load("t", ["id", "doc"], [_chunk([0, 2]), _chunk([4])], replace=True)
+    eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([6]))()
+    eng.capability("upsert").prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
+    eng.count_rows("t"), eng.data_bytes("t"), eng.capability("io_counters").read(), eng.settle("t", timeout_s=1)
     problems = [p for r in rec.requests for p in documented(r["method"], r["path"], r["params"])]
     assert problems == []
     assert {(r["method"], r["path"]) for r in rec.requests} >= {
@@ -204,7 +205,7 @@ def test_request_shape_the_import_is_one_jsonl_request_per_chunk_with_string_key
     eng, rec = recorded
     eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
     chunks = [_chunk([0, 2], seed=1), _chunk([4], seed=2)]
-    assert eng.bulk_load("t", ["id", "doc"], chunks) == 3
+    assert eng.capability("bulk_load").load("t", ["id", "doc"], chunks) == 3
     imports = [r for r in rec.requests if r["path"] == "/_api/import"]
     assert len(imports) == 2
     assert imports[0]["params"] == {"collection": "t", "type": "documents", "onDuplicate": "error",
@@ -218,9 +219,9 @@ def test_request_shape_insert_and_overwrite_are_one_document_request_per_batch(r
     eng, rec = recorded
     eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
     rec.requests.clear()
-    assert eng.prepare_write("insert", "t", ["id", "doc"], "id", _chunk([10, 12, 14]))() == 0
+    assert eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([10, 12, 14]))() == 0
     rec.existing = 2
-    assert eng.prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0, 2, 99]))() == 2  # _oldRev counted
+    assert eng.capability("upsert").prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0, 2, 99]))() == 2  # _oldRev counted
     insert, overwrite = [r for r in rec.requests if r["path"] == "/_api/document/t"]
     assert insert["method"] == overwrite["method"] == "post"
     assert insert["params"].get("overwrite", "0") in ("0", "false") and "overwriteMode" not in insert["params"]
@@ -233,31 +234,31 @@ def test_request_shape_before_3_7_overwrite_has_no_mode_and_before_3_4_no_overwr
         eng = engines.from_url(URL)
         eng.http_client = rec = RecordingHTTPClient(version=version)
         eng.start()
-        assert eng.UPSERT_OPERATIONS == ops
+        assert eng.capability("upsert").OPERATIONS == ops
         if "overwrite" in ops:
-            eng.prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
+            eng.capability("upsert").prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
             assert "overwriteMode" not in rec.requests[-1]["params"]
         eng.close()
 
 
 def test_blind_overwrite_is_refused_clearly_on_every_released_version(recorded):
     eng, _ = recorded
-    assert "blind_overwrite" not in eng.UPSERT_OPERATIONS
+    assert "blind_overwrite" not in eng.capability("upsert").OPERATIONS
     with pytest.raises(UnsupportedOperationError, match="no blind_overwrite.*reads the old document"):
-        eng.prepare_write("blind_overwrite", "t", ["id", "doc"], "id", _chunk([0]))
+        eng.capability("upsert").prepare_write("blind_overwrite", "t", ["id", "doc"], "id", _chunk([0]))
 
 
 def test_request_shape_a_document_error_fails_the_batch(recorded):
     eng, rec = recorded
     rec.reply = lambda *a: (202, [{"error": True, "errorNum": 1210, "errorMessage": "unique constraint violated"}])
     with pytest.raises(LoadError, match="1 of 1 documents failed"):
-        eng.prepare_write("insert", "t", ["id", "doc"], "id", _chunk([0]))()
+        eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([0]))()
 
 
 def test_request_shape_figures_give_documents_and_indexes_and_metrics_give_the_lab_counters(recorded):
     eng, _ = recorded
     assert eng.data_bytes("t") == 1024 and eng.count_rows("t") == 7
-    counters = eng.io_counters()
+    counters = eng.capability("io_counters").read()
     assert counters["blocks_read"] == 1189335 and counters["blocks_hit"] == 276005
     assert counters["bytes_read"] == 1362540705 and counters["server_insert_s"] == 4.25
     assert np.isnan(counters["server_replace_s"])  # not reported: NaN, not 0

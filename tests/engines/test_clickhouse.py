@@ -11,6 +11,7 @@ import stat
 import pytest
 
 from ingestlab import anatomy, datagen, engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.clickhouse import ClickHouse
 from ingestlab.errors import ConfigError, ServerError, UnsupportedOperationError
@@ -47,42 +48,42 @@ class TestClickHouse(EngineContract):
     def test_a_single_row_insert_makes_one_new_part(self, eng):
         for partitions in (1, 8):
             eng.reset_table("c_parts", STUDY_COLUMNS, model="primary_key", partitions=partitions)
-            eng.execute(f"SYSTEM STOP MERGES {eng.quote('c_parts')}")  # no merge adds a part while we count
+            eng.execute(f"SYSTEM STOP MERGES {eng.sql.quote('c_parts')}")  # no merge adds a part while we count
             rows = datagen.study_rows(5, seed=21)
             before = parts(eng, "c_parts")
             for i, row in enumerate(rows, 1):
-                eng.statement_call(eng.insert_sql("c_parts", COLS, 1), row)()
+                eng.statement_call(eng.sql.insert_sql("c_parts", COLS, 1), row)()
                 assert parts(eng, "c_parts") == before + i, partitions
             # a multi-row INSERT writes one part per partition it touches
             many = datagen.study_rows(64, start_id=1000, seed=22)
             touched = len({r[0] for r in eng.execute(
                 "SELECT modulo(cityHash64(toInt64(number)), %s) FROM numbers(1000, 64)", [partitions])})
-            eng.statement_call(eng.insert_sql("c_parts", COLS, 64), [v for r in many for v in r])()
+            eng.statement_call(eng.sql.insert_sql("c_parts", COLS, 64), [v for r in many for v in r])()
             assert parts(eng, "c_parts") == before + 5 + touched
-            eng.execute(eng.drop_table_sql("c_parts"))
+            eng.execute(eng.sql.drop_table_sql("c_parts"))
 
     def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
         eng.reset_table("c_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # literals written by render, before the clock
-            eng.statement_call(eng.insert_sql("c_values", COLS, 1), row)()
+            eng.statement_call(eng.sql.insert_sql("c_values", COLS, 1), row)()
         batch = hostile_rows(100)  # many rows in one statement
-        eng.execute(eng.insert_sql("c_values", COLS, len(batch)), [v for r in batch for v in r])
-        eng.bulk_load("c_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # the Arrow bulk path
-        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_values')}"))
+        eng.execute(eng.sql.insert_sql("c_values", COLS, len(batch)), [v for r in batch for v in r])
+        eng.capability("bulk_load").load("c_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # the Arrow bulk path
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_values')}"))
         assert got == sorted(rows + batch + hostile_rows(200))
         odd = 'a%s\\"b`'  # a placeholder, a backslash and quotes inside a name stay the name's
         eng.reset_table(odd, STUDY_COLUMNS)
-        eng.execute(eng.insert_sql(odd, COLS, 1), rows[3])
-        assert eng.execute(f"SELECT name FROM {eng.quote(odd)}") == [(rows[3][1],)]
-        eng.execute(eng.drop_table_sql(odd))
+        eng.execute(eng.sql.insert_sql(odd, COLS, 1), rows[3])
+        assert eng.execute(f"SELECT name FROM {eng.sql.quote(odd)}") == [(rows[3][1],)]
+        eng.execute(eng.sql.drop_table_sql(odd))
 
     def test_data_bytes_grows_after_a_load(self, eng):
         eng.reset_table("c_bytes", STUDY_COLUMNS, model="primary_key")
         assert eng.data_bytes("c_bytes") == 0
-        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, seed=23))])
+        eng.capability("bulk_load").load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, seed=23))])
         first = eng.data_bytes("c_bytes")
-        eng.bulk_load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, start_id=10**6,
+        eng.capability("bulk_load").load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, start_id=10**6,
                                                                                      seed=24))])
         eng.settle("c_bytes")
         assert 20_000 * 4 < first < eng.data_bytes("c_bytes")  # compressed, but more than the first load
@@ -93,14 +94,14 @@ class TestClickHouse(EngineContract):
         eng.reset_table("c_memory", STUDY_COLUMNS, model="memory")
         assert eng.data_bytes("c_memory") == 0
         for row in datagen.study_rows(50, seed=26):
-            eng.statement_call(eng.insert_sql("c_memory", COLS, 1), row)()
+            eng.statement_call(eng.sql.insert_sql("c_memory", COLS, 1), row)()
         eng.settle("c_memory")
         assert eng.count_rows("c_memory") == 50 and eng.data_bytes("c_memory") > 50 * 4
         assert eng.execute("SELECT count() FROM system.parts WHERE table = 'c_memory'") == [(0,)]
 
     def test_settle_leaves_no_merge_running(self, eng):
         eng.reset_table("c_merge", STUDY_COLUMNS, model="primary_key")
-        calls = [eng.statement_call(eng.insert_sql("c_merge", COLS, 1), row)
+        calls = [eng.statement_call(eng.sql.insert_sql("c_merge", COLS, 1), row)
                  for row in datagen.study_rows(150, seed=25)]
         for call in calls:
             call()
@@ -114,33 +115,33 @@ class TestClickHouse(EngineContract):
     def test_async_insert_changes_nothing_in_chdb_so_it_is_no_variant(self, eng):
         """Why COMMIT_VARIANTS has no async_insert: chDB's embedded server has no asynchronous insert queue."""
         eng.reset_table("c_async", STUDY_COLUMNS)
-        eng.execute(f"SYSTEM STOP MERGES {eng.quote('c_async')}")
+        eng.execute(f"SYSTEM STOP MERGES {eng.sql.quote('c_async')}")
         eng.set_session({"async_insert": "1", "wait_for_async_insert": "0"})
         try:
             assert eng.settings()["async_insert"] == "1" and eng.settings()["wait_for_async_insert"] == "0"
             for i, row in enumerate(datagen.study_rows(3, seed=26), 1):
-                eng.statement_call(eng.insert_sql("c_async", COLS, 1), row)()
+                eng.statement_call(eng.sql.insert_sql("c_async", COLS, 1), row)()
                 assert eng.count_rows("c_async") == i == parts(eng, "c_async")  # written at once, a part each
             with pytest.raises(ServerError, match="not initialized"):
                 eng.execute("SYSTEM FLUSH ASYNC INSERT QUEUE")
         finally:
             eng.apply_settings({})
         assert "wait_for_async_insert" not in eng.settings()  # a fresh session: the defaults again
-        assert list(ClickHouse.COMMIT_VARIANTS) == ["default"]
+        assert list(capabilities.of(ClickHouse, "commit_variants").VARIANTS) == ["default"]
 
     def test_generated_rows_and_batches_each_commit_alone(self, eng):
         columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
         for statement in eng.table_ddl("demo", columns, key=("id",)):
-            eng.execute(eng.drop_table_sql("demo"))
+            eng.execute(eng.sql.drop_table_sql("demo"))
             eng.execute(statement)
-        eng.execute(eng.generate_rows_sql("demo", ["id", "a", "b"], 1000))
+        eng.execute(eng.sql.generate_rows_sql("demo", ["id", "a", "b"], 1000))
         assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
         rows = [(2000 + i, i, i) for i in range(25)]
         assert eng.prepare_insert("demo", ["id", "a", "b"], rows, rows_per_statement=10)() == 3
         assert eng.count_rows("demo") == 1025
         with pytest.raises(UnsupportedOperationError, match="no transaction"):
             eng.prepare_insert("demo", ["id", "a", "b"], rows, transaction=True)
-        eng.execute(eng.drop_table_sql("demo"))
+        eng.execute(eng.sql.drop_table_sql("demo"))
 
     def test_session_settings_are_checked_set_and_read_back(self, eng):
         with pytest.raises(ServerError, match="synchronous_commit"):
@@ -172,7 +173,7 @@ class TestClickHouse(EngineContract):
         """Named parts, times ≥ 0, the remainder what is left; the part's write and its files' writes are there."""
         from ingestlab.engines.clickhouse.adapter import _EventsRecorder
 
-        assert ClickHouse.has("statement_anatomy")
+        assert ClickHouse.has("profiled_statement")
         frame, samples_ms = anatomy_among_samples(eng, "c_events")
         parts = list(_EventsRecorder.ORDER)
         rungs = ["part_files", "pipeline_threads"]  # measured beside the statement: a difference may fall below 0
@@ -194,7 +195,7 @@ class TestClickHouse(EngineContract):
         row = anatomy.summary(frame.assign(engine="clickhouse", variant="default")).iloc[0]
         assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
         assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
-        assert row["n"] == 6 * (40 - eng.ANATOMY_SETTLE)
+        assert row["n"] == 6 * (40 - eng.capability("profiled_statement").SETTLE)
         # the rungs: one sample per observed statement; the probe table and the probe folders are gone
         ladder = frame[frame["pass"] == "ladder"].set_index("component")
         assert set(rungs) <= set(ladder.index) and ladder.loc["part_files", "ms"] > 0
@@ -207,19 +208,19 @@ class TestClickHouse(EngineContract):
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
-        assert eng.native_load("c_native", COLS, str(path)) == len(rows)
-        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('c_native')}")) == sorted(rows)
+        assert eng.capability("native_load").load("c_native", COLS, str(path)) == len(rows)
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_native')}")) == sorted(rows)
         with pytest.raises(ServerError, match="clickhouse: loading .*missing.csv"):
-            eng.native_load("c_native", COLS, str(tmp_path / "missing.csv"))
+            eng.capability("native_load").load("c_native", COLS, str(tmp_path / "missing.csv"))
 
     def test_what_clickhouse_lacks_is_switched_off_with_its_reason(self, eng):
         for step in ("upsert_sql", "commit_counters", "io_counters",
-                     "memory_budget_settings"):
+                     "memory_budget"):
             with pytest.raises(UnsupportedOperationError, match=f"clickhouse: no {step}: "):
                 ClickHouse.has(step, check=True)
-        assert not ClickHouse.TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
+        assert not capabilities.of(ClickHouse, "load_settings").TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
         with pytest.raises(ConfigError, match="PARTITIONS"):
-            eng.table_ddl("t", STUDY_COLUMNS, partitions=ClickHouse.MAX_PARTITIONS + 1)
+            eng.table_ddl("t", STUDY_COLUMNS, partitions=capabilities.of(ClickHouse, "table_models").MAX_PARTITIONS + 1)
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
@@ -250,7 +251,7 @@ class TestClickHouseSQL(SQLValidator):
 
     def test_every_model_and_partitioning_parses_as_clickhouse(self):
         sql = ClickHouse.SQL("clickhouse")
-        for model in ClickHouse.TABLE_MODELS:
+        for model in capabilities.of(ClickHouse, "table_models").MODELS:
             for partitions in (1, 16):
                 if model == "memory" and partitions > 1:  # a Memory table has no partitions: refused, not dropped
                     with pytest.raises(ConfigError, match="PARTITIONS=16.*memory model"):

@@ -12,6 +12,7 @@ import sqlglot.errors
 from sqlglot import exp
 
 from ingestlab import engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.doris import Doris
 from ingestlab.engines.starrocks.adapter import ProfileCapture, StarRocks, profile_parts
@@ -43,7 +44,7 @@ def doris() -> Doris:
     {"model": "unique", "properties": {"enable_unique_key_merge_on_write": "true"}},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
 def test_ddl_parses_and_keeps_the_table(doris, options):
-    sql = doris.create_table_sql("t_doris", STUDY_COLUMNS, **options)
+    sql = doris.sql.create_table_sql("t_doris", STUDY_COLUMNS, **options)
     assert table_names(parse_sql(sql, DIALECT)) == ["t_doris"]
     if "group_commit_interval_ms" in options:
         assert '"group_commit_interval_ms" = "200"' in sql
@@ -67,12 +68,12 @@ def _aggregate_table(tree: exp.Expression) -> tuple[dict, list, list]:
                    reason="sqlglot 30.30's doris dialect has no grammar for a column's aggregate type "
                           "(Doris documents `cost BIGINT SUM`): 'Expecting )'; the starrocks dialect parses the same DDL")
 def test_aggregate_ddl_parses_with_the_doris_dialect(doris):
-    tree = parse_sql(doris.create_table_sql("t", STUDY_COLUMNS, **AGGREGATE_OPTIONS), DIALECT)
+    tree = parse_sql(doris.sql.create_table_sql("t", STUDY_COLUMNS, **AGGREGATE_OPTIONS), DIALECT)
     assert _aggregate_table(tree) == (AGGREGATES, ["id"], ["id"])
 
 
 def test_aggregate_ddl_keeps_its_key_and_aggregate_types_through_the_starrocks_dialect(doris):
-    sql = doris.create_table_sql("t", STUDY_COLUMNS, **AGGREGATE_OPTIONS)
+    sql = doris.sql.create_table_sql("t", STUDY_COLUMNS, **AGGREGATE_OPTIONS)
     tree = parse_sql(sql, StarRocks.SQLGLOT_DIALECT)
     assert table_names(tree) == ["t"]
     assert _aggregate_table(tree) == (AGGREGATES, ["id"], ["id"])
@@ -80,7 +81,7 @@ def test_aggregate_ddl_keeps_its_key_and_aggregate_types_through_the_starrocks_d
     again = parse_sql(tree.sql(StarRocks.SQLGLOT_DIALECT), StarRocks.SQLGLOT_DIALECT)
     assert _aggregate_table(again) == (AGGREGATES, ["id"], ["id"]) and again == tree
     # a key of two columns moves `name` out of the value columns
-    two = parse_sql(doris.create_table_sql("t", STUDY_COLUMNS, model="aggregate", key=["id", "name"]),
+    two = parse_sql(doris.sql.create_table_sql("t", STUDY_COLUMNS, model="aggregate", key=["id", "name"]),
                     StarRocks.SQLGLOT_DIALECT)
     assert _aggregate_table(two) == ({"id": None, "name": None, "amount": "REPLACE", "dt": "REPLACE"},
                                      ["id", "name"], ["id", "name"])
@@ -88,27 +89,27 @@ def test_aggregate_ddl_keeps_its_key_and_aggregate_types_through_the_starrocks_d
 
 def test_doris_has_no_primary_key_model(doris):
     with pytest.raises(ConfigError, match="model"):
-        doris.create_table_sql("t", STUDY_COLUMNS, primary_key=["id"])
+        doris.sql.create_table_sql("t", STUDY_COLUMNS, primary_key=["id"])
 
 
 def test_url_gives_the_group_commit_interval_of_every_table():
     doris = engines.from_url(URL + "&group_commit_interval_ms=100")
-    assert '"group_commit_interval_ms" = "100"' in doris.create_table_sql("t", STUDY_COLUMNS)
+    assert '"group_commit_interval_ms" = "100"' in doris.sql.create_table_sql("t", STUDY_COLUMNS)
     assert "group_commit_interval_ms" not in doris.connect_kwargs()
 
 
 def test_group_commit_variants_are_session_sets_that_parse(doris):
-    assert list(doris.COMMIT_VARIANTS) == ["off_mode", "sync_mode", "async_mode"]
-    for settings in doris.COMMIT_VARIANTS.values():
+    assert list(capabilities.of(doris, "commit_variants").VARIANTS) == ["off_mode", "sync_mode", "async_mode"]
+    for settings in capabilities.of(doris, "commit_variants").VARIANTS.values():
         for name, value in settings.items():
             tree = parse_sql(render(doris.set_sql(name), [value]), DIALECT)
             assert tree.sql(DIALECT).startswith("SET") and value in tree.sql(DIALECT)
 
 
 def test_dml_and_profile_statements_parse(doris):
-    insert = render(doris.insert_sql("t1", COLS, 1), [1, "a", "1.50", "2024-01-15"])
+    insert = render(doris.sql.insert_sql("t1", COLS, 1), [1, "a", "1.50", "2024-01-15"])
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
-    assert table_names(parse_sql(doris.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
+    assert table_names(parse_sql(doris.sql.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
     parse_sql(doris.ENABLE_PROFILE_SQL, DIALECT)
     parse_sql(doris.LAST_QUERY_ID_SQL, DIALECT)
 

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from ingestlab import anatomy, datagen, engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.duckdb import DuckDB
 from ingestlab.engines.duckdb.server import DuckDBFile
@@ -38,12 +39,12 @@ class TestDuckDB(EngineContract):
         eng.reset_table("d_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # as the samples send them: the driver's parameters
-            eng.statement_call(eng.insert_sql("d_values", COLS, 1), row)()
+            eng.statement_call(eng.sql.insert_sql("d_values", COLS, 1), row)()
         sender = eng.open_sender()  # as a text-only client sends them: literals written by render
         for row in hostile_rows(100):
-            sender(eng.render(eng.insert_sql("d_values", COLS, 1), row).encode())
-        eng.bulk_load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
-        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_values')}"))
+            sender(eng.render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
+        eng.capability("bulk_load").load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
+        got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_values')}"))
         assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
 
     def test_data_bytes_grows_after_a_load_and_counts_the_key_index(self, eng):
@@ -53,18 +54,18 @@ class TestDuckDB(EngineContract):
             eng.reset_table("d_bytes", STUDY_COLUMNS, model=model)
             eng.settle("d_bytes")
             empty = eng.data_bytes("d_bytes")
-            eng.bulk_load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
+            eng.capability("bulk_load").load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
             eng.settle("d_bytes")
             sizes[model] = eng.data_bytes("d_bytes")
             assert sizes[model] > empty and sizes[model] >= 50_000 * 8  # at least the ids
         assert sizes["primary_key"] > sizes["no_key"]  # the ART index is the table's too
-        eng.execute(eng.drop_table_sql("d_bytes"))
+        eng.execute(eng.sql.drop_table_sql("d_bytes"))
 
     def test_settle_checkpoints_the_wal_into_the_file(self, eng):
         eng.reset_table("d_settle", STUDY_COLUMNS)
         eng.settle("d_settle")
         for row in datagen.study_rows(20, seed=12):
-            eng.statement_call(eng.insert_sql("d_settle", COLS, 1), row)()
+            eng.statement_call(eng.sql.insert_sql("d_settle", COLS, 1), row)()
         wal = eng.server.path.with_name(eng.server.path.name + ".wal")
         assert wal.exists() and wal.stat().st_size > 0
         eng.settle("d_settle")
@@ -73,8 +74,8 @@ class TestDuckDB(EngineContract):
 
     def test_async_commit_opens_the_file_without_fsync_and_defaults_come_back(self, eng):
         eng.reset_table("d_sync", STUDY_COLUMNS)
-        eng.execute(eng.insert_sql("d_sync", COLS, 1), datagen.study_rows(1, seed=13)[0])
-        eng.apply_settings(dict(DuckDB.LOAD_SETTINGS["async_commit"].server))
+        eng.execute(eng.sql.insert_sql("d_sync", COLS, 1), datagen.study_rows(1, seed=13)[0])
+        eng.apply_settings(dict(capabilities.of(DuckDB, "load_settings").SETTINGS["async_commit"].server))
         assert eng.settings()["fsync_mode"] == "NONE" and eng.metadata()["variant_settings"] == {"fsync_mode": "NONE"}
         assert eng.count_rows("d_sync") == 1  # the same file, opened again
         eng.apply_settings({})
@@ -89,15 +90,15 @@ class TestDuckDB(EngineContract):
 
     def test_the_seeds_demo_table_generated_then_keyed_after_the_load(self, eng):
         columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
-        eng.execute(eng.drop_table_sql("demo"))
+        eng.execute(eng.sql.drop_table_sql("demo"))
         for statement in eng.table_ddl("demo", columns, key=(), model="no_key"):
             eng.execute(statement)
-        eng.execute(eng.generate_rows_sql("demo", ["id", "a", "b"], 1000))
+        eng.execute(eng.sql.generate_rows_sql("demo", ["id", "a", "b"], 1000))
         assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
-        eng.execute(eng.add_primary_key_sql("demo", ["id"]))
+        eng.execute(eng.sql.add_primary_key_sql("demo", ["id"]))
         with pytest.raises(Exception, match="(?i)duplicate|constraint"):
-            eng.execute(eng.insert_sql("demo", ["id", "a", "b"], 1), [5, 0, 0])
-        eng.execute(eng.drop_table_sql("demo"))
+            eng.execute(eng.sql.insert_sql("demo", ["id", "a", "b"], 1), [5, 0, 0])
+        eng.execute(eng.sql.drop_table_sql("demo"))
 
     def test_insert_batches_in_one_transaction_or_each_committed(self, eng):
         eng.reset_table("d_tx", STUDY_COLUMNS)
@@ -112,7 +113,7 @@ class TestDuckDB(EngineContract):
     # (four workers on two cores and a notebook's redraw) DuckDB's came out at 1.93 ms against 0.92 ms (bound 35 %)
     def test_anatomy_splits_a_single_row_insert_into_its_profiles_parts(self, eng):
         """Named parts, times ≥ 0, the remainder what is left, and profiling off again after the pass."""
-        assert DuckDB.has("statement_anatomy")
+        assert DuckDB.has("profiled_statement")
         frame, samples_ms = anatomy_among_samples(eng, "d_profile")
         parts = ["client_api", "planning", "optimizer", "physical_planning", "column_data_scan", "batch_insert",
                  "result_collector", "commit_local_storage", "write_to_wal"]
@@ -132,7 +133,7 @@ class TestDuckDB(EngineContract):
         row = anatomy.summary(frame.assign(engine="duckdb", variant="default")).iloc[0]
         assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
         assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
-        assert row["n"] == 6 * (40 - eng.ANATOMY_SETTLE)
+        assert row["n"] == 6 * (40 - eng.capability("profiled_statement").SETTLE)
         # the fsync rung, one sample per observed statement; fsync_mode as it was and the probe table gone
         ladder = frame[frame["pass"] == "ladder"].set_index("component")
         assert "wal_fsync" in ladder.index and "wal_fsync" in set(frame.loc[frame["pass"] == "profile", "component"])
@@ -145,14 +146,14 @@ class TestDuckDB(EngineContract):
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
-        assert eng.native_load("d_native", COLS, str(path)) == len(rows)
-        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.quote('d_native')}")) == sorted(rows)
+        assert eng.capability("native_load").load("d_native", COLS, str(path)) == len(rows)
+        assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_native')}")) == sorted(rows)
 
     def test_what_duckdb_lacks_is_switched_off_with_its_reason(self, eng):
-        for step in ("commit_counters", "io_counters", "memory_budget_settings"):
+        for step in ("commit_counters", "io_counters", "memory_budget"):
             with pytest.raises(UnsupportedOperationError, match=f"duckdb: no {step}: "):
                 DuckDB.has(step, check=True)
-        assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and DuckDB.MAX_PARTITIONS == 1
+        assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and capabilities.of(DuckDB, "table_models").MAX_PARTITIONS == 1
         with pytest.raises(ConfigError, match="PARTITIONS"):
             eng.table_ddl("t", STUDY_COLUMNS, partitions=4)
 
@@ -193,7 +194,7 @@ class TestDuckDBSQL(SQLValidator):
 
     def test_every_model_and_statement_parses_as_duckdb(self):
         sql = DuckDB.SQL("duckdb", placeholder="?")
-        for model in DuckDB.TABLE_MODELS:
+        for model in capabilities.of(DuckDB, "table_models").MODELS:
             for statement in sql.table_ddl("t", datagen.wide_columns(8), model=model):
                 self.validate(statement)
         self.validate(sql.insert_sql("t", ["id", "name"], 3), tables=["t"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab import anatomy, datagen
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.mariadb.server import unavailable_reason
 from tests.engines._support import parse_sql, render, table_names
@@ -18,8 +19,8 @@ FLUSH = "innodb_flush_log_at_trx_commit"
 
 
 def _fresh_table(eng, name: str) -> None:
-    eng.execute(eng.drop_table_sql(name))
-    eng.execute(eng.create_table_sql(name, STUDY_COLUMNS))
+    eng.execute(eng.sql.drop_table_sql(name))
+    eng.execute(eng.sql.create_table_sql(name, STUDY_COLUMNS))
 
 
 class TestMariaDB(EngineContract, NativeLoopContract):
@@ -48,8 +49,8 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         assert eng.server_version().startswith("10.11") and "MariaDB" in eng.server_version()
 
     def test_flush_variants_restart_the_server_and_read_back(self, eng):
-        assert list(eng.COMMIT_VARIANTS) == ["flush_1", "flush_2", "flush_0"]
-        for variant, settings in eng.COMMIT_VARIANTS.items():
+        assert list(capabilities.of(eng, "commit_variants").VARIANTS) == ["flush_1", "flush_2", "flush_0"]
+        for variant, settings in capabilities.of(eng, "commit_variants").VARIANTS.items():
             pid = eng.server.pid()
             eng.apply_settings(settings)
             assert eng.server.pid() != pid, f"{variant}: a global setting needs a restart"
@@ -64,9 +65,9 @@ class TestMariaDB(EngineContract, NativeLoopContract):
     def test_anatomy_has_the_commit_stage_and_flush_1_pays_an_fsync_in_it(self, eng):
         stats = {}
         for variant in ("flush_1", "flush_0"):
-            eng.apply_settings(eng.COMMIT_VARIANTS[variant])
+            eng.apply_settings(capabilities.of(eng, "commit_variants").VARIANTS[variant])
             _fresh_table(eng, "anat")
-            frame = eng.statement_anatomy("anat", COLS, datagen.study_rows(20, start_id=1000, seed=4))
+            frame = eng.capability("profiled_statement").anatomy("anat", COLS, datagen.study_rows(20, start_id=1000, seed=4))
             per = frame[frame["pass"] == "stages"].pivot(index="statement_no", columns="component", values="ms")
             assert {"client_total", "starting", "opening_tables", "update", "commit", "unexplained"} <= set(per.columns)
             parts = per.drop(columns="client_total").fillna(0).sum(axis=1)
@@ -80,7 +81,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
             stats[variant] = frame[frame["pass"] == "stats"].set_index("component")
         # unobserved INSERTs between the observed ones: their own stages, from the same history
         _fresh_table(eng, "anat")
-        frame = eng.statement_anatomy("anat", COLS, datagen.study_rows(5, start_id=5000, seed=4),
+        frame = eng.capability("profiled_statement").anatomy("anat", COLS, datagen.study_rows(5, start_id=5000, seed=4),
                                       unobserved_rows=datagen.study_rows(50, start_id=6000, seed=5))
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED].pivot(index="statement_no", columns="component", values="ms")
         assert len(quiet) == 50 and {"starting", "update", "commit"} <= set(quiet.columns)
@@ -97,7 +98,7 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' "
                     "WHERE NAME = 'events_stages_history_long'")
         try:
-            frame = eng.statement_anatomy("anat_sp", COLS, datagen.study_rows(5, start_id=2000, seed=5),
+            frame = eng.capability("profiled_statement").anatomy("anat_sp", COLS, datagen.study_rows(5, start_id=2000, seed=5),
                                           unobserved_rows=datagen.study_rows(5 * 12, start_id=3000, seed=6))
         finally:
             eng.execute("UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' "
@@ -115,11 +116,11 @@ class TestMariaDB(EngineContract, NativeLoopContract):
     def test_load_data_local_keeps_quotes_commas_backslashes_and_nulls(self, eng):
         _fresh_table(eng, "odd_values")
         rows = [(1, 'say "hi", then \\leave', None, None), (2, "NULL", None, None), (3, "", None, None)]
-        assert eng.bulk_load("odd_values", COLS, [datagen.rows_table(COLS, rows)]) == 3
+        assert eng.capability("bulk_load").load("odd_values", COLS, [datagen.rows_table(COLS, rows)]) == 3
         assert sorted(eng.execute("SELECT id, name, amount, dt FROM odd_values")) == rows
 
     def test_generated_sql_parses_as_mysql(self, eng):
-        sql = eng.create_table_sql("t`x", STUDY_COLUMNS)
+        sql = eng.sql.create_table_sql("t`x", STUDY_COLUMNS)
         assert table_names(parse_sql(sql, eng.SQLGLOT_DIALECT)) == ["t`x"]
         parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), eng.SQLGLOT_DIALECT)
         assert eng.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")

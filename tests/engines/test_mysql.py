@@ -6,6 +6,7 @@ import pytest
 from sqlglot import exp
 
 from ingestlab import datagen, engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.mariadb.server import unavailable_reason
 from ingestlab.engines.mysql import MySQL
@@ -30,7 +31,7 @@ class TestMySQLSQL(SQLValidator):
     def my(self):
         return engines.from_url("mysql://u@127.0.0.1:3306/db")
 
-    @pytest.mark.parametrize("model", list(MySQL.TABLE_MODELS))
+    @pytest.mark.parametrize("model", list(capabilities.of(MySQL, "table_models").MODELS))
     def test_every_model_parses(self, my, model):
         (sql,) = my.table_ddl("t`x", STUDY_COLUMNS, model=model)
         self.validate(sql, tables=["t`x"])
@@ -56,8 +57,8 @@ class TestMySQLSQL(SQLValidator):
         assert isinstance(tree, exp.Command) and tree.sql(self.dialect) == sql
 
     def test_statements_parse(self, my):
-        self.validate(render(my.insert_sql("t", COLS, 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
-        self.validate(render(my.upsert_sql("t", COLS, "id", 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
+        self.validate(render(my.sql.insert_sql("t", COLS, 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
+        self.validate(render(my.sql.upsert_sql("t", COLS, "id", 2), [1, "a", 1, "2024-01-01"] * 2), tables=["t"])
         self.validate(render(my.set_sql(FLUSH, "GLOBAL"), [2]))
         assert my.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")
 
@@ -121,7 +122,7 @@ def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
     try:
         remote.reset_table("url_bulk", STUDY_COLUMNS, model="primary_key")
         rows = datagen.study_rows(300, seed=8)
-        assert remote.bulk_load("url_bulk", COLS, [datagen.rows_table(COLS, rows)]) == 300
+        assert remote.capability("bulk_load").load("url_bulk", COLS, [datagen.rows_table(COLS, rows)]) == 300
         assert remote.count_rows("url_bulk") == 300 and remote.data_bytes("url_bulk") > 0
     finally:
         remote.close()
@@ -136,7 +137,7 @@ def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'url_parts' "
                               "GROUP BY PARTITION_METHOD, PARTITION_EXPRESSION")
         assert [tuple(r) for r in rows] == [("KEY", "`id`", n)]
-        remote.execute(remote.drop_table_sql("url_parts"))
+        remote.execute(remote.sql.drop_table_sql("url_parts"))
     finally:
         remote.close()
 
@@ -174,7 +175,7 @@ def test_both_drivers_measure_and_record_themselves(mariadb, driver):
         assert meta["driver"] == driver and meta["driver_version"] and "driver_note" not in meta
         remote.reset_table("by_driver", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=2)
-        sql = remote.insert_sql("by_driver", COLS, 1)
+        sql = remote.sql.insert_sql("by_driver", COLS, 1)
         assert remote.render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
         for row in rows:
             remote.statement_call(sql, row)()

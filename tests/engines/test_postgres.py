@@ -25,7 +25,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
     def test_anatomy_splits_planning_execution_and_wal_flush(self, eng):
         eng.apply_settings({"synchronous_commit": "on"})
         eng.reset_table("anat", STUDY_COLUMNS)
-        frame = eng.statement_anatomy("anat", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(10, seed=5))
+        frame = eng.capability("profiled_statement").anatomy("anat", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(10, seed=5))
         stats = frame[frame["pass"] == "stats"].set_index("component")
         assert {"client_total", "planning", "execution", "wal_flush", "unexplained"} <= set(stats.index)
         assert stats.loc["wal_fsyncs", "count"] >= 0.9  # one WAL flush per commit
@@ -50,7 +50,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
         eng.apply_settings({"synchronous_commit": sync})
         eng.reset_table("anat_flush", STUDY_COLUMNS)
-        frame = eng.statement_anatomy("anat_flush", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=5),
+        frame = eng.capability("profiled_statement").anatomy("anat_flush", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=5),
                                       unobserved_rows=datagen.study_rows(60, start_id=10**6, seed=6))
         quiet = frame[frame["pass"] == "unobserved"].pivot(index="statement_no", columns="component", values="ms")
         for block in (quiet.iloc[k * 20:(k + 1) * 20] for k in range(3)):
@@ -79,7 +79,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
             return original(self, sql, params)
         monkeypatch.setattr(type(eng), "statement_call", spy)
         eng.reset_table("anat_call", STUDY_COLUMNS)
-        eng.statement_anatomy("anat_call", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=6))
+        eng.capability("profiled_statement").anatomy("anat_call", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=6))
         assert [c for c in calls if c.startswith('INSERT INTO "anat_call"')] == [calls[0]] * 3
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
         assert eng.count_rows("anat_call") == 3
@@ -111,16 +111,17 @@ class TestPostgres(EngineContract, NativeLoopContract):
         eng.apply_settings({"synchronous_commit": "on"})
         eng.reset_table("ballast", STUDY_COLUMNS)
         eng.reset_table("anat_slow", STUDY_COLUMNS)
-        insert = eng.insert_sql("anat_slow", cols, 1)
+        insert = eng.sql.insert_sql("anat_slow", cols, 1)
         rows = datagen.study_rows(400, seed=7)
 
         def samples(part):  # the samples bracket the anatomy, as notebook 01's do: the VM's pace drifts
             return timing.time_calls([eng.statement_call(insert, r) for r in part], rows=[1] * len(part),
                                      bytes_=[0] * len(part))["elapsed_s"].tolist()
         before = samples(rows[:200])
-        monkeypatch.setattr(eng, "anatomy_recorder", lambda table, columns: Ballast(eng, table, columns))
-        frame = eng.statement_anatomy("anat_slow", cols, datagen.study_rows(15, start_id=10**6, seed=8),
-                                      unobserved_rows=datagen.study_rows(150, start_id=2 * 10**6, seed=9))
+        profiled = eng.capability("profiled_statement")
+        monkeypatch.setattr(profiled, "recorder", lambda table, columns: Ballast(eng, table, columns))
+        frame = profiled.anatomy("anat_slow", cols, datagen.study_rows(15, start_id=10**6, seed=8),
+                                 unobserved_rows=datagen.study_rows(150, start_id=2 * 10**6, seed=9))
         monkeypatch.undo()
         median = float(np.median(before + samples(rows[200:]))) * 1e3
         row = anatomy.summary(frame.assign(engine="postgres", variant="sync_on")).iloc[0]
@@ -153,7 +154,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         n = COPY_PIECE_ROWS * 2 + 7
         rows = [(i, f"r{i}", i / 4, None) for i in range(n)]
         eng.reset_table("pieces", STUDY_COLUMNS)
-        assert eng.bulk_load("pieces", [c for c, _ in STUDY_COLUMNS], [datagen.rows_table([c for c, _ in STUDY_COLUMNS], rows)]) == n
+        assert eng.capability("bulk_load").load("pieces", [c for c, _ in STUDY_COLUMNS], [datagen.rows_table([c for c, _ in STUDY_COLUMNS], rows)]) == n
         assert eng.execute("SELECT count(*), count(DISTINCT id), max(id) FROM pieces") == [(n, n, n - 1)]
 
     def test_partitions_and_models_are_what_the_catalog_says(self, eng):
@@ -190,7 +191,7 @@ def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     eng = engines.resolve("postgres15").start()
     try:
         eng.reset_table("anat15", STUDY_COLUMNS)
-        frame = eng.statement_anatomy("anat15", cols, datagen.study_rows(6, seed=5),
+        frame = eng.capability("profiled_statement").anatomy("anat15", cols, datagen.study_rows(6, seed=5),
                                       unobserved_rows=datagen.study_rows(36, start_id=100, seed=6))
     finally:
         eng.close()
@@ -223,7 +224,7 @@ def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
                 yield datagen.rows_table(cols, datagen.study_rows(5_000, start_id=k * 10**6, seed=3))
 
         with pytest.raises(Exception) as caught:
-            eng.bulk_load("copy_kill", cols, chunks())
+            eng.capability("bulk_load").load("copy_kill", cols, chunks())
         cause, code = runner._describe(type(caught.value).__name__, str(caught.value))
         assert code == runner.EXIT_SERVER_LOST, cause
     finally:

@@ -83,9 +83,9 @@ def test_upsert_reads_every_key_and_replaces_the_values(eng):
 
 def test_blind_put_replaces_without_reading(eng):
     eng.put(_keys([5]), _values(1, 5))
-    before = eng.io_counters()["keys_read"]
+    before = eng.capability("io_counters").read()["keys_read"]
     eng.put(_keys([5, 6]), _values(2, 6))
-    assert eng.io_counters()["keys_read"] == before
+    assert eng.capability("io_counters").read()["keys_read"] == before
     assert eng.count_rows("kv") == 2
 
 
@@ -93,27 +93,27 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
     eng.apply_settings(BUDGET)
     n = 3000
     docs = datagen.documents(n, np.random.default_rng(7))
-    assert eng.bulk_load("kv", ["id", "doc"], [datagen.document_table(2 * np.arange(n), docs)]) == n
+    assert eng.capability("bulk_load").load("kv", ["id", "doc"], [datagen.document_table(2 * np.arange(n), docs)]) == n
     eng.settle("kv")
     assert eng.count_rows("kv") == n and eng.data_bytes("kv") >= n * datagen.DOC_BYTES
     eng.apply_settings(BUDGET)  # an empty block cache
-    c0 = eng.io_counters()
+    c0 = eng.capability("io_counters").read()
     found = eng.upsert(_keys([100, 2000, 4000]), datagen.row_values(docs[:3]))
-    c1 = eng.io_counters()
+    c1 = eng.capability("io_counters").read()
     assert found == 3 and c1["blocks_read"] - c0["blocks_read"] >= 3
     eng.insert(_keys([101, 2001, 4001]), datagen.row_values(docs[:3]))  # odd keys: absent, between existing ones
-    c2 = eng.io_counters()
+    c2 = eng.capability("io_counters").read()
     assert c2["bloom_filter_useful"] - c1["bloom_filter_useful"] >= 2
     assert c2["blocks_read"] - c1["blocks_read"] <= 1  # a false positive at most
 
 
 @pytest.mark.parametrize("call", [
     lambda e: e.execute("SELECT 1"),
-    lambda e: e.quote("t"),
+    lambda e: e.sql.quote("t"),
     lambda e: e.table_ddl("t", [("id", "BIGINT")]),
-    lambda e: e.insert_sql("t", ["id"]),
-    lambda e: e.insert_select_sql("t", "u"),
-    lambda e: e.statement_anatomy("t", ["id"], [(1,)]),
+    lambda e: e.sql.insert_sql("t", ["id"]),
+    lambda e: e.sql.insert_select_sql("t", "u"),
+    lambda e: e.capability("profiled_statement").anatomy("t", ["id"], [(1,)]),
 ])
 def test_what_makes_no_sense_for_a_key_value_store_is_unsupported(eng, call):
     with pytest.raises(UnsupportedOperationError, match="rocksdb: no .*: RocksDB is a key-value store"):
@@ -122,8 +122,8 @@ def test_what_makes_no_sense_for_a_key_value_store_is_unsupported(eng, call):
 
 def test_capability_queries_say_why_a_step_is_missing():
     assert not RocksDB.has("execute") and RocksDB.has("bulk_load")
-    with pytest.raises(UnsupportedOperationError, match="rocksdb: no statement_anatomy: RocksDB is a key-value"):
-        RocksDB.has("statement_anatomy", check=True)
+    with pytest.raises(UnsupportedOperationError, match="rocksdb: no profiled_statement: RocksDB is a key-value"):
+        RocksDB.has("profiled_statement", check=True)
 
 
 def test_reset_table_empties_the_keyspace(eng):

@@ -10,6 +10,7 @@ import pytest
 import sqlglot
 
 from ingestlab import anatomy, datagen, engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.starrocks.adapter import ProfileCapture, StarRocks, profile_parts
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
@@ -43,17 +44,17 @@ def sr() -> StarRocks:
     {"distributed_by": ["name"], "properties": {"storage_medium": "SSD"}},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
 def test_ddl_of_every_model_and_option_parses_and_keeps_the_table(sr, options):
-    sql = sr.create_table_sql('we"ird`t', STUDY_COLUMNS, **options)
+    sql = sr.sql.create_table_sql('we"ird`t', STUDY_COLUMNS, **options)
     tree = parse_sql(sql, DIALECT)
     assert table_names(tree) == ['we"ird`t']
     model = options.get("model", "duplicate")
-    assert sr.TABLE_MODELS[model] + "(" in sql
+    assert capabilities.of(sr, "table_models").MODELS[model] + "(" in sql
     if "buckets" in options:
         assert f"BUCKETS {options['buckets']}" in tree.sql(DIALECT)
 
 
 def test_primary_key_shorthand_makes_a_primary_key_table(sr):
-    assert "PRIMARY KEY(`id`)" in sr.create_table_sql("t", STUDY_COLUMNS, primary_key=["id"])
+    assert "PRIMARY KEY(`id`)" in sr.sql.create_table_sql("t", STUDY_COLUMNS, primary_key=["id"])
 
 
 @pytest.mark.parametrize("options, match", [
@@ -67,18 +68,18 @@ def test_primary_key_shorthand_makes_a_primary_key_table(sr):
 ])
 def test_bad_table_options_fail_naming_the_option(sr, options, match):
     with pytest.raises(ConfigError, match=match):
-        sr.create_table_sql("t", STUDY_COLUMNS, **options)
+        sr.sql.create_table_sql("t", STUDY_COLUMNS, **options)
 
 
 def test_unknown_table_options_are_refused(sr):
     with pytest.raises(UnsupportedOperationError, match="partition_by"):
-        sr.create_table_sql("t", STUDY_COLUMNS, partition_by="dt")
+        sr.sql.create_table_sql("t", STUDY_COLUMNS, partition_by="dt")
 
 
 def test_url_gives_table_defaults_and_strips_lab_keys():
     sr = engines.from_url(URL + "&buckets=3&replication_num=1&label=shared-nothing")
-    assert "BUCKETS 3" in sr.create_table_sql("t", STUDY_COLUMNS)
-    assert '"replication_num" = "1"' in sr.create_table_sql("t", STUDY_COLUMNS)
+    assert "BUCKETS 3" in sr.sql.create_table_sql("t", STUDY_COLUMNS)
+    assert '"replication_num" = "1"' in sr.sql.create_table_sql("t", STUDY_COLUMNS)
     kwargs = sr.connect_kwargs()
     assert not {"http_port", "buckets", "replication_num", "label"} & set(kwargs)
     assert kwargs["port"] == 9030 and kwargs["database"] == "ingestlab"
@@ -100,10 +101,10 @@ def test_bad_lab_query_keys_fail_clearly(bad):
 
 def test_dml_parses_and_keeps_the_table(sr):
     rows = [(1, "a", "1.50", "2024-01-15"), (2, "b'c", "2.00", "2024-01-16")]
-    insert = render(sr.insert_sql("t1", COLS, 2), [v for r in rows for v in r])
+    insert = render(sr.sql.insert_sql("t1", COLS, 2), [v for r in rows for v in r])
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
-    assert table_names(parse_sql(sr.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
-    assert table_names(parse_sql(sr.drop_table_sql("t1"), DIALECT)) == ["t1"]
+    assert table_names(parse_sql(sr.sql.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
+    assert table_names(parse_sql(sr.sql.drop_table_sql("t1"), DIALECT)) == ["t1"]
 
 
 def test_set_and_profile_statements_parse(sr):
@@ -152,7 +153,7 @@ def test_bulk_load_is_a_stream_load_to_the_urls_fe():
     pair = FrontendAndBackend(corpus_body("stream_load_response", "sr_docs_helm_weatherdata.txt"))
     try:
         sr = engines.from_url(f"starrocks://root:pw@127.0.0.1:9030/ingestlab?http_port={pair.frontend.port}")
-        assert sr.bulk_load("t1", COLS, [datagen.rows_table(COLS, [(1, "a", "1.00", "2024-01-15")])]) == 22931
+        assert sr.capability("bulk_load").load("t1", COLS, [datagen.rows_table(COLS, [(1, "a", "1.00", "2024-01-15")])]) == 22931
         (be,) = pair.backend.requests
         assert be["path"] == "/api/ingestlab/t1/_stream_load" and be["headers"]["label"].startswith("ingestlab_t1_")
         assert be["headers"]["columns"] == "id,name,amount,dt" and "group_commit" not in be["headers"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ingestlab import engines
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import EngineUnavailableError
@@ -39,16 +40,16 @@ def test_url_selects_yugabytedb_on_its_port_and_hides_the_password(yb):
 
 
 def test_sql_parses_with_the_postgres_dialect(yb):
-    assert table_names(parse_sql(yb.create_table_sql("we ird", STUDY_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
-    insert = yb.insert_sql("t1", [c for c, _ in STUDY_COLUMNS], 2).replace("%s", "1")
+    assert table_names(parse_sql(yb.sql.create_table_sql("we ird", STUDY_COLUMNS, primary_key=["id"]), DIALECT)) == ["we ird"]
+    insert = yb.sql.insert_sql("t1", [c for c, _ in STUDY_COLUMNS], 2).replace("%s", "1")
     assert table_names(parse_sql(insert, DIALECT)) == ["t1"]
-    assert table_names(parse_sql(yb.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
+    assert table_names(parse_sql(yb.sql.insert_select_sql("t1", "t2"), DIALECT)) == ["t1", "t2"]
 
 
 def test_variants_are_session_settings_set_with_set_config(yb):
-    names = {n for settings in yb.COMMIT_VARIANTS.values() for n in settings}
+    names = {n for settings in capabilities.of(yb, "commit_variants").VARIANTS.values() for n in settings}
     assert names == {"yb_disable_transactional_writes", "yb_enable_upsert_mode"} <= yb.SESSION_SETTINGS
-    for settings in yb.COMMIT_VARIANTS.values():
+    for settings in capabilities.of(yb, "commit_variants").VARIANTS.values():
         for name, value in settings.items():
             parse_sql(f"SELECT set_config('{name}', '{value}', false)", DIALECT)
             parse_sql(f"SET {name} = '{value}'", DIALECT)
@@ -69,12 +70,13 @@ def test_no_local_server_and_how_to_get_one():
 
 
 def test_blind_overwrite_is_a_plain_insert_run_under_upsert_mode(yb):
-    assert yb.UPSERT_OPERATIONS == ("insert", "overwrite", "blind_overwrite")
+    upsert = yb.capability("upsert")
+    assert upsert.OPERATIONS == ("insert", "overwrite", "blind_overwrite")
     assert yb.BLIND_WRITE_SETTINGS == {"yb_enable_upsert_mode": "on"}
-    blind = yb.write_sql("blind_overwrite", "t", ["id", "doc"], "id", 2)
-    assert blind == yb.insert_sql("t", ["id", "doc"], 2) and "ON CONFLICT" not in blind
+    blind = upsert.write_sql("blind_overwrite", "t", ["id", "doc"], "id", 2)
+    assert blind == yb.sql.insert_sql("t", ["id", "doc"], 2) and "ON CONFLICT" not in blind
     assert table_names(parse_sql(blind.replace("%s", "1"), DIALECT)) == ["t"]
-    assert "ON CONFLICT" in yb.write_sql("overwrite", "t", ["id", "doc"], "id", 2)
+    assert "ON CONFLICT" in upsert.write_sql("overwrite", "t", ["id", "doc"], "id", 2)
 
 
 class TestYugabyteDBUpsert(UpsertContract):

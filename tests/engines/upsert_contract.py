@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ingestlab import datagen, engines
+from ingestlab.engines import capabilities
 
 TABLE = "upsert_contract"
 COLUMNS = (("id", "BIGINT"), ("doc", "TEXT"))
@@ -26,7 +27,7 @@ def _chunks(n: int, seed: int, chunk_rows: int = 5_000):
 
 def _write(eng, operation, keys, seed):
     docs = datagen.documents(len(keys), np.random.default_rng(seed))
-    eng.prepare_write(operation, TABLE, COLS, "id", datagen.document_table(np.asarray(keys), docs))()
+    eng.capability("upsert").prepare_write(operation, TABLE, COLS, "id", datagen.document_table(np.asarray(keys), docs))()
     return docs
 
 
@@ -46,7 +47,7 @@ class UpsertContract:
     @staticmethod
     def read_doc(eng, key: int) -> bytes:
         """The stored document of ``key``."""
-        got = eng.execute(f"SELECT {eng.quote('doc')} FROM {eng.quote(TABLE)} WHERE {eng.quote('id')} = %s", [key])
+        got = eng.execute(f"SELECT {eng.sql.quote('doc')} FROM {eng.sql.quote(TABLE)} WHERE {eng.sql.quote('id')} = %s", [key])
         return got[0][0].encode()
 
     @pytest.fixture(scope="class")
@@ -56,9 +57,9 @@ class UpsertContract:
         if reason:
             pytest.skip(reason)
         engine = engines.resolve(cls.target()).start()
-        engine.apply_settings(engine.memory_budget_settings(BUDGET) if engine.MEMORY_LIMITS else {})
+        engine.apply_settings(engine.capability("memory_budget").settings(BUDGET) if engine.has("memory_budget") else {})
         engine.reset_table(TABLE, COLUMNS, key=("id",))
-        assert engine.bulk_load(TABLE, COLS, _chunks(ROWS, seed=1), replace=True) == ROWS
+        assert engine.capability("bulk_load").load(TABLE, COLS, _chunks(ROWS, seed=1), replace=True) == ROWS
         engine.settle(TABLE)
         yield engine
         engine.close()
@@ -70,23 +71,25 @@ class UpsertContract:
         assert eng.data_bytes(TABLE) >= ROWS * datagen.DOC_BYTES
 
     def test_the_memory_budget_is_in_force(self, eng):
-        if not eng.MEMORY_LIMITS:
+        if not eng.has("memory_budget"):
             pytest.skip(f"{eng.NAME}: memory is the server's own (no memory budget settings)")
+        budget = eng.capability("memory_budget")
         live = {k.lower().removeprefix("lab."): str(v) for k, v in eng.settings().items()}
-        for name in eng.memory_budget_settings(BUDGET):
+        for name in budget.settings(BUDGET):
             assert name in live, name
-        assert eng.MEMORY_LIMITS["engine"] and set(eng.UPSERT_OPERATIONS) >= {"insert", "overwrite"}
+        assert budget.LIMITS["engine"] and set(eng.capability("upsert").OPERATIONS) >= {"insert", "overwrite"}
 
     def test_every_memory_limit_is_settings_the_engine_takes(self, eng):
-        for limit in eng.MEMORY_LIMITS:
-            settings = eng.memory_budget_settings(BUDGET, limit)
+        budget = capabilities.of(eng, "memory_budget")(eng)
+        for limit in budget.LIMITS:
+            settings = budget.settings(BUDGET, limit)
             eng.apply_settings(settings)
             assert eng.count_rows(TABLE) == ROWS
             live = {k.lower().removeprefix("lab."): str(v) for k, v in eng.settings().items()}
             assert set(settings) <= set(live), limit
-        cgroup = eng.memory_budget_settings(BUDGET, "cgroup") if "cgroup" in eng.MEMORY_LIMITS else {}
+        cgroup = budget.settings(BUDGET, "cgroup") if "cgroup" in budget.LIMITS else {}
         assert "O_DIRECT" not in cgroup.values() and "debug_io_direct" not in cgroup  # buffered I/O
-        eng.apply_settings(eng.memory_budget_settings(BUDGET))
+        eng.apply_settings(budget.settings(BUDGET))
 
     def test_overwrite_replaces_existing_rows_and_inserts_new_ones(self, eng):
         docs = _write(eng, "overwrite", [2 * 10, 2 * 11, 2 * ROWS + 1], seed=9)  # two existing, one new
@@ -96,23 +99,23 @@ class UpsertContract:
     def test_overwrites_of_random_keys_read_blocks_from_disk(self, eng):
         if not eng.is_local:
             pytest.skip(f"{eng.NAME} by URL: the lab cannot empty the server's caches")
-        eng.apply_settings(eng.memory_budget_settings(BUDGET))  # an empty cache
+        eng.apply_settings(eng.capability("memory_budget").settings(BUDGET))  # an empty cache
         keys = 2 * np.random.default_rng(5).choice(ROWS, 200, replace=False)
-        before = eng.io_counters()
+        before = eng.capability("io_counters").read()
         _write(eng, "overwrite", keys, seed=6)
-        after = eng.io_counters()
+        after = eng.capability("io_counters").read()
         assert after["blocks_read"] - before["blocks_read"] >= 100  # most rows' pages were not cached
-        before = eng.io_counters()
+        before = eng.capability("io_counters").read()
         _write(eng, "insert", 2 * ROWS + 2 * np.arange(1, 201), seed=7)
-        assert eng.io_counters()["blocks_read"] - before["blocks_read"] <= 20  # appending reads (almost) nothing
+        assert eng.capability("io_counters").read()["blocks_read"] - before["blocks_read"] <= 20  # appending reads (almost) nothing
 
     def test_every_operation_the_engine_declares_writes_its_keys(self, eng):
         keys = {"insert": [2 * ROWS + 11, 2 * ROWS + 13], "blind_overwrite": [2 * 20, 2 * 21]}
         before = eng.count_rows(TABLE)
         for operation in ("insert", "blind_overwrite"):
-            if operation in eng.UPSERT_OPERATIONS:
+            if operation in eng.capability("upsert").OPERATIONS:
                 docs = _write(eng, operation, keys[operation], seed=11)
                 assert self.read_doc(eng, keys[operation][1]) == docs[1].tobytes()
         assert eng.count_rows(TABLE) == before + 2
-        counters = eng.io_counters()
+        counters = eng.capability("io_counters").read()
         assert "blocks_read" in counters

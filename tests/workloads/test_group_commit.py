@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import engines, models
+from ingestlab.engines import capabilities
 from ingestlab.engines.doris import Doris
 from ingestlab.engines.starrocks import StarRocks
 from ingestlab.errors import ClientCrashError, ConfigError
@@ -57,14 +58,14 @@ def test_starrocks_is_refused_naming_its_nearest_equivalent():
 def test_defaults_follow_the_scale():
     assert group_commit.validate("postgres", scale="paper").clients == (1, 2, 4, 8, 16, 32, 64)
     assert group_commit.validate("postgres", scale="paper").rows_per_insert == (1, 10, 100)
-    assert group_commit.validate("postgres", scale="paper").variants == tuple(engines.classes()["postgres"].GROUP_COMMIT_VARIANTS)
+    assert group_commit.validate("postgres", scale="paper").variants == tuple(capabilities.of(engines.classes()["postgres"], "group_commit").VARIANTS)
     assert group_commit.validate("doris://root@h:9030/db", variants="async_mode").variants == ("async_mode",)
 
 
 # -- Doris and StarRocks by URL: generated statements and headers only (no server here) ------------
 def test_doris_variants_set_group_commit_per_client_session():
     doris = engines.from_url("doris://root@127.0.0.1:9030/ingestlab?http_port=8030")
-    doris._settings = dict(doris.GROUP_COMMIT_VARIANTS["sync_mode"])  # what apply_settings records
+    doris._settings = dict(capabilities.of(doris, "group_commit").VARIANTS["sync_mode"])  # what apply_settings records
     assert doris.client_settings() == {"group_commit": "sync_mode"}
     assert doris.set_sql("group_commit") == "SET SESSION group_commit = %s"
 
@@ -81,10 +82,10 @@ def test_doris_stream_load_carries_the_group_commit_header(variant, headers):
 
 def test_doris_interval_is_a_table_property():
     doris = engines.from_url("doris://root@127.0.0.1:9030/ingestlab")
-    assert doris.group_commit_interval_sql("dt", 2000) == 'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
+    assert doris.sql.group_commit_interval_sql("dt", 2000) == 'ALTER TABLE `dt` SET ("group_commit_interval_ms" = "2000")'
     with pytest.raises(ConfigError, match="INTERVAL_MS"):
-        doris.group_commit_interval_sql("dt", 0)
-    ddl = engines.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").create_table_sql("dt", [("id", "INT")])
+        doris.sql.group_commit_interval_sql("dt", 0)
+    ddl = engines.from_url("doris://root@h:9030/db?group_commit_interval_ms=50").sql.create_table_sql("dt", [("id", "INT")])
     assert '"group_commit_interval_ms" = "50"' in ddl
 
 

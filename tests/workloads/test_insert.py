@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import anatomy, models
-from ingestlab.engines import Engine, registry
+from ingestlab.engines import capabilities, registry
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
 from ingestlab.workloads import insert, insert_analysis
@@ -39,16 +39,16 @@ def test_defaults_follow_the_scale():
 
 
 def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
-    from ingestlab.engines.postgres import Postgres
+    from ingestlab.engines.postgres import PostgresProfiledStatement
 
     passes = []  # the samples' rows in their table when each anatomy pass starts
-    real = Postgres.statement_anatomy
+    real = PostgresProfiledStatement.anatomy
 
     def counted(self, *args, **kwargs):
-        passes.append(self.count_rows(insert.TABLE))
+        passes.append(self.engine.count_rows(insert.TABLE))
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Postgres, "statement_anatomy", counted)
+    monkeypatch.setattr(PostgresProfiledStatement, "anatomy", counted)
     params = insert.validate("postgres", n=120, repeats=2, warmup=3, profile_n=5, variants="sync_off")
     run = Run("01_insert_anatomy", params.as_dict(), tmp_path)
     data = insert.measure(params, run)
@@ -69,21 +69,22 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
                                & ~data["anatomy"]["pass"].isin(["stats", "ladder", anatomy.UNOBSERVED])]
     assert observed.groupby("repeat")["profiled_no"].apply(list).tolist() == [[0, 1, 2], [3, 4]]
     assert not observed["warmup"].any()  # the table was opened before the passes
-    # every block loses its first ANATOMY_SETTLE statements, no more
-    assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == 5 * (insert.UNOBSERVED_BLOCK - Engine.ANATOMY_SETTLE)
+    # every block loses its first SETTLE statements, no more
+    settle = capabilities.ProfiledStatement.SETTLE
+    assert anatomy.summary(data["anatomy"]).iloc[0]["n"] == 5 * (insert.UNOBSERVED_BLOCK - settle)
     fits = insert_analysis.fit(s)
     assert set(fits["variant"]) == {"sync_off"}
 
 
 def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_goes_on(tmp_path, monkeypatch):
     # the instrument's failure is injected (a history too short to hold the round is what raises it for real)
-    from ingestlab.engines.postgres import Postgres
+    from ingestlab.engines.postgres import PostgresProfiledStatement
     from ingestlab.errors import UnsupportedOperationError
 
     def lost(self, *args, **kwargs):
         raise UnsupportedOperationError("performance_schema kept 3 of the 4 statements")
 
-    monkeypatch.setattr(Postgres, "statement_anatomy", lost)
+    monkeypatch.setattr(PostgresProfiledStatement, "anatomy", lost)
     params = insert.validate("postgres", n=200, repeats=2, warmup=1, profile_n=4, variants="sync_off",
                              scenarios="single_row,batch_100")
     run = Run("01_insert_anatomy", params.as_dict(), tmp_path)

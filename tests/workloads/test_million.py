@@ -4,10 +4,10 @@ import pytest
 
 from ingestlab import engines, intervals, models
 from ingestlab.engine_specs import parse_engines
-from ingestlab.engines import Engine
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.mariadb import MariaDB
 from ingestlab.engines.mysql import MySQL
-from ingestlab.engines.postgres import Postgres, Postgres15
+from ingestlab.engines.postgres import Postgres, Postgres15, PostgresBulkLoad
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
@@ -97,7 +97,7 @@ def test_a_round_runs_batches_per_batch_size_and_bulk_per_statement_count_each_w
 
 @pytest.mark.parametrize("cls", [Postgres, YugabyteDB, MariaDB, MySQL])
 def test_generated_rows_sql_parses_in_the_engines_dialect(cls):
-    sql = cls.__new__(cls).generate_rows_sql("demo", million.COLUMN_NAMES, 1_000_000)
+    sql = cls.__new__(cls).sql.generate_rows_sql("demo", million.COLUMN_NAMES, 1_000_000)
     tree = parse_sql(sql, cls.SQLGLOT_DIALECT)
     assert tree.key == "insert"
     assert "demo" in table_names(tree)
@@ -105,10 +105,10 @@ def test_generated_rows_sql_parses_in_the_engines_dialect(cls):
 
 
 def test_yugabytedb_settings_are_session_settings_the_adapter_allows():
-    for name, setting in YugabyteDB.LOAD_SETTINGS.items():
+    for name, setting in capabilities.of(YugabyteDB, "load_settings").SETTINGS.items():
         assert set(setting.server) <= YugabyteDB.SESSION_SETTINGS, name
-    assert YugabyteDB.LOAD_SETTINGS["packed_row"].server_flags == {"ysql_enable_packed_row": "true"}
-    assert YugabyteDB.has("prepare_pipeline_insert") and not MariaDB.has("prepare_pipeline_insert")
+    assert capabilities.of(YugabyteDB, "load_settings").SETTINGS["packed_row"].server_flags == {"ysql_enable_packed_row": "true"}
+    assert YugabyteDB.has("pipeline") and not MariaDB.has("pipeline")
 
 
 def _loads(costs: dict[str, tuple], *, n: int = 100_000, repeats: int = 5, seed: int = 0) -> pd.DataFrame:
@@ -203,7 +203,7 @@ def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     data, run = _measure(tmp_path, name)
     loads = data["loads"]
     cls = engines.class_of(name)
-    assert set(loads["setting"]) == set(cls.LOAD_SETTINGS)
+    assert set(loads["setting"]) == set(capabilities.of(cls, "load_settings").SETTINGS)
     measured = loads[~loads["warmup"]]
     assert (measured["rows_counted"] == 300).all() and (loads["rows_counted"] == loads["rows"]).all()
     methods = {m for m in million.METHODS if cls.has(million.METHODS[m][0])}
@@ -224,7 +224,7 @@ def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     fits = million_analysis.fit(loads)  # one line per setting and path, each over its own loads only
     paths = {(s, million.PATHS[m]) for s, m in zip(measured["setting"], measured["method"])}
     assert set(zip(fits["setting"], fits["path"])) == {p for p in paths if p[1] in million.FIT_PATHS}
-    frozen = {n for n, s in cls.LOAD_SETTINGS.items() if s.create_in_load}  # its bulk load: one statement, no line
+    frozen = {n for n, s in capabilities.of(cls, "load_settings").SETTINGS.items() if s.create_in_load}  # its bulk load: one statement, no line
     lines = fits[~fits["setting"].isin(frozen)]
     assert (lines["method"] == "ols").all() and (lines.loc[lines["path"] == "insert_values", "n_points"] == 4).all()
     assert (lines.loc[lines["path"] == "bulk", "n_points"] == 3).all()
@@ -291,19 +291,19 @@ def test_the_split_bulk_load_writes_every_row_once_in_k_statements_and_only_the_
     reason = Postgres.unavailable_reason()
     if reason:
         pytest.skip(reason)
-    real, calls = Postgres.bulk_load, []
+    real, calls = PostgresBulkLoad.load, []
 
     def counted(self, table, columns, chunks, **kwargs):
         calls.append((sum(c.num_rows for c in chunks), bool(kwargs.get("create"))))
         return real(self, table, columns, chunks, **kwargs)
 
-    monkeypatch.setattr(Postgres, "bulk_load", counted)
+    monkeypatch.setattr(PostgresBulkLoad, "load", counted)
     data = million.make_data(3000, "test-split")
     engine = engines.get("postgres").start()
     try:
         for name, created in (("default", [False] * 7), ("copy_freeze", [True] + [False] * 6)):
             calls.clear()
-            row = million.load_once(engine, "bulk", Postgres.LOAD_SETTINGS[name], data, bulk_statements=7)
+            row = million.load_once(engine, "bulk", capabilities.of(Postgres, "load_settings").SETTINGS[name], data, bulk_statements=7)
             assert (row["rows_counted"], row["statements"], row["commits"], row["batch_rows"]) == (3000, 7, 7, 429)
             assert [c for _, c in calls] == created, name
             sizes = [n for n, _ in calls]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import datagen, models, timing
-from ingestlab.engines import registry
+from ingestlab.engines import capabilities, registry
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
 from ingestlab.workloads import sweeps
@@ -54,9 +54,14 @@ def test_the_runner_rejects_a_bad_sweep_value_with_the_notebooks_own_check():
 
 
 def test_a_factor_the_target_cannot_vary_is_named():
-    class NoPartitions(registry.classes()["postgres"]):
-        NAME = ""  # not registered: the registry keeps the real postgres
+    postgres = registry.classes()["postgres"]
+
+    class Flat(capabilities.of(postgres, "table_models")):
         MAX_PARTITIONS = 1
+
+    class NoPartitions(postgres):
+        NAME = ""  # not registered: the registry keeps the real postgres
+        CAPABILITIES = {**postgres.CAPABILITIES, "table_models": Flat}
 
     with pytest.raises(ConfigError) as err:
         sweeps._check_factors("flat", NoPartitions, ("partitions",), (1,))
@@ -81,14 +86,14 @@ def test_levels_follow_scale_and_engine():
 def test_bucketed_tables_of_every_model_parse_in_the_engines_dialect(url, buckets):
     engine = registry.from_url(url)
     columns = datagen.wide_columns(20)
-    for model in engine.TABLE_MODELS:
+    for model in capabilities.of(engine, "table_models").MODELS:
         if (engine.NAME, model) == ("doris", "aggregate"):
             continue  # sqlglot's doris dialect has no grammar for `col TYPE REPLACE`; see the next test
         (sql,) = engine.table_ddl(sweeps.TABLE, columns, model=model, partitions=buckets)
         tree = parse_sql(sql, engine.SQLGLOT_DIALECT)
         assert table_names(tree) == [sweeps.TABLE]
         assert f"DISTRIBUTED BY HASH(`id`) BUCKETS {buckets}" in sql
-        assert engine.TABLE_MODELS[model] + "(`id`)" in sql
+        assert capabilities.of(engine, "table_models").MODELS[model] + "(`id`)" in sql
         assert sql.count("`c") == 16 or model == "aggregate"
 
 
@@ -107,7 +112,7 @@ def test_starrocks_and_doris_validate_without_a_server():
     sr, doris = (spec.engine_class() for spec in params.engines)
     assert sweeps.levels(params, sr)["model"] == ["duplicate", "aggregate", "unique", "primary"]
     assert sweeps.levels(params, doris)["model"] == ["duplicate", "aggregate", "unique"]
-    assert sweeps.variants_for(params, sr) == ["default"] and sr.PARTITION_UNIT == "bucket"
+    assert sweeps.variants_for(params, sr) == ["default"] and capabilities.of(sr, "table_models").PARTITION_UNIT == "bucket"
     with pytest.raises(ConfigError, match="PARTITIONS"):
         sweeps.validate(SR_URL, partitions="1,2048")
 
@@ -137,12 +142,12 @@ def _check_run(data, params, run, engine_cls):
     assert set(sweep["factor"]) == {"partitions", "columns", "model"}
     assert (sweep["median_ci_low_ms"] <= sweep["median_ms"]).all() and (sweep["median_ms"] <= sweep["median_ci_high_ms"]).all()
     assert sweep.loc[(sweep["factor"] == "partitions") & (sweep["level_value"] == 1), "level_label"].tolist() == [
-        engine_cls.ONE_PARTITION]
+        capabilities.of(engine_cls, "table_models").ONE_PARTITION]
     fits = analysis.fit(samples, sweep)
     numeric = fits[fits["factor"] != "model"].set_index("factor")
     assert set(numeric.index) == {"partitions", "columns"} and (numeric["method"] == "ols").all()
     assert numeric[["slope_ci_low_ms", "slope_ci_high_ms"]].notna().all().all()
-    assert set(fits.loc[fits["factor"] == "model", "level"]) == set(engine_cls.TABLE_MODELS) - {engine_cls.DEFAULT_MODEL}
+    assert set(fits.loc[fits["factor"] == "model", "level"]) == set(capabilities.of(engine_cls, "table_models").MODELS) - {capabilities.of(engine_cls, "table_models").DEFAULT_MODEL}
     assert fits["share_of_overhead"].notna().all()
     assert not data["anatomy"].empty and not analysis.attribution(data["anatomy"]).empty
     assert len(analysis.answer(fits)) == 1

@@ -6,20 +6,20 @@ import dataclasses
 import functools
 import math
 import os
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from sqlalchemy.engine import URL
 
-from ingestlab import anatomy, timing
+from ingestlab import timing
 from ingestlab.conninfo import PARAMETER, Connection, mask_url
-from ingestlab.engines import drivers
-from ingestlab.engines.sql.base import SQLBuilder, sqlalchemy_dialect
+from ingestlab.engines import capabilities, drivers
+from ingestlab.engines.sql.base import SQLBuilder
 from ingestlab.engines.steps import BUILT_ON, SQL_STEPS, STEPS, missing_reason, switched_off
 from ingestlab.engines.steps import unsupported as _unsupported
 from ingestlab.errors import ConfigError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
 
-__all__ = ["STUDY_COLUMNS", "STEPS", "Engine", "EngineStyle", "LoadSetting", "mask_url"]
+__all__ = ["STUDY_COLUMNS", "STEPS", "Engine", "EngineStyle", "mask_url"]
 
 #: The study's table: ``id BIGINT, name VARCHAR(100), amount DECIMAL(10,2), dt DATE``.
 STUDY_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -28,40 +28,6 @@ STUDY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("amount", "DECIMAL(10,2)"),
     ("dt", "DATE"),
 )
-@dataclasses.dataclass(frozen=True)
-class LoadSetting:
-    """One way of loading a table that trades safety for speed (notebook 05), as an engine declares it.
-
-    Parameters
-    ----------
-    description : str
-        What it does and what it gives up, in words (recorded with every result).
-    server : mapping
-        Settings put in force by :meth:`Engine.apply_settings` (a local server restarts with
-        them; a remote one gets them per session where it allows).
-    session : mapping
-        Settings of the measuring session only (:meth:`Engine.set_session`), after ``server``.
-    model : str, optional
-        The table model (:attr:`Engine.TABLE_MODELS`); None: the keyed default.
-    key_after_load : bool
-        Create the table without its primary key, load, then add the key (timed apart).
-    create_in_load : bool
-        Create the table inside the load's own transaction (PostgreSQL's ``COPY … FREEZE``).
-    methods : tuple of str, optional
-        The only load methods the setting applies to (None: all).
-    server_flags : mapping
-        Flags the server must have been started with, which no client can set (recorded, not set).
-    """
-
-    description: str
-    server: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    session: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    model: str | None = None
-    key_after_load: bool = False
-    create_in_load: bool = False
-    methods: tuple[str, ...] | None = None
-    server_flags: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,11 +81,11 @@ def lock_wait_s() -> float:
 
 
 class Engine:
-    """One database engine, reached through its Python driver; subclasses override only what differs.
+    """One database engine, reached through its Python driver: the small core every notebook uses.
 
-    The contract, declared here once. Four concerns live in modules of their own and the
-    engine holds or asks them: the registry (:mod:`ingestlab.engines.registry`), the driver
-    choice (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`, a builder of
+    The contract, declared here once; what only some notebooks need is a capability (below).
+    Beside it: the registry (:mod:`ingestlab.engines.registry`), the driver choice
+    (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`, a builder of
     :mod:`ingestlab.engines.sql`) and the connection value (:class:`ingestlab.conninfo.Connection`).
 
     * **Registry.** Adapters register through the ``ingestlab.engines`` entry point group
@@ -133,57 +99,46 @@ class Engine:
       user info, the query, or handed over as ``***``, never shown: :attr:`display_url`).
     * **Driver.** :attr:`DRIVERS` lists the Python drivers an adapter can measure through,
       preferred first; a URL's ``+driver`` picks one, else the first that imports does
-      (:attr:`driver`; a fallback is warned once and kept in :attr:`driver_note`).
-      :meth:`metadata` records the driver and its version, and workloads label every sample
-      with it.
+      (:attr:`driver`); :meth:`metadata` records it and workloads label every sample with it.
     * **Lifecycle.** :meth:`start` starts the local server if any and opens the measuring
-      connection (autocommit: every statement is its own transaction, its commit inside its
-      time); idempotent. :meth:`close` closes it and stops the local server; idempotent and
-      safe after a failure.
-    * **Variants.** :meth:`apply_settings` puts settings in force: a local server restarts
-      with them (and only them), a remote one gets session settings where the engine allows
-      it. :meth:`settings` reads back every setting that differs from the server's default.
-    * **Tables.** :meth:`table_ddl` writes the statements that create a table of a key model
-      (:attr:`TABLE_MODELS`), hash-partitioned or bucketed into ``partitions``
-      (≤ :attr:`MAX_PARTITIONS`); :meth:`reset_table` drops and creates it. Identifiers are
-      quoted by SQLAlchemy's dialect quoting (:meth:`quote`); values always travel as driver
-      parameters. Every SQL text comes from :attr:`sql`.
-    * **Writes.** :meth:`bulk_load` loads chunks (``pyarrow.Table``) through the engine's
-      bulk path (:attr:`BULK_PATH`) and returns the rows sent; :meth:`prepare_write` builds
-      one batch of an operation of :attr:`UPSERT_OPERATIONS` (statement text and parameters
-      ready, before any clock starts) and returns the call to time; :meth:`statement_call` does
-      the same for one statement (rendered by the driver now, sent by the call).
-    * **State.** :meth:`count_rows`, :meth:`data_bytes` (bytes on disk), :meth:`settle` (no
-      background work left: checkpoint, flush, compaction), :meth:`io_counters` (cumulative
-      engine counters under the lab's names: ``blocks_read``...), :meth:`memory_budget_settings`
-      (settings that hold the engine to a memory budget under one of :attr:`MEMORY_LIMITS`).
-    * **Times.** No adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s.
-      :meth:`native_sender` hands the timing module's C loop the connection's own C send
-      call where the driver wraps a C client library (libpq, libmysqlclient); None elsewhere.
-      :meth:`statement_anatomy` times single-row INSERTs on that clock and asks the engine's
-      :meth:`anatomy_recorder` what the server reported for each (server-side parts only), with
-      unobserved statements between them for the observer's cost;
-      :func:`ingestlab.anatomy.frame` builds the one table shape, the remainder named
-      ``unexplained`` everywhere.
-    * **Missing steps.** A step an engine lacks raises :class:`UnsupportedOperationError`
-      naming the engine and the step; :meth:`has` says whether a step is there, and with
-      ``check=True`` raises with the reason (psycopg's ``Capabilities``). A subclass switches
-      off what it must not inherit in :attr:`UNSUPPORTED`, explicitly; a SQL step is missing
-      where the engine's builder marks it so (or the engine has no :attr:`SQL`).
+      connection (autocommit); :meth:`close` closes it and stops the server. Both idempotent.
+    * **Statements, through the one clock.** :meth:`execute` runs one statement;
+      :meth:`statement_call` renders one before the clock and returns the call to time. No
+      adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s, whose C loop
+      sends through :meth:`native_sender` where the driver wraps a C client library.
+    * **Settings.** :meth:`apply_settings` puts a variant's settings in force (a local server
+      restarts with them, a remote one gets them per session); :meth:`settings` reads back
+      every setting that differs from the server's default.
+    * **Tables.** :meth:`table_ddl` and :meth:`reset_table` create a table, :meth:`count_rows`,
+      :meth:`data_bytes` and :meth:`settle` tell and quiet its state (its ``bulk_load``
+      capability loads it). SQL text comes from :attr:`sql` only.
+    * **Version and metadata.** :meth:`server_version`, :meth:`metadata`.
+    * **Capabilities.** What a notebook needs beyond the core is a capability object, declared
+      by name in :attr:`CAPABILITIES` (``{"upsert": PostgresUpsert, ...}``), its kind declared
+      once with its flags and their defaults in :mod:`ingestlab.engines.capabilities`:
+      ``bulk_load``, ``commit_variants``, ``group_commit``, ``upsert``, ``memory_budget``, ``table_models``,
+      ``load_settings``, ``native_load``, ``pipeline``, ``io_counters``, ``commit_counters``,
+      ``profiled_statement``.
+      :meth:`capability` returns the engine's object; each notebook lists the capabilities it
+      needs (``Notebook.needs``) and the runner refuses an engine without one before any
+      server starts.
+    * **Missing steps and capabilities.** :meth:`has` says whether a capability or a step is
+      there, and with ``check=True`` raises :class:`UnsupportedOperationError` with the reason
+      in one line (psycopg's ``Capabilities``). A subclass switches off what it must not
+      inherit explicitly: a capability by giving the reason instead of a class in
+      :attr:`CAPABILITIES`, a step in :attr:`UNSUPPORTED`; a SQL step is missing where the
+      engine's builder marks it so (or the engine has no :attr:`SQL`).
 
-    Steps (:data:`~ingestlab.engines.steps.STEPS`, the methods :meth:`has` answers for; SQL
-    steps are written by :attr:`sql`):
+    Steps (:data:`~ingestlab.engines.steps.STEPS`, the methods :meth:`has` answers for besides
+    the capabilities; SQL steps are written by :attr:`sql`):
 
     * statements: ``execute``, ``statement_call``, ``set_session``;
     * SQL text: ``quote``, ``table_ddl``, ``insert_sql``, ``upsert_sql``, ``insert_select_sql``,
       ``generate_rows_sql``, ``group_commit_interval_sql``;
-    * tables and writes: ``reset_table``, ``bulk_load``, ``native_load``, ``prepare_write``,
-      ``prepare_insert``, ``prepare_pipeline_insert``, ``stream_load_group_headers``;
-    * state: ``count_rows``, ``data_bytes``, ``settle``, ``io_counters``, ``commit_counters``,
-      ``memory_budget_settings``;
-    * anatomy: ``statement_anatomy``.
+    * tables and writes: ``reset_table``, ``prepare_insert``;
+    * state: ``count_rows``, ``data_bytes``, ``settle``.
 
-    Capability flags, with their defaults on this base (each documented where it is declared):
+    Flags, with their defaults on this base (each documented where it is declared):
 
     * identity and connection: ``NAME = ''``, ``URL_SCHEMES = ()``, ``STYLE = None``, ``PACKAGE = None``,
       ``DRIVERNAME = ''``,
@@ -191,14 +146,7 @@ class Engine:
       ``PLACEHOLDER = '%s'``, ``LAB_QUERY_KEYS = ('label',)``, ``SQLGLOT_DIALECT = ''``,
       ``HAS_LOCAL_SERVER = False``, ``VERSION_OF = ''``, ``REACH_TIMEOUT_S = 5.0``;
     * SQL: ``SQL = SQLBuilder`` (the builder class of :attr:`sql`; None: the engine has no SQL);
-    * variants and instruments: ``COMMIT_VARIANTS = {}``, ``GROUP_COMMIT_VARIANTS = {}``,
-      ``GROUP_COMMIT_NOTE = ''``, ``INSTRUMENT_SETTINGS = {}``, ``PROFILE_KIND = None``, ``ANATOMY_SETTLE = 3``;
-    * tables and writes: ``TABLE_MODELS = {}``, ``COMMIT_FREE_MODELS = ()``,
-      ``DEFAULT_MODEL = None``, ``KEYED_MODEL = None``, ``MAX_PARTITIONS = 1``, ``UNPARTITIONED_MODELS = ()``,
-      ``SECONDARY_INDEXES = 3``, ``PARTITION_UNIT = 'partition'``,
-      ``ONE_PARTITION = 'plain table'``, ``SWEEP_EXTRA_PARTITIONS = ()``, ``BULK_PATH = None``,
-      ``TRANSACTIONS = True``, ``UPSERT_OPERATIONS = ()``, ``LOAD_SETTINGS`` (``default``: the server's defaults);
-    * memory: ``MEMORY_LIMITS = {}``, ``CGROUP_CACHE_SHARE = 0.25``;
+    * capabilities and instruments: ``CAPABILITIES = {}``, ``INSTRUMENT_SETTINGS = {}``;
     * steps switched off: ``UNSUPPORTED = {}``.
     """
 
@@ -237,66 +185,14 @@ class Engine:
     #: The builder class of the engine's SQL text (:attr:`sql`); None: the engine has no SQL.
     SQL: ClassVar[type[SQLBuilder] | None] = SQLBuilder
 
-    # -- variants and instruments -------------------------------------------------------------
-    #: Commit-protocol variants (notebook 01): variant name → settings.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
-    #: Commit-grouping variants (notebook 04): variant name → settings that let one log flush
-    #: serve the commits of several clients (``default`` is the engine as installed). Empty:
-    #: the engine has no grouping to vary; :attr:`GROUP_COMMIT_NOTE` says what it has instead.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {}
-    #: One sentence on commit grouping in this engine, for refusals and the run's notes.
-    GROUP_COMMIT_NOTE: ClassVar[str] = ""
+    # -- capabilities and instruments ---------------------------------------------------------
+    #: What the engine provides beyond the core: capability name → its class (a subclass of the
+    #: kind declared in :mod:`ingestlab.engines.capabilities`), or the reason it is missing.
+    CAPABILITIES: ClassVar[Mapping[str, type[capabilities.Capability] | str]] = {}
     #: Settings every local run carries so that the anatomy instruments work (recorded).
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
-    #: Parser kind (a key of ``ingestlab.profiles.KINDS``) of the server output the anatomy reads, if any.
-    PROFILE_KIND: ClassVar[str | None] = None
 
     # -- tables and writes --------------------------------------------------------------------
-    #: Table models :meth:`table_ddl` writes: name → what it is, in words.
-    TABLE_MODELS: ClassVar[dict[str, str]] = {}
-    #: Models of :attr:`TABLE_MODELS` whose writes skip the commit's log flush (no WAL or redo
-    #: log): notebook 02 reports their effect as the commit's, not the storage pipeline's.
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ()
-    #: The model of a table without a key, and of one with a key (:meth:`table_ddl`'s defaults).
-    DEFAULT_MODEL: ClassVar[str | None] = None
-    KEYED_MODEL: ClassVar[str | None] = None
-    #: Most hash partitions (buckets) :meth:`table_ddl` writes; 1: the engine does not partition.
-    MAX_PARTITIONS: ClassVar[int] = 1
-    #: Models of :attr:`TABLE_MODELS` that take no partitions: :meth:`table_ddl` refuses ``partitions > 1``
-    #: for them (:class:`~ingestlab.errors.ConfigError`) rather than drop the partitioning unsaid.
-    UNPARTITIONED_MODELS: ClassVar[tuple[str, ...]] = ()
-    #: Secondary indexes of a model that has them (``primary_key_indexes``): on the first columns after the key.
-    SECONDARY_INDEXES: ClassVar[int] = 3
-    #: What one of :meth:`table_ddl`'s ``partitions`` is on this engine (labels, units of a sweep's slope).
-    PARTITION_UNIT: ClassVar[str] = "partition"
-    #: What :meth:`table_ddl` writes for ``partitions=1``, in words (notebook 02's labels).
-    ONE_PARTITION: ClassVar[str] = "plain table"
-    #: Partition counts notebook 02's paper-scale sweep adds on this engine, where routing a row
-    #: among many partitions may start to cost something.
-    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = ()
-    #: The engine's bulk path name (``"copy"``, ``"load_data_local"``, ``"stream_load"``), if any.
-    BULK_PATH: ClassVar[str | None] = None
-    #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
-    #: :meth:`prepare_insert` with ``transaction=True`` and notebook 05's one-transaction loads need.
-    TRANSACTIONS: ClassVar[bool] = True
-    #: Notebook 03's operations this engine runs: ``insert`` (new keys), ``overwrite`` (an
-    #: insert that replaces an existing key after reading it), ``blind_overwrite`` (one that
-    #: does not read it).
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ()
-
-    #: Notebook 05's settings that trade safety for load speed: name → :class:`LoadSetting`.
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
-
-    # -- memory -----------------------------------------------------------------------------
-    #: Ways of holding the engine to a memory budget (:meth:`memory_budget_settings`), name → what
-    #: it does, in words for the run's metadata. ``"engine"``: the engine's own cache of the
-    #: budget's size, data files opened ``O_DIRECT``. ``"cgroup"``: an engine cache of
-    #: :attr:`CGROUP_CACHE_SHARE` of the budget, buffered I/O, and the server's processes in a
-    #: memory cgroup leaving the OS page cache the rest (:class:`ingestlab.cgroups.MemoryCap`).
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
-    #: Share of the memory budget the engine's own cache gets under the ``"cgroup"`` limit.
-    CGROUP_CACHE_SHARE: ClassVar[float] = 0.25
-
     # -- steps switched off ---------------------------------------------------------------------
     #: Steps of :data:`STEPS` this class must not inherit: step → why (they raise
     #: :class:`UnsupportedOperationError` with that reason).
@@ -308,6 +204,7 @@ class Engine:
             if step not in STEPS:
                 raise TypeError(f"{cls.__name__}.UNSUPPORTED names {step!r}, not a step of {STEPS}")
             setattr(cls, step, switched_off(step, reason))
+        capabilities.check_declared(cls, cls.__dict__.get("CAPABILITIES", {}))
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -317,7 +214,7 @@ class Engine:
     # -- capabilities ------------------------------------------------------------------------
     @classmethod
     def has(cls, step: str, *, check: bool = False) -> bool:
-        """Whether this engine implements ``step`` (one of :data:`STEPS`).
+        """Whether this engine provides capability ``step`` (one of ``capabilities.KINDS``) or implements it (:data:`STEPS`).
 
         Parameters
         ----------
@@ -330,8 +227,13 @@ class Engine:
         >>> engines.classes()["rocksdb"].has("execute"), engines.classes()["postgres"].has("execute")
         (False, True)
         """
+        if step in capabilities.KINDS:
+            reason = capabilities.missing(cls, step)
+            if reason is not None and check:
+                raise UnsupportedOperationError(f"{cls.NAME or cls.__name__}: no {step}: {reason}")
+            return reason is None
         if step not in STEPS:
-            raise ConfigError("step", step, "one of " + ", ".join(STEPS))
+            raise ConfigError("step", step, "one of " + ", ".join([*capabilities.KINDS, *STEPS]))
         reason = None
         for name in (step, BUILT_ON.get(step)):
             if name is None or reason is not None:
@@ -342,6 +244,20 @@ class Engine:
         if reason is not None and check:
             raise UnsupportedOperationError(f"{cls.NAME or cls.__name__}: no {step}: {reason}")
         return reason is None
+
+    def capability(self, name: str) -> capabilities.Capability:
+        """This engine's capability ``name``, made on first use and bound to it.
+
+        Raises
+        ------
+        UnsupportedOperationError
+            Naming the engine, the capability and why it is missing.
+        """
+        self.has(name, check=True)
+        made = self.__dict__.setdefault("_capabilities", {})
+        if name not in made:
+            made[name] = self.CAPABILITIES[name](self)
+        return made[name]
 
     # -- construction and lifecycle -------------------------------------------------------
     def __init__(self, url: str | URL | Connection | None = None, *, client_kwargs: dict | None = None):
@@ -362,7 +278,7 @@ class Engine:
         self._settings: dict[str, str] = {}
         self._sql_cache: dict[tuple, str] = {}
         self._driver: drivers.DriverChoice | None = None
-        drivers.check_requested(self.NAME, self.DRIVERS, self.requested_driver, self.display_url, self.parameter)
+        drivers.check_requested(self.NAME, self.DRIVERS, self._requested_driver, self.display_url, self.parameter)
 
     @property
     def url(self) -> Connection | None:
@@ -443,12 +359,7 @@ class Engine:
 
     # -- driver ------------------------------------------------------------------------------
     @property
-    def default_driver(self) -> str | None:
-        """The preferred driver of :attr:`DRIVERS` (the one :attr:`DRIVERNAME` names)."""
-        return next(iter(self.DRIVERS), None)
-
-    @property
-    def requested_driver(self) -> str:
+    def _requested_driver(self) -> str:
         """The driver the URL names (``mysql+pymysql://`` → ``"pymysql"``), else ``""``."""
         return self.connection.driver if self.connection is not None else ""
 
@@ -468,7 +379,7 @@ class Engine:
 
     def _chosen_driver(self) -> drivers.DriverChoice:
         if self._driver is None:
-            self._driver = drivers.choose(self.NAME, self.DRIVERS, self.requested_driver)
+            self._driver = drivers.choose(self.NAME, self.DRIVERS, self._requested_driver)
         return self._driver
 
     @property
@@ -499,11 +410,11 @@ class Engine:
         if self.server is not None:
             self.server.settings = {**self.INSTRUMENT_SETTINGS, **self._settings}
             self.server.start()
-            self.setup_local()
+            self._setup_local()
         self._conn = self.connect()
         return self
 
-    def setup_local(self) -> None:
+    def _setup_local(self) -> None:
         """One-time set-up of a fresh local server (database, extensions). Default: nothing."""
 
     def close(self) -> None:
@@ -636,106 +547,34 @@ class Engine:
     def sql(self) -> SQLBuilder:
         """The builder of this engine's SQL text (an instance of :attr:`SQL`, made on first use)."""
         if self.SQL is None:
-            raise UnsupportedOperationError(f"{self.NAME}: no SQL")
-        return self.SQL(self.NAME, placeholder=self.PLACEHOLDER, secondary_indexes=self.SECONDARY_INDEXES,
-                        **self.sql_options())
+            self.has("insert_sql", check=True)  # raises with the engine's reason (its UNSUPPORTED), else "no SQL"
+        return self.SQL(self.NAME, placeholder=self.PLACEHOLDER, **self._sql_options())
 
-    def sql_options(self) -> dict[str, Any]:
+    def _sql_options(self) -> dict[str, Any]:
         """Keyword arguments of this engine's :attr:`SQL` builder beyond the base's (engines add theirs)."""
         return {}
 
-    def quote(self, identifier: str) -> str:
-        """``identifier`` quoted by SQLAlchemy's quoting for this dialect."""
-        return self.sql.quote(identifier)
-
-    @classmethod
-    def sqlalchemy_dialect(cls):
-        """The SQLAlchemy dialect instance :attr:`DRIVERNAME` names (built once per name)."""
-        return sqlalchemy_dialect(cls.DRIVERNAME)
-
-    def column_type(self, sql_type: str) -> str:
-        """The engine's spelling of a portable column type."""
-        return self.sql.column_type(sql_type)
-
     # -- tables ----------------------------------------------------------------------------
-    def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
-                         primary_key: Sequence[str] = (), **options) -> str:
-        """One ``CREATE TABLE`` for ``columns`` (name, type); engines add their clauses."""
-        return self.sql.create_table_sql(table, columns, primary_key=primary_key, **options)
-
-    def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
-        """``model``, checked against :attr:`TABLE_MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
-        chosen = model or (self.KEYED_MODEL if key else self.DEFAULT_MODEL)
-        if self.TABLE_MODELS and chosen not in self.TABLE_MODELS:
-            raise ConfigError("MODELS", model, f"one of {', '.join(self.TABLE_MODELS)} for {self.NAME}")
-        return chosen
-
-    def check_partitions(self, partitions: int | None) -> int:
-        """``partitions`` as a whole number from 1 to :attr:`MAX_PARTITIONS` (None: 1)."""
-        n = 1 if partitions is None else partitions
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= self.MAX_PARTITIONS:
-            raise ConfigError("PARTITIONS", partitions, f"an integer from 1 to {self.MAX_PARTITIONS} for {self.NAME}")
-        return n
-
     def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                   model: str | None = None, partitions: int | None = None) -> list[str]:
         """The statements that create ``table``: its key model, its hash partitions, its indexes.
 
-        The model and the partitions are checked here (:meth:`resolve_model`,
-        :meth:`check_partitions`), the text written by :attr:`sql` (``partitions=None``: the
-        engine's default, one partition or its own bucket count).
+        The model and the partitions are checked by the engine's ``table_models`` capability
+        (its defaults where it has none), the text written by :attr:`sql` (``partitions=None``:
+        the engine's default, one partition or its own bucket count).
         """
-        model = self.resolve_model(model, key)
-        n = None if partitions is None else self.check_partitions(partitions)
+        models = capabilities.of(self, "table_models")(self)
+        model = models.resolve_model(model, key)
+        n = None if partitions is None else models.check_partitions(partitions)
         return self.sql.table_ddl(table, columns, key=key, model=model, partitions=n)
-
-    def secondary_index_columns(self, names: Sequence[str], key: Sequence[str]) -> list[str]:
-        """The columns a model with secondary indexes indexes: the first :attr:`SECONDARY_INDEXES` outside the key."""
-        return self.sql.secondary_index_columns(names, key)
-
-    def drop_table_sql(self, table: str) -> str:
-        """``DROP TABLE IF EXISTS`` (in the engine's spelling)."""
-        return self.sql.drop_table_sql(table)
 
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Drop ``table`` if it exists and create it empty (:meth:`table_ddl`)."""
         statements = self.table_ddl(table, columns, key=key, model=model, partitions=partitions)
-        self.execute(self.drop_table_sql(table))
+        self.execute(self.sql.drop_table_sql(table))
         for statement in statements:
             self.execute(statement)
-
-    def insert_sql(self, table: str, columns: Sequence[str], n_rows: int = 1) -> str:
-        """A multi-row ``INSERT … VALUES`` with driver placeholders for ``n_rows`` rows."""
-        return self.sql.insert_sql(table, columns, n_rows)
-
-    def upsert_sql(self, table: str, columns: Sequence[str], key: str, n_rows: int = 1) -> str:
-        """A multi-row ``INSERT`` that overwrites every column but ``key`` when ``key`` exists."""
-        return self.sql.upsert_sql(table, columns, key, n_rows)
-
-    def upsert_clause(self, key: str, others: Sequence[str]) -> str:
-        """The engine's conflict clause for :meth:`upsert_sql`."""
-        return self.sql.upsert_clause(key, others)
-
-    def insert_select_sql(self, target: str, source: str) -> str:
-        """``INSERT INTO target SELECT * FROM source``."""
-        return self.sql.insert_select_sql(target, source)
-
-    def add_primary_key_sql(self, table: str, key: Sequence[str]) -> str:
-        """``ALTER TABLE … ADD PRIMARY KEY (key)``: the key of a table loaded without it."""
-        return self.sql.add_primary_key_sql(table, key)
-
-    def generate_rows_sql(self, table: str, columns: Sequence[str], n: int) -> str:
-        """One ``INSERT … SELECT`` that makes ``n`` rows on the server: the first column 1…n, the others 0.
-
-        The study's ``insert into demo select generate_series(1,1000000),0,0,0,0``, in the
-        engine's own row generator (its builder's).
-        """
-        return self.sql.generate_rows_sql(table, columns, n)
-
-    def group_commit_interval_sql(self, table: str, interval_ms: int) -> str:
-        """The statement that sets ``table``'s group commit interval to ``interval_ms``."""
-        return self.sql.group_commit_interval_sql(table, interval_ms)
 
     def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                        rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:
@@ -754,7 +593,7 @@ class Engine:
             chunk = rows[i:i + rows_per_statement]
             sql = self._sql_cache.get(("insert", table, len(chunk)))
             if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.insert_sql(table, columns, len(chunk))
+                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
             statements.append((sql, [v for row in chunk for v in row] if rows_per_statement > 1 else list(chunk[0])))
         conn = self.conn
 
@@ -769,98 +608,11 @@ class Engine:
             return len(statements)
         return write
 
-    @_unsupported("the driver has no pipeline mode")
-    def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-                                ) -> Callable[[], int]:
-        """Single-row INSERTs of ``rows`` in one transaction, sent without waiting for each reply, as a call to time.
-
-        The driver's pipeline mode (PostgreSQL's, through psycopg 3): one statement per row,
-        one commit, but not one round trip per statement. Returns the statements run.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no pipeline mode")
-
-    @_unsupported("no command-line client of the engine's own in the lab")
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """Load the CSV file ``path`` (:func:`ingestlab.datagen.csv_bytes`'s format) with the engine's own client.
-
-        PostgreSQL: ``psql -c '\\copy …'``; MariaDB: ``mariadb --local-infile -e 'LOAD DATA LOCAL …'``.
-        A process is started per call: that start is part of what the client costs. Engines that
-        run inside the lab's process (DuckDB, ClickHouse through chDB) have no other client: theirs
-        is the engine's own CSV import, run on the measuring connection. Returns the rows the
-        client reported.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no native_load")
-
     # -- writes ----------------------------------------------------------------------------
-    @_unsupported("no bulk path in the lab")
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """Load ``chunks`` (``pyarrow.Table``, columns in ``columns``' order) through :attr:`BULK_PATH`.
-
-        Engines whose bulk path sends CSV also take chunks their :meth:`prepare_bulk_load`
-        encoded (:class:`ingestlab.datagen.CsvChunk`) and send them as they are.
-
-        Parameters
-        ----------
-        replace : bool
-            Empty the table in the same transaction first (PostgreSQL then writes the rows
-            frozen, ``COPY … FREEZE``).
-        create : sequence of str
-            Statements that create the table, run in the load's transaction where the engine
-            has transactional DDL (PostgreSQL then writes the rows frozen too); else just before.
-
-        Returns
-        -------
-        int
-            Rows sent.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no bulk_load: no bulk path in the lab")
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """:meth:`bulk_load` of ``chunks`` as a call to time, its payload made now, before the clock.
-
-        As every INSERT is rendered before its clock starts, an engine whose bulk path sends
-        text encodes the rows now (:func:`ingestlab.datagen.csv_chunks`) and the call only
-        sends them, as ``psql \\copy`` sends a file. Default: the call is :meth:`bulk_load` itself.
-        """
-        self.has("bulk_load", check=True)
-        return functools.partial(self.bulk_load, table, columns, chunks, replace=replace, create=create)
-
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
-        """One batch of ``operation`` on ``chunk`` (a ``pyarrow.Table``), built now, as a call to time.
-
-        The statement text and its parameters are made before the clock starts; the returned
-        call runs the batch as one transaction and returns the keys found, where the engine
-        counts them, else None.
-        """
-        if operation not in self.UPSERT_OPERATIONS:
-            raise UnsupportedOperationError(
-                f"{self.NAME}: no {operation}; its operations are {', '.join(self.UPSERT_OPERATIONS) or 'none'}")
-        n = chunk.num_rows
-        sql = self._sql_cache.get((operation, table, n))
-        if sql is None:
-            sql = self._sql_cache[(operation, table, n)] = self.write_sql(operation, table, columns, key, n)
-        params = [v for row in zip(*(chunk.column(c).to_pylist() for c in columns)) for v in row]
-        call = self.statement_call(sql, params)
-
-        def write() -> None:
-            call()
-        write.sql, write.params = sql, params  # what the call runs, for adapters that run it elsewhere
-        return write
-
-    def write_sql(self, operation: str, table: str, columns: Sequence[str], key: str, n_rows: int) -> str:
-        """The statement of one batch of ``operation``: ``insert`` or ``overwrite`` (engines add others)."""
-        if operation == "insert":
-            return self.insert_sql(table, columns, n_rows)
-        if operation == "overwrite":
-            return self.upsert_sql(table, columns, key, n_rows)
-        raise UnsupportedOperationError(f"{self.NAME}: no statement for {operation}")
-
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:
         """``SELECT count(*)`` of ``table``."""
-        return int(self.execute(f"SELECT count(*) FROM {self.quote(table)}")[0][0])
+        return int(self.execute(f"SELECT count(*) FROM {self.sql.quote(table)}")[0][0])
 
     @_unsupported("cannot tell a table's bytes on disk")
     def data_bytes(self, table: str) -> int:
@@ -871,51 +623,6 @@ class Engine:
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Leave ``table`` quiet for timed writes: fresh statistics, nothing dirty or pending."""
         raise UnsupportedOperationError(f"{self.NAME}: no settle")
-
-    @_unsupported("no I/O counters")
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative engine I/O counters under the lab's names (``blocks_read``, ``blocks_hit``...)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no io_counters")
-
-    @_unsupported("no counters of commits and log flushes")
-    def commit_counters(self) -> dict[str, float]:
-        """Cumulative server counters of log flushes and commits, under the lab's and the engine's names.
-
-        ``flushes`` is always there: the syncs of the log that make commits durable (its
-        change over a run against the commits the clients saw acknowledged gives commits per
-        flush: grouping observed rather than assumed). Other keys are the engine's own
-        counters as it names them. Read between runs, never inside a timed region.
-        """
-        raise UnsupportedOperationError(f"{self.NAME}: no commit counters")
-
-    @_unsupported("no group commit on the bulk path")
-    def stream_load_group_headers(self, variant: str) -> dict[str, str]:
-        """Stream Load headers that put a load under commit-grouping ``variant`` (of :attr:`GROUP_COMMIT_VARIANTS`)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no group commit headers")
-
-    # -- memory ----------------------------------------------------------------------------
-    @_unsupported("no memory budget settings")
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold the engine's caches to ``budget_bytes`` under ``limit`` (one of :attr:`MEMORY_LIMITS`)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no memory budget settings")
-
-    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
-        """Bytes of the engine's own cache under ``limit``: the budget, or its :attr:`CGROUP_CACHE_SHARE`.
-
-        Raises
-        ------
-        ConfigError
-            When the engine does not know ``limit``.
-
-        Examples
-        --------
-        >>> from ingestlab.engines.postgres import Postgres
-        >>> Postgres.__new__(Postgres).cache_bytes(256 * 2**20, "cgroup") // 2**20
-        64
-        """
-        if limit not in self.MEMORY_LIMITS:
-            raise ConfigError("MEMORY_LIMIT", limit, f"one of {sorted(self.MEMORY_LIMITS)} for {self.NAME}")
-        return int(budget_bytes * (self.CGROUP_CACHE_SHARE if limit == "cgroup" else 1))
 
     # -- settings and metadata ------------------------------------------------------------
     def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:
@@ -966,73 +673,3 @@ class Engine:
             "variant_settings": dict(self._settings),
             "instrument_settings": dict(self.INSTRUMENT_SETTINGS) if self.is_local else {},
         }
-
-    # -- anatomy -------------------------------------------------------------------------
-    @_unsupported("no instrument that splits a statement")
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """What reads the server's parts of each single-row INSERT into ``table`` of an anatomy pass (engines override)."""
-        raise UnsupportedOperationError(f"{self.NAME}: no statement anatomy")
-
-    #: Unobserved statements at the start of each block after an observed one that absorb what the
-    #: observation left behind (``bench/observer_pause.py``: the first two after a pause are slower,
-    #: the third within 5 % of the rest).
-    ANATOMY_SETTLE = 3
-
-    def statement_anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                          unobserved_rows: Sequence[Sequence[Any]] = (), warm_up: bool = True):
-        """Split single-row INSERTs of ``rows`` into the server's parts and the unexplained rest.
-
-        Each INSERT runs as in the measurements: autocommit, one round trip, rendered before
-        the clock by :meth:`statement_call` and timed on the lab's clock exactly as notebook
-        01's samples are (a recorder that must read the statement's rows, an ``EXPLAIN``, has
-        it run by :meth:`execute`); right after each one the engine's :meth:`anatomy_recorder`
-        reads what the server reported, outside the clock.
-
-        Reading between statements changes them (a pause before a commit slows its log flush
-        and the wake-ups of both processes). With ``unobserved_rows``, each observed statement
-        is followed by a block of as many unobserved ones (an equal share of the rows) sent
-        back to back through the same call, nothing read between them: the first
-        :attr:`ANATOMY_SETTLE` of a block absorb the observation (flagged warm-up, as is the whole
-        first block, beside the first observed statement), the rest are the statement as the
-        samples time it. ``warm_up=False``, for a pass on a table that has been written already
-        (a pass of one observed statement, between the samples), flags only each block's first
-        :attr:`ANATOMY_SETTLE`. They form the frame's
-        :data:`~ingestlab.anatomy.UNOBSERVED` pass, with every part the recorder can assign
-        them (:meth:`~ingestlab.anatomy.Recorder.block`); :func:`ingestlab.anatomy.summary`
-        reports them, and what observing added as ``observer_ms``.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Tidy, see :func:`ingestlab.anatomy.frame`.
-        """
-        self.has("statement_anatomy", check=True)
-        if not rows:
-            raise ConfigError("rows", rows, "at least one row to insert")
-        size = len(unobserved_rows) // len(rows)
-        if unobserved_rows and size <= self.ANATOMY_SETTLE:
-            raise ConfigError("unobserved_rows", len(unobserved_rows),
-                              f"more than {self.ANATOMY_SETTLE} rows per observed row ({len(rows)} observed)")
-        recorder = self.anatomy_recorder(table, columns)
-        with recorder:
-            # every statement rendered before the first is sent, as time_statements' callers do
-            calls = [None if recorder.READS_ROWS else self.statement_call(recorder.sql, row) for row in rows]
-            quiet = [self.statement_call(recorder.sql, row) for row in unobserved_rows[:size * len(rows)]]
-            for i, (row, call) in enumerate(zip(rows, calls)):
-                recorder.before()
-                run = timing.timed(self.execute, recorder.sql, row) if call is None else timing.timed(call)
-                recorder.client_ms.append(run.ms)
-                recorder.statement(run.result, row)
-                if size:
-                    block = timing.time_calls(quiet[i * size:(i + 1) * size], rows=[1] * size, bytes_=[0] * size)
-                    ms = (block["elapsed_s"] * 1e3).tolist()
-                    recorder.unobserved_ms += ms
-                    # the first block settles whole, as the first observed statement is a warm-up
-                    recorder.unobserved_settle += [(i == 0 and warm_up) or k < self.ANATOMY_SETTLE for k in range(size)]
-                    recorder.block(ms)
-        unobserved = (recorder.unobserved_ms, recorder.unobserved_settle, recorder.unobserved_parts) if size else None
-        return anatomy.frame(recorder.PASS, recorder.client_ms, recorder.parts, extras=recorder.extras,
-                             counters=recorder.counters, ladder=recorder.ladder(), order=recorder.ORDER,
-                             unmeasured=recorder.unmeasured, unobserved=unobserved, warm_up=warm_up)
-
-

@@ -9,16 +9,16 @@ from ingestlab.errors import UnsupportedOperationError
 #: The contract's steps that an engine may lack (see ``Engine.has``).
 STEPS: tuple[str, ...] = (
     "execute", "quote", "table_ddl", "reset_table", "insert_sql", "upsert_sql", "insert_select_sql",
-    "bulk_load", "count_rows", "data_bytes", "settle", "io_counters", "prepare_write",
-    "memory_budget_settings", "statement_anatomy", "set_session", "commit_counters", "statement_call",
-    "stream_load_group_headers", "group_commit_interval_sql",
-    "generate_rows_sql", "prepare_insert", "prepare_pipeline_insert", "native_load",
+    "count_rows", "data_bytes", "settle",
+    "set_session", "statement_call",
+    "group_commit_interval_sql",
+    "generate_rows_sql", "prepare_insert",
 )
 #: Steps that are text of the engine's SQL dialect: its :class:`~ingestlab.engines.sql.SQLBuilder` writes them.
 SQL_STEPS: tuple[str, ...] = ("quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql",
                               "generate_rows_sql", "group_commit_interval_sql")
 #: Steps that exist when another one does (they are implemented over it).
-BUILT_ON: dict[str, str] = {"statement_anatomy": "anatomy_recorder", "upsert_sql": "upsert_clause",
+BUILT_ON: dict[str, str] = {"upsert_sql": "upsert_clause",
                             "prepare_insert": "execute", "statement_call": "execute"}
 
 

@@ -67,6 +67,9 @@ class Notebook:
     renamed : mapping
         Parameters this notebook once had under another name: old name → new name; giving the old
         one fails in one line naming the new.
+    needs : tuple of str
+        The capabilities (:data:`ingestlab.engines.capabilities.KINDS`) or steps every engine it
+        measures must have; the runner refuses one that lacks any before a server starts.
     path : Path, optional
         The notebook file; default: ``<stem>.ipynb`` beside the declaring module if there is one,
         else in ``notebooks/``.
@@ -98,6 +101,7 @@ class Notebook:
     smoke_time: str = ""
     paper_time: str = ""
     renamed: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    needs: tuple[str, ...] = ()
     path: Path | None = None
     measure: Callable[..., Any] | None = None
     fit: Callable[[Path], Any] | None = None

@@ -11,10 +11,10 @@ import pandas as pd
 from ingestlab import datagen, progress
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine, registry
+from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -73,30 +73,28 @@ def _rows(name: str, value: Any) -> int:
 
 
 def _variants(classes: dict[EngineSpec, type[Engine]], value: Any, n_default: int | None) -> tuple[str, ...]:
-    for spec, engine_cls in classes.items():
-        if not engine_cls.GROUP_COMMIT_VARIANTS:
-            raise ConfigError("ENGINES", spec.value, f"engines with commit-grouping variants ({engine_cls.NAME}: "
-                                                 f"{engine_cls.GROUP_COMMIT_NOTE or 'none declared'})")
+    capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
     items = [v for v in items_of(value) if v]
     if not items:
-        return tuple(dict.fromkeys(v for c in classes.values() for v in list(c.GROUP_COMMIT_VARIANTS)[:n_default]))
-    known = list(dict.fromkeys(v for c in classes.values() for v in c.GROUP_COMMIT_VARIANTS))
+        return tuple(dict.fromkeys(v for c in classes.values()
+                                   for v in list(capabilities.of(c, "group_commit").VARIANTS)[:n_default]))
+    known = list(dict.fromkeys(v for c in classes.values() for v in capabilities.of(c, "group_commit").VARIANTS))
     for item in items:
         if item not in known:
-            owners = [c.NAME for c in registry.classes().values() if item in c.GROUP_COMMIT_VARIANTS]
+            owners = [c.NAME for c in registry.classes().values() if item in capabilities.of(c, "group_commit").VARIANTS]
             where = f" ({item} is a variant of {', '.join(owners)})" if owners else ""
             names = ", ".join(c.NAME for c in classes.values())
             raise ConfigError("VARIANTS", item, f"each one of {', '.join(known)} for {names}{where}")
     for spec, engine_cls in classes.items():
         if not variants_of(engine_cls, items):
             raise ConfigError("VARIANTS", ",".join(items), f"at least one variant of {spec}: "
-                              + ", ".join(engine_cls.GROUP_COMMIT_VARIANTS))
+                              + ", ".join(capabilities.of(engine_cls, "group_commit").VARIANTS))
     return tuple(items)
 
 
 def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     """The variants of ``variants`` that ``engine_cls`` has among its ``GROUP_COMMIT_VARIANTS``."""
-    return [v for v in variants if v in engine_cls.GROUP_COMMIT_VARIANTS]
+    return [v for v in variants if v in capabilities.of(engine_cls, "group_commit").VARIANTS]
 
 
 def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequence[int] | str | None = None,
@@ -186,7 +184,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     try:
         engine.start()
         for variant in variants:
-            engine.apply_settings(engine.GROUP_COMMIT_VARIANTS[variant])
+            engine.apply_settings(capabilities.of(engine, "group_commit").VARIANTS[variant])
             run.record_engine(engine, variant=variant)
             for rows, clients in grid:
                 labels = {"engine": engine.label, "variant": variant, "loop": params.loop, "clients": clients,
@@ -213,7 +211,7 @@ def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, l
     """One configuration: clients write for the warm-up and the duration; samples, throughput row and CPU."""
     engine.reset_table(TABLE, STUDY_COLUMNS)
     counters = engine.has("commit_counters")
-    before = engine.commit_counters() if counters else {}
+    before = engine.capability("commit_counters").read() if counters else {}
     driver = ClientRun(engine, TABLE, COLUMNS, row, clients=clients, rows_per_insert=rows, warmup_s=params.warmup_s,
                        duration_s=params.duration_s, loop=params.loop, rate=params.rate, on_start=on_start)
     try:
@@ -232,7 +230,7 @@ def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, l
         raise DataLossError(f"{labels}: the table holds {written} rows, the clients saw {acknowledged} acknowledged")
     deltas = {}
     if counters:
-        after = engine.commit_counters()
+        after = engine.capability("commit_counters").read()
         deltas = {k: after[k] - before.get(k, np.nan) for k in after}
     cpu = driver.cpu_table().assign(**labels)
     row_out = config_row(samples, deltas, cpu, labels, parent_cpu_ns=driver.parent_cpu_ns,
@@ -281,10 +279,5 @@ NOTEBOOK = Notebook(
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
     renamed={**ENGINES_RENAMED, "ROWS_PER_INSERT": "BATCH_ROWS"},
-    measure=measure,
-    fit=later("ingestlab.workloads.group_commit_analysis:fit_run"),
-    plotters={"throughput": later("ingestlab.workloads.group_commit_analysis:plot_throughput"),
-              "latency": later("ingestlab.workloads.group_commit_analysis:plot_latency"),
-              "commits_per_flush": later("ingestlab.workloads.group_commit_analysis:plot_commits_per_flush"),
-              "live_vs_published": later("ingestlab.plots:plot_bars")},
+    needs=("group_commit",),
 )

@@ -10,11 +10,11 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine, registry
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -39,7 +39,7 @@ TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
 #: The table the anatomy's statements write (the samples' table must hold exactly their rows).
 ANATOMY_TABLE = "ingestlab_insert_anatomy"
 #: Unobserved single-row INSERTs after each profiled one (the first three settle): the statement as the
-#: samples time it, against which the observer's cost is measured (see ``Engine.statement_anatomy``).
+#: samples time it, against which the observer's cost is measured (see ``ProfiledStatement.anatomy``).
 #: Long blocks keep the settling statements' share of the block-wide counters (PostgreSQL's) small, and
 #: reach the pace of the samples' long runs, which engines reach only after about a hundred statements
 #: (bench/README.md, "Measurements behind the code's rules").
@@ -110,16 +110,13 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None =
         raise ConfigError("SCENARIOS", ",".join(scenarios), "scenarios with at least two different statement "
                           "counts at this N (the overhead fit needs two), e.g. single_row,bulk")
     classes = engine_classes(engines)
-    for spec, engine_cls in classes.items():
-        if not engine_cls.has("execute"):
-            raise ConfigError("ENGINES", spec.value, "engines that run SQL statements (" + ", ".join(
-                n for n, c in registry.classes().items() if c.has("execute")) + ")")
-    known = list(dict.fromkeys(v for c in classes.values() for v in (list(c.COMMIT_VARIANTS) or ["default"])))
+    capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
+    known = list(dict.fromkeys(v for c in classes.values() for v in own_variants(c)))
     variants = subset("VARIANTS", known if variants is None else variants, known)
     for spec, engine_cls in classes.items():
         if not variants_of(engine_cls, variants):
             raise ConfigError("VARIANTS", ",".join(variants), f"at least one variant of {spec} ("
-                              + ", ".join(list(engine_cls.COMMIT_VARIANTS) or ["default"]) + ")")
+                              + ", ".join(own_variants(engine_cls)) + ")")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ConfigError("SEED", seed, "an integer from 0 to 2**32 - 1")
     return Params(tuple(classes), scale, n, repeats, warmup, profile_n, scenarios, variants, seed)
@@ -127,8 +124,13 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None =
 
 def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
     """The variants of ``variants`` that ``engine_cls`` has (``default`` for an engine without commit variants)."""
-    own = list(engine_cls.COMMIT_VARIANTS) or ["default"]
+    own = own_variants(engine_cls)
     return [v for v in variants if v in own]
+
+
+def own_variants(engine_cls: type[Engine]) -> list[str]:
+    """The commit variants of ``engine_cls`` (``default`` for an engine without commit variants)."""
+    return list(capabilities.of(engine_cls, "commit_variants").VARIANTS) or ["default"]
 
 
 def statement_count(scenario: str, n: int) -> int:
@@ -170,12 +172,12 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
     def prepare(chunk: list[tuple]):
         # the statement's text with its parameters (or the bulk path's CSV) is made before the clock starts
         if scenario == "bulk":
-            return engine.prepare_bulk_load(TABLE, cols, [datagen.rows_table(cols, chunk)])
+            return engine.capability("bulk_load").prepare(TABLE, cols, [datagen.rows_table(cols, chunk)])
         if scenario == "insert_select":
             return engine.statement_call(insert_select)
-        return engine.statement_call(engine.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
+        return engine.statement_call(engine.sql.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
 
-    insert_select = engine.insert_select_sql(TABLE, SOURCE)
+    insert_select = engine.sql.insert_select_sql(TABLE, SOURCE)
     n_warm = warmup if scenario == "single_row" else min(warmup, 1)
     warm = _statements(scenario, warmup_rows)[:n_warm] if scenario != "insert_select" else [rows] * n_warm
     measured = _statements(scenario, rows)
@@ -211,7 +213,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     variants: put its settings in force, record the engine's metadata, run every
     scenario ``repeats`` times (scenarios interleaved within a repeat) and take the statement
     anatomy among the single-row samples: the ``profile_n`` profiled INSERTs are split over the
-    repeats, and each is one pass of :meth:`Engine.statement_anatomy` (the profiled INSERT, then
+    repeats, and each is one pass of :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>` (the profiled INSERT, then
     :data:`UNOBSERVED_BLOCK` unobserved ones into :data:`ANATOMY_TABLE`) run between two runs of
     that repeat's single-row samples (without a ``single_row`` scenario, after the last scenario).
     On this virtual machine the round trip moves between regimes that last seconds (where the
@@ -227,7 +229,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     -------
     dict
         ``samples`` (one row per statement) and ``anatomy`` (tidy, see
-        :meth:`Engine.statement_anatomy`).
+        :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     for spec in params.engines:
@@ -241,7 +243,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     shares = [] if not params.profile_n else \
         np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n))
     try:
-        engine.has("statement_anatomy", check=bool(shares))
+        engine.has("profiled_statement", check=bool(shares))
     except UnsupportedOperationError as exc:
         run.note(f"{engine.label}: no anatomy ({exc})")
         shares = []
@@ -263,7 +265,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
     try:
         engine.start()
         for variant in variants_of(type(engine), params.variants):
-            engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
+            engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
             labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
             with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
@@ -273,23 +275,23 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                     units = shares[rep] if rep < len(shares) else []
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
                         engine.reset_table(SOURCE, STUDY_COLUMNS)
-                        engine.execute(engine.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
+                        engine.execute(engine.sql.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
 
                     def profile(i, units=units, labels=labels, rep=rep, warm=warm):
                         """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
                         j = int(units[i])
                         if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
                             engine.reset_table(ANATOMY_TABLE, STUDY_COLUMNS)
-                            engine.statement_call(engine.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
+                            engine.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
-                            frame = engine.statement_anatomy(
+                            frame = engine.capability("profiled_statement").anatomy(
                                 ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
                                 unobserved_rows=quiet_rows[j * UNOBSERVED_BLOCK:(j + 1) * UNOBSERVED_BLOCK])
                             run.append(frame.assign(**labels, repeat=rep, profiled_no=j), table="anatomy")
                         except UnsupportedOperationError as exc:
                             run.note(f"{labels['variant']} profiled INSERT {j}: no anatomy ({exc})")
                         # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
-                        insert_one = engine.insert_sql(ANATOMY_TABLE, cols, 1)
+                        insert_one = engine.sql.insert_sql(ANATOMY_TABLE, cols, 1)
                         for row in settle_rows[j * SETTLE_AFTER_PASS:(j + 1) * SETTLE_AFTER_PASS]:
                             engine.statement_call(insert_one, row)()
 
@@ -321,10 +323,5 @@ NOTEBOOK = Notebook(
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
     renamed=ENGINES_RENAMED,
-    measure=measure,
-    fit=later("ingestlab.workloads.insert_analysis:fit_run"),
-    plotters={"latency": later("ingestlab.workloads.insert_analysis:latency_figure"),
-              "fit": later("ingestlab.workloads.insert_analysis:fit_figure"),
-              "anatomy": later("ingestlab.workloads.insert_analysis:anatomy_figure"),
-              "live_vs_published": later("ingestlab.workloads.insert_analysis:plot_live_vs_published")},
+    needs=("execute",),
 )

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import findings, models
+from ingestlab.engines import capabilities
 from ingestlab.workloads.insert import FIT_SCENARIOS, NOTEBOOK_STEM
 
 
@@ -159,7 +160,8 @@ def _in_lab_order(column: pd.Series) -> pd.Series:
 
     if column.name == "engine":
         return column.map({engine: i for i, engine in enumerate(figures.ENGINE_STYLE)}).fillna(len(figures.ENGINE_STYLE))
-    order = list(dict.fromkeys(v for cls in registry.classes().values() for v in cls.COMMIT_VARIANTS))
+    order = list(dict.fromkeys(v for cls in registry.classes().values()
+                               for v in capabilities.of(cls, "commit_variants").VARIANTS))
     return column.map(lambda v: order.index(v) if v in order else len(order))
 
 

@@ -14,10 +14,10 @@ import pyarrow as pa
 
 from ingestlab import _paths, datagen, disk, progress, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
-from ingestlab.engines import Engine, registry
+from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -40,7 +40,7 @@ METHODS: dict[str, tuple[str, str]] = {
                       "(psql \\copy, mariadb --local-infile: process start included; in the lab's process, "
                       "DuckDB's COPY … FROM and ClickHouse's INSERT … FROM INFILE)"),
     "batches": ("prepare_insert", "multi-row INSERTs of BATCH_ROWS rows, each its own commit (once per BATCH_ROWS)"),
-    "pipeline": ("prepare_pipeline_insert", "single-row INSERTs in one transaction, pipelined (psycopg 3)"),
+    "pipeline": ("pipeline", "single-row INSERTs in one transaction, pipelined (psycopg 3)"),
     "executemany": ("prepare_insert", "single-row INSERTs in one transaction, one round trip each"),
     "autocommit": ("prepare_insert", "single-row INSERTs, each its own commit"),
 }
@@ -109,7 +109,7 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     >>> validate("postgres,rocksdb")
     Traceback (most recent call last):
     ...
-    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected engines with SQL tables, which notebook 05 loads (clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
+    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected an engine with table_ddl, which notebook 05 needs (rocksdb: no table_ddl: RocksDB is a key-value store without SQL; engines with it: clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
     >>> validate("postgres", batch_rows="1000,100").batch_rows
     (100, 1000)
     >>> validate("postgres", rows=5000, batch_rows=[100, 10000])
@@ -122,10 +122,8 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     specs = parse_engines(engines)
     one_of("VERSIONS", versions, VERSION_CHOICES)
     classes = [spec.engine_class() for spec in _expand(specs, versions)]
-    for cls in classes:  # before SETTINGS, which such an engine would be blamed for
-        if not cls.has("table_ddl"):
-            loadable = ", ".join(n for n, c in registry.classes().items() if c.has("table_ddl"))
-            raise ConfigError("ENGINES", cls.NAME, f"engines with SQL tables, which notebook 05 loads ({loadable})")
+    # before SETTINGS, which such an engine would be blamed for
+    capabilities.require(NOTEBOOK.needs, {cls.NAME: cls for cls in classes}, notebook=f"notebook {NOTEBOOK.id}")
     rows = positive_int("ROWS", size["rows"] if rows is None else rows)
     repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
     batch_rows = _sizes("BATCH_ROWS", batch_rows, min(rows, MAX_BATCH_ROWS),
@@ -135,12 +133,12 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
                                allow_zero=True)
     methods = subset("METHODS", list(METHODS) if methods is None else methods, list(METHODS))
     if settings is not None:
-        known = list(dict.fromkeys(name for cls in registry.classes().values() for name in cls.LOAD_SETTINGS))
+        known = list(dict.fromkeys(name for cls in registry.classes().values() for name in _settings_of(cls)))
         settings = subset("SETTINGS", settings, known)
         for cls in classes:
-            if not set(settings) & set(cls.LOAD_SETTINGS):
+            if not set(settings) & set(_settings_of(cls)):
                 raise ConfigError("SETTINGS", ",".join(settings),
-                                  f"at least one setting of {cls.NAME}: {', '.join(cls.LOAD_SETTINGS)}")
+                                  f"at least one setting of {cls.NAME}: {', '.join(_settings_of(cls))}")
     return Params(specs, scale, rows, methods, settings, repeats, batch_rows, bulk_statements, versions,
                   warmup_rows)
 
@@ -281,15 +279,15 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *
     """The call that loads ``data`` by ``method``, with its statements built now (before the clock)."""
     cols = COLUMN_NAMES
     if method == "generate":
-        return functools.partial(engine.execute, engine.generate_rows_sql(TABLE, cols, len(data.rows)))
+        return functools.partial(engine.execute, engine.sql.generate_rows_sql(TABLE, cols, len(data.rows)))
     if method == "bulk":  # each its own statement and transaction; only the first creates the table (FREEZE)
-        calls = [engine.prepare_bulk_load(TABLE, cols, [part], create=ddl if setting.create_in_load and not i else ())
+        calls = [engine.capability("bulk_load").prepare(TABLE, cols, [part], create=ddl if setting.create_in_load and not i else ())
                  for i, part in enumerate(bulk_slices(data.chunks, bulk_statements))]
         return lambda: sum(call() for call in calls)
     if method == "native_client":
-        return functools.partial(engine.native_load, TABLE, cols, data.csv)
+        return functools.partial(engine.capability("native_load").load, TABLE, cols, data.csv)
     if method == "pipeline":
-        return engine.prepare_pipeline_insert(TABLE, cols, data.rows)
+        return engine.capability("pipeline").prepare_insert(TABLE, cols, data.rows)
     per_statement = batch_rows if method == "batches" else 1
     return engine.prepare_insert(TABLE, cols, data.rows, rows_per_statement=per_statement,
                                  transaction=method == "executemany")
@@ -317,7 +315,7 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
     """
     keyed = not setting.key_after_load
     ddl = engine.table_ddl(TABLE, COLUMNS, key=KEY if keyed else (), model=setting.model if keyed else "no_key")
-    engine.execute(engine.drop_table_sql(TABLE))
+    engine.execute(engine.sql.drop_table_sql(TABLE))
     if not setting.create_in_load:
         for statement in ddl:
             engine.execute(statement)
@@ -325,7 +323,7 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
     load = timing.timed(call)
     key_s = 0.0
     if setting.key_after_load:
-        key_s = timing.timed(engine.execute, engine.add_primary_key_sql(TABLE, KEY)).elapsed_ns / 1e9
+        key_s = timing.timed(engine.execute, engine.sql.add_primary_key_sql(TABLE, KEY)).elapsed_ns / 1e9
     n = len(data.rows)
     counted = engine.count_rows(TABLE)
     if counted != n:
@@ -347,8 +345,8 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
 def method_missing(cls: type[Engine], method: str) -> str | None:
     """Why engine class ``cls`` cannot load by ``method``, or None when it can.
 
-    It lacks the method's step (:data:`METHODS`), or the method is one transaction
-    (:data:`PATHS`) and the engine commits each statement alone (``TRANSACTIONS``).
+    It lacks the method's step or capability (:data:`METHODS`), or the method is one transaction
+    (:data:`PATHS`) and the engine commits each statement alone (its ``load_settings``' ``TRANSACTIONS``).
 
     Examples
     --------
@@ -357,10 +355,14 @@ def method_missing(cls: type[Engine], method: str) -> str | None:
     (True, 'no transaction of several statements: each statement commits alone')
     """
     step = METHODS[method][0]
-    if not cls.has(step):
+    if step in capabilities.KINDS:
+        reason = capabilities.missing(cls, step)
+        if reason is not None:
+            return reason
+    elif not cls.has(step):
         return (missing_reason(cls, step) or (missing_reason(cls.SQL, step) if cls.SQL is not None else "no SQL")
                 or f"no {step}")
-    if PATHS[method] == "one_transaction" and not cls.TRANSACTIONS:
+    if PATHS[method] == "one_transaction" and not capabilities.of(cls, "load_settings").TRANSACTIONS:
         return "no transaction of several statements: each statement commits alone"
     return None
 
@@ -422,13 +424,19 @@ def _note(run, text: str) -> None:
     run.note(text)
 
 
+def _settings_of(cls: type[Engine]) -> dict:
+    """The load settings of engine class ``cls`` (the server's defaults alone where it declares none)."""
+    return capabilities.of(cls, "load_settings").SETTINGS
+
+
 def _measure_target(spec: EngineSpec, params: Params, run, data: Data, warm: Data | None) -> list[pd.DataFrame]:
     target, cls, reason = spec.value, spec.engine_class(), spec.unavailable_reason()
     if reason:
         _note(run, f"{target}: skipped, this version cannot run here: {reason}")
         return []
-    settings = [s for s in (params.settings or list(cls.LOAD_SETTINGS)) if s in cls.LOAD_SETTINGS]
-    missing = [s for s in (params.settings or []) if s not in cls.LOAD_SETTINGS]
+    own = _settings_of(cls)
+    settings = [s for s in (params.settings or list(own)) if s in own]
+    missing = [s for s in (params.settings or []) if s not in own]
     if missing:
         _note(run, f"{target}: no setting {', '.join(missing)} on this engine")
     methods = [m for m in params.methods if method_missing(cls, m) is None]
@@ -441,7 +449,7 @@ def _measure_target(spec: EngineSpec, params: Params, run, data: Data, warm: Dat
         engine.start()
         version, system = version_label(engine)
         for name in settings:
-            setting = cls.LOAD_SETTINGS[name]
+            setting = own[name]
             engine.apply_settings(dict(setting.server))
             if setting.session:
                 engine.set_session(dict(setting.session))
@@ -483,9 +491,5 @@ NOTEBOOK = Notebook(
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
     renamed={**ENGINES_RENAMED, "RUNS": "REPEATS"},
-    measure=measure,
-    fit=later("ingestlab.workloads.million_analysis:fit_run"),
-    plotters={"methods": later("ingestlab.workloads.million_analysis:plot_methods"),
-              "versions": later("ingestlab.workloads.million_analysis:plot_versions"),
-              "fit": later("ingestlab.workloads.million_analysis:plot_fit")},
+    needs=("table_ddl",),
 )

@@ -10,11 +10,11 @@ import pandas as pd
 
 from ingestlab import datagen, progress
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine, registry
+from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -112,7 +112,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter, the
     value and what is accepted: a level that is not a positive integer, more partitions than
-    a target's ``MAX_PARTITIONS``, fewer columns than the study's table, a model or variant no
+    a target's ``MAX_PARTITIONS`` (its ``table_models``), fewer columns than the seed's table, a model or variant no
     target has, or a factor given that a target cannot vary. ``None`` means "the SCALE's
     size" / "all"; for ``factors``, every factor each target can vary (:func:`varies`: DuckDB
     sweeps columns and models, not partitions).
@@ -158,10 +158,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
 
 def _target_classes(targets: Sequence[str] | str) -> dict[EngineSpec, type[Engine]]:
     classes = engine_classes(targets)
-    for spec, cls in classes.items():
-        if not (cls.has("table_ddl") and cls.has("execute")):
-            sql = ", ".join(n for n, c in registry.classes().items() if c.has("table_ddl") and c.has("execute"))
-            raise ConfigError("ENGINES", spec.value, f"an engine with SQL tables ({sql})")
+    capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
     return classes
 
 
@@ -174,44 +171,48 @@ def varies(cls: type[Engine], factor: str) -> bool:
     >>> [varies(DuckDB, f) for f in FACTORS]
     [False, True, True]
     """
-    return {"partitions": cls.MAX_PARTITIONS >= 2, "model": bool(cls.TABLE_MODELS)}.get(factor, True)
+    tables = capabilities.of(cls, "table_models")
+    return {"partitions": tables.MAX_PARTITIONS >= 2, "model": bool(tables.MODELS)}.get(factor, True)
 
 
 def _check_factors(target: EngineSpec, cls: type[Engine], factors: Sequence[str], partitions: Sequence[int]) -> None:
-    if "partitions" in factors and cls.MAX_PARTITIONS < 2:
+    tables = capabilities.of(cls, "table_models")
+    if "partitions" in factors and tables.MAX_PARTITIONS < 2:
         raise ConfigError("FACTORS", "partitions", f"factors {cls.NAME} can vary: columns" +
-                          (", model" if cls.TABLE_MODELS else "") + f" ({cls.NAME} does not partition tables)")
-    if "model" in factors and not cls.TABLE_MODELS:
+                          (", model" if tables.MODELS else "") + f" ({cls.NAME} does not partition tables)")
+    if "model" in factors and not tables.MODELS:
         raise ConfigError("FACTORS", "model", f"factors {cls.NAME} can vary: partitions, columns "
                           f"({cls.NAME} has one table model)")
-    if "partitions" in factors and partitions[-1] > cls.MAX_PARTITIONS:
+    if "partitions" in factors and partitions[-1] > tables.MAX_PARTITIONS:
         raise ConfigError("PARTITIONS", partitions[-1],
-                          f"at most {cls.MAX_PARTITIONS} {cls.PARTITION_UNIT}s for {target}")
+                          f"at most {tables.MAX_PARTITIONS} {tables.PARTITION_UNIT}s for {target}")
 
 
 def _models(models: Sequence[str] | str, classes: dict[EngineSpec, type[Engine]], swept: bool) -> tuple[str, ...]:
-    known = list(dict.fromkeys(m for cls in classes.values() for m in cls.TABLE_MODELS))
-    accepted = "each one of: " + "; ".join(f"{t}: {', '.join(c.TABLE_MODELS)}" for t, c in classes.items())
+    tables = {t: capabilities.of(c, "table_models") for t, c in classes.items()}
+    known = list(dict.fromkeys(m for own in tables.values() for m in own.MODELS))
+    accepted = "each one of: " + "; ".join(f"{t}: {', '.join(own.MODELS)}" for t, own in tables.items())
     items = items_of(models)
     for item in items:
         if item and item not in known:
             raise ConfigError("MODELS", item, accepted)
     chosen = subset("MODELS", models, known)
-    for target, cls in classes.items():
-        own = [m for m in chosen if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
-        if swept and not own:
+    for target, own in tables.items():
+        others = [m for m in own.MODELS if m != own.DEFAULT_MODEL]
+        if swept and not [m for m in chosen if m in others]:
             raise ConfigError("MODELS", models, f"at least one model of {target} besides its baseline "
-                              f"{cls.DEFAULT_MODEL}: {', '.join(m for m in cls.TABLE_MODELS if m != cls.DEFAULT_MODEL)}")
+                              f"{own.DEFAULT_MODEL}: {', '.join(others)}")
     return chosen
 
 
 def _variants(variants: Sequence[str] | str | None, classes: dict[EngineSpec, type[Engine]]) -> tuple[str, ...]:
-    known = [DEFAULT_VARIANT, *dict.fromkeys(v for cls in classes.values() for v in cls.COMMIT_VARIANTS)]
+    known = [DEFAULT_VARIANT, *dict.fromkeys(v for cls in classes.values()
+                                             for v in capabilities.of(cls, "commit_variants").VARIANTS)]
     chosen = subset("VARIANTS", [DEFAULT_VARIANT] if variants is None else variants, known)
     for target, cls in classes.items():
-        if DEFAULT_VARIANT not in chosen and not set(chosen) & set(cls.COMMIT_VARIANTS):
+        if DEFAULT_VARIANT not in chosen and not set(chosen) & set(capabilities.of(cls, "commit_variants").VARIANTS):
             raise ConfigError("VARIANTS", ",".join(chosen), f"at least one variant of {target}: "
-                              + ", ".join([DEFAULT_VARIANT, *cls.COMMIT_VARIANTS]))
+                              + ", ".join([DEFAULT_VARIANT, *capabilities.of(cls, "commit_variants").VARIANTS]))
     return chosen
 
 
@@ -231,15 +232,15 @@ def variants_for(params: Params, cls: type[Engine]) -> list[str]:
     >>> variants_for(validate("postgres,mariadb", variants="default,sync_off"), Postgres)
     ['sync_on', 'sync_off']
     """
-    first = next(iter(cls.COMMIT_VARIANTS), DEFAULT_VARIANT)
+    first = next(iter(capabilities.of(cls, "commit_variants").VARIANTS), DEFAULT_VARIANT)
     names = [first if v == DEFAULT_VARIANT else v for v in params.variants]
-    return [v for v in dict.fromkeys(names) if v in cls.COMMIT_VARIANTS or v == first]
+    return [v for v in dict.fromkeys(names) if v in capabilities.of(cls, "commit_variants").VARIANTS or v == first]
 
 
 def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     """Each swept factor's levels on ``cls``, the baseline's first.
 
-    Partitions add the engine's :attr:`~ingestlab.engines.base.Engine.SWEEP_EXTRA_PARTITIONS`
+    Partitions add the engine's :attr:`~ingestlab.engines.capabilities.TableModels.SWEEP_EXTRA_PARTITIONS`
     at paper scale; models are the engine's own among ``params.models`` (all when None),
     its default model first. A factor not swept, or one the engine cannot vary
     (:func:`varies`), keeps only its baseline level.
@@ -252,10 +253,11 @@ def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     >>> levels(validate("postgres", models="unlogged"), Postgres)["model"]
     ['no_key', 'unlogged']
     """
-    extra = cls.SWEEP_EXTRA_PARTITIONS if params.scale == "paper" else ()
-    parts = sorted(set(params.partitions) | {p for p in extra if p <= cls.MAX_PARTITIONS})
-    models = [m for m in (params.models or cls.TABLE_MODELS) if m in cls.TABLE_MODELS and m != cls.DEFAULT_MODEL]
-    out = {"partitions": parts, "columns": list(params.columns), "model": [cls.DEFAULT_MODEL, *models]}
+    tables = capabilities.of(cls, "table_models")
+    extra = tables.SWEEP_EXTRA_PARTITIONS if params.scale == "paper" else ()
+    parts = sorted(set(params.partitions) | {p for p in extra if p <= tables.MAX_PARTITIONS})
+    models = [m for m in (params.models or tables.MODELS) if m in tables.MODELS and m != tables.DEFAULT_MODEL]
+    out = {"partitions": parts, "columns": list(params.columns), "model": [tables.DEFAULT_MODEL, *models]}
     return {f: values if f in params.factors and varies(cls, f) else values[:1] for f, values in out.items()}
 
 
@@ -296,12 +298,13 @@ def configurations(params: Params, cls: type[Engine]) -> list[Config]:
 
 def config_labels(engine: Engine, config: Config, baseline: Config) -> dict[str, Any]:
     """The columns every sample of ``config`` carries: its levels, whether it is the baseline, the units."""
+    tables = capabilities.of(engine, "table_models")
     return {"config": config.name, "partitions": config.partitions, "n_columns": config.n_columns,
             "model": config.model, "baseline": config == baseline, "baseline_model": baseline.model,
-            "partition_unit": engine.PARTITION_UNIT,
-            "model_skips_commit_flush": config.model in engine.COMMIT_FREE_MODELS,
-            "partition_layout": engine.ONE_PARTITION if config.partitions == 1
-            else f"{config.partitions} {engine.PARTITION_UNIT}s"}
+            "partition_unit": tables.PARTITION_UNIT,
+            "model_skips_commit_flush": config.model in tables.COMMIT_FREE_MODELS,
+            "partition_layout": tables.ONE_PARTITION if config.partitions == 1
+            else f"{config.partitions} {tables.PARTITION_UNIT}s"}
 
 
 # -- measuring -----------------------------------------------------------------------------
@@ -314,7 +317,7 @@ def run_configuration(engine: Engine, config: Config, rows: list[tuple], warm: l
     columns = datagen.wide_columns(config.n_columns)
     names = [n for n, _ in columns]
     engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
-    sql = engine.insert_sql(TABLE, names, 1)
+    sql = engine.sql.insert_sql(TABLE, names, 1)
     statements = [*warm, *rows]
     bytes_ = [datagen.row_bytes(r) for r in statements]
     if engine.has("statement_call"):  # each rendered before the clock, sent by the C loop where there is one
@@ -338,7 +341,7 @@ def configuration_anatomy(engine: Engine, config: Config, rows: list[tuple]) -> 
     """The engine's statement anatomy of ``rows`` written one by one into ``config``'s fresh table."""
     columns = datagen.wide_columns(config.n_columns)
     engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
-    frame = engine.statement_anatomy(TABLE, [n for n, _ in columns], rows)
+    frame = engine.capability("profiled_statement").anatomy(TABLE, [n for n, _ in columns], rows)
     check_rows(engine, config, len(rows))
     return frame
 
@@ -359,7 +362,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     -------
     dict
         ``samples`` (one row per statement, warm-up flagged) and ``anatomy`` (tidy, see
-        :meth:`Engine.statement_anatomy`, with the configuration's columns).
+        :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`, with the configuration's columns).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     rng = np.random.default_rng(params.seed)
@@ -369,7 +372,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
             engine.start()
             run.note(levels_note(params, type(engine), engine.label))  # SOURCE then names every level the figures show
             for variant in variants_for(params, type(engine)):
-                engine.apply_settings(engine.COMMIT_VARIANTS.get(variant, {}))
+                engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
                 run.record_engine(engine, variant=variant)
                 _measure_variant(engine, variant, params, run, rng, out)
         finally:
@@ -426,8 +429,5 @@ NOTEBOOK = Notebook(
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
     renamed=ENGINES_RENAMED,
-    measure=measure,
-    fit=later("ingestlab.workloads.sweeps_analysis:fit_run"),
-    plotters={"sweeps": later("ingestlab.workloads.sweeps_analysis:plot_sweep_medians"),
-              "model_effects": later("ingestlab.workloads.sweeps_analysis:plot_model_effects")},
+    needs=("execute", "table_models"),
 )

@@ -17,17 +17,17 @@ import pandas as pd
 
 from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
-from ingestlab.engines import Engine, registry
+from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import ENGINES_RENAMED, Notebook, later
+from ingestlab.workloads import ENGINES_RENAMED, Notebook
 from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
 
-#: Every operation the study knows; an engine runs those in its ``UPSERT_OPERATIONS``.
+#: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
 NEW_KEYS = ("sequential", "random")
-#: How memory is limited (see :attr:`ingestlab.engines.Engine.MEMORY_LIMITS`): ``"cgroup"``
-#: caps the server's processes with a memory cgroup over buffered I/O, as the study's machines
+#: How memory is limited (see :attr:`ingestlab.engines.capabilities.MemoryBudget.LIMITS`): ``"cgroup"``
+#: caps the server's processes with a memory cgroup over buffered I/O, as the seed's machines
 #: had an OS page cache; ``"engine"`` gives the engine a cache of the budget and ``O_DIRECT``.
 #: Engines inside the lab's process (RocksDB) always use their own.
 MEMORY_LIMITS = ("cgroup", "engine")
@@ -99,7 +99,7 @@ def eligible_engines() -> list[str]:
 
     Any engine with upsert operations can run by URL besides (see :func:`check_engines`).
     """
-    return [name for name, cls in registry.classes().items() if cls.UPSERT_OPERATIONS and cls.HAS_LOCAL_SERVER]
+    return [name for name, cls in registry.classes().items() if cls.has("upsert") and cls.HAS_LOCAL_SERVER]
 
 
 def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[EngineSpec, ...]:
@@ -117,9 +117,8 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
     for spec in specs:
         try:
             engine = spec.engine()  # finds the programs, or takes the parsed URL; starts nothing
-            if not engine.UPSERT_OPERATIONS:
-                raise ConfigError("ENGINES", engine.display_url, "an engine with upsert operations: "
-                                  + ", ".join(n for n, c in registry.classes().items() if c.UPSERT_OPERATIONS))
+            capabilities.require(NOTEBOOK.needs, {engine.display_url: type(engine)},
+                                 notebook=f"notebook {NOTEBOOK.id}")
             if reach:
                 engine.check_reachable()
         except EngineUnavailableError as exc:
@@ -269,7 +268,7 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
                 bar.update(len(docs))
 
         with timing.Stopwatch() as load:
-            engine.bulk_load(TABLE, COLUMN_NAMES, chunks(), replace=True)
+            engine.capability("bulk_load").load(TABLE, COLUMN_NAMES, chunks(), replace=True)
     with timing.Stopwatch() as settle:
         engine.settle(TABLE)
     disk = engine.data_bytes(TABLE)
@@ -278,7 +277,7 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
             "payload_multiple": params.dataset_bytes / params.budget_bytes, "disk_bytes": disk,
             "disk_gb": disk / 1e9, "disk_multiple": disk / params.budget_bytes, "load_s": load.seconds,
             "load_mb_s": params.dataset_bytes / load.seconds / 1e6, "settle_s": settle.seconds,
-            "bulk_path": engine.BULK_PATH}
+            "bulk_path": engine.capability("bulk_load").PATH}
 
 
 def _delta(after: dict, before: dict, prefix: str = "") -> dict[str, float]:
@@ -300,13 +299,13 @@ def _run_operation(engine: Engine, operation: str, params: Params, keys: np.ndar
         for batch_no, warmup, n in batch_schedule(params):
             batch_keys = keys[used:used + n]
             used += n
-            call = engine.prepare_write(operation, TABLE, COLUMN_NAMES, KEY,
+            call = engine.capability("upsert").prepare_write(operation, TABLE, COLUMN_NAMES, KEY,
                                         datagen.document_table(batch_keys, datagen.documents(n, rng)))
             if cap is not None:
                 cap.reset_peak()
-            dev0, grp0, eng0 = disk_counters(device), group.counters(), engine.io_counters()
+            dev0, grp0, eng0 = disk_counters(device), group.counters(), engine.capability("io_counters").read()
             run = timing.timed(call)
-            dev1, grp1, eng1 = disk_counters(device), group.counters(), engine.io_counters()
+            dev1, grp1, eng1 = disk_counters(device), group.counters(), engine.capability("io_counters").read()
             row = dict.fromkeys(SAMPLE_COLUMNS, np.nan)
             row.update(batch_no=batch_no, warmup=warmup, rows=n, bytes=n * datagen.DOC_BYTES,
                        elapsed_s=run.elapsed_ns / 1e9, started_ns=run.started_ns, keys_found=run.result,
@@ -411,7 +410,8 @@ def _measure_engine(spec: EngineSpec, params: Params, run, plan, *, progress: bo
         limit, cap = _memory_limit(engine, params, run, stack)
         stack.callback(engine.close)  # runs before the memory group is removed
         engine.start()
-        settings = engine.memory_budget_settings(params.budget_bytes, limit) if engine.is_local else {}
+        budget = capabilities.of(engine, "memory_budget")(engine)
+        settings = budget.settings(params.budget_bytes, limit) if engine.is_local else {}
         engine.apply_settings(settings)
         if cap is not None:
             cap.add(_engine_pids(engine))  # before the load: pages are charged to who touches them first
@@ -422,13 +422,13 @@ def _measure_engine(spec: EngineSpec, params: Params, run, plan, *, progress: bo
                      f"run (its disk is its own, e.g. compose/arangodb.yml's blkio_config); measured as 'local'")
         run.record_engine(engine, device=device, memory_budget={
             "mb": params.memory_budget_mb, "limit": limit, "limit_requested": params.memory_limit,
-            "mechanism": engine.MEMORY_LIMITS.get(limit, "the server's own configuration, not set by the lab"),
+            "mechanism": budget.LIMITS.get(limit, "the server's own configuration, not set by the lab"),
             "settings": settings})
         load = _load(engine, params, progress=progress)
         run.append(pd.DataFrame([load]), table="loads")
         memory = {"engine": name, "memory_limit": limit, "memory_limit_requested": params.memory_limit,
                   "budget_bytes": params.budget_bytes,
-                  "engine_cache_bytes": engine.cache_bytes(params.budget_bytes, limit) if engine.is_local
+                  "engine_cache_bytes": budget.cache_bytes(params.budget_bytes, limit) if engine.is_local
                   else math.nan}
         if cap is not None:
             memory.update(cap.cap(max(MIN_FREE_BYTES, params.budget_bytes - memory["engine_cache_bytes"])),
@@ -436,7 +436,7 @@ def _measure_engine(spec: EngineSpec, params: Params, run, plan, *, progress: bo
         run.append(pd.DataFrame([memory]), table="memory")
         expected = params.dataset_rows
         _check(engine, "load", expected, params.disk_profile, "local", None, run)
-        for operation in engine.UPSERT_OPERATIONS:
+        for operation in engine.capability("upsert").OPERATIONS:
             keys = plan.new if operation == "insert" else plan.existing[operation]
             with progress_bar(total=len(batch_schedule(params)), desc=f"{name} {operation}", unit="batch",
                               disable=not progress, file=sys.stderr) as bar:
@@ -482,14 +482,15 @@ def _memory_limit(engine: Engine, params: Params, run,
         return SERVER_LIMIT, None
     if params.memory_limit == "engine":
         return "engine", None
-    if params.memory_limit not in engine.MEMORY_LIMITS:
+    limits = capabilities.of(engine, "memory_budget").LIMITS
+    if params.memory_limit not in limits:
         run.note(f"{engine.NAME}: MEMORY_LIMIT={params.memory_limit!r} does not apply (it runs inside the lab's "
-                 f"process); its own limit is used: {engine.MEMORY_LIMITS['engine']}")
+                 f"process); its own limit is used: {limits['engine']}")
         return "engine", None
     cap = stack.enter_context(cgroups.memory_cap([], label=f"{engine.NAME}-memory"))
     if not cap.applied:
         message = (f"MEMORY_LIMIT={params.memory_limit!r} could not be applied to {engine.NAME} ({cap.reason}); "
-                   f"it runs with MEMORY_LIMIT='engine': {engine.MEMORY_LIMITS['engine']}")
+                   f"it runs with MEMORY_LIMIT='engine': {limits['engine']}")
         warnings.warn(message, stacklevel=3)
         run.note(message)
         return "engine", None
@@ -534,11 +535,5 @@ NOTEBOOK = Notebook(
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     renamed=ENGINES_RENAMED,
-    measure=measure,
-    fit=later("ingestlab.workloads.upsert_analysis:fit_run"),
-    plotters={"batch_times": later("ingestlab.plots:plot_latency"),
-              "ratios": later("ingestlab.workloads.upsert_analysis:plot_ratios"),
-              "reads": later("ingestlab.workloads.upsert_analysis:plot_reads"),
-              "fit": later("ingestlab.workloads.upsert_analysis:plot_fit"),
-              "live_vs_published": later("ingestlab.workloads.upsert_analysis:plot_comparison")},
+    needs=("upsert", "io_counters"),
 )

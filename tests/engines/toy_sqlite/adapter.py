@@ -9,6 +9,7 @@ import sqlite3
 from typing import Any, Callable, ClassVar, Sequence
 
 from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.capabilities import CommitVariants
 from ingestlab.servers.base import LocalServer
 
 
@@ -17,6 +18,15 @@ def _value(value: Any) -> Any:
     if isinstance(value, (decimal.Decimal, datetime.date)):
         return str(value)
     return value
+
+
+class ToyCommitVariants(CommitVariants):
+    """SQLite's two ways of ending a commit: synced to disk, or left to the OS."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "sync_full": {"synchronous": "FULL"},
+        "sync_off": {"synchronous": "OFF"},
+    }
 
 
 class ToySQLite(Engine):
@@ -29,10 +39,7 @@ class ToySQLite(Engine):
     PLACEHOLDER = "?"
     SQLGLOT_DIALECT = "sqlite"
     HAS_LOCAL_SERVER = True
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "sync_full": {"synchronous": "FULL"},
-        "sync_off": {"synchronous": "OFF"},
-    }
+    CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": ToyCommitVariants}
 
     def make_server(self) -> LocalServer:
         from .server import SQLiteFile

@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.capabilities import BulkLoad, IOCounters, TableModels, Upsert
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
 
@@ -84,6 +85,93 @@ def _reason(exc: BaseException, timeout_s: float, timed_out: bool = False) -> st
     return " ".join(str(text).split())[:300]
 
 
+class ArangoDBUpsert(Upsert):
+    """ArangoDB's document writes (see :class:`ArangoDB`, *Operations*)."""
+
+    #: What any ArangoDB ≥ 3.4 runs; :meth:`ArangoDB.start` sets the instance's from the server's version.
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str,
+                      chunk: Any) -> Callable[[], Any]:
+        """One ``POST /_api/document/{table}`` of the batch, documents built now; the call returns the keys found.
+
+        ``overwrite`` sends ``overwrite=true`` and, from 3.7, ``overwriteMode=replace``; the
+        server's reply names the replaced revision (``_oldRev``) of each key it found, which
+        the call counts. Any document error fails the batch.
+        """
+        engine = self.engine
+        if operation == "blind_overwrite" and operation not in self.OPERATIONS:
+            raise UnsupportedOperationError(
+                f"{engine.NAME} {engine._version or ''}: no blind_overwrite: every ArangoDB insert with overwrite reads "
+                "the old document first (the seed's blind write was an unreleased patch)".replace("  ", " "))
+        if operation not in self.OPERATIONS:
+            return super().prepare_write(operation, table, columns, key, chunk)  # raises, naming the operations
+        docs = engine._documents(table, columns, chunk, key)
+        options: dict[str, Any] = {}
+        if operation == "overwrite":
+            options["overwrite"] = True
+            if version_tuple(engine.server_version()) >= engine.OVERWRITE_MODE_SINCE:
+                options["overwrite_mode"] = engine.OVERWRITE_MODE
+        collection = engine.conn.collection(table)
+
+        def write() -> int:
+            results = collection.insert_many(docs, **options)
+            errors = [r for r in results if not isinstance(r, dict)]
+            if errors:
+                raise LoadError(f"{engine.NAME}: {operation} into {table}: {len(errors)} of {len(docs)} documents "
+                                f"failed, first: {errors[0]}")
+            return sum(1 for r in results if "_old_rev" in r)
+        return write
+
+
+class ArangoDBTableModels(TableModels):
+    """One document collection per table."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "document": "a document collection: _key from the key column (as a string), other columns as attributes"}
+    DEFAULT_MODEL = KEYED_MODEL = "document"
+
+
+class ArangoDBIOCounters(IOCounters):
+    """ArangoDB's I/O counters."""
+
+    def read(self) -> dict[str, float]:
+        """RocksDB's cumulative counters from ``/_admin/metrics/v2`` under the lab's names (:attr:`ArangoDB.METRICS`).
+
+        NaN where the server does not report a series (RocksDB statistics need
+        ``--rocksdb.enable-statistics true``; document times ``--server.export-read-write-metrics true``).
+        """
+        found = self.engine.metrics()
+        return {lab: found.get(series, math.nan) for lab, series in self.engine.METRICS.items()}
+
+
+class ArangoDBBulkLoad(BulkLoad):
+    """``POST /_api/import`` of JSON documents, one request per chunk."""
+
+    PATH = "import"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
+        """Import ``chunks``: one ``POST /_api/import?type=documents`` (JSON lines) per chunk.
+
+        ``replace`` truncates the collection first (``PUT …/truncate``; its own transaction:
+        ArangoDB has no import that empties a collection atomically with the load).
+        """
+        if replace:
+            self.engine.conn.collection(table).truncate()
+        params = {"collection": table, "type": "documents", "onDuplicate": "error", "complete": "true",
+                  "details": "true"}
+        rows = 0
+        for chunk in chunks:
+            docs = self.engine._documents(table, columns, chunk)
+            body = "\n".join(json.dumps(d, separators=(",", ":")) for d in docs)
+            reply = self.engine._request("post", "/_api/import", params=params, data=body).body
+            if reply.get("errors") or reply.get("created") != chunk.num_rows:
+                raise LoadError(f"{self.engine.NAME}: import into {table} created {reply.get('created')} of "
+                                f"{chunk.num_rows} documents: {reply.get('details', [])[:3]}")
+            rows += chunk.num_rows
+        return rows
+
+
 class ArangoDB(Engine):
     """ArangoDB (RocksDB storage engine) through its HTTP API; the study's own system.
 
@@ -102,17 +190,17 @@ class ArangoDB(Engine):
       replaces the old one; ``update`` would merge it, which is another operation). Both
       look the key up first; an overwrite finds it and reads the old document (the study's
       point). ``blind_overwrite`` — a write without that read — is offered by no ArangoDB
-      release (the study's blind write was a patch it calls unsafe: document counts and
-      revisions go wrong), so :meth:`start` leaves it out of :attr:`UPSERT_OPERATIONS` unless
-      the server is at least :attr:`BLIND_WRITE_SINCE`, and :meth:`prepare_write` refuses it.
+      release (the seed's blind write was a patch it calls unsafe: document counts and
+      revisions go wrong), so :meth:`start` leaves it out of the upsert operations unless
+      the server is at least :attr:`BLIND_WRITE_SINCE`, and ``prepare_write`` refuses it.
     * **State.** :meth:`count_rows` (``GET /_api/collection/{name}/count``),
       :meth:`data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
       estimates), :meth:`settle` (``PUT …/compact``, then waits until RocksDB reports no
-      flush or compaction pending or running), :meth:`io_counters` (``GET
+      flush or compaction pending or running), :class:`ArangoDBIOCounters` (``GET
       /_admin/metrics/v2``: block cache misses and hits, bytes read; needs the server
       option ``--rocksdb.enable-statistics true``, else NaN).
     * **Memory** is the server's (its startup options and the container's limit,
-      ``compose/arangodb.yml``): no :attr:`MEMORY_LIMITS`, no per-session budget.
+      ``compose/arangodb.yml``): no ``memory_budget``, no per-session budget.
     """
 
     NAME = "arangodb"
@@ -122,15 +210,16 @@ class ArangoDB(Engine):
     HAS_LOCAL_SERVER = False
     #: No SQL: AQL and an HTTP document API (the SQL steps are switched off below).
     SQL = None
-    BULK_PATH = "import"
     #: URL query keys the lab reads (``protocol``: ``http`` or ``https``).
     LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label", "protocol")
     PROTOCOLS: ClassVar[tuple[str, ...]] = ("http", "https")
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "document": "a document collection: _key from the key column (as a string), other columns as attributes"}
-    DEFAULT_MODEL = KEYED_MODEL = "document"
-    #: What any ArangoDB ≥ 3.4 runs; :meth:`start` sets the instance's from the server's version.
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "upsert": ArangoDBUpsert, "table_models": ArangoDBTableModels, "io_counters": ArangoDBIOCounters,
+        "bulk_load": ArangoDBBulkLoad,
+        "profiled_statement": "no per-request split of server time in the document API",
+        "memory_budget": "memory is the server's startup options and its container's limit "
+                         "(compose/arangodb.yml), not a session setting",
+    }
     #: ``overwrite=true`` (insert-or-replace) exists from this version on.
     OVERWRITE_SINCE: ClassVar[tuple[int, ...]] = (3, 4)
     #: ``overwriteMode`` exists from this version on; before it ``overwrite=true`` replaces.
@@ -159,14 +248,10 @@ class ArangoDB(Engine):
         "rocksdb_mem_table_flush_pending")
     #: Startup options read back for a run's metadata (``GET /_admin/options``), when permitted.
     OPTION_PREFIXES: ClassVar[tuple[str, ...]] = ("rocksdb.", "cache.", "query.memory-limit", "server.export")
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {}
     _SQL = "ArangoDB speaks AQL and an HTTP document API, not SQL"
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "execute": _SQL, "quote": _SQL, "table_ddl": _SQL + " (collections are made by reset_table)",
         "insert_sql": _SQL, "upsert_sql": _SQL, "insert_select_sql": _SQL,
-        "statement_anatomy": "no per-request split of server time in the document API",
-        "memory_budget_settings": "memory is the server's startup options and its container's limit "
-                                  "(compose/arangodb.yml), not a session setting",
     }
 
     def __init__(self, url=None):
@@ -222,7 +307,7 @@ class ArangoDB(Engine):
         return db
 
     def start(self) -> "ArangoDB":
-        """Connect; set this server's :attr:`UPSERT_OPERATIONS` from its version."""
+        """Connect; set this server's upsert operations from its version."""
         super().start()
         version = version_tuple(self.server_version())
         ops = ["insert"]
@@ -230,7 +315,7 @@ class ArangoDB(Engine):
             ops.append("overwrite")
         if self.BLIND_WRITE_SINCE is not None and version >= self.BLIND_WRITE_SINCE:
             ops.append("blind_overwrite")
-        self.UPSERT_OPERATIONS = tuple(ops)
+        self.capability("upsert").OPERATIONS = tuple(ops)
         return self
 
     def close(self) -> None:
@@ -255,8 +340,9 @@ class ArangoDB(Engine):
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Drop the collection ``table`` if it exists and create it empty; ``key`` (one column) becomes ``_key``."""
-        self.resolve_model(model, key)
-        self.check_partitions(partitions)
+        models = self.capability("table_models")
+        models.resolve_model(model, key)
+        models.check_partitions(partitions)
         if len(key) != 1 or key[0] not in [c for c, _ in columns]:
             raise ConfigError("key", tuple(key), "exactly one of the columns, which becomes the document's _key")
         self.conn.delete_collection(table, ignore_missing=True)
@@ -270,56 +356,6 @@ class ArangoDB(Engine):
         return [{"_key": k, **dict(zip(values, row))} for k, row in zip(keys, zip(*values.values()))]
 
     # -- writes -----------------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False) -> int:
-        """Import ``chunks``: one ``POST /_api/import?type=documents`` (JSON lines) per chunk.
-
-        ``replace`` truncates the collection first (``PUT …/truncate``; its own transaction:
-        ArangoDB has no import that empties a collection atomically with the load).
-        """
-        if replace:
-            self.conn.collection(table).truncate()
-        params = {"collection": table, "type": "documents", "onDuplicate": "error", "complete": "true",
-                  "details": "true"}
-        rows = 0
-        for chunk in chunks:
-            body = "\n".join(json.dumps(d, separators=(",", ":")) for d in self._documents(table, columns, chunk))
-            reply = self._request("post", "/_api/import", params=params, data=body).body
-            if reply.get("errors") or reply.get("created") != chunk.num_rows:
-                raise LoadError(f"{self.NAME}: import into {table} created {reply.get('created')} of "
-                                f"{chunk.num_rows} documents: {reply.get('details', [])[:3]}")
-            rows += chunk.num_rows
-        return rows
-
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any) -> Callable[[], Any]:
-        """One ``POST /_api/document/{table}`` of the batch, documents built now; the call returns the keys found.
-
-        ``overwrite`` sends ``overwrite=true`` and, from 3.7, ``overwriteMode=replace``; the
-        server's reply names the replaced revision (``_oldRev``) of each key it found, which
-        the call counts. Any document error fails the batch.
-        """
-        if operation == "blind_overwrite" and operation not in self.UPSERT_OPERATIONS:
-            raise UnsupportedOperationError(
-                f"{self.NAME} {self._version or ''}: no blind_overwrite: every ArangoDB insert with overwrite reads "
-                "the old document first (the study's blind write was an unreleased patch)".replace("  ", " "))
-        if operation not in self.UPSERT_OPERATIONS:
-            return super().prepare_write(operation, table, columns, key, chunk)  # raises, naming the operations
-        docs = self._documents(table, columns, chunk, key)
-        options: dict[str, Any] = {}
-        if operation == "overwrite":
-            options["overwrite"] = True
-            if version_tuple(self.server_version()) >= self.OVERWRITE_MODE_SINCE:
-                options["overwrite_mode"] = self.OVERWRITE_MODE
-        collection = self.conn.collection(table)
-
-        def write() -> int:
-            results = collection.insert_many(docs, **options)
-            errors = [r for r in results if not isinstance(r, dict)]
-            if errors:
-                raise LoadError(f"{self.NAME}: {operation} into {table}: {len(errors)} of {len(docs)} documents "
-                                f"failed, first: {errors[0]}")
-            return sum(1 for r in results if "_old_rev" in r)
-        return write
-
     # -- state -----------------------------------------------------------------------------
     def count_rows(self, table: str) -> int:
         """Documents in the collection (``GET /_api/collection/{table}/count``)."""
@@ -353,15 +389,6 @@ class ArangoDB(Engine):
 
         if not poll(quiet, timeout_s=timeout_s, interval_s=0.5):
             raise EngineUnavailableError(f"{self.NAME}: still busy after {timeout_s:.0f} s: {busy}")
-
-    def io_counters(self) -> dict[str, float]:
-        """RocksDB's cumulative counters from ``/_admin/metrics/v2`` under the lab's names (:attr:`METRICS`).
-
-        NaN where the server does not report a series (RocksDB statistics need
-        ``--rocksdb.enable-statistics true``; document times ``--server.export-read-write-metrics true``).
-        """
-        found = self.metrics()
-        return {lab: found.get(series, math.nan) for lab, series in self.METRICS.items()}
 
     # -- settings and metadata --------------------------------------------------------------
     def server_version(self) -> str:

@@ -12,11 +12,115 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
-from ingestlab.engines.base import Engine, EngineStyle, LoadSetting
+from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.capabilities import (
+    BulkLoad,
+    CommitVariants,
+    LoadSetting,
+    LoadSettings,
+    NativeLoad,
+    ProfiledStatement,
+    TableModels,
+)
 from ingestlab.engines.clickhouse.sql import ClickHouseSQL
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
+
+
+class ClickHouseCommitVariants(CommitVariants):
+    """``async_insert`` (1 by default in ClickHouse 26.9, with ``wait_for_async_insert = 1``)
+    is no variant here: chDB's embedded server starts no asynchronous insert queue (``SYSTEM FLUSH
+    ASYNC INSERT QUEUE`` answers "not initialized"), so every INSERT is written synchronously
+    whatever the setting (even with ``wait_for_async_insert = 0`` its rows are there when it
+    returns), and a hundred single-row INSERTs make a hundred parts either way.
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+
+
+class ClickHouseProfiledStatement(ProfiledStatement):
+    """ClickHouse's ``system.events`` around each statement."""
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
+        return _EventsRecorder(self.engine, table, columns)
+
+
+class ClickHouseTableModels(TableModels):
+    """MergeTree tables (and Memory), partitioned by a hash of the first column."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "MergeTree ORDER BY tuple(): parts in insertion order, no primary index",
+        "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",
+        "primary_key_indexes": "MergeTree ORDER BY the key plus three minmax skipping indexes",
+        "replacing": "ReplacingMergeTree ORDER BY the key: merges keep the last row of each key",
+        "memory": "Memory: blocks kept in RAM, no key, no part on disk, nothing kept over a restart",
+    }
+    UNPARTITIONED_MODELS = ("memory",)
+    DEFAULT_MODEL = "no_key"
+    KEYED_MODEL = "primary_key"
+    #: ``PARTITION BY cityHash64(<first column>) % N``: an INSERT that touches more than
+    #: ``max_partitions_per_insert_block`` (100) partitions is refused.
+    MAX_PARTITIONS = 100
+    ONE_PARTITION = "no PARTITION BY"
+
+
+class ClickHouseLoadSettings(LoadSettings):
+    """ClickHouse's trade-offs of a load; no transaction of several statements."""
+
+    #: No ``BEGIN`` … ``COMMIT``: each statement commits alone (transactions are experimental and need Keeper).
+    TRANSACTIONS = False
+    #: Notebook 05's settings. ClickHouse's default already acknowledges an INSERT before its
+    #: part is synced (``fsync_after_insert = 0``) and has no log to flush, so there is no
+    #: asynchronous commit to offer, and no key can be added after a load.
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("ClickHouse's defaults: each INSERT writes its parts, not synced (fsync_after_insert "
+                               "= 0), no write-ahead log; MergeTree sorted by the key"),
+    }
+
+
+class ClickHouseNativeLoad(NativeLoad):
+    """ClickHouse: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """ClickHouse's own CSV import: ``INSERT INTO table (columns) FROM INFILE 'path' FORMAT CSV``.
+
+        chDB runs ClickHouse inside the lab's process, one per process on one data path, so
+        there is no other client to start: the import is the one ``clickhouse-client`` runs, read
+        and parsed by ClickHouse in this process. Returns the rows ClickHouse reports written.
+        """
+        cols = ", ".join(map(self.engine.sql.quote, columns))
+        try:
+            result = self.engine.conn.query(f"INSERT INTO {self.engine.sql.quote(table)} ({cols}) FROM INFILE "
+                                            f"{self.engine.sql.literal(str(path))} FORMAT CSV")
+        except RuntimeError as exc:
+            raise ServerError(f"{self.engine.NAME}: loading {path}: {exc}".strip()) from exc
+        return int(result.rows_written())
+
+
+class ClickHouseBulkLoad(BulkLoad):
+    """``INSERT … FORMAT ArrowStream``, the chunks as one Arrow IPC stream."""
+
+    #: ``INSERT INTO table (columns) FORMAT ArrowStream``, the chunks as one Arrow IPC stream.
+    PATH = "arrow_stream"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """``INSERT INTO table (columns) FORMAT ArrowStream`` of ``chunks`` (``pyarrow`` tables), one statement.
+
+        ClickHouse has no transaction to put ``create`` or ``replace`` in: the statements of
+        ``create`` run just before, ``replace`` empties the table (``TRUNCATE``) just before.
+        Returns the rows sent.
+        """
+        stream = _arrow_stream(chunks, columns)
+        return self.engine._insert_stream(table, columns, stream, replace=replace, create=create)
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """:meth:`load` with its Arrow IPC stream written now, before the clock; the call only sends it."""
+        return functools.partial(self.engine._insert_stream, table, columns, _arrow_stream(chunks, columns),
+                                 replace=replace, create=create)
 
 
 class ClickHouse(Engine):
@@ -44,7 +148,7 @@ class ClickHouse(Engine):
 
     The bulk path is ``INSERT … FORMAT ArrowStream`` through chDB's streaming inserter
     (``Session.send_insert``): the chunks are written as one Arrow IPC stream before the
-    clock (:meth:`prepare_bulk_load`). Settings are ClickHouse session settings: every
+    clock (``ClickHouseBulkLoad.prepare``). Settings are ClickHouse session settings: every
     connection opens a fresh session and sets them (``SET``); :meth:`settings` lists the
     session settings and MergeTree settings marked changed. :meth:`settle` waits until no merge runs
     on the table and its part count holds still; :meth:`data_bytes` is the ``bytes_on_disk``
@@ -62,44 +166,19 @@ class ClickHouse(Engine):
     PLACEHOLDER = "%s"
     SQLGLOT_DIALECT = "clickhouse"
     HAS_LOCAL_SERVER = True
-    #: ``INSERT INTO table (columns) FORMAT ArrowStream``, the chunks as one Arrow IPC stream.
-    BULK_PATH = "arrow_stream"
-    #: One variant. ``async_insert`` (1 by default in ClickHouse 26.9, with ``wait_for_async_insert = 1``)
-    #: is no variant here: chDB's embedded server starts no asynchronous insert queue (``SYSTEM FLUSH
-    #: ASYNC INSERT QUEUE`` answers "not initialized"), so every INSERT is written synchronously
-    #: whatever the setting (even with ``wait_for_async_insert = 0`` its rows are there when it
-    #: returns), and a hundred single-row INSERTs make a hundred parts either way.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "MergeTree ORDER BY tuple(): parts in insertion order, no primary index",
-        "primary_key": "MergeTree ORDER BY the key: each part sorted, a sparse primary index (not unique)",
-        "primary_key_indexes": "MergeTree ORDER BY the key plus three minmax skipping indexes",
-        "replacing": "ReplacingMergeTree ORDER BY the key: merges keep the last row of each key",
-        "memory": "Memory: blocks kept in RAM, no key, no part on disk, nothing kept over a restart",
-    }
-    UNPARTITIONED_MODELS = ("memory",)
-    DEFAULT_MODEL = "no_key"
-    KEYED_MODEL = "primary_key"
-    #: ``PARTITION BY cityHash64(<first column>) % N``: an INSERT that touches more than
-    #: ``max_partitions_per_insert_block`` (100) partitions is refused.
-    MAX_PARTITIONS = 100
-    ONE_PARTITION = "no PARTITION BY"
-    #: No ``BEGIN`` … ``COMMIT``: each statement commits alone (transactions are experimental and need Keeper).
-    TRANSACTIONS = False
-    #: Notebook 05's settings. ClickHouse's default already acknowledges an INSERT before its
-    #: part is synced (``fsync_after_insert = 0``) and has no log to flush, so there is no
-    #: asynchronous commit to offer, and no key can be added after a load.
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("ClickHouse's defaults: each INSERT writes its parts, not synced (fsync_after_insert "
-                               "= 0), no write-ahead log; MergeTree sorted by the key"),
+    #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": ClickHouseCommitVariants, "profiled_statement": ClickHouseProfiledStatement,
+        "table_models": ClickHouseTableModels, "load_settings": ClickHouseLoadSettings,
+        "native_load": ClickHouseNativeLoad, "bulk_load": ClickHouseBulkLoad,
+        "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
+        "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
+        "memory_budget": "notebook 03's memory budgets are not wired for ClickHouse",
     }
     #: Steps ClickHouse does not have here, each with the reason.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "upsert_sql": "a MergeTree key is not unique, so an INSERT has no conflict to resolve (ReplacingMergeTree "
                       "collapses duplicates later, in merges)",
-        "commit_counters": "ClickHouse has no commit log to flush: each INSERT writes and renames its own part",
-        "io_counters": "ClickHouse's counters (system.events) are not mapped to the lab's names yet",
-        "memory_budget_settings": "notebook 03's memory budgets are not wired for ClickHouse",
     }
     #: Polls in a row, ``SETTLE_INTERVAL_S`` apart, that must find no merge and the same active parts.
     SETTLE_POLLS: ClassVar[int] = 3
@@ -185,7 +264,7 @@ class ClickHouse(Engine):
         """``INSERT … VALUES`` of ``rows``, ``rows_per_statement`` a statement, rendered now, as a call to time.
 
         Each statement commits alone (a part each); ``transaction=True`` is refused
-        (:attr:`TRANSACTIONS`). The call returns the statements run.
+        (``ClickHouseLoadSettings.TRANSACTIONS``). The call returns the statements run.
         """
         if transaction:
             raise UnsupportedOperationError(f"{self.NAME}: no transaction of several statements: each INSERT "
@@ -197,7 +276,7 @@ class ClickHouse(Engine):
             chunk = rows[i:i + rows_per_statement]
             sql = self._sql_cache.get(("insert", table, len(chunk)))
             if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.insert_sql(table, columns, len(chunk))
+                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
             texts.append(self.render(sql, [v for row in chunk for v in row]))
         query = self.conn.query
 
@@ -207,49 +286,18 @@ class ClickHouse(Engine):
             return len(texts)
         return write
 
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """ClickHouse's own CSV import: ``INSERT INTO table (columns) FROM INFILE 'path' FORMAT CSV``.
-
-        chDB runs ClickHouse inside the lab's process, one per process on one data path, so
-        there is no other client to start: the import is the one ``clickhouse-client`` runs, read
-        and parsed by ClickHouse in this process. Returns the rows ClickHouse reports written.
-        """
-        cols = ", ".join(map(self.quote, columns))
-        try:
-            result = self.conn.query(f"INSERT INTO {self.quote(table)} ({cols}) FROM INFILE "
-                                     f"{self.sql.literal(str(path))} FORMAT CSV")
-        except RuntimeError as exc:
-            raise ServerError(f"{self.NAME}: loading {path}: {exc}".strip()) from exc
-        return int(result.rows_written())
-
     # -- bulk path ---------------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """``INSERT INTO table (columns) FORMAT ArrowStream`` of ``chunks`` (``pyarrow`` tables), one statement.
-
-        ClickHouse has no transaction to put ``create`` or ``replace`` in: the statements of
-        ``create`` run just before, ``replace`` empties the table (``TRUNCATE``) just before.
-        Returns the rows sent.
-        """
-        return self._insert_stream(table, columns, _arrow_stream(chunks, columns), replace=replace, create=create)
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """:meth:`bulk_load` with its Arrow IPC stream written now, before the clock; the call only sends it."""
-        return functools.partial(self._insert_stream, table, columns, _arrow_stream(chunks, columns),
-                                 replace=replace, create=create)
-
     def _insert_stream(self, table: str, columns: Sequence[str], stream: tuple[bytes, int], *, replace: bool,
                        create: Sequence[str]) -> int:
         payload, rows = stream
         for statement in create:
             self.execute(statement)
         if replace:
-            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
+            self.execute(f"TRUNCATE TABLE {self.sql.quote(table)}")
         if not rows:
             return 0
         inserter = self.conn.send_insert(
-            f"INSERT INTO {self.quote(table)} ({', '.join(map(self.quote, columns))})", "ArrowStream")
+            f"INSERT INTO {self.sql.quote(table)} ({', '.join(map(self.sql.quote, columns))})", "ArrowStream")
         try:
             inserter.append(payload)
             inserter.finish()
@@ -297,10 +345,6 @@ class ClickHouse(Engine):
                           "may share the disk with them", stacklevel=2)
 
     # -- anatomy ----------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
-        return _EventsRecorder(self, table, columns)
-
     # -- metadata ---------------------------------------------------------------------------
     def server_version(self) -> str:
         """ClickHouse's version (``SELECT version()``: ``26.9.2.1``)."""
@@ -444,7 +488,7 @@ class _EventsRecorder(anatomy.Recorder):
     (:meth:`_climb`): the pipeline's hand-offs between threads, which no event times (the waits
     above hold other threads' too), as the lab's clock of the same single-row INSERT into a probe
     table minus with ``SETTINGS max_threads = 1`` (its pipeline then runs on the caller's thread),
-    each the last of ``ANATOMY_SETTLE + 1`` in a row.
+    each the last of ``ProfiledStatement.SETTLE + 1`` in a row.
 
     ``part_files`` is a rung too: creating the new part's directory and its files, which no event
     times (``FileOpen`` counts them, nine for a compact part) and which is most of a single-row
@@ -458,7 +502,7 @@ class _EventsRecorder(anatomy.Recorder):
     buffers (``iobuffer_alloc_bytes``, and the page faults of touching them), compressing and
     checksumming the columns.
 
-    Unobserved statements (``Engine.statement_anatomy``'s blocks): the block's change of the
+    Unobserved statements (``ProfiledStatement.anatomy``'s blocks): the block's change of the
     same events, read once after the block and less one read's share, divided by its statements
     (a mean per statement, as PostgreSQL's recorder does); ``chdb_call`` is the block's mean
     client time minus its mean ``InsertQueryTimeMicroseconds``. But ``disk_write`` and
@@ -483,9 +527,9 @@ class _EventsRecorder(anatomy.Recorder):
         self.blocks: list[tuple[dict[str, float], list[float]]] = []  # per block: the change, its client times
         engine = self.engine
         self.probe = f"{self.table}_probe"
-        engine.execute(engine.drop_table_sql(self.probe))
-        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} AS {engine.quote(self.table)}")
-        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(engine.sql.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.sql.quote(self.probe)} AS {engine.sql.quote(self.table)}")
+        self.probe_sql = engine.sql.insert_sql(self.probe, self.columns, 1)
         head, values = self.probe_sql.split(" VALUES ", 1)
         self.data_path = engine.execute("SELECT data_paths[1] FROM system.tables WHERE database = currentDatabase() "
                                         "AND name = %s", [self.table])[0][0] or None
@@ -517,7 +561,7 @@ class _EventsRecorder(anatomy.Recorder):
     def _climb(self, row: Sequence[Any]) -> None:
         """One sample of the ``pipeline_threads`` rung: the probe INSERT minus with ``max_threads = 1``."""
         engine = self.engine
-        warm = engine.ANATOMY_SETTLE + 1
+        warm = engine.capability("profiled_statement").SETTLE + 1
         threads = self.last_of(engine.statement_call(self.probe_sql, row), warm)
         one = self.last_of(engine.statement_call(self.one_thread_sql, row), warm)
         self.rung("pipeline_threads", threads - one,
@@ -548,7 +592,7 @@ class _EventsRecorder(anatomy.Recorder):
 
     def end(self) -> None:
         if getattr(self, "probe", None) and self.engine._conn is not None:
-            self.engine.execute(self.engine.drop_table_sql(self.probe))
+            self.engine.execute(self.engine.sql.drop_table_sql(self.probe))
         if not self.baseline:
             return
         base = {name: statistics.median(pair.get(name, 0.0) for pair in self.baseline)

@@ -8,11 +8,44 @@ import time
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab.engines.base import EngineStyle
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit
 from ingestlab.engines.doris.sql import DorisSQL
-from ingestlab.engines.starrocks import StarRocks
+from ingestlab.engines.starrocks.adapter import StarRocks, StarRocksProfiledStatement, StarRocksTableModels
 from ingestlab.engines.stream_load_client import StreamLoadResult
 from ingestlab.errors import ConfigError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
+
+
+class DorisCommitVariants(CommitVariants):
+    """Doris's group commit modes, set per session."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "off_mode": {"group_commit": "off_mode"},
+        "sync_mode": {"group_commit": "sync_mode"},
+        "async_mode": {"group_commit": "async_mode"},
+    }
+
+
+class DorisGroupCommit(GroupCommit):
+    """Notebook 04's variants are the same three modes, set per session on every client."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = DorisCommitVariants.VARIANTS
+    NOTE = ("Doris groups INSERT … VALUES and Stream Loads of many clients into one internal load "
+            "when group_commit is sync_mode or async_mode, committed every group_commit_interval_ms")
+
+
+class DorisProfiledStatement(StarRocksProfiledStatement):
+    """StarRocks' capture of each INSERT's profile, parsed as Doris prints it."""
+
+    PROFILE_KIND = "doris_profile"
+
+
+class DorisTableModels(StarRocksTableModels):
+    """Doris' key models, hash-distributed into buckets (tablets)."""
+
+    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write, see :class:`DorisSQL`).
+    MODELS: ClassVar[dict[str, str]] = dict(DorisSQL.KEY_CLAUSES)
+    KEYED_MODEL = "unique"
 
 
 class Doris(StarRocks):
@@ -41,19 +74,10 @@ class Doris(StarRocks):
     STYLE = EngineStyle(title="Apache Doris", colour="#D55E00", marker="s")
     SQLGLOT_DIALECT = "doris"
     SQL = DorisSQL
-    PROFILE_KIND = "doris_profile"
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "off_mode": {"group_commit": "off_mode"},
-        "sync_mode": {"group_commit": "sync_mode"},
-        "async_mode": {"group_commit": "async_mode"},
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        **StarRocks.CAPABILITIES, "commit_variants": DorisCommitVariants, "group_commit": DorisGroupCommit,
+        "profiled_statement": DorisProfiledStatement, "table_models": DorisTableModels,
     }
-    #: Notebook 04's variants are the same three modes, set per session on every client.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = COMMIT_VARIANTS
-    GROUP_COMMIT_NOTE = ("Doris groups INSERT … VALUES and Stream Loads of many clients into one internal load "
-                         "when group_commit is sync_mode or async_mode, committed every group_commit_interval_ms")
-    #: Doris has no PRIMARY KEY model: a keyed table is UNIQUE KEY (merge-on-write, see :class:`DorisSQL`).
-    TABLE_MODELS: ClassVar[dict[str, str]] = dict(DorisSQL.KEY_CLAUSES)
-    KEYED_MODEL = "unique"
     TABLE_DEFAULT_KEYS = StarRocks.TABLE_DEFAULT_KEYS + ("group_commit_interval_ms",)
     LAB_QUERY_KEYS = StarRocks.LAB_QUERY_KEYS + ("group_commit_interval_ms",)
     #: Doris's own group commit interval when the table sets none.
@@ -97,9 +121,10 @@ class Doris(StarRocks):
         >>> Doris.__new__(Doris).stream_load_group_headers("async_mode")
         {'group_commit': 'async_mode'}
         """
-        if variant not in self.GROUP_COMMIT_VARIANTS:
-            raise ConfigError("VARIANTS", variant, "one of " + ", ".join(self.GROUP_COMMIT_VARIANTS) + " for doris")
-        mode = self.GROUP_COMMIT_VARIANTS[variant]["group_commit"]
+        variants = DorisGroupCommit.VARIANTS
+        if variant not in variants:
+            raise ConfigError("VARIANTS", variant, "one of " + ", ".join(variants) + " for doris")
+        mode = variants[variant]["group_commit"]
         return {} if mode == "off_mode" else {"group_commit": mode}
 
     def count_rows(self, table: str) -> int:

@@ -8,10 +8,129 @@ import statistics
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import Engine, EngineStyle, LoadSetting
+from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.capabilities import (
+    BulkLoad,
+    CommitVariants,
+    LoadSetting,
+    LoadSettings,
+    NativeLoad,
+    ProfiledStatement,
+    TableModels,
+)
 from ingestlab.engines.duckdb.sql import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.servers.base import LocalServer
+
+
+class DuckDBCommitVariants(CommitVariants):
+    """One commit protocol: a commit writes its WAL records and syncs them.
+
+    (``fsync_mode`` is notebook 05's ``async_commit`` setting, not a variant here.)
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
+
+
+class DuckDBProfiledStatement(ProfiledStatement):
+    """DuckDB's own JSON profile of each statement."""
+
+    #: The anatomy reads each statement's JSON profile (``get_profiling_information``; see ``_ProfileRecorder``).
+    PROFILE_KIND = "duckdb_profile"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: the phases, operators and commit steps of DuckDB's own profile (see ``_ProfileRecorder``)."""
+        return _ProfileRecorder(self.engine, table, columns)
+
+
+class DuckDBTableModels(TableModels):
+    """DuckDB's tables, keyed by ART indexes."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "table without a key",
+        "primary_key": "table with a primary key (an ART index)",
+        "primary_key_indexes": "primary key plus three secondary ART indexes",
+    }
+    DEFAULT_MODEL = "no_key"
+    KEYED_MODEL = "primary_key"
+    #: DuckDB does not partition a table (its row groups of 122 880 rows are its only division).
+    MAX_PARTITIONS = 1
+
+
+class DuckDBLoadSettings(LoadSettings):
+    """DuckDB's trade-offs of a load."""
+
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("DuckDB's defaults: fsync_mode = STANDARD (each commit syncs the WAL), table with its "
+                               "primary key"),
+        "async_commit": LoadSetting("fsync_mode = NONE: a commit returns once its WAL records are written to the OS, "
+                                    "never synced; checkpoints are not synced either (an OS crash may lose the last "
+                                    "commits or corrupt the file)", server={"fsync_mode": "NONE"}),
+        "key_after_load": LoadSetting("no primary key during the load, ALTER TABLE … ADD PRIMARY KEY after (the ART "
+                                      "index built in one pass, timed apart)", key_after_load=True),
+    }
+
+
+class DuckDBNativeLoad(NativeLoad):
+    """DuckDB: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """DuckDB's own CSV reader: ``COPY table (columns) FROM 'path' (FORMAT csv, …)``.
+
+        The file is :func:`ingestlab.datagen.csv_bytes`'s: no header, every value quoted, NULL a bare
+        empty field (a quoted empty field is an empty text: ``allow_quoted_nulls = false``).
+
+        DuckDB runs inside the lab's process, which holds its file locked, so there is no other
+        client to start: the engine's own import is its ``COPY``, run on the measuring connection.
+        Returns the rows DuckDB reported.
+        """
+        sql = self.engine.sql
+        cols = ", ".join(map(sql.quote, columns))
+        (rows,), = self.engine.execute(f"COPY {sql.quote(table)} ({cols}) FROM {sql.literal(str(path))} "
+                                       "(FORMAT csv, HEADER false, QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false)")
+        return int(rows)
+
+
+class DuckDBBulkLoad(BulkLoad):
+    """``INSERT … SELECT`` from each Arrow chunk registered as a view."""
+
+    #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
+    PATH = "arrow_scan"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """``INSERT INTO table (columns) SELECT … FROM <chunk>`` for each ``pyarrow`` chunk, in one transaction.
+
+        Each chunk is registered as a view over its Arrow memory (no copy) and inserted from,
+        its columns taken in ``columns``' order. ``create`` runs in the same transaction
+        (DuckDB's DDL is transactional), ``replace`` deletes the table's rows there first.
+        Returns the rows sent.
+        """
+        conn = self.engine.conn
+        quote = self.engine.sql.quote
+        target = f"INSERT INTO {quote(table)} ({', '.join(map(quote, columns))}) SELECT * FROM "
+        n = 0
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            for statement in create:
+                conn.execute(statement)
+            if replace:
+                conn.execute(f"DELETE FROM {self.engine.sql.quote(table)}")
+            for i, chunk in enumerate(chunks):
+                view = f"ingestlab_chunk_{i}"
+                conn.register(view, chunk.select(list(range(len(columns)))))
+                try:
+                    conn.execute(target + self.engine.sql.quote(view))
+                finally:
+                    conn.unregister(view)
+                n += chunk.num_rows
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(self.engine.dbapi.Error):  # a failed COMMIT has ended the transaction already
+                conn.execute("ROLLBACK")
+            raise
+        return n
 
 
 class DuckDB(Engine):
@@ -44,40 +163,16 @@ class DuckDB(Engine):
     PLACEHOLDER = "?"
     SQLGLOT_DIALECT = "duckdb"
     HAS_LOCAL_SERVER = True
-    #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
-    BULK_PATH = "arrow_scan"
-    #: One commit protocol: a commit writes its WAL records and syncs them (``fsync_mode`` is
-    #: notebook 05's ``async_commit`` setting, not a variant here).
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "table without a key",
-        "primary_key": "table with a primary key (an ART index)",
-        "primary_key_indexes": "primary key plus three secondary ART indexes",
-    }
-    DEFAULT_MODEL = "no_key"
-    KEYED_MODEL = "primary_key"
-    #: DuckDB does not partition a table (its row groups of 122 880 rows are its only division).
-    MAX_PARTITIONS = 1
-    #: The anatomy reads each statement's JSON profile (``get_profiling_information``; see ``_ProfileRecorder``).
-    PROFILE_KIND = "duckdb_profile"
-
-    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("DuckDB's defaults: fsync_mode = STANDARD (each commit syncs the WAL), table with its "
-                               "primary key"),
-        "async_commit": LoadSetting("fsync_mode = NONE: a commit returns once its WAL records are written to the OS, "
-                                    "never synced; checkpoints are not synced either (an OS crash may lose the last "
-                                    "commits or corrupt the file)", server={"fsync_mode": "NONE"}),
-        "key_after_load": LoadSetting("no primary key during the load, ALTER TABLE … ADD PRIMARY KEY after (the ART "
-                                      "index built in one pass, timed apart)", key_after_load=True),
-    }
-    #: Steps DuckDB does not have here, each with the reason.
-    UNSUPPORTED: ClassVar[dict[str, str]] = {
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
+        "table_models": DuckDBTableModels, "load_settings": DuckDBLoadSettings, "native_load": DuckDBNativeLoad,
+        "bulk_load": DuckDBBulkLoad,
         "commit_counters": "DuckDB counts no commits or WAL syncs",
         "io_counters": "DuckDB keeps no cumulative I/O counters (only per-query profiles)",
-        "memory_budget_settings": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
-                                  "the buffer manager)",
+        "memory_budget": "notebook 03's memory budgets are not wired for DuckDB (its memory_limit would hold "
+                         "the buffer manager)",
     }
+
 
     def make_server(self) -> LocalServer:
         from ingestlab.engines.duckdb.server import DuckDBFile
@@ -148,54 +243,6 @@ class DuckDB(Engine):
             self.execute(f"SET {name} = ?", [str(value)])
 
     # -- writes -----------------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """``INSERT INTO table (columns) SELECT … FROM <chunk>`` for each ``pyarrow`` chunk, in one transaction.
-
-        Each chunk is registered as a view over its Arrow memory (no copy) and inserted from,
-        its columns taken in ``columns``' order. ``create`` runs in the same transaction
-        (DuckDB's DDL is transactional), ``replace`` deletes the table's rows there first.
-        Returns the rows sent.
-        """
-        conn = self.conn
-        target = f"INSERT INTO {self.quote(table)} ({', '.join(map(self.quote, columns))}) SELECT * FROM "
-        n = 0
-        conn.execute("BEGIN TRANSACTION")
-        try:
-            for statement in create:
-                conn.execute(statement)
-            if replace:
-                conn.execute(f"DELETE FROM {self.quote(table)}")
-            for i, chunk in enumerate(chunks):
-                view = f"ingestlab_chunk_{i}"
-                conn.register(view, chunk.select(list(range(len(columns)))))
-                try:
-                    conn.execute(target + self.quote(view))
-                finally:
-                    conn.unregister(view)
-                n += chunk.num_rows
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(self.dbapi.Error):  # a failed COMMIT has ended the transaction already
-                conn.execute("ROLLBACK")
-            raise
-        return n
-
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """DuckDB's own CSV reader: ``COPY table (columns) FROM 'path' (FORMAT csv, …)``.
-
-        The file is :func:`ingestlab.datagen.csv_bytes`'s: no header, every value quoted, NULL a bare
-        empty field (a quoted empty field is an empty text: ``allow_quoted_nulls = false``).
-
-        DuckDB runs inside the lab's process, which holds its file locked, so there is no other
-        client to start: the engine's own import is its ``COPY``, run on the measuring connection.
-        Returns the rows DuckDB reported.
-        """
-        cols = ", ".join(map(self.quote, columns))
-        (rows,), = self.execute(f"COPY {self.quote(table)} ({cols}) FROM {self.sql.literal(str(path))} "
-                                "(FORMAT csv, HEADER false, QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false)")
-        return int(rows)
-
     # -- state ------------------------------------------------------------------------------
     def data_bytes(self, table: str) -> int:
         """Bytes of the database file's blocks in use but by other tables' columns: ``table`` with its indexes.
@@ -212,7 +259,7 @@ class DuckDB(Engine):
                               "AND table_name = ?)", [table])
         blocks: set[int] = set()
         for schema, name in others:
-            blocks |= self._segment_blocks(f"{self.quote(schema)}.{self.quote(name)}")
+            blocks |= self._segment_blocks(f"{self.sql.quote(schema)}.{self.sql.quote(name)}")
         return int(block_size) * max(int(used) - len(blocks), 0)
 
     def _segment_blocks(self, qualified: str) -> set[int]:
@@ -226,10 +273,6 @@ class DuckDB(Engine):
         self.execute("CHECKPOINT")
 
     # -- anatomy ----------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: the phases, operators and commit steps of DuckDB's own profile (see ``_ProfileRecorder``)."""
-        return _ProfileRecorder(self, table, columns)
-
     # -- metadata ---------------------------------------------------------------------------
     def server_version(self) -> str:
         """DuckDB's library version (``2.0.0``)."""
@@ -282,14 +325,14 @@ class _ProfileRecorder(anatomy.Recorder):
       stops before the WAL is flushed and synced (``FlushCommit``), is the single-row INSERT's
       largest untimed step (bench/README.md, "Measurements behind the code's rules"). The rung is the lab's clock of the same
       single-row INSERT into a probe table with ``fsync_mode`` as set minus with ``'none'``, each
-      the last of ``ANATOMY_SETTLE + 1`` in a row.
+      the last of ``ProfiledStatement.SETTLE + 1`` in a row.
 
     Not timed by any metric, so ``unexplained`` (the span less the parts above): the executor's
     set-up of the pipelines and their tasks, beginning the transaction, and the rest of the commit
     (the commit id and the undo buffer's commit). ``system.blocked_thread_time`` (the query's wait for a thread) may overlap
     operator time, so it is an extra, as are the span and ``cpu_time``.
 
-    Unobserved statements (``Engine.statement_anatomy``'s blocks): profiling stays on and nothing
+    Unobserved statements (``ProfiledStatement.anatomy``'s blocks): profiling stays on and nothing
     is read between them (profiling itself costs a statement little: bench/README.md); after each block the profile of its last statement is read (it
     keeps the last one only). Every unobserved statement gets, part by part, the median over the blocks
     of their last statement's (``client_api`` that statement's client time minus its span).
@@ -317,16 +360,16 @@ class _ProfileRecorder(anatomy.Recorder):
         self.block_parts: list[list[anatomy.Part]] = []  # per unobserved block: its last statement's parts
         engine = self.engine
         self.probe = f"{self.table}_probe"
-        engine.execute(engine.drop_table_sql(self.probe))
-        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} AS SELECT * FROM {engine.quote(self.table)} LIMIT 0")
-        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(engine.sql.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.sql.quote(self.probe)} AS SELECT * FROM {engine.sql.quote(self.table)} LIMIT 0")
+        self.probe_sql = engine.sql.insert_sql(self.probe, self.columns, 1)
         self.fsync_mode = engine.execute("SELECT current_setting('fsync_mode')")[0][0]
 
     def _climb(self, row: Sequence[Any]) -> None:
         """One sample of the ``wal_fsync`` rung: the probe INSERT with ``fsync_mode`` as set minus with ``'none'``."""
         engine = self.engine
         call = engine.statement_call(self.probe_sql, row)
-        warm = engine.ANATOMY_SETTLE + 1
+        warm = engine.capability("profiled_statement").SETTLE + 1
         engine.execute("SET GLOBAL fsync_mode = 'none'")
         try:
             unsynced = self.last_of(call, warm)
@@ -340,7 +383,8 @@ class _ProfileRecorder(anatomy.Recorder):
     def _profile(self):
         from ingestlab.profiles import parse
 
-        profile = parse(self.engine.conn.get_profiling_information(format="json"), self.engine.PROFILE_KIND)
+        kind = self.engine.capability("profiled_statement").PROFILE_KIND
+        profile = parse(self.engine.conn.get_profiling_information(format="json"), kind)
         if profile.summary.get("sql") != self.sql or "total_ms" not in profile.summary:
             raise ServerError(f"{self.engine.NAME}: the last profile is of {profile.summary.get('sql', '?')[:60]!r}, "
                               f"not the anatomy's INSERT (or it has not ended)")
@@ -385,7 +429,7 @@ class _ProfileRecorder(anatomy.Recorder):
             conn.execute("RESET profiling_coverage")
             if getattr(self, "probe", None):
                 conn.execute(f"SET GLOBAL fsync_mode = {self.engine.sql.literal(self.fsync_mode)}")
-                conn.execute(self.engine.drop_table_sql(self.probe))
+                conn.execute(self.engine.sql.drop_table_sql(self.probe))
         if not self.block_parts:
             return
         names = list(dict.fromkeys(name for parts in self.block_parts for name, _, _ in parts))

@@ -2,12 +2,46 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ingestlab.engines.base import EngineStyle
+from ingestlab.engines.capabilities import GroupCommit
 from ingestlab.engines.mariadb.sql import MariaDBSQL
-from ingestlab.engines.mysql import MySQL
+from ingestlab.engines.mysql.adapter import MySQL, MySQLTableModels
 from ingestlab.servers.base import LocalServer
+
+
+class MariaDBGroupCommit(GroupCommit):
+    """MariaDB's binlog group commit and redo-log flush.
+
+    With the binary log on, a commit is prepared in InnoDB (redo log synced), written to the
+    binary log (synced, ``sync_binlog = 1``) and committed; MariaDB's binlog group commit
+    lets one leader write and sync the binary log for every commit queued behind it, and
+    ``binlog_commit_wait_count`` / ``binlog_commit_wait_usec`` make the leader wait for that
+    many commits (or that long) to widen the group. ``flush_2`` writes the redo log at
+    commit and syncs it about once a second (a crash of the machine loses up to a second).
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "default": {},
+        "binlog": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
+                   "sync_binlog": "1"},
+        "binlog_wait_8": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
+                          "sync_binlog": "1", "binlog_commit_wait_count": "8", "binlog_commit_wait_usec": "2000"},
+        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+    }
+    NOTE = ("MariaDB groups InnoDB redo-log syncs by itself and, with the binary log on, binlog "
+            "commits (binlog_commit_wait_count/usec widen the group)")
+
+
+class MariaDBTableModels(MySQLTableModels):
+    """MySQL's models with Aria in MyISAM's place."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        **{k: v for k, v in MySQLTableModels.MODELS.items() if k != "myisam"},
+        "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
+    }
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
 
 
 class MariaDB(MySQL):
@@ -34,28 +68,10 @@ class MariaDB(MySQL):
     STYLE = EngineStyle(title="MariaDB", colour="#009E73", marker="o")
     HAS_LOCAL_SERVER = True
     SQL = MariaDBSQL
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        **{k: v for k, v in MySQL.TABLE_MODELS.items() if k != "myisam"},
-        "aria": "Aria table with a primary key (MariaDB's crash-safe MyISAM): no transactions, no redo log",
-    }
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("aria",)
 
-    #: With the binary log on, a commit is prepared in InnoDB (redo log synced), written to the
-    #: binary log (synced, ``sync_binlog = 1``) and committed; MariaDB's binlog group commit
-    #: lets one leader write and sync the binary log for every commit queued behind it, and
-    #: ``binlog_commit_wait_count`` / ``binlog_commit_wait_usec`` make the leader wait for that
-    #: many commits (or that long) to widen the group. ``flush_2`` writes the redo log at
-    #: commit and syncs it about once a second (a crash of the machine loses up to a second).
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "default": {},
-        "binlog": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
-                   "sync_binlog": "1"},
-        "binlog_wait_8": {"innodb_flush_log_at_trx_commit": "1", "log_bin": "mariadb-bin", "server_id": "1",
-                          "sync_binlog": "1", "binlog_commit_wait_count": "8", "binlog_commit_wait_usec": "2000"},
-        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        **MySQL.CAPABILITIES, "group_commit": MariaDBGroupCommit, "table_models": MariaDBTableModels,
     }
-    GROUP_COMMIT_NOTE = ("MariaDB groups InnoDB redo-log syncs by itself and, with the binary log on, binlog "
-                         "commits (binlog_commit_wait_count/usec widen the group)")
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",

@@ -12,7 +12,20 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy, datagen, journal, timing
-from ingestlab.engines.base import EngineStyle, LoadSetting, lock_wait_s
+from ingestlab.engines.base import EngineStyle, lock_wait_s
+from ingestlab.engines.capabilities import (
+    BulkLoad,
+    CommitCounters,
+    CommitVariants,
+    IOCounters,
+    LoadSetting,
+    LoadSettings,
+    MemoryBudget,
+    NativeLoad,
+    ProfiledStatement,
+    TableModels,
+    Upsert,
+)
 from ingestlab.engines.mysql.sql import MySQLSQL
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.sql.mysql_protocol import check_variable
@@ -28,6 +41,238 @@ _LOCAL_INFILE_REFUSED = {1148, 2068, 3948, 4166}
 
 #: Rows per piece of CSV the bulk path encodes (each written to the load's pipe in one write).
 LOAD_PIECE_ROWS = 16_384
+
+class MySQLCommitVariants(CommitVariants):
+    """InnoDB's redo-log flush at commit.
+
+    ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
+    2 writes it at commit and syncs it about once a second, 0 does both about once a second.
+    """
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "flush_1": {"innodb_flush_log_at_trx_commit": "1"},
+        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
+        "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
+    }
+
+
+class MySQLUpsert(Upsert):
+    """INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE`` of existing ones.
+
+    InnoDB reads the old row's page to find the duplicate.
+    """
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+
+
+class MySQLMemoryBudget(MemoryBudget):
+    """InnoDB's buffer pool of the budget, with the OS page cache in a memory cgroup or bypassed."""
+
+    LIMITS: ClassVar[dict[str, str]] = {
+        "cgroup": "innodb_buffer_pool_size of a quarter of the budget, innodb_flush_method = fsync (buffered "
+                  "I/O), and the server in a memory cgroup that leaves the OS page cache the rest of the budget",
+        "engine": "innodb_buffer_pool_size of the budget's size and innodb_flush_method = O_DIRECT: data files "
+                  "are read and written without the OS page cache",
+    }
+
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
+
+        Examples
+        --------
+        >>> MySQLMemoryBudget(None).cache_bytes(8 * 2**20, "cgroup") // 2**20
+        6
+        """
+        return max(super().cache_bytes(budget_bytes, limit), 6 * 2**20)
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold InnoDB's caches to ``budget_bytes`` (see :attr:`LIMITS`, :meth:`cache_bytes`).
+
+        Examples
+        --------
+        >>> MySQLMemoryBudget(None).settings(256 * 2**20, "cgroup")
+        {'innodb_buffer_pool_size': '67108864', 'innodb_flush_method': 'fsync'}
+        """
+        return {"innodb_buffer_pool_size": str(self.cache_bytes(budget_bytes, limit)),
+                "innodb_flush_method": "O_DIRECT" if limit == "engine" else "fsync"}
+
+
+class MySQLProfiledStatement(ProfiledStatement):
+    """The server's stages of each statement."""
+
+    #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
+    PROFILE_KIND = "mysql_stage_events"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """The server's stages of each statement: performance_schema's history, else ``SHOW PROFILE``.
+
+        On MariaDB 10.11 both report the same stages; performance_schema is preferred because
+        its timers are nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of
+        an INSERT take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per
+        session) and it is read once, after the pass, without touching the session being
+        measured. SHOW PROFILE needs no server option, so it serves servers the lab does not
+        manage. Stage names become snake_case components (``starting``, ``opening_tables``,
+        ``update``, ``commit``...); the change per statement of the InnoDB counters
+        :attr:`ANATOMY_COUNTERS` is recorded as counts (global counters: other clients of a
+        shared server add to them).
+        """
+        return (_StagesRecorder if self.engine._has_stage_history() else _ProfileRecorder)(self.engine, table, columns)
+
+
+class MySQLTableModels(TableModels):
+    """InnoDB's (and MyISAM's) tables, ``PARTITION BY KEY``."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "InnoDB table without a key (InnoDB adds a hidden 6-byte row id as its clustered key)",
+        "primary_key": "InnoDB table clustered on its primary key",
+        "primary_key_indexes": "InnoDB primary key plus three secondary indexes",
+        "myisam": "MyISAM table with a primary key: no transactions, no redo log",
+    }
+    DEFAULT_MODEL = "no_key"
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("myisam",)
+    KEYED_MODEL = "primary_key"
+    #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
+    MAX_PARTITIONS = 8192
+
+
+class MySQLLoadSettings(LoadSettings):
+    """InnoDB's trade-offs of a load."""
+
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("the server's defaults: innodb_flush_log_at_trx_commit = 1, table with its primary key"),
+        "async_commit": LoadSetting("innodb_flush_log_at_trx_commit = 2: the redo log is written at commit and "
+                                    "synced about once a second (an OS crash may lose the last second)",
+                                    server={"innodb_flush_log_at_trx_commit": "2"}),
+        "no_unique_checks": LoadSetting("unique_checks = 0 for the session: InnoDB may skip the duplicate-key "
+                                        "check of secondary unique indexes (the data must have no duplicates)",
+                                        session={"unique_checks": "0"}),
+        "key_after_load": LoadSetting("no primary key during the load (InnoDB clusters on a hidden row id), "
+                                      "ADD PRIMARY KEY after (a table rebuild, timed apart)", key_after_load=True),
+    }
+
+
+class MySQLIOCounters(IOCounters):
+    """MySQL's I/O counters."""
+
+    def read(self) -> dict[str, float]:
+        """Cumulative InnoDB counters: ``blocks_read`` = pages the buffer pool had to read from disk.
+
+        Global counters: on a server the lab does not manage, other clients add to them.
+        """
+        marks = ", ".join(["%s"] * len(self.engine.IO_COUNTERS))
+        names = self.engine.IO_COUNTERS
+        rows = dict(self.engine.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(names)))
+        return {name: float(rows.get(var, "nan")) for var, name in names.items()}
+
+
+class MySQLCommitCounters(CommitCounters):
+    """MySQL's commit counters."""
+
+    def read(self) -> dict[str, float]:
+        """Redo-log syncs plus, with a synced binary log, its group commits (``flushes``), and the raw counters.
+
+        InnoDB's redo-log syncs are ``Innodb_os_log_fsyncs`` where the server has it (MySQL,
+        MariaDB < 10.8); MariaDB 10.8+ counts them in ``Innodb_data_fsyncs`` with the (rarer)
+        data-file syncs, so there ``flushes`` is an upper bound and commits per flush a lower
+        one. With ``log_bin`` on and ``sync_binlog = 1`` every binlog group commit
+        (``Binlog_group_commits``) is one more sync. Global counters: other clients of a
+        shared server add to them.
+        """
+        marks = ", ".join(["%s"] * len(self.engine.COMMIT_COUNTERS))
+        rows = self.engine.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})",
+                                   list(self.engine.COMMIT_COUNTERS))
+        counters = {str(name): float(value) for name, value in rows}
+        log_bin, sync_binlog = self.engine.execute("SELECT @@log_bin, @@sync_binlog")[0]
+        redo = counters.get("Innodb_os_log_fsyncs", counters.get("Innodb_data_fsyncs", float("nan")))
+        binlog = counters.get("Binlog_group_commits", 0.0) if int(log_bin) and int(sync_binlog) == 1 else 0.0
+        return {"flushes": redo + binlog, **counters}
+
+
+class MySQLNativeLoad(NativeLoad):
+    """MySQL: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """``mysql --local-infile=1 -e 'LOAD DATA LOCAL INFILE …'`` (MariaDB: ``mariadb``); returns the rows loaded."""
+        import subprocess
+
+        args = self.engine.connect_kwargs()
+        client = shutil.which(self.engine.NATIVE_CLIENT)
+        if client is None:
+            raise EngineUnavailableError(f"{self.engine.NATIVE_CLIENT} (the engine's command-line client) not found")
+        where = ([f"--socket={args['unix_socket']}"] if args.get("unix_socket")
+                 else [f"--host={args.get('host', '127.0.0.1')}",
+                       f"--port={args.get('port', self.engine.DEFAULT_PORT)}"])
+        quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
+        sql = self.engine.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
+        command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
+                   f"--init-command={self.engine.lock_wait_sql()}",
+                   f"--user={args.get('user', '')}", args.get("database", ""), "-e", sql]
+        env = {**os.environ, **({"MYSQL_PWD": str(args["password"])} if args.get("password") else {})}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise ServerError(f"{self.engine.NATIVE_CLIENT} LOAD DATA LOCAL failed ({done.returncode}): "
+                              f"{done.stderr.strip()[-500:]}")
+        return int(done.stdout.split()[-1])
+
+
+class MySQLBulkLoad(BulkLoad):
+    """``LOAD DATA LOCAL INFILE`` from the lab's CSV."""
+
+    PATH = "load_data_local"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
+
+        The driver reads the pipe as the "file", so nothing is written to disk twice. With
+        ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
+        commits at once in MySQL: there is no load into a table created in its transaction).
+        """
+        dbapi = self.engine.dbapi
+        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
+        fifo = os.path.join(folder, "rows.csv")
+        os.mkfifo(fifo, 0o600)
+        sent, failed = [0], []
+
+        def feed() -> None:
+            try:
+                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
+                    for piece in datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"):
+                        out.write(piece.data)
+                        sent[0] += piece.num_rows
+            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
+                failed.append(exc)
+
+        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
+        try:
+            for statement in create:
+                self.engine.execute(statement)
+            if replace:
+                self.engine.execute(f"TRUNCATE TABLE {self.engine.sql.quote(table)}")
+            writer.start()
+            self.engine.execute(self.engine.load_data_sql(table, columns), [fifo])
+        except (dbapi.OperationalError, dbapi.InternalError) as exc:
+            if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
+                raise UnsupportedOperationError(
+                    f"{self.engine.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
+                    f"({exc.args[-1]})") from exc
+            raise
+        finally:
+            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
+                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            writer.join(timeout=30)
+            shutil.rmtree(folder, ignore_errors=True)
+        if failed:
+            raise failed[0]
+        return sent[0]
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """The ``LOAD DATA LOCAL`` of :meth:`load` with its CSV encoded now (``NULL`` for a null)."""
+        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"))
+        return functools.partial(self.load, table, columns, pieces, replace=replace, create=create)
+
 
 class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
@@ -49,25 +294,21 @@ class MySQL(MySQLProtocol):
     server), and puts each global variable back to the value it had before the lab touched it
     on the next :meth:`apply_settings` that does not name it and on :meth:`close`.
 
-    **Anatomy.** :meth:`statement_anatomy` splits each single-row INSERT into the server's
+    **Anatomy.** ``ProfiledStatement.anatomy`` splits each single-row INSERT into the server's
     stages (``starting``, ``opening_tables``, ``update``, ``commit``...), read from
     ``performance_schema`` when its stage and statement history is on, else from
-    ``SHOW PROFILE`` (see :meth:`anatomy_recorder` for why in that order).
+    ``SHOW PROFILE`` (see :meth:`MySQLProfiledStatement.recorder` for why in that order).
     """
 
     NAME = "mysql"
     URL_SCHEMES = ("mysql",)
     STYLE = EngineStyle(title="MySQL", colour="#009E73", marker="s")
     SQL = MySQLSQL
-    #: Stages from performance_schema, or from SHOW PROFILE when that is off (parsed as this kind).
-    PROFILE_KIND = "mysql_stage_events"
-    BULK_PATH = "load_data_local"
-    #: ``innodb_flush_log_at_trx_commit``: 1 writes and syncs the redo log at every commit,
-    #: 2 writes it at commit and syncs it about once a second, 0 does both about once a second.
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "flush_1": {"innodb_flush_log_at_trx_commit": "1"},
-        "flush_2": {"innodb_flush_log_at_trx_commit": "2"},
-        "flush_0": {"innodb_flush_log_at_trx_commit": "0"},
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,
+        "profiled_statement": MySQLProfiledStatement, "table_models": MySQLTableModels,
+        "load_settings": MySQLLoadSettings, "io_counters": MySQLIOCounters, "commit_counters": MySQLCommitCounters,
+        "native_load": MySQLNativeLoad, "bulk_load": MySQLBulkLoad,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
@@ -173,151 +414,22 @@ class MySQL(MySQLProtocol):
         """The session-scoped settings of the variant (global ones are in force server-wide already)."""
         return {k: v for k, v in super().client_settings().items() if k in self.SESSION_SETTINGS}
 
-    #: Status counters :meth:`commit_counters` reads (``SHOW GLOBAL STATUS``).
+    #: Status counters :class:`MySQLCommitCounters` reads (``SHOW GLOBAL STATUS``).
     COMMIT_COUNTERS: ClassVar[tuple[str, ...]] = (
         "Innodb_os_log_fsyncs", "Innodb_data_fsyncs", "Binlog_commits", "Binlog_group_commits",
         "Binlog_group_commit_trigger_count", "Binlog_group_commit_trigger_timeout", "Com_insert")
 
-    def commit_counters(self) -> dict[str, float]:
-        """Redo-log syncs plus, with a synced binary log, its group commits (``flushes``), and the raw counters.
-
-        InnoDB's redo-log syncs are ``Innodb_os_log_fsyncs`` where the server has it (MySQL,
-        MariaDB < 10.8); MariaDB 10.8+ counts them in ``Innodb_data_fsyncs`` with the (rarer)
-        data-file syncs, so there ``flushes`` is an upper bound and commits per flush a lower
-        one. With ``log_bin`` on and ``sync_binlog = 1`` every binlog group commit
-        (``Binlog_group_commits``) is one more sync. Global counters: other clients of a
-        shared server add to them.
-        """
-        marks = ", ".join(["%s"] * len(self.COMMIT_COUNTERS))
-        rows = self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.COMMIT_COUNTERS))
-        counters = {str(name): float(value) for name, value in rows}
-        log_bin, sync_binlog = self.execute("SELECT @@log_bin, @@sync_binlog")[0]
-        redo = counters.get("Innodb_os_log_fsyncs", counters.get("Innodb_data_fsyncs", float("nan")))
-        binlog = counters.get("Binlog_group_commits", 0.0) if int(log_bin) and int(sync_binlog) == 1 else 0.0
-        return {"flushes": redo + binlog, **counters}
-
     # -- tables ------------------------------------------------------------------------------
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "InnoDB table without a key (InnoDB adds a hidden 6-byte row id as its clustered key)",
-        "primary_key": "InnoDB table clustered on its primary key",
-        "primary_key_indexes": "InnoDB primary key plus three secondary indexes",
-        "myisam": "MyISAM table with a primary key: no transactions, no redo log",
-    }
-    DEFAULT_MODEL = "no_key"
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("myisam",)
-    KEYED_MODEL = "primary_key"
-    #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
-    MAX_PARTITIONS = 8192
     # -- bulk path -------------------------------------------------------------------------
     def load_data_sql(self, table: str, columns: Sequence[str]) -> str:
         """``LOAD DATA LOCAL INFILE %s`` for :func:`ingestlab.datagen.csv_bytes`'s CSV (file name as parameter)."""
         return self.sql.load_data_sql(table, columns)
 
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """The ``LOAD DATA LOCAL`` of :meth:`bulk_load` with its CSV encoded now (``NULL`` for a null)."""
-        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"))
-        return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
-
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """One ``LOAD DATA LOCAL INFILE`` of the chunks as CSV, streamed through a named pipe; return the rows sent.
-
-        The driver reads the pipe as the "file", so nothing is written to disk twice. With
-        ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
-        commits at once in MySQL: there is no load into a table created in its transaction).
-        """
-        dbapi = self.dbapi
-        folder = tempfile.mkdtemp(prefix="ingestlab-load-")
-        fifo = os.path.join(folder, "rows.csv")
-        os.mkfifo(fifo, 0o600)
-        sent, failed = [0], []
-
-        def feed() -> None:
-            try:
-                with open(fifo, "wb") as out:  # blocks until the driver opens the pipe
-                    for piece in datagen.csv_chunks(chunks, rows_per_piece=LOAD_PIECE_ROWS, null="NULL"):
-                        out.write(piece.data)
-                        sent[0] += piece.num_rows
-            except (OSError, ValueError) as exc:  # the reader went away: the statement reports why
-                failed.append(exc)
-
-        writer = threading.Thread(target=feed, name="ingestlab-load-feed", daemon=True)
-        try:
-            for statement in create:
-                self.execute(statement)
-            if replace:
-                self.execute(f"TRUNCATE TABLE {self.quote(table)}")
-            writer.start()
-            self.execute(self.load_data_sql(table, columns), [fifo])
-        except (dbapi.OperationalError, dbapi.InternalError) as exc:
-            if exc.args and exc.args[0] in _LOCAL_INFILE_REFUSED:
-                raise UnsupportedOperationError(
-                    f"{self.display_url} refuses LOAD DATA LOCAL INFILE: the server needs local_infile=ON "
-                    f"({exc.args[-1]})") from exc
-            raise
-        finally:
-            if writer.is_alive():  # the pipe was never opened (or not read to the end): unblock the writer
-                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-            writer.join(timeout=30)
-            shutil.rmtree(folder, ignore_errors=True)
-        if failed:
-            raise failed[0]
-        return sent[0]
-
     # -- notebook 05: one million rows ---------------------------------------------------------
-    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("the server's defaults: innodb_flush_log_at_trx_commit = 1, table with its primary key"),
-        "async_commit": LoadSetting("innodb_flush_log_at_trx_commit = 2: the redo log is written at commit and "
-                                    "synced about once a second (an OS crash may lose the last second)",
-                                    server={"innodb_flush_log_at_trx_commit": "2"}),
-        "no_unique_checks": LoadSetting("unique_checks = 0 for the session: InnoDB may skip the duplicate-key "
-                                        "check of secondary unique indexes (the data must have no duplicates)",
-                                        session={"unique_checks": "0"}),
-        "key_after_load": LoadSetting("no primary key during the load (InnoDB clusters on a hidden row id), "
-                                      "ADD PRIMARY KEY after (a table rebuild, timed apart)", key_after_load=True),
-    }
-    #: The client the lab runs for :meth:`native_load`.
+    #: The client the lab runs for :class:`MySQLNativeLoad`.
     NATIVE_CLIENT: ClassVar[str] = "mysql"
 
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """``mysql --local-infile=1 -e 'LOAD DATA LOCAL INFILE …'`` (MariaDB: ``mariadb``); returns the rows loaded."""
-        import subprocess
-
-        args = self.connect_kwargs()
-        client = shutil.which(self.NATIVE_CLIENT)
-        if client is None:
-            raise EngineUnavailableError(f"{self.NATIVE_CLIENT} (the engine's command-line client) not found")
-        where = ([f"--socket={args['unix_socket']}"] if args.get("unix_socket")
-                 else [f"--host={args.get('host', '127.0.0.1')}", f"--port={args.get('port', self.DEFAULT_PORT)}"])
-        quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
-        sql = self.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
-        command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
-                   f"--init-command={self.lock_wait_sql()}",
-                   f"--user={args.get('user', '')}", args.get("database", ""), "-e", sql]
-        env = {**os.environ, **({"MYSQL_PWD": str(args["password"])} if args.get("password") else {})}
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise ServerError(f"{self.NATIVE_CLIENT} LOAD DATA LOCAL failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-        return int(done.stdout.split()[-1])
-
     # -- anatomy ---------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """The server's stages of each statement: performance_schema's history, else ``SHOW PROFILE``.
-
-        On MariaDB 10.11 both report the same stages; performance_schema is preferred because
-        its timers are nanoseconds (SHOW PROFILE prints whole microseconds, and most stages of
-        an INSERT take a few), it keeps thousands of statements (SHOW PROFILE at most 100 per
-        session) and it is read once, after the pass, without touching the session being
-        measured. SHOW PROFILE needs no server option, so it serves servers the lab does not
-        manage. Stage names become snake_case components (``starting``, ``opening_tables``,
-        ``update``, ``commit``...); the change per statement of the InnoDB counters
-        :attr:`ANATOMY_COUNTERS` is recorded as counts (global counters: other clients of a
-        shared server add to them).
-        """
-        return (_StagesRecorder if self._has_stage_history() else _ProfileRecorder)(self, table, columns)
-
     def _counters(self) -> dict[str, float]:
         marks = ", ".join(["%s"] * len(self.ANATOMY_COUNTERS))
         rows = self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.ANATOMY_COUNTERS))
@@ -373,39 +485,7 @@ class MySQL(MySQLProtocol):
                 "performance_schema_events_stages_history_long_size")
         return [by_statement[e] for e in statements]
 
-    # -- notebook 03: upsert beyond RAM -----------------------------------------------------
-    #: Notebook 03's operations: INSERT of new keys, and ``INSERT … ON DUPLICATE KEY UPDATE``
-    #: of existing ones (InnoDB reads the old row's page to find the duplicate).
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
-        "cgroup": "innodb_buffer_pool_size of a quarter of the budget, innodb_flush_method = fsync (buffered "
-                  "I/O), and the server in a memory cgroup that leaves the OS page cache the rest of the budget",
-        "engine": "innodb_buffer_pool_size of the budget's size and innodb_flush_method = O_DIRECT: data files "
-                  "are read and written without the OS page cache",
-    }
-
-    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
-        """The buffer pool's size: the share of the budget, at least 6 MiB (InnoDB's least with 16 KiB pages).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).cache_bytes(8 * 2**20, "cgroup") // 2**20
-        6
-        """
-        return max(super().cache_bytes(budget_bytes, limit), 6 * 2**20)
-
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold InnoDB's caches to ``budget_bytes`` (see :attr:`MEMORY_LIMITS`, :meth:`cache_bytes`).
-
-        Examples
-        --------
-        >>> MySQL.__new__(MySQL).memory_budget_settings(256 * 2**20, "cgroup")
-        {'innodb_buffer_pool_size': '67108864', 'innodb_flush_method': 'fsync'}
-        """
-        return {"innodb_buffer_pool_size": str(self.cache_bytes(budget_bytes, limit)),
-                "innodb_flush_method": "O_DIRECT" if limit == "engine" else "fsync"}
-
-    #: ``SHOW GLOBAL STATUS`` counters :meth:`io_counters` reports, under the lab's names.
+    #: ``SHOW GLOBAL STATUS`` counters :class:`MySQLIOCounters` reports, under the lab's names.
     IO_COUNTERS: ClassVar[dict[str, str]] = {
         "Innodb_buffer_pool_reads": "blocks_read",
         "Innodb_buffer_pool_read_requests": "blocks_requested",
@@ -415,15 +495,6 @@ class MySQL(MySQLProtocol):
         "Innodb_data_writes": "data_writes",
         "Innodb_os_log_written": "log_bytes",
     }
-
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative InnoDB counters: ``blocks_read`` = pages the buffer pool had to read from disk.
-
-        Global counters: on a server the lab does not manage, other clients add to them.
-        """
-        marks = ", ".join(["%s"] * len(self.IO_COUNTERS))
-        rows = dict(self.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", list(self.IO_COUNTERS)))
-        return {name: float(rows.get(var, "nan")) for var, name in self.IO_COUNTERS.items()}
 
     def data_bytes(self, table: str) -> int:
         """Bytes of ``table``'s data and indexes, as InnoDB reports them (``information_schema.TABLES``)."""
@@ -440,7 +511,7 @@ class MySQL(MySQLProtocol):
         dirties after the page cleaner's first pass would otherwise need a second pass a
         second later (MariaDB 10.11 here: 2.0–2.9 s a settle, 1.1–1.7 s with the wait).
         """
-        self.execute(f"ANALYZE TABLE {self.quote(table)}")
+        self.execute(f"ANALYZE TABLE {self.sql.quote(table)}")
         if not self.is_local:
             return
         if self.PURGE_WAIT_SQL:
@@ -471,7 +542,7 @@ class _StagesRecorder(anatomy.Recorder):
 
     Instrument: the stages of each INSERT (``events_stages_history_long``). Ladder, after each
     statement on the same connection: ``round_trip`` — ``DO 0`` sent the way the INSERT is
-    (:meth:`MySQL.statement_call`; the last of :attr:`Engine.ANATOMY_SETTLE` + 1 sent back to
+    (:meth:`MySQL.statement_call`; the last of :attr:`ProfiledStatement.SETTLE` + 1 sent back to
     back, as a block's measured INSERTs follow its settling ones), on the client's clock, minus
     its own stages: the driver, the socket both ways and the server's work outside any stage
     (reading the command, starting and ending the statement). Both sides are read with the same
@@ -499,8 +570,9 @@ class _StagesRecorder(anatomy.Recorder):
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
         self.kinds.append(True)
-        # the probe that is kept follows ANATOMY_SETTLE others, as a block's measured INSERTs follow its settling ones
-        probes = [self.engine.statement_call(self.PROBE) for _ in range(self.engine.ANATOMY_SETTLE + 1)]
+        # the probe that is kept follows ProfiledStatement.SETTLE others, as a block's measured INSERTs follow its settling ones
+        settle = self.engine.capability("profiled_statement").SETTLE
+        probes = [self.engine.statement_call(self.PROBE) for _ in range(settle + 1)]
         timed = timing.time_calls(probes, rows=[0] * len(probes), bytes_=[0] * len(probes))
         self.probe_ms.append(float(timed["elapsed_s"].iloc[-1]) * 1e3)
 
@@ -519,7 +591,7 @@ class _StagesRecorder(anatomy.Recorder):
             self.unobserved_parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s]
                                      for s, seen in zip(every, self.kinds) if not seen]
             outside = [total - sum(ms for _, ms in s) for s, total in zip(stages, totals)]
-            per = engine.ANATOMY_SETTLE + 1
+            per = engine.capability("profiled_statement").SETTLE + 1
             probes = engine._ps_stages(self.thread_id, self.marker, self.n * per, event="statement/sql/do")[per - 1::per]
             for client, probe in zip(self.probe_ms, probes):
                 self.rung("round_trip", client - sum(ms for _, ms in probe),

@@ -12,15 +12,278 @@ import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine, EngineStyle, LoadSetting, lock_wait_s
+from ingestlab.engines.base import Engine, EngineStyle, lock_wait_s
+from ingestlab.engines.capabilities import (
+    BulkLoad,
+    CommitCounters,
+    CommitVariants,
+    GroupCommit,
+    IOCounters,
+    LoadSetting,
+    LoadSettings,
+    MemoryBudget,
+    NativeLoad,
+    Pipeline,
+    ProfiledStatement,
+    TableModels,
+    Upsert,
+)
 from ingestlab.engines.postgres.sql import PostgresSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
-#: Rows encoded to CSV at a time by :meth:`Postgres.bulk_load`: the first piece is on the wire
+#: Rows encoded to CSV at a time by :meth:`PostgresBulkLoad.load`: the first piece is on the wire
 #: after about a millisecond of encoding, and the rest is encoded while the server parses.
 COPY_PIECE_ROWS = 16_384
+
+
+class PostgresCommitVariants(CommitVariants):
+    """PostgreSQL's commit protocol: ``synchronous_commit``."""
+
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "sync_on": {"synchronous_commit": "on"},
+        "sync_off": {"synchronous_commit": "off"},
+    }
+
+
+class PostgresGroupCommit(GroupCommit):
+    """PostgreSQL's commit grouping: ``commit_delay`` and ``synchronous_commit``."""
+
+    #: ``commit_delay`` (µs) makes a committing backend wait before it flushes the WAL, when at
+    #: least ``commit_siblings`` other transactions are open, so that one flush carries the
+    #: commits that arrive meanwhile; ``synchronous_commit = off`` acknowledges before the
+    #: flush (the WAL writer flushes every ``wal_writer_delay``): a crash loses the last commits.
+    VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
+        "default": {},
+        "commit_delay_100": {"commit_delay": "100", "commit_siblings": "5"},
+        "sync_off": {"synchronous_commit": "off"},
+        "commit_delay_10": {"commit_delay": "10", "commit_siblings": "1"},
+        "commit_delay_1000": {"commit_delay": "1000", "commit_siblings": "5"},
+    }
+    NOTE = ("PostgreSQL always groups: a backend that finds the WAL already flushed past its "
+            "commit record skips its own flush; commit_delay waits to widen the group")
+
+
+class PostgresUpsert(Upsert):
+    """INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE`` of existing ones.
+
+    PostgreSQL has no write that skips reading the old row.
+    """
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
+
+
+class PostgresMemoryBudget(MemoryBudget):
+    """``shared_buffers`` of the budget, with the OS page cache in a memory cgroup or bypassed."""
+
+    LIMITS: ClassVar[dict[str, str]] = {
+        "cgroup": "shared_buffers of a quarter of the budget, buffered I/O through the OS page cache, and the "
+                  "server's processes in a memory cgroup that leaves the page cache the rest of the budget",
+        "engine": "shared_buffers of the budget's size and debug_io_direct = data: data files are read and "
+                  "written with O_DIRECT, so no OS page cache holds table or index pages (each new or evicted "
+                  "page is one write)",
+    }
+
+    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
+        """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""
+        return max(super().cache_bytes(budget_bytes, limit), 128 * 1024)
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold PostgreSQL's caches to ``budget_bytes`` (see :attr:`LIMITS`).
+
+        Examples
+        --------
+        >>> PostgresMemoryBudget(None).settings(256 * 2**20, "cgroup")
+        {'shared_buffers': '65536kB'}
+        """
+        settings = {"shared_buffers": f"{self.cache_bytes(budget_bytes, limit) // 1024}kB"}
+        if limit == "engine":
+            settings["debug_io_direct"] = "data"
+        return settings
+
+
+class PostgresProfiledStatement(ProfiledStatement):
+    """PostgreSQL's statistics views around each statement, and a ladder of probes."""
+
+    PROFILE_KIND = "postgres_explain_json"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
+        return _StatsRecorder(self.engine, table, columns)
+
+
+class PostgresTableModels(TableModels):
+    """PostgreSQL's heap tables, keyed and logged or not, hash-partitioned."""
+
+    MODELS: ClassVar[dict[str, str]] = {
+        "no_key": "heap table without a key",
+        "primary_key": "heap table with a primary key (a B-tree index)",
+        "primary_key_indexes": "primary key plus three secondary B-tree indexes",
+        "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
+    }
+    DEFAULT_MODEL = "no_key"
+    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("unlogged",)
+    KEYED_MODEL = "primary_key"
+    #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
+    MAX_PARTITIONS = 1024
+    #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).
+    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
+
+
+class PostgresLoadSettings(LoadSettings):
+    """PostgreSQL's trade-offs of a load: commit, WAL, key, frozen rows."""
+
+    #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {
+        "default": LoadSetting("the server's defaults: synchronous_commit = on, logged table with its primary key"),
+        "async_commit": LoadSetting("synchronous_commit = off: a commit returns before its WAL is flushed "
+                                    "(a crash may lose the last commits, never corrupt)",
+                                    server={"synchronous_commit": "off"}),
+        "unlogged": LoadSetting("UNLOGGED table: no WAL for its pages (emptied after a crash, not replicated)",
+                                model="unlogged"),
+        "key_after_load": LoadSetting("no primary key during the load, ADD PRIMARY KEY after (timed apart): "
+                                      "duplicates are found only at the end", key_after_load=True),
+        "copy_freeze": LoadSetting("COPY … FREEZE into a table created in the same transaction: rows written "
+                                   "frozen and all-visible (other sessions see them even before their snapshot)",
+                                   create_in_load=True, methods=("bulk",)),
+    }
+
+
+class PostgresIOCounters(IOCounters):
+    """PostgreSQL's buffer and WAL counters, from ``pg_stat_statements``."""
+
+    def read(self) -> dict[str, float]:
+        """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
+
+        ``blocks_read`` counts shared blocks that were not in ``shared_buffers`` and were
+        read from the data files: with ``debug_io_direct = data`` from the disk itself, with
+        buffered I/O from the OS page cache or the disk (the memory cgroup's device reads tell which).
+        ``pg_stat_statements`` updates these when each statement ends, so a difference
+        around one statement is exact.
+
+        Returns
+        -------
+        dict
+            ``blocks_read``, ``blocks_hit``, ``blocks_dirtied``, ``blocks_written``,
+            ``wal_fpi``, ``wal_bytes``.
+        """
+        row = self.engine.execute(
+            "SELECT coalesce(sum(shared_blks_read), 0), coalesce(sum(shared_blks_hit), 0), "
+            "coalesce(sum(shared_blks_dirtied), 0), coalesce(sum(shared_blks_written), 0), "
+            "coalesce(sum(wal_fpi), 0), coalesce(sum(wal_bytes), 0) FROM pg_stat_statements")[0]
+        return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
+                        map(float, row)))
+
+
+class PostgresCommitCounters(CommitCounters):
+    """PostgreSQL's WAL syncs and commits."""
+
+    def read(self) -> dict[str, float]:
+        """WAL syncs of every process (``pg_stat_io``, object ``wal``), WAL records and the database's commits.
+
+        ``flushes`` is the sum of ``fsyncs`` over every backend type (client backends, the WAL
+        writer, the checkpointer). A backend reports its I/O when it exits or at most once a
+        second, so the read first waits (up to :attr:`Postgres.CLIENT_EXIT_WAIT_S`) for the other
+        client backends of this user to be gone, then forces this backend's own report.
+        """
+        self.engine._wait_for_other_clients()
+        execute = self.engine.execute
+        execute("SELECT pg_stat_force_next_flush()")
+        fsyncs, writes = execute("SELECT coalesce(sum(fsyncs), 0), coalesce(sum(writes), 0) "
+                                 "FROM pg_stat_io WHERE object = 'wal'")[0]
+        records, wal_bytes = execute("SELECT wal_records, wal_bytes FROM pg_stat_wal")[0]
+        commits = execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")[0][0]
+        return {"flushes": float(fsyncs), "wal_writes": float(writes), "wal_records": float(records),
+                "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
+
+
+class PostgresNativeLoad(NativeLoad):
+    """PostgreSQL: the engine's own client loading a CSV file."""
+
+    def load(self, table: str, columns: Sequence[str], path: str) -> int:
+        """``psql -c '\\copy table (columns) FROM path (FORMAT csv)'``; returns the rows psql reported (``COPY n``)."""
+        args = self.engine.connect_kwargs()
+        cols = ", ".join(map(self.engine.sql.quote, columns))
+        quoted = str(path).replace("'", "''")
+        command = [self.engine.psql_path(), "-X", "-v", "ON_ERROR_STOP=1", "-h", str(args.get("host", "")),
+                   "-U", str(args.get("user", "")), "-d", str(args.get("dbname", "")),
+                   "-c", f"\\copy {self.engine.sql.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
+        if args.get("port"):
+            command += ["-p", str(args["port"])]
+        env = {**os.environ, "PGOPTIONS": str(args["options"]),
+               **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise ServerError(f"psql \\copy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        return int(done.stdout.split()[-1])
+
+
+class PostgresPipeline(Pipeline):
+    """PostgreSQL: single-row INSERTs in one transaction, pipelined."""
+
+    def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Callable[[], int]:
+        """Single-row INSERTs in one transaction in libpq's pipeline mode, through psycopg 3.
+
+        A second connection (psycopg 3; psycopg2 has no pipeline mode), opened now with the
+        session settings in force, runs ``executemany`` inside ``conn.pipeline()``: every
+        statement is sent without waiting for the previous reply, one commit at the end.
+        """
+        conn = self.engine._pipeline_connection()
+        sql = self.engine.sql.insert_sql(table, columns, 1)
+        rows = [tuple(r) for r in rows]
+
+        def write() -> int:
+            with conn.transaction(), conn.pipeline(), conn.cursor() as cur:
+                cur.executemany(sql, rows)
+            return len(rows)
+        return write
+
+
+class PostgresBulkLoad(BulkLoad):
+    """COPY … FROM STDIN, the CSV encoded in pieces."""
+
+    PATH = "copy"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """One ``COPY table (columns) FROM STDIN (FORMAT csv)``, streamed chunk by chunk; return the rows sent.
+
+        With ``replace``, ``TRUNCATE`` and ``COPY … FREEZE`` run in one transaction, which lets
+        COPY write the rows frozen and the pages all-visible: no later VACUUM or first read
+        rewrites every page to set hint bits. With ``create``, the table is created in that
+        transaction instead, with the same effect.
+        """
+        counted = [0]
+
+        def encoded():  # in pieces, so that the server parses one while the next is encoded (or was, before)
+            for piece in datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS):
+                counted[0] += piece.num_rows
+                yield piece.data
+
+        copy = self.engine.sql.copy_sql(table, columns, freeze=bool(replace or create))
+        cur = self.engine.conn.cursor()
+        try:
+            cur.execute("BEGIN")
+            for statement in create:
+                cur.execute(statement)
+            if replace:
+                cur.execute(f"TRUNCATE {self.engine.sql.quote(table)}")
+            cur.copy_expert(copy, _ChunkReader(encoded()), size=1 << 20)
+            cur.execute("COMMIT")
+        except BaseException:
+            if not self.engine.conn.closed:
+                cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()
+        return counted[0]
+
+    def prepare(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+                create: Sequence[str] = ()) -> Callable[[], int]:
+        """The COPY of :meth:`load` with its CSV encoded now, in pieces of :data:`COPY_PIECE_ROWS` rows."""
+        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS))
+        return functools.partial(self.load, table, columns, pieces, replace=replace, create=create)
 
 
 class Postgres(Engine):
@@ -45,27 +308,15 @@ class Postgres(Engine):
     DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
     DEFAULT_PORT = 5432
     SQLGLOT_DIALECT = "postgres"
-    PROFILE_KIND = "postgres_explain_json"
-    BULK_PATH = "copy"
     HAS_LOCAL_SERVER = True
     DATABASE_KEY = "dbname"
-    COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "sync_on": {"synchronous_commit": "on"},
-        "sync_off": {"synchronous_commit": "off"},
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
+        "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
+        "table_models": PostgresTableModels, "load_settings": PostgresLoadSettings,
+        "io_counters": PostgresIOCounters, "commit_counters": PostgresCommitCounters,
+        "native_load": PostgresNativeLoad, "pipeline": PostgresPipeline, "bulk_load": PostgresBulkLoad,
     }
-    #: ``commit_delay`` (µs) makes a committing backend wait before it flushes the WAL, when at
-    #: least ``commit_siblings`` other transactions are open, so that one flush carries the
-    #: commits that arrive meanwhile; ``synchronous_commit = off`` acknowledges before the
-    #: flush (the WAL writer flushes every ``wal_writer_delay``): a crash loses the last commits.
-    GROUP_COMMIT_VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
-        "default": {},
-        "commit_delay_100": {"commit_delay": "100", "commit_siblings": "5"},
-        "sync_off": {"synchronous_commit": "off"},
-        "commit_delay_10": {"commit_delay": "10", "commit_siblings": "1"},
-        "commit_delay_1000": {"commit_delay": "1000", "commit_siblings": "5"},
-    }
-    GROUP_COMMIT_NOTE = ("PostgreSQL always groups: a backend that finds the WAL already flushed past its "
-                         "commit record skips its own flush; commit_delay waits to widen the group")
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
         "pg_stat_statements.track_planning": "on",
@@ -75,23 +326,9 @@ class Postgres(Engine):
     #: Settings a client may change per session on a remote server.
     SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({"synchronous_commit", "commit_delay", "commit_siblings",
                                                             "work_mem", "maintenance_work_mem"})
-    #: Seconds :meth:`commit_counters` waits for finished clients' backends to exit (and report).
+    #: Seconds :class:`PostgresCommitCounters` waits for finished clients' backends to exit (and report).
     CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
 
-    #: Notebook 05's settings (see :class:`~ingestlab.engines.base.LoadSetting`).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {
-        "default": LoadSetting("the server's defaults: synchronous_commit = on, logged table with its primary key"),
-        "async_commit": LoadSetting("synchronous_commit = off: a commit returns before its WAL is flushed "
-                                    "(a crash may lose the last commits, never corrupt)",
-                                    server={"synchronous_commit": "off"}),
-        "unlogged": LoadSetting("UNLOGGED table: no WAL for its pages (emptied after a crash, not replicated)",
-                                model="unlogged"),
-        "key_after_load": LoadSetting("no primary key during the load, ADD PRIMARY KEY after (timed apart): "
-                                      "duplicates are found only at the end", key_after_load=True),
-        "copy_freeze": LoadSetting("COPY … FREEZE into a table created in the same transaction: rows written "
-                                   "frozen and all-visible (other sessions see them even before their snapshot)",
-                                   create_in_load=True, methods=("bulk",)),
-    }
 
     def make_server(self) -> LocalServer:
         from ingestlab.engines.postgres.server import PostgresServer
@@ -219,7 +456,7 @@ class Postgres(Engine):
                 raise ServerError(f"{self.NAME}: cannot set {name}: {result.get_error_message().strip()}")
         return send
 
-    def setup_local(self) -> None:
+    def _setup_local(self) -> None:
         with self.connect() as conn:
             self.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", conn=conn)
         conn.close()
@@ -255,39 +492,8 @@ class Postgres(Engine):
         return dict(rows)  # current_setting: "16MB", where setting || unit read "20488kB"
 
     # -- tables ------------------------------------------------------------------------------
-    TABLE_MODELS: ClassVar[dict[str, str]] = {
-        "no_key": "heap table without a key",
-        "primary_key": "heap table with a primary key (a B-tree index)",
-        "primary_key_indexes": "primary key plus three secondary B-tree indexes",
-        "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
-    }
-    DEFAULT_MODEL = "no_key"
-    COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("unlogged",)
-    KEYED_MODEL = "primary_key"
-    #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
-    MAX_PARTITIONS = 1024
-    #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).
-    SWEEP_EXTRA_PARTITIONS: ClassVar[tuple[int, ...]] = (256, 1024)
 
     # -- notebook 05: one million rows -------------------------------------------------------
-    def prepare_pipeline_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-                                ) -> Callable[[], int]:
-        """Single-row INSERTs in one transaction in libpq's pipeline mode, through psycopg 3.
-
-        A second connection (psycopg 3; psycopg2 has no pipeline mode), opened now with the
-        session settings in force, runs ``executemany`` inside ``conn.pipeline()``: every
-        statement is sent without waiting for the previous reply, one commit at the end.
-        """
-        conn = self._pipeline_connection()
-        sql = self.insert_sql(table, columns, 1)
-        rows = [tuple(r) for r in rows]
-
-        def write() -> int:
-            with conn.transaction(), conn.pipeline(), conn.cursor() as cur:
-                cur.executemany(sql, rows)
-            return len(rows)
-        return write
-
     def _pipeline_connection(self):
         if getattr(self, "_pipeline_conn", None) is None:
             import psycopg
@@ -311,138 +517,8 @@ class Postgres(Engine):
             raise EngineUnavailableError("psql not found (Debian: apt-get install -y postgresql-client)")
         return found
 
-    def native_load(self, table: str, columns: Sequence[str], path: str) -> int:
-        """``psql -c '\\copy table (columns) FROM path (FORMAT csv)'``; returns the rows psql reported (``COPY n``)."""
-        args = self.connect_kwargs()
-        cols = ", ".join(map(self.quote, columns))
-        quoted = str(path).replace("'", "''")
-        command = [self.psql_path(), "-X", "-v", "ON_ERROR_STOP=1", "-h", str(args.get("host", "")),
-                   "-U", str(args.get("user", "")), "-d", str(args.get("dbname", "")),
-                   "-c", f"\\copy {self.quote(table)} ({cols}) FROM '{quoted}' WITH (FORMAT csv)"]
-        if args.get("port"):
-            command += ["-p", str(args["port"])]
-        env = {**os.environ, "PGOPTIONS": str(args["options"]),
-               **({"PGPASSWORD": str(args["password"])} if args.get("password") else {})}
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise ServerError(f"psql \\copy failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-        return int(done.stdout.split()[-1])
-
     # -- bulk path -----------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """One ``COPY table (columns) FROM STDIN (FORMAT csv)``, streamed chunk by chunk; return the rows sent.
-
-        With ``replace``, ``TRUNCATE`` and ``COPY … FREEZE`` run in one transaction, which lets
-        COPY write the rows frozen and the pages all-visible: no later VACUUM or first read
-        rewrites every page to set hint bits. With ``create``, the table is created in that
-        transaction instead, with the same effect.
-        """
-        counted = [0]
-
-        def encoded():  # in pieces, so that the server parses one while the next is encoded (or was, before)
-            for piece in datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS):
-                counted[0] += piece.num_rows
-                yield piece.data
-
-        copy = self.sql.copy_sql(table, columns, freeze=bool(replace or create))
-        cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN")
-            for statement in create:
-                cur.execute(statement)
-            if replace:
-                cur.execute(f"TRUNCATE {self.quote(table)}")
-            cur.copy_expert(copy, _ChunkReader(encoded()), size=1 << 20)
-            cur.execute("COMMIT")
-        except BaseException:
-            if not self.conn.closed:
-                cur.execute("ROLLBACK")
-            raise
-        finally:
-            cur.close()
-        return counted[0]
-
-    def prepare_bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                          create: Sequence[str] = ()) -> Callable[[], int]:
-        """The COPY of :meth:`bulk_load` with its CSV encoded now, in pieces of :data:`COPY_PIECE_ROWS` rows."""
-        pieces = list(datagen.csv_chunks(chunks, rows_per_piece=COPY_PIECE_ROWS))
-        return functools.partial(self.bulk_load, table, columns, pieces, replace=replace, create=create)
-
     # -- anatomy --------------------------------------------------------------------------
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
-        return _StatsRecorder(self, table, columns)
-
-    # -- notebook 03: upsert beyond RAM -----------------------------------------------------
-    #: INSERT of new keys, and ``INSERT … ON CONFLICT DO UPDATE`` of existing ones
-    #: (PostgreSQL has no write that skips reading the old row).
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
-        "cgroup": "shared_buffers of a quarter of the budget, buffered I/O through the OS page cache, and the "
-                  "server's processes in a memory cgroup that leaves the page cache the rest of the budget",
-        "engine": "shared_buffers of the budget's size and debug_io_direct = data: data files are read and "
-                  "written with O_DIRECT, so no OS page cache holds table or index pages (each new or evicted "
-                  "page is one write)",
-    }
-
-    def cache_bytes(self, budget_bytes: int, limit: str) -> int:
-        """``shared_buffers``: the share of the budget, at least 128 kB (PostgreSQL's least)."""
-        return max(super().cache_bytes(budget_bytes, limit), 128 * 1024)
-
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold PostgreSQL's caches to ``budget_bytes`` (see :attr:`MEMORY_LIMITS`).
-
-        Examples
-        --------
-        >>> Postgres.__new__(Postgres).memory_budget_settings(256 * 2**20, "cgroup")
-        {'shared_buffers': '65536kB'}
-        """
-        settings = {"shared_buffers": f"{self.cache_bytes(budget_bytes, limit) // 1024}kB"}
-        if limit == "engine":
-            settings["debug_io_direct"] = "data"
-        return settings
-
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative buffer and WAL counters of every statement, from ``pg_stat_statements``.
-
-        ``blocks_read`` counts shared blocks that were not in ``shared_buffers`` and were
-        read from the data files: with ``debug_io_direct = data`` from the disk itself, with
-        buffered I/O from the OS page cache or the disk (the memory cgroup's device reads tell which).
-        ``pg_stat_statements`` updates these when each statement ends, so a difference
-        around one statement is exact.
-
-        Returns
-        -------
-        dict
-            ``blocks_read``, ``blocks_hit``, ``blocks_dirtied``, ``blocks_written``,
-            ``wal_fpi``, ``wal_bytes``.
-        """
-        row = self.execute(
-            "SELECT coalesce(sum(shared_blks_read), 0), coalesce(sum(shared_blks_hit), 0), "
-            "coalesce(sum(shared_blks_dirtied), 0), coalesce(sum(shared_blks_written), 0), "
-            "coalesce(sum(wal_fpi), 0), coalesce(sum(wal_bytes), 0) FROM pg_stat_statements")[0]
-        return dict(zip(["blocks_read", "blocks_hit", "blocks_dirtied", "blocks_written", "wal_fpi", "wal_bytes"],
-                        map(float, row)))
-
-    def commit_counters(self) -> dict[str, float]:
-        """WAL syncs of every process (``pg_stat_io``, object ``wal``), WAL records and the database's commits.
-
-        ``flushes`` is the sum of ``fsyncs`` over every backend type (client backends, the WAL
-        writer, the checkpointer). A backend reports its I/O when it exits or at most once a
-        second, so the read first waits (up to :attr:`CLIENT_EXIT_WAIT_S`) for the other
-        client backends of this user to be gone, then forces this backend's own report.
-        """
-        self._wait_for_other_clients()
-        execute = self.execute
-        execute("SELECT pg_stat_force_next_flush()")
-        fsyncs, writes = execute("SELECT coalesce(sum(fsyncs), 0), coalesce(sum(writes), 0) "
-                                 "FROM pg_stat_io WHERE object = 'wal'")[0]
-        records, wal_bytes = execute("SELECT wal_records, wal_bytes FROM pg_stat_wal")[0]
-        commits = execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")[0][0]
-        return {"flushes": float(fsyncs), "wal_writes": float(writes), "wal_records": float(records),
-                "wal_bytes": float(wal_bytes), "xact_commit": float(commits)}
-
     def _wait_for_other_clients(self) -> None:
         poll(lambda: not self.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
@@ -451,7 +527,7 @@ class Postgres(Engine):
 
     def data_bytes(self, table: str) -> int:
         """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""
-        return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.quote(table)])[0][0])
+        return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.sql.quote(table)])[0][0])
 
     def settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Make ``table`` quiet for timed writes: no autovacuum on it, fresh statistics, no dirty page.
@@ -460,8 +536,8 @@ class Postgres(Engine):
         random pages during the timed batches; ``ANALYZE`` now, then ``CHECKPOINT`` writes
         what the load left dirty.
         """
-        self.execute(f"ALTER TABLE {self.quote(table)} SET (autovacuum_enabled = false)")
-        self.execute(f"ANALYZE {self.quote(table)}")
+        self.execute(f"ALTER TABLE {self.sql.quote(table)} SET (autovacuum_enabled = false)")
+        self.execute(f"ANALYZE {self.sql.quote(table)}")
         self.execute("CHECKPOINT")
 
 
@@ -591,9 +667,9 @@ class _StatsRecorder(anatomy.Recorder):
 
     Rungs measured after each statement, outside its clock, in the same run (the server's span
     of each probe is read the same way, from ``pg_stat_activity``; the probes timed by their span
-    follow :attr:`Engine.ANATOMY_SETTLE` empty queries, as the blocks' measured statements
+    follow :attr:`ProfiledStatement.SETTLE` empty queries, as the blocks' measured statements
     follow their settling ones, and the server-timed ones, ``EXPLAIN`` and ``log_parser_stats``,
-    are the last of ``ANATOMY_SETTLE + 1`` in a row):
+    are the last of ``ProfiledStatement.SETTLE + 1`` in a row):
 
     * ``transaction`` — the span of an empty query (``;``) on the measuring connection:
       starting and ending a transaction that writes nothing, and the backend's per-query
@@ -616,7 +692,7 @@ class _StatsRecorder(anatomy.Recorder):
       ``synchronous_commit = off`` for that transaction (``SET LOCAL``: the commit does all it
       does but wait for the WAL flush, which ``wal_flush`` measures), minus the span of
       ``COMMIT`` of an empty one (whose end is in ``transaction`` already), each the last of
-      ``ANATOMY_SETTLE + 1`` in a row: the commit record, the commit log and proc-array
+      ``ProfiledStatement.SETTLE + 1`` in a row: the commit record, the commit log and proc-array
       updates, releasing the table's lock. One more probe then commits as the variant does,
       flushing the probes' WAL, so that the next observed INSERT's flush is its own.
 
@@ -624,7 +700,7 @@ class _StatsRecorder(anatomy.Recorder):
     ``pg_stat_statements`` storing its entries. Every read and rung runs between the timed
     statements, never inside them; the probes write into ``<table>_probe``.
 
-    Unobserved statements (``Engine.statement_anatomy``'s blocks): ``planning``, ``execution``
+    Unobserved statements (``ProfiledStatement.anatomy``'s blocks): ``planning``, ``execution``
     and ``wal_flush`` are the block's share of the same cumulative statistics, read once after
     the block (a mean per statement); ``client_socket`` is the median over the blocks of their
     last statement's client time minus its span (the one statement ``pg_stat_activity`` still
@@ -667,9 +743,9 @@ class _StatsRecorder(anatomy.Recorder):
                                             "the commit rung keeps its WAL flush")
         self.pid = engine.execute("SELECT pg_backend_pid()")[0][0]
         self.probe = f"{self.table}_probe"
-        engine.execute(engine.drop_table_sql(self.probe))
-        engine.execute(f"CREATE TABLE {engine.quote(self.probe)} (LIKE {engine.quote(self.table)})")
-        self.probe_sql = engine.insert_sql(self.probe, self.columns, 1)
+        engine.execute(engine.sql.drop_table_sql(self.probe))
+        engine.execute(f"CREATE TABLE {engine.sql.quote(self.probe)} (LIKE {engine.sql.quote(self.table)})")
+        self.probe_sql = engine.sql.insert_sql(self.probe, self.columns, 1)
         self.observer = engine.connect()
         # log_parser_stats is a superuser setting (or granted: PostgreSQL 15+); without it, no parse_analyze rung
         try:
@@ -725,7 +801,7 @@ class _StatsRecorder(anatomy.Recorder):
         if getattr(self, "observer", None) is not None:
             self.observer.close()
         if getattr(self, "probe", None) and self.engine._conn is not None:
-            self.engine.execute(self.engine.drop_table_sql(self.probe))
+            self.engine.execute(self.engine.sql.drop_table_sql(self.probe))
 
     def _read(self) -> tuple[float, ...]:
         execute = self.engine.execute
@@ -772,21 +848,22 @@ class _StatsRecorder(anatomy.Recorder):
     def _settle(self) -> None:
         """Empty queries back to back, so that the probe after them is not the first statement after a read.
 
-        A read between statements slows the next ones (:attr:`Engine.ANATOMY_SETTLE`); the
+        A read between statements slows the next ones (:attr:`ProfiledStatement.SETTLE`); the
         statement whose time a rung adds to is an unobserved one, sent in a loop, so each
         probe timed by its span is sent after as many round trips as the blocks' settling.
         """
-        for _ in range(self.engine.ANATOMY_SETTLE):
+        for _ in range(self.engine.capability("profiled_statement").SETTLE):
             self._empty_query()
 
     def _climb(self, row: Sequence[Any]) -> None:
         """One sample of every rung (see the class docstring)."""
         execute = self.engine.execute
+        settle = self.engine.capability("profiled_statement").SETTLE
         self._settle()
         self._empty_query()
         self.rung("transaction", self._span(";"), "pg_stat_activity span of an empty query ';' (after "
-                                                  f"{self.engine.ANATOMY_SETTLE} settling ones)")
-        warm = self.engine.ANATOMY_SETTLE + 1  # each probe the last of as many as a block settles with
+                                                  f"{settle} settling ones)")
+        warm = settle + 1  # each probe the last of as many as a block settles with
         for _ in range(warm):
             execute("BEGIN")
             if self.has_io:  # its flush is wal_flush's: the commit without waiting for it

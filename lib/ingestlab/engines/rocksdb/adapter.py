@@ -8,12 +8,14 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 import pyarrow as pa
 
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.capabilities import BulkLoad, IOCounters, MemoryBudget, Upsert
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
-#: RocksDB statistics tickers that :meth:`RocksDB.io_counters` reports, under the lab's names.
+#: RocksDB statistics tickers that :class:`RocksDBIOCounters` reports, under the lab's names.
 _TICKERS = {
     "rocksdb.block.cache.data.miss": "blocks_read",
     "rocksdb.block.cache.data.hit": "blocks_hit",
@@ -32,11 +34,101 @@ _TICKERS = {
 _TICKER_LINE = re.compile(r"^(rocksdb\.[a-z0-9._]+) COUNT : (\d+)$", re.M)
 
 
+class RocksDBUpsert(Upsert):
+    """ArangoDB's writes on its storage engine, without ArangoDB.
+
+    Its insert (look the key up, then write), its insert with overwrite (read the old
+    document, then write), and the blind write of the seed's patched ArangoDB.
+    """
+
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
+
+    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any):
+        """One ``WriteBatch`` of ``insert``, ``overwrite`` (:meth:`RocksDB.upsert`) or ``blind_overwrite`` (``put``)."""
+        engine = self.engine
+        method = {"insert": engine.insert, "overwrite": engine.upsert, "blind_overwrite": engine.put}.get(operation)
+        if method is None:
+            raise UnsupportedOperationError(f"rocksdb: no {operation}; its operations are {self.OPERATIONS}")
+        keys, values = _pairs(chunk, columns)
+        return lambda: method(keys, values)
+
+
+class RocksDBMemoryBudget(MemoryBudget):
+    """Only the engine's own limit.
+
+    RocksDB runs inside the lab's Python process, which a memory cgroup of the budget's size
+    would starve.
+    """
+
+    LIMITS: ClassVar[dict[str, str]] = {
+        "engine": "block cache of the budget's size, direct reads (O_DIRECT: no OS page cache), 10-bit bloom "
+                  "filter per SST file as ArangoDB sets it, no compression",
+    }
+
+    def settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
+        """Settings that hold RocksDB's reads to ``budget_bytes`` of cache (see :attr:`LIMITS`)."""
+        return {"block_cache_bytes": str(self.cache_bytes(budget_bytes, limit)), "use_direct_reads": "true",
+                "bloom_bits_per_key": "10", "compression": "none"}
+
+
+class RocksDBIOCounters(IOCounters):
+    """RocksDB's I/O counters."""
+
+    def read(self) -> dict[str, float]:
+        """Cumulative RocksDB statistics: ``blocks_read`` (data blocks read from disk), bloom filter, compaction.
+
+        Returns
+        -------
+        dict
+            Keys of the tickers listed in this module (``blocks_read``, ``blocks_hit``,
+            ``bloom_filter_useful``, ``keys_read``, ``compaction_read_bytes``...); empty when
+            statistics are off.
+        """
+        text = self.engine.server.options.get_statistics() if self.engine.server.options is not None else None
+        if not text:
+            return {}
+        found = dict(_TICKER_LINE.findall(text))
+        return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
+
+
+class RocksDBBulkLoad(BulkLoad):
+    """``WriteBatch`` es of the key and document pairs."""
+
+    PATH = "write_batch"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """Write the chunks' (key, value) pairs, one ``WriteBatch`` each, without the WAL; return the pairs written.
+
+        The first of ``columns`` is the key (an integer, stored big-endian), the second the
+        value. The fastest write path short of building SST files: no WAL (a crash loses the
+        load, which is then redone). Call :meth:`RocksDB.settle` afterwards. ``create`` must be empty:
+        a key-value store has no table to create.
+        """
+        from rocksdict import WriteBatch, WriteOptions
+
+        if create:
+            raise UnsupportedOperationError(f"{self.engine.NAME}: no table to create in a load")
+        if replace:
+            self.engine.reset_table(table, ())
+        opts = WriteOptions()
+        opts.disable_wal = True
+        n = 0
+        for chunk in chunks:
+            keys, values = _pairs(chunk, columns)
+            batch = WriteBatch(raw_mode=True)
+            for k, v in zip(keys, values):
+                batch.put(k, v)
+            self.engine.db.write(batch, opts)
+            n += len(keys)
+        return n
+
+
 class RocksDB(Engine):
     """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
 
     Not SQL: there is one keyspace of bytes keys and bytes values. The contract's table steps
-    work on it (:meth:`reset_table` empties it, :meth:`bulk_load`, :meth:`count_rows`,
+    work on it (:meth:`reset_table` empties it, its ``bulk_load``, :meth:`count_rows`,
     :meth:`data_bytes`, :meth:`settle`); :meth:`prepare_write` runs :meth:`insert`,
     :meth:`upsert` or :meth:`put`, each one ``WriteBatch`` (atomic, written to the WAL
     without fsync, as ArangoDB writes with ``waitForSync: false``). The SQL steps are
@@ -50,7 +142,6 @@ class RocksDB(Engine):
     URL_SCHEMES = ()
     STYLE = EngineStyle(title="RocksDB", colour="#000000", marker="o")
     PACKAGE = "rocksdict"
-    BULK_PATH = "write_batch"
     HAS_LOCAL_SERVER = True
     PLACEHOLDER = ""
     #: No SQL: one keyspace of bytes keys and values.
@@ -62,19 +153,15 @@ class RocksDB(Engine):
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         step: "RocksDB is a key-value store without SQL" for step in (
             "execute", "quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql", "set_session",
-            "statement_anatomy", "statement_call")
+            "statement_call")
     }
     #: Statistics are always collected, so that block reads can be counted in every variant.
     INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
-    #: Notebook 03's operations: ArangoDB's insert (look the key up, then write), its insert
-    #: with overwrite (read the old document, then write), and the blind write of the study's
-    #: patched ArangoDB.
-    UPSERT_OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite", "blind_overwrite")
-    #: Only the engine's own limit: RocksDB runs inside the lab's Python process, which a memory
-    #: cgroup of the budget's size would starve.
-    MEMORY_LIMITS: ClassVar[dict[str, str]] = {
-        "engine": "block cache of the budget's size, direct reads (O_DIRECT: no OS page cache), 10-bit bloom "
-                  "filter per SST file as ArangoDB sets it, no compression",
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget,
+        "profiled_statement": "RocksDB is a key-value store without SQL",
+        "table_models": "a key-value store has no table models", "io_counters": RocksDBIOCounters,
+        "bulk_load": RocksDBBulkLoad,
     }
 
     def make_server(self) -> LocalServer:
@@ -103,8 +190,9 @@ class RocksDB(Engine):
     def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Empty the store's one keyspace (``table`` names it in results only); the key is the first column."""
-        self.check_partitions(partitions)
-        self.resolve_model(model, key)
+        models = capabilities.of(self, "table_models")(self)  # the defaults: no models, one partition
+        models.check_partitions(partitions)
+        models.resolve_model(model, key)
         db = self.db
         it = db.iter()
         it.seek_to_first()
@@ -127,63 +215,7 @@ class RocksDB(Engine):
         """The lab settings in force and RocksDB's own record of its options (``OPTIONS-*``)."""
         return {**{f"lab.{k}": v for k, v in self.server.settings.items()}, **self.server.options_in_force()}
 
-    def memory_budget_settings(self, budget_bytes: int, limit: str = "engine") -> dict[str, str]:
-        """Settings that hold RocksDB's reads to ``budget_bytes`` of cache (see :attr:`MEMORY_LIMITS`)."""
-        return {"block_cache_bytes": str(self.cache_bytes(budget_bytes, limit)), "use_direct_reads": "true",
-                "bloom_bits_per_key": "10", "compression": "none"}
-
-    def io_counters(self) -> dict[str, float]:
-        """Cumulative RocksDB statistics: ``blocks_read`` (data blocks read from disk), bloom filter, compaction.
-
-        Returns
-        -------
-        dict
-            Keys of the tickers listed in this module (``blocks_read``, ``blocks_hit``,
-            ``bloom_filter_useful``, ``keys_read``, ``compaction_read_bytes``...); empty when
-            statistics are off.
-        """
-        text = self.server.options.get_statistics() if self.server.options is not None else None
-        if not text:
-            return {}
-        found = dict(_TICKER_LINE.findall(text))
-        return {name: float(found.get(ticker, 0)) for ticker, name in _TICKERS.items()}
-
     # -- keys and values -------------------------------------------------------------------
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """Write the chunks' (key, value) pairs, one ``WriteBatch`` each, without the WAL; return the pairs written.
-
-        The first of ``columns`` is the key (an integer, stored big-endian), the second the
-        value. The fastest write path short of building SST files: no WAL (a crash loses the
-        load, which is then redone). Call :meth:`settle` afterwards. ``create`` must be empty:
-        a key-value store has no table to create.
-        """
-        from rocksdict import WriteBatch, WriteOptions
-
-        if create:
-            raise UnsupportedOperationError(f"{self.NAME}: no table to create in a load")
-        if replace:
-            self.reset_table(table, ())
-        opts = WriteOptions()
-        opts.disable_wal = True
-        n = 0
-        for chunk in chunks:
-            keys, values = _pairs(chunk, columns)
-            batch = WriteBatch(raw_mode=True)
-            for k, v in zip(keys, values):
-                batch.put(k, v)
-            self.db.write(batch, opts)
-            n += len(keys)
-        return n
-
-    def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str, chunk: Any):
-        """One ``WriteBatch`` of ``insert``, ``overwrite`` (:meth:`upsert`) or ``blind_overwrite`` (:meth:`put`)."""
-        method = {"insert": self.insert, "overwrite": self.upsert, "blind_overwrite": self.put}.get(operation)
-        if method is None:
-            raise UnsupportedOperationError(f"rocksdb: no {operation}; its operations are {self.UPSERT_OPERATIONS}")
-        keys, values = _pairs(chunk, columns)
-        return lambda: method(keys, values)
-
     def insert(self, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
         """ArangoDB's insert: look up every key (a bloom filter answers "absent" without a read), then write.
 

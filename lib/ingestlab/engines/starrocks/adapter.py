@@ -7,7 +7,8 @@ import math
 from typing import Any, ClassVar, Iterable, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import EngineStyle, LoadSetting
+from ingestlab.engines.base import EngineStyle
+from ingestlab.engines.capabilities import BulkLoad, LoadSetting, LoadSettings, ProfiledStatement, TableModels
 from ingestlab.engines.mysql_protocol import MySQLProtocol, sql_value
 from ingestlab.engines.starrocks.sql import StarRocksSQL
 from ingestlab.engines.stream_load_client import StreamLoadClient, StreamLoadResult
@@ -31,6 +32,65 @@ class ProfileCapture:
     texts: dict[str, str]
 
 
+class StarRocksProfiledStatement(ProfiledStatement):
+    """Each INSERT's query profile."""
+
+    PROFILE_KIND = "starrocks_analyze_profile"
+
+    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
+        """Each INSERT's profile, captured the way the seed did, split as the seed splits TotalTime.
+
+        Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
+        previous value after it; after each INSERT its query id, ``ANALYZE PROFILE FROM '<id>'``
+        and the raw profile (``get_query_profile('<id>')``) are read and kept in
+        :attr:`last_profiles`. Parts: ``execution`` (ExecutionTime: the backends' work) and
+        ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan, transaction, commit and publish
+        in the FE); the unexplained rest is the network and the client. Extras
+        ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
+        """
+        return _ProfileRecorder(self.engine, table, columns)
+
+
+class StarRocksTableModels(TableModels):
+    """StarRocks' key models, hash-distributed into buckets (tablets)."""
+
+    DEFAULT_MODEL = "duplicate"
+    KEYED_MODEL = "primary"
+    #: Buckets (tablets) per table: the adapter allows up to 1024.
+    MAX_PARTITIONS = 1024
+    PARTITION_UNIT = "bucket"
+    ONE_PARTITION = "1 bucket (one tablet)"
+    #: Table models (``create_table_sql(model=...)``) → the key clause of that model (its builder's).
+    MODELS: ClassVar[dict[str, str]] = dict(StarRocksSQL.KEY_CLAUSES)
+
+
+class StarRocksLoadSettings(LoadSettings):
+    """StarRocks' load settings: the defaults only."""
+
+    #: One setting: the defaults (its safety trade-offs are table properties, not in the lab yet).
+    SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the cluster's defaults")}
+
+
+class StarRocksBulkLoad(BulkLoad):
+    """Stream Load over HTTP to the FE."""
+
+    PATH = "stream_load"
+
+    def load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
+             create: Sequence[str] = ()) -> int:
+        """One Stream Load of the chunks' rows (:meth:`StarRocks.stream_load`); the reply is kept in ``last_load``.
+
+        Returns the rows the server reports loaded. With ``replace`` the table is emptied first.
+        """
+        for statement in create:  # no transactional DDL: created just before the load
+            self.engine.execute(statement)
+        if replace:
+            self.engine.execute(f"TRUNCATE TABLE {self.engine.sql.quote(table)}")
+        rows = (row for chunk in chunks for row in zip(*(chunk.column(c).to_pylist() for c in columns)))
+        self.engine.last_load = self.engine.stream_load(table, columns, rows)
+        return int(self.engine.last_load.summary.get("loaded_rows") or 0)
+
+
 class StarRocks(MySQLProtocol):
     """StarRocks through its FE's MySQL protocol; bulk path Stream Load over the FE's HTTP port.
 
@@ -41,7 +101,7 @@ class StarRocks(MySQLProtocol):
     InnoDB's kind), no :meth:`settle` (compaction runs on the backends and cannot be awaited
     through the FE), no :meth:`data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
     counters (the FE reports no log flushes), no row generator in the lab yet, and no
-    ``native_load`` (its bulk path is Stream Load over HTTP, which :meth:`bulk_load` is).
+    ``native_load`` (its bulk path is Stream Load over HTTP, which its ``bulk_load`` is).
 
     There is no local StarRocks in the lab (no binaries, no Docker here); give a URL, e.g.
     ``starrocks://root@127.0.0.1:9030/ingestlab?http_port=8030`` (see ``compose/``). Query
@@ -68,31 +128,23 @@ class StarRocks(MySQLProtocol):
     DEFAULT_PORT = 9030
     SQLGLOT_DIALECT = "starrocks"
     SQL = StarRocksSQL
-    PROFILE_KIND = "starrocks_analyze_profile"
-    BULK_PATH = "stream_load"
     #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
-    #: variant groups commits: :attr:`COMMIT_VARIANTS` and :attr:`GROUP_COMMIT_VARIANTS` stay empty.
-    GROUP_COMMIT_NOTE = ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
+    #: variant groups commits: no ``commit_variants``, and ``group_commit`` says why it is missing.
+    CAPABILITIES: ClassVar[dict[str, Any]] = {
+        "group_commit": ("StarRocks has no group commit for INSERT … VALUES; its nearest equivalent is "
                          "Stream Load merge commit (3.4+: the enable_merge_commit header, see "
-                         "stream_load_group_headers), which the INSERT driver does not use")
+                         "stream_load_group_headers), which the INSERT driver does not use"),
+        "profiled_statement": StarRocksProfiledStatement, "table_models": StarRocksTableModels,
+        "load_settings": StarRocksLoadSettings, "bulk_load": StarRocksBulkLoad,
+    }
     #: Stream Load merge commit (StarRocks ≥ 3.4): variant → headers. The interval is how long
     #: the merged load collects requests; ``merge_commit_async`` returns before the commit.
     MERGE_COMMIT_HEADERS: ClassVar[dict[str, dict[str, str]]] = {
         "merge_commit_sync": {"enable_merge_commit": "true", "merge_commit_async": "false"},
         "merge_commit_async": {"enable_merge_commit": "true", "merge_commit_async": "true"},
     }
-    #: One setting: the defaults (its safety trade-offs are table properties, not in the lab yet).
-    LOAD_SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the cluster's defaults")}
-    DEFAULT_MODEL = "duplicate"
-    KEYED_MODEL = "primary"
-    #: Buckets (tablets) per table: the adapter allows up to 1024.
-    MAX_PARTITIONS = 1024
-    PARTITION_UNIT = "bucket"
-    ONE_PARTITION = "1 bucket (one tablet)"
     #: The FE's HTTP port when the URL has no ``http_port``.
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
-    #: Table models (``create_table_sql(model=...)``) → the key clause of that model (its builder's).
-    TABLE_MODELS: ClassVar[dict[str, str]] = dict(StarRocksSQL.KEY_CLAUSES)
     #: URL query keys that give ``create_table_sql`` defaults.
     TABLE_DEFAULT_KEYS: ClassVar[tuple[str, ...]] = ("buckets", "replication_num")
     LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("http_port", "buckets", "replication_num")
@@ -113,9 +165,9 @@ class StarRocks(MySQLProtocol):
     def __init__(self, url=None, **kwargs):
         super().__init__(url, **kwargs)
         self._stream_load: StreamLoadClient | None = None
-        #: The :class:`ProfileCapture` of each INSERT of the last :meth:`statement_anatomy`.
+        #: The :class:`ProfileCapture` of each INSERT of the last anatomy pass (``ProfiledStatement.anatomy``).
         self.last_profiles: list[ProfileCapture] = []
-        #: The reply of the last :meth:`bulk_load`.
+        #: The reply of the last bulk load (:class:`StarRocksBulkLoad`).
         self.last_load: StreamLoadResult | None = None
 
     def close(self) -> None:
@@ -147,25 +199,9 @@ class StarRocks(MySQLProtocol):
         values = {key: self._query_int(key) for key in self.TABLE_DEFAULT_KEYS}
         return {k: v for k, v in values.items() if v is not None}
 
-    def sql_options(self) -> dict[str, Any]:
+    def _sql_options(self) -> dict[str, Any]:
         """The URL's table defaults (:meth:`table_defaults`) go to the builder."""
         return {"table_defaults": self.table_defaults()}
-
-    # -- DDL -------------------------------------------------------------------------------
-    def create_table_sql(self, table: str, columns: Sequence[tuple[str, str]], *,
-                         primary_key: Sequence[str] = (), **options) -> str:
-        """``CREATE TABLE`` of one table model, hash-distributed, with properties, the URL's defaults applied.
-
-        The options are :meth:`StarRocksSQL.create_table_sql
-        <ingestlab.engines.starrocks.sql.StarRocksSQL.create_table_sql>`'s.
-
-        Examples
-        --------
-        >>> sr = StarRocks("starrocks://root@fe:9030/db?replication_num=1")
-        >>> sr.create_table_sql("t", [("id", "BIGINT"), ("v", "INT")], buckets=2)
-        'CREATE TABLE `t` (`id` BIGINT, `v` INT) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2 PROPERTIES ("replication_num" = "1")'
-        """
-        return self.sql.create_table_sql(table, columns, primary_key=primary_key, **options)
 
     def stream_load_group_headers(self, variant: str, interval_ms: int = 1000, parallel: int = 2) -> dict[str, str]:
         """Stream Load merge commit headers of ``variant`` (a key of :attr:`MERGE_COMMIT_HEADERS`).
@@ -205,20 +241,6 @@ class StarRocks(MySQLProtocol):
         """Load ``rows`` with one Stream Load (a fresh label); return the reply."""
         return self.stream_load_client().load(table, columns, rows)
 
-    def bulk_load(self, table: str, columns: Sequence[str], chunks: Iterable[Any], *, replace: bool = False,
-                  create: Sequence[str] = ()) -> int:
-        """One Stream Load of the chunks' rows (see :meth:`stream_load`); the reply is kept in :attr:`last_load`.
-
-        Returns the rows the server reports loaded. With ``replace`` the table is emptied first.
-        """
-        for statement in create:  # no transactional DDL: created just before the load
-            self.execute(statement)
-        if replace:
-            self.execute(f"TRUNCATE TABLE {self.quote(table)}")
-        rows = (row for chunk in chunks for row in zip(*(chunk.column(c).to_pylist() for c in columns)))
-        self.last_load = self.stream_load(table, columns, rows)
-        return int(self.last_load.summary.get("loaded_rows") or 0)
-
     # -- profiles --------------------------------------------------------------------------
     def capture_profile(self) -> ProfileCapture:
         """The profile texts of the statement this session ran last (profiling on)."""
@@ -242,22 +264,8 @@ class StarRocks(MySQLProtocol):
                 f"{self.NAME}: no finished profile for query {query_id} in SHOW PROFILELIST after "
                 f"{self.PROFILE_WAIT_S:.0f} s (StarRocks ≥ 3.1 with enable_profile records INSERT profiles)")
 
-    def anatomy_recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Each INSERT's profile, captured the way the study did, split as the study splits TotalTime.
-
-        Profiling is switched on for the pass (``SET enable_profile = true``) and back to its
-        previous value after it; after each INSERT its query id, ``ANALYZE PROFILE FROM '<id>'``
-        and the raw profile (``get_query_profile('<id>')``) are read and kept in
-        :attr:`last_profiles`. Parts: ``execution`` (ExecutionTime: the backends' work) and
-        ``fe_overhead`` (TotalTime − ExecutionTime: parse, plan, transaction, commit and publish
-        in the FE); the unexplained rest is the network and the client. Extras
-        ``olap_table_sink`` and ``planning`` where the profile has them (inside the parts).
-        """
-        return _ProfileRecorder(self, table, columns)
-
-
 class _ProfileRecorder(anatomy.Recorder):
-    """The profiles of a pass's INSERTs (see :meth:`StarRocks.anatomy_recorder`)."""
+    """The profiles of a pass's INSERTs (see :meth:`StarRocksProfiledStatement.recorder`)."""
 
     PASS = "profile"
 
