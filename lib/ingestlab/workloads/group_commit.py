@@ -14,7 +14,7 @@ from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -278,4 +278,10 @@ NOTEBOOK = Notebook(
     smoke_time="1 min", paper_time="about 1 h",
     renamed={"ROWS_PER_INSERT": "BATCH_ROWS"},
     needs=("group_commit",),
+    measure=measure,
+    fit=later("ingestlab.workloads.group_commit_analysis:fit_run"),
+    plotters={"throughput": later("ingestlab.workloads.group_commit_analysis:plot_throughput"),
+              "latency": later("ingestlab.workloads.group_commit_analysis:plot_latency"),
+              "commits_per_flush": later("ingestlab.workloads.group_commit_analysis:plot_commits_per_flush"),
+              "live_vs_published": later("ingestlab.plots:plot_bars")},
 )

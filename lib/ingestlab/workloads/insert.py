@@ -13,7 +13,7 @@ from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import EngineParams, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -320,4 +320,10 @@ NOTEBOOK = Notebook(
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
     needs=("execute",),
+    measure=measure,
+    fit=later("ingestlab.workloads.insert_analysis:fit_run"),
+    plotters={"latency": later("ingestlab.workloads.insert_analysis:latency_figure"),
+              "fit": later("ingestlab.workloads.insert_analysis:fit_figure"),
+              "anatomy": later("ingestlab.workloads.insert_analysis:anatomy_figure"),
+              "live_vs_published": later("ingestlab.workloads.insert_analysis:plot_live_vs_published")},
 )

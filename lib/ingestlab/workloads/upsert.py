@@ -20,7 +20,7 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import Notebook
+from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import EngineParams, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
@@ -533,4 +533,11 @@ NOTEBOOK = Notebook(
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     needs=("upsert", "io_counters"),
+    measure=measure,
+    fit=later("ingestlab.workloads.upsert_analysis:fit_run"),
+    plotters={"batch_times": later("ingestlab.plots:plot_latency"),
+              "ratios": later("ingestlab.workloads.upsert_analysis:plot_ratios"),
+              "reads": later("ingestlab.workloads.upsert_analysis:plot_reads"),
+              "fit": later("ingestlab.workloads.upsert_analysis:plot_fit"),
+              "live_vs_published": later("ingestlab.workloads.upsert_analysis:plot_comparison")},
 )
