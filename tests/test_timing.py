@@ -72,6 +72,8 @@ def test_the_c_loop_refuses_bad_senders_texts_and_buffers():
         c.time_texts((1, 0, 1, 1, 1), [], stamps)
     with pytest.raises(TypeError, match="not bytes"):
         c.time_texts((1, 1, 1, 1, 1), ["SELECT 1"], stamps)
+    with pytest.raises(TypeError, match=r"parts\[1\] is str, not bytes"):
+        c.stamp_template((1, 1, 1, 1, 1), (b"INSERT ", "x"), 0, array("q", [0] * 5), 0, 0, 0)
     with pytest.raises(ValueError, match="2 statements need 4"):
         c.time_texts((1, 1, 1, 1, 1), [b"a", b"b"], array("q", [0] * 3))
     with pytest.raises(TypeError, match="64-bit integers"):

@@ -87,25 +87,27 @@ send_text(const sender *s, const char *text, size_t len)
     return 0;
 }
 
-/* sender = (kind, connection address, function addresses...) */
+/* sender = (kind, connection address, function addresses...); a PyArg_ParseTuple "O&" converter: 1 when
+ * ``spec`` filled ``*out``, else 0 with an exception set. */
 static int
-parse_sender(PyObject *spec, sender *s)
+sender_arg(PyObject *spec, void *out)
 {
+    sender *s = out;
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) {
         PyErr_SetString(PyExc_TypeError, "sender must be a tuple (kind, connection, functions...)");
-        return -1;
+        return 0;
     }
     s->kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
     if (s->kind == -1 && PyErr_Occurred())
-        return -1;
+        return 0;
     Py_ssize_t want = s->kind == KIND_LIBPQ ? 3 : s->kind == KIND_LIBMYSQL ? 4 : -1;
     if (want < 0) {
         PyErr_Format(PyExc_ValueError, "unknown sender kind %d", s->kind);
-        return -1;
+        return 0;
     }
     if (PyTuple_GET_SIZE(spec) != 2 + want) {
         PyErr_Format(PyExc_ValueError, "a sender of kind %d takes %zd function addresses", s->kind, want);
-        return -1;
+        return 0;
     }
     memset(s->fn, 0, sizeof s->fn);
     for (Py_ssize_t i = 0; i < 1 + want; i++) {
@@ -113,14 +115,33 @@ parse_sender(PyObject *spec, sender *s)
         if (p == NULL) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_ValueError, "sender: a null connection or function address");
-            return -1;
+            return 0;
         }
         if (i == 0)
             s->conn = p;
         else
             s->fn[i - 1] = p;
     }
-    return 0;
+    return 1;
+}
+
+/* ``arg``'s items as a new tuple of bytes, or NULL with an exception set (TypeError naming ``what``'s first
+ * item that is not bytes). */
+static PyObject *
+bytes_tuple(PyObject *arg, const char *what)
+{
+    PyObject *items = PySequence_Tuple(arg);
+    if (items == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *t = PyTuple_GET_ITEM(items, i);
+        if (!PyBytes_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "%s[%zd] is %.80s, not bytes", what, i, Py_TYPE(t)->tp_name);
+            Py_DECREF(items);
+            return NULL;
+        }
+    }
+    return items;
 }
 
 static int
@@ -145,13 +166,11 @@ PyDoc_STRVAR(time_texts_doc,
 static PyObject *
 time_texts(PyObject *self, PyObject *args)
 {
-    PyObject *spec, *texts_arg, *stamps_arg;
-    if (!PyArg_ParseTuple(args, "OOO:time_texts", &spec, &texts_arg, &stamps_arg))
-        return NULL;
     sender s;
-    if (parse_sender(spec, &s) < 0)
+    PyObject *texts_arg, *stamps_arg;
+    if (!PyArg_ParseTuple(args, "O&OO:time_texts", sender_arg, &s, &texts_arg, &stamps_arg))
         return NULL;
-    PyObject *texts = PySequence_Tuple(texts_arg); /* holds every text while the GIL is released */
+    PyObject *texts = bytes_tuple(texts_arg, "texts"); /* holds every text while the GIL is released */
     if (texts == NULL)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(texts);
@@ -165,10 +184,6 @@ time_texts(PyObject *self, PyObject *args)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *t = PyTuple_GET_ITEM(texts, i);
-        if (!PyBytes_Check(t)) {
-            PyErr_Format(PyExc_TypeError, "texts[%zd] is %.80s, not bytes", i, Py_TYPE(t)->tp_name);
-            goto done;
-        }
         ptrs[i] = PyBytes_AS_STRING(t); /* NUL-terminated, as PQexec wants */
         lens[i] = PyBytes_GET_SIZE(t);
     }
@@ -213,15 +228,13 @@ PyDoc_STRVAR(stamp_template_doc,
 static PyObject *
 stamp_template(PyObject *self, PyObject *args)
 {
-    PyObject *spec, *parts_arg, *stamps_arg;
-    long long first_id, until_ns, first_ns, interval_ns;
-    if (!PyArg_ParseTuple(args, "OOLOLLL:stamp_template", &spec, &parts_arg, &first_id, &stamps_arg, &until_ns,
-                          &first_ns, &interval_ns))
-        return NULL;
     sender s;
-    if (parse_sender(spec, &s) < 0)
+    PyObject *parts_arg, *stamps_arg;
+    long long first_id, until_ns, first_ns, interval_ns;
+    if (!PyArg_ParseTuple(args, "O&OLOLLL:stamp_template", sender_arg, &s, &parts_arg, &first_id, &stamps_arg,
+                          &until_ns, &first_ns, &interval_ns))
         return NULL;
-    PyObject *parts = PySequence_Tuple(parts_arg);
+    PyObject *parts = bytes_tuple(parts_arg, "parts");
     if (parts == NULL)
         return NULL;
     Py_ssize_t n_parts = PyTuple_GET_SIZE(parts), fixed = 0;
@@ -232,13 +245,8 @@ stamp_template(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "parts: at least two (the text before and after an id)");
         goto done;
     }
-    for (Py_ssize_t j = 0; j < n_parts; j++) {
-        if (!PyBytes_Check(PyTuple_GET_ITEM(parts, j))) {
-            PyErr_SetString(PyExc_TypeError, "parts must be bytes");
-            goto done;
-        }
+    for (Py_ssize_t j = 0; j < n_parts; j++)
         fixed += PyBytes_GET_SIZE(PyTuple_GET_ITEM(parts, j));
-    }
     Py_ssize_t m = n_parts - 1, room = fixed + m * 24 + 1;
     text = PyMem_Malloc((size_t)room);
     if (text == NULL) {

@@ -193,12 +193,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
     """
     if variance not in _VARIANCE_MODELS:
         raise ValueError(f"variance={variance!r} is not valid: expected one of {sorted(_VARIANCE_MODELS)}")
-    by = [c for c in by if c in frame.columns]
-    groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
     rows = []
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        labels = dict(zip(by, key))
+    for labels, g in _grouped(frame, by):
         g = g[[x, y]].dropna().astype(float)
         if len(g) < 3 or g[x].nunique() < 2:
             raise ValueError(f"fit needs ≥ 3 points at ≥ 2 distinct {x} values, got {len(g)} for {labels}")
@@ -418,12 +414,8 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Tidy data, one row per observation.
-    x, y : str
-        Column names of the regressor and the response.
-    by : sequence of str
-        Grouping columns (those absent from ``frame`` are ignored).
+    frame, x, y, by
+        As in :func:`fit_linear`.
     alpha : float
         1 − confidence level of the OLS intervals.
     variance : {"constant", "proportional"}
@@ -445,11 +437,8 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
     (['ols', 'two_point', 'none'], 0.1587, True)
     """
     by = [c for c in by if c in frame.columns]
-    groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
     rows = []
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        labels = dict(zip(by, key))
+    for labels, g in _grouped(frame, by):
         g = g[[x, y]].dropna()
         distinct = g[x].nunique()
         if len(g) >= 3 and distinct >= 2:

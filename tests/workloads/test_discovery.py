@@ -90,6 +90,17 @@ def test_every_notebook_in_notebooks_is_declared_by_one_workload():
     assert on_disk <= declared
 
 
+def test_a_notebook_that_measures_engines_refuses_the_old_names_of_its_engine_parameter_undeclared():
+    def validate(**_):
+        return None
+
+    book = workloads.Notebook(stem="91_toy", question="q", study="none", validate=validate, renamed={"RUNS": "REPEATS"})
+    assert book.renamed == {"TARGET": "ENGINES", "TARGETS": "ENGINES", "RUNS": "REPEATS"}
+    none = workloads.Notebook(stem="92_toy", question="q", study="none", validate=validate, engine_parameter=None,
+                              renamed={"ENGINES": "READERS"})
+    assert none.renamed == {"ENGINES": "READERS"}
+
+
 def test_every_notebook_that_measures_engines_calls_the_parameter_engines():
     for book in workloads.discover().values():
         declared = runner.declared_parameters(book.notebook_path)

@@ -84,6 +84,11 @@ class Section:
         v = self.values.get((key, stat))
         return None if v is None else v.value
 
+    def non_child_ms(self) -> float | None:
+        """Own time of a node of a non-pipeline counter tree: ``Active × % non-child``; None without both."""
+        active, share = self.get("Active"), self.get("% non-child")
+        return None if active is None or share is None else active * share / 100.0
+
 
 def indent_tree(lines: list[tuple[int, str]]) -> list[Line]:
     """Nest lines by indentation: a line's parent is the nearest earlier, shallower line.

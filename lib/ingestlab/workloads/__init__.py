@@ -66,7 +66,8 @@ class Notebook:
         How long it takes at each scale on a 2-core machine (the README's table).
     renamed : mapping
         Parameters this notebook once had under another name: old name → new name; giving the old
-        one fails in one line naming the new.
+        one fails in one line naming the new. A notebook whose ``engine_parameter`` is ``ENGINES``
+        also refuses :data:`ENGINES_RENAMED`, without declaring them.
     needs : tuple of str
         The capabilities (:data:`ingestlab.engines.capabilities.KINDS`) or steps every engine it
         measures must have; the runner refuses one that lacks any before a server starts.
@@ -107,6 +108,11 @@ class Notebook:
     fit: Callable[[Path], Any] | None = None
     plotters: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
     compares: Callable[[Any], list[dict]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine_parameter == ENGINES:
+            # The old engine parameter names are refused by every notebook that has the parameter.
+            object.__setattr__(self, "renamed", {**ENGINES_RENAMED, **self.renamed})
 
     @property
     def id(self) -> str:

@@ -20,6 +20,14 @@ class ParamsBase:
         return dataclasses.asdict(dataclasses.replace(self, **given))
 
 
+@dataclasses.dataclass(frozen=True)
+class EngineParams(ParamsBase):
+    """The fields every notebook that measures engines starts its ``Params`` with."""
+
+    engines: tuple[EngineSpec, ...]
+    scale: str
+
+
 def positive_int(name: str, value: Any, *, allow_zero: bool = False) -> int:
     """``value`` as an int > 0 (≥ 0 with ``allow_zero``), else :class:`ConfigError` naming ``name``."""
     low = 0 if allow_zero else 1

@@ -14,8 +14,8 @@ from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
-from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int
+from ingestlab.workloads import Notebook, later
+from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "04_group_commit"
@@ -35,11 +35,9 @@ CONFIG = ["engine", "variant", "loop", "clients", "rows_per_insert"]
 
 
 @dataclasses.dataclass(frozen=True)
-class Params(ParamsBase):
+class Params(EngineParams):
     """Validated parameters of notebook 04 (see :func:`validate`)."""
 
-    engines: tuple[EngineSpec, ...]
-    scale: str
     clients: tuple[int, ...]
     rows_per_insert: tuple[int, ...]
     variants: tuple[str, ...]
@@ -278,6 +276,12 @@ NOTEBOOK = Notebook(
     headlines=("commits_per_flush[", "rows_per_s[", "best_speedup", "flush_ms["),
     figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
-    renamed={**ENGINES_RENAMED, "ROWS_PER_INSERT": "BATCH_ROWS"},
+    renamed={"ROWS_PER_INSERT": "BATCH_ROWS"},
     needs=("group_commit",),
+    measure=measure,
+    fit=later("ingestlab.workloads.group_commit_analysis:fit_run"),
+    plotters={"throughput": later("ingestlab.workloads.group_commit_analysis:plot_throughput"),
+              "latency": later("ingestlab.workloads.group_commit_analysis:plot_latency"),
+              "commits_per_flush": later("ingestlab.workloads.group_commit_analysis:plot_commits_per_flush"),
+              "live_vs_published": later("ingestlab.plots:plot_bars")},
 )

@@ -9,13 +9,12 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import datagen, progress
-from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
-from ingestlab.workloads._params import ParamsBase, engine_classes, one_of, positive_int, subset
+from ingestlab.workloads import Notebook, later
+from ingestlab.workloads._params import EngineParams, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "01_insert_anatomy"
@@ -50,11 +49,9 @@ SETTLE_AFTER_PASS = 10
 
 
 @dataclasses.dataclass(frozen=True)
-class Params(ParamsBase):
+class Params(EngineParams):
     """Validated parameters of notebook 01 (see :func:`validate`)."""
 
-    engines: tuple[EngineSpec, ...]
-    scale: str
     n: int
     repeats: int
     warmup: int
@@ -322,6 +319,11 @@ NOTEBOOK = Notebook(
     headlines=("overhead_ms[", "diff_ms", "unexplained_share[", "total_vs_samples["),
     figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
-    renamed=ENGINES_RENAMED,
     needs=("execute",),
+    measure=measure,
+    fit=later("ingestlab.workloads.insert_analysis:fit_run"),
+    plotters={"latency": later("ingestlab.workloads.insert_analysis:latency_figure"),
+              "fit": later("ingestlab.workloads.insert_analysis:fit_figure"),
+              "anatomy": later("ingestlab.workloads.insert_analysis:anatomy_figure"),
+              "live_vs_published": later("ingestlab.workloads.insert_analysis:plot_live_vs_published")},
 )

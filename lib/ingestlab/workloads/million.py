@@ -17,8 +17,8 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.steps import missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
-from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
+from ingestlab.workloads import Notebook, later
+from ingestlab.workloads._params import EngineParams, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "05_million_rows"
@@ -70,11 +70,9 @@ MAX_BATCH_ROWS = 65_535 // len(COLUMNS)
 
 
 @dataclasses.dataclass(frozen=True)
-class Params(ParamsBase):
+class Params(EngineParams):
     """Validated parameters of notebook 05 (see :func:`validate`)."""
 
-    engines: tuple[EngineSpec, ...]
-    scale: str
     rows: int
     methods: tuple[str, ...]
     settings: tuple[str, ...] | None
@@ -490,6 +488,11 @@ NOTEBOOK = Notebook(
     headlines=("rows_per_s[", "overhead_us[", "disk_share[", "bulk_over_native["),
     figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
-    renamed={**ENGINES_RENAMED, "RUNS": "REPEATS"},
+    renamed={"RUNS": "REPEATS"},
     needs=("table_ddl",),
+    measure=measure,
+    fit=later("ingestlab.workloads.million_analysis:fit_run"),
+    plotters={"methods": later("ingestlab.workloads.million_analysis:plot_methods"),
+              "versions": later("ingestlab.workloads.million_analysis:plot_versions"),
+              "fit": later("ingestlab.workloads.million_analysis:plot_fit")},
 )

@@ -14,8 +14,8 @@ from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
-from ingestlab.workloads._params import ParamsBase, engine_classes, items_of, one_of, positive_int, subset
+from ingestlab.workloads import Notebook, later
+from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
 FACTORS = ("partitions", "columns", "model")
@@ -55,11 +55,9 @@ class Config:
 
 
 @dataclasses.dataclass(frozen=True)
-class Params(ParamsBase):
+class Params(EngineParams):
     """Validated parameters of notebook 02 (see :func:`validate`)."""
 
-    engines: tuple[EngineSpec, ...]
-    scale: str
     variants: tuple[str, ...]
     factors: tuple[str, ...]
     partitions: tuple[int, ...]
@@ -428,6 +426,9 @@ NOTEBOOK = Notebook(
     headlines=("slope_ms[",),
     figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
-    renamed=ENGINES_RENAMED,
     needs=("execute", "table_models"),
+    measure=measure,
+    fit=later("ingestlab.workloads.sweeps_analysis:fit_run"),
+    plotters={"sweeps": later("ingestlab.workloads.sweeps_analysis:plot_sweep_medians"),
+              "model_effects": later("ingestlab.workloads.sweeps_analysis:plot_model_effects")},
 )

@@ -20,8 +20,8 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import ENGINES_RENAMED, Notebook
-from ingestlab.workloads._params import ParamsBase, one_of, positive_int, subset
+from ingestlab.workloads import Notebook, later
+from ingestlab.workloads._params import EngineParams, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
@@ -51,11 +51,9 @@ KEY = "id"
 
 
 @dataclasses.dataclass(frozen=True)
-class Params(ParamsBase):
+class Params(EngineParams):
     """Validated parameters of notebook 03 (see :func:`validate`)."""
 
-    engines: tuple[EngineSpec, ...]
-    scale: str
     disk_profile: str
     batch_rows: int
     batches: int
@@ -534,6 +532,12 @@ NOTEBOOK = Notebook(
     headlines=("ratio_median[",),
     figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
-    renamed=ENGINES_RENAMED,
     needs=("upsert", "io_counters"),
+    measure=measure,
+    fit=later("ingestlab.workloads.upsert_analysis:fit_run"),
+    plotters={"batch_times": later("ingestlab.plots:plot_latency"),
+              "ratios": later("ingestlab.workloads.upsert_analysis:plot_ratios"),
+              "reads": later("ingestlab.workloads.upsert_analysis:plot_reads"),
+              "fit": later("ingestlab.workloads.upsert_analysis:plot_fit"),
+              "live_vs_published": later("ingestlab.workloads.upsert_analysis:plot_comparison")},
 )

@@ -114,11 +114,8 @@ def _own_time(section: Section) -> float | None:
         exec_time = section.get("ExecTime", stat)
         if exec_time is not None:
             return exec_time
-    active = section.get("Active")
-    if active is None:
-        return None
-    share = section.get("% non-child")
-    return active if share is None else active * share / 100.0
+    own = section.non_child_ms()
+    return section.get("Active") if own is None else own
 
 
 def _add_operators(sections: list[Section], builder: ProfileBuilder) -> None:

@@ -225,9 +225,9 @@ def _parse_raw(lines: list[tuple[int, str]], builder: ProfileBuilder) -> list[st
     if not best:
         # Non-pipeline trees time their nodes as Active x % non-child, as Doris' old ones do.
         for section in sections[1:]:
-            active, share = section.get("Active"), section.get("% non-child")
-            if active is not None and share is not None and not section.name.startswith("Fragment "):
-                best[section.name] = (active * share / 100.0, section.path)
+            own = section.non_child_ms()
+            if own is not None and not section.name.startswith("Fragment "):
+                best[section.name] = (own, section.path)
     for name, (own, path) in best.items():
         builder.add_operator(name, path, own)
     sinks = [own for name, (own, _) in best.items() if name.startswith(("OLAP_TABLE_SINK", "OlapTableSink"))]
