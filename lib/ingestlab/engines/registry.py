@@ -11,7 +11,7 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from ingestlab.conninfo import PARAMETER, Connection
+from ingestlab.conninfo import PARAMETER, Connection, is_url
 from ingestlab.engines.base import Engine, EngineStyle
 from ingestlab.errors import ConfigError
 
@@ -230,11 +230,11 @@ def resolve(target: object, parameter: str = PARAMETER) -> Engine:
         return from_url(target, parameter)
     if not isinstance(target, str) or not target.strip():
         raise ConfigError(parameter, target, "an engine name (" + ", ".join(names()) + ") or a URL")
-    return from_url(target, parameter) if "://" in target else get(target.strip(), parameter)
+    return from_url(target, parameter) if is_url(target) else get(target.strip(), parameter)
 
 
 def class_of(target: object, parameter: str = PARAMETER) -> type[Engine]:
     """The adapter class ``target`` (a name or URL) selects, without finding a server."""
-    if isinstance(target, str) and "://" not in target and target.strip() in classes():
+    if isinstance(target, str) and not is_url(target) and target.strip() in classes():
         return by_name(target.strip(), parameter)
     return type(resolve(target, parameter))
