@@ -97,12 +97,6 @@ def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, roo
 #: Mentions not moved into their engine's folder yet, each with why it is still where it is: (file, engine) →
 #: how many. The test fails on any other mention, and when one of these is gone (take it off the list).
 NOT_MOVED_YET = {
-    # notebook 06's readers that run on an engine (DuckDB's read_csv, PostgreSQL's file_fdw) are still
-    # written in the workload; they belong in engines/<name>/reader.py, found by asking the engines
-    ("ingestlab/workloads/_scan_child.py", "duckdb"): 1,
-    ("ingestlab/workloads/csv_scan.py", "duckdb"): 1,
-    ("ingestlab/workloads/_scan_child.py", "postgres"): 2,
-    ("ingestlab/workloads/csv_scan.py", "postgres"): 2,
     # the published seeds' engines: each comparison is with that engine's published numbers (01: a
     # StarRocks study; 03: ArangoDB over RocksDB, and PostgreSQL; 05: YugabyteDB's DocDB counts)
     ("ingestlab/workloads/insert_analysis.py", "starrocks"): 2,

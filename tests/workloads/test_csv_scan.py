@@ -35,8 +35,7 @@ def data_dir():
 
 
 def spec(table, reader, query, **extra):
-    return {"reader": reader, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files],
-            **extra}
+    return {**csv_scan.scan_spec(table, reader, query), **extra}
 
 
 def test_base_rows_are_deterministic_and_hold_what_csv_readers_misread():
@@ -188,7 +187,7 @@ def test_an_engine_over_the_memory_limit_is_recorded_with_its_peak_and_the_run_g
 
 def test_chdb_count_from_files_miscounts_hive_text_which_is_why_it_is_off(data_dir):
     # chDB 4.4's fast row count for CSV files ignores format_csv_allow_double_quotes=0; if this
-    # starts to pass, drop optimize_count_from_files=0 from _scan_child._chdb
+    # starts to pass, drop optimize_count_from_files=0 from engines/clickhouse/reader.py
     import chdb  # a dependency of the package (pyproject.toml): a broken install fails here, it does not skip
     table = hivetext.table(data_dir, 2000, 0, 0)
     src = (f"file('{table.path}/*/*.txt', 'CSV', 'id Int64, user_id Int64, name String, tags String, "
