@@ -4,6 +4,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -143,6 +145,28 @@ def test_check_answer_rejects_a_wrong_first_row(data_dir):
     assert csv_scan.check_answer("full_scan_order_by_limit_1", row, table)
     assert not csv_scan.check_answer("full_scan_order_by_limit_1", row[:-2] + ["0", row[-1]], table)
     assert not csv_scan.check_answer("count_star", table.rows - 1, table)
+
+
+def test_the_readers_keep_their_names_and_the_paper_order_and_each_engine_s_is_in_its_folder():
+    # the names are the samples' engine column: a committed run's readers must still be known
+    assert list(csv_scan.all_readers()) == ["duckdb", "chdb", "polars", "pyarrow_stream", "pyarrow_table",
+                                            "pandas_pyarrow", "pandas_c", "postgres"]
+    assert csv_scan.validate(scale="paper", sizes="1").readers == tuple(csv_scan.all_readers())
+    assert csv_scan.validate().readers == ("duckdb", "polars")
+    folders = {r: Path(m.__file__).parent.name for r, m in csv_scan._engine_readers().items()}
+    assert folders == {"duckdb": "duckdb", "chdb": "clickhouse", "postgres": "postgres"}
+
+
+@pytest.mark.parametrize("reader", ["duckdb", "chdb"])
+def test_an_engine_reader_runs_in_the_child_without_importing_its_adapter(data_dir, reader):
+    # the child's baseline RSS is the interpreter and the reader's library: the adapters would add to it
+    table = hivetext.table(data_dir, N, 0, 0)
+    code = ("import json, sys; from ingestlab.workloads import _scan_child; out = _scan_child.main(json.loads(sys.argv[1]));"
+            " print(json.dumps([out['answer'], sorted(m for m in sys.modules if m.startswith('ingestlab.engines'))]))")
+    res = subprocess.run([sys.executable, "-c", code, json.dumps(spec(table, reader, "count_star"))],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.splitlines()[-1]) == [table.rows, []]
 
 
 def test_a_child_that_dies_is_recorded_and_reaped(data_dir):
