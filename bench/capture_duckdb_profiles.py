@@ -12,7 +12,7 @@ and complete (its ``query`` group present) and written, verbatim, to ``lab_<name
 output folder under a header naming its source, the engine's version, the statement and
 ``transform: none``, the format of ``tests/profiles/fixtures``. Notebook 06's CSV scan runs
 where notebook 06 runs it: on the scan child's own in-memory connection
-(:func:`ingestlab.workloads._scan_child._duckdb`), over a small Hive text table written by
+(DuckDB's notebook-06 reader, ``engines/duckdb/reader.py``), over a small Hive text table written by
 :mod:`ingestlab.hivetext`, with profiling set the same way.
 
 The four older fixtures of the folder (``lab_single_row_insert``, ``lab_insert_1000_rows``,
@@ -42,7 +42,7 @@ from ingestlab import _paths, datagen, engines, hivetext
 from ingestlab.engines import Engine
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.profiles._text import VERBATIM_MARKER
-from ingestlab.workloads import _scan_child, insert, million, sweeps, upsert
+from ingestlab.workloads import insert, million, sweeps, upsert
 
 #: The command that writes the fixtures, as their headers quote it.
 COMMAND = "PYTHONPATH=lib python bench/capture_duckdb_profiles.py tests/profiles/fixtures/duckdb_profile"
@@ -264,8 +264,12 @@ def checkpoint(engine: Engine) -> Capture:
 def csv_scan(query: str, root: Path) -> Capture:
     """Notebook 06's ``query`` over the Hive text table, on the scan child's own connection, as the child runs it."""
     table = hivetext.table(root, SCAN_ROWS, 0, 0)
-    spec = {"engine": "duckdb", "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files]}
     import duckdb
+
+    from ingestlab.engines.duckdb import reader
+    from ingestlab.workloads.csv_scan import scan_spec
+
+    spec = scan_spec(table, "duckdb", query)
 
     opened: list[Any] = []
     connect = duckdb.connect
@@ -276,23 +280,23 @@ def csv_scan(query: str, root: Path) -> Capture:
 
     duckdb.connect = keep
     try:
-        _, run = _scan_child._duckdb(spec)
+        _, run = reader.scan(spec, {})
     finally:
         duckdb.connect = connect
     conn, = opened
     try:
         with profiling(conn):
             run()
-            profile = profile_of(conn, _scan_child._SQL[query])
+            profile = profile_of(conn, spec["sql"])
     finally:
         conn.close()
     return Capture(f"lab_csv_scan_{query}",
-                   f"notebook 06's {query}: {_scan_child._SQL[query]} (its rows fetched), t the "
+                   f"notebook 06's {query}: {spec['sql']} (its rows fetched), t the "
                    f"scan child's view over read_csv of a Hive text table of {table.rows} rows in "
                    f"{len(table.files)} files (4 dt= partitions, hivetext.table(root, {SCAN_ROWS}, 0, 0))",
                    "the child's view created and its query run and fetched", profile,
                    "not the engine's: the scan child's own in-memory connection, as notebook 06 runs DuckDB "
-                   "(ingestlab.workloads._scan_child._duckdb(spec))")
+                   "(ingestlab.engines.duckdb.reader.scan(spec, {}))")
 
 
 def captures(engine: Engine, scratch: Path) -> list[Capture]:

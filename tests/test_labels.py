@@ -21,7 +21,7 @@ def _declared() -> dict[str, set[str]]:
     """Every identifier the workloads can write into a plotted or shown column, from the code's declarations."""
     engines = registry.classes().values()
     return {
-        "engine": set(registry.classes()) | set(csv_scan.READERS) | {csv_scan.FLOOR},
+        "engine": set(registry.classes()) | set(csv_scan.all_readers()) | {csv_scan.FLOOR},
         "variant": {v for e in engines for v in (*capabilities.of(e, "commit_variants").VARIANTS, *capabilities.of(e, "group_commit").VARIANTS)},
         "model": {m for e in engines for m in capabilities.of(e, "table_models").MODELS},
         "setting": {s for e in engines for s in capabilities.of(e, "load_settings").SETTINGS},

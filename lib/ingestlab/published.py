@@ -74,6 +74,22 @@ def load(name: str) -> pd.DataFrame:
     return frame
 
 
+def lab_engines(name: str) -> dict[str, str]:
+    """The study's engines of published table ``name``, each with the lab engine its numbers are set beside.
+
+    The pairing is the lab's, not the seed's: the table's ``lab_engine`` column (see SOURCES.md).
+
+    Examples
+    --------
+    >>> lab_engines("arangodb_upsert_batch_times")
+    {'ArangoDB': 'rocksdb', 'PostgreSQL': 'postgres'}
+    """
+    frame = load(name)
+    if "lab_engine" not in frame.columns:
+        raise ConfigError(name="name", value=name, accepted="a published table with a lab_engine column")
+    return dict(frame[["engine", "lab_engine"]].drop_duplicates().itertuples(index=False, name=None))
+
+
 # -- reshaping the published tables for the models and figures ----------------------------
 
 #: The ``INSERT … VALUES`` scenarios of ``starrocks_insert_scenarios`` the overhead model is

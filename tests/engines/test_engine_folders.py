@@ -94,24 +94,6 @@ def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, roo
     return found
 
 
-#: Mentions not moved into their engine's folder yet, each with why it is still where it is: (file, engine) →
-#: how many. The test fails on any other mention, and when one of these is gone (take it off the list).
-NOT_MOVED_YET = {
-    # notebook 06's readers that run on an engine (DuckDB's read_csv, PostgreSQL's file_fdw) are still
-    # written in the workload; they belong in engines/<name>/reader.py, found by asking the engines
-    ("ingestlab/workloads/_scan_child.py", "duckdb"): 1,
-    ("ingestlab/workloads/csv_scan.py", "duckdb"): 1,
-    ("ingestlab/workloads/_scan_child.py", "postgres"): 2,
-    ("ingestlab/workloads/csv_scan.py", "postgres"): 2,
-    # the published seeds' engines: each comparison is with that engine's published numbers (01: a
-    # StarRocks study; 03: ArangoDB over RocksDB, and PostgreSQL; 05: YugabyteDB's DocDB counts)
-    ("ingestlab/workloads/insert_analysis.py", "starrocks"): 2,
-    ("ingestlab/workloads/upsert_analysis.py", "postgres"): 1,
-    ("ingestlab/workloads/upsert_analysis.py", "rocksdb"): 1,
-    ("ingestlab/workloads/million_analysis.py", "yugabytedb"): 1,
-}
-
-
 @pytest.mark.parametrize("name", registry.names())
 def test_no_code_outside_an_engine_s_folder_names_it(name):
     engine_cls = registry.classes()[name]
@@ -119,13 +101,7 @@ def test_no_code_outside_an_engine_s_folder_names_it(name):
     package = f"ingestlab.engines.{_folder(engine_cls).name}"
     found = [hit for path in sorted(LIB.rglob("*.py")) if not any(path.is_relative_to(a) for a in allowed)
              for hit in _mentions(path, name, engine_cls.URL_SCHEMES, package)]
-    counts = {}
-    for hit in found:
-        counts[(hit.split(":")[0], name)] = counts.get((hit.split(":")[0], name), 0) + 1
-    known = {key: n for key, n in NOT_MOVED_YET.items() if key[1] == name}
-    new = [hit for hit in found if (hit.split(":")[0], name) not in known]
-    assert not new, f"{name} is named outside engines/{_folder(engine_cls).name}/: " + "; ".join(new)
-    assert counts == known, f"NOT_MOVED_YET is out of date for {name}: found {counts}"
+    assert not found, f"{name} is named outside engines/{_folder(engine_cls).name}/: " + "; ".join(found)
 
 
 def test_the_search_finds_what_it_looks_for(tmp_path):

@@ -16,7 +16,7 @@ MODULES = [
     "ingestlab.profiles._units",
     "ingestlab.profiles._values",
     "ingestlab.engines.duckdb.profile",
-    "ingestlab.engines.mariadb.profile",
+    "ingestlab.engines.mysql.profile",
 ]
 
 

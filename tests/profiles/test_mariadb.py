@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from ingestlab.engines.mariadb import profile as mariadb
+from ingestlab.engines.mysql import profile as mariadb
 from ingestlab.errors import ProfileParseError
 from ingestlab.profiles import detect, parse
 

@@ -4,6 +4,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -35,8 +37,7 @@ def data_dir():
 
 
 def spec(table, reader, query, **extra):
-    return {"reader": reader, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files],
-            **extra}
+    return {**csv_scan.scan_spec(table, reader, query), **extra}
 
 
 def test_base_rows_are_deterministic_and_hold_what_csv_readers_misread():
@@ -146,6 +147,28 @@ def test_check_answer_rejects_a_wrong_first_row(data_dir):
     assert not csv_scan.check_answer("count_star", table.rows - 1, table)
 
 
+def test_the_readers_keep_their_names_and_the_paper_order_and_each_engine_s_is_in_its_folder():
+    # the names are the samples' engine column: a committed run's readers must still be known
+    assert list(csv_scan.all_readers()) == ["duckdb", "chdb", "polars", "pyarrow_stream", "pyarrow_table",
+                                            "pandas_pyarrow", "pandas_c", "postgres"]
+    assert csv_scan.validate(scale="paper", sizes="1").readers == tuple(csv_scan.all_readers())
+    assert csv_scan.validate().readers == ("duckdb", "polars")
+    folders = {r: Path(m.__file__).parent.name for r, m in csv_scan._engine_readers().items()}
+    assert folders == {"duckdb": "duckdb", "chdb": "clickhouse", "postgres": "postgres"}
+
+
+@pytest.mark.parametrize("reader", ["duckdb", "chdb"])
+def test_an_engine_reader_runs_in_the_child_without_importing_its_adapter(data_dir, reader):
+    # the child's baseline RSS is the interpreter and the reader's library: the adapters would add to it
+    table = hivetext.table(data_dir, N, 0, 0)
+    code = ("import json, sys; from ingestlab.workloads import _scan_child; out = _scan_child.main(json.loads(sys.argv[1]));"
+            " print(json.dumps([out['answer'], sorted(m for m in sys.modules if m.startswith('ingestlab.engines'))]))")
+    res = subprocess.run([sys.executable, "-c", code, json.dumps(spec(table, reader, "count_star"))],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.splitlines()[-1]) == [table.rows, []]
+
+
 def test_a_child_that_dies_is_recorded_and_reaped(data_dir):
     table = hivetext.table(data_dir, N, 0, 0)
     res = csv_scan.run_child(spec(table, "duckdb", "count_star", fail="exit"), memory_limit_mb=4000, timeout_s=60)
@@ -188,7 +211,7 @@ def test_an_engine_over_the_memory_limit_is_recorded_with_its_peak_and_the_run_g
 
 def test_chdb_count_from_files_miscounts_hive_text_which_is_why_it_is_off(data_dir):
     # chDB 4.4's fast row count for CSV files ignores format_csv_allow_double_quotes=0; if this
-    # starts to pass, drop optimize_count_from_files=0 from _scan_child._chdb
+    # starts to pass, drop optimize_count_from_files=0 from engines/clickhouse/reader.py
     import chdb  # a dependency of the package (pyproject.toml): a broken install fails here, it does not skip
     table = hivetext.table(data_dir, 2000, 0, 0)
     src = (f"file('{table.path}/*/*.txt', 'CSV', 'id Int64, user_id Int64, name String, tags String, "

@@ -5,7 +5,8 @@ An engine is one folder, ``engines/<name>/``, with the same file names in every 
 :class:`~ingestlab.engines.base.Engine`, with its URL schemes and its figure identity,
 ``STYLE``), ``sql.py`` (its dialect's SQL builder, if it writes SQL of its own), ``server.py``
 (how its local server starts, if it has one), ``profile.py`` (its profile or counter reader,
-if it has one) and ``README.md`` (its docs). An adapter subclasses its nearest relative and
+if it has one), ``reader.py`` (notebook 06's CSV reader on this engine, if it has one: loaded by
+file in the scan's child process, so it imports only the engine's library) and ``README.md`` (its docs). An adapter subclasses its nearest relative and
 overrides only what differs (``YugabyteDB(Postgres)``, ``MariaDB(MySQL)``); a child's folder
 may import its parent's. Code shared by a family and by no one engine stays here: ``base.py``
 (the contract, ``Engine``, and ``EngineStyle``), ``registry.py`` (finding adapters),

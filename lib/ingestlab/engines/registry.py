@@ -10,6 +10,7 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from ingestlab.conninfo import PARAMETER, Connection, is_url
 from ingestlab.engines.base import Engine, EngineStyle
@@ -153,6 +154,25 @@ def versions(name: str) -> list[str]:
     ['postgres', 'postgres15']
     """
     return [name] + [n for n, c in classes().items() if c.VERSION_OF and c.VERSION_OF == name]
+
+
+def modules(stem: str) -> list[ModuleType]:
+    """Each registered engine folder's module ``stem`` (``profile``, ``reader``), once per folder, where it has one.
+
+    Examples
+    --------
+    >>> sorted(m.__name__ for m in modules("reader"))[0]
+    'ingestlab.engines.clickhouse.reader'
+    """
+    found = {}
+    for engine_cls in classes().values():
+        name = f"{engine_cls.__module__.rpartition('.')[0]}.{stem}"
+        try:
+            found[name] = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # the folder has the module, and something it imports is missing
+                raise
+    return list(found.values())
 
 
 def by_name(name: str, parameter: str = PARAMETER) -> type[Engine]:

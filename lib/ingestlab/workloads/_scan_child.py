@@ -1,32 +1,30 @@
 """One CSV-scan query by one reader, run as its own process: ``python -m ingestlab.workloads._scan_child SPEC``.
 
 The process imports only its reader's library, reads the spec (JSON: ``reader``, ``query``,
-``table_dir``, ``files``), times the query on the lab's clock (:func:`ingestlab.timing.timed` around the
+``table_dir``, ``files``; for an engine's reader also ``module``, the path of its folder's
+``reader.py``, loaded by file so that the adapter is not imported, with ``sql`` and ``columns``),
+times the query on the lab's clock (:func:`ingestlab.timing.timed` around the
 query and the fetch of its answer) and prints one JSON line: ``seconds``, ``cpu_s`` (this
 process's user + system CPU over the query, all threads), ``baseline_rss_mb`` (its RSS just
-before the query: interpreter and library), ``answer`` and, for PostgreSQL, the server
-backend's ``server_peak_rss_mb`` (``VmHWM``) and ``server_cpu_s``, and its own ``peak_rss_mb`` (``VmHWM`` after the query).
+before the query: interpreter and library), ``answer`` and, for a reader whose query runs in a server, the
+server backend's ``server_peak_rss_mb`` (``VmHWM``) and ``server_cpu_s``, and its own ``peak_rss_mb`` (``VmHWM`` after the query).
 """
-
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import math
 import os
 import re
 import resource
 import sys
+from types import ModuleType
 
 from ingestlab import timing
 
 NAMES = ["id", "user_id", "name", "tags", "note", "score"]
 _DT = re.compile(r"dt=([^/]+)/")
-_SQL = {
-    "full_scan_order_by_limit_1": "SELECT * FROM t ORDER BY 1 LIMIT 1",
-    "limit_1": "SELECT * FROM t LIMIT 1",
-    "count_star": "SELECT COUNT(*) FROM t",
-}
 
 
 def _text(value):
@@ -50,34 +48,6 @@ def _part(path: str) -> str:
 
 
 # -- readers: each returns a callable that runs the query and returns its answer -------------------
-def _duckdb(spec):
-    import duckdb
-
-    con = duckdb.connect()
-    cols = ", ".join(f"'{n}': '{'BIGINT' if n in ('id', 'user_id', 'score') else 'VARCHAR'}'" for n in NAMES)
-    con.execute(f"""CREATE VIEW t AS SELECT * FROM read_csv('{spec["table_dir"]}/*/*.txt', delim='\x01', quote='',
-                escape='', header=false, nullstr='\\N', auto_detect=false, hive_partitioning=true,
-                hive_types={{'dt': 'VARCHAR'}}, columns={{{cols}}})""")
-    sql = _SQL[spec["query"]]
-    return duckdb.__version__, lambda: con.execute(sql).fetchall()
-
-
-def _chdb(spec):
-    import chdb
-
-    # optimize_count_from_files=0: chDB 4.4's row counter for CSV files treats '"' as a quote even
-    # with double quotes off, and counts 3 978 rows of a table of 8 000 (tests/workloads/test_csv_scan.py)
-    structure = "id Int64, user_id Int64, name Nullable(String), tags Nullable(String), note Nullable(String), score Int64"
-    src = f"file('{spec['table_dir']}/*/*.txt', 'CSV', '{structure}')"
-    select = {"count_star": "COUNT(*)"}.get(spec["query"], "*, dt")
-    sql = (_SQL[spec["query"]].replace("SELECT *", f"SELECT {select}").replace("SELECT COUNT(*)", f"SELECT {select}")
-           .replace("FROM t", f"FROM {src}")
-           + " SETTINGS format_csv_delimiter='\\x01', format_csv_allow_double_quotes=0,"
-             " format_csv_allow_single_quotes=0, input_format_csv_empty_as_default=0, use_hive_partitioning=1,"
-             " optimize_count_from_files=0")
-    return chdb.__version__, lambda: json.loads(chdb.query(sql, "JSONCompact").bytes())["data"]
-
-
 def _polars(spec):
     import polars as pl
 
@@ -186,30 +156,16 @@ def _pandas(spec, parser: str):
     return pd.__version__, run
 
 
-def _postgres(spec, state):
-    from ingestlab.engines import registry
-
-    e = registry.get("postgres")
-    e.start()
-    state["engine"] = e
-    e.execute("CREATE EXTENSION IF NOT EXISTS file_fdw")
-    e.execute("CREATE SERVER IF NOT EXISTS csv FOREIGN DATA WRAPPER file_fdw")
-    cols = ", ".join(f"{n} {'bigint' if n in ('id', 'user_id', 'score') else 'text'}" for n in NAMES)
-    parts = []
-    for i, f in enumerate(spec["files"]):
-        e.execute(f"CREATE FOREIGN TABLE f{i} ({cols}) SERVER csv OPTIONS (filename %s, format 'csv', "
-                  f"delimiter E'\\x01', quote E'\\x03', null '\\N')", [f])
-        parts.append(f"SELECT *, %s::text AS dt FROM f{i}")
-    e.execute("CREATE VIEW t AS " + " UNION ALL ".join(parts).replace("%s", "'{}'").format(
-        *[_part(f) for f in spec["files"]]))
-    version = e.execute("SHOW server_version")[0][0]
-    state["backend"] = e.execute("SELECT pg_backend_pid()")[0][0]
-    sql = _SQL[spec["query"]]
-    return version, lambda: e.execute(sql)
+def _engine_reader(path: str) -> ModuleType:
+    """An engine folder's ``reader.py``, loaded by its path: importing its package would import the adapter."""
+    spec = importlib.util.spec_from_file_location("_ingestlab_engine_reader", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _backend(pid: int) -> tuple[float, float]:
-    """(peak RSS MB as VmHWM, CPU seconds) of a PostgreSQL backend, read from /proc."""
+    """(peak RSS MB as VmHWM, CPU seconds) of the server backend that runs the query, read from /proc."""
     status = open(f"/proc/{pid}/status").read()
     hwm = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -230,12 +186,12 @@ def main(spec: dict) -> dict:
     state: dict = {}
     reader = spec["reader"]
     try:
-        if reader == "postgres":
-            version, run = _postgres(spec, state)
+        if "module" in spec:
+            version, run = _engine_reader(spec["module"]).scan(spec, state)
         elif reader.startswith("pandas_"):
             version, run = _pandas(spec, reader.removeprefix("pandas_"))
         else:
-            version, run = {"duckdb": _duckdb, "chdb": _chdb, "polars": _polars, "pyarrow_stream": _pyarrow_stream,
+            version, run = {"polars": _polars, "pyarrow_stream": _pyarrow_stream,
                             "pyarrow_table": _pyarrow_table}[reader](spec)
         if spec.get("fail") == "exit":  # test hook: a child that dies mid-query
             os._exit(3)
@@ -257,8 +213,8 @@ def main(spec: dict) -> dict:
         out["answer"] = int(first[0]) if spec["query"] == "count_star" else _row(first)
         return out
     finally:
-        if "engine" in state:
-            state["engine"].close()
+        if "close" in state:
+            state["close"]()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,6 +20,7 @@ import pandas as pd
 import psutil
 
 from ingestlab import _paths, hivetext, progress, timing
+from ingestlab.engines import registry
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
@@ -26,17 +28,18 @@ from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_i
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "06_csv_scan"
 
-#: Reader name → what reads the files and how (its label, in the samples' ``engine`` column, in every table and figure).
-READERS: dict[str, str] = {
-    "duckdb": "DuckDB read_csv, hive partitioning",
-    "chdb": "chDB (ClickHouse) file() CSV, quotes off",
+#: The readers that are no engine: dataframe libraries, run in the child process, in the paper run's order.
+#: Each engine's readers are its folder's ``reader.py`` (:func:`all_readers`).
+DATAFRAME_READERS: dict[str, str] = {
     "polars": "polars scan_csv (lazy)",
     "pyarrow_stream": "pyarrow open_csv (streaming, batch by batch)",
     "pyarrow_table": "pyarrow read_csv (whole table)",
     "pandas_pyarrow": "pandas read_csv, pyarrow engine",
     "pandas_c": "pandas read_csv, C engine",
-    "postgres": "PostgreSQL file_fdw (a foreign table per file, UNION ALL)",
 }
+#: The dataframe readers' place among the engines' (their ``reader.py``'s ``ORDER``): engines that run in
+#: the child process come before them, engines whose query runs in a server after.
+DATAFRAME_ORDER = 10
 #: The study's three queries, by the names of ``data/published/starrocks_csv_scan_times.csv``.
 QUERIES: dict[str, str] = {
     "full_scan_order_by_limit_1": "SELECT * FROM t ORDER BY 1 LIMIT 1",
@@ -44,11 +47,12 @@ QUERIES: dict[str, str] = {
     "count_star": "SELECT COUNT(*) FROM t",
 }
 CACHES = ("warm", "cold", "auto")
-#: Per SCALE: base rows before doubling, target sizes (MB), default readers, memory cap and time limit.
+#: Per SCALE: base rows before doubling, target sizes (MB), default readers (``first``: the first engine
+#: reader and the first dataframe reader; ``all``: every reader, in :func:`all_readers`' order), memory cap and time limit.
 SCALES: dict[str, dict[str, Any]] = {
-    "smoke": {"base_rows": 2000, "sizes": "0.75,1.5,3", "readers": "duckdb,polars", "rounds": 2,
+    "smoke": {"base_rows": 2000, "sizes": "0.75,1.5,3", "readers": "first", "rounds": 2,
               "memory_limit_mb": 4000, "timeout_s": 120},
-    "paper": {"base_rows": 14000, "sizes": "330,660,1300,5200", "readers": ",".join(READERS), "rounds": 3,
+    "paper": {"base_rows": 14000, "sizes": "330,660,1300,5200", "readers": "all", "rounds": 3,
               "memory_limit_mb": 12000, "timeout_s": 1800},
 }
 #: The study's table size (Trino's line: ``[11M rows, 5.09GB]``).
@@ -73,6 +77,48 @@ class Params(ParamsBase):
     data_dir: str
     memory_limit_mb: int
     timeout_s: int
+
+
+def _engine_readers() -> dict[str, ModuleType]:
+    """Each reader an engine provides (its folder's ``reader.py``), by reader name, in their ``ORDER``."""
+    modules = sorted(registry.modules("reader"), key=lambda m: m.ORDER)
+    return {name: module for module in modules for name in module.READERS}
+
+
+def all_readers() -> dict[str, str]:
+    """Every reader by name, with what reads the files and how (its label), in the paper run's order.
+
+    The name is the ``engine`` column of the samples; the label is shown in every table and figure.
+
+    Examples
+    --------
+    >>> list(all_readers())[0], list(all_readers())[-1]
+    ('duckdb', 'postgres')
+    """
+    engines = _engine_readers()
+    ahead = {n: m.READERS[n] for n, m in engines.items() if m.ORDER < DATAFRAME_ORDER}
+    behind = {n: m.READERS[n] for n, m in engines.items() if m.ORDER >= DATAFRAME_ORDER}
+    return {**ahead, **DATAFRAME_READERS, **behind}
+
+
+def _default_readers(scale: str) -> list[str]:
+    """A SCALE's readers: all of them, or the first engine reader and the first dataframe reader."""
+    if SCALES[scale]["readers"] == "all":
+        return list(all_readers())
+    return [next(iter(_engine_readers())), next(iter(DATAFRAME_READERS))]
+
+
+def scan_spec(table: hivetext.Table, reader: str, query: str) -> dict:
+    """What the child process needs to run ``query`` by ``reader`` over ``table`` (see :mod:`._scan_child`).
+
+    An engine's reader is handed the path of its ``reader.py``, which the child loads by file, the
+    query's SQL and the table's columns with their Hive types.
+    """
+    spec = {"reader": reader, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files]}
+    module = _engine_readers().get(reader)
+    if module is not None:
+        spec.update(module=module.__file__, sql=QUERIES[query], columns=dict(hivetext.COLUMNS))
+    return spec
 
 
 def can_drop_caches() -> bool:
@@ -103,7 +149,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
     """
     one_of("SCALE", scale, SCALES)
     d = SCALES[scale]
-    readers = subset("READERS", d["readers"] if readers is None else readers, list(READERS))
+    readers = subset("READERS", _default_readers(scale) if readers is None else readers, list(all_readers()))
     queries = subset("QUERIES", list(QUERIES) if queries is None else queries, list(QUERIES))
     repeats = positive_int("REPEATS", d["rounds"] if repeats is None else repeats)
     one_of("CACHE", cache, CACHES)
@@ -322,9 +368,9 @@ def _scan_round(params: Params, table: hivetext.Table, size: dict, reader: str, 
     """One run of ``query`` by ``reader`` in its own process, appended to ``run``; a wrong answer raises after."""
     if size["cache"] == "cold":
         drop_caches()
-    spec = {"reader": reader, "query": query, "table_dir": str(table.path), "files": [str(f) for f in table.files]}
-    res = run_child(spec, memory_limit_mb=params.memory_limit_mb, timeout_s=params.timeout_s)
-    if res["status"] != "ok" and reader == "postgres":
+    res = run_child(scan_spec(table, reader, query), memory_limit_mb=params.memory_limit_mb, timeout_s=params.timeout_s)
+    engine_reader = _engine_readers().get(reader)
+    if res["status"] != "ok" and engine_reader is not None and engine_reader.SERVER:
         from ingestlab.servers import reap
 
         reap()  # the server a killed child left behind

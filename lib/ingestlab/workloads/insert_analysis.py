@@ -23,6 +23,8 @@ def fit(samples: pd.DataFrame) -> pd.DataFrame:
 
 #: The scenario notebook 01 holds out and predicts from the others (its statement count lies between theirs).
 HELD_OUT = "batch_100"
+#: Published table of the study's scenarios (its ``lab_engine``: the engine whose style draws its rows).
+PUBLISHED = "starrocks_insert_scenarios"
 #: The anatomy figure's row names wrap at this many characters (the bars keep the page's width).
 ANATOMY_ROW_CHARS = 32
 
@@ -84,7 +86,7 @@ def published_fits() -> pd.DataFrame:
     """The study's StarRocks overhead fits (per deployment and version) from ``data/published``."""
     from ingestlab import published
 
-    table = published.load("starrocks_insert_scenarios")
+    table = published.load(PUBLISHED)
     return models.fit_overhead(table[table["scenario"].isin(FIT_SCENARIOS)],
                                by=["engine", "deployment", "version"])
 
@@ -130,7 +132,7 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
                           "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits",
                           "compared": "commit_extra_ms", "engine": diff["engine"], "variant": diff["first"],
                           "series": series})
-    study = published.load("starrocks_insert_scenarios")
+    study = published.load(PUBLISHED)
     study = study[(study["deployment"] == "shared-data") & (study["version"].astype(str) == str(sd["version"]))]
     study_speedup = (study.loc[study["scenario"] == "single_row", "total_s"].iloc[0]
                      / study.loc[study["scenario"] == "batch_1000", "total_s"].iloc[0])
@@ -176,8 +178,9 @@ def plot_live_vs_published(comparison: pd.DataFrame):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ingestlab import figures, labels, plots
+    from ingestlab import figures, labels, plots, published
 
+    (study_engine,) = published.lab_engines(PUBLISHED).values()
     shown = comparison[comparison["live"].notna() & comparison["published"].notna()]
     kinds = [k for k in COMPARED if k in set(shown.get("compared", pd.Series(dtype=object)))]
     if not kinds:
@@ -186,7 +189,7 @@ def plot_live_vs_published(comparison: pd.DataFrame):
     for kind in kinds:
         part = shown[shown["compared"] == kind]
         seeds = part.drop_duplicates("reference")[["reference", "published"]].rename(
-            columns={"reference": "row", "published": "value"}).assign(engine="starrocks", low=np.nan, high=np.nan)
+            columns={"reference": "row", "published": "value"}).assign(engine=study_engine, low=np.nan, high=np.nan)
         seeds["row"] = seeds["row"] + " (seed)"
         lives = part.drop_duplicates("series").sort_values(["engine", "variant"], key=_in_lab_order)[
             ["series", "engine", "live", "live_ci_low", "live_ci_high"]].rename(
@@ -204,7 +207,7 @@ def plot_live_vs_published(comparison: pd.DataFrame):
                 err = [[max(r.value - r.low, 0)], [max(r.high - r.value, 0)]]
             ax.errorbar([r.value], [i], xerr=err, fmt=marker, color=colour, ecolor=colour, ms=5, capsize=2, lw=0.9,
                         label=labels.label(r.engine))
-            if r.engine == "starrocks":
+            if r.engine == study_engine:
                 ax.axvline(r.value, color="0.45", lw=0.8, ls=":", zorder=0)
         values = pd.concat([table["value"], table["low"], table["high"]]).dropna()
         plots.set_scale(ax, "x", bool((values > 0).all()) and plots.spans_decades(values), values)

@@ -70,6 +70,8 @@ def fit(loads: pd.DataFrame) -> pd.DataFrame:
 
 #: The rows per INSERT notebook 05 holds out of the INSERT path and predicts from the rest (the study's batch).
 HELD_OUT_BATCH_ROWS = 1000
+#: Published table of the study's DocDB counts (its ``lab_engine``: the engine whose live runs it is set beside).
+PUBLISHED = "yugabytedb_docdb_rows_inserted"
 #: The columns of :func:`prediction`.
 PREDICTION_COLUMNS = ["system", "setting", "path", "load", "statements", "predicted_s", "pi_low_s", "pi_high_s",
                       "observed_median_s", "runs", "runs_inside", "inside"]
@@ -146,9 +148,10 @@ def live_vs_published(loads: pd.DataFrame) -> pd.DataFrame:
     """
     from ingestlab import published
 
-    docdb = published.load("yugabytedb_docdb_rows_inserted").set_index("scenario")
+    docdb = published.load(PUBLISHED).set_index("scenario")
     per_row = docdb["docdb_inserted_rows"] / docdb["rows"]
-    yb = loads[~loads["warmup"] & (loads["engine"].astype(str).str.startswith("yugabytedb"))]
+    (study_engine,) = published.lab_engines(PUBLISHED).values()
+    yb = loads[~loads["warmup"] & (loads["engine"].astype(str).str.startswith(study_engine))]
     speed = yb.groupby("setting")["rows_per_s"].median()
     live = math.nan
     label = "not measured: no YugabyteDB target in this run"

@@ -13,9 +13,8 @@ from ingestlab import cgroups, findings, intervals, models
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 from ingestlab.workloads.upsert import OPERATIONS
 
-#: Published table of the study's batch statistics, and how its engines pair with live ones.
+#: Published table of the study's batch statistics (its ``lab_engine`` column pairs its engines with live ones).
 PUBLISHED = "arangodb_upsert_batch_times"
-PUBLISHED_PAIRS = {"rocksdb": "ArangoDB", "postgres": "PostgreSQL"}
 PUBLISHED_OPERATIONS = {"insert_new_keys": "insert", "upsert_existing_keys": "overwrite"}
 #: Columns of the study's statistics table, in its order.
 STATISTICS = ("min", "median", "mean", "p90", "p99", "max")
@@ -255,10 +254,13 @@ def live_vs_published(ratio_table: pd.DataFrame, stats: pd.DataFrame) -> pd.Data
     pandas.DataFrame
         See :func:`ingestlab.models.compare_with_published`; ``quantity`` names the number.
     """
+    from ingestlab import published
+
+    pairs = {lab: study for study, lab in published.lab_engines(PUBLISHED).items()}
     pub_stats = published_statistics()
     pub_rows, live_rows = [], []
     for _, r in ratio_table[ratio_table["operation"] == "overwrite"].iterrows():
-        label = PUBLISHED_PAIRS.get(r["engine"])
+        label = pairs.get(r["engine"])
         q = f"overwrite/insert {r['statistic']}: {r['engine']} [{r['disk_profile']}]"
         if label is not None:
             p = pub_stats[pub_stats["engine"].str.startswith(label + " ")].set_index("operation")
@@ -268,7 +270,7 @@ def live_vs_published(ratio_table: pd.DataFrame, stats: pd.DataFrame) -> pd.Data
         live_rows.append({"quantity": q, "live": r["ratio"], "live_ci_low": r["ci_low"], "live_ci_high": r["ci_high"],
                           "live_label": "bootstrap 95 % CI"})
     for _, s in stats.iterrows():
-        label = PUBLISHED_PAIRS.get(s["engine"])
+        label = pairs.get(s["engine"])
         if label is None or s["operation"] not in ("insert", "overwrite"):
             continue
         p = pub_stats[pub_stats["engine"].str.startswith(label + " ")].set_index("operation")

@@ -1,4 +1,4 @@
-"""Parse MariaDB/MySQL statement stages: ``SHOW PROFILE`` and performance_schema stage events."""
+"""Parse MySQL's and MariaDB's statement stages: ``SHOW PROFILE`` and performance_schema stage events."""
 
 from __future__ import annotations
 
@@ -232,7 +232,8 @@ def parse(data: str | Iterable[Sequence[Any]], kind: str = KINDS[0]) -> Profile:
     by_stage = frame.groupby("stage", sort=False)["duration_ms"].sum()
     slowest = frame.loc[frame["duration_ms"].idxmax()]
     builder.summary.update(
-        engine="mysql" if kind == "mysql_stage_events" else "mariadb",
+        # each kind is named after the server whose output it first read
+        engine=kind.split("_", 1)[0],
         total_ms=float(frame["duration_ms"].sum()),
         stage_count=int(len(frame)),
         slowest_stage=str(slowest["stage"]),
