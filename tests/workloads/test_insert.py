@@ -45,7 +45,7 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
     real = PostgresProfiledStatement.anatomy
 
     def counted(self, *args, **kwargs):
-        passes.append(self.engine.count_rows(insert.TABLE))
+        passes.append(self.engine.tables.count_rows(insert.TABLE))
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(PostgresProfiledStatement, "anatomy", counted)

@@ -98,7 +98,7 @@ def test_a_round_runs_batches_per_batch_size_and_bulk_per_statement_count_each_w
 @pytest.mark.parametrize("cls", [Postgres, YugabyteDB, MariaDB, MySQL])
 def test_generated_rows_sql_parses_in_the_engines_dialect(cls):
     sql = cls.__new__(cls).sql.generate_rows_sql("demo", million.COLUMN_NAMES, 1_000_000)
-    tree = parse_sql(sql, cls.SQLGLOT_DIALECT)
+    tree = parse_sql(sql, cls.WIRE.sqlglot_dialect)
     assert tree.key == "insert"
     assert "demo" in table_names(tree)
     assert "1000000" in sql

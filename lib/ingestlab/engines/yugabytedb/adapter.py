@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -121,11 +122,10 @@ class YugabyteDB(Postgres):
     """
 
     NAME = "yugabytedb"
-    URL_SCHEMES = ("yugabytedb",)
+    WIRE = dataclasses.replace(Postgres.WIRE, schemes=("yugabytedb",), default_port=5433)
     STYLE = EngineStyle(title="YugabyteDB", colour="#0072B2", marker="D")
-    DEFAULT_PORT = 5433
     HAS_LOCAL_SERVER = False
-    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
+    _INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
         "upsert": YugabyteDBUpsert, "profiled_statement": YugabyteDBProfiledStatement,
@@ -167,7 +167,7 @@ class YugabyteDB(Postgres):
                 pass
         super().close()
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Fresh statistics (``ANALYZE``). DocDB's flushes and compactions run in the tablet servers and
         cannot be awaited from YSQL; ``CHECKPOINT`` and autovacuum do not apply."""
         self.execute(f"ANALYZE {self.sql.quote(table)}")
