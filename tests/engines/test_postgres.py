@@ -149,7 +149,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert eng.execute("SELECT 1") == [(1,)]  # the connection is usable after the error
 
     def test_bulk_load_streams_a_chunk_larger_than_its_pieces(self, eng):
-        from ingestlab.engines.postgres.adapter import COPY_PIECE_ROWS
+        from ingestlab.engines.postgres.capabilities import COPY_PIECE_ROWS
 
         n = COPY_PIECE_ROWS * 2 + 7
         rows = [(i, f"r{i}", i / 4, None) for i in range(n)]

@@ -9,7 +9,8 @@ from typing import Any, Callable, ClassVar, Sequence
 from ingestlab import anatomy
 from ingestlab.engines.base import EngineStyle
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit, LoadSetting
-from ingestlab.engines.postgres.adapter import Postgres, PostgresLoadSettings, PostgresProfiledStatement, PostgresUpsert
+from ingestlab.engines.postgres.adapter import Postgres
+from ingestlab.engines.postgres.capabilities import PostgresLoadSettings, PostgresProfiledStatement, PostgresUpsert
 
 #: Session settings of the study's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
