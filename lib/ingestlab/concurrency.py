@@ -146,7 +146,7 @@ class ClientRun:
     Parameters
     ----------
     engine : Engine
-        A started engine; its ``connect_kwargs()`` and ``client_settings()`` go to the clients.
+        A started engine; its ``connect_kwargs()`` and ``_client_settings()`` go to the clients.
     table : str
         The table the clients write.
     columns : sequence of str

@@ -183,15 +183,15 @@ class MemoryBudget(Capability):
 class TableModels(Capability):
     """The key models a table can be created with and the hash partitions (buckets) it can be split into (notebook 02).
 
-    ``Engine.table_ddl`` checks a table's model and partitions here (:meth:`resolve_model`,
+    ``engine.tables.ddl`` checks a table's model and partitions here (:meth:`resolve_model`,
     :meth:`check_partitions`); an engine without the capability creates its one kind of table.
     """
 
     NAME = "table_models"
     MISSING = "no table models"
-    #: Table models ``Engine.table_ddl`` writes: name → what it is, in words.
+    #: Table models ``engine.tables.ddl`` writes: name → what it is, in words.
     MODELS: ClassVar[dict[str, str]] = {}
-    #: The model of a table without a key, and of one with a key (``Engine.table_ddl``'s defaults).
+    #: The model of a table without a key, and of one with a key (``engine.tables.ddl``'s defaults).
     DEFAULT_MODEL: ClassVar[str | None] = None
     #: The model of a table with a key.
     KEYED_MODEL: ClassVar[str | None] = None

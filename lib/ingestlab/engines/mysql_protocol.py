@@ -21,7 +21,7 @@ class MySQLProtocol(Engine):
     What the family shares, and nothing of InnoDB's (that is :class:`~ingestlab.engines.mysql.MySQL`'s):
     the connection (autocommit, ``utf8mb4``, ``local_infile`` on), the drivers, one
     statement sent the way ``mariadb-slap`` sends it (:meth:`statement_call`,
-    :meth:`native_sender`, :meth:`open_sender`), session variables (``SET SESSION``),
+    :meth:`_native_sender`, :meth:`_open_sender`), session variables (``SET SESSION``),
     the version and the settings read back. :class:`~ingestlab.engines.mysql.MySQL` (and
     MariaDB) and :class:`~ingestlab.engines.starrocks.StarRocks` (and Doris) extend it
     separately, so neither inherits the other's steps.
@@ -32,7 +32,7 @@ class MySQLProtocol(Engine):
     ``mariadb+pymysql://``…) selects PyMySQL, whose protocol is pure Python (tens of µs more
     per statement). Where mysqlclient is not installed (it builds from source: a compiler and
     the MariaDB/MySQL client headers), the lab falls back to PyMySQL, warns once and records
-    it (:attr:`driver_note`, the ``driver`` of every sample and of the metadata).
+    it (:attr:`driver`, the ``driver`` of every sample and of the metadata).
     """
 
     WIRE = Wire(default_port=3306, drivername="mysql+mysqldb", sqlglot_dialect="mysql",
@@ -71,7 +71,7 @@ class MySQLProtocol(Engine):
         What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and,
         only when the reply announces a result set (``mysql_field_count``), read it
         (``mysql_store_result``), without the cursor's bookkeeping in Python. With mysqlclient
-        it is a :class:`~ingestlab.timing.NativeCall` on those C functions (:meth:`native_sender`),
+        it is a :class:`~ingestlab.timing.NativeCall` on those C functions (:meth:`_native_sender`),
         timed by the lab's C loop (without the C half, mysqlclient's own C ``query`` from
         Python); PyMySQL's ``Connection.query`` sends and reads in one call.
         """

@@ -173,7 +173,7 @@ def by_name(name: str, parameter: str = PARAMETER) -> type[Engine]:
 
 
 def by_scheme(scheme: str) -> type[Engine] | None:
-    """The adapter class whose ``URL_SCHEMES`` holds ``scheme``, or None.
+    """The adapter class whose ``WIRE.schemes`` holds ``scheme``, or None.
 
     Examples
     --------

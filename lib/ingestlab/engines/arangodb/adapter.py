@@ -193,9 +193,9 @@ class ArangoDB(Engine):
       release (the seed's blind write was a patch it calls unsafe: document counts and
       revisions go wrong), so :meth:`start` leaves it out of the upsert operations unless
       the server is at least :attr:`BLIND_WRITE_SINCE`, and ``prepare_write`` refuses it.
-    * **State.** :meth:`count_rows` (``GET /_api/collection/{name}/count``),
-      :meth:`data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
-      estimates), :meth:`settle` (``PUT …/compact``, then waits until RocksDB reports no
+    * **State.** :meth:`_count_rows` (``GET /_api/collection/{name}/count``),
+      :meth:`_data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
+      estimates), :meth:`_settle` (``PUT …/compact``, then waits until RocksDB reports no
       flush or compaction pending or running), :class:`ArangoDBIOCounters` (``GET
       /_admin/metrics/v2``: block cache misses and hits, bytes read; needs the server
       option ``--rocksdb.enable-statistics true``, else NaN).
@@ -241,7 +241,7 @@ class ArangoDB(Engine):
         "server_insert_s": "arangodb_document_insert_time_sum",
         "server_replace_s": "arangodb_document_replace_time_sum",
     }
-    #: Series that must all be 0 for :meth:`settle` to return.
+    #: Series that must all be 0 for :meth:`_settle` to return.
     BACKGROUND_WORK: ClassVar[tuple[str, ...]] = (
         "rocksdb_num_running_compactions", "rocksdb_num_running_flushes", "rocksdb_compaction_pending",
         "rocksdb_mem_table_flush_pending")

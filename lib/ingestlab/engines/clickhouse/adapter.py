@@ -137,21 +137,21 @@ class ClickHouse(Engine):
     Values are written into the statement text as literals, by chDB's DB-API escaping
     (:meth:`~ingestlab.engines.clickhouse.sql.ClickHouseSQL.literal`, ClickHouse's documented
     string-literal escaping: a quote and a backslash escaped), before the clock
-    (:meth:`render`), as ClickHouse's Python clients bind values client-side by default.
+    (:meth:`_render`), as ClickHouse's Python clients bind values client-side by default.
     chDB 4.4 also takes server-side parameters (``Session.query(sql, params=…)`` for
     ``{name:Type}`` placeholders), but not as the lab's writes need them: each placeholder
     needs its column's type, each value is text in ClickHouse's escaped (TSV) format (so an
     escaping function is needed anyway), and an ``INSERT … VALUES`` with placeholders leaves
     the streaming Values parser for its expression interpreter, which is slower (bench/README.md,
     "Measurements behind the code's rules"). Statements the adapter writes about
-    the table itself (:meth:`data_bytes`, :meth:`settle`) use the same literals.
+    the table itself (:meth:`_data_bytes`, :meth:`_settle`) use the same literals.
 
     The bulk path is ``INSERT … FORMAT ArrowStream`` through chDB's streaming inserter
     (``Session.send_insert``): the chunks are written as one Arrow IPC stream before the
     clock (``ClickHouseBulkLoad.prepare``). Settings are ClickHouse session settings: every
     connection opens a fresh session and sets them (``SET``); :meth:`settings` lists the
-    session settings and MergeTree settings marked changed. :meth:`settle` waits until no merge runs
-    on the table and its part count holds still; :meth:`data_bytes` is the ``bytes_on_disk``
+    session settings and MergeTree settings marked changed. :meth:`_settle` waits until no merge runs
+    on the table and its part count holds still; :meth:`_data_bytes` is the ``bytes_on_disk``
     of its active parts (``system.parts``).
     """
 

@@ -67,7 +67,7 @@ class Doris(StarRocks):
     commits its group every ``group_commit_interval_ms`` (table property, 10 000 ms by
     default): in ``sync_mode`` each statement waits for that commit, in ``async_mode`` it
     returns once its data is in the write-ahead log and becomes visible at the commit, so
-    :meth:`count_rows` waits one interval first.
+    :meth:`_count_rows` waits one interval first.
     """
 
     NAME = "doris"

@@ -142,15 +142,15 @@ class DuckDB(Engine):
     in autocommit (every statement its own transaction, its commit, with the write-ahead
     log's fsync, inside its time). Values travel as the driver's parameters (``?``), bound by
     DuckDB itself: :meth:`statement_call` hands them to ``execute`` with the statement. Where
-    a client sends text only (:meth:`open_sender`), :meth:`render` writes them as literals
+    a client sends text only (:meth:`_open_sender`), :meth:`_render` writes them as literals
     (:meth:`~ingestlab.engines.duckdb.sql.DuckDBSQL.literal`).
 
     Settings are DuckDB's configuration options (``fsync_mode``, ``threads``…), given when the
     file is opened: :meth:`apply_settings` closes it and opens it again with them;
     :meth:`settings` lists every option whose value differs from a fresh in-memory DuckDB's.
     The bulk path registers each ``pyarrow`` chunk and inserts from it (DuckDB scans Arrow
-    memory in place), all chunks in one transaction. :meth:`settle` is ``CHECKPOINT``: the WAL
-    is written into the file, after which :meth:`data_bytes` counts the file's blocks.
+    memory in place), all chunks in one transaction. :meth:`_settle` is ``CHECKPOINT``: the WAL
+    is written into the file, after which :meth:`_data_bytes` counts the file's blocks.
     """
 
     NAME = "duckdb"
@@ -243,7 +243,7 @@ class DuckDB(Engine):
         DuckDB reports the blocks of a table's column segments (``pragma_storage_info``) but not
         those of its ART indexes, so the table is what the file holds (``pragma_database_size``'s
         used blocks) less the other tables' segment blocks: its own columns, every index and the
-        catalog. Call after :meth:`settle`, when the WAL is in the file.
+        catalog. Call after :meth:`_settle`, when the WAL is in the file.
         """
         block_size, used = self.execute(
             "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = current_database()")[0]

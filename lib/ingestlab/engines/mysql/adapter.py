@@ -281,7 +281,7 @@ class MySQL(MySQLProtocol):
     ``engines.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
     (``engines.get("mariadb")`` is the family's local one). What is InnoDB's or the MySQL
     server's lives here: the bulk path ``LOAD DATA LOCAL INFILE``, the table models, the
-    upsert study, the memory budget, the InnoDB counters, :meth:`settle`, the commit
+    upsert study, the memory budget, the InnoDB counters, :meth:`_settle`, the commit
     counters, the stage anatomy and ``SET GLOBAL`` with its journal. StarRocks and Doris
     speak the same protocol but extend :class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`,
     not this class.
@@ -345,11 +345,11 @@ class MySQL(MySQLProtocol):
         return {"lock_wait_timeout": seconds, "innodb_lock_wait_timeout": seconds}
 
     def lock_wait_sql(self) -> str:
-        """The ``SET SESSION`` statement of :meth:`lock_wait_settings`."""
+        """The ``SET SESSION`` statement of :meth:`_lock_wait_settings`."""
         return "SET SESSION " + ", ".join(f"{name} = {int(value)}" for name, value in self._lock_wait_settings().items())
 
     def connect(self):
-        """A connection (as every MySQL-protocol engine's) whose lock waits are bounded (:meth:`lock_wait_settings`)."""
+        """A connection (as every MySQL-protocol engine's) whose lock waits are bounded (:meth:`_lock_wait_settings`)."""
         conn = super().connect()
         try:
             with conn.cursor() as cur:

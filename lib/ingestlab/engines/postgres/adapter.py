@@ -89,7 +89,7 @@ class Postgres(Engine):
         return {"lock_timeout": str(max(1, round(lock_wait_s() * 1000)))}
 
     def connect_kwargs(self) -> dict:
-        """The driver arguments, with :meth:`lock_wait_settings` added to libpq's ``options`` (``-c name=value``).
+        """The driver arguments, with :meth:`_lock_wait_settings` added to libpq's ``options`` (``-c name=value``).
 
         Every connection made from them -- the measuring one, psycopg's sender and pipeline
         connections, the concurrency driver's clients -- starts with its lock waits bounded.
@@ -121,7 +121,7 @@ class Postgres(Engine):
         The call ``pgbench -M simple`` makes per statement. psycopg2's ``cursor.execute`` would
         add its own work inside the clock (locking, wrapping the result, parsing its status:
         2–5 µs of client CPU per statement on the lab's machine); here the rendered text goes to
-        the libpq psycopg2 is linked with, on psycopg2's own connection (:meth:`native_sender`),
+        the libpq psycopg2 is linked with, on psycopg2's own connection (:meth:`_native_sender`),
         as a :class:`~ingestlab.timing.NativeCall` the lab's C loop times (without the C half,
         through :mod:`ctypes`, which releases the GIL for the call as psycopg2 does). Rows a
         statement returns are freed with its result. A statement the server refuses raises
@@ -140,7 +140,7 @@ class Postgres(Engine):
     def _native_sender(self) -> timing.NativeSender | None:
         """libpq's ``PQexec`` on the connection statements are timed on, from the libpq that opened it.
 
-        :meth:`open_sender`'s connection (psycopg's libpq) while it is open, else the measuring
+        :meth:`_open_sender`'s connection (psycopg's libpq) while it is open, else the measuring
         connection (psycopg2's, ``connection.pgconn_ptr``) in autocommit; None outside autocommit.
         """
         pgconn = getattr(self, "_sender_conn", None)

@@ -128,8 +128,8 @@ class RocksDB(Engine):
     """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
 
     Not SQL: there is one keyspace of bytes keys and bytes values. The contract's table steps
-    work on it (:meth:`reset_table` empties it, its ``bulk_load``, :meth:`count_rows`,
-    :meth:`data_bytes`, :meth:`settle`); :meth:`prepare_write` runs :meth:`insert`,
+    work on it (:meth:`_reset_table` empties it, its ``bulk_load``, :meth:`_count_rows`,
+    :meth:`_data_bytes`, :meth:`_settle`); :meth:`prepare_write` runs :meth:`insert`,
     :meth:`upsert` or :meth:`put`, each one ``WriteBatch`` (atomic, written to the WAL
     without fsync, as ArangoDB writes with ``waitForSync: false``). The SQL steps are
     switched off (:attr:`UNSUPPORTED`). Settings are the lab's option names of
@@ -263,7 +263,7 @@ class RocksDB(Engine):
         return n
 
     def _data_bytes(self, table: str) -> int:
-        """Bytes of the SST files (call after :meth:`settle` so that nothing waits in a memtable)."""
+        """Bytes of the SST files (call after :meth:`_settle` so that nothing waits in a memtable)."""
         return int(self.db.property_int_value("rocksdb.total-sst-files-size") or 0)
 
     def _settle(self, table: str, timeout_s: float = 600.0) -> None:

@@ -98,8 +98,8 @@ class StarRocks(MySQLProtocol):
     :class:`~ingestlab.engines.mysql.MySQL`: nothing of InnoDB's is inherited, so the steps
     it lacks are the contract's defaults, for these reasons: no memory budget (a cluster's
     memory is set in its BE configuration), no I/O counters (the FE's protocol has none of
-    InnoDB's kind), no :meth:`settle` (compaction runs on the backends and cannot be awaited
-    through the FE), no :meth:`data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
+    InnoDB's kind), no :meth:`_settle` (compaction runs on the backends and cannot be awaited
+    through the FE), no :meth:`_data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
     counters (the FE reports no log flushes), no row generator in the lab yet, and no
     ``native_load`` (its bulk path is Stream Load over HTTP, which its ``bulk_load`` is).
 
