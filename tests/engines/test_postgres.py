@@ -95,7 +95,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         anatomy must still report the statement the samples time, and the cost as the observer's.
         """
         from ingestlab import anatomy, timing
-        from ingestlab.engines.postgres import adapter as postgres
+        from ingestlab.engines.postgres import capabilities as postgres
 
         cols = [c for c, _ in STUDY_COLUMNS]
 

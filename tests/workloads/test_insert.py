@@ -39,7 +39,7 @@ def test_defaults_follow_the_scale():
 
 
 def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
-    from ingestlab.engines.postgres import PostgresProfiledStatement
+    from ingestlab.engines.postgres.capabilities import PostgresProfiledStatement
 
     passes = []  # the samples' rows in their table when each anatomy pass starts
     real = PostgresProfiledStatement.anatomy
@@ -78,7 +78,7 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
 
 def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_goes_on(tmp_path, monkeypatch):
     # the instrument's failure is injected (a history too short to hold the round is what raises it for real)
-    from ingestlab.engines.postgres import PostgresProfiledStatement
+    from ingestlab.engines.postgres.capabilities import PostgresProfiledStatement
     from ingestlab.errors import UnsupportedOperationError
 
     def lost(self, *args, **kwargs):

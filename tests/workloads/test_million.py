@@ -7,7 +7,8 @@ from ingestlab.engine_specs import parse_engines
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.mariadb import MariaDB
 from ingestlab.engines.mysql import MySQL
-from ingestlab.engines.postgres import Postgres, Postgres15, PostgresBulkLoad
+from ingestlab.engines.postgres import Postgres, Postgres15
+from ingestlab.engines.postgres.capabilities import PostgresBulkLoad
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run

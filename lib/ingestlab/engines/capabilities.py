@@ -170,7 +170,7 @@ class MemoryBudget(Capability):
 
         Examples
         --------
-        >>> from ingestlab.engines.postgres import PostgresMemoryBudget
+        >>> from ingestlab.engines.postgres.capabilities import PostgresMemoryBudget
         >>> PostgresMemoryBudget(None).cache_bytes(256 * 2**20, "cgroup") // 2**20
         64
         """
