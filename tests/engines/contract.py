@@ -299,7 +299,7 @@ class NativeLoopContract:
             pytest.skip("the package's C half is not built here")
         if eng._native_sender() is None:
             pytest.skip(f"{eng.NAME} measures through {eng.driver.name}: no C client library under it")
-        assert eng.driver.metadata()["timer"] == "c"  # recorded with every run's engine metadata
+        assert eng.metadata()["timer"] == "c"  # recorded with every run's engine metadata
         eng.tables.reset("c_loop", STUDY_COLUMNS)
         sql = eng.sql.insert_sql("c_loop", COLS, 1)
         rows = datagen.study_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop

@@ -102,7 +102,7 @@ def test_doris_unique_tables_are_merge_on_write_and_aggregate_parses_as_starrock
     (unique,) = doris.tables.ddl("t", datagen.wide_columns(4), model="unique", partitions=8)
     assert '"enable_unique_key_merge_on_write" = "true"' in unique
     (aggregate,) = doris.tables.ddl("t", datagen.wide_columns(4), model="aggregate", partitions=8)
-    assert table_names(parse_sql(aggregate, registry.classes()["starrocks"].SQLGLOT_DIALECT)) == ["t"]
+    assert table_names(parse_sql(aggregate, registry.classes()["starrocks"].WIRE.sqlglot_dialect)) == ["t"]
     (duplicate,) = registry.from_url(SR_URL).tables.ddl("t", datagen.wide_columns(4), model="unique")
     assert "merge_on_write" not in duplicate
 
@@ -207,8 +207,10 @@ class _Short:
 
     label = "short"
 
-    def count_rows(self, table):
-        return 9
+    class tables:  # noqa: N801 - stands in for ``engine.tables``
+        @staticmethod
+        def count_rows(table):
+            return 9
 
 
 def test_a_table_that_lost_a_row_raises():
