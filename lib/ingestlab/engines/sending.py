@@ -78,15 +78,7 @@ class Sending:
         statement — never the driver's ``executemany``, which PyMySQL rewrites into multi-row
         INSERTs. It returns the statements run.
         """
-        if isinstance(rows_per_statement, bool) or not isinstance(rows_per_statement, int) or rows_per_statement < 1:
-            raise ConfigError("BATCH_ROWS", rows_per_statement, "an integer ≥ 1")
-        statements = []
-        for i in range(0, len(rows), rows_per_statement):
-            chunk = rows[i:i + rows_per_statement]
-            sql = self._sql_cache.get(("insert", table, len(chunk)))
-            if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
-            statements.append((sql, [v for row in chunk for v in row] if rows_per_statement > 1 else list(chunk[0])))
+        statements = self._insert_statements(table, columns, rows, rows_per_statement)
         conn = self.conn
 
         def write() -> int:
@@ -113,3 +105,23 @@ class Sending:
         """The loop that times this engine's statements once it is started: ``c`` (over :meth:`_native_sender`) or ``python``."""
         native = timing.TIMER == "c" and self._conn is not None and self._native_sender() is not None
         return "c" if native and self.driver.name is not None else "python"
+
+    def _insert_statements(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                           rows_per_statement: int) -> list[tuple[str, list[Any]]]:
+        """``(INSERT … VALUES text, its parameters)`` of ``rows``, ``rows_per_statement`` a statement (texts cached).
+
+        Raises
+        ------
+        ConfigError
+            ``rows_per_statement`` is not an integer ≥ 1 (named ``BATCH_ROWS``, the notebooks' parameter).
+        """
+        if isinstance(rows_per_statement, bool) or not isinstance(rows_per_statement, int) or rows_per_statement < 1:
+            raise ConfigError("BATCH_ROWS", rows_per_statement, "an integer ≥ 1")
+        statements = []
+        for i in range(0, len(rows), rows_per_statement):
+            chunk = rows[i:i + rows_per_statement]
+            sql = self._sql_cache.get(("insert", table, len(chunk)))
+            if sql is None:
+                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
+            statements.append((sql, [v for row in chunk for v in row]))
+        return statements

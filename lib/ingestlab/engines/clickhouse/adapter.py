@@ -23,7 +23,7 @@ from ingestlab.engines.capabilities import (
     TableModels,
 )
 from ingestlab.engines.clickhouse.sql import ClickHouseSQL
-from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
+from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
@@ -262,15 +262,8 @@ class ClickHouse(Engine):
         if transaction:
             raise UnsupportedOperationError(f"{self.NAME}: no transaction of several statements: each INSERT "
                                             "commits its own part")
-        if isinstance(rows_per_statement, bool) or not isinstance(rows_per_statement, int) or rows_per_statement < 1:
-            raise ConfigError("BATCH_ROWS", rows_per_statement, "an integer ≥ 1")
-        texts = []
-        for i in range(0, len(rows), rows_per_statement):
-            chunk = rows[i:i + rows_per_statement]
-            sql = self._sql_cache.get(("insert", table, len(chunk)))
-            if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
-            texts.append(self._render(sql, [v for row in chunk for v in row]))
+        texts = [self._render(sql, params)
+                 for sql, params in self._insert_statements(table, columns, rows, rows_per_statement)]
         query = self.conn.query
 
         def write() -> int:
