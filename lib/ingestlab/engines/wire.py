@@ -1,4 +1,4 @@
-"""How an engine is reached: its URL schemes, port, drivers and dialect, declared once per adapter (``Engine.WIRE``)."""
+"""How an engine is reached (``Engine.WIRE``): schemes, port, drivers, dialect; and how long a lock may hold it."""
 
 from __future__ import annotations
 
