@@ -108,7 +108,7 @@ def flat(rows: list[tuple]) -> list[Any]:
 # -- the captures ------------------------------------------------------------------------------
 def batch_of_100(engine: Engine) -> Capture:
     """Notebook 01's ``batch_100``: one INSERT … VALUES of 100 rows into the study's table, no key."""
-    engine.reset_table(insert.TABLE, STUDY_COLUMNS)
+    engine.tables.reset(insert.TABLE, STUDY_COLUMNS)
     sql = engine.sql.insert_sql(insert.TABLE, STUDY_NAMES, 100)
     profile = run_profiled(engine, sql, flat(datagen.study_rows(100, seed=1)))
     return Capture("lab_insert_100_rows", f"notebook 01's batch_100: one INSERT … VALUES of 100 rows into "
@@ -120,7 +120,7 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
     """Notebook 02's columns sweep at its widest default level: one row into a table of ``n_columns`` columns."""
     columns = datagen.wide_columns(n_columns)
     names = [name for name, _ in columns]
-    engine.reset_table(sweeps.TABLE, columns, model="no_key")
+    engine.tables.reset(sweeps.TABLE, columns, model="no_key")
     sql = engine.sql.insert_sql(sweeps.TABLE, names, 1)
     profile = run_profiled(engine, sql, list(datagen.wide_rows(columns, 1, seed=2)[0]))
     return Capture(f"lab_single_row_insert_{n_columns}_columns",
@@ -132,7 +132,7 @@ def wide_single_row(engine: Engine, n_columns: int = 50) -> Capture:
 
 def keyed_single_row(engine: Engine, model: str) -> Capture:
     """Notebook 02's model sweep: one row into the study's table of ``model`` (ART indexes), after 1 000 rows."""
-    engine.reset_table(sweeps.TABLE, STUDY_COLUMNS, model=model)
+    engine.tables.reset(sweeps.TABLE, STUDY_COLUMNS, model=model)
     engine.capability("bulk_load").load(sweeps.TABLE, STUDY_NAMES, [datagen.rows_table(STUDY_NAMES, datagen.study_rows(1000, seed=3))])
     sql = engine.sql.insert_sql(sweeps.TABLE, STUDY_NAMES, 1)
     profile = run_profiled(engine, sql, list(datagen.study_rows(1, start_id=1000, seed=4)[0]))
@@ -147,7 +147,7 @@ def keyed_single_row(engine: Engine, model: str) -> Capture:
 
 def upsert_existing(engine: Engine, n: int = 100) -> Capture:
     """The lab's upsert: ``upsert_sql`` of ``n`` rows whose keys are all in the table (every row updates)."""
-    engine.reset_table(upsert.TABLE, upsert.COLUMNS, key=(upsert.KEY,))
+    engine.tables.reset(upsert.TABLE, upsert.COLUMNS, key=(upsert.KEY,))
     rng = np.random.default_rng(5)
     keys = np.arange(0, 2 * n, 2, dtype=np.int64)  # notebook 03's keys are even
     engine.capability("bulk_load").load(upsert.TABLE, upsert.COLUMN_NAMES, [datagen.document_table(keys, datagen.documents(n, rng))])
@@ -165,7 +165,7 @@ def upsert_existing(engine: Engine, n: int = 100) -> Capture:
 
 def generate_rows(engine: Engine) -> Capture:
     """Notebook 05's ``generate``: one INSERT … SELECT over DuckDB's ``range`` into the keyed ``demo``."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
+    engine.tables.reset(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     sql = engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS)
     profile = run_profiled(engine, sql)
     return Capture(f"lab_generate_{MILLION_ROWS}_rows",
@@ -176,7 +176,7 @@ def generate_rows(engine: Engine) -> Capture:
 
 def add_primary_key(engine: Engine) -> Capture:
     """Notebook 05's ``key_after_load`` setting: ``ALTER TABLE demo ADD PRIMARY KEY (id)`` after the rows."""
-    engine.reset_table(million.TABLE, million.COLUMNS, model="no_key")
+    engine.tables.reset(million.TABLE, million.COLUMNS, model="no_key")
     engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
     sql = engine.sql.add_primary_key_sql(million.TABLE, million.KEY)
     profile = run_profiled(engine, sql)
@@ -209,7 +209,7 @@ class _KeepInsertProfiles:
 
 def bulk_arrow_scan(engine: Engine) -> Capture:
     """Notebooks 01 and 05's ``bulk``: ``bulk_load``'s INSERT … SELECT from a registered Arrow chunk."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
+    engine.tables.reset(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     data = million.Data.make(MILLION_ROWS, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     data.remove()  # the bulk path reads the Arrow chunks, not the CSV
     conn = engine.conn
@@ -231,7 +231,7 @@ def bulk_arrow_scan(engine: Engine) -> Capture:
 
 def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
     """Notebook 05's ``batches``: an INSERT of ``n`` rows whose commit finds the WAL over its threshold."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
+    engine.tables.reset(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     rows = million.Data.make(n, str(_paths.lab_dir() / "capture-duckdb-profiles.csv"))
     rows.remove()
     sql = engine.sql.insert_sql(million.TABLE, million.COLUMN_NAMES, n)
@@ -250,10 +250,10 @@ def checkpointing_batch(engine: Engine, n: int = 100) -> Capture:
 
 def checkpoint(engine: Engine) -> Capture:
     """``Engine.settle``: the ``CHECKPOINT`` every notebook runs on DuckDB before it reads a table's bytes."""
-    engine.reset_table(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
+    engine.tables.reset(million.TABLE, million.COLUMNS, key=million.KEY)  # a key: the keyed model
     engine.execute(engine.sql.generate_rows_sql(million.TABLE, million.COLUMN_NAMES, MILLION_ROWS))
     with profiling(engine.conn):
-        engine.settle(million.TABLE)
+        engine.tables.settle(million.TABLE)
         profile = profile_of(engine.conn, "CHECKPOINT")
     return Capture("lab_checkpoint",
                    f"Engine.settle's CHECKPOINT (notebooks 01, 02 and 05 settle a table so), after {MILLION_ROWS} "

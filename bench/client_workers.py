@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.rounds):  # the order alternates: no path always follows another
             for path in ("processes", "threads", "mariadb-slap") if i % 2 == 0 else ("mariadb-slap", "threads",
                                                                                     "processes"):
-                engine.reset_table(TABLE, STUDY_COLUMNS)
+                engine.tables.reset(TABLE, STUDY_COLUMNS)
                 if path in ("processes", "threads"):
                     rate = lab_round(engine, args.clients, SECONDS, workers=path)["statements_per_s"]
                 else:

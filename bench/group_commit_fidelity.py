@@ -112,7 +112,7 @@ def _slap(engine: Engine, clients: int, n: int, path: Path) -> tuple[float, int,
     from ingestlab.engines.mariadb.server import find_binary
 
     kw = engine.server.connect_kwargs()
-    before, cpu0 = engine.count_rows(TABLE), _child_cpu_ns()
+    before, cpu0 = engine.tables.count_rows(TABLE), _child_cpu_ns()
     out = subprocess.run([str(find_binary("mariadb-slap")), "--no-defaults", f"--socket={kw['unix_socket']}",
                           f"--user={kw['user']}", f"--create-schema={kw['database']}", "--no-drop",
                           f"--init-command=SET NAMES {engine.CHARSET}", f"--query={path}", "--delimiter=;",
@@ -121,7 +121,7 @@ def _slap(engine: Engine, clients: int, n: int, path: Path) -> tuple[float, int,
                          env={**os.environ, "MYSQL_PWD": kw.get("password") or ""}).stdout
     cpu = _child_cpu_ns() - cpu0
     seconds = float(re.search(r"Average number of seconds to run all queries: ([0-9.]+) seconds", out).group(1))
-    return seconds, engine.count_rows(TABLE) - before, cpu
+    return seconds, engine.tables.count_rows(TABLE) - before, cpu
 
 
 def slap_round(engine: Engine, clients: int, seconds: float, expected_rate: float) -> dict:
@@ -157,7 +157,7 @@ def bench(name: str, clients_list: list[int], seconds: float, rounds: int, run: 
                 rows = []
                 for i in range(rounds):
                     for path in (("lab", "reference") if i % 2 == 0 else ("reference", "lab")):
-                        engine.reset_table(TABLE, STUDY_COLUMNS)
+                        engine.tables.reset(TABLE, STUDY_COLUMNS)
                         cpu0 = server_cpu.usage_ns()
                         if path == "lab":
                             r = lab_round(engine, clients, seconds)

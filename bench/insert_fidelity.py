@@ -7,7 +7,7 @@ for PostgreSQL, ``mariadb-slap`` for MariaDB), alternating rounds so that drift 
 alike. Like is compared with like:
 
 * **Same statement text and protocol.** The lab's driver renders each statement on the
-  client (``Engine.render``) and sends it as one simple-protocol query; the references send
+  client (``Engine._render``) and sends it as one simple-protocol query; the references send
   exactly that text: pgbench (``-M simple``) a script made from the lab's rendered statement
   with the id replaced by ``:id`` (drawn from the same range), mariadb-slap a file of the
   lab's rendered statements, one per query, in the lab's connection character set.
@@ -92,15 +92,15 @@ def lab_round(engine: Engine, rows: list[tuple], *, warmup: bool = False) -> pd.
     sql = engine.sql.insert_sql(TABLE, COLS, 1)
     calls = [engine.statement_call(sql, row) for row in rows]
     n = len(rows)
-    return time_calls(calls, rows=[1] * n, bytes_=[len(text(engine.render(sql, r))) for r in rows],
-                      warmup=n if warmup else 0, driver=engine.driver)
+    return time_calls(calls, rows=[1] * n, bytes_=[len(text(engine._render(sql, r))) for r in rows],
+                      warmup=n if warmup else 0, driver=engine.driver.name)
 
 
 def pgbench_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame:
     """``pgbench -n -M simple -c 1 -t n -l`` on the lab's statement; every transaction's latency."""
     from ingestlab.engines.postgres.server import bin_dir
 
-    statement = text(engine.render(engine.sql.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
+    statement = text(engine._render(engine.sql.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
     script = (f"\\set id random({ID_RANGE[0]}, {ID_RANGE[1]})\n"
               + statement.replace(str(_ID_MARK), ":id", 1) + ";\n")
     kw = engine.server.connect_kwargs()
@@ -136,7 +136,7 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
     from ingestlab.engines.mariadb.server import find_binary
 
     sql = engine.sql.insert_sql(TABLE, COLS, 1)
-    statements = [text(engine.render(sql, row)) for row in rows_for(n, rng)]
+    statements = [text(engine._render(sql, row)) for row in rows_for(n, rng)]
     kw = engine.server.connect_kwargs()
     with tempfile.TemporaryDirectory(prefix="ingestlab-slap-") as folder:
         path = Path(folder) / "insert.sql"
@@ -190,7 +190,7 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
         run.record_engine(engine, bench="insert_fidelity", loadavg_before=load_before)
         engine.execute(engine.sql.drop_table_sql(TABLE))
         engine.execute(engine.sql.create_table_sql(TABLE, STUDY_COLUMNS))
-        labels = {"engine": name, "driver": engine.driver}
+        labels = {"engine": name, "driver": engine.driver.name}
         # warm-up of both paths: kept in the results, flagged, left out of the ratios
         frames["results"].append(lab_round(engine, rows_for(200, rng), warmup=True).assign(round=-1, path="lab",
                                                                                           **labels))
@@ -206,10 +206,10 @@ def bench(name: str, n: int, rounds: int, run: Run, seed: int) -> dict:
         # every statement of both paths wrote its row (mariadb-slap reports no error per statement), counted
         # once here: two counts of the growing table around each round cost MariaDB's 900 rounds 5 min
         sent = 2 * 200 + rounds * 2 * n
-        written = engine.count_rows(TABLE)
+        written = engine.tables.count_rows(TABLE)
         if written != sent:
             raise RuntimeError(f"{name}: the table holds {written} rows, the two paths sent {sent}")
-        driver = engine.driver_metadata()
+        driver = engine.driver.metadata()
     finally:
         engine.close()
         for table, kept in frames.items():

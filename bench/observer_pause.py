@@ -29,8 +29,8 @@ def main() -> None:
     try:
         engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(args.variant, {}))
         cols = [c for c, _ in STUDY_COLUMNS]
-        engine.reset_table("pause", STUDY_COLUMNS)
-        engine.reset_table("pause_probe", STUDY_COLUMNS)
+        engine.tables.reset("pause", STUDY_COLUMNS)
+        engine.tables.reset("pause_probe", STUDY_COLUMNS)
         sql, probe = engine.sql.insert_sql("pause", cols, 1), engine.sql.insert_sql("pause_probe", cols, 1)
         rows = iter(datagen.study_rows(args.rounds * 60, seed=1))
         other = engine.connect()

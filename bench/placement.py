@@ -49,7 +49,7 @@ def main() -> None:
                 {int(placement.split("/")[0])}, {int(placement.split("/")[1])})
             os.sched_setaffinity(0, client)
             os.sched_setaffinity(task, server)
-            engine.reset_table("placement", STUDY_COLUMNS)
+            engine.tables.reset("placement", STUDY_COLUMNS)
             calls = [engine.statement_call(sql, next(rows)) for _ in range(args.statements)]
             frame = timing.time_calls(calls, rows=[1] * len(calls), bytes_=[0] * len(calls))
             ms = statistics.median(frame["elapsed_s"] * 1e3)

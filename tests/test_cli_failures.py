@@ -446,8 +446,8 @@ def test_a_global_setting_left_changed_by_a_killed_run_is_put_back_by_the_next_r
             return int(server.execute(f"SELECT @@GLOBAL.{flush}")[0][0])
 
         original = global_flush()
-        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.DRIVERS and engines.from_url(
-            "mysql://u@localhost/x").driver == "mysqldb" else "mysql"
+        scheme = "mysql+mysqldb" if "mysqldb" in MySQL.WIRE.drivers and engines.from_url(
+            "mysql://u@localhost/x").driver.name == "mysqldb" else "mysql"
         url = f"{scheme}://root@localhost/ingestlab?unix_socket={server.server.socket_path}&set_global=true"
         env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab_tmp), "INGESTLAB_PASSWORD": server.server.password}
         proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(tmp_path / "a"), "-p", "ENGINES",

@@ -37,13 +37,13 @@ def ran(timer: str) -> str:
 
 @pytest.mark.parametrize("timer", ["c", "python"])
 def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres, timer):
-    postgres.reset_table("t_closed", STUDY_COLUMNS)
+    postgres.tables.reset("t_closed", STUDY_COLUMNS)
     driver = ClientRun(postgres, "t_closed", COLS, datagen.study_rows(1, start_id=0)[0], clients=3, rows_per_insert=5,
                        warmup_s=0.2, duration_s=0.5, timer=timer)
     samples = driver.run()
     assert set(samples["timer"]) == {ran(timer)}
     assert driver.completed and samples["warmup"].any() and (~samples["warmup"]).any()
-    assert postgres.count_rows("t_closed") == samples["rows"].sum()
+    assert postgres.tables.count_rows("t_closed") == samples["rows"].sum()
     assert postgres.execute('SELECT count(DISTINCT "id") FROM "t_closed"')[0][0] == samples["rows"].sum()
     assert (samples["latency_s"] == samples["elapsed_s"]).all()
     # one statement at a time per client
@@ -59,7 +59,7 @@ def test_closed_loop_writes_distinct_rows_each_acknowledged_once(postgres, timer
 
 @pytest.mark.parametrize("timer", ["c", "python"])
 def test_open_loop_keeps_its_schedule_and_counts_latency_from_the_intended_start(postgres, timer):
-    postgres.reset_table("t_open", STUDY_COLUMNS)
+    postgres.tables.reset("t_open", STUDY_COLUMNS)
     driver = ClientRun(postgres, "t_open", COLS, datagen.study_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
                        warmup_s=0.0, duration_s=1.0, loop="open", rate=200, timer=timer)
     samples = driver.run()
@@ -67,7 +67,7 @@ def test_open_loop_keeps_its_schedule_and_counts_latency_from_the_intended_start
     assert 190 <= len(samples) <= 201
     assert (samples["latency_s"] >= samples["elapsed_s"] - 1e-9).all()
     assert (samples["started_ns"] >= samples["intended_ns"]).all()
-    assert postgres.count_rows("t_open") == len(samples)
+    assert postgres.tables.count_rows("t_open") == len(samples)
 
 
 def test_open_loop_needs_a_rate(postgres):
@@ -82,20 +82,20 @@ def test_the_template_is_the_drivers_rendering_with_one_id_slot_per_row(postgres
     template = driver.statement_template()
     assert template.count(b"%d") == 3
     ids = (5, 6, 7)
-    rendered = postgres.render(postgres.sql.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
+    rendered = postgres._render(postgres.sql.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
     assert template % ids == rendered
 
 
 def test_full_buffers_are_shipped_and_every_statement_is_kept_once(postgres, monkeypatch):
     monkeypatch.setattr(concurrency, "BUFFER_STATEMENTS", 2)  # the parent sizes the shared buffers
-    postgres.reset_table("t_ship", STUDY_COLUMNS)
+    postgres.tables.reset("t_ship", STUDY_COLUMNS)
     driver = ClientRun(postgres, "t_ship", COLS, datagen.study_rows(1, start_id=0)[0], clients=2, rows_per_insert=1,
                        warmup_s=0.1, duration_s=0.4)
     samples = driver.run()
     assert samples.groupby("client").size().min() > 2 * 2  # each client shipped at least two full buffers
     for _, part in samples.groupby("client"):
         assert part["statement_no"].tolist() == list(range(len(part)))
-    assert postgres.count_rows("t_ship") == len(samples)
+    assert postgres.tables.count_rows("t_ship") == len(samples)
 
 
 class _LateInbox:
@@ -141,7 +141,7 @@ def test_a_killed_worker_names_every_client_it_hosted(postgres, workers):
     import signal
     import threading
 
-    postgres.reset_table("t_kill", STUDY_COLUMNS)
+    postgres.tables.reset("t_kill", STUDY_COLUMNS)
     pids: list[int] = []
 
     def kill_soon(client_pids):
@@ -156,4 +156,4 @@ def test_a_killed_worker_names_every_client_it_hosted(postgres, workers):
     assert len(set(pids)) == (1 if workers == "threads" else 3)
     # every statement the killed clients finished is kept: their buffers are the parent's
     samples = driver.samples()
-    assert samples["client"].nunique() == 3 and postgres.count_rows("t_kill") >= len(samples) > 0
+    assert samples["client"].nunique() == 3 and postgres.tables.count_rows("t_kill") >= len(samples) > 0

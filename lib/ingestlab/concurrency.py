@@ -4,7 +4,7 @@ The driver of notebook 04 (and of ``bench/group_commit_fidelity.py``). The clien
 separate worker processes (``forkserver``: a fresh interpreter forked from a server that has
 already imported the lab, so no client shares a GIL with the parent). Where the package's C
 half is built and the engine hands out its connection's C send call
-(:meth:`~ingestlab.engines.base.Engine.native_sender`), the timed loop -- the ids put into
+(:meth:`~ingestlab.engines.base.Engine._native_sender`), the timed loop -- the ids put into
 the text, the clock, the send -- runs in C (:func:`ingestlab.timing.stamp_template`) with
 the GIL released, as pgbench's and mariadb-slap's do, and all the clients are *threads* of one
 worker process, as theirs are (``workers="threads"``): 32 MariaDB clients in 32 processes ran
@@ -15,12 +15,12 @@ of its own running the loop in Python (:func:`ingestlab.timing.stamp_statements`
 (``timer``).
 
 Each client opens its own connection with its engine's
-:meth:`~ingestlab.engines.base.Engine.open_sender` from the arguments the parent's
+:meth:`~ingestlab.engines.base.Engine._open_sender` from the arguments the parent's
 :meth:`~ingestlab.engines.base.Engine.connect_kwargs` gave (sent through a pipe, never on a
 command line), waits for a common start time, and writes ``R`` rows per INSERT during a
 warm-up and then a fixed duration. A client costs per statement about what the engine's own C
 load tool costs: the parent renders the INSERT once with the driver
-(:meth:`~ingestlab.engines.base.Engine.render`), and a client only puts its next ids into
+(:meth:`~ingestlab.engines.base.Engine._render`), and a client only puts its next ids into
 that text, sends it with its client library's lowest-level query call (libpq's ``PQexec``;
 mysqlclient's ``mysql_real_query``) and stores two clock readings into a buffer shared with
 the parent. Nothing is sent to the parent per statement; the parent reads the buffers at the
@@ -91,7 +91,7 @@ class ClientPlan:
     connect_kwargs : dict
         The driver ``connect()`` arguments (from the parent's ``connect_kwargs()``).
     session_settings : dict
-        Settings the client sets on its own session first (``engine.client_settings()``).
+        Settings the client sets on its own session first (``engine._client_settings()``).
     sql : str
         The INSERT of ``rows_per_insert`` rows, with driver placeholders.
     row : tuple
@@ -146,7 +146,7 @@ class ClientRun:
     Parameters
     ----------
     engine : Engine
-        A started engine; its ``connect_kwargs()`` and ``client_settings()`` go to the clients.
+        A started engine; its ``connect_kwargs()`` and ``_client_settings()`` go to the clients.
     table : str
         The table the clients write.
     columns : sequence of str
@@ -171,7 +171,7 @@ class ClientRun:
         One of :data:`WORKERS`: ``threads`` (every client a thread of one worker process, as
         pgbench's and mariadb-slap's are) or ``processes`` (one process each). Default:
         ``threads`` where the clients run the C loop, which releases the GIL (the C half is
-        built, ``timer`` is ``c`` and ``engine.native_sender()`` gives a C send call), else
+        built, ``timer`` is ``c`` and ``engine._native_sender()`` gives a C send call), else
         ``processes``. :meth:`cpu_table` says which.
 
     After :meth:`run` (returned, raised or interrupted): :meth:`samples` holds every
@@ -194,7 +194,7 @@ class ClientRun:
         if loop == "open" and not (isinstance(rate, (int, float)) and rate > 0):
             raise ConfigError("RATE", rate, "statements per second > 0 for the open loop")
         if workers is None:
-            native = self.timer == "c" and timing.TIMER == "c" and engine.native_sender() is not None
+            native = self.timer == "c" and timing.TIMER == "c" and engine._native_sender() is not None
             workers = "threads" if native else "processes"
         if workers not in WORKERS:
             raise ConfigError("workers", workers, "one of " + ", ".join(WORKERS))
@@ -220,7 +220,7 @@ class ClientRun:
         driver would have sent, rendered once here instead of once per statement.
         """
         marks = [_ID_MARK + k for k in range(self.rows_per_insert)]
-        text = self.engine.render(self.sql, [v for mark in marks for v in (mark, *self.row[1:])])
+        text = self.engine._render(self.sql, [v for mark in marks for v in (mark, *self.row[1:])])
         text = (text.encode() if isinstance(text, str) else bytes(text)).replace(b"%", b"%%")
         for mark in marks:
             if text.count(str(mark).encode()) != 1:
@@ -230,7 +230,7 @@ class ClientRun:
 
     def plans(self) -> list[ClientPlan]:
         """One :class:`ClientPlan` per client."""
-        kwargs, session = self.engine.connect_kwargs(), self.engine.client_settings()
+        kwargs, session = self.engine.connect_kwargs(), self.engine._client_settings()
         per_client = self.rate / self.clients if self.rate else None
         template = self.statement_template()
         return [ClientPlan(self.engine.NAME, kwargs, session, self.sql, self.row, template, self.rows_per_insert,
@@ -437,12 +437,13 @@ def _texts(template: bytes, first_id: int, rows: int) -> Iterator[bytes]:
 def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     from ingestlab import engines
 
-    engine = engines.classes()[plan.engine].client(plan.connect_kwargs)
-    send = engine.open_sender(plan.session_settings)
-    sender = engine.native_sender() if plan.timer == "c" and timing.TIMER == "c" else None
+    engine = engines.classes()[plan.engine](client_kwargs=plan.connect_kwargs)
+    send = engine._open_sender(plan.session_settings)
+    sender = engine._native_sender() if plan.timer == "c" and timing.TIMER == "c" else None
     texts = _texts(plan.template, plan.client * ID_STRIDE, plan.rows_per_insert)
     buf = memoryview(stamps).cast("B").cast("q")
-    outbox.put(("ready", plan.client, ("c" if sender is not None else "python", engine.sender_driver)))
+    sender_driver = engine.WIRE.sender_driver or engine.driver.name
+    outbox.put(("ready", plan.client, ("c" if sender is not None else "python", sender_driver)))
     while start.value == 0:
         timing.sleep_until(timing.now_ns() + 1_000_000)
     t_start = start.value

@@ -208,7 +208,7 @@ class Connection:
         The URL's query without its password keys.
     lab_keys : tuple of str
         Query keys the lab reads itself (``label``, an engine's own: see
-        ``Engine.LAB_QUERY_KEYS``); never handed to the driver.
+        ``Engine.WIRE.lab_query_keys``); never handed to the driver.
     parameter : str
         The parameter the URL was given in, named by every error about it.
 

@@ -151,7 +151,7 @@ def _check_target(spec: EngineSpec, variants: tuple[str, ...]) -> list[dict]:
     try:
         engine.start()
         table = f"ingestlab_preflight_{os.getpid()}"
-        engine.reset_table(table, STUDY_COLUMNS)
+        engine.tables.reset(table, STUDY_COLUMNS)
         engine.execute(engine.sql.drop_table_sql(table))
     except TypeError as exc:  # PyMySQL: an unknown connect() keyword, i.e. an unknown URL option
         raise PreflightError(f"{where}: unknown URL option ({one_line(str(exc))})") from None

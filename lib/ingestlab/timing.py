@@ -5,7 +5,7 @@ reports, and the workloads time the client's side through this module (ClickBenc
 owns the clock the same way; its systems never time themselves).
 
 Statements an engine can hand to its C client library (:class:`NativeCall`, from
-``Engine.statement_call``; :class:`NativeSender`, from ``Engine.native_sender``) are timed by
+``Engine.statement_call``; :class:`NativeSender`, from ``Engine._native_sender``) are timed by
 the module's C half, ``_timing.c`` (built with the package): the loop pgbench and
 mariadb-slap run -- clock, send, read the reply, clock -- with no interpreter in it, on the
 same clock (``CLOCK_MONOTONIC``, what ``perf_counter_ns`` reads on Linux). Where it could
@@ -210,7 +210,7 @@ def time_statements(
 class NativeSender:
     """A connection's own C send call, for the C loops: what the engines' C load tools call per statement.
 
-    Built by :meth:`ingestlab.engines.base.Engine.native_sender` from the driver that opened
+    Built by :meth:`ingestlab.engines.base.Engine._native_sender` from the driver that opened
     the connection (so the client library that owns the connection is the one called).
 
     Parameters

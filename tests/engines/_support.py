@@ -135,7 +135,7 @@ class SQLValidator:
     """One-line SQL checks in the dialect of an engine class (sqlglot's ``Validator``, with the dialect from the adapter).
 
     ``class TestDorisSQL(SQLValidator): engine_class = Doris`` and each case is one call:
-    ``self.validate(doris.table_ddl(...)[0], tables=["t"])``.
+    ``self.validate(doris.tables.ddl(...)[0], tables=["t"])``.
     """
 
     engine_class = None
@@ -143,7 +143,7 @@ class SQLValidator:
     @property
     def dialect(self) -> str:
         """The sqlglot dialect of the adapter under test (its ``SQLGLOT_DIALECT``)."""
-        return self.engine_class.SQLGLOT_DIALECT
+        return self.engine_class.WIRE.sqlglot_dialect
 
     def validate(self, sql: str, *, tables: list[str] | None = None) -> exp.Expression:
         """``sql`` parsed in :attr:`dialect` (a parse error fails the test); its tables checked when given."""
@@ -167,7 +167,7 @@ def anatomy_among_samples(eng, table: str, *, observed: int = 6, block: int = 40
     from ingestlab.engines.base import STUDY_COLUMNS
 
     cols = [c for c, _ in STUDY_COLUMNS]
-    eng.reset_table(table, STUDY_COLUMNS)
+    eng.tables.reset(table, STUDY_COLUMNS)
     insert = eng.sql.insert_sql(table, cols, 1)
 
     def run(start: int) -> pd.Series:

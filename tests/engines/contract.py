@@ -54,20 +54,20 @@ class EngineContract:
         assert re.match(r"\d+\.\d+", version) and version in own, (version, own)
 
     def test_identifiers_are_quoted_by_the_dialect(self, eng):
-        eng.reset_table(ODD_TABLE, STUDY_COLUMNS)
+        eng.tables.reset(ODD_TABLE, STUDY_COLUMNS)
         rows = datagen.study_rows(7, seed=1)
         eng.execute(eng.sql.insert_sql(ODD_TABLE, COLS, len(rows)), [v for r in rows for v in r])
-        assert eng.count_rows(ODD_TABLE) == 7
+        assert eng.tables.count_rows(ODD_TABLE) == 7
         eng.execute(eng.sql.drop_table_sql(ODD_TABLE))
 
     def test_insert_select_and_bulk_path_keep_every_row(self, eng):
         rows = datagen.study_rows(250, seed=2)
         for t in ("c_src", "c_dst"):
-            eng.reset_table(t, STUDY_COLUMNS)
+            eng.tables.reset(t, STUDY_COLUMNS)
         assert eng.capability("bulk_load").load("c_src", COLS, [datagen.rows_table(COLS, rows[:100]), datagen.rows_table(COLS, rows[100:])]) == 250
-        assert eng.count_rows("c_src") == 250
+        assert eng.tables.count_rows("c_src") == 250
         eng.execute(eng.sql.insert_select_sql("c_dst", "c_src"))
-        assert eng.count_rows("c_dst") == 250
+        assert eng.tables.count_rows("c_dst") == 250
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_dst')}"))
         assert got == sorted(rows)
 
@@ -108,7 +108,7 @@ class EngineContract:
     def test_statement_anatomy_is_tidy(self, eng):
         if self.refuses_anatomy(eng):
             return
-        eng.reset_table("c_anat", STUDY_COLUMNS)
+        eng.tables.reset("c_anat", STUDY_COLUMNS)
         frame = eng.capability("profiled_statement").anatomy("c_anat", COLS, datagen.study_rows(5, start_id=100, seed=3))
         assert list(frame.columns) == anatomy.COLUMNS
         # every instrument's part is a duration; a remainder or a ladder rung (a difference of two
@@ -116,18 +116,18 @@ class EngineContract:
         rungs = set(frame.loc[frame["pass"] == "ladder", "component"])
         parts = frame[~frame["component"].isin({anatomy.UNEXPLAINED, *rungs})].dropna(subset=["ms"])
         assert not parts.empty and (parts["ms"] >= 0).all()
-        assert anatomy.UNEXPLAINED in set(frame["component"]) and eng.count_rows("c_anat") == 5
+        assert anatomy.UNEXPLAINED in set(frame["component"]) and eng.tables.count_rows("c_anat") == 5
         summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
         assert summary["client_total_ms"] > 0 and summary["unexplained_share"] < 1
 
     def test_statement_anatomy_times_unobserved_blocks_between_the_observed_statements(self, eng):
         if self.refuses_anatomy(eng):
             return
-        eng.reset_table("c_quiet", STUDY_COLUMNS)
+        eng.tables.reset("c_quiet", STUDY_COLUMNS)
         size = eng.capability("profiled_statement").SETTLE + 4
         frame = eng.capability("profiled_statement").anatomy("c_quiet", COLS, datagen.study_rows(4, start_id=100, seed=3),
                                       unobserved_rows=datagen.study_rows(4 * size, start_id=1000, seed=4))
-        assert eng.count_rows("c_quiet") == 4 + 4 * size
+        assert eng.tables.count_rows("c_quiet") == 4 + 4 * size
         quiet = frame[frame["pass"] == anatomy.UNOBSERVED]
         clients = quiet[quiet["component"] == anatomy.CLIENT_TOTAL]
         assert len(clients) == 4 * size and (clients["ms"] > 0).all()
@@ -148,46 +148,46 @@ class EngineContract:
             for partitions in sorted({1, min(4, capabilities.of(eng, "table_models").MAX_PARTITIONS)}):
                 if partitions > 1 and model in capabilities.of(eng, "table_models").UNPARTITIONED_MODELS:
                     with pytest.raises(ConfigError, match="PARTITIONS"):
-                        eng.reset_table("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
+                        eng.tables.reset("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
                     continue
-                eng.reset_table("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
+                eng.tables.reset("c_model", STUDY_COLUMNS, model=model, partitions=partitions)
                 eng.execute(eng.sql.insert_sql("c_model", COLS, len(rows)), [v for r in rows for v in r])
-                assert eng.count_rows("c_model") == 40, (model, partitions)
+                assert eng.tables.count_rows("c_model") == 40, (model, partitions)
         eng.execute(eng.sql.drop_table_sql("c_model"))
 
     def test_metadata_names_the_driver_that_measures_and_a_statement_call_writes(self, eng):
         meta = eng.metadata()
-        assert meta["driver"] == eng.driver and meta["driver"] in eng.DRIVERS
+        assert meta["driver"] == eng.driver.name and meta["driver"] in eng.WIRE.drivers
         # a distribution that installed the driver's module (chDB's is split over chdb and chdb-core), and its version
-        module = eng.DRIVERS[eng.driver][0]
+        module = eng.WIRE.drivers[eng.driver.name][0]
         dists = importlib.metadata.packages_distributions()[module.split(".")[0]]
         assert meta["driver_package"] in dists
         assert meta["driver_version"] == importlib.metadata.version(meta["driver_package"])
         if not eng.has("statement_call"):
             return
-        eng.reset_table("c_call", STUDY_COLUMNS)
+        eng.tables.reset("c_call", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=6)
         calls = [eng.statement_call(eng.sql.insert_sql("c_call", COLS, 1), row) for row in rows]
-        assert eng.count_rows("c_call") == 0  # built, not sent
+        assert eng.tables.count_rows("c_call") == 0  # built, not sent
         for call in calls:
             call()
-        assert eng.count_rows("c_call") == 3
+        assert eng.tables.count_rows("c_call") == 3
         eng.statement_call(f"SELECT count(*) FROM {eng.sql.quote('c_call')}")()  # its rows are read and left unused,
-        assert eng.count_rows("c_call") == 3  # so the connection takes the next statement
+        assert eng.tables.count_rows("c_call") == 3  # so the connection takes the next statement
         eng.execute(eng.sql.drop_table_sql("c_call"))
 
     def test_a_sender_sends_rendered_texts_on_its_own_connection_and_raises_on_errors(self, eng):
         if not eng.has("execute"):
             return
-        eng.reset_table("c_send", STUDY_COLUMNS)
+        eng.tables.reset("c_send", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=7)
-        texts = [eng.render(eng.sql.insert_sql("c_send", COLS, 1), row) for row in rows]
-        client = type(eng).client(eng.connect_kwargs())
+        texts = [eng._render(eng.sql.insert_sql("c_send", COLS, 1), row) for row in rows]
+        client = type(eng)(client_kwargs=eng.connect_kwargs())
         try:
-            send = client.open_sender(eng.client_settings())
+            send = client._open_sender(eng._client_settings())
             for text in texts:
                 send(text.encode() if isinstance(text, str) else text)
-            assert eng.count_rows("c_send") == 3  # autocommit: seen by another connection at once
+            assert eng.tables.count_rows("c_send") == 3  # autocommit: seen by another connection at once
             with pytest.raises(Exception, match="no_such_table_here"):  # the server's own message
                 send(b"INSERT INTO no_such_table_here VALUES (1)")
         finally:
@@ -202,13 +202,13 @@ class EngineContract:
         from ingestlab import runner
         from ingestlab.engines.base import LOCK_WAIT_ENV
 
-        if not eng.lock_wait_settings():
+        if not eng._lock_wait_settings():
             pytest.skip(f"{eng.NAME} has no setting that bounds a lock wait")
         monkeypatch.setenv(LOCK_WAIT_ENV, "1")
         mysql = not eng.NAME.startswith(("postgres", "yugabyte"))
-        eng.reset_table("c_locked", STUDY_COLUMNS)
-        holder = type(eng).client(eng.connect_kwargs()).start()  # someone else's session
-        bounded = type(eng).client(eng.connect_kwargs()).start()  # the lab's, opened with the bound in force
+        eng.tables.reset("c_locked", STUDY_COLUMNS)
+        holder = type(eng)(client_kwargs=eng.connect_kwargs()).start()  # someone else's session
+        bounded = type(eng)(client_kwargs=eng.connect_kwargs()).start()  # the lab's, opened with the bound in force
         try:
             # a reader's open transaction: the lab's DROP waits for it (PostgreSQL's table lock, MySQL's metadata lock)
             holder.execute("BEGIN")
@@ -224,12 +224,12 @@ class EngineContract:
             holder.execute("BEGIN")
             holder.execute(f"LOCK TABLES {eng.sql.quote('c_locked')} WRITE" if mysql else
                            f"LOCK TABLE {eng.sql.quote('c_locked')} IN ACCESS EXCLUSIVE MODE")
-            client = type(eng).client(eng.connect_kwargs())
-            send = client.open_sender({})
+            client = type(eng)(client_kwargs=eng.connect_kwargs())
+            send = client._open_sender({})
             row = datagen.study_rows(1, seed=4)
             began = time.monotonic()
             with pytest.raises(Exception) as caught:
-                send(eng.render(eng.sql.insert_sql("c_locked", COLS, 1), list(row[0])))
+                send(eng._render(eng.sql.insert_sql("c_locked", COLS, 1), list(row[0])))
             took = time.monotonic() - began
             client.close()
             assert 0.9 < took < 5 and runner._describe(type(caught.value).__name__, str(caught.value))[1] == 5, (
@@ -288,7 +288,7 @@ class RemoteContract(EngineContract):
 class NativeLoopContract:
     """What an engine whose driver wraps a C client library passes: its statements timed by the C loop.
 
-    Mixed into a contract subclass whose ``eng`` fixture has a :meth:`Engine.native_sender`.
+    Mixed into a contract subclass whose ``eng`` fixture has a :meth:`Engine._native_sender`.
     """
 
     def test_calls_are_timed_in_the_c_loop_and_a_refused_statement_stops_it(self, eng, monkeypatch):
@@ -297,15 +297,15 @@ class NativeLoopContract:
 
         if timing.TIMER != "c":
             pytest.skip("the package's C half is not built here")
-        if eng.native_sender() is None:
-            pytest.skip(f"{eng.NAME} measures through {eng.driver}: no C client library under it")
-        assert eng.driver_metadata()["timer"] == "c"  # recorded with every run's engine metadata
-        eng.reset_table("c_loop", STUDY_COLUMNS)
+        if eng._native_sender() is None:
+            pytest.skip(f"{eng.NAME} measures through {eng.driver.name}: no C client library under it")
+        assert eng.metadata()["timer"] == "c"  # recorded with every run's engine metadata
+        eng.tables.reset("c_loop", STUDY_COLUMNS)
         sql = eng.sql.insert_sql("c_loop", COLS, 1)
         rows = datagen.study_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop
         moved = []
         frame = timing.time_calls([eng.statement_call(sql, row) for row in rows], rows=[1] * len(rows),
-                                  bytes_=[1] * len(rows), warmup=4, progress=moved.append, driver=eng.driver)
+                                  bytes_=[1] * len(rows), warmup=4, progress=moved.append, driver=eng.driver.name)
         assert set(frame["timer"]) == {"c"} and len(frame) == len(rows) and sum(moved) == len(rows)
         assert (frame["elapsed_s"] > 0).all() and frame["started_ns"].is_monotonic_increasing
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_loop')}")) == sorted(rows)
@@ -314,16 +314,16 @@ class NativeLoopContract:
                  eng.statement_call(sql, more[1])]
         with pytest.raises(ServerError, match="no_such_table_here"):  # the server's own message
             timing.time_calls(calls, rows=[1] * 3, bytes_=[1] * 3)
-        assert eng.count_rows("c_loop") == len(rows) + 1  # the loop stopped at the refused statement
+        assert eng.tables.count_rows("c_loop") == len(rows) + 1  # the loop stopped at the refused statement
         with pytest.raises(ServerError, match="no_such_table_here"):
             timing.timed(calls[1])
         one = timing.timed(eng.statement_call(sql, more[2]))  # the connection takes the next statement
-        assert one.elapsed_ns > 0 and eng.count_rows("c_loop") == len(rows) + 2
+        assert one.elapsed_ns > 0 and eng.tables.count_rows("c_loop") == len(rows) + 2
         # without the C half the same calls run from Python, labelled so
         monkeypatch.setattr(timing, "_c", None)
         frame = timing.time_calls([eng.statement_call(sql, r) for r in datagen.study_rows(2, seed=10, start_id=10**7)],
                                   rows=[1, 1], bytes_=[1, 1])
-        assert set(frame["timer"]) == {"python"} and eng.count_rows("c_loop") == len(rows) + 4
+        assert set(frame["timer"]) == {"python"} and eng.tables.count_rows("c_loop") == len(rows) + 4
         with pytest.raises(ServerError, match="no_such_table_here"):
             eng.statement_call("INSERT INTO no_such_table_here VALUES (1)")()
         eng.execute(eng.sql.drop_table_sql("c_loop"))
@@ -332,10 +332,10 @@ class NativeLoopContract:
         from ingestlab import timing
         from ingestlab.errors import ConnectionClosedError
 
-        client = type(eng).client(eng.connect_kwargs()).start()
+        client = type(eng)(client_kwargs=eng.connect_kwargs()).start()
         try:
-            if client.native_sender() is None:
-                pytest.skip(f"{eng.NAME} measures through {client.driver}: no C client library under it")
+            if client._native_sender() is None:
+                pytest.skip(f"{eng.NAME} measures through {client.driver.name}: no C client library under it")
             call = client.statement_call("SELECT 1")
             timing.timed(call)
             client.conn.close()  # what a server restart does to every call built before it

@@ -178,7 +178,7 @@ def test_sql_steps_and_the_memory_budget_are_switched_off_with_reasons():
 def test_a_closed_port_fails_fast_naming_the_masked_url():
     eng = engines.from_url("arangodb://u:secret@127.0.0.1:1/db")
     with pytest.raises(EngineUnavailableError) as err:
-        eng.check_reachable()
+        eng.WIRE.check_reachable(eng.connection, eng.display_url)
     assert "u:***@127.0.0.1:1" in str(err.value) and "secret" not in str(err.value)
     with pytest.raises(EngineUnavailableError) as err:
         eng.start()
@@ -188,11 +188,11 @@ def test_a_closed_port_fails_fast_naming_the_masked_url():
 # -- request shapes (a recording HTTP client, no server) ----------------------------------------
 def test_request_shape_every_request_is_a_documented_endpoint_with_documented_parameters(recorded):
     eng, rec = recorded
-    eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
+    eng.tables.reset("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
     eng.capability("bulk_load").load("t", ["id", "doc"], [_chunk([0, 2]), _chunk([4])], replace=True)
     eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([6]))()
     eng.capability("upsert").prepare_write("overwrite", "t", ["id", "doc"], "id", _chunk([0]))()
-    eng.count_rows("t"), eng.data_bytes("t"), eng.capability("io_counters").read(), eng.settle("t", timeout_s=1)
+    eng.tables.count_rows("t"), eng.tables.data_bytes("t"), eng.capability("io_counters").read(), eng.tables.settle("t", timeout_s=1)
     problems = [p for r in rec.requests for p in documented(r["method"], r["path"], r["params"])]
     assert problems == []
     assert {(r["method"], r["path"]) for r in rec.requests} >= {
@@ -203,7 +203,7 @@ def test_request_shape_every_request_is_a_documented_endpoint_with_documented_pa
 
 def test_request_shape_the_import_is_one_jsonl_request_per_chunk_with_string_keys(recorded):
     eng, rec = recorded
-    eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
+    eng.tables.reset("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
     chunks = [_chunk([0, 2], seed=1), _chunk([4], seed=2)]
     assert eng.capability("bulk_load").load("t", ["id", "doc"], chunks) == 3
     imports = [r for r in rec.requests if r["path"] == "/_api/import"]
@@ -217,7 +217,7 @@ def test_request_shape_the_import_is_one_jsonl_request_per_chunk_with_string_key
 
 def test_request_shape_insert_and_overwrite_are_one_document_request_per_batch(recorded):
     eng, rec = recorded
-    eng.reset_table("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
+    eng.tables.reset("t", (("id", "BIGINT"), ("doc", "TEXT")), key=("id",))
     rec.requests.clear()
     assert eng.capability("upsert").prepare_write("insert", "t", ["id", "doc"], "id", _chunk([10, 12, 14]))() == 0
     rec.existing = 2
@@ -257,7 +257,7 @@ def test_request_shape_a_document_error_fails_the_batch(recorded):
 
 def test_request_shape_figures_give_documents_and_indexes_and_metrics_give_the_lab_counters(recorded):
     eng, _ = recorded
-    assert eng.data_bytes("t") == 1024 and eng.count_rows("t") == 7
+    assert eng.tables.data_bytes("t") == 1024 and eng.tables.count_rows("t") == 7
     counters = eng.capability("io_counters").read()
     assert counters["blocks_read"] == 1189335 and counters["blocks_hit"] == 276005
     assert counters["bytes_read"] == 1362540705 and counters["server_insert_s"] == 4.25

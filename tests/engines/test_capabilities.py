@@ -84,8 +84,6 @@ def test_the_runner_refuses_an_engine_without_a_needed_capability_in_one_line(no
     assert f"({engine}: no {need}: " in message and "\n" not in message
 
 
-@pytest.mark.xfail(strict=True, reason="issue S Deliver 2 is not finished: Engine still has more than 30 public "
-                   "members and engines/base.py more than 400 lines (see the branch's report)")
 def test_engine_is_a_small_core():
     members = {m for m in dir(Engine) if not m.startswith("_")} - _REGISTRY | {"STYLE"}
     lines = len(inspect.getsource(inspect.getmodule(Engine)).splitlines())

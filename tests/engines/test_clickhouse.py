@@ -47,7 +47,7 @@ class TestClickHouse(EngineContract):
 
     def test_a_single_row_insert_makes_one_new_part(self, eng):
         for partitions in (1, 8):
-            eng.reset_table("c_parts", STUDY_COLUMNS, model="primary_key", partitions=partitions)
+            eng.tables.reset("c_parts", STUDY_COLUMNS, model="primary_key", partitions=partitions)
             eng.execute(f"SYSTEM STOP MERGES {eng.sql.quote('c_parts')}")  # no merge adds a part while we count
             rows = datagen.study_rows(5, seed=21)
             before = parts(eng, "c_parts")
@@ -63,7 +63,7 @@ class TestClickHouse(EngineContract):
             eng.execute(eng.sql.drop_table_sql("c_parts"))
 
     def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
-        eng.reset_table("c_values", STUDY_COLUMNS)
+        eng.tables.reset("c_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # literals written by render, before the clock
             eng.statement_call(eng.sql.insert_sql("c_values", COLS, 1), row)()
@@ -73,55 +73,55 @@ class TestClickHouse(EngineContract):
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_values')}"))
         assert got == sorted(rows + batch + hostile_rows(200))
         odd = 'a%s\\"b`'  # a placeholder, a backslash and quotes inside a name stay the name's
-        eng.reset_table(odd, STUDY_COLUMNS)
+        eng.tables.reset(odd, STUDY_COLUMNS)
         eng.execute(eng.sql.insert_sql(odd, COLS, 1), rows[3])
         assert eng.execute(f"SELECT name FROM {eng.sql.quote(odd)}") == [(rows[3][1],)]
         eng.execute(eng.sql.drop_table_sql(odd))
 
     def test_data_bytes_grows_after_a_load(self, eng):
-        eng.reset_table("c_bytes", STUDY_COLUMNS, model="primary_key")
-        assert eng.data_bytes("c_bytes") == 0
+        eng.tables.reset("c_bytes", STUDY_COLUMNS, model="primary_key")
+        assert eng.tables.data_bytes("c_bytes") == 0
         eng.capability("bulk_load").load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, seed=23))])
-        first = eng.data_bytes("c_bytes")
+        first = eng.tables.data_bytes("c_bytes")
         eng.capability("bulk_load").load("c_bytes", COLS, [datagen.rows_table(COLS, datagen.study_rows(20_000, start_id=10**6,
                                                                                      seed=24))])
-        eng.settle("c_bytes")
-        assert 20_000 * 4 < first < eng.data_bytes("c_bytes")  # compressed, but more than the first load
-        assert eng.count_rows("c_bytes") == 40_000
+        eng.tables.settle("c_bytes")
+        assert 20_000 * 4 < first < eng.tables.data_bytes("c_bytes")  # compressed, but more than the first load
+        assert eng.tables.count_rows("c_bytes") == 40_000
 
     def test_a_memory_table_keeps_its_rows_in_ram_and_counts_their_bytes(self, eng):
         """02's memory model: no part on disk (system.parts has none), its bytes the blocks' memory."""
-        eng.reset_table("c_memory", STUDY_COLUMNS, model="memory")
-        assert eng.data_bytes("c_memory") == 0
+        eng.tables.reset("c_memory", STUDY_COLUMNS, model="memory")
+        assert eng.tables.data_bytes("c_memory") == 0
         for row in datagen.study_rows(50, seed=26):
             eng.statement_call(eng.sql.insert_sql("c_memory", COLS, 1), row)()
-        eng.settle("c_memory")
-        assert eng.count_rows("c_memory") == 50 and eng.data_bytes("c_memory") > 50 * 4
+        eng.tables.settle("c_memory")
+        assert eng.tables.count_rows("c_memory") == 50 and eng.tables.data_bytes("c_memory") > 50 * 4
         assert eng.execute("SELECT count() FROM system.parts WHERE table = 'c_memory'") == [(0,)]
 
     def test_settle_leaves_no_merge_running(self, eng):
-        eng.reset_table("c_merge", STUDY_COLUMNS, model="primary_key")
+        eng.tables.reset("c_merge", STUDY_COLUMNS, model="primary_key")
         calls = [eng.statement_call(eng.sql.insert_sql("c_merge", COLS, 1), row)
                  for row in datagen.study_rows(150, seed=25)]
         for call in calls:
             call()
-        eng.settle("c_merge", timeout_s=60)
+        eng.tables.settle("c_merge", timeout_s=60)
         merging = "SELECT count() FROM system.merges WHERE database = currentDatabase() AND table = %s"
         assert eng.execute(merging, ["c_merge"]) == [(0,)]
         settled = parts(eng, "c_merge", active_only=True)
         assert settled < 150  # merges ran, and are over
-        assert parts(eng, "c_merge", active_only=True) == settled and eng.count_rows("c_merge") == 150
+        assert parts(eng, "c_merge", active_only=True) == settled and eng.tables.count_rows("c_merge") == 150
 
     def test_async_insert_changes_nothing_in_chdb_so_it_is_no_variant(self, eng):
         """Why COMMIT_VARIANTS has no async_insert: chDB's embedded server has no asynchronous insert queue."""
-        eng.reset_table("c_async", STUDY_COLUMNS)
+        eng.tables.reset("c_async", STUDY_COLUMNS)
         eng.execute(f"SYSTEM STOP MERGES {eng.sql.quote('c_async')}")
         eng.set_session({"async_insert": "1", "wait_for_async_insert": "0"})
         try:
             assert eng.settings()["async_insert"] == "1" and eng.settings()["wait_for_async_insert"] == "0"
             for i, row in enumerate(datagen.study_rows(3, seed=26), 1):
                 eng.statement_call(eng.sql.insert_sql("c_async", COLS, 1), row)()
-                assert eng.count_rows("c_async") == i == parts(eng, "c_async")  # written at once, a part each
+                assert eng.tables.count_rows("c_async") == i == parts(eng, "c_async")  # written at once, a part each
             with pytest.raises(ServerError, match="not initialized"):
                 eng.execute("SYSTEM FLUSH ASYNC INSERT QUEUE")
         finally:
@@ -131,16 +131,16 @@ class TestClickHouse(EngineContract):
 
     def test_generated_rows_and_batches_each_commit_alone(self, eng):
         columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
-        for statement in eng.table_ddl("demo", columns, key=("id",)):
+        for statement in eng.tables.ddl("demo", columns, key=("id",)):
             eng.execute(eng.sql.drop_table_sql("demo"))
             eng.execute(statement)
         eng.execute(eng.sql.generate_rows_sql("demo", ["id", "a", "b"], 1000))
         assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
         rows = [(2000 + i, i, i) for i in range(25)]
-        assert eng.prepare_insert("demo", ["id", "a", "b"], rows, rows_per_statement=10)() == 3
-        assert eng.count_rows("demo") == 1025
+        assert eng._prepare_insert("demo", ["id", "a", "b"], rows, rows_per_statement=10)() == 3
+        assert eng.tables.count_rows("demo") == 1025
         with pytest.raises(UnsupportedOperationError, match="no transaction"):
-            eng.prepare_insert("demo", ["id", "a", "b"], rows, transaction=True)
+            eng._prepare_insert("demo", ["id", "a", "b"], rows, transaction=True)
         eng.execute(eng.sql.drop_table_sql("demo"))
 
     def test_session_settings_are_checked_set_and_read_back(self, eng):
@@ -149,7 +149,7 @@ class TestClickHouse(EngineContract):
         assert eng.execute("SELECT 1") == [(1,)]  # refused before the measuring session closed
         assert eng.apply_settings({"max_threads": "1"}) == {"max_threads": "1"}
         assert eng.settings()["max_threads"] == "1" and eng.metadata()["variant_settings"] == {"max_threads": "1"}
-        client = ClickHouse.client(eng.connect_kwargs()).start()  # another session gets them too
+        client = ClickHouse(client_kwargs=eng.connect_kwargs()).start()  # another session gets them too
         try:
             assert client.execute("SELECT value FROM system.settings WHERE name = 'max_threads'") == [("1",)]
         finally:
@@ -204,7 +204,7 @@ class TestClickHouse(EngineContract):
 
     def test_native_load_is_clickhouses_from_infile_and_reads_the_labs_csv_exactly(self, eng, tmp_path):
         """05's native_client on ClickHouse: its own CSV import, hostile text and NULLs back as they were written."""
-        eng.reset_table("c_native", STUDY_COLUMNS)
+        eng.tables.reset("c_native", STUDY_COLUMNS)
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
@@ -220,11 +220,11 @@ class TestClickHouse(EngineContract):
                 ClickHouse.has(step, check=True)
         assert not capabilities.of(ClickHouse, "load_settings").TRANSACTIONS and million.method_missing(ClickHouse, "executemany")
         with pytest.raises(ConfigError, match="PARTITIONS"):
-            eng.table_ddl("t", STUDY_COLUMNS, partitions=capabilities.of(ClickHouse, "table_models").MAX_PARTITIONS + 1)
+            eng.tables.ddl("t", STUDY_COLUMNS, partitions=capabilities.of(ClickHouse, "table_models").MAX_PARTITIONS + 1)
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
-    assert engines.class_of("clickhouse") is ClickHouse and not ClickHouse.URL_SCHEMES and ClickHouse.HAS_LOCAL_SERVER
+    assert engines.class_of("clickhouse") is ClickHouse and not ClickHouse.WIRE.schemes and ClickHouse.HAS_LOCAL_SERVER
     assert isinstance(engines.resolve("clickhouse"), ClickHouse)  # nothing starts until start()
     with pytest.raises(ConfigError, match="ENGINES"):
         engines.from_url("clickhouse://default@127.0.0.1:9000/default")
@@ -235,7 +235,7 @@ def test_the_folder_is_private_and_gone_after_close_and_a_new_one_can_start(lab_
     first = engines.get("clickhouse").start()
     directory = first.server.directory
     assert directory.parent == lab_tmp and stat.S_IMODE(directory.stat().st_mode) == 0o700
-    first.reset_table("t", STUDY_COLUMNS)
+    first.tables.reset("t", STUDY_COLUMNS)
     first.close()
     first.close()  # idempotent
     assert first.server.pid() is None and not directory.exists()

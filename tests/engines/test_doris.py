@@ -22,7 +22,7 @@ from tests.engines.contract import RemoteContract
 
 URL = "doris://root@127.0.0.1:9230/ingestlab?http_port=8230"
 COLS = [c for c, _ in STUDY_COLUMNS]
-DIALECT = Doris.SQLGLOT_DIALECT
+DIALECT = Doris.WIRE.sqlglot_dialect
 
 
 class TestDorisContract(RemoteContract):
@@ -74,15 +74,15 @@ def test_aggregate_ddl_parses_with_the_doris_dialect(doris):
 
 def test_aggregate_ddl_keeps_its_key_and_aggregate_types_through_the_starrocks_dialect(doris):
     sql = doris.sql.create_table_sql("t", STUDY_COLUMNS, **AGGREGATE_OPTIONS)
-    tree = parse_sql(sql, StarRocks.SQLGLOT_DIALECT)
+    tree = parse_sql(sql, StarRocks.WIRE.sqlglot_dialect)
     assert table_names(tree) == ["t"]
     assert _aggregate_table(tree) == (AGGREGATES, ["id"], ["id"])
     # and again after sqlglot writes it back out (the round trip loses nothing)
-    again = parse_sql(tree.sql(StarRocks.SQLGLOT_DIALECT), StarRocks.SQLGLOT_DIALECT)
+    again = parse_sql(tree.sql(StarRocks.WIRE.sqlglot_dialect), StarRocks.WIRE.sqlglot_dialect)
     assert _aggregate_table(again) == (AGGREGATES, ["id"], ["id"]) and again == tree
     # a key of two columns moves `name` out of the value columns
     two = parse_sql(doris.sql.create_table_sql("t", STUDY_COLUMNS, model="aggregate", key=["id", "name"]),
-                    StarRocks.SQLGLOT_DIALECT)
+                    StarRocks.WIRE.sqlglot_dialect)
     assert _aggregate_table(two) == ({"id": None, "name": None, "amount": "REPLACE", "dt": "REPLACE"},
                                      ["id", "name"], ["id", "name"])
 

@@ -36,13 +36,13 @@ class TestDuckDB(EngineContract):
         assert engine.server.pid() is None and not directory.exists()
 
     def test_values_with_quotes_backslashes_and_null_round_trip_exactly(self, eng):
-        eng.reset_table("d_values", STUDY_COLUMNS)
+        eng.tables.reset("d_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # as the samples send them: the driver's parameters
             eng.statement_call(eng.sql.insert_sql("d_values", COLS, 1), row)()
-        sender = eng.open_sender()  # as a text-only client sends them: literals written by render
+        sender = eng._open_sender()  # as a text-only client sends them: literals written by render
         for row in hostile_rows(100):
-            sender(eng.render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
+            sender(eng._render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
         eng.capability("bulk_load").load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_values')}"))
         assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
@@ -51,33 +51,33 @@ class TestDuckDB(EngineContract):
         rows = datagen.study_rows(50_000, seed=11)
         sizes = {}
         for model in ("no_key", "primary_key"):
-            eng.reset_table("d_bytes", STUDY_COLUMNS, model=model)
-            eng.settle("d_bytes")
-            empty = eng.data_bytes("d_bytes")
+            eng.tables.reset("d_bytes", STUDY_COLUMNS, model=model)
+            eng.tables.settle("d_bytes")
+            empty = eng.tables.data_bytes("d_bytes")
             eng.capability("bulk_load").load("d_bytes", COLS, [datagen.rows_table(COLS, rows)])
-            eng.settle("d_bytes")
-            sizes[model] = eng.data_bytes("d_bytes")
+            eng.tables.settle("d_bytes")
+            sizes[model] = eng.tables.data_bytes("d_bytes")
             assert sizes[model] > empty and sizes[model] >= 50_000 * 8  # at least the ids
         assert sizes["primary_key"] > sizes["no_key"]  # the ART index is the table's too
         eng.execute(eng.sql.drop_table_sql("d_bytes"))
 
     def test_settle_checkpoints_the_wal_into_the_file(self, eng):
-        eng.reset_table("d_settle", STUDY_COLUMNS)
-        eng.settle("d_settle")
+        eng.tables.reset("d_settle", STUDY_COLUMNS)
+        eng.tables.settle("d_settle")
         for row in datagen.study_rows(20, seed=12):
             eng.statement_call(eng.sql.insert_sql("d_settle", COLS, 1), row)()
         wal = eng.server.path.with_name(eng.server.path.name + ".wal")
         assert wal.exists() and wal.stat().st_size > 0
-        eng.settle("d_settle")
+        eng.tables.settle("d_settle")
         assert not wal.exists() or wal.stat().st_size == 0
-        assert eng.count_rows("d_settle") == 20
+        assert eng.tables.count_rows("d_settle") == 20
 
     def test_async_commit_opens_the_file_without_fsync_and_defaults_come_back(self, eng):
-        eng.reset_table("d_sync", STUDY_COLUMNS)
+        eng.tables.reset("d_sync", STUDY_COLUMNS)
         eng.execute(eng.sql.insert_sql("d_sync", COLS, 1), datagen.study_rows(1, seed=13)[0])
         eng.apply_settings(dict(capabilities.of(DuckDB, "load_settings").SETTINGS["async_commit"].server))
         assert eng.settings()["fsync_mode"] == "NONE" and eng.metadata()["variant_settings"] == {"fsync_mode": "NONE"}
-        assert eng.count_rows("d_sync") == 1  # the same file, opened again
+        assert eng.tables.count_rows("d_sync") == 1  # the same file, opened again
         eng.apply_settings({})
         assert "fsync_mode" not in eng.settings()
 
@@ -91,7 +91,7 @@ class TestDuckDB(EngineContract):
     def test_the_seeds_demo_table_generated_then_keyed_after_the_load(self, eng):
         columns = (("id", "INT"), ("a", "INT"), ("b", "INT"))
         eng.execute(eng.sql.drop_table_sql("demo"))
-        for statement in eng.table_ddl("demo", columns, key=(), model="no_key"):
+        for statement in eng.tables.ddl("demo", columns, key=(), model="no_key"):
             eng.execute(statement)
         eng.execute(eng.sql.generate_rows_sql("demo", ["id", "a", "b"], 1000))
         assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
@@ -101,13 +101,13 @@ class TestDuckDB(EngineContract):
         eng.execute(eng.sql.drop_table_sql("demo"))
 
     def test_insert_batches_in_one_transaction_or_each_committed(self, eng):
-        eng.reset_table("d_tx", STUDY_COLUMNS)
+        eng.tables.reset("d_tx", STUDY_COLUMNS)
         rows = datagen.study_rows(30, seed=14)
-        assert eng.prepare_insert("d_tx", COLS, rows[:20], rows_per_statement=5)() == 4
-        assert eng.prepare_insert("d_tx", COLS, rows[20:], transaction=True)() == 10
-        assert eng.count_rows("d_tx") == 30
+        assert eng._prepare_insert("d_tx", COLS, rows[:20], rows_per_statement=5)() == 4
+        assert eng._prepare_insert("d_tx", COLS, rows[20:], transaction=True)() == 10
+        assert eng.tables.count_rows("d_tx") == 30
         with pytest.raises(ConfigError, match="BATCH_ROWS"):
-            eng.prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
+            eng._prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
 
     @pytest.mark.serial  # the anatomy's statement against the samples' median, timed apart: beside other work
     # (four workers on two cores and a notebook's redraw) DuckDB's came out at 1.93 ms against 0.92 ms (bound 35 %)
@@ -142,7 +142,7 @@ class TestDuckDB(EngineContract):
 
     def test_native_load_is_duckdbs_copy_and_reads_the_labs_csv_exactly(self, eng, tmp_path):
         """05's native_client on DuckDB: its own CSV reader, hostile text and NULLs back as they were written."""
-        eng.reset_table("d_native", STUDY_COLUMNS)
+        eng.tables.reset("d_native", STUDY_COLUMNS)
         rows = hostile_rows(300)
         path = tmp_path / "rows.csv"
         path.write_bytes(datagen.csv_bytes(datagen.rows_table(COLS, rows)))
@@ -155,11 +155,11 @@ class TestDuckDB(EngineContract):
                 DuckDB.has(step, check=True)
         assert DuckDB.has("upsert_sql") and DuckDB.has("generate_rows_sql") and capabilities.of(DuckDB, "table_models").MAX_PARTITIONS == 1
         with pytest.raises(ConfigError, match="PARTITIONS"):
-            eng.table_ddl("t", STUDY_COLUMNS, partitions=4)
+            eng.tables.ddl("t", STUDY_COLUMNS, partitions=4)
 
 
 def test_registered_as_a_local_engine_without_url_schemes():
-    assert engines.class_of("duckdb") is DuckDB and not DuckDB.URL_SCHEMES and DuckDB.HAS_LOCAL_SERVER
+    assert engines.class_of("duckdb") is DuckDB and not DuckDB.WIRE.schemes and DuckDB.HAS_LOCAL_SERVER
     assert isinstance(engines.resolve("duckdb"), DuckDB)
     with pytest.raises(ConfigError, match="ENGINES"):
         engines.from_url("duckdb:///tmp/x.duckdb")

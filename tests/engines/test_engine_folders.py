@@ -63,10 +63,13 @@ LIBRARY_NAME_ATTRIBUTES = ("SQLGLOT_DIALECT", "QUOTING", "DRIVERNAME")
 
 
 def _library_names(tree: ast.AST) -> set[int]:
-    return {id(node.value) for node in ast.walk(tree)
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(target, ast.Name) and target.id in LIBRARY_NAME_ATTRIBUTES}
+    keywords = {id(node.value) for node in ast.walk(tree)  # ``Wire(sqlglot_dialect=..., drivername=...)``
+                if isinstance(node, ast.keyword) and isinstance(node.value, ast.Constant)
+                and (node.arg or "").upper() in LIBRARY_NAME_ATTRIBUTES}
+    return keywords | {id(node.value) for node in ast.walk(tree)
+                       if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+                       for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                       if isinstance(target, ast.Name) and target.id in LIBRARY_NAME_ATTRIBUTES}
 
 
 def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, root: Path = LIB.parent) -> list[str]:
@@ -100,7 +103,7 @@ def test_no_code_outside_an_engine_s_folder_names_it(name):
     allowed = _named_by(engine_cls)
     package = f"ingestlab.engines.{_folder(engine_cls).name}"
     found = [hit for path in sorted(LIB.rglob("*.py")) if not any(path.is_relative_to(a) for a in allowed)
-             for hit in _mentions(path, name, engine_cls.URL_SCHEMES, package)]
+             for hit in _mentions(path, name, engine_cls.WIRE.schemes, package)]
     assert not found, f"{name} is named outside engines/{_folder(engine_cls).name}/: " + "; ".join(found)
 
 

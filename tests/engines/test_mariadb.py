@@ -34,14 +34,14 @@ class TestMariaDB(EngineContract, NativeLoopContract):
     def test_a_mysqlclient_without_its_native_capsule_is_timed_from_python(self, eng, monkeypatch):
         from ingestlab import timing
 
-        if eng.driver != "mysqldb":
+        if eng.driver.name != "mysqldb":
             pytest.skip("measured through PyMySQL here")
-        assert eng.native_sender() is not None
+        assert eng._native_sender() is not None
 
         def gone(self):
             raise AttributeError("_get_native_connection")
         monkeypatch.setattr(type(eng.conn), "_get_native_connection", gone)  # a mysqlclient that dropped it
-        assert eng.native_sender() is None
+        assert eng._native_sender() is None
         frame = timing.time_calls([eng.statement_call("SELECT 1")], rows=[1], bytes_=[1])
         assert frame["timer"].tolist() == ["python"]
 
@@ -121,8 +121,8 @@ class TestMariaDB(EngineContract, NativeLoopContract):
 
     def test_generated_sql_parses_as_mysql(self, eng):
         sql = eng.sql.create_table_sql("t`x", STUDY_COLUMNS)
-        assert table_names(parse_sql(sql, eng.SQLGLOT_DIALECT)) == ["t`x"]
-        parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), eng.SQLGLOT_DIALECT)
+        assert table_names(parse_sql(sql, eng.WIRE.sqlglot_dialect)) == ["t`x"]
+        parse_sql(render(eng.set_sql(FLUSH, "GLOBAL"), [2]), eng.WIRE.sqlglot_dialect)
         assert eng.load_data_sql("t", COLS).startswith("LOAD DATA LOCAL INFILE %s INTO TABLE `t`")
 
 

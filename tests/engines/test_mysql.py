@@ -33,7 +33,7 @@ class TestMySQLSQL(SQLValidator):
 
     @pytest.mark.parametrize("model", list(capabilities.of(MySQL, "table_models").MODELS))
     def test_every_model_parses(self, my, model):
-        (sql,) = my.table_ddl("t`x", STUDY_COLUMNS, model=model)
+        (sql,) = my.tables.ddl("t`x", STUDY_COLUMNS, model=model)
         self.validate(sql, tables=["t`x"])
 
     @pytest.mark.parametrize("model", ["no_key", "primary_key", "primary_key_indexes"])
@@ -42,17 +42,17 @@ class TestMySQLSQL(SQLValidator):
         # sqlglot 30.30's mysql dialect has no grammar for PARTITION BY KEY (MySQL documents it: it
         # falls back to an unparsed Command), so the table is checked through sqlglot and the clause,
         # which sqlglot cannot read, by its exact text; a server test below counts the partitions
-        (sql,) = my.table_ddl("t", STUDY_COLUMNS, model=model, partitions=n)
-        (plain,) = my.table_ddl("t", STUDY_COLUMNS, model=model)
+        (sql,) = my.tables.ddl("t", STUDY_COLUMNS, model=model, partitions=n)
+        (plain,) = my.tables.ddl("t", STUDY_COLUMNS, model=model)
         table, sep, clause = sql.partition(" PARTITION BY ")
         assert sep and table == plain, sql
         assert clause == f"KEY (`id`) PARTITIONS {n}", sql
         self.validate(table, tables=["t"])
-        assert my.table_ddl("t", STUDY_COLUMNS, model=model, partitions=1) == [plain]  # one: a plain table
+        assert my.tables.ddl("t", STUDY_COLUMNS, model=model, partitions=1) == [plain]  # one: a plain table
 
     def test_sqlglot_still_cannot_read_partition_by_key(self, my):
         # when sqlglot learns the clause this fails: then validate the whole DDL above instead
-        (sql,) = my.table_ddl("t", STUDY_COLUMNS, model="primary_key", partitions=8)
+        (sql,) = my.tables.ddl("t", STUDY_COLUMNS, model="primary_key", partitions=8)
         tree = parse_sql(sql, self.dialect)
         assert isinstance(tree, exp.Command) and tree.sql(self.dialect) == sql
 
@@ -66,7 +66,7 @@ class TestMySQLSQL(SQLValidator):
                                               ({"partitions": 9000}, "PARTITIONS")])
     def test_a_model_or_partitioning_it_cannot_write_is_refused(self, my, kwargs, name):
         with pytest.raises(ConfigError) as err:
-            my.table_ddl("t", STUDY_COLUMNS, **kwargs)
+            my.tables.ddl("t", STUDY_COLUMNS, **kwargs)
         assert err.value.name == name
 
 
@@ -120,10 +120,10 @@ def test_a_remote_url_with_the_opt_in_sets_globals_and_puts_them_back(mariadb):
 def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
     remote = engines.from_url(_url(mariadb)).start()
     try:
-        remote.reset_table("url_bulk", STUDY_COLUMNS, model="primary_key")
+        remote.tables.reset("url_bulk", STUDY_COLUMNS, model="primary_key")
         rows = datagen.study_rows(300, seed=8)
         assert remote.capability("bulk_load").load("url_bulk", COLS, [datagen.rows_table(COLS, rows)]) == 300
-        assert remote.count_rows("url_bulk") == 300 and remote.data_bytes("url_bulk") > 0
+        assert remote.tables.count_rows("url_bulk") == 300 and remote.tables.data_bytes("url_bulk") > 0
     finally:
         remote.close()
 
@@ -132,7 +132,7 @@ def test_the_bulk_path_through_a_url_keeps_every_row(mariadb):
 def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
     remote = engines.from_url(_url(mariadb)).start()
     try:
-        remote.reset_table("url_parts", STUDY_COLUMNS, model="primary_key", partitions=n)
+        remote.tables.reset("url_parts", STUDY_COLUMNS, model="primary_key", partitions=n)
         rows = remote.execute("SELECT PARTITION_METHOD, PARTITION_EXPRESSION, COUNT(*) FROM information_schema.PARTITIONS "
                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'url_parts' "
                               "GROUP BY PARTITION_METHOD, PARTITION_EXPRESSION")
@@ -144,9 +144,9 @@ def test_a_partitioned_table_has_n_key_partitions_on_the_server(mariadb, n):
 
 def test_the_default_driver_is_the_c_one_and_a_url_may_name_pymysql():
     pytest.importorskip("MySQLdb", reason="mysqlclient is not installed here (make installs it where it can build)")
-    assert engines.get("mariadb").driver == "mysqldb" and MySQL.DRIVERNAME == "mysql+mysqldb"
+    assert engines.get("mariadb").driver.name == "mysqldb" and MySQL.WIRE.drivername == "mysql+mysqldb"
     for url in ("mysql+pymysql://u@127.0.0.1:1/db", "mariadb+pymysql://u@127.0.0.1:1/db"):
-        assert engines.from_url(url).driver == "pymysql"
+        assert engines.from_url(url).driver.name == "pymysql"
     with pytest.raises(ConfigError, match=r"mysqldb, pymysql"):
         engines.from_url("mysql+mysqlconnector://u@127.0.0.1:1/db")
 
@@ -160,23 +160,23 @@ def test_without_mysqlclient_the_lab_falls_back_to_pymysql_and_says_so_once(monk
     monkeypatch.setattr(drivers, "_NOTED", set())
     with pytest.warns(UserWarning, match="measuring through pymysql"):
         first = engines.from_url("mysql://u@127.0.0.1:1/db")
-        assert first.driver == "pymysql"
+        assert first.driver.name == "pymysql"
     second = engines.from_url("mysql://u@127.0.0.1:1/db")
-    assert second.driver == "pymysql" and "mysqlclient" in second.driver_note  # noted, not warned again
-    assert second.driver_metadata()["driver_note"] == second.driver_note
+    assert second.driver.name == "pymysql" and "mysqlclient" in second.driver.note  # noted, not warned again
+    assert second.driver.metadata()["driver_note"] == second.driver.note
 
 
 @pytest.mark.parametrize("driver", ["mysqldb", "pymysql"])
 def test_both_drivers_measure_and_record_themselves(mariadb, driver):
-    pytest.importorskip(MySQL.DRIVERS[driver][0])
+    pytest.importorskip(MySQL.WIRE.drivers[driver][0])
     remote = engines.from_url(_url(mariadb).replace("mysql://", f"mysql+{driver}://")).start()
     try:
         meta = remote.metadata()
         assert meta["driver"] == driver and meta["driver_version"] and "driver_note" not in meta
-        remote.reset_table("by_driver", STUDY_COLUMNS)
+        remote.tables.reset("by_driver", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=2)
         sql = remote.sql.insert_sql("by_driver", COLS, 1)
-        assert remote.render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
+        assert remote._render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
         for row in rows:
             remote.statement_call(sql, row)()
         remote.statement_call("SELECT 1")()  # a result set is read, so the next statement runs

@@ -24,7 +24,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
 
     def test_anatomy_splits_planning_execution_and_wal_flush(self, eng):
         eng.apply_settings({"synchronous_commit": "on"})
-        eng.reset_table("anat", STUDY_COLUMNS)
+        eng.tables.reset("anat", STUDY_COLUMNS)
         frame = eng.capability("profiled_statement").anatomy("anat", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(10, seed=5))
         stats = frame[frame["pass"] == "stats"].set_index("component")
         assert {"client_total", "planning", "execution", "wal_flush", "unexplained"} <= set(stats.index)
@@ -49,7 +49,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         an asynchronous one's is the block's mean (no fsync by the statement: no variation to give it)."""
 
         eng.apply_settings({"synchronous_commit": sync})
-        eng.reset_table("anat_flush", STUDY_COLUMNS)
+        eng.tables.reset("anat_flush", STUDY_COLUMNS)
         frame = eng.capability("profiled_statement").anatomy("anat_flush", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=5),
                                       unobserved_rows=datagen.study_rows(60, start_id=10**6, seed=6))
         quiet = frame[frame["pass"] == "unobserved"].pivot(index="statement_no", columns="component", values="ms")
@@ -78,11 +78,11 @@ class TestPostgres(EngineContract, NativeLoopContract):
             calls.append(sql)
             return original(self, sql, params)
         monkeypatch.setattr(type(eng), "statement_call", spy)
-        eng.reset_table("anat_call", STUDY_COLUMNS)
+        eng.tables.reset("anat_call", STUDY_COLUMNS)
         eng.capability("profiled_statement").anatomy("anat_call", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=6))
         assert [c for c in calls if c.startswith('INSERT INTO "anat_call"')] == [calls[0]] * 3
         assert eng.execute("SELECT to_regclass('anat_call_probe') IS NULL")[0][0]  # the probes' table is gone
-        assert eng.count_rows("anat_call") == 3
+        assert eng.tables.count_rows("anat_call") == 3
 
     @pytest.mark.serial  # the anatomy's total against the samples' median of the same moments: another test's
     # load on the second core shifted one against the other by 57 % (CI of 8dc6cbc, bound 35 %)
@@ -95,7 +95,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         anatomy must still report the statement the samples time, and the cost as the observer's.
         """
         from ingestlab import anatomy, timing
-        from ingestlab.engines.postgres import adapter as postgres
+        from ingestlab.engines.postgres import capabilities as postgres
 
         cols = [c for c, _ in STUDY_COLUMNS]
 
@@ -109,8 +109,8 @@ class TestPostgres(EngineContract, NativeLoopContract):
                 self.last = self._read()  # the ballast's own statistics are not the INSERT's
 
         eng.apply_settings({"synchronous_commit": "on"})
-        eng.reset_table("ballast", STUDY_COLUMNS)
-        eng.reset_table("anat_slow", STUDY_COLUMNS)
+        eng.tables.reset("ballast", STUDY_COLUMNS)
+        eng.tables.reset("anat_slow", STUDY_COLUMNS)
         insert = eng.sql.insert_sql("anat_slow", cols, 1)
         rows = datagen.study_rows(400, seed=7)
 
@@ -149,19 +149,19 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert eng.execute("SELECT 1") == [(1,)]  # the connection is usable after the error
 
     def test_bulk_load_streams_a_chunk_larger_than_its_pieces(self, eng):
-        from ingestlab.engines.postgres.adapter import COPY_PIECE_ROWS
+        from ingestlab.engines.postgres.capabilities import COPY_PIECE_ROWS
 
         n = COPY_PIECE_ROWS * 2 + 7
         rows = [(i, f"r{i}", i / 4, None) for i in range(n)]
-        eng.reset_table("pieces", STUDY_COLUMNS)
+        eng.tables.reset("pieces", STUDY_COLUMNS)
         assert eng.capability("bulk_load").load("pieces", [c for c, _ in STUDY_COLUMNS], [datagen.rows_table([c for c, _ in STUDY_COLUMNS], rows)]) == n
         assert eng.execute("SELECT count(*), count(DISTINCT id), max(id) FROM pieces") == [(n, n, n - 1)]
 
     def test_partitions_and_models_are_what_the_catalog_says(self, eng):
-        eng.reset_table("parts", STUDY_COLUMNS, model="primary_key_indexes", partitions=8)
+        eng.tables.reset("parts", STUDY_COLUMNS, model="primary_key_indexes", partitions=8)
         assert eng.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = '\"parts\"'::regclass")[0][0] == 8
         assert eng.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'parts'")[0][0] == 4
-        eng.reset_table("parts", STUDY_COLUMNS, model="unlogged")
+        eng.tables.reset("parts", STUDY_COLUMNS, model="unlogged")
         assert eng.execute("SELECT relpersistence FROM pg_class WHERE relname = 'parts'")[0][0] == "u"
 
 
@@ -190,7 +190,7 @@ def test_postgres15s_anatomy_says_which_part_it_cannot_measure():
     cols = [c for c, _ in STUDY_COLUMNS]
     eng = engines.resolve("postgres15").start()
     try:
-        eng.reset_table("anat15", STUDY_COLUMNS)
+        eng.tables.reset("anat15", STUDY_COLUMNS)
         frame = eng.capability("profiled_statement").anatomy("anat15", cols, datagen.study_rows(6, seed=5),
                                       unobserved_rows=datagen.study_rows(36, start_id=100, seed=6))
     finally:
@@ -213,7 +213,7 @@ def test_a_backend_killed_during_copy_is_a_lost_server_not_an_internal_error():
 
     eng = engines.resolve("postgres").start()
     try:
-        eng.reset_table("copy_kill", STUDY_COLUMNS)
+        eng.tables.reset("copy_kill", STUDY_COLUMNS)
         backend = eng.execute("SELECT pg_backend_pid()")[0][0]
         cols = [c for c, _ in STUDY_COLUMNS]
 

@@ -37,7 +37,7 @@ def eng(tmp_path, monkeypatch):
 
 def test_registered_as_a_local_engine_without_url_schemes():
     engine = engines.get("rocksdb")
-    assert isinstance(engine, RocksDB) and engine.is_local and not engine.URL_SCHEMES
+    assert isinstance(engine, RocksDB) and engine.is_local and not engine.WIRE.schemes
     with pytest.raises(ConfigError, match="ENGINES"):
         engines.from_url("rocksdb://127.0.0.1/x")
 
@@ -61,7 +61,7 @@ def test_options_survive_a_reopen_of_a_database_with_data(eng):
     live = eng.settings()
     assert live["use_direct_reads"] == "true" and live["filter_policy"].startswith("bloomfilter")
     assert live["compression"] == "kNoCompression" and live["lab.block_cache_bytes"] == str(1 << 20)
-    assert eng.count_rows("kv") == 2
+    assert eng.tables.count_rows("kv") == 2
     eng.apply_settings({})  # and back: the stored options do not stick either
     assert eng.settings()["use_direct_reads"] == "false"
 
@@ -70,14 +70,14 @@ def test_insert_refuses_an_existing_key_and_writes_nothing(eng):
     eng.insert(_keys([10, 12]), _values(2, 1))
     with pytest.raises(ConstraintError, match="exists"):
         eng.insert(_keys([14, 12]), _values(2, 2))
-    assert eng.count_rows("kv") == 2 and eng.db.get(_keys([14])[0]) is None
+    assert eng.tables.count_rows("kv") == 2 and eng.db.get(_keys([14])[0]) is None
 
 
 def test_upsert_reads_every_key_and_replaces_the_values(eng):
     old, new = _values(3, 3), _values(3, 4)
     eng.put(_keys([1, 2, 3]), old)
     assert eng.upsert(_keys([2, 3, 4]), new) == 2
-    assert eng.count_rows("kv") == 4
+    assert eng.tables.count_rows("kv") == 4
     assert eng.db.get(_keys([3])[0]) == new[1]
 
 
@@ -86,7 +86,7 @@ def test_blind_put_replaces_without_reading(eng):
     before = eng.capability("io_counters").read()["keys_read"]
     eng.put(_keys([5, 6]), _values(2, 6))
     assert eng.capability("io_counters").read()["keys_read"] == before
-    assert eng.count_rows("kv") == 2
+    assert eng.tables.count_rows("kv") == 2
 
 
 def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filter(eng):
@@ -94,8 +94,8 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
     n = 3000
     docs = datagen.documents(n, np.random.default_rng(7))
     assert eng.capability("bulk_load").load("kv", ["id", "doc"], [datagen.document_table(2 * np.arange(n), docs)]) == n
-    eng.settle("kv")
-    assert eng.count_rows("kv") == n and eng.data_bytes("kv") >= n * datagen.DOC_BYTES
+    eng.tables.settle("kv")
+    assert eng.tables.count_rows("kv") == n and eng.tables.data_bytes("kv") >= n * datagen.DOC_BYTES
     eng.apply_settings(BUDGET)  # an empty block cache
     c0 = eng.capability("io_counters").read()
     found = eng.upsert(_keys([100, 2000, 4000]), datagen.row_values(docs[:3]))
@@ -110,7 +110,7 @@ def test_bulk_load_then_reads_come_from_disk_and_absent_keys_from_the_bloom_filt
 @pytest.mark.parametrize("call", [
     lambda e: e.execute("SELECT 1"),
     lambda e: e.sql.quote("t"),
-    lambda e: e.table_ddl("t", [("id", "BIGINT")]),
+    lambda e: e.tables.ddl("t", [("id", "BIGINT")]),
     lambda e: e.sql.insert_sql("t", ["id"]),
     lambda e: e.sql.insert_select_sql("t", "u"),
     lambda e: e.capability("profiled_statement").anatomy("t", ["id"], [(1,)]),
@@ -128,8 +128,8 @@ def test_capability_queries_say_why_a_step_is_missing():
 
 def test_reset_table_empties_the_keyspace(eng):
     eng.put(_keys([1, 2, 3]), _values(3, 8))
-    eng.reset_table("kv", [("id", "BIGINT"), ("doc", "TEXT")], key=("id",))
-    assert eng.count_rows("kv") == 0
+    eng.tables.reset("kv", [("id", "BIGINT"), ("doc", "TEXT")], key=("id",))
+    assert eng.tables.count_rows("kv") == 0
 
 
 class TestRocksDBUpsert(UpsertContract):

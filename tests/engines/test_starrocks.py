@@ -19,7 +19,7 @@ from tests.engines.contract import RemoteContract
 
 URL = "starrocks://root:secret@127.0.0.1:9030/ingestlab?http_port=8030"
 COLS = [c for c, _ in STUDY_COLUMNS]
-DIALECT = StarRocks.SQLGLOT_DIALECT
+DIALECT = StarRocks.WIRE.sqlglot_dialect
 
 
 class TestStarRocksContract(RemoteContract):

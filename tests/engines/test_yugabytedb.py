@@ -18,7 +18,7 @@ from tests.engines.contract import RemoteContract
 from tests.engines.upsert_contract import UpsertContract
 
 URL = "yugabytedb://yugabyte:pw@127.0.0.1:5433/yugabyte?label=rf1"
-DIALECT = YugabyteDB.SQLGLOT_DIALECT
+DIALECT = YugabyteDB.WIRE.sqlglot_dialect
 
 
 class TestYugabyteDBContract(RemoteContract):
@@ -33,7 +33,7 @@ def yb():
 
 
 def test_url_selects_yugabytedb_on_its_port_and_hides_the_password(yb):
-    assert yb.NAME == "yugabytedb" and yb.DEFAULT_PORT == 5433 and yb.label == "rf1"
+    assert yb.NAME == "yugabytedb" and yb.WIRE.default_port == 5433 and yb.label == "rf1"
     kwargs = yb.connect_kwargs()
     assert kwargs["port"] == 5433 and kwargs["dbname"] == "yugabyte" and "label" not in kwargs
     assert "pw" not in yb.display_url

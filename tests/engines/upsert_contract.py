@@ -58,17 +58,17 @@ class UpsertContract:
             pytest.skip(reason)
         engine = engines.resolve(cls.target()).start()
         engine.apply_settings(engine.capability("memory_budget").settings(BUDGET) if engine.has("memory_budget") else {})
-        engine.reset_table(TABLE, COLUMNS, key=("id",))
+        engine.tables.reset(TABLE, COLUMNS, key=("id",))
         assert engine.capability("bulk_load").load(TABLE, COLS, _chunks(ROWS, seed=1), replace=True) == ROWS
-        engine.settle(TABLE)
+        engine.tables.settle(TABLE)
         yield engine
         engine.close()
 
     def test_the_bulk_path_loads_every_row_as_key_and_document(self, eng):
-        assert eng.count_rows(TABLE) == ROWS
+        assert eng.tables.count_rows(TABLE) == ROWS
         docs = np.concatenate([d for _, d in datagen.document_chunks(ROWS, np.random.default_rng(1), chunk_rows=5_000)])
         assert self.read_doc(eng, 2 * 7777) == docs[7777].tobytes()
-        assert eng.data_bytes(TABLE) >= ROWS * datagen.DOC_BYTES
+        assert eng.tables.data_bytes(TABLE) >= ROWS * datagen.DOC_BYTES
 
     def test_the_memory_budget_is_in_force(self, eng):
         if not eng.has("memory_budget"):
@@ -84,7 +84,7 @@ class UpsertContract:
         for limit in budget.LIMITS:
             settings = budget.settings(BUDGET, limit)
             eng.apply_settings(settings)
-            assert eng.count_rows(TABLE) == ROWS
+            assert eng.tables.count_rows(TABLE) == ROWS
             live = {k.lower().removeprefix("lab."): str(v) for k, v in eng.settings().items()}
             assert set(settings) <= set(live), limit
         cgroup = budget.settings(BUDGET, "cgroup") if "cgroup" in budget.LIMITS else {}
@@ -93,7 +93,7 @@ class UpsertContract:
 
     def test_overwrite_replaces_existing_rows_and_inserts_new_ones(self, eng):
         docs = _write(eng, "overwrite", [2 * 10, 2 * 11, 2 * ROWS + 1], seed=9)  # two existing, one new
-        assert eng.count_rows(TABLE) == ROWS + 1
+        assert eng.tables.count_rows(TABLE) == ROWS + 1
         assert self.read_doc(eng, 22) == docs[1].tobytes()
 
     def test_overwrites_of_random_keys_read_blocks_from_disk(self, eng):
@@ -111,11 +111,11 @@ class UpsertContract:
 
     def test_every_operation_the_engine_declares_writes_its_keys(self, eng):
         keys = {"insert": [2 * ROWS + 11, 2 * ROWS + 13], "blind_overwrite": [2 * 20, 2 * 21]}
-        before = eng.count_rows(TABLE)
+        before = eng.tables.count_rows(TABLE)
         for operation in ("insert", "blind_overwrite"):
             if operation in eng.capability("upsert").OPERATIONS:
                 docs = _write(eng, operation, keys[operation], seed=11)
                 assert self.read_doc(eng, keys[operation][1]) == docs[1].tobytes()
-        assert eng.count_rows(TABLE) == before + 2
+        assert eng.tables.count_rows(TABLE) == before + 2
         counters = eng.capability("io_counters").read()
         assert "blocks_read" in counters

@@ -39,13 +39,13 @@ def test_defaults_follow_the_scale():
 
 
 def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
-    from ingestlab.engines.postgres.adapter import PostgresProfiledStatement
+    from ingestlab.engines.postgres.capabilities import PostgresProfiledStatement
 
     passes = []  # the samples' rows in their table when each anatomy pass starts
     real = PostgresProfiledStatement.anatomy
 
     def counted(self, *args, **kwargs):
-        passes.append(self.engine.count_rows(insert.TABLE))
+        passes.append(self.engine.tables.count_rows(insert.TABLE))
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(PostgresProfiledStatement, "anatomy", counted)
@@ -78,7 +78,7 @@ def test_measure_writes_every_row_and_keeps_every_sample(tmp_path, monkeypatch):
 
 def test_an_anatomy_round_whose_instrument_lost_statements_is_noted_and_the_run_goes_on(tmp_path, monkeypatch):
     # the instrument's failure is injected (a history too short to hold the round is what raises it for real)
-    from ingestlab.engines.postgres.adapter import PostgresProfiledStatement
+    from ingestlab.engines.postgres.capabilities import PostgresProfiledStatement
     from ingestlab.errors import UnsupportedOperationError
 
     def lost(self, *args, **kwargs):

@@ -8,7 +8,7 @@ from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.mariadb import MariaDB
 from ingestlab.engines.mysql import MySQL
 from ingestlab.engines.postgres import Postgres, Postgres15
-from ingestlab.engines.postgres.adapter import PostgresBulkLoad
+from ingestlab.engines.postgres.capabilities import PostgresBulkLoad
 from ingestlab.engines.yugabytedb import YugabyteDB
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.results import Run
@@ -99,7 +99,7 @@ def test_a_round_runs_batches_per_batch_size_and_bulk_per_statement_count_each_w
 @pytest.mark.parametrize("cls", [Postgres, YugabyteDB, MariaDB, MySQL])
 def test_generated_rows_sql_parses_in_the_engines_dialect(cls):
     sql = cls.__new__(cls).sql.generate_rows_sql("demo", million.COLUMN_NAMES, 1_000_000)
-    tree = parse_sql(sql, cls.SQLGLOT_DIALECT)
+    tree = parse_sql(sql, cls.WIRE.sqlglot_dialect)
     assert tree.key == "insert"
     assert "demo" in table_names(tree)
     assert "1000000" in sql

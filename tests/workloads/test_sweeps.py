@@ -89,8 +89,8 @@ def test_bucketed_tables_of_every_model_parse_in_the_engines_dialect(url, bucket
     for model in capabilities.of(engine, "table_models").MODELS:
         if (engine.NAME, model) == ("doris", "aggregate"):
             continue  # sqlglot's doris dialect has no grammar for `col TYPE REPLACE`; see the next test
-        (sql,) = engine.table_ddl(sweeps.TABLE, columns, model=model, partitions=buckets)
-        tree = parse_sql(sql, engine.SQLGLOT_DIALECT)
+        (sql,) = engine.tables.ddl(sweeps.TABLE, columns, model=model, partitions=buckets)
+        tree = parse_sql(sql, engine.WIRE.sqlglot_dialect)
         assert table_names(tree) == [sweeps.TABLE]
         assert f"DISTRIBUTED BY HASH(`id`) BUCKETS {buckets}" in sql
         assert capabilities.of(engine, "table_models").MODELS[model] + "(`id`)" in sql
@@ -99,11 +99,11 @@ def test_bucketed_tables_of_every_model_parse_in_the_engines_dialect(url, bucket
 
 def test_doris_unique_tables_are_merge_on_write_and_aggregate_parses_as_starrocks():
     doris = registry.from_url(DORIS_URL)
-    (unique,) = doris.table_ddl("t", datagen.wide_columns(4), model="unique", partitions=8)
+    (unique,) = doris.tables.ddl("t", datagen.wide_columns(4), model="unique", partitions=8)
     assert '"enable_unique_key_merge_on_write" = "true"' in unique
-    (aggregate,) = doris.table_ddl("t", datagen.wide_columns(4), model="aggregate", partitions=8)
-    assert table_names(parse_sql(aggregate, registry.classes()["starrocks"].SQLGLOT_DIALECT)) == ["t"]
-    (duplicate,) = registry.from_url(SR_URL).table_ddl("t", datagen.wide_columns(4), model="unique")
+    (aggregate,) = doris.tables.ddl("t", datagen.wide_columns(4), model="aggregate", partitions=8)
+    assert table_names(parse_sql(aggregate, registry.classes()["starrocks"].WIRE.sqlglot_dialect)) == ["t"]
+    (duplicate,) = registry.from_url(SR_URL).tables.ddl("t", datagen.wide_columns(4), model="unique")
     assert "merge_on_write" not in duplicate
 
 
@@ -207,8 +207,10 @@ class _Short:
 
     label = "short"
 
-    def count_rows(self, table):
-        return 9
+    class tables:  # noqa: N801 - stands in for ``engine.tables``
+        @staticmethod
+        def count_rows(table):
+            return 9
 
 
 def test_a_table_that_lost_a_row_raises():

@@ -170,7 +170,7 @@ class MemoryBudget(Capability):
 
         Examples
         --------
-        >>> from ingestlab.engines.postgres.adapter import PostgresMemoryBudget
+        >>> from ingestlab.engines.postgres.capabilities import PostgresMemoryBudget
         >>> PostgresMemoryBudget(None).cache_bytes(256 * 2**20, "cgroup") // 2**20
         64
         """
@@ -183,15 +183,15 @@ class MemoryBudget(Capability):
 class TableModels(Capability):
     """The key models a table can be created with and the hash partitions (buckets) it can be split into (notebook 02).
 
-    ``Engine.table_ddl`` checks a table's model and partitions here (:meth:`resolve_model`,
+    ``engine.tables.ddl`` checks a table's model and partitions here (:meth:`resolve_model`,
     :meth:`check_partitions`); an engine without the capability creates its one kind of table.
     """
 
     NAME = "table_models"
     MISSING = "no table models"
-    #: Table models ``Engine.table_ddl`` writes: name → what it is, in words.
+    #: Table models ``engine.tables.ddl`` writes: name → what it is, in words.
     MODELS: ClassVar[dict[str, str]] = {}
-    #: The model of a table without a key, and of one with a key (``Engine.table_ddl``'s defaults).
+    #: The model of a table without a key, and of one with a key (``engine.tables.ddl``'s defaults).
     DEFAULT_MODEL: ClassVar[str | None] = None
     #: The model of a table with a key.
     KEYED_MODEL: ClassVar[str | None] = None
@@ -270,7 +270,7 @@ class LoadSettings(Capability):
     #: Setting name → :class:`LoadSetting` (``default``: the server's defaults).
     SETTINGS: ClassVar[dict[str, LoadSetting]] = {"default": LoadSetting("the server's defaults")}
     #: Whether several statements can commit as one transaction (``BEGIN`` … ``COMMIT``): what
-    #: ``Engine.prepare_insert`` with ``transaction=True`` and notebook 05's one-transaction loads need.
+    #: ``Engine._prepare_insert`` with ``transaction=True`` and notebook 05's one-transaction loads need.
     TRANSACTIONS: ClassVar[bool] = True
 
 

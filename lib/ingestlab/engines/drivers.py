@@ -21,13 +21,34 @@ class DriverChoice:
     Attributes
     ----------
     name : str or None
-        SQLAlchemy driver name (a key of ``Engine.DRIVERS``), None for an engine without drivers.
+        SQLAlchemy driver name (a key of ``Engine.WIRE.drivers``), None for an engine without drivers.
     note : str or None
         Why it is not the preferred one, when the lab fell back to another.
+    engine : str
+        The engine's registry name (errors name it).
+    drivers : Mapping
+        The engine's drivers it was chosen from (``Engine.WIRE.drivers``).
     """
 
     name: str | None
     note: str | None = None
+    engine: str = dataclasses.field(default="", repr=False)
+    drivers: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def module(self):
+        """The driver's module (``psycopg2``, ``MySQLdb``, ``pymysql``...), imported on first use."""
+        return load(self.engine, self.drivers, self.name)
+
+    def metadata(self) -> dict:
+        """``driver`` (SQLAlchemy name), ``driver_package``, ``driver_version`` and any ``driver_note``."""
+        if self.name is None:
+            return {"driver": None, "driver_package": None, "driver_version": None}
+        dist, version = package_version(self.drivers, self.name)
+        out = {"driver": self.name, "driver_package": dist, "driver_version": version}
+        if self.note:
+            out["driver_note"] = self.note
+        return out
 
 
 def check_requested(engine: str, drivers: Mapping[str, tuple[str, str]], requested: str, where: str,
@@ -54,7 +75,7 @@ def choose(engine: str, drivers: Mapping[str, tuple[str, str]], requested: str =
     DriverChoice(name='json', note=None)
     """
     if requested or not drivers:
-        return DriverChoice(requested or None)
+        return DriverChoice(requested or None, None, engine, drivers)
     missing = []
     for name, (module, dist) in drivers.items():
         try:
@@ -63,14 +84,14 @@ def choose(engine: str, drivers: Mapping[str, tuple[str, str]], requested: str =
             missing.append(f"{dist} ({exc})")
             continue
         if not missing:
-            return DriverChoice(name)
+            return DriverChoice(name, None, engine, drivers)
         note = (f"{engine}: measuring through {name} ({dist}) because {', '.join(missing)} could not be imported; "
                 f"per-statement times then include that driver's extra client cost (see README, MySQL drivers)")
         if (engine, name) not in _NOTED:
             _NOTED.add((engine, name))
             warnings.warn(note, stacklevel=3)
-        return DriverChoice(name, note)
-    return DriverChoice(next(iter(drivers)))  # none imports: load() raises with the install hint
+        return DriverChoice(name, note, engine, drivers)
+    return DriverChoice(next(iter(drivers)), None, engine, drivers)  # none imports: load() raises with the install hint
 
 
 def load(engine: str, drivers: Mapping[str, tuple[str, str]], name: str):

@@ -8,7 +8,7 @@ import re
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from ingestlab import timing
-from ingestlab.engines.base import Engine
+from ingestlab.engines.base import Engine, Wire
 from ingestlab.engines.sql.mysql_protocol import MySQLProtocolSQL, check_variable
 from ingestlab.errors import EngineUnavailableError, ServerError
 
@@ -21,7 +21,7 @@ class MySQLProtocol(Engine):
     What the family shares, and nothing of InnoDB's (that is :class:`~ingestlab.engines.mysql.MySQL`'s):
     the connection (autocommit, ``utf8mb4``, ``local_infile`` on), the drivers, one
     statement sent the way ``mariadb-slap`` sends it (:meth:`statement_call`,
-    :meth:`native_sender`, :meth:`open_sender`), session variables (``SET SESSION``),
+    :meth:`_native_sender`, :meth:`_open_sender`), session variables (``SET SESSION``),
     the version and the settings read back. :class:`~ingestlab.engines.mysql.MySQL` (and
     MariaDB) and :class:`~ingestlab.engines.starrocks.StarRocks` (and Doris) extend it
     separately, so neither inherits the other's steps.
@@ -32,14 +32,11 @@ class MySQLProtocol(Engine):
     ``mariadb+pymysql://``…) selects PyMySQL, whose protocol is pure Python (tens of µs more
     per statement). Where mysqlclient is not installed (it builds from source: a compiler and
     the MariaDB/MySQL client headers), the lab falls back to PyMySQL, warns once and records
-    it (:attr:`driver_note`, the ``driver`` of every sample and of the metadata).
+    it (:attr:`driver`, the ``driver`` of every sample and of the metadata).
     """
 
-    DRIVERNAME = "mysql+mysqldb"
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"mysqldb": ("MySQLdb", "mysqlclient"),
-                                                     "pymysql": ("pymysql", "PyMySQL")}
-    DEFAULT_PORT = 3306
-    SQLGLOT_DIALECT = "mysql"
+    WIRE = Wire(default_port=3306, drivername="mysql+mysqldb", sqlglot_dialect="mysql",
+                drivers={"mysqldb": ("MySQLdb", "mysqlclient"), "pymysql": ("pymysql", "PyMySQL")})
     SQL = MySQLProtocolSQL
     #: The connection's character set (``SET NAMES``): the server parses every statement in it.
     CHARSET: ClassVar[str] = "utf8mb4"
@@ -50,7 +47,7 @@ class MySQLProtocol(Engine):
 
     # -- connection ------------------------------------------------------------------------
     def connect(self):
-        dbapi = self.dbapi
+        dbapi = self.driver.module
         kwargs = {"charset": self.CHARSET, **self.connect_kwargs(), "autocommit": True, "local_infile": True}
         if self.timeout_s is not None:  # both drivers take these: the handshake and every reply are bounded
             seconds = max(1, round(self.timeout_s))
@@ -74,14 +71,14 @@ class MySQLProtocol(Engine):
         What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and,
         only when the reply announces a result set (``mysql_field_count``), read it
         (``mysql_store_result``), without the cursor's bookkeeping in Python. With mysqlclient
-        it is a :class:`~ingestlab.timing.NativeCall` on those C functions (:meth:`native_sender`),
+        it is a :class:`~ingestlab.timing.NativeCall` on those C functions (:meth:`_native_sender`),
         timed by the lab's C loop (without the C half, mysqlclient's own C ``query`` from
         Python); PyMySQL's ``Connection.query`` sends and reads in one call.
         """
         self.has("statement_call", check=True)
-        text = self.render(sql, params)
+        text = self._render(sql, params)
         conn = self.conn
-        if self.driver != "mysqldb":
+        if self.driver.name != "mysqldb":
             return functools.partial(conn.query, text)
         from MySQLdb import _mysql
 
@@ -96,10 +93,10 @@ class MySQLProtocol(Engine):
                     store()
             except _mysql.MySQLError as exc:
                 raise ServerError(f"{self.NAME}: {exc}") from exc
-        sender = self.native_sender()
+        sender = self._native_sender()
         return call if sender is None else timing.NativeCall(sender, text, call, self.NAME)
 
-    def native_sender(self) -> timing.NativeSender | None:
+    def _native_sender(self) -> timing.NativeSender | None:
         """mysqlclient's connection as libmysqlclient's (libmariadb's) ``MYSQL *``, with its query functions.
 
         The pointer comes from mysqlclient's ``_get_native_connection`` (a capsule; the one
@@ -107,7 +104,7 @@ class MySQLProtocol(Engine):
         mysqlclient's version and a test checks it), the functions from the library mysqlclient
         is linked with. None with PyMySQL (no C library under it).
         """
-        if self.driver != "mysqldb":
+        if self.driver.name != "mysqldb":
             return None
         import ctypes
 
@@ -126,12 +123,12 @@ class MySQLProtocol(Engine):
         return timing.NativeSender("libmysql", pointer, functions, lambda: f"({conn.errno()}) {conn.error()}", conn,
                                    lambda: bool(conn.open))
 
-    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+    def _open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """The connection's own query call: mysqlclient's C ``query`` (``mysql_real_query``, what
         ``mariadb-slap`` sends an INSERT with; an INSERT has no result set to store), or PyMySQL's
         ``Connection.query``."""
-        super().open_sender(session)
-        if self.driver != "mysqldb":
+        super()._open_sender(session)
+        if self.driver.name != "mysqldb":
             return self.conn.query
         from MySQLdb import _mysql
 
@@ -164,7 +161,7 @@ class MySQLProtocol(Engine):
             return []
         try:
             return self.execute(self.SETTINGS_SQL)
-        except self.dbapi.MySQLError:  # e.g. MySQL 5.7 has no variables_info
+        except self.driver.module.MySQLError:  # e.g. MySQL 5.7 has no variables_info
             return []
 
 

@@ -142,7 +142,7 @@ def names() -> list[str]:
 
 def schemes() -> list[str]:
     """Every URL scheme an adapter accepts, sorted."""
-    return sorted({s for c in classes().values() for s in c.URL_SCHEMES})
+    return sorted({s for c in classes().values() for s in c.WIRE.schemes})
 
 
 def versions(name: str) -> list[str]:
@@ -187,13 +187,13 @@ def by_name(name: str, parameter: str = PARAMETER) -> type[Engine]:
     try:
         return found[name]
     except (KeyError, TypeError):
-        with_url = next((c for c in found.values() if c.URL_SCHEMES), None)
+        with_url = next((c for c in found.values() if c.WIRE.schemes), None)
         raise ConfigError(parameter, name, "an engine name, one of " + ", ".join(found) + ", or a URL"
-                          + (f" such as {with_url.example_url()}" if with_url else "")) from None
+                          + (f" such as {with_url.WIRE.example_url(with_url.NAME)}" if with_url else "")) from None
 
 
 def by_scheme(scheme: str) -> type[Engine] | None:
-    """The adapter class whose ``URL_SCHEMES`` holds ``scheme``, or None.
+    """The adapter class whose ``WIRE.schemes`` holds ``scheme``, or None.
 
     Examples
     --------
@@ -201,7 +201,7 @@ def by_scheme(scheme: str) -> type[Engine] | None:
     'mariadb'
     """
     for engine_cls in classes().values():
-        if scheme in engine_cls.URL_SCHEMES:
+        if scheme in engine_cls.WIRE.schemes:
             return engine_cls
     return None
 

@@ -17,6 +17,9 @@ STEPS: tuple[str, ...] = (
 #: Steps that are text of the engine's SQL dialect: its :class:`~ingestlab.engines.sql.SQLBuilder` writes them.
 SQL_STEPS: tuple[str, ...] = ("quote", "table_ddl", "insert_sql", "upsert_sql", "insert_select_sql",
                               "generate_rows_sql", "group_commit_interval_sql")
+#: Steps an adapter implements as a private hook (``engine.tables`` and the timed loops call them): step → hook.
+HOOKS: dict[str, str] = {step: "_" + step for step in ("table_ddl", "reset_table", "count_rows", "data_bytes", "settle",
+                                                        "prepare_insert")}
 #: Steps that exist when another one does (they are implemented over it).
 BUILT_ON: dict[str, str] = {"upsert_sql": "upsert_clause",
                             "prepare_insert": "execute", "statement_call": "execute"}
@@ -43,3 +46,14 @@ def switched_off(step: str, reason: str) -> Callable:
 def missing_reason(owner: Any, name: str) -> str | None:
     """Why ``owner``'s method ``name`` is missing (its mark), or None when it is there."""
     return getattr(getattr(owner, name, None), "__unsupported__", None)
+
+
+def hook(step: str) -> str:
+    """The engine attribute that implements ``step`` (a private hook of :data:`HOOKS`, else the step's own name).
+
+    Examples
+    --------
+    >>> hook("count_rows"), hook("execute")
+    ('_count_rows', 'execute')
+    """
+    return HOOKS.get(step, step)

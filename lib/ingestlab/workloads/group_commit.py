@@ -207,7 +207,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
 def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, labels: dict, run,
                on_start=None) -> dict[str, pd.DataFrame]:
     """One configuration: clients write for the warm-up and the duration; samples, throughput row and CPU."""
-    engine.reset_table(TABLE, STUDY_COLUMNS)
+    engine.tables.reset(TABLE, STUDY_COLUMNS)
     counters = engine.has("commit_counters")
     before = engine.capability("commit_counters").read() if counters else {}
     driver = ClientRun(engine, TABLE, COLUMNS, row, clients=clients, rows_per_insert=rows, warmup_s=params.warmup_s,
@@ -223,7 +223,7 @@ def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, l
     samples = driver.samples().assign(**labels, measure_start_ns=driver.measure_start_ns)
     run.append(samples)
     acknowledged = int(samples["rows"].sum())
-    written = engine.count_rows(TABLE)
+    written = engine.tables.count_rows(TABLE)
     if written != acknowledged:
         raise DataLossError(f"{labels}: the table holds {written} rows, the clients saw {acknowledged} acknowledged")
     deltas = {}

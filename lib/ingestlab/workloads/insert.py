@@ -193,14 +193,14 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
         if between is not None:
             between(i)
     frame = pd.concat(frames, ignore_index=True).assign(statement_no=lambda f: np.arange(len(f)))
-    written = engine.count_rows(TABLE)
+    written = engine.tables.count_rows(TABLE)
     if written != len(rows):
         raise DataLossError(f"{scenario}: table holds {written} rows after writing {len(rows)}")
     return pd.concat([warm_frame, frame], ignore_index=True).assign(scenario=scenario)
 
 
 def _reset_table(engine: Engine) -> None:
-    engine.reset_table(TABLE, STUDY_COLUMNS)
+    engine.tables.reset(TABLE, STUDY_COLUMNS)
 
 
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
@@ -264,21 +264,21 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
         for variant in variants_of(type(engine), params.variants):
             engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
-            labels = {"engine": engine.label, "variant": variant, "driver": engine.driver}
+            labels = {"engine": engine.label, "variant": variant, "driver": engine.driver.name}
             with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
                 for rep in range(params.repeats):
                     rows = datagen.study_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
                     warm = datagen.study_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
                     units = shares[rep] if rep < len(shares) else []
                     if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
-                        engine.reset_table(SOURCE, STUDY_COLUMNS)
+                        engine.tables.reset(SOURCE, STUDY_COLUMNS)
                         engine.execute(engine.sql.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
 
                     def profile(i, units=units, labels=labels, rep=rep, warm=warm):
                         """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
                         j = int(units[i])
                         if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
-                            engine.reset_table(ANATOMY_TABLE, STUDY_COLUMNS)
+                            engine.tables.reset(ANATOMY_TABLE, STUDY_COLUMNS)
                             engine.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
                             frame = engine.capability("profiled_statement").anatomy(

@@ -15,7 +15,7 @@ import pyarrow as pa
 from ingestlab import _paths, datagen, disk, progress, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
-from ingestlab.engines.steps import missing_reason
+from ingestlab.engines.steps import hook, missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook, later
 from ingestlab.workloads._params import EngineParams, items_of, one_of, positive_int, subset
@@ -287,7 +287,7 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *
     if method == "pipeline":
         return engine.capability("pipeline").prepare_insert(TABLE, cols, data.rows)
     per_statement = batch_rows if method == "batches" else 1
-    return engine.prepare_insert(TABLE, cols, data.rows, rows_per_statement=per_statement,
+    return engine._prepare_insert(TABLE, cols, data.rows, rows_per_statement=per_statement,
                                  transaction=method == "executemany")
 
 
@@ -312,7 +312,7 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
         ``commits``, the times, rates and bytes.
     """
     keyed = not setting.key_after_load
-    ddl = engine.table_ddl(TABLE, COLUMNS, key=KEY if keyed else (), model=setting.model if keyed else "no_key")
+    ddl = engine.tables.ddl(TABLE, COLUMNS, key=KEY if keyed else (), model=setting.model if keyed else "no_key")
     engine.execute(engine.sql.drop_table_sql(TABLE))
     if not setting.create_in_load:
         for statement in ddl:
@@ -323,14 +323,14 @@ def load_once(engine: Engine, method: str, setting, data: Data, *, batch_rows: i
     if setting.key_after_load:
         key_s = timing.timed(engine.execute, engine.sql.add_primary_key_sql(TABLE, KEY)).elapsed_ns / 1e9
     n = len(data.rows)
-    counted = engine.count_rows(TABLE)
+    counted = engine.tables.count_rows(TABLE)
     if counted != n:
         raise DataLossError(f"{engine.label} {method}: {TABLE} holds {counted} rows after writing {n}")
     if engine.has("settle"):
-        engine.settle(TABLE)
+        engine.tables.settle(TABLE)
     statements, commits = counts(method, n, batch_rows, bulk_statements)
     seconds = load.elapsed_ns / 1e9 + key_s
-    table_bytes = engine.data_bytes(TABLE) if engine.has("data_bytes") else math.nan
+    table_bytes = engine.tables.data_bytes(TABLE) if engine.has("data_bytes") else math.nan
     return {"method": method, "load": load_name(method, batch_rows, bulk_statements), "path": PATHS[method],
             "driver": driver_of(engine, method), "rows": n,
             "batch_rows": min(batch_rows, n) if method == "batches" else math.ceil(n / statements),
@@ -358,7 +358,7 @@ def method_missing(cls: type[Engine], method: str) -> str | None:
         if reason is not None:
             return reason
     elif not cls.has(step):
-        return (missing_reason(cls, step) or (missing_reason(cls.SQL, step) if cls.SQL is not None else "no SQL")
+        return (missing_reason(cls, hook(step)) or (missing_reason(cls.SQL, step) if cls.SQL is not None else "no SQL")
                 or f"no {step}")
     if PATHS[method] == "one_transaction" and not capabilities.of(cls, "load_settings").TRANSACTIONS:
         return "no transaction of several statements: each statement commits alone"
@@ -371,7 +371,7 @@ def driver_of(engine: Engine, method: str) -> str | None:
         return "native client"
     if method == "pipeline":
         return "psycopg"
-    return engine.driver
+    return engine.driver.name
 
 
 def version_label(engine: Engine) -> tuple[str, str]:

@@ -314,23 +314,23 @@ def run_configuration(engine: Engine, config: Config, rows: list[tuple], warm: l
     """
     columns = datagen.wide_columns(config.n_columns)
     names = [n for n, _ in columns]
-    engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
+    engine.tables.reset(TABLE, columns, model=config.model, partitions=config.partitions)
     sql = engine.sql.insert_sql(TABLE, names, 1)
     statements = [*warm, *rows]
     bytes_ = [datagen.row_bytes(r) for r in statements]
     if engine.has("statement_call"):  # each rendered before the clock, sent by the C loop where there is one
         frame = time_calls([engine.statement_call(sql, row) for row in statements], rows=[1] * len(statements),
-                           bytes_=bytes_, warmup=len(warm), driver=engine.driver)
+                           bytes_=bytes_, warmup=len(warm), driver=engine.driver.name)
     else:
         frame = time_statements(lambda row: engine.execute(sql, row), statements, rows=[1] * len(statements),
-                                bytes_=bytes_, warmup=len(warm), driver=engine.driver).assign(timer="python")
+                                bytes_=bytes_, warmup=len(warm), driver=engine.driver.name).assign(timer="python")
     check_rows(engine, config, len(statements))
     return frame
 
 
 def check_rows(engine: Engine, config: Config, written: int) -> None:
     """Raise :class:`~ingestlab.errors.DataLossError` unless the table holds ``written`` rows."""
-    held = engine.count_rows(TABLE)
+    held = engine.tables.count_rows(TABLE)
     if held != written:
         raise DataLossError(f"{engine.label} {config.name}: table holds {held} rows after {written} were written")
 
@@ -338,7 +338,7 @@ def check_rows(engine: Engine, config: Config, written: int) -> None:
 def configuration_anatomy(engine: Engine, config: Config, rows: list[tuple]) -> pd.DataFrame:
     """The engine's statement anatomy of ``rows`` written one by one into ``config``'s fresh table."""
     columns = datagen.wide_columns(config.n_columns)
-    engine.reset_table(TABLE, columns, model=config.model, partitions=config.partitions)
+    engine.tables.reset(TABLE, columns, model=config.model, partitions=config.partitions)
     frame = engine.capability("profiled_statement").anatomy(TABLE, [n for n, _ in columns], rows)
     check_rows(engine, config, len(rows))
     return frame

@@ -118,7 +118,7 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
             capabilities.require(NOTEBOOK.needs, {engine.display_url: type(engine)},
                                  notebook=f"notebook {NOTEBOOK.id}")
             if reach:
-                engine.check_reachable()
+                engine.WIRE.check_reachable(engine.connection, engine.display_url)
         except EngineUnavailableError as exc:
             raise ConfigError("ENGINES", spec.value, f"an engine that can run from this machine ({exc})") from None
         except ConfigError as exc:
@@ -256,7 +256,7 @@ COLUMN_NAMES = [c for c, _ in COLUMNS]
 def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str, Any]:
     """Create and load the data set (a progress bar of rows sent), then settle; return the load's facts."""
     rng = np.random.default_rng([params.seed, 0])
-    engine.reset_table(TABLE, COLUMNS, key=(KEY,))
+    engine.tables.reset(TABLE, COLUMNS, key=(KEY,))
     with progress_bar(total=params.dataset_rows, desc=f"{engine.label} load", unit="row", unit_scale=True,
                       disable=not progress, file=sys.stderr) as bar:
 
@@ -268,8 +268,8 @@ def _load(engine: Engine, params: Params, *, progress: bool = True) -> dict[str,
         with timing.Stopwatch() as load:
             engine.capability("bulk_load").load(TABLE, COLUMN_NAMES, chunks(), replace=True)
     with timing.Stopwatch() as settle:
-        engine.settle(TABLE)
-    disk = engine.data_bytes(TABLE)
+        engine.tables.settle(TABLE)
+    disk = engine.tables.data_bytes(TABLE)
     return {"engine": engine.label, "rows": params.dataset_rows, "payload_bytes": params.dataset_bytes,
             "payload_gb": params.dataset_bytes / 1e9, "memory_budget_mb": params.memory_budget_mb,
             "payload_multiple": params.dataset_bytes / params.budget_bytes, "disk_bytes": disk,
@@ -457,7 +457,7 @@ def _measure_engine(spec: EngineSpec, params: Params, run, plan, *, progress: bo
                            f"({meta['reason']}); it was measured unthrottled and is labelled 'local'")
                 warnings.warn(message, stacklevel=2)
                 run.note(message)
-            frame = frame.assign(engine=name, driver=engine.driver, operation=operation, disk_profile=effective,
+            frame = frame.assign(engine=name, driver=engine.driver.name, operation=operation, disk_profile=effective,
                                  disk_profile_requested=params.disk_profile, new_keys=params.new_keys,
                                  memory_limit=limit)
             run.append(frame)
@@ -497,7 +497,7 @@ def _memory_limit(engine: Engine, params: Params, run,
 
 def _check(engine: Engine, phase: str, expected: int, profile: str, requested: str, throttle: dict | None,
            run) -> dict:
-    counted = engine.count_rows(TABLE)
+    counted = engine.tables.count_rows(TABLE)
     row = {"engine": engine.label, "phase": phase, "expected_keys": expected, "counted_keys": counted,
            "ok": counted == expected, "disk_profile": profile, "disk_profile_requested": requested,
            "throttled": bool(throttle and throttle["applied"]), "throttle_reason": (throttle or {}).get("reason"),

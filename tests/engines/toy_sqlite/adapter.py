@@ -8,7 +8,7 @@ import functools
 import sqlite3
 from typing import Any, Callable, ClassVar, Sequence
 
-from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.base import Engine, EngineStyle, Wire
 from ingestlab.engines.capabilities import CommitVariants
 from ingestlab.servers.base import LocalServer
 
@@ -33,15 +33,12 @@ class ToySQLite(Engine):
     """SQLite on a file of its own, inside this Python process; no URL, no bulk path, no anatomy."""
 
     NAME = "toysqlite"
-    URL_SCHEMES = ()
     STYLE = EngineStyle(title="Toy SQLite", colour="#117733", marker="h")
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"pysqlite": ("sqlite3", "sqlite3")}
-    PLACEHOLDER = "?"
-    SQLGLOT_DIALECT = "sqlite"
+    WIRE = Wire(placeholder="?", drivers={"pysqlite": ("sqlite3", "sqlite3")}, sqlglot_dialect="sqlite")
     HAS_LOCAL_SERVER = True
     CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": ToyCommitVariants}
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from .server import SQLiteFile
 
         return SQLiteFile()

@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
-from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.base import Engine, EngineStyle, Wire
 from ingestlab.engines.capabilities import BulkLoad, IOCounters, TableModels, Upsert
 from ingestlab.errors import ConfigError, EngineUnavailableError, LoadError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -193,9 +193,9 @@ class ArangoDB(Engine):
       release (the seed's blind write was a patch it calls unsafe: document counts and
       revisions go wrong), so :meth:`start` leaves it out of the upsert operations unless
       the server is at least :attr:`BLIND_WRITE_SINCE`, and ``prepare_write`` refuses it.
-    * **State.** :meth:`count_rows` (``GET /_api/collection/{name}/count``),
-      :meth:`data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
-      estimates), :meth:`settle` (``PUT …/compact``, then waits until RocksDB reports no
+    * **State.** :meth:`_count_rows` (``GET /_api/collection/{name}/count``),
+      :meth:`_data_bytes` (``GET …/figures``: ``documentsSize`` + ``indexes.size``, RocksDB's
+      estimates), :meth:`_settle` (``PUT …/compact``, then waits until RocksDB reports no
       flush or compaction pending or running), :class:`ArangoDBIOCounters` (``GET
       /_admin/metrics/v2``: block cache misses and hits, bytes read; needs the server
       option ``--rocksdb.enable-statistics true``, else NaN).
@@ -204,14 +204,13 @@ class ArangoDB(Engine):
     """
 
     NAME = "arangodb"
-    URL_SCHEMES = ("arangodb",)
     STYLE = EngineStyle(title="ArangoDB", colour="#000000", marker="s")
-    DEFAULT_PORT = 8529
     HAS_LOCAL_SERVER = False
     #: No SQL: AQL and an HTTP document API (the SQL steps are switched off below).
     SQL = None
     #: URL query keys the lab reads (``protocol``: ``http`` or ``https``).
-    LAB_QUERY_KEYS: ClassVar[tuple[str, ...]] = ("label", "protocol")
+    WIRE = Wire(schemes=("arangodb",), default_port=8529, lab_query_keys=("label", "protocol"),
+                example="arangodb://root@127.0.0.1:8529/_system")
     PROTOCOLS: ClassVar[tuple[str, ...]] = ("http", "https")
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "upsert": ArangoDBUpsert, "table_models": ArangoDBTableModels, "io_counters": ArangoDBIOCounters,
@@ -242,7 +241,7 @@ class ArangoDB(Engine):
         "server_insert_s": "arangodb_document_insert_time_sum",
         "server_replace_s": "arangodb_document_replace_time_sum",
     }
-    #: Series that must all be 0 for :meth:`settle` to return.
+    #: Series that must all be 0 for :meth:`_settle` to return.
     BACKGROUND_WORK: ClassVar[tuple[str, ...]] = (
         "rocksdb_num_running_compactions", "rocksdb_num_running_flushes", "rocksdb_compaction_pending",
         "rocksdb_mem_table_flush_pending")
@@ -259,11 +258,11 @@ class ArangoDB(Engine):
         connection = self.connection
         protocol = connection.lab.get("protocol", "http") if connection is not None else "http"
         if protocol not in self.PROTOCOLS:
-            raise ConfigError(self.parameter, self.display_url, "protocol=http or protocol=https in the URL's query")
+            raise ConfigError(self._parameter, self.display_url, "protocol=http or protocol=https in the URL's query")
         unknown = sorted(connection.options) if connection is not None else []
         if unknown:
-            raise ConfigError(self.parameter, self.display_url,
-                              f"an arangodb:// URL whose query keys are among {', '.join(self.LAB_QUERY_KEYS)} and a "
+            raise ConfigError(self._parameter, self.display_url,
+                              f"an arangodb:// URL whose query keys are among {', '.join(self.WIRE.lab_query_keys)} and a "
                               f"password key (not {', '.join(unknown)})")
         self.protocol = protocol
         self.http_client = None  # python-arango's default; the request-shape tests put a recorder here
@@ -271,15 +270,11 @@ class ArangoDB(Engine):
         self._version: str | None = None
         self._keys: dict[str, str] = {}
 
-    @classmethod
-    def example_url(cls) -> str:
-        return "arangodb://root@127.0.0.1:8529/_system"
-
     # -- connection -------------------------------------------------------------------------
     @property
     def endpoint(self) -> str:
         """``http(s)://host:port`` of the server."""
-        return f"{self.protocol}://{self.connection.host}:{self.connection.port or self.DEFAULT_PORT}"
+        return f"{self.protocol}://{self.connection.host}:{self.connection.port or self.WIRE.default_port}"
 
     def connect(self):
         """A python-arango database handle, the connection checked (``GET /_api/collection``)."""
@@ -337,7 +332,7 @@ class ArangoDB(Engine):
         return resp
 
     # -- tables -----------------------------------------------------------------------------
-    def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+    def _reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Drop the collection ``table`` if it exists and create it empty; ``key`` (one column) becomes ``_key``."""
         models = self.capability("table_models")
@@ -357,11 +352,11 @@ class ArangoDB(Engine):
 
     # -- writes -----------------------------------------------------------------------------
     # -- state -----------------------------------------------------------------------------
-    def count_rows(self, table: str) -> int:
+    def _count_rows(self, table: str) -> int:
         """Documents in the collection (``GET /_api/collection/{table}/count``)."""
         return int(self.conn.collection(table).count())
 
-    def data_bytes(self, table: str) -> int:
+    def _data_bytes(self, table: str) -> int:
         """RocksDB's estimate of the collection's bytes, documents and indexes (``GET …/figures``)."""
         figures = self.conn.collection(table).statistics()
         return int(figures.get("documents_size") or 0) + int((figures.get("indexes") or {}).get("size") or 0)
@@ -370,7 +365,7 @@ class ArangoDB(Engine):
         """Every series of ``GET /_admin/metrics/v2``, parsed (:func:`parse_metrics`)."""
         return parse_metrics(self._request("get", "/_admin/metrics/v2", deserialize=False).raw_body)
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Compact the collection (``PUT …/compact``), then wait until no flush or compaction is pending or running.
 
         Raises

@@ -12,7 +12,7 @@ import warnings
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
-from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.base import Engine, EngineStyle, Wire
 from ingestlab.engines.capabilities import (
     BulkLoad,
     CommitVariants,
@@ -23,7 +23,7 @@ from ingestlab.engines.capabilities import (
     TableModels,
 )
 from ingestlab.engines.clickhouse.sql import ClickHouseSQL
-from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError, UnsupportedOperationError
+from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
 from ingestlab.polling import poll
 from ingestlab.servers.base import LocalServer
 
@@ -137,34 +137,32 @@ class ClickHouse(Engine):
     Values are written into the statement text as literals, by chDB's DB-API escaping
     (:meth:`~ingestlab.engines.clickhouse.sql.ClickHouseSQL.literal`, ClickHouse's documented
     string-literal escaping: a quote and a backslash escaped), before the clock
-    (:meth:`render`), as ClickHouse's Python clients bind values client-side by default.
+    (:meth:`_render`), as ClickHouse's Python clients bind values client-side by default.
     chDB 4.4 also takes server-side parameters (``Session.query(sql, params=…)`` for
     ``{name:Type}`` placeholders), but not as the lab's writes need them: each placeholder
     needs its column's type, each value is text in ClickHouse's escaped (TSV) format (so an
     escaping function is needed anyway), and an ``INSERT … VALUES`` with placeholders leaves
     the streaming Values parser for its expression interpreter, which is slower (bench/README.md,
     "Measurements behind the code's rules"). Statements the adapter writes about
-    the table itself (:meth:`data_bytes`, :meth:`settle`) use the same literals.
+    the table itself (:meth:`_data_bytes`, :meth:`_settle`) use the same literals.
 
     The bulk path is ``INSERT … FORMAT ArrowStream`` through chDB's streaming inserter
     (``Session.send_insert``): the chunks are written as one Arrow IPC stream before the
     clock (``ClickHouseBulkLoad.prepare``). Settings are ClickHouse session settings: every
     connection opens a fresh session and sets them (``SET``); :meth:`settings` lists the
-    session settings and MergeTree settings marked changed. :meth:`settle` waits until no merge runs
-    on the table and its part count holds still; :meth:`data_bytes` is the ``bytes_on_disk``
+    session settings and MergeTree settings marked changed. :meth:`_settle` waits until no merge runs
+    on the table and its part count holds still; :meth:`_data_bytes` is the ``bytes_on_disk``
     of its active parts (``system.parts``).
     """
 
     NAME = "clickhouse"
-    URL_SCHEMES = ()
     STYLE = EngineStyle(title="ClickHouse", colour="#CC79A7", marker="s")
     PACKAGE = "chdb"
     SQL = ClickHouseSQL
     #: ClickHouse runs in-process through chDB's Python package (recorded as the driver; the
     #: engine itself is the ``chdb-core`` package, recorded in :meth:`metadata`).
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"chdb": ("chdb", "chdb")}
-    PLACEHOLDER = "%s"
-    SQLGLOT_DIALECT = "clickhouse"
+    WIRE = Wire(drivers={"chdb": ("chdb", "chdb")}, sqlglot_dialect="clickhouse",
+                example="(none: ClickHouse runs inside the lab's Python process, through chDB)")
     HAS_LOCAL_SERVER = True
     #: One commit-protocol variant (:class:`ClickHouseCommitVariants`).
     CAPABILITIES: ClassVar[dict[str, Any]] = {
@@ -184,15 +182,10 @@ class ClickHouse(Engine):
     SETTLE_POLLS: ClassVar[int] = 3
     SETTLE_INTERVAL_S: ClassVar[float] = 0.1
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from ingestlab.engines.clickhouse.server import ChDBServer
 
         return ChDBServer()
-
-    @classmethod
-    def example_url(cls) -> str:
-        """There is no URL: ClickHouse runs inside the lab's Python process (chDB)."""
-        return "(none: ClickHouse runs inside the lab's Python process, through chDB)"
 
     def connect(self):
         """A new chDB session on the server's data path, its session settings ``SET``."""
@@ -213,7 +206,7 @@ class ClickHouse(Engine):
     def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:
         """As every engine's, but an unknown setting fails before the measuring connection closes."""
         if self.server is not None:
-            self.server.check({**self.INSTRUMENT_SETTINGS, **settings})
+            self.server.check({**self._INSTRUMENT_SETTINGS, **settings})
         return super().apply_settings(settings)
 
     # -- statements -----------------------------------------------------------------------
@@ -225,21 +218,21 @@ class ClickHouse(Engine):
         """
         session = conn if conn is not None else self.conn
         try:
-            table = session.query(self.render(sql, params), "ArrowTable")
+            table = session.query(self._render(sql, params), "ArrowTable")
         except RuntimeError as exc:
             raise ServerError(f"{self.NAME}: {exc}".strip()) from exc
         return list(zip(*(column.to_pylist() for column in table.columns)))
 
-    def render(self, sql: str, params: Sequence[Any] | None = None) -> str:
+    def _render(self, sql: str, params: Sequence[Any] | None = None) -> str:
         """``sql`` with ``params`` written in as ClickHouse literals: the text chDB is sent."""
         return self.sql.render(sql, params)
 
     def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params``, rendered now, as one ``Session.query`` of the text (rows read and left unused)."""
         self.has("statement_call", check=True)
-        return functools.partial(self.conn.query, self.render(sql, params))
+        return functools.partial(self.conn.query, self._render(sql, params))
 
-    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+    def _open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """The measuring session's ``query`` of one statement text (``bytes`` decoded)."""
         self.start()
         if session:
@@ -259,7 +252,7 @@ class ClickHouse(Engine):
         for name, value in settings.items():
             self.execute(f"SET {name} = %s", [str(value)])
 
-    def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+    def _prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                        rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:
         """``INSERT … VALUES`` of ``rows``, ``rows_per_statement`` a statement, rendered now, as a call to time.
 
@@ -269,15 +262,8 @@ class ClickHouse(Engine):
         if transaction:
             raise UnsupportedOperationError(f"{self.NAME}: no transaction of several statements: each INSERT "
                                             "commits its own part")
-        if isinstance(rows_per_statement, bool) or not isinstance(rows_per_statement, int) or rows_per_statement < 1:
-            raise ConfigError("BATCH_ROWS", rows_per_statement, "an integer ≥ 1")
-        texts = []
-        for i in range(0, len(rows), rows_per_statement):
-            chunk = rows[i:i + rows_per_statement]
-            sql = self._sql_cache.get(("insert", table, len(chunk)))
-            if sql is None:
-                sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
-            texts.append(self.render(sql, [v for row in chunk for v in row]))
+        texts = [self._render(sql, params)
+                 for sql, params in self._insert_statements(table, columns, rows, rows_per_statement)]
         query = self.conn.query
 
         def write() -> int:
@@ -308,7 +294,7 @@ class ClickHouse(Engine):
         return rows
 
     # -- state ------------------------------------------------------------------------------
-    def data_bytes(self, table: str) -> int:
+    def _data_bytes(self, table: str) -> int:
         """``bytes_on_disk`` of the table's active parts (``system.parts``), its skipping indexes and marks included.
 
         A ``Memory`` table has no parts: its ``system.tables.total_bytes``, the memory its blocks take.
@@ -321,7 +307,7 @@ class ClickHouse(Engine):
         return int(self.execute("SELECT sum(bytes_on_disk) FROM system.parts WHERE database = currentDatabase() "
                                 "AND table = %s AND active", [table])[0][0])
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Wait until no merge runs on ``table`` and its active parts stay as they are (a warning after ``timeout_s``).
 
         Settled means :attr:`SETTLE_POLLS` reads in a row, :attr:`SETTLE_INTERVAL_S` apart, that

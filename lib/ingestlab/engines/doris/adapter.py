@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -66,20 +67,19 @@ class Doris(StarRocks):
     commits its group every ``group_commit_interval_ms`` (table property, 10 000 ms by
     default): in ``sync_mode`` each statement waits for that commit, in ``async_mode`` it
     returns once its data is in the write-ahead log and becomes visible at the commit, so
-    :meth:`count_rows` waits one interval first.
+    :meth:`_count_rows` waits one interval first.
     """
 
     NAME = "doris"
-    URL_SCHEMES = ("doris",)
     STYLE = EngineStyle(title="Apache Doris", colour="#D55E00", marker="s")
-    SQLGLOT_DIALECT = "doris"
     SQL = DorisSQL
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **StarRocks.CAPABILITIES, "commit_variants": DorisCommitVariants, "group_commit": DorisGroupCommit,
         "profiled_statement": DorisProfiledStatement, "table_models": DorisTableModels,
     }
     TABLE_DEFAULT_KEYS = StarRocks.TABLE_DEFAULT_KEYS + ("group_commit_interval_ms",)
-    LAB_QUERY_KEYS = StarRocks.LAB_QUERY_KEYS + ("group_commit_interval_ms",)
+    WIRE = dataclasses.replace(StarRocks.WIRE, schemes=("doris",), sqlglot_dialect="doris",
+                               lab_query_keys=StarRocks.WIRE.lab_query_keys + ("group_commit_interval_ms",))
     #: Doris's own group commit interval when the table sets none.
     DEFAULT_GROUP_COMMIT_INTERVAL_MS: ClassVar[int] = 10_000
     #: ``SELECT VERSION()`` answers a MySQL version; the comment names Doris's.
@@ -127,12 +127,12 @@ class Doris(StarRocks):
         mode = variants[variant]["group_commit"]
         return {} if mode == "off_mode" else {"group_commit": mode}
 
-    def count_rows(self, table: str) -> int:
+    def _count_rows(self, table: str) -> int:
         """``SELECT count(*)``; in ``async_mode`` after one group commit interval, when the rows are visible."""
         if self.group_commit == "async_mode":
             interval = self.table_defaults().get("group_commit_interval_ms", self.DEFAULT_GROUP_COMMIT_INTERVAL_MS)
             time.sleep(interval / 1000 + 0.5)
-        return super().count_rows(table)
+        return super()._count_rows(table)
 
     def _profile_texts(self, query_id: str) -> dict[str, str]:
         """The profile text from the FE's HTTP API, polled until the FE has it."""

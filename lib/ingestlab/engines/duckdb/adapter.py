@@ -8,7 +8,7 @@ import statistics
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
-from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.base import Engine, EngineStyle, Wire
 from ingestlab.engines.capabilities import (
     BulkLoad,
     CommitVariants,
@@ -127,7 +127,7 @@ class DuckDBBulkLoad(BulkLoad):
                 n += chunk.num_rows
             conn.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(self.engine.dbapi.Error):  # a failed COMMIT has ended the transaction already
+            with contextlib.suppress(self.engine.driver.module.Error):  # a failed COMMIT has ended the transaction already
                 conn.execute("ROLLBACK")
             raise
         return n
@@ -142,26 +142,24 @@ class DuckDB(Engine):
     in autocommit (every statement its own transaction, its commit, with the write-ahead
     log's fsync, inside its time). Values travel as the driver's parameters (``?``), bound by
     DuckDB itself: :meth:`statement_call` hands them to ``execute`` with the statement. Where
-    a client sends text only (:meth:`open_sender`), :meth:`render` writes them as literals
+    a client sends text only (:meth:`_open_sender`), :meth:`_render` writes them as literals
     (:meth:`~ingestlab.engines.duckdb.sql.DuckDBSQL.literal`).
 
     Settings are DuckDB's configuration options (``fsync_mode``, ``threads``…), given when the
     file is opened: :meth:`apply_settings` closes it and opens it again with them;
     :meth:`settings` lists every option whose value differs from a fresh in-memory DuckDB's.
     The bulk path registers each ``pyarrow`` chunk and inserts from it (DuckDB scans Arrow
-    memory in place), all chunks in one transaction. :meth:`settle` is ``CHECKPOINT``: the WAL
-    is written into the file, after which :meth:`data_bytes` counts the file's blocks.
+    memory in place), all chunks in one transaction. :meth:`_settle` is ``CHECKPOINT``: the WAL
+    is written into the file, after which :meth:`_data_bytes` counts the file's blocks.
     """
 
     NAME = "duckdb"
-    URL_SCHEMES = ()
     STYLE = EngineStyle(title="DuckDB", colour="#E69F00", marker="o")
     PACKAGE = "duckdb"
     SQL = DuckDBSQL
     #: DuckDB runs in-process through its Python package (recorded as the driver).
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"duckdb": ("duckdb", "duckdb")}
-    PLACEHOLDER = "?"
-    SQLGLOT_DIALECT = "duckdb"
+    WIRE = Wire(placeholder="?", drivers={"duckdb": ("duckdb", "duckdb")}, sqlglot_dialect="duckdb",
+                example="(none: DuckDB runs inside the lab's Python process)")
     HAS_LOCAL_SERVER = True
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": DuckDBCommitVariants, "profiled_statement": DuckDBProfiledStatement,
@@ -174,15 +172,10 @@ class DuckDB(Engine):
     }
 
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from ingestlab.engines.duckdb.server import DuckDBFile
 
         return DuckDBFile()
-
-    @classmethod
-    def example_url(cls) -> str:
-        """There is no URL: DuckDB runs inside the lab's Python process."""
-        return "(none: DuckDB runs inside the lab's Python process)"
 
     def connect(self):
         """A new connection of the open database (the file's own, in this process), in autocommit."""
@@ -191,7 +184,7 @@ class DuckDB(Engine):
             if db is None:
                 raise EngineUnavailableError("duckdb: the database is not open; call start() first")
             return db.cursor()
-        duckdb = self.dbapi
+        duckdb = self.driver.module
         try:  # another engine of this process: the same database, if opened with the same options
             return duckdb.connect(**self.connect_kwargs())
         except duckdb.Error as exc:
@@ -203,7 +196,7 @@ class DuckDB(Engine):
     def apply_settings(self, settings: dict[str, str]) -> dict[str, str]:
         """As every engine's, but an unknown setting fails before the measuring connection closes."""
         if self.server is not None:
-            self.server.check({**self.INSTRUMENT_SETTINGS, **settings})
+            self.server.check({**self._INSTRUMENT_SETTINGS, **settings})
         return super().apply_settings(settings)
 
     # -- statements -----------------------------------------------------------------------
@@ -218,11 +211,11 @@ class DuckDB(Engine):
             return functools.partial(self.conn.execute, sql, list(params))
         return functools.partial(self.conn.execute, sql)
 
-    def render(self, sql: str, params: Sequence[Any] | None = None) -> str:
+    def _render(self, sql: str, params: Sequence[Any] | None = None) -> str:
         """``sql`` with ``params`` written in as literals, for a client that sends text only."""
         return self.sql.render(sql, params)
 
-    def open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+    def _open_sender(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
         """The measuring connection's ``execute`` of one statement text (``bytes`` decoded)."""
         self.start()
         if session:
@@ -244,13 +237,13 @@ class DuckDB(Engine):
 
     # -- writes -----------------------------------------------------------------------------
     # -- state ------------------------------------------------------------------------------
-    def data_bytes(self, table: str) -> int:
+    def _data_bytes(self, table: str) -> int:
         """Bytes of the database file's blocks in use but by other tables' columns: ``table`` with its indexes.
 
         DuckDB reports the blocks of a table's column segments (``pragma_storage_info``) but not
         those of its ART indexes, so the table is what the file holds (``pragma_database_size``'s
         used blocks) less the other tables' segment blocks: its own columns, every index and the
-        catalog. Call after :meth:`settle`, when the WAL is in the file.
+        catalog. Call after :meth:`_settle`, when the WAL is in the file.
         """
         block_size, used = self.execute(
             "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = current_database()")[0]
@@ -268,7 +261,7 @@ class DuckDB(Engine):
                             "WHERE persistent AND block_id >= 0", [qualified])
         return {b for block, more in rows for b in (block, *(more or ()))}
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """``CHECKPOINT``: the WAL written into the database file (DuckDB has no other background work)."""
         self.execute("CHECKPOINT")
 

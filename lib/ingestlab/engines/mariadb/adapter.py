@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 from ingestlab.engines.base import EngineStyle
@@ -51,7 +52,7 @@ class MariaDB(MySQL):
     ``.lab/mariadb-<pid>/`` (see :class:`~ingestlab.engines.mariadb.server.MariaDBServer`); the
     commit variants ``flush_1``/``flush_2``/``flush_0`` restart it with
     ``--innodb_flush_log_at_trx_commit=1|2|0``. Every variant also carries
-    :attr:`INSTRUMENT_SETTINGS`: ``local_infile`` for the bulk path, and performance_schema
+    :attr:`_INSTRUMENT_SETTINGS`: ``local_infile`` for the bulk path, and performance_schema
     with the stage and statement history the anatomy reads (stage instruments are off by
     default; the history is consumed only when the ``*_current`` consumers are on too).
     These instruments cost every statement a little, in every variant alike.
@@ -64,7 +65,7 @@ class MariaDB(MySQL):
     PURGE_WAIT_SQL = "SET GLOBAL innodb_max_purge_lag_wait = 0"
 
     NAME = "mariadb"
-    URL_SCHEMES = ("mariadb",)
+    WIRE = dataclasses.replace(MySQL.WIRE, schemes=("mariadb",))
     STYLE = EngineStyle(title="MariaDB", colour="#009E73", marker="o")
     HAS_LOCAL_SERVER = True
     SQL = MariaDBSQL
@@ -72,7 +73,7 @@ class MariaDB(MySQL):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **MySQL.CAPABILITIES, "group_commit": MariaDBGroupCommit, "table_models": MariaDBTableModels,
     }
-    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
+    _INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {
         "local_infile": "ON",
         "performance_schema": "ON",
         "performance_schema_instrument": "stage/%=ON",
@@ -98,7 +99,7 @@ class MariaDB(MySQL):
 
         return unavailable_reason()
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from ingestlab.engines.mariadb.server import MariaDBServer
 
         return MariaDBServer()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -202,7 +203,7 @@ class MySQLNativeLoad(NativeLoad):
             raise EngineUnavailableError(f"{self.engine.NATIVE_CLIENT} (the engine's command-line client) not found")
         where = ([f"--socket={args['unix_socket']}"] if args.get("unix_socket")
                  else [f"--host={args.get('host', '127.0.0.1')}",
-                       f"--port={args.get('port', self.engine.DEFAULT_PORT)}"])
+                       f"--port={args.get('port', self.engine.WIRE.default_port)}"])
         quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
         sql = self.engine.load_data_sql(table, columns).replace("%s", f"'{quoted}'", 1) + "; SELECT ROW_COUNT()"
         command = [client, "--no-defaults", "--local-infile=1", "--batch", "--skip-column-names", *where,
@@ -229,7 +230,7 @@ class MySQLBulkLoad(BulkLoad):
         ``replace`` the table is emptied first (``TRUNCATE``); ``create`` runs first (DDL
         commits at once in MySQL: there is no load into a table created in its transaction).
         """
-        dbapi = self.engine.dbapi
+        dbapi = self.engine.driver.module
         folder = tempfile.mkdtemp(prefix="ingestlab-load-")
         fifo = os.path.join(folder, "rows.csv")
         os.mkfifo(fifo, 0o600)
@@ -280,7 +281,7 @@ class MySQL(MySQLProtocol):
     ``engines.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
     (``engines.get("mariadb")`` is the family's local one). What is InnoDB's or the MySQL
     server's lives here: the bulk path ``LOAD DATA LOCAL INFILE``, the table models, the
-    upsert study, the memory budget, the InnoDB counters, :meth:`settle`, the commit
+    upsert study, the memory budget, the InnoDB counters, :meth:`_settle`, the commit
     counters, the stage anatomy and ``SET GLOBAL`` with its journal. StarRocks and Doris
     speak the same protocol but extend :class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`,
     not this class.
@@ -301,7 +302,6 @@ class MySQL(MySQLProtocol):
     """
 
     NAME = "mysql"
-    URL_SCHEMES = ("mysql",)
     STYLE = EngineStyle(title="MySQL", colour="#009E73", marker="s")
     SQL = MySQLSQL
     CAPABILITIES: ClassVar[dict[str, Any]] = {
@@ -311,7 +311,8 @@ class MySQL(MySQLProtocol):
         "native_load": MySQLNativeLoad, "bulk_load": MySQLBulkLoad,
     }
     #: ``set_global=true``: the user allows ``SET GLOBAL`` on a server the lab does not manage.
-    LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("set_global",)
+    WIRE = dataclasses.replace(MySQLProtocol.WIRE, schemes=("mysql",),
+                               lab_query_keys=MySQLProtocol.WIRE.lab_query_keys + ("set_global",))
     #: Settings a client may change for its own session (``SET SESSION``).
     SESSION_SETTINGS: ClassVar[frozenset[str]] = frozenset({
         "unique_checks", "foreign_key_checks", "sql_log_bin", "transaction_isolation",
@@ -337,23 +338,23 @@ class MySQL(MySQLProtocol):
         super().__init__(url, **kwargs)
         self._saved_globals: dict[str, Any] = {}
 
-    def lock_wait_settings(self) -> dict[str, str]:
+    def _lock_wait_settings(self) -> dict[str, str]:
         """``lock_wait_timeout`` (metadata locks: a ``DROP TABLE`` behind an open transaction; by default a
         year) and ``innodb_lock_wait_timeout`` (row locks), in whole seconds (at least 1)."""
         seconds = str(max(1, round(lock_wait_s())))
         return {"lock_wait_timeout": seconds, "innodb_lock_wait_timeout": seconds}
 
     def lock_wait_sql(self) -> str:
-        """The ``SET SESSION`` statement of :meth:`lock_wait_settings`."""
-        return "SET SESSION " + ", ".join(f"{name} = {int(value)}" for name, value in self.lock_wait_settings().items())
+        """The ``SET SESSION`` statement of :meth:`_lock_wait_settings`."""
+        return "SET SESSION " + ", ".join(f"{name} = {int(value)}" for name, value in self._lock_wait_settings().items())
 
     def connect(self):
-        """A connection (as every MySQL-protocol engine's) whose lock waits are bounded (:meth:`lock_wait_settings`)."""
+        """A connection (as every MySQL-protocol engine's) whose lock waits are bounded (:meth:`_lock_wait_settings`)."""
         conn = super().connect()
         try:
             with conn.cursor() as cur:
                 cur.execute(self.lock_wait_sql())
-        except self.dbapi.MySQLError as exc:
+        except self.driver.module.MySQLError as exc:
             conn.close()
             raise EngineUnavailableError(f"{self.display_url}: cannot bound lock waits ({exc})") from exc
         return conn
@@ -380,7 +381,7 @@ class MySQL(MySQLProtocol):
                 f"{self.NAME}: {', '.join(sorted(global_names))} is not among the lab's per-session settings "
                 f"({', '.join(sorted(self.SESSION_SETTINGS))}), so it takes SET GLOBAL, which affects every client "
                 f"of {self.display_url}; the lab does that only when the URL opts in with ?set_global=true (the "
-                f"previous values are put back at close). Or use the lab's own server: {self.parameter}=mariadb")
+                f"previous values are put back at close). Or use the lab's own server: {self._parameter}=mariadb")
         self._restore_globals(set(self._saved_globals) - set(global_names))
         for name, value in settings.items():
             if name in global_names:
@@ -405,14 +406,14 @@ class MySQL(MySQLProtocol):
         for name in sorted(names):
             try:
                 self.restore_global(name, self._saved_globals[name])
-            except self.dbapi.MySQLError as exc:
+            except self.driver.module.MySQLError as exc:
                 warnings.warn(f"{self.display_url}: could not put back {name}={self._saved_globals[name]!r}: {exc}; "
                               "the next run against this URL will", stacklevel=2)
             del self._saved_globals[name]
 
-    def client_settings(self) -> dict[str, str]:
+    def _client_settings(self) -> dict[str, str]:
         """The session-scoped settings of the variant (global ones are in force server-wide already)."""
-        return {k: v for k, v in super().client_settings().items() if k in self.SESSION_SETTINGS}
+        return {k: v for k, v in super()._client_settings().items() if k in self.SESSION_SETTINGS}
 
     #: Status counters :class:`MySQLCommitCounters` reads (``SHOW GLOBAL STATUS``).
     COMMIT_COUNTERS: ClassVar[tuple[str, ...]] = (
@@ -444,7 +445,7 @@ class MySQL(MySQLProtocol):
                 "'events_stages_history_long', 'events_statements_current', 'events_statements_history_long')"))
             stages = self.execute("SELECT COUNT(*) FROM performance_schema.setup_instruments "
                                   "WHERE NAME LIKE 'stage/sql/%' AND ENABLED = 'YES' AND TIMED = 'YES'")[0][0]
-        except self.dbapi.MySQLError:  # performance_schema off, or no privilege on it
+        except self.driver.module.MySQLError:  # performance_schema off, or no privilege on it
             return False
         return len(consumers) == 6 and all(v == "YES" for v in consumers.values()) and stages > 0
 
@@ -496,7 +497,7 @@ class MySQL(MySQLProtocol):
         "Innodb_os_log_written": "log_bytes",
     }
 
-    def data_bytes(self, table: str) -> int:
+    def _data_bytes(self, table: str) -> int:
         """Bytes of ``table``'s data and indexes, as InnoDB reports them (``information_schema.TABLES``)."""
         return int(self.execute("SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
                                 "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", [table])[0][0])
@@ -504,7 +505,7 @@ class MySQL(MySQLProtocol):
     #: A statement that returns once InnoDB's purge has caught up (None: the server has none).
     PURGE_WAIT_SQL: ClassVar[str | None] = None
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page (a warning after ``timeout_s``).
 
         Where the server has :attr:`PURGE_WAIT_SQL`, purge is waited for first: the pages it

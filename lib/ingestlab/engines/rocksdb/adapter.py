@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 import pyarrow as pa
 
 from ingestlab.engines import capabilities
-from ingestlab.engines.base import Engine, EngineStyle
+from ingestlab.engines.base import Engine, EngineStyle, Wire
 from ingestlab.engines.capabilities import BulkLoad, IOCounters, MemoryBudget, Upsert
 from ingestlab.errors import ConstraintError, EngineUnavailableError, UnsupportedOperationError
 from ingestlab.polling import poll
@@ -110,7 +110,7 @@ class RocksDBBulkLoad(BulkLoad):
         if create:
             raise UnsupportedOperationError(f"{self.engine.NAME}: no table to create in a load")
         if replace:
-            self.engine.reset_table(table, ())
+            self.engine.tables.reset(table, ())
         opts = WriteOptions()
         opts.disable_wal = True
         n = 0
@@ -128,8 +128,8 @@ class RocksDB(Engine):
     """RocksDB through ``rocksdict``, in ``.lab/rocksdb-<pid>/``, inside this Python process.
 
     Not SQL: there is one keyspace of bytes keys and bytes values. The contract's table steps
-    work on it (:meth:`reset_table` empties it, its ``bulk_load``, :meth:`count_rows`,
-    :meth:`data_bytes`, :meth:`settle`); :meth:`prepare_write` runs :meth:`insert`,
+    work on it (:meth:`_reset_table` empties it, its ``bulk_load``, :meth:`_count_rows`,
+    :meth:`_data_bytes`, :meth:`_settle`); :meth:`prepare_write` runs :meth:`insert`,
     :meth:`upsert` or :meth:`put`, each one ``WriteBatch`` (atomic, written to the WAL
     without fsync, as ArangoDB writes with ``waitForSync: false``). The SQL steps are
     switched off (:attr:`UNSUPPORTED`). Settings are the lab's option names of
@@ -139,15 +139,14 @@ class RocksDB(Engine):
     """
 
     NAME = "rocksdb"
-    URL_SCHEMES = ()
     STYLE = EngineStyle(title="RocksDB", colour="#000000", marker="o")
     PACKAGE = "rocksdict"
     HAS_LOCAL_SERVER = True
-    PLACEHOLDER = ""
     #: No SQL: one keyspace of bytes keys and values.
     SQL = None
     #: The store runs in-process through rocksdict's bindings (recorded as the "driver").
-    DRIVERS: ClassVar[dict[str, tuple[str, str]]] = {"rocksdict": ("rocksdict", "rocksdict")}
+    WIRE = Wire(placeholder="", drivers={"rocksdict": ("rocksdict", "rocksdict")},
+                example="(none: RocksDB runs inside the lab's Python process)")
     #: Not SQL: the contract's table steps work on the store's one keyspace of bytes keys and
     #: values; the SQL steps are switched off.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
@@ -156,7 +155,7 @@ class RocksDB(Engine):
             "statement_call")
     }
     #: Statistics are always collected, so that block reads can be counted in every variant.
-    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
+    _INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {"statistics": "on"}
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "upsert": RocksDBUpsert, "memory_budget": RocksDBMemoryBudget,
         "profiled_statement": "RocksDB is a key-value store without SQL",
@@ -164,7 +163,7 @@ class RocksDB(Engine):
         "bulk_load": RocksDBBulkLoad,
     }
 
-    def make_server(self) -> LocalServer:
+    def _make_server(self) -> LocalServer:
         from ingestlab.engines.rocksdb.server import RocksDBStore
 
         return RocksDBStore()
@@ -181,13 +180,8 @@ class RocksDB(Engine):
         """The open ``rocksdict.Rdict``."""
         return self.conn.db
 
-    @classmethod
-    def example_url(cls) -> str:
-        """There is no URL: RocksDB runs inside the lab's Python process."""
-        return "(none: RocksDB runs inside the lab's Python process)"
-
     # -- tables: one keyspace ----------------------------------------------------------------
-    def reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
+    def _reset_table(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                     model: str | None = None, partitions: int | None = None) -> None:
         """Empty the store's one keyspace (``table`` names it in results only); the key is the first column."""
         models = capabilities.of(self, "table_models")(self)  # the defaults: no models, one partition
@@ -257,7 +251,7 @@ class RocksDB(Engine):
             batch.put(key, value)
         self.db.write(batch)
 
-    def count_rows(self, table: str) -> int:
+    def _count_rows(self, table: str) -> int:
         """Count every key of the keyspace by a full scan that does not fill the block cache."""
         from rocksdict import ReadOptions
 
@@ -268,11 +262,11 @@ class RocksDB(Engine):
             n += 1
         return n
 
-    def data_bytes(self, table: str) -> int:
-        """Bytes of the SST files (call after :meth:`settle` so that nothing waits in a memtable)."""
+    def _data_bytes(self, table: str) -> int:
+        """Bytes of the SST files (call after :meth:`_settle` so that nothing waits in a memtable)."""
         return int(self.db.property_int_value("rocksdb.total-sst-files-size") or 0)
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Flush the memtable and wait until no compaction runs or is pending (a warning after ``timeout_s``)."""
         db = self.db
         db.flush(True)

@@ -98,8 +98,8 @@ class StarRocks(MySQLProtocol):
     :class:`~ingestlab.engines.mysql.MySQL`: nothing of InnoDB's is inherited, so the steps
     it lacks are the contract's defaults, for these reasons: no memory budget (a cluster's
     memory is set in its BE configuration), no I/O counters (the FE's protocol has none of
-    InnoDB's kind), no :meth:`settle` (compaction runs on the backends and cannot be awaited
-    through the FE), no :meth:`data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
+    InnoDB's kind), no :meth:`_settle` (compaction runs on the backends and cannot be awaited
+    through the FE), no :meth:`_data_bytes` (tablet sizes come from ``SHOW DATA``), no commit
     counters (the FE reports no log flushes), no row generator in the lab yet, and no
     ``native_load`` (its bulk path is Stream Load over HTTP, which its ``bulk_load`` is).
 
@@ -123,10 +123,7 @@ class StarRocks(MySQLProtocol):
     """
 
     NAME = "starrocks"
-    URL_SCHEMES = ("starrocks",)
     STYLE = EngineStyle(title="StarRocks", colour="#D55E00", marker="o")
-    DEFAULT_PORT = 9030
-    SQLGLOT_DIALECT = "starrocks"
     SQL = StarRocksSQL
     #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
     #: variant groups commits: no ``commit_variants``, and ``group_commit`` says why it is missing.
@@ -147,7 +144,8 @@ class StarRocks(MySQLProtocol):
     DEFAULT_HTTP_PORT: ClassVar[int] = 8030
     #: URL query keys that give ``create_table_sql`` defaults.
     TABLE_DEFAULT_KEYS: ClassVar[tuple[str, ...]] = ("buckets", "replication_num")
-    LAB_QUERY_KEYS = MySQLProtocol.LAB_QUERY_KEYS + ("http_port", "buckets", "replication_num")
+    WIRE = dataclasses.replace(MySQLProtocol.WIRE, schemes=("starrocks",), default_port=9030, sqlglot_dialect="starrocks",
+                               lab_query_keys=MySQLProtocol.WIRE.lab_query_keys + ("http_port", *TABLE_DEFAULT_KEYS))
     VERSION_SQL: ClassVar[str] = "SELECT current_version()"
     SETTINGS_SQL: ClassVar[str] = (
         "SELECT VARIABLE_NAME, VARIABLE_VALUE, IS_CHANGED FROM information_schema.verbose_session_variables")
@@ -186,7 +184,7 @@ class StarRocks(MySQLProtocol):
         except (TypeError, ValueError):
             number = 0
         if number < 1:
-            raise ConfigError(self.parameter, f"{self.display_url} (?{key}={value})", f"?{key}= a positive integer")
+            raise ConfigError(self._parameter, f"{self.display_url} (?{key}={value})", f"?{key}= a positive integer")
         return number
 
     @property
@@ -222,7 +220,7 @@ class StarRocks(MySQLProtocol):
         """Session variables not at their defaults (``verbose_session_variables``, when the server has it)."""
         try:
             rows = self.execute(self.SETTINGS_SQL)
-        except self.dbapi.MySQLError:
+        except self.driver.module.MySQLError:
             return []
         return [(name, value) for name, value, changed in rows if str(changed).lower() in ("1", "true")]
 

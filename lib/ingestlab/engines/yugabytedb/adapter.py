@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, ClassVar, Sequence
 
 from ingestlab import anatomy
 from ingestlab.engines.base import EngineStyle
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit, LoadSetting
-from ingestlab.engines.postgres.adapter import Postgres, PostgresLoadSettings, PostgresProfiledStatement, PostgresUpsert
+from ingestlab.engines.postgres.adapter import Postgres
+from ingestlab.engines.postgres.capabilities import PostgresLoadSettings, PostgresProfiledStatement, PostgresUpsert
 
 #: Session settings of the study's script, off: every setting starts from them (a session keeps what it set).
 _YB_OFF = {"yb_disable_transactional_writes": "off", "yb_enable_upsert_mode": "off"}
@@ -121,11 +123,10 @@ class YugabyteDB(Postgres):
     """
 
     NAME = "yugabytedb"
-    URL_SCHEMES = ("yugabytedb",)
+    WIRE = dataclasses.replace(Postgres.WIRE, schemes=("yugabytedb",), default_port=5433)
     STYLE = EngineStyle(title="YugabyteDB", colour="#0072B2", marker="D")
-    DEFAULT_PORT = 5433
     HAS_LOCAL_SERVER = False
-    INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
+    _INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": YugabyteDBCommitVariants, "group_commit": YugabyteDBGroupCommit,
         "upsert": YugabyteDBUpsert, "profiled_statement": YugabyteDBProfiledStatement,
@@ -167,7 +168,7 @@ class YugabyteDB(Postgres):
                 pass
         super().close()
 
-    def settle(self, table: str, timeout_s: float = 600.0) -> None:
+    def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """Fresh statistics (``ANALYZE``). DocDB's flushes and compactions run in the tablet servers and
         cannot be awaited from YSQL; ``CHECKPOINT`` and autovacuum do not apply."""
         self.execute(f"ANALYZE {self.sql.quote(table)}")
