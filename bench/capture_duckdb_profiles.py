@@ -94,7 +94,7 @@ def profile_of(conn, sql: str) -> str:
 
 def run_profiled(engine: Engine, sql: str, params: list[Any] | None = None) -> str:
     """Run ``sql`` (its parameters bound by DuckDB, as ``Engine.statement_call`` runs it) and return its profile."""
-    call = engine.statement_call(sql, params)
+    call = engine.sender.statement_call(sql, params)
     with profiling(engine.conn):
         call()
         return profile_of(engine.conn, sql)

@@ -90,9 +90,9 @@ def text(statement: str | bytes) -> str:
 def lab_round(engine: Engine, rows: list[tuple], *, warmup: bool = False) -> pd.DataFrame:
     """One single-row INSERT per row through the lab's timing path, rendered before the clock."""
     sql = engine.sql.insert_sql(TABLE, COLS, 1)
-    calls = [engine.statement_call(sql, row) for row in rows]
+    calls = [engine.sender.statement_call(sql, row) for row in rows]
     n = len(rows)
-    return time_calls(calls, rows=[1] * n, bytes_=[len(text(engine._render(sql, r))) for r in rows],
+    return time_calls(calls, rows=[1] * n, bytes_=[len(text(engine.sender.render(sql, r))) for r in rows],
                       warmup=n if warmup else 0, driver=engine.driver.name)
 
 
@@ -100,7 +100,7 @@ def pgbench_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFr
     """``pgbench -n -M simple -c 1 -t n -l`` on the lab's statement; every transaction's latency."""
     from ingestlab.engines.postgres.server import bin_dir
 
-    statement = text(engine._render(engine.sql.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
+    statement = text(engine.sender.render(engine.sql.insert_sql(TABLE, COLS, 1), (_ID_MARK, *VALUES)))
     script = (f"\\set id random({ID_RANGE[0]}, {ID_RANGE[1]})\n"
               + statement.replace(str(_ID_MARK), ":id", 1) + ";\n")
     kw = engine.server.connect_kwargs()
@@ -136,7 +136,7 @@ def slap_round(engine: Engine, n: int, rng: np.random.Generator) -> pd.DataFrame
     from ingestlab.engines.mariadb.server import find_binary
 
     sql = engine.sql.insert_sql(TABLE, COLS, 1)
-    statements = [text(engine._render(sql, row)) for row in rows_for(n, rng)]
+    statements = [text(engine.sender.render(sql, row)) for row in rows_for(n, rng)]
     kw = engine.server.connect_kwargs()
     with tempfile.TemporaryDirectory(prefix="ingestlab-slap-") as folder:
         path = Path(folder) / "insert.sql"

@@ -58,7 +58,7 @@ def main() -> None:
         for r in range(args.rounds):
             random.Random(r).shuffle(order)
             for gap in order:
-                calls = [engine.statement_call(sql, next(rows)) for _ in range(5)]
+                calls = [engine.sender.statement_call(sql, next(rows)) for _ in range(5)]
                 gaps[gap]()
                 for k, call in enumerate(calls):
                     times[gap][k].append(timing.timed(call).ms)

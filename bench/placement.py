@@ -50,7 +50,7 @@ def main() -> None:
             os.sched_setaffinity(0, client)
             os.sched_setaffinity(task, server)
             engine.tables.reset("placement", STUDY_COLUMNS)
-            calls = [engine.statement_call(sql, next(rows)) for _ in range(args.statements)]
+            calls = [engine.sender.statement_call(sql, next(rows)) for _ in range(args.statements)]
             frame = timing.time_calls(calls, rows=[1] * len(calls), bytes_=[0] * len(calls))
             ms = statistics.median(frame["elapsed_s"] * 1e3)
             print(f"{engine.NAME} {args.variant} client/backend cores {placement:5s}: median {ms:.4f} ms")

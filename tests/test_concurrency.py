@@ -82,7 +82,7 @@ def test_the_template_is_the_drivers_rendering_with_one_id_slot_per_row(postgres
     template = driver.statement_template()
     assert template.count(b"%d") == 3
     ids = (5, 6, 7)
-    rendered = postgres._render(postgres.sql.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
+    rendered = postgres.sender.render(postgres.sql.insert_sql("t", COLS, 3), [v for i in ids for v in (i, *row[1:])])
     assert template % ids == rendered
 
 

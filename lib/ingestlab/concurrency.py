@@ -91,7 +91,7 @@ class ClientPlan:
     connect_kwargs : dict
         The driver ``connect()`` arguments (from the parent's ``connect_kwargs()``).
     session_settings : dict
-        Settings the client sets on its own session first (``engine._client_settings()``).
+        Settings the client sets on its own session first (``engine.sender.client_settings()``).
     sql : str
         The INSERT of ``rows_per_insert`` rows, with driver placeholders.
     row : tuple
@@ -171,7 +171,7 @@ class ClientRun:
         One of :data:`WORKERS`: ``threads`` (every client a thread of one worker process, as
         pgbench's and mariadb-slap's are) or ``processes`` (one process each). Default:
         ``threads`` where the clients run the C loop, which releases the GIL (the C half is
-        built, ``timer`` is ``c`` and ``engine._native_sender()`` gives a C send call), else
+        built, ``timer`` is ``c`` and ``engine.sender.native()`` gives a C send call), else
         ``processes``. :meth:`cpu_table` says which.
 
     After :meth:`run` (returned, raised or interrupted): :meth:`samples` holds every
@@ -194,7 +194,7 @@ class ClientRun:
         if loop == "open" and not (isinstance(rate, (int, float)) and rate > 0):
             raise ConfigError("RATE", rate, "statements per second > 0 for the open loop")
         if workers is None:
-            native = self.timer == "c" and timing.TIMER == "c" and engine._native_sender() is not None
+            native = self.timer == "c" and timing.TIMER == "c" and engine.sender.native() is not None
             workers = "threads" if native else "processes"
         if workers not in WORKERS:
             raise ConfigError("workers", workers, "one of " + ", ".join(WORKERS))
@@ -220,7 +220,7 @@ class ClientRun:
         driver would have sent, rendered once here instead of once per statement.
         """
         marks = [_ID_MARK + k for k in range(self.rows_per_insert)]
-        text = self.engine._render(self.sql, [v for mark in marks for v in (mark, *self.row[1:])])
+        text = self.engine.sender.render(self.sql, [v for mark in marks for v in (mark, *self.row[1:])])
         text = (text.encode() if isinstance(text, str) else bytes(text)).replace(b"%", b"%%")
         for mark in marks:
             if text.count(str(mark).encode()) != 1:
@@ -230,7 +230,7 @@ class ClientRun:
 
     def plans(self) -> list[ClientPlan]:
         """One :class:`ClientPlan` per client."""
-        kwargs, session = self.engine.connect_kwargs(), self.engine._client_settings()
+        kwargs, session = self.engine.connect_kwargs(), self.engine.sender.client_settings()
         per_client = self.rate / self.clients if self.rate else None
         template = self.statement_template()
         return [ClientPlan(self.engine.NAME, kwargs, session, self.sql, self.row, template, self.rows_per_insert,
@@ -438,8 +438,8 @@ def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     from ingestlab import engines
 
     engine = engines.classes()[plan.engine](client_kwargs=plan.connect_kwargs)
-    send = engine._open_sender(plan.session_settings)
-    sender = engine._native_sender() if plan.timer == "c" and timing.TIMER == "c" else None
+    send = engine.sender.open(plan.session_settings)
+    sender = engine.sender.native() if plan.timer == "c" and timing.TIMER == "c" else None
     texts = _texts(plan.template, plan.client * ID_STRIDE, plan.rows_per_insert)
     buf = memoryview(stamps).cast("B").cast("q")
     sender_driver = engine.WIRE.sender_driver or engine.driver.name

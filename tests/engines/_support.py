@@ -171,7 +171,7 @@ def anatomy_among_samples(eng, table: str, *, observed: int = 6, block: int = 40
     insert = eng.sql.insert_sql(table, cols, 1)
 
     def run(start: int) -> pd.Series:
-        calls = [eng.statement_call(insert, r) for r in datagen.study_rows(samples, start_id=start, seed=start % 97)]
+        calls = [eng.sender.statement_call(insert, r) for r in datagen.study_rows(samples, start_id=start, seed=start % 97)]
         return timing.time_calls(calls, rows=[1] * samples, bytes_=[0] * samples)["elapsed_s"].iloc[20:] * 1e3
 
     before = run(10**6)

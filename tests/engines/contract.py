@@ -167,12 +167,12 @@ class EngineContract:
             return
         eng.tables.reset("c_call", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=6)
-        calls = [eng.statement_call(eng.sql.insert_sql("c_call", COLS, 1), row) for row in rows]
+        calls = [eng.sender.statement_call(eng.sql.insert_sql("c_call", COLS, 1), row) for row in rows]
         assert eng.tables.count_rows("c_call") == 0  # built, not sent
         for call in calls:
             call()
         assert eng.tables.count_rows("c_call") == 3
-        eng.statement_call(f"SELECT count(*) FROM {eng.sql.quote('c_call')}")()  # its rows are read and left unused,
+        eng.sender.statement_call(f"SELECT count(*) FROM {eng.sql.quote('c_call')}")()  # its rows are read and left unused,
         assert eng.tables.count_rows("c_call") == 3  # so the connection takes the next statement
         eng.execute(eng.sql.drop_table_sql("c_call"))
 
@@ -181,10 +181,10 @@ class EngineContract:
             return
         eng.tables.reset("c_send", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=7)
-        texts = [eng._render(eng.sql.insert_sql("c_send", COLS, 1), row) for row in rows]
+        texts = [eng.sender.render(eng.sql.insert_sql("c_send", COLS, 1), row) for row in rows]
         client = type(eng)(client_kwargs=eng.connect_kwargs())
         try:
-            send = client._open_sender(eng._client_settings())
+            send = client.sender.open(eng.sender.client_settings())
             for text in texts:
                 send(text.encode() if isinstance(text, str) else text)
             assert eng.tables.count_rows("c_send") == 3  # autocommit: seen by another connection at once
@@ -202,7 +202,7 @@ class EngineContract:
         from ingestlab import runner
         from ingestlab.engines.base import LOCK_WAIT_ENV
 
-        if not eng._lock_wait_settings():
+        if not eng.sender.lock_wait_settings():
             pytest.skip(f"{eng.NAME} has no setting that bounds a lock wait")
         monkeypatch.setenv(LOCK_WAIT_ENV, "1")
         mysql = not eng.NAME.startswith(("postgres", "yugabyte"))
@@ -225,11 +225,11 @@ class EngineContract:
             holder.execute(f"LOCK TABLES {eng.sql.quote('c_locked')} WRITE" if mysql else
                            f"LOCK TABLE {eng.sql.quote('c_locked')} IN ACCESS EXCLUSIVE MODE")
             client = type(eng)(client_kwargs=eng.connect_kwargs())
-            send = client._open_sender({})
+            send = client.sender.open({})
             row = datagen.study_rows(1, seed=4)
             began = time.monotonic()
             with pytest.raises(Exception) as caught:
-                send(eng._render(eng.sql.insert_sql("c_locked", COLS, 1), list(row[0])))
+                send(eng.sender.render(eng.sql.insert_sql("c_locked", COLS, 1), list(row[0])))
             took = time.monotonic() - began
             client.close()
             assert 0.9 < took < 5 and runner._describe(type(caught.value).__name__, str(caught.value))[1] == 5, (
@@ -297,35 +297,35 @@ class NativeLoopContract:
 
         if timing.TIMER != "c":
             pytest.skip("the package's C half is not built here")
-        if eng._native_sender() is None:
+        if eng.sender.native() is None:
             pytest.skip(f"{eng.NAME} measures through {eng.driver.name}: no C client library under it")
         assert eng.metadata()["timer"] == "c"  # recorded with every run's engine metadata
         eng.tables.reset("c_loop", STUDY_COLUMNS)
         sql = eng.sql.insert_sql("c_loop", COLS, 1)
         rows = datagen.study_rows(timing.C_CHUNK + 44, seed=8)  # more than one call into the C loop
         moved = []
-        frame = timing.time_calls([eng.statement_call(sql, row) for row in rows], rows=[1] * len(rows),
+        frame = timing.time_calls([eng.sender.statement_call(sql, row) for row in rows], rows=[1] * len(rows),
                                   bytes_=[1] * len(rows), warmup=4, progress=moved.append, driver=eng.driver.name)
         assert set(frame["timer"]) == {"c"} and len(frame) == len(rows) and sum(moved) == len(rows)
         assert (frame["elapsed_s"] > 0).all() and frame["started_ns"].is_monotonic_increasing
         assert sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('c_loop')}")) == sorted(rows)
         more = datagen.study_rows(3, seed=9, start_id=10**6)
-        calls = [eng.statement_call(sql, more[0]), eng.statement_call("INSERT INTO no_such_table_here VALUES (1)"),
-                 eng.statement_call(sql, more[1])]
+        calls = [eng.sender.statement_call(sql, more[0]), eng.sender.statement_call("INSERT INTO no_such_table_here VALUES (1)"),
+                 eng.sender.statement_call(sql, more[1])]
         with pytest.raises(ServerError, match="no_such_table_here"):  # the server's own message
             timing.time_calls(calls, rows=[1] * 3, bytes_=[1] * 3)
         assert eng.tables.count_rows("c_loop") == len(rows) + 1  # the loop stopped at the refused statement
         with pytest.raises(ServerError, match="no_such_table_here"):
             timing.timed(calls[1])
-        one = timing.timed(eng.statement_call(sql, more[2]))  # the connection takes the next statement
+        one = timing.timed(eng.sender.statement_call(sql, more[2]))  # the connection takes the next statement
         assert one.elapsed_ns > 0 and eng.tables.count_rows("c_loop") == len(rows) + 2
         # without the C half the same calls run from Python, labelled so
         monkeypatch.setattr(timing, "_c", None)
-        frame = timing.time_calls([eng.statement_call(sql, r) for r in datagen.study_rows(2, seed=10, start_id=10**7)],
+        frame = timing.time_calls([eng.sender.statement_call(sql, r) for r in datagen.study_rows(2, seed=10, start_id=10**7)],
                                   rows=[1, 1], bytes_=[1, 1])
         assert set(frame["timer"]) == {"python"} and eng.tables.count_rows("c_loop") == len(rows) + 4
         with pytest.raises(ServerError, match="no_such_table_here"):
-            eng.statement_call("INSERT INTO no_such_table_here VALUES (1)")()
+            eng.sender.statement_call("INSERT INTO no_such_table_here VALUES (1)")()
         eng.execute(eng.sql.drop_table_sql("c_loop"))
 
     def test_a_call_built_for_a_closed_connection_raises_instead_of_crashing(self, eng):
@@ -334,9 +334,9 @@ class NativeLoopContract:
 
         client = type(eng)(client_kwargs=eng.connect_kwargs()).start()
         try:
-            if client._native_sender() is None:
+            if client.sender.native() is None:
                 pytest.skip(f"{eng.NAME} measures through {client.driver.name}: no C client library under it")
-            call = client.statement_call("SELECT 1")
+            call = client.sender.statement_call("SELECT 1")
             timing.timed(call)
             client.conn.close()  # what a server restart does to every call built before it
             with pytest.raises(ConnectionClosedError, match="closed"):

@@ -52,13 +52,13 @@ class TestClickHouse(EngineContract):
             rows = datagen.study_rows(5, seed=21)
             before = parts(eng, "c_parts")
             for i, row in enumerate(rows, 1):
-                eng.statement_call(eng.sql.insert_sql("c_parts", COLS, 1), row)()
+                eng.sender.statement_call(eng.sql.insert_sql("c_parts", COLS, 1), row)()
                 assert parts(eng, "c_parts") == before + i, partitions
             # a multi-row INSERT writes one part per partition it touches
             many = datagen.study_rows(64, start_id=1000, seed=22)
             touched = len({r[0] for r in eng.execute(
                 "SELECT modulo(cityHash64(toInt64(number)), %s) FROM numbers(1000, 64)", [partitions])})
-            eng.statement_call(eng.sql.insert_sql("c_parts", COLS, 64), [v for r in many for v in r])()
+            eng.sender.statement_call(eng.sql.insert_sql("c_parts", COLS, 64), [v for r in many for v in r])()
             assert parts(eng, "c_parts") == before + 5 + touched
             eng.execute(eng.sql.drop_table_sql("c_parts"))
 
@@ -66,7 +66,7 @@ class TestClickHouse(EngineContract):
         eng.tables.reset("c_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # literals written by render, before the clock
-            eng.statement_call(eng.sql.insert_sql("c_values", COLS, 1), row)()
+            eng.sender.statement_call(eng.sql.insert_sql("c_values", COLS, 1), row)()
         batch = hostile_rows(100)  # many rows in one statement
         eng.execute(eng.sql.insert_sql("c_values", COLS, len(batch)), [v for r in batch for v in r])
         eng.capability("bulk_load").load("c_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # the Arrow bulk path
@@ -94,14 +94,14 @@ class TestClickHouse(EngineContract):
         eng.tables.reset("c_memory", STUDY_COLUMNS, model="memory")
         assert eng.tables.data_bytes("c_memory") == 0
         for row in datagen.study_rows(50, seed=26):
-            eng.statement_call(eng.sql.insert_sql("c_memory", COLS, 1), row)()
+            eng.sender.statement_call(eng.sql.insert_sql("c_memory", COLS, 1), row)()
         eng.tables.settle("c_memory")
         assert eng.tables.count_rows("c_memory") == 50 and eng.tables.data_bytes("c_memory") > 50 * 4
         assert eng.execute("SELECT count() FROM system.parts WHERE table = 'c_memory'") == [(0,)]
 
     def test_settle_leaves_no_merge_running(self, eng):
         eng.tables.reset("c_merge", STUDY_COLUMNS, model="primary_key")
-        calls = [eng.statement_call(eng.sql.insert_sql("c_merge", COLS, 1), row)
+        calls = [eng.sender.statement_call(eng.sql.insert_sql("c_merge", COLS, 1), row)
                  for row in datagen.study_rows(150, seed=25)]
         for call in calls:
             call()
@@ -120,7 +120,7 @@ class TestClickHouse(EngineContract):
         try:
             assert eng.settings()["async_insert"] == "1" and eng.settings()["wait_for_async_insert"] == "0"
             for i, row in enumerate(datagen.study_rows(3, seed=26), 1):
-                eng.statement_call(eng.sql.insert_sql("c_async", COLS, 1), row)()
+                eng.sender.statement_call(eng.sql.insert_sql("c_async", COLS, 1), row)()
                 assert eng.tables.count_rows("c_async") == i == parts(eng, "c_async")  # written at once, a part each
             with pytest.raises(ServerError, match="not initialized"):
                 eng.execute("SYSTEM FLUSH ASYNC INSERT QUEUE")
@@ -137,10 +137,10 @@ class TestClickHouse(EngineContract):
         eng.execute(eng.sql.generate_rows_sql("demo", ["id", "a", "b"], 1000))
         assert eng.execute('SELECT min(id), max(id), sum(a) FROM "demo"') == [(1, 1000, 0)]
         rows = [(2000 + i, i, i) for i in range(25)]
-        assert eng._prepare_insert("demo", ["id", "a", "b"], rows, rows_per_statement=10)() == 3
+        assert eng.sender.prepare_insert("demo", ["id", "a", "b"], rows, rows_per_statement=10)() == 3
         assert eng.tables.count_rows("demo") == 1025
         with pytest.raises(UnsupportedOperationError, match="no transaction"):
-            eng._prepare_insert("demo", ["id", "a", "b"], rows, transaction=True)
+            eng.sender.prepare_insert("demo", ["id", "a", "b"], rows, transaction=True)
         eng.execute(eng.sql.drop_table_sql("demo"))
 
     def test_session_settings_are_checked_set_and_read_back(self, eng):

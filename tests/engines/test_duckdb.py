@@ -39,10 +39,10 @@ class TestDuckDB(EngineContract):
         eng.tables.reset("d_values", STUDY_COLUMNS)
         rows = hostile_rows()
         for row in rows:  # as the samples send them: the driver's parameters
-            eng.statement_call(eng.sql.insert_sql("d_values", COLS, 1), row)()
-        sender = eng._open_sender()  # as a text-only client sends them: literals written by render
+            eng.sender.statement_call(eng.sql.insert_sql("d_values", COLS, 1), row)()
+        sender = eng.sender.open()  # as a text-only client sends them: literals written by render
         for row in hostile_rows(100):
-            sender(eng._render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
+            sender(eng.sender.render(eng.sql.insert_sql("d_values", COLS, 1), row).encode())
         eng.capability("bulk_load").load("d_values", COLS, [datagen.rows_table(COLS, hostile_rows(200))])  # and through the bulk path
         got = sorted(eng.execute(f"SELECT id, name, amount, dt FROM {eng.sql.quote('d_values')}"))
         assert got == sorted(rows + hostile_rows(100) + hostile_rows(200))
@@ -65,7 +65,7 @@ class TestDuckDB(EngineContract):
         eng.tables.reset("d_settle", STUDY_COLUMNS)
         eng.tables.settle("d_settle")
         for row in datagen.study_rows(20, seed=12):
-            eng.statement_call(eng.sql.insert_sql("d_settle", COLS, 1), row)()
+            eng.sender.statement_call(eng.sql.insert_sql("d_settle", COLS, 1), row)()
         wal = eng.server.path.with_name(eng.server.path.name + ".wal")
         assert wal.exists() and wal.stat().st_size > 0
         eng.tables.settle("d_settle")
@@ -103,11 +103,11 @@ class TestDuckDB(EngineContract):
     def test_insert_batches_in_one_transaction_or_each_committed(self, eng):
         eng.tables.reset("d_tx", STUDY_COLUMNS)
         rows = datagen.study_rows(30, seed=14)
-        assert eng._prepare_insert("d_tx", COLS, rows[:20], rows_per_statement=5)() == 4
-        assert eng._prepare_insert("d_tx", COLS, rows[20:], transaction=True)() == 10
+        assert eng.sender.prepare_insert("d_tx", COLS, rows[:20], rows_per_statement=5)() == 4
+        assert eng.sender.prepare_insert("d_tx", COLS, rows[20:], transaction=True)() == 10
         assert eng.tables.count_rows("d_tx") == 30
         with pytest.raises(ConfigError, match="BATCH_ROWS"):
-            eng._prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
+            eng.sender.prepare_insert("d_tx", COLS, rows, rows_per_statement=0)
 
     @pytest.mark.serial  # the anatomy's statement against the samples' median, timed apart: beside other work
     # (four workers on two cores and a notebook's redraw) DuckDB's came out at 1.93 ms against 0.92 ms (bound 35 %)

@@ -36,13 +36,13 @@ class TestMariaDB(EngineContract, NativeLoopContract):
 
         if eng.driver.name != "mysqldb":
             pytest.skip("measured through PyMySQL here")
-        assert eng._native_sender() is not None
+        assert eng.sender.native() is not None
 
         def gone(self):
             raise AttributeError("_get_native_connection")
         monkeypatch.setattr(type(eng.conn), "_get_native_connection", gone)  # a mysqlclient that dropped it
-        assert eng._native_sender() is None
-        frame = timing.time_calls([eng.statement_call("SELECT 1")], rows=[1], bytes_=[1])
+        assert eng.sender.native() is None
+        frame = timing.time_calls([eng.sender.statement_call("SELECT 1")], rows=[1], bytes_=[1])
         assert frame["timer"].tolist() == ["python"]
 
     def test_local_server_is_mariadb_10_11(self, eng):

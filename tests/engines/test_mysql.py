@@ -176,10 +176,10 @@ def test_both_drivers_measure_and_record_themselves(mariadb, driver):
         remote.tables.reset("by_driver", STUDY_COLUMNS)
         rows = datagen.study_rows(3, seed=2)
         sql = remote.sql.insert_sql("by_driver", COLS, 1)
-        assert remote._render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
+        assert remote.sender.render(sql, rows[0]).startswith("INSERT INTO `by_driver`")
         for row in rows:
-            remote.statement_call(sql, row)()
-        remote.statement_call("SELECT 1")()  # a result set is read, so the next statement runs
+            remote.sender.statement_call(sql, row)()
+        remote.sender.statement_call("SELECT 1")()  # a result set is read, so the next statement runs
         assert sorted(remote.execute("SELECT id, name, amount, dt FROM by_driver")) == sorted(rows)
     finally:
         remote.close()

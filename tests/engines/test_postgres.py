@@ -115,7 +115,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         rows = datagen.study_rows(400, seed=7)
 
         def samples(part):  # the samples bracket the anatomy, as notebook 01's do: the VM's pace drifts
-            return timing.time_calls([eng.statement_call(insert, r) for r in part], rows=[1] * len(part),
+            return timing.time_calls([eng.sender.statement_call(insert, r) for r in part], rows=[1] * len(part),
                                      bytes_=[0] * len(part))["elapsed_s"].tolist()
         before = samples(rows[:200])
         profiled = eng.capability("profiled_statement")
@@ -139,7 +139,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
         from ingestlab import timing
         from ingestlab.errors import ServerError
 
-        call = eng.statement_call("INSERT INTO no_such_table VALUES (%s)", [1])
+        call = eng.sender.statement_call("INSERT INTO no_such_table VALUES (%s)", [1])
         # not the cursor's execute: nothing of psycopg2 inside the clock, in the C loop or (without it) from ctypes
         assert isinstance(call, timing.NativeCall) and call.sender.kind == "libpq"
         assert call.fallback.func.__name__ == "_pq_exec"

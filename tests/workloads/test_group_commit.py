@@ -66,7 +66,7 @@ def test_defaults_follow_the_scale():
 def test_doris_variants_set_group_commit_per_client_session():
     doris = engines.from_url("doris://root@127.0.0.1:9030/ingestlab?http_port=8030")
     doris._settings = dict(capabilities.of(doris, "group_commit").VARIANTS["sync_mode"])  # what apply_settings records
-    assert doris._client_settings() == {"group_commit": "sync_mode"}
+    assert doris.sender.client_settings() == {"group_commit": "sync_mode"}
     assert doris.set_sql("group_commit") == "SET SESSION group_commit = %s"
 
 

@@ -9,7 +9,7 @@ from sqlalchemy.engine import URL
 
 from ingestlab.conninfo import PARAMETER, Connection, mask_url
 from ingestlab.engines import capabilities, drivers
-from ingestlab.engines.sending import Sending
+from ingestlab.engines.sending import Sender, Sending
 from ingestlab.engines.sql.base import SQLBuilder
 from ingestlab.engines.steps import BUILT_ON, SQL_STEPS, STEPS, hook, missing_reason, switched_off
 from ingestlab.engines.style import EngineStyle
@@ -37,8 +37,9 @@ class Engine(Sending, TableHooks):
     Beside it: the registry (:mod:`ingestlab.engines.registry`: ``engines.get/from_url/resolve/
     class_of/classes/names/versions``, fed by the ``ingestlab.engines`` entry point group or
     ``$INGESTLAB_ENGINES``), how it is reached (:class:`~ingestlab.engines.wire.Wire`), the driver
-    choice (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`) and its tables
-    (:attr:`tables`, :class:`~ingestlab.engines.tables.Tables`).
+    choice (:mod:`ingestlab.engines.drivers`), the SQL text (:attr:`sql`), its tables
+    (:attr:`tables`, :class:`~ingestlab.engines.tables.Tables`) and how its statements are sent
+    (:attr:`sender`, :class:`~ingestlab.engines.sending.Sender`).
 
     * **Declared once.** ``NAME`` (registry name), ``STYLE`` (:class:`EngineStyle`), ``PACKAGE``
       (the pip distribution whose version is the engine's own, else None: a server reports it),
@@ -56,8 +57,9 @@ class Engine(Sending, TableHooks):
       measuring connection :attr:`conn` (autocommit); :meth:`close` closes it and stops the
       server. Both idempotent.
     * **Statements, through the one clock.** :meth:`execute` runs one statement;
-      :meth:`statement_call` renders one before the clock and returns the call to time. No
-      adapter reads a clock: every timed region is :mod:`ingestlab.timing`'s.
+      ``sender.statement_call`` renders one before the clock and returns the call to time
+      (:attr:`sender`: what the timed loops and the concurrent clients call). No adapter reads a
+      clock: every timed region is :mod:`ingestlab.timing`'s.
     * **Settings.** :meth:`apply_settings` puts a variant's settings in force (a local server
       restarts with them, a remote one gets them per session, :meth:`set_session`);
       :meth:`settings` reads back every setting that differs from the server's default.
@@ -87,8 +89,8 @@ class Engine(Sending, TableHooks):
     Private hooks a subclass overrides where its engine differs: ``_make_server``,
     ``_setup_local``, ``_sql_options``, ``_INSTRUMENT_SETTINGS`` (settings every local run carries
     so that the anatomy instruments work); the table steps behind :attr:`tables` (``_reset_table``,
-    ``_count_rows``, ``_data_bytes``, ``_settle``); and what the timed loops and the concurrent
-    clients of :mod:`ingestlab.concurrency` call: ``_render`` (the text the driver sends),
+    ``_count_rows``, ``_data_bytes``, ``_settle``); and the sending steps behind :attr:`sender`:
+    ``_statement_call``, ``_render`` (the text the driver sends),
     ``_native_sender`` (the C client library's send call, or None), ``_open_sender`` (a client's
     lowest-level send call), ``_prepare_insert``, ``_client_settings`` and ``_lock_wait_settings``
     (their defaults: :class:`~ingestlab.engines.sending.Sending`, :class:`~ingestlab.engines.tables.TableHooks`).
@@ -320,8 +322,8 @@ class Engine(Sending, TableHooks):
         cur.execute(sql, params)
         return cur.fetchall() if cur.description else []
 
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
-        """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection.
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+        """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection (``sender.statement_call``).
 
         For timed loops (:func:`ingestlab.timing.time_calls`): the driver's client-side
         interpolation (:meth:`_render`), which ``execute`` would do inside the clock, runs here,
@@ -343,6 +345,11 @@ class Engine(Sending, TableHooks):
     def _sql_options(self) -> dict[str, Any]:
         """Keyword arguments of this engine's ``SQL`` builder beyond the base's (engines add theirs)."""
         return {}
+
+    @functools.cached_property
+    def sender(self) -> Sender:
+        """How its statements are rendered and sent for the clock (:class:`~ingestlab.engines.sending.Sender`)."""
+        return Sender(self)
 
     @functools.cached_property
     def tables(self) -> Tables:

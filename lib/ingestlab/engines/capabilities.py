@@ -126,7 +126,7 @@ class Upsert(Capability):
         if sql is None:
             sql = engine._sql_cache[(operation, table, n)] = self.write_sql(operation, table, columns, key, n)
         params = [v for row in zip(*(chunk.column(c).to_pylist() for c in columns)) for v in row]
-        call = engine.statement_call(sql, params)
+        call = engine.sender.statement_call(sql, params)
 
         def write() -> None:
             call()
@@ -388,8 +388,8 @@ class ProfiledStatement(Capability):
         recorder = self.recorder(table, columns)
         with recorder:
             # every statement rendered before the first is sent, as time_statements' callers do
-            calls = [None if recorder.READS_ROWS else engine.statement_call(recorder.sql, row) for row in rows]
-            quiet = [engine.statement_call(recorder.sql, row) for row in unobserved_rows[:size * len(rows)]]
+            calls = [None if recorder.READS_ROWS else engine.sender.statement_call(recorder.sql, row) for row in rows]
+            quiet = [engine.sender.statement_call(recorder.sql, row) for row in unobserved_rows[:size * len(rows)]]
             for i, (row, call) in enumerate(zip(rows, calls)):
                 recorder.before()
                 run = timing.timed(engine.execute, recorder.sql, row) if call is None else timing.timed(call)

@@ -65,7 +65,7 @@ class MySQLProtocol(Engine):
             args["read_default_file"] = option_file
         return args
 
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None):
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None):
         """``sql`` with ``params``, rendered now, as a call of the connection's own query function.
 
         What ``mariadb-slap`` does per statement: send the text (``mysql_real_query``) and,

@@ -1,4 +1,4 @@
-"""What the timed loops and the concurrent clients call on an engine: private hooks with their defaults (``Engine``'s base)."""
+"""How an engine's statements are rendered and sent for the clock: ``engine.sender``, and the hooks adapters override."""
 
 from __future__ import annotations
 
@@ -125,3 +125,51 @@ class Sending:
                 sql = self._sql_cache[("insert", table, len(chunk))] = self.sql.insert_sql(table, columns, len(chunk))
             statements.append((sql, [v for row in chunk for v in row]))
         return statements
+
+
+class Sender:
+    """The statement-sending steps of one engine, bound to it (``engine.sender``); engines change them through hooks.
+
+    What :mod:`ingestlab.timing`'s loops, the clients of :mod:`ingestlab.concurrency` and the
+    workloads call to build a statement before the clock and send it inside it. Each step calls
+    the engine's private hook of the same name (``_render``, ``_statement_call``, …), which an
+    adapter overrides where its driver works otherwise.
+
+    Parameters
+    ----------
+    engine : Engine
+        The adapter whose statements these are.
+    """
+
+    def __init__(self, engine: Any):
+        self.engine = engine
+
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+        """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection."""
+        return self.engine._statement_call(sql, params)
+
+    def render(self, sql: str, params: Sequence[Any] | None = None) -> str | bytes:
+        """The statement text the driver sends for ``sql`` with ``params``."""
+        return self.engine._render(sql, params)
+
+    def native(self) -> "timing.NativeSender | None":
+        """The measuring connection's own C send call for the C loops, or None."""
+        return self.engine._native_sender()
+
+    def open(self, session: Mapping[str, str] | None = None) -> Callable[[bytes], Any]:
+        """Connect and return a call that sends one finished statement text and reads the reply."""
+        return self.engine._open_sender(session)
+
+    def prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                       rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:
+        """``INSERT … VALUES`` of ``rows``, built now, as a call to time (each statement its own round trip)."""
+        return self.engine._prepare_insert(table, columns, rows, rows_per_statement=rows_per_statement,
+                                           transaction=transaction)
+
+    def client_settings(self) -> dict[str, str]:
+        """Settings each client connection sets itself for the variant in force."""
+        return self.engine._client_settings()
+
+    def lock_wait_settings(self) -> dict[str, str]:
+        """Session settings that bound a statement's wait for another session's lock."""
+        return self.engine._lock_wait_settings()

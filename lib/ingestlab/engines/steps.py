@@ -19,7 +19,7 @@ SQL_STEPS: tuple[str, ...] = ("quote", "table_ddl", "insert_sql", "upsert_sql", 
                               "generate_rows_sql", "group_commit_interval_sql")
 #: Steps an adapter implements as a private hook (``engine.tables`` and the timed loops call them): step → hook.
 HOOKS: dict[str, str] = {step: "_" + step for step in ("table_ddl", "reset_table", "count_rows", "data_bytes", "settle",
-                                                        "prepare_insert")}
+                                                        "prepare_insert", "statement_call")}
 #: Steps that exist when another one does (they are implemented over it).
 BUILT_ON: dict[str, str] = {"upsert_sql": "upsert_clause",
                             "prepare_insert": "execute", "statement_call": "execute"}

@@ -171,8 +171,8 @@ def run_scenario(engine: Engine, scenario: str, rows: list[tuple], warmup_rows: 
         if scenario == "bulk":
             return engine.capability("bulk_load").prepare(TABLE, cols, [datagen.rows_table(cols, chunk)])
         if scenario == "insert_select":
-            return engine.statement_call(insert_select)
-        return engine.statement_call(engine.sql.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
+            return engine.sender.statement_call(insert_select)
+        return engine.sender.statement_call(engine.sql.insert_sql(TABLE, cols, len(chunk)), [v for row in chunk for v in row])
 
     insert_select = engine.sql.insert_select_sql(TABLE, SOURCE)
     n_warm = warmup if scenario == "single_row" else min(warmup, 1)
@@ -279,7 +279,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                         j = int(units[i])
                         if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
                             engine.tables.reset(ANATOMY_TABLE, STUDY_COLUMNS)
-                            engine.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
+                            engine.sender.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
                         try:  # an instrument that lost statements (a history too short) says so
                             frame = engine.capability("profiled_statement").anatomy(
                                 ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
@@ -290,7 +290,7 @@ def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.
                         # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
                         insert_one = engine.sql.insert_sql(ANATOMY_TABLE, cols, 1)
                         for row in settle_rows[j * SETTLE_AFTER_PASS:(j + 1) * SETTLE_AFTER_PASS]:
-                            engine.statement_call(insert_one, row)()
+                            engine.sender.statement_call(insert_one, row)()
 
                     for scenario in scenarios:
                         inside = len(units) if scenario == host else 0

@@ -287,7 +287,7 @@ def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *
     if method == "pipeline":
         return engine.capability("pipeline").prepare_insert(TABLE, cols, data.rows)
     per_statement = batch_rows if method == "batches" else 1
-    return engine._prepare_insert(TABLE, cols, data.rows, rows_per_statement=per_statement,
+    return engine.sender.prepare_insert(TABLE, cols, data.rows, rows_per_statement=per_statement,
                                  transaction=method == "executemany")
 
 

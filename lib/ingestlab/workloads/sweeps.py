@@ -319,7 +319,7 @@ def run_configuration(engine: Engine, config: Config, rows: list[tuple], warm: l
     statements = [*warm, *rows]
     bytes_ = [datagen.row_bytes(r) for r in statements]
     if engine.has("statement_call"):  # each rendered before the clock, sent by the C loop where there is one
-        frame = time_calls([engine.statement_call(sql, row) for row in statements], rows=[1] * len(statements),
+        frame = time_calls([engine.sender.statement_call(sql, row) for row in statements], rows=[1] * len(statements),
                            bytes_=bytes_, warmup=len(warm), driver=engine.driver.name)
     else:
         frame = time_statements(lambda row: engine.execute(sql, row), statements, rows=[1] * len(statements),

@@ -52,7 +52,7 @@ class ToySQLite(Engine):
     def execute(self, sql: str, params: Sequence[Any] | None = None, *, conn=None) -> list[tuple]:
         return (conn or self.conn).execute(sql, [_value(v) for v in params or ()]).fetchall()
 
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         self.has("statement_call", check=True)
         return functools.partial(self.conn.execute, sql, [_value(v) for v in params or ()])
 

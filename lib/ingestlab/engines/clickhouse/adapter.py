@@ -227,7 +227,7 @@ class ClickHouse(Engine):
         """``sql`` with ``params`` written in as ClickHouse literals: the text chDB is sent."""
         return self.sql.render(sql, params)
 
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params``, rendered now, as one ``Session.query`` of the text (rows read and left unused)."""
         self.has("statement_call", check=True)
         return functools.partial(self.conn.query, self._render(sql, params))
@@ -548,8 +548,8 @@ class _EventsRecorder(anatomy.Recorder):
         """One sample of the ``pipeline_threads`` rung: the probe INSERT minus with ``max_threads = 1``."""
         engine = self.engine
         warm = engine.capability("profiled_statement").SETTLE + 1
-        threads = self.last_of(engine.statement_call(self.probe_sql, row), warm)
-        one = self.last_of(engine.statement_call(self.one_thread_sql, row), warm)
+        threads = self.last_of(engine.sender.statement_call(self.probe_sql, row), warm)
+        one = self.last_of(engine.sender.statement_call(self.one_thread_sql, row), warm)
         self.rung("pipeline_threads", threads - one,
                   f"the lab's clock of a single-row INSERT into a probe table minus with SETTINGS max_threads = 1 "
                   f"(each the last of {warm} in a row)")

@@ -200,7 +200,7 @@ class DuckDB(Engine):
         return super().apply_settings(settings)
 
     # -- statements -----------------------------------------------------------------------
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params`` as a call of the measuring connection's ``execute``: DuckDB binds the values.
 
         The parameters are copied into a list now; the call prepares, binds and runs the
@@ -361,7 +361,7 @@ class _ProfileRecorder(anatomy.Recorder):
     def _climb(self, row: Sequence[Any]) -> None:
         """One sample of the ``wal_fsync`` rung: the probe INSERT with ``fsync_mode`` as set minus with ``'none'``."""
         engine = self.engine
-        call = engine.statement_call(self.probe_sql, row)
+        call = engine.sender.statement_call(self.probe_sql, row)
         warm = engine.capability("profiled_statement").SETTLE + 1
         engine.execute("SET GLOBAL fsync_mode = 'none'")
         try:

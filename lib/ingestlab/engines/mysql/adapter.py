@@ -573,7 +573,7 @@ class _StagesRecorder(anatomy.Recorder):
         self.kinds.append(True)
         # the probe that is kept follows ProfiledStatement.SETTLE others, as a block's measured INSERTs follow its settling ones
         settle = self.engine.capability("profiled_statement").SETTLE
-        probes = [self.engine.statement_call(self.PROBE) for _ in range(settle + 1)]
+        probes = [self.engine.sender.statement_call(self.PROBE) for _ in range(settle + 1)]
         timed = timing.time_calls(probes, rows=[0] * len(probes), bytes_=[0] * len(probes))
         self.probe_ms.append(float(timed["elapsed_s"].iloc[-1]) * 1e3)
 

@@ -115,7 +115,7 @@ class Postgres(Engine):
         conn.autocommit = True
         return conn
 
-    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params``, rendered now, as one libpq ``PQexec`` on the measuring connection.
 
         The call ``pgbench -M simple`` makes per statement. psycopg2's ``cursor.execute`` would
@@ -131,7 +131,7 @@ class Postgres(Engine):
         self.has("statement_call", check=True)
         sender = self._native_sender()
         if sender is None or not self.conn.autocommit:
-            return super().statement_call(sql, params)
+            return super()._statement_call(sql, params)
         text = self._render(sql, params)
         text = text if isinstance(text, bytes) else text.encode()
         return timing.NativeCall(sender, text, functools.partial(_pq_exec, _libpq(), sender.spec[1], text, self.NAME),
