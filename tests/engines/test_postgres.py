@@ -70,14 +70,14 @@ class TestPostgres(EngineContract, NativeLoopContract):
         eng.apply_settings({})
 
     def test_anatomy_times_the_statement_as_the_samples_do(self, eng, monkeypatch):
-        # the pass sends the INSERT rendered before the clock (statement_call), never through execute
+        # the pass sends the INSERT rendered before the clock (sender.statement_call), never through execute
         calls = []
-        original = type(eng).statement_call
+        original = type(eng)._statement_call
 
         def spy(self, sql, params=None):
             calls.append(sql)
             return original(self, sql, params)
-        monkeypatch.setattr(type(eng), "statement_call", spy)
+        monkeypatch.setattr(type(eng), "_statement_call", spy)
         eng.tables.reset("anat_call", STUDY_COLUMNS)
         eng.capability("profiled_statement").anatomy("anat_call", [c for c, _ in STUDY_COLUMNS], datagen.study_rows(3, seed=6))
         assert [c for c in calls if c.startswith('INSERT INTO "anat_call"')] == [calls[0]] * 3

@@ -144,7 +144,7 @@ class Sender:
     def __init__(self, engine: Any):
         self.engine = engine
 
-    def _statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
+    def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection."""
         return self.engine._statement_call(sql, params)
 
