@@ -11,6 +11,7 @@ overrides only what differs (``YugabyteDB(Postgres)``, ``MariaDB(MySQL)``); a ch
 may import its parent's. Code shared by a family and by no one engine stays here: ``base.py``
 (the contract, ``Engine``, and ``EngineStyle``), ``registry.py`` (finding adapters),
 ``drivers.py`` (which Python driver measures), ``steps.py`` (the steps an engine may lack),
+``bound.py`` (the base of the small objects bound to one engine: ``engine.sender``, ``engine.tables``, the capabilities),
 ``sql/`` (the builders' base), ``mysql_protocol.py`` (the MySQL wire protocol's family) and
 ``stream_load_client.py`` (the Stream Load client of StarRocks and Doris). Nothing outside
 an engine's folder names the engine: general code asks the registry.

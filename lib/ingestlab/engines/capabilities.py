@@ -7,10 +7,11 @@ import functools
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy, timing
+from ingestlab.engines.bound import Bound
 from ingestlab.errors import ConfigError, UnsupportedOperationError
 
 
-class Capability:
+class Capability(Bound):
     """A part of the lab's work that some notebooks need and some engines lack, as a small object.
 
     Each kind is declared once below, on a base class that lists its flags with their
@@ -22,20 +23,12 @@ class Capability:
     object on first use, bound to the engine; ``Engine.has(name, check=True)`` says in one line
     why one is missing (psycopg's ``capabilities``). The base class's flags are what an engine
     without the capability has (:func:`of`).
-
-    Parameters
-    ----------
-    engine : Engine
-        The adapter the object works on.
     """
 
     #: The name notebooks ask for (``Notebook.needs``, ``Engine.has``).
     NAME: ClassVar[str] = ""
     #: Why an engine that does not list this capability lacks it (its ``has(..., check=True)``).
     MISSING: ClassVar[str] = "not provided"
-
-    def __init__(self, engine: Any):
-        self.engine = engine
 
 
 class BulkLoad(Capability):
@@ -345,10 +338,15 @@ class ProfiledStatement(Capability):
     #: observation left behind (``bench/observer_pause.py``: the first two after a pause are slower,
     #: the third within 5 % of the rest).
     SETTLE: ClassVar[int] = 3
+    #: The :class:`~ingestlab.anatomy.Recorder` class :meth:`recorder` builds (called with the
+    #: engine, the table and its columns); None: the engine has no statement anatomy.
+    RECORDER: ClassVar[type[anatomy.Recorder] | None] = None
 
     def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """What reads the server's parts of each single-row INSERT into ``table`` of an anatomy pass (engines override)."""
-        raise UnsupportedOperationError(f"{self.engine.NAME}: no statement anatomy")
+        """What reads the server's parts of each single-row INSERT into ``table`` of an anatomy pass (a :attr:`RECORDER`)."""
+        if self.RECORDER is None:
+            raise UnsupportedOperationError(f"{self.engine.NAME}: no statement anatomy")
+        return self.RECORDER(self.engine, table, columns)
 
     def anatomy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                 unobserved_rows: Sequence[Sequence[Any]] = (), warm_up: bool = True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from ingestlab import timing
+from ingestlab.engines.bound import Bound
 from ingestlab.errors import ConfigError
 
 
@@ -127,22 +128,14 @@ class Sending:
         return statements
 
 
-class Sender:
+class Sender(Bound):
     """The statement-sending steps of one engine, bound to it (``engine.sender``); engines change them through hooks.
 
     What :mod:`ingestlab.timing`'s loops, the clients of :mod:`ingestlab.concurrency` and the
     workloads call to build a statement before the clock and send it inside it. Each step calls
     the engine's private hook of the same name (``_render``, ``_statement_call``, …), which an
     adapter overrides where its driver works otherwise.
-
-    Parameters
-    ----------
-    engine : Engine
-        The adapter whose statements these are.
     """
-
-    def __init__(self, engine: Any):
-        self.engine = engine
 
     def statement_call(self, sql: str, params: Sequence[Any] | None = None) -> Callable[[], Any]:
         """``sql`` with ``params``, rendered now, as a call that sends it on the measuring connection."""

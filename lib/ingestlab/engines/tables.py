@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from ingestlab.engines import capabilities
+from ingestlab.engines.bound import Bound
 from ingestlab.engines.steps import unsupported
 from ingestlab.errors import UnsupportedOperationError
 
 
-class Tables:
+class Tables(Bound):
     """The table steps of one engine, bound to it; engines change them through private hooks.
 
     ``ddl`` is written by the engine's SQL builder and checked by its ``table_models``
     capability; ``reset``, ``count_rows``, ``data_bytes`` and ``settle`` call the engine's
     ``_reset_table``, ``_count_rows``, ``_data_bytes`` and ``_settle``, which an adapter
     overrides where its engine differs (a missing one raises with the engine's reason).
-
-    Parameters
-    ----------
-    engine : Engine
-        The adapter whose tables these are.
     """
-
-    def __init__(self, engine: Any):
-        self.engine = engine
 
     def ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
             model: str | None = None, partitions: int | None = None) -> list[str]:

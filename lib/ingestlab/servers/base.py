@@ -171,6 +171,11 @@ class LocalServer(abc.ABC):
             self._lock_fd = None
 
     @property
+    def data_dir(self) -> Path:
+        """The engine's own files, ``<directory>/data`` (beside the lock, the pid file and the logs)."""
+        return self.directory / "data"
+
+    @property
     def password(self) -> str:
         """The server's random password, made on first use and kept (0600) in its folder."""
         if self._password is None:

@@ -42,10 +42,6 @@ class ClickHouseCommitVariants(CommitVariants):
 class ClickHouseProfiledStatement(ProfiledStatement):
     """ClickHouse's ``system.events`` around each statement."""
 
-    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: its share of ``system.events``, read around it, grouped into parts (see ``_EventsRecorder``)."""
-        return _EventsRecorder(self.engine, table, columns)
-
 
 class ClickHouseTableModels(TableModels):
     """MergeTree tables (and Memory), partitioned by a hash of the first column."""
@@ -622,6 +618,10 @@ class _EventsRecorder(anatomy.Recorder):
                   for name, events in EVENT_EXTRAS.items()]
         extras += [(_snake(name), float("nan"), less_read([name]), f"{source}: {name}") for name in EVENT_COUNTS]
         return parts, extras
+
+
+#: Per statement: its share of ``system.events``, read around it, grouped into parts.
+ClickHouseProfiledStatement.RECORDER = _EventsRecorder
 
 
 def _change(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.errors import EngineUnavailableError, ServerError
@@ -43,6 +42,7 @@ class ChDBServer(LocalServer):
     process and on one data path: it starts with the first session on that path and stops
     when the last one closes. :meth:`start` opens the server's own session, which keeps it
     alive while connections come and go; :meth:`stop` closes it and removes the directory.
+    Its :attr:`data_dir` is ClickHouse's data path (``store/``, ``metadata/``, ``tmp/``).
     ClickHouse's settings here are session settings (``async_insert``, ``max_threads``…):
     every connection opens a fresh session and sets them (``SET``), so :meth:`restart` checks
     and records them, and the next connection has exactly them in force (a new session starts
@@ -55,11 +55,6 @@ class ChDBServer(LocalServer):
     def __init__(self, directory=None, *, keep: bool = False):
         super().__init__(directory, keep=keep)
         self.session = None
-
-    @property
-    def data_dir(self) -> Path:
-        """ClickHouse's data path (its ``store/``, ``metadata/``, ``tmp/``)."""
-        return self.directory / "data"
 
     def _start(self) -> None:
         (self.directory / PID_FILE).write_text(f"{os.getpid()}\n")

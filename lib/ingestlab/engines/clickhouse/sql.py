@@ -131,8 +131,7 @@ class ClickHouseSQL(SQLBuilder):
         >>> ClickHouseSQL().generate_rows_sql("demo", ["id", "a"], 3)
         'INSERT INTO "demo" ("id", "a") SELECT number, 0 FROM numbers(1, 3)'
         """
-        zeros = ", 0" * (len(columns) - 1)
-        return self._generated(table, columns, f"SELECT number{zeros} FROM numbers(1, {int(n)})")
+        return self._generated(table, columns, "SELECT number{zeros} FROM numbers(1, {n})", n)
 
     def literal(self, value: Any) -> str:
         """``value`` as a ClickHouse literal, by chDB's own DB-API escaping (``chdb.dbapi.converters.escape_item``).

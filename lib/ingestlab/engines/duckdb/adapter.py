@@ -38,10 +38,6 @@ class DuckDBProfiledStatement(ProfiledStatement):
     #: The anatomy reads each statement's JSON profile (``get_profiling_information``; see ``_ProfileRecorder``).
     PROFILE_KIND = "duckdb_profile"
 
-    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: the phases, operators and commit steps of DuckDB's own profile (see ``_ProfileRecorder``)."""
-        return _ProfileRecorder(self.engine, table, columns)
-
 
 class DuckDBTableModels(TableModels):
     """DuckDB's tables, keyed by ART indexes."""
@@ -432,3 +428,7 @@ class _ProfileRecorder(anatomy.Recorder):
                                             for parts in self.block_parts),
                     f"{sources[name]}; median over {n} blocks of their last statement") for name in names]
         self.unobserved_parts = [list(typical) for _ in self.unobserved_ms]
+
+
+#: Per statement: the phases, operators and commit steps of DuckDB's own profile.
+DuckDBProfiledStatement.RECORDER = _ProfileRecorder

@@ -47,8 +47,7 @@ class DuckDBSQL(PostgresSQL):
         >>> DuckDBSQL().generate_rows_sql("demo", ["id", "a"], 3)
         'INSERT INTO "demo" ("id", "a") SELECT g, 0 FROM range(1, 4) AS r(g)'
         """
-        zeros = ", 0" * (len(columns) - 1)
-        return self._generated(table, columns, f"SELECT g{zeros} FROM range(1, {int(n) + 1}) AS r(g)")
+        return self._generated(table, columns, "SELECT g{zeros} FROM range(1, {end}) AS r(g)", n)
 
     def copy_sql(self, table: str, columns: Sequence[str], *, freeze: bool = False) -> str:
         """Not DuckDB's: its ``COPY`` reads files, not a client's stream (its bulk path is an Arrow scan)."""

@@ -24,5 +24,4 @@ class MariaDBSQL(MySQLSQL):
         >>> MariaDBSQL().generate_rows_sql("demo", ["id", "a"], 3)
         'INSERT INTO `demo` (`id`, `a`) SELECT seq, 0 FROM seq_1_to_3'
         """
-        zeros = ", 0" * (len(columns) - 1)
-        return self._generated(table, columns, f"SELECT seq{zeros} FROM seq_1_to_{int(n)}")
+        return self._generated(table, columns, "SELECT seq{zeros} FROM seq_1_to_{n}", n)

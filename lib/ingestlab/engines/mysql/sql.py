@@ -64,6 +64,5 @@ class MySQLSQL(MySQLProtocolSQL):
         >>> MySQLSQL().generate_rows_sql("demo", ["id", "a"], 3)
         'INSERT INTO `demo` (`id`, `a`) WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3) SELECT n, 0 FROM g'
         """
-        zeros = ", 0" * (len(columns) - 1)
-        return self._generated(table, columns, f"WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g "
-                                               f"WHERE n < {int(n)}) SELECT n{zeros} FROM g")
+        return self._generated(table, columns, "WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g "
+                                               "WHERE n < {n}) SELECT n{zeros} FROM g", n)

@@ -103,10 +103,6 @@ class PostgresProfiledStatement(ProfiledStatement):
 
     PROFILE_KIND = "postgres_explain_json"
 
-    def recorder(self, table: str, columns: Sequence[str]) -> anatomy.Recorder:
-        """Per statement: the client's side, the server's parts and a ladder of probes (see ``_StatsRecorder``)."""
-        return _StatsRecorder(self.engine, table, columns)
-
 
 class PostgresTableModels(TableModels):
     """PostgreSQL's heap tables, keyed and logged or not, hash-partitioned."""
@@ -576,3 +572,7 @@ class _StatsRecorder(anatomy.Recorder):
             self.rung("parse_analyze", sum(map(float, reports[self.probe_sql])) * 1e3 - floor,
                       f"log_parser_stats: elapsed of PARSER + PARSE ANALYSIS + REWRITER STATISTICS of the INSERT "
                       f"minus those of SELECT, the instrument's own (each the last of {warm} in a row)")
+
+
+#: Per statement: the client's side, the server's parts and a ladder of probes.
+PostgresProfiledStatement.RECORDER = _StatsRecorder

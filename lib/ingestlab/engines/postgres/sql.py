@@ -60,8 +60,7 @@ class PostgresSQL(SQLBuilder):
         >>> PostgresSQL().generate_rows_sql("demo", ["id", "a", "b"], 3)
         'INSERT INTO "demo" ("id", "a", "b") SELECT g, 0, 0 FROM generate_series(1, 3) AS g'
         """
-        zeros = ", 0" * (len(columns) - 1)
-        return self._generated(table, columns, f"SELECT g{zeros} FROM generate_series(1, {int(n)}) AS g")
+        return self._generated(table, columns, "SELECT g{zeros} FROM generate_series(1, {n}) AS g", n)
 
     def copy_sql(self, table: str, columns: Sequence[str], *, freeze: bool = False) -> str:
         """``COPY table (columns) FROM STDIN WITH (FORMAT csv[, FREEZE])``: the bulk path's statement.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.errors import EngineUnavailableError, ServerError
@@ -66,6 +65,7 @@ def build_options(settings: dict[str, str]):
 class RocksDBStore(InProcessServer):
     """A RocksDB database in ``.lab/rocksdb-<pid>/data``, open in this process while "running".
 
+    Its :attr:`data_dir` is the database directory (SST files, WAL, ``OPTIONS-*``).
     RocksDB is a library, so the "server" is this Python process: :meth:`pid` is its pid,
     :meth:`start` opens the database, :meth:`stop` closes it and removes the directory.
     :meth:`restart` reopens it with new options and passes them for the column family too:
@@ -80,11 +80,6 @@ class RocksDBStore(InProcessServer):
     def __init__(self, directory=None, *, keep: bool = False):
         super().__init__(directory, keep=keep)
         self.options = None
-
-    @property
-    def data_dir(self) -> Path:
-        """The database directory (SST files, WAL, ``OPTIONS-*``)."""
-        return self.directory / "data"
 
     def _open(self) -> None:
         rd = _rocksdict()

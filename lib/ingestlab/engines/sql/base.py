@@ -161,9 +161,19 @@ class SQLBuilder:
         """The statement that sets ``table``'s group commit interval to ``interval_ms``."""
         raise UnsupportedOperationError(f"{self.engine}: no group commit interval")
 
-    def _generated(self, table: str, columns: Sequence[str], select: str) -> str:
-        """``INSERT INTO table (columns) <select>``: the frame of every :meth:`generate_rows_sql`."""
-        return f"INSERT INTO {self.quote(table)} ({', '.join(map(self.quote, columns))}) {select}"
+    def _generated(self, table: str, columns: Sequence[str], select: str, n: int) -> str:
+        """``INSERT INTO table (columns) <select>``: the frame of every :meth:`generate_rows_sql`.
+
+        ``select`` is the dialect's counter as a template: ``{n}`` is the row count, ``{end}``
+        one past it (an exclusive end), ``{zeros}`` the ``, 0`` of each column after the first.
+
+        Examples
+        --------
+        >>> SQLBuilder()._generated("t", ["id", "a", "b"], "SELECT i{zeros} FROM count_to({n}) -- {end}", 3)
+        'INSERT INTO "t" ("id", "a", "b") SELECT i, 0, 0 FROM count_to(3) -- 4'
+        """
+        counter = select.format(n=int(n), end=int(n) + 1, zeros=", 0" * (len(columns) - 1))
+        return f"INSERT INTO {self.quote(table)} ({', '.join(map(self.quote, columns))}) {counter}"
 
 
 @functools.lru_cache(maxsize=None)
