@@ -6,7 +6,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ingestlab import timing
 from ingestlab.engines.bound import Bound
-from ingestlab.errors import ConfigError
+from ingestlab.errors import ConfigError, UnsupportedOperationError
 
 
 class Sending:
@@ -62,6 +62,20 @@ class Sending:
         if session:
             self.set_session(dict(session))
         return self._measuring_cursor().execute
+
+    def _set_known(self, settings: Mapping[str, str], names_sql: str, set_sql: str, what: str) -> None:
+        """``set_sql`` (``{name}`` written in, the value as its parameter) for each of ``settings``, names checked first.
+
+        For engines whose session settings are ``SET`` statements and whose names a query lists
+        (``names_sql``, one name a row): a name it does not list is refused, as no ``what``,
+        before any setting is changed.
+        """
+        known = {name for (name,) in self.execute(names_sql)}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise UnsupportedOperationError(f"{self.NAME}: no {what} {unknown}")
+        for name, value in settings.items():
+            self.execute(set_sql.format(name=name), [str(value)])
 
     def _measuring_cursor(self):
         cur = self._cursor

@@ -241,12 +241,7 @@ class ClickHouse(Engine):
 
     def set_session(self, settings: dict[str, str]) -> None:
         """``SET name = 'value'`` on the measuring session for each of ``settings`` (unknown names are refused)."""
-        known = {name for (name,) in self.execute("SELECT name FROM system.settings")}
-        unknown = sorted(set(settings) - known)
-        if unknown:
-            raise UnsupportedOperationError(f"{self.NAME}: no session setting {unknown}")
-        for name, value in settings.items():
-            self.execute(f"SET {name} = %s", [str(value)])
+        self._set_known(settings, "SELECT name FROM system.settings", "SET {name} = %s", "session setting")
 
     def _prepare_insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                        rows_per_statement: int = 1, transaction: bool = False) -> Callable[[], int]:

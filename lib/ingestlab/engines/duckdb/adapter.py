@@ -19,7 +19,7 @@ from ingestlab.engines.capabilities import (
     TableModels,
 )
 from ingestlab.engines.duckdb.sql import DuckDBSQL
-from ingestlab.errors import EngineUnavailableError, ServerError, UnsupportedOperationError
+from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.servers.base import LocalServer
 
 
@@ -224,12 +224,7 @@ class DuckDB(Engine):
 
     def set_session(self, settings: dict[str, str]) -> None:
         """``SET name = ?`` for each of ``settings`` (DuckDB's options; unknown names are refused)."""
-        known = {name for (name,) in self.execute("SELECT name FROM duckdb_settings()")}
-        unknown = sorted(set(settings) - known)
-        if unknown:
-            raise UnsupportedOperationError(f"{self.NAME}: no setting {unknown}")
-        for name, value in settings.items():
-            self.execute(f"SET {name} = ?", [str(value)])
+        self._set_known(settings, "SELECT name FROM duckdb_settings()", "SET {name} = ?", "setting")
 
     # -- writes -----------------------------------------------------------------------------
     # -- state ------------------------------------------------------------------------------
