@@ -118,7 +118,14 @@ class EngineContract:
         assert not parts.empty and (parts["ms"] >= 0).all()
         assert anatomy.UNEXPLAINED in set(frame["component"]) and eng.tables.count_rows("c_anat") == 5
         summary = anatomy.summary(frame.assign(engine=eng.NAME, variant="v")).iloc[0]
-        assert summary["client_total_ms"] > 0 and summary["unexplained_share"] < 1
+        assert summary["client_total_ms"] > 0
+        # the instruments explain some of the statement: its duration parts add up to more than nothing
+        durations = set(parts["component"]) - {anatomy.CLIENT_TOTAL}
+        assert sum(summary[f"{c}_ms"] for c in durations if f"{c}_ms" in summary) > 0
+        # a rung below 0 (a difference of two timings on a busy machine: ClickHouse's pipeline_threads
+        # came out at -2.3 ms with both cores loaded) leaves more than the whole statement unexplained
+        if all(summary.get(f"{r}_ms", 0) >= 0 for r in rungs):
+            assert summary["unexplained_share"] < 1
 
     def test_statement_anatomy_times_unobserved_blocks_between_the_observed_statements(self, eng):
         if self.refuses_anatomy(eng):
