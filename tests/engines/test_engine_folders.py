@@ -59,7 +59,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 #: Attributes whose value is the name of a library's dialect (sqlglot's, SQLAlchemy's), which may be an engine's
 #: word without naming the engine: the MySQL wire protocol's family quotes and parses as SQLAlchemy's ``mysql``.
-LIBRARY_NAME_ATTRIBUTES = ("SQLGLOT_DIALECT", "QUOTING", "DRIVERNAME")
+LIBRARY_NAME_ATTRIBUTES = ("SQLGLOT_DIALECT", "DRIVERNAME")
 
 
 def _library_names(tree: ast.AST) -> set[int]:

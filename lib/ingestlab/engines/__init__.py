@@ -33,8 +33,9 @@ to copy.
 Examples
 --------
 >>> from ingestlab import engines
->>> engines.resolve("postgres").NAME
-'postgres'
+>>> name = engines.names()[0]
+>>> engines.class_of(name).NAME == name
+True
 """
 
 from ingestlab.engines.base import Engine, EngineStyle, mask_url

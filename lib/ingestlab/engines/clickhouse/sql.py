@@ -29,7 +29,6 @@ class ClickHouseSQL(SQLBuilder):
     'INSERT INTO "t" ("id", "v") VALUES (%s, %s), (%s, %s)'
     """
 
-    QUOTING: ClassVar[str] = ""
     #: ClickHouse reads backslash escapes inside quoted names and strings.
     BACKSLASH_ESCAPES: ClassVar[bool] = True
     #: Table engine of each model of :meth:`table_ddl`.

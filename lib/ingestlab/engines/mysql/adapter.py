@@ -279,7 +279,7 @@ class MySQL(MySQLProtocol):
     """MySQL over InnoDB, through the family's protocol (:class:`~ingestlab.engines.mysql_protocol.MySQLProtocol`).
 
     ``engines.from_url("mysql://user:pw@host:3306/db")``; there is no local MySQL server
-    (``engines.get("mariadb")`` is the family's local one). What is InnoDB's or the MySQL
+    (the family's local server is its child MariaDB's, in that engine's folder). What is InnoDB's or the MySQL
     server's lives here: the bulk path ``LOAD DATA LOCAL INFILE``, the table models, the
     upsert study, the memory budget, the InnoDB counters, :meth:`_settle`, the commit
     counters, the stage anatomy and ``SET GLOBAL`` with its journal. StarRocks and Doris

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Sequence
 
+from sqlalchemy.dialects.postgresql.base import PGDialect
+
 from ingestlab.engines.sql.base import SQLBuilder
 
 
@@ -16,7 +18,7 @@ class PostgresSQL(SQLBuilder):
     'INSERT INTO "t" ("id", "doc") VALUES (%s, %s), (%s, %s) ON CONFLICT ("id") DO UPDATE SET "doc" = EXCLUDED."doc"'
     """
 
-    QUOTING: ClassVar[str] = "postgresql"
+    QUOTING: ClassVar[type] = PGDialect
 
     def table_ddl(self, table: str, columns: Sequence[tuple[str, str]], *, key: Sequence[str] = (),
                   model: str | None = None, partitions: int | None = None) -> list[str]:

@@ -7,8 +7,7 @@ Adding a dialect: copy a sibling module, subclass the nearest relative, override
 
 Examples
 --------
->>> from ingestlab.engines.postgres.sql import PostgresSQL
->>> PostgresSQL("postgres").insert_sql("t", ["id", "v"], 2)
+>>> SQLBuilder("x").insert_sql("t", ["id", "v"], 2)
 'INSERT INTO "t" ("id", "v") VALUES (%s, %s), (%s, %s)'
 """
 

@@ -6,7 +6,7 @@ import functools
 import re
 from typing import ClassVar, Sequence
 
-from sqlalchemy.engine import default, make_url
+from sqlalchemy.engine import default
 
 from ingestlab.engines.steps import unsupported
 from ingestlab.errors import UnsupportedOperationError
@@ -30,8 +30,8 @@ class SQLBuilder:
     'CREATE TABLE "t" ("id" BIGINT, "v" INT, PRIMARY KEY ("id"))'
     """
 
-    #: SQLAlchemy dialect name whose identifier quoting this dialect uses (``""``: ANSI double quotes).
-    QUOTING: ClassVar[str] = ""
+    #: The SQLAlchemy dialect class whose identifier quoting this dialect uses (None: ANSI double quotes).
+    QUOTING: ClassVar[type[default.DefaultDialect] | None] = None
     #: Whether a backslash escapes the next character inside quotes (ClickHouse, MySQL), as :meth:`inline` reads text.
     BACKSLASH_ESCAPES: ClassVar[bool] = False
 
@@ -177,13 +177,6 @@ class SQLBuilder:
 
 
 @functools.lru_cache(maxsize=None)
-def sqlalchemy_dialect(name: str):
-    """The SQLAlchemy dialect instance called ``name`` (``"mysql"``, ``"postgresql+psycopg2"``), built once;
-    ``""``: SQLAlchemy's default (ANSI) dialect."""
-    return make_url(name + "://").get_dialect()() if name else default.DefaultDialect()
-
-
-@functools.lru_cache(maxsize=None)
 def _inline_pattern(placeholder: str, backslash: bool) -> re.Pattern:
     """Text in single, double or back quotes (a doubled quote inside, and with ``backslash`` any escaped
     character), or the placeholder."""
@@ -194,5 +187,7 @@ def _inline_pattern(placeholder: str, backslash: bool) -> re.Pattern:
     return re.compile("|".join([*quoted, re.escape(placeholder)]), re.S)
 
 
-def _preparer(name: str):
-    return sqlalchemy_dialect(name).identifier_preparer
+@functools.lru_cache(maxsize=None)
+def _preparer(dialect: type[default.DefaultDialect] | None):
+    # one preparer per dialect class, built on first use
+    return (dialect or default.DefaultDialect)().identifier_preparer

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from sqlalchemy.dialects.mysql.base import MySQLDialect
+
 from ingestlab.engines.sql.base import SQLBuilder
 from ingestlab.errors import ConfigError
 
@@ -14,7 +16,7 @@ _VARIABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
 class MySQLProtocolSQL(SQLBuilder):
     """What the MySQL family's dialects share; each server's own DDL is in its subclass."""
 
-    QUOTING: ClassVar[str] = "mysql"
+    QUOTING: ClassVar[type] = MySQLDialect
 
     def set_sql(self, name: str, scope: str = "SESSION") -> str:
         """``SET <scope> name = %s`` for a checked variable name (the value is a driver parameter).
