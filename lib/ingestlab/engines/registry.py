@@ -243,8 +243,9 @@ def resolve(target: object, parameter: str = PARAMETER) -> Engine:
 
     Examples
     --------
-    >>> type(resolve("postgres")).__name__
-    'Postgres'
+    >>> local = next(name for name, cls in classes().items() if cls.HAS_LOCAL_SERVER)
+    >>> type(resolve(local)) is classes()[local]
+    True
     """
     if isinstance(target, Connection):
         return from_url(target, parameter)
