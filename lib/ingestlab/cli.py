@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -44,9 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ingestlab", description=_DESCRIPTION, epilog=_EXIT_CODES,
                                      formatter_class=raw)
     parser.add_argument("--version", action="version", version=f"ingestlab {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Every command's description is laid out as written (its line breaks kept).
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=functools.partial(argparse.ArgumentParser, formatter_class=raw))
 
-    run = sub.add_parser("run", help="execute notebooks with papermill", formatter_class=raw, epilog=_EXIT_CODES,
+    run = sub.add_parser("run", help="execute notebooks with papermill", epilog=_EXIT_CODES,
                          description="Execute notebooks (by id or name: 01, 01_<name>, ... or 'all') into OUT/<notebook>/.\n"
                                      "Each run folder receives the executed notebook, results, fits and its figures\n"
                                      "(OUT/<notebook>/figures/); the repository's figures/ is never written.\n"
@@ -80,8 +83,7 @@ def _parser() -> argparse.ArgumentParser:
                           description="Copy RUN_DIR/<notebook>/figures/* of completed notebooks into\n"
                                       "figures/<notebook>/ (replacing that notebook's figures) and write\n"
                                       "figures/<notebook>/SOURCE: the command, scale, revision, times and host\n"
-                                      "of the run that made them. Failed or partial runs are refused.",
-                          formatter_class=raw)
+                                      "of the run that made them. Failed or partial runs are refused.")
     figs.add_argument("out", type=Path, metavar="RUN_DIR", help="an `ingestlab run --out` folder")
     figs.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="only these notebooks (default: every one)")
     figs.add_argument("--to", type=Path, help="folder to copy into (default: the repository's figures/)")
@@ -103,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     sql = sub.add_parser("sql", help="query every run with DuckDB SQL (views: runs, samples, fits, files)",
                          description="Run a DuckDB query over the views runs, samples, fits and files, built\n"
                                      "from the run folders' own files under --root. Prints a table, or writes\n"
-                                     "--csv / --parquet.", formatter_class=raw)
+                                     "--csv / --parquet.")
     sql.add_argument("query", metavar="SQL", help='e.g. "SELECT notebook, count(*) FROM samples GROUP BY 1"')
     sql.add_argument("--root", type=Path, help="folder searched at any depth (default: the repository's runs/)")
     sql_out = sql.add_mutually_exclusive_group()
@@ -114,8 +116,7 @@ def _parser() -> argparse.ArgumentParser:
                           description="Compare run B with run A (each a run folder or a folder of them):\n"
                                       "medians of raw samples and fitted estimates, ratio B/A with a 95 % CI,\n"
                                       "a t test on run medians with run-to-run noise, and a verdict: slower/faster (beyond the\n"
-                                      "threshold and significant), same (CI within the threshold), unsure.",
-                          formatter_class=raw)
+                                      "threshold and significant), same (CI within the threshold), unsure.")
     cmp_.add_argument("a", type=Path, metavar="A", help="the baseline run")
     cmp_.add_argument("b", type=Path, metavar="B", help="the run compared with it")
     cmp_.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="only this notebook (its id or name)")

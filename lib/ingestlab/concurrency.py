@@ -37,7 +37,7 @@ Two loops, both labelled in the samples (``loop``):
   ``measurement.interval=intended``).
 
 Besides latencies, each client reports the CPU time its thread used per statement
-(:func:`ingestlab.timing.thread_cpu_ns`): a client busy for most of the wall clock would be
+(:func:`ingestlab.timing.cpu_ns` with ``thread=True``): a client busy for most of the wall clock would be
 the bottleneck, not the engine.
 """
 
@@ -455,13 +455,13 @@ def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     timing.sleep_until(t_start)
     cpu0, n0 = 0, 0
     for until in (t_measure, t_end):  # warm-up, then the measured seconds, whose CPU is counted
-        cpu0, n0 = timing.thread_cpu_ns(), buf[1] + buf[0]
+        cpu0, n0 = timing.cpu_ns(thread=True), buf[1] + buf[0]
         while not (timing.stamp_template(sender, plan.template, plan.client * ID_STRIDE, buf, until, first_ns=first_ns,
                                          interval_ns=interval_ns) if sender is not None else
                    timing.stamp_statements(send, texts, buf, until, first_ns=first_ns, interval_ns=interval_ns)):
             outbox.put(("samples", plan.client, bytes(buf.cast("B"))))  # full: ship it, then reuse it
             buf[1], buf[0] = buf[1] + buf[0], 0
-    cpu_used, measured = timing.thread_cpu_ns() - cpu0, buf[1] + buf[0] - n0
+    cpu_used, measured = timing.cpu_ns(thread=True) - cpu0, buf[1] + buf[0] - n0
     engine.close()
     outbox.put(("done", plan.client, {"cpu_ns": cpu_used, "wall_ns": t_end - t_measure, "statements": measured}))
 

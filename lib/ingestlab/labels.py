@@ -8,7 +8,9 @@ from typing import Iterable
 import pandas as pd
 
 #: Identifier → the words a reader sees. One flat mapping: an identifier means the same
-#: everywhere it appears (``bulk`` is the bulk path as a scenario and as a method).
+#: everywhere it appears (``bulk`` is the bulk path as a scenario and as a method). The words of
+#: one engine's own identifiers (its table models, settings, stages) are its folder's:
+#: ``STYLE.words`` (see :func:`label`).
 LABELS: dict[str, str] = {
     # readers (an engine's name is its folder's: STYLE.title, see engine_title)
     "chdb": "chDB", "polars": "Polars",
@@ -16,22 +18,12 @@ LABELS: dict[str, str] = {
     "pandas_pyarrow": "pandas (PyArrow parser)", "pandas_c": "pandas (C parser)", "read_floor": "read floor",
     # commit variants and commit grouping
     "sync_on": "synchronous_commit on", "sync_off": "synchronous_commit off",
-    "flush_1": "log flushed at each commit", "flush_2": "log flushed once a second",
-    "flush_0": "log written and flushed once a second",
-    "off_mode": "group commit off", "sync_mode": "group commit, sync", "async_mode": "group commit, async",
-    "transactional": "transactional writes", "non_transactional": "non-transactional writes",
-    "upsert_mode": "upsert mode (no read before write)",
-    "default": "defaults", "binlog": "binary log, synced", "binlog_wait_8": "binary log, waits for 8 commits",
-    "commit_delay_10": "commit_delay 10 µs", "commit_delay_100": "commit_delay 100 µs",
-    "commit_delay_1000": "commit_delay 1 ms",
+    "non_transactional": "non-transactional writes", "default": "defaults",
     # table models
     "no_key": "no key", "primary_key": "primary key", "primary_key_indexes": "primary key + 3 indexes",
-    "unlogged": "unlogged table", "myisam": "MyISAM", "aria": "Aria", "document": "document collection",
-    "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY", "primary": "PRIMARY KEY",
-    "replacing": "ReplacingMergeTree", "memory": "Memory engine (RAM only)",
+    "unlogged": "unlogged table", "aria": "Aria", "memory": "Memory engine (RAM only)",
     # load settings
-    "async_commit": "asynchronous commit", "no_unique_checks": "unique checks off",
-    "key_after_load": "key added after the load", "copy_freeze": "COPY FREEZE", "packed_row": "packed rows",
+    "async_commit": "asynchronous commit", "key_after_load": "key added after the load",
     # INSERT scenarios and load methods
     "single_row": "1 row per INSERT", "batch_100": "100 rows per INSERT", "batch_1000": "1,000 rows per INSERT",
     "insert_select": "INSERT … SELECT", "bulk": "bulk load (COPY, LOAD DATA)",
@@ -48,20 +40,9 @@ LABELS: dict[str, str] = {
     "partitions": "partitions", "columns": "columns", "model": "table model",
     # parts of a statement's time
     "client_total": "client total", "unexplained": "unexplained", "driver": "driver formatting",
-    "client_socket": "client and socket", "transaction": "transaction start and end",
-    "executor_start_end": "executor start and end",
-    "round_trip": "round trip", "parse_analyze": "parse and analyse", "planning": "planning",
-    "execution": "execution", "commit": "commit", "wal_flush": "WAL flush",
-    "commit_with_wal_flush": "commit with its WAL flush", "outside_stages": "outside the stages",
-    "chdb_call": "the library call outside ClickHouse's own span", "parse": "parse", "analyze": "analysis",
-    "plan_and_pipeline": "plan and pipeline", "write_part": "part building",
-    "disk_write": "disk writes", "fsync": "fsync", "parts_lock": "parts lock",
-    "client_api": "client API (outside DuckDB's span)", "parsing": "parsing", "optimizer": "optimizer",
-    "physical_planning": "physical planning", "column_data_scan": "column data scan", "table_scan": "table scan",
-    "projection": "projection", "batch_insert": "batch insert", "insert_operator": "insert operator",
-    "result_collector": "result collector", "commit_local_storage": "commit of local storage",
-    "write_to_wal": "WAL write", "checkpoint": "checkpoint", "wal_fsync": "WAL fsync",
-    "pipeline_threads": "pipeline thread hand-offs", "part_files": "part directory and files",
+    "transaction": "transaction start and end", "planning": "planning", "execution": "execution",
+    "commit": "commit", "wal_flush": "WAL flush", "outside_stages": "outside the stages", "parse": "parse",
+    "fsync": "fsync", "part_files": "part directory and files",
     # fit methods
     "ols": "OLS", "theil_sen": "Theil–Sen", "two_point": "two points",
     # statistics
@@ -99,6 +80,11 @@ def label(value: object) -> str:
     title = engine_title(text)
     if title is not None:
         return title
+    from ingestlab.engines import registry
+
+    for engine_cls in registry.classes().values():
+        if text in engine_cls.STYLE.words:
+            return engine_cls.STYLE.words[text]
     return text.replace("_", " ") if _IDENTIFIER.fullmatch(text) else phrase(text)
 
 

@@ -52,26 +52,20 @@ def now_ns() -> int:
     return time.perf_counter_ns()
 
 
-def cpu_ns() -> int:
-    """CPU time (user + system) this process has used, in nanoseconds: what the client itself costs.
+def cpu_ns(*, thread: bool = False) -> int:
+    """CPU time (user + system) used so far, in nanoseconds: what the client itself costs.
+
+    Parameters
+    ----------
+    thread : bool
+        Only the calling thread's (one client among threads); default: the whole process's.
 
     Examples
     --------
-    >>> cpu_ns() >= 0
+    >>> 0 <= cpu_ns(thread=True) <= cpu_ns()
     True
     """
-    return time.process_time_ns()
-
-
-def thread_cpu_ns() -> int:
-    """CPU time (user + system) the calling thread has used, in nanoseconds: one client among threads.
-
-    Examples
-    --------
-    >>> thread_cpu_ns() >= 0
-    True
-    """
-    return time.thread_time_ns()
+    return time.thread_time_ns() if thread else time.process_time_ns()
 
 
 def sleep_until(deadline_ns: int) -> None:

@@ -100,7 +100,8 @@ class Upsert(Capability):
     MISSING = "no upsert operations in the lab"
     #: The operations this engine runs: ``insert`` (new keys), ``overwrite`` (an insert that
     #: replaces an existing key after reading it), ``blind_overwrite`` (one that does not read it).
-    OPERATIONS: ClassVar[tuple[str, ...]] = ()
+    #: Every engine with the capability runs the first two.
+    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
 
     def prepare_write(self, operation: str, table: str, columns: Sequence[str], key: str,
                       chunk: Any) -> Callable[[], Any]:
@@ -184,10 +185,11 @@ class TableModels(Capability):
     MISSING = "no table models"
     #: Table models ``engine.tables.ddl`` writes: name → what it is, in words.
     MODELS: ClassVar[dict[str, str]] = {}
-    #: The model of a table without a key, and of one with a key (``engine.tables.ddl``'s defaults).
-    DEFAULT_MODEL: ClassVar[str | None] = None
+    #: The model of a table without a key (``engine.tables.ddl``'s default): the lab's name for it;
+    #: an engine whose models are named otherwise says which.
+    DEFAULT_MODEL: ClassVar[str] = "no_key"
     #: The model of a table with a key.
-    KEYED_MODEL: ClassVar[str | None] = None
+    KEYED_MODEL: ClassVar[str] = "primary_key"
     #: Models of :attr:`MODELS` whose writes skip the commit's log flush (no WAL or redo log):
     #: notebook 02 reports their effect as the commit's, not the storage pipeline's.
     COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ()
@@ -206,8 +208,10 @@ class TableModels(Capability):
 
     def resolve_model(self, model: str | None, key: Sequence[str] = ()) -> str | None:
         """``model``, checked against :attr:`MODELS`; None: :attr:`KEYED_MODEL` with a key, else :attr:`DEFAULT_MODEL`."""
+        if not self.MODELS:  # one kind of table: nothing to choose
+            return model
         chosen = model or (self.KEYED_MODEL if key else self.DEFAULT_MODEL)
-        if self.MODELS and chosen not in self.MODELS:
+        if chosen not in self.MODELS:
             raise ConfigError("MODELS", model, f"one of {', '.join(self.MODELS)} for {self.engine.NAME}")
         return chosen
 

@@ -179,6 +179,7 @@ def parse_file(path: str | os.PathLike[str], kind: str | None = None) -> Profile
     Returns
     -------
     Profile
+        What :func:`parse` makes of the file's text (its fixture body).
 
     Raises
     ------

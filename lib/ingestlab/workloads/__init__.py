@@ -61,7 +61,7 @@ class Notebook:
         The headline quantities its last cell records (``run.json``'s ``headline`` keys, or their
         prefixes ending in ``[``).
     figures : tuple of str
-        The names of the figures it saves.
+        The names of the figures it saves; default: :attr:`plotters`' names, in their order.
     smoke_time, paper_time : str
         How long it takes at each scale on a 2-core machine (the README's table).
     renamed : mapping
@@ -77,12 +77,17 @@ class Notebook:
     measure : callable or None
         ``measure(params, run, …)``: runs the notebook's measurements with the resolved parameters
         into ``run`` and returns its tables by name; None when it measures nothing.
-    fit : callable or None
+    fit : callable, str or None
         ``fit(folder)``: the notebook's fits in the lab's long form (:func:`ingestlab.models.tidy`
         rows, as its ``fits.csv`` holds them), computed again from the tables its run saved in
-        ``folder`` (``bench/refit.py``); None when the notebook writes no ``fits.csv``.
+        ``folder`` (``bench/refit.py``); None when the notebook writes no ``fits.csv``. A string names
+        the function as :attr:`plotters`' values do; default: ``fit_run`` of the notebook's analysis
+        module when there is one (None when there is none).
     plotters : mapping
-        Each figure's name (of ``figures``) → the plotter that draws it from the notebook's results.
+        Each figure's name (of ``figures``) → the plotter that draws it from the notebook's results:
+        a function, or its name, ``"name"`` in the notebook's analysis module
+        (``<workload module>_analysis``) or ``"module:name"`` elsewhere, imported when first called
+        (:func:`later`), so that discovery stays light.
     compares : callable or None
         ``compares(params)``: the runs whose data the notebook draws without measuring, each a
         subset of that run's ``run.json`` with its ``role`` and ``folder``; its run records them
@@ -105,11 +110,21 @@ class Notebook:
     needs: tuple[str, ...] = ()
     path: Path | None = None
     measure: Callable[..., Any] | None = None
-    fit: Callable[[Path], Any] | None = None
-    plotters: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
+    fit: Callable[[Path], Any] | str | None = "fit_run"
+    plotters: Mapping[str, Callable[..., Any] | str] = dataclasses.field(default_factory=dict)
     compares: Callable[[Any], list[dict]] | None = None
 
     def __post_init__(self) -> None:
+        analysis = f"{self.validate.__module__}_analysis"
+
+        def resolved(target: Any) -> Any:
+            return later(target if ":" in target else f"{analysis}:{target}") if isinstance(target, str) else target
+
+        if self.fit == "fit_run" and importlib.util.find_spec(analysis) is None:
+            object.__setattr__(self, "fit", None)  # the default, and no analysis module to hold it
+        object.__setattr__(self, "fit", resolved(self.fit))
+        object.__setattr__(self, "plotters", {name: resolved(p) for name, p in self.plotters.items()})
+        object.__setattr__(self, "figures", tuple(self.figures or self.plotters))
         if self.engine_parameter == ENGINES:
             # The old engine parameter names are refused by every notebook that has the parameter.
             object.__setattr__(self, "renamed", {**ENGINES_RENAMED, **self.renamed})

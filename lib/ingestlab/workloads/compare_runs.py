@@ -9,7 +9,7 @@ from typing import Any
 
 from ingestlab import _paths
 from ingestlab.errors import ConfigError
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -109,8 +109,8 @@ NOTEBOOK = Notebook(
     measures="nothing: the raw samples and fits of two runs, matched like for like, with a verdict each",
     engine_parameter=None,
     headlines=("quantities", "slower", "faster", "same", "unsure"),
-    figures=("ratios",),
     smoke_time="10 s", paper_time="10 s (no scale)",
-    plotters={"ratios": later("ingestlab.workloads.compare_runs_analysis:plot_comparison")},
+    fit=None,
+    plotters={"ratios": "plot_comparison"},
     compares=compared_runs,
 )

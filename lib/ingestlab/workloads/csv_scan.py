@@ -22,7 +22,7 @@ import psutil
 from ingestlab import _paths, hivetext, progress, timing
 from ingestlab.engines import registry
 from ingestlab.errors import ConfigError, WrongAnswerError
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -421,12 +421,10 @@ NOTEBOOK = Notebook(
     measures="three queries over a Hive text table grown by doubling, per reader, with peak memory",
     engine_parameter=None,
     headlines=("per_gb_s[", "count_over_full["),
-    figures=("seconds_vs_size", "peak_memory", "fraction_of_read_floor"),
     smoke_time="1 min", paper_time="about 1 h",
     renamed={"ENGINES": "READERS", "ROUNDS": "REPEATS"},
     measure=measure,
-    fit=later("ingestlab.workloads.csv_scan_analysis:fit_run"),
-    plotters={"seconds_vs_size": later("ingestlab.workloads.csv_scan_analysis:figure_fits"),
-              "peak_memory": later("ingestlab.plots:plot_bars"),
-              "fraction_of_read_floor": later("ingestlab.plots:plot_bars")},
+    plotters={"seconds_vs_size": "figure_fits",
+              "peak_memory": "ingestlab.plots:plot_bars",
+              "fraction_of_read_floor": "ingestlab.plots:plot_bars"},
 )

@@ -14,7 +14,7 @@ from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -274,14 +274,12 @@ NOTEBOOK = Notebook(
     measures="throughput and latency of concurrent clients per commit-grouping variant, rows per INSERT and "
              "client count, with commits per log flush",
     headlines=("commits_per_flush[", "rows_per_s[", "best_speedup", "flush_ms["),
-    figures=("throughput", "latency", "commits_per_flush", "live_vs_published"),
     smoke_time="1 min", paper_time="about 1 h",
     renamed={"ROWS_PER_INSERT": "BATCH_ROWS"},
     needs=("group_commit",),
     measure=measure,
-    fit=later("ingestlab.workloads.group_commit_analysis:fit_run"),
-    plotters={"throughput": later("ingestlab.workloads.group_commit_analysis:plot_throughput"),
-              "latency": later("ingestlab.workloads.group_commit_analysis:plot_latency"),
-              "commits_per_flush": later("ingestlab.workloads.group_commit_analysis:plot_commits_per_flush"),
-              "live_vs_published": later("ingestlab.plots:plot_bars")},
+    plotters={"throughput": "plot_throughput",
+              "latency": "plot_latency",
+              "commits_per_flush": "plot_commits_per_flush",
+              "live_vs_published": "ingestlab.plots:plot_bars"},
 )

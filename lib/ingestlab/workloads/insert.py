@@ -13,7 +13,7 @@ from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -317,13 +317,11 @@ NOTEBOOK = Notebook(
     measures="single-row, 100- and 1 000-row INSERTs, INSERT … SELECT and the bulk path per commit variant; "
              "the statement's anatomy from the engine's own instruments",
     headlines=("overhead_ms[", "diff_ms", "unexplained_share[", "total_vs_samples["),
-    figures=("latency", "fit", "anatomy", "live_vs_published"),
     smoke_time="1 min", paper_time="2 min",
     needs=("execute",),
     measure=measure,
-    fit=later("ingestlab.workloads.insert_analysis:fit_run"),
-    plotters={"latency": later("ingestlab.workloads.insert_analysis:latency_figure"),
-              "fit": later("ingestlab.workloads.insert_analysis:fit_figure"),
-              "anatomy": later("ingestlab.workloads.insert_analysis:anatomy_figure"),
-              "live_vs_published": later("ingestlab.workloads.insert_analysis:plot_live_vs_published")},
+    plotters={"latency": "latency_figure",
+              "fit": "fit_figure",
+              "anatomy": "anatomy_figure",
+              "live_vs_published": "plot_live_vs_published"},
 )

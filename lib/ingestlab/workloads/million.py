@@ -17,7 +17,7 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.steps import hook, missing_reason
 from ingestlab.errors import ConfigError, DataLossError
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -486,13 +486,11 @@ NOTEBOOK = Notebook(
     measures="load time of one million rows per load method (multi-row INSERTs of each BATCH_ROWS, bulk loads in "
              "each BULK_STATEMENTS statements), safety setting and engine version, REPEATS times each (paper: 5)",
     headlines=("rows_per_s[", "overhead_us[", "disk_share[", "bulk_over_native["),
-    figures=("methods", "versions", "fit"),
     smoke_time="1 min", paper_time="about 3 h",
     renamed={"RUNS": "REPEATS"},
     needs=("table_ddl",),
     measure=measure,
-    fit=later("ingestlab.workloads.million_analysis:fit_run"),
-    plotters={"methods": later("ingestlab.workloads.million_analysis:plot_methods"),
-              "versions": later("ingestlab.workloads.million_analysis:plot_versions"),
-              "fit": later("ingestlab.workloads.million_analysis:plot_fit")},
+    plotters={"methods": "plot_methods",
+              "versions": "plot_versions",
+              "fit": "plot_fit"},
 )

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from ingestlab.errors import ConfigError
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -48,16 +48,13 @@ NOTEBOOK = Notebook(
     measures="nothing: every numeric table of the studies as tidy CSV, refitted",
     engine_parameter=None,
     headlines=("overhead_ms[",),
-    figures=("starrocks_overhead_fit", "starrocks_profile_split", "starrocks_component_sweeps", "upsert_batch_times",
-             "csv_scan_times", "csv_peak_memory", "doris_stream_load", "doris_sync_insert"),
     smoke_time="20 s", paper_time="20 s (no scale)",
-    fit=later("ingestlab.workloads.published_results_analysis:fit_run"),
-    plotters={"starrocks_overhead_fit": later("ingestlab.plots:plot_fit"),
-              "starrocks_profile_split": later("ingestlab.plots:plot_stacked"),
-              "starrocks_component_sweeps": later("ingestlab.workloads.published_results_analysis:plot_component_sweeps"),
-              "upsert_batch_times": later("ingestlab.plots:plot_sweep"),
-              "csv_scan_times": later("ingestlab.workloads.published_results_analysis:plot_scan_times"),
-              "csv_peak_memory": later("ingestlab.plots:plot_bars"),
-              "doris_stream_load": later("ingestlab.workloads.published_results_analysis:plot_stream_load"),
-              "doris_sync_insert": later("ingestlab.workloads.published_results_analysis:plot_sync_insert")},
+    plotters={"starrocks_overhead_fit": "ingestlab.plots:plot_fit",
+              "starrocks_profile_split": "ingestlab.plots:plot_stacked",
+              "starrocks_component_sweeps": "plot_component_sweeps",
+              "upsert_batch_times": "ingestlab.plots:plot_sweep",
+              "csv_scan_times": "plot_scan_times",
+              "csv_peak_memory": "ingestlab.plots:plot_bars",
+              "doris_stream_load": "plot_stream_load",
+              "doris_sync_insert": "plot_sync_insert"},
 )

@@ -14,7 +14,7 @@ from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int, subset
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
@@ -424,11 +424,9 @@ NOTEBOOK = Notebook(
     validate=validate,
     measures="median single-row INSERT per table configuration, one factor changed at a time, and its slope",
     headlines=("slope_ms[",),
-    figures=("sweeps", "model_effects"),
     smoke_time="1 min", paper_time="6 min",
     needs=("execute", "table_models"),
     measure=measure,
-    fit=later("ingestlab.workloads.sweeps_analysis:fit_run"),
-    plotters={"sweeps": later("ingestlab.workloads.sweeps_analysis:plot_sweep_medians"),
-              "model_effects": later("ingestlab.workloads.sweeps_analysis:plot_model_effects")},
+    plotters={"sweeps": "plot_sweep_medians",
+              "model_effects": "plot_model_effects"},
 )

@@ -20,7 +20,7 @@ from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
-from ingestlab.workloads import Notebook, later
+from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
@@ -530,14 +530,12 @@ NOTEBOOK = Notebook(
     measures="batch times of inserts, overwrites and blind overwrites under a memory cap (and an emulated "
              "375-IOPS disk), with the reads they cause",
     headlines=("ratio_median[",),
-    figures=("batch_times", "ratios", "reads", "fit", "live_vs_published"),
     smoke_time="1 min", paper_time="16 min (as root)",
     needs=("upsert", "io_counters"),
     measure=measure,
-    fit=later("ingestlab.workloads.upsert_analysis:fit_run"),
-    plotters={"batch_times": later("ingestlab.plots:plot_latency"),
-              "ratios": later("ingestlab.workloads.upsert_analysis:plot_ratios"),
-              "reads": later("ingestlab.workloads.upsert_analysis:plot_reads"),
-              "fit": later("ingestlab.workloads.upsert_analysis:plot_fit"),
-              "live_vs_published": later("ingestlab.workloads.upsert_analysis:plot_comparison")},
+    plotters={"batch_times": "ingestlab.plots:plot_latency",
+              "ratios": "plot_ratios",
+              "reads": "plot_reads",
+              "fit": "plot_fit",
+              "live_vs_published": "plot_comparison"},
 )

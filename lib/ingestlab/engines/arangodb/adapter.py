@@ -204,7 +204,9 @@ class ArangoDB(Engine):
     """
 
     NAME = "arangodb"
-    STYLE = EngineStyle(title="ArangoDB", colour="#000000", marker="s")
+    STYLE = EngineStyle(title="ArangoDB", colour="#000000", marker="s", words={
+        "document": "document collection",
+    })
     HAS_LOCAL_SERVER = False
     #: No SQL: AQL and an HTTP document API (the SQL steps are switched off below).
     SQL = None

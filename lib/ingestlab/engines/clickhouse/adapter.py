@@ -54,8 +54,6 @@ class ClickHouseTableModels(TableModels):
         "memory": "Memory: blocks kept in RAM, no key, no part on disk, nothing kept over a restart",
     }
     UNPARTITIONED_MODELS = ("memory",)
-    DEFAULT_MODEL = "no_key"
-    KEYED_MODEL = "primary_key"
     #: ``PARTITION BY cityHash64(<first column>) % N``: an INSERT that touches more than
     #: ``max_partitions_per_insert_block`` (100) partitions is refused.
     MAX_PARTITIONS = 100
@@ -152,7 +150,11 @@ class ClickHouse(Engine):
     """
 
     NAME = "clickhouse"
-    STYLE = EngineStyle(title="ClickHouse", colour="#CC79A7", marker="s")
+    STYLE = EngineStyle(title="ClickHouse", colour="#CC79A7", marker="s", words={
+        "replacing": "ReplacingMergeTree", "chdb_call": "the library call outside ClickHouse's own span",
+        "analyze": "analysis", "plan_and_pipeline": "plan and pipeline", "write_part": "part building",
+        "disk_write": "disk writes", "parts_lock": "parts lock", "pipeline_threads": "pipeline thread hand-offs",
+    })
     PACKAGE = "chdb"
     SQL = ClickHouseSQL
     #: ClickHouse runs in-process through chDB's Python package (recorded as the driver; the

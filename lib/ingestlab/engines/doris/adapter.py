@@ -71,7 +71,9 @@ class Doris(StarRocks):
     """
 
     NAME = "doris"
-    STYLE = EngineStyle(title="Apache Doris", colour="#D55E00", marker="s")
+    STYLE = EngineStyle(title="Apache Doris", colour="#D55E00", marker="s", words={
+        "off_mode": "group commit off", "sync_mode": "group commit, sync", "async_mode": "group commit, async",
+    })
     SQL = DorisSQL
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **StarRocks.CAPABILITIES, "commit_variants": DorisCommitVariants, "group_commit": DorisGroupCommit,

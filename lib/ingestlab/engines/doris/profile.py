@@ -86,7 +86,8 @@ def parse(text: str, kind: str = KINDS[0]) -> Profile:
     Raises
     ------
     ProfileParseError
-        On corrupt or truncated input.
+        On corrupt or truncated input: no profile content, malformed session-variable JSON, an
+        operator box that is never closed or has no ``[id: Name]`` title.
     """
     lines = numbered_lines(text)
     builder = ProfileBuilder(kind)

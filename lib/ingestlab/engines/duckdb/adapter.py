@@ -8,22 +8,15 @@ import statistics
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from ingestlab import anatomy
+from ingestlab.engines import capabilities
 from ingestlab.engines.base import Engine, EngineStyle, Wire
-from ingestlab.engines.capabilities import (
-    BulkLoad,
-    CommitVariants,
-    LoadSetting,
-    LoadSettings,
-    NativeLoad,
-    ProfiledStatement,
-    TableModels,
-)
+from ingestlab.engines.capabilities import LoadSetting
 from ingestlab.engines.duckdb.sql import DuckDBSQL
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.servers.base import LocalServer
 
 
-class DuckDBCommitVariants(CommitVariants):
+class DuckDBCommitVariants(capabilities.CommitVariants):
     """One commit protocol: a commit writes its WAL records and syncs them.
 
     (``fsync_mode`` is notebook 05's ``async_commit`` setting, not a variant here.)
@@ -32,14 +25,14 @@ class DuckDBCommitVariants(CommitVariants):
     VARIANTS: ClassVar[dict[str, dict[str, str]]] = {"default": {}}
 
 
-class DuckDBProfiledStatement(ProfiledStatement):
+class DuckDBProfiledStatement(capabilities.ProfiledStatement):
     """DuckDB's own JSON profile of each statement."""
 
     #: The anatomy reads each statement's JSON profile (``get_profiling_information``; see ``_ProfileRecorder``).
     PROFILE_KIND = "duckdb_profile"
 
 
-class DuckDBTableModels(TableModels):
+class DuckDBTableModels(capabilities.TableModels):
     """DuckDB's tables, keyed by ART indexes."""
 
     MODELS: ClassVar[dict[str, str]] = {
@@ -47,13 +40,11 @@ class DuckDBTableModels(TableModels):
         "primary_key": "table with a primary key (an ART index)",
         "primary_key_indexes": "primary key plus three secondary ART indexes",
     }
-    DEFAULT_MODEL = "no_key"
-    KEYED_MODEL = "primary_key"
     #: DuckDB does not partition a table (its row groups of 122 880 rows are its only division).
     MAX_PARTITIONS = 1
 
 
-class DuckDBLoadSettings(LoadSettings):
+class DuckDBLoadSettings(capabilities.LoadSettings):
     """DuckDB's trade-offs of a load."""
 
     #: Notebook 05's settings (see :class:`~ingestlab.engines.capabilities.LoadSetting`).
@@ -68,7 +59,7 @@ class DuckDBLoadSettings(LoadSettings):
     }
 
 
-class DuckDBNativeLoad(NativeLoad):
+class DuckDBNativeLoad(capabilities.NativeLoad):
     """DuckDB: the engine's own client loading a CSV file."""
 
     def load(self, table: str, columns: Sequence[str], path: str) -> int:
@@ -88,7 +79,7 @@ class DuckDBNativeLoad(NativeLoad):
         return int(rows)
 
 
-class DuckDBBulkLoad(BulkLoad):
+class DuckDBBulkLoad(capabilities.BulkLoad):
     """``INSERT … SELECT`` from each Arrow chunk registered as a view."""
 
     #: ``INSERT … SELECT`` from each ``pyarrow`` chunk registered as a view (a scan of Arrow memory).
@@ -150,7 +141,14 @@ class DuckDB(Engine):
     """
 
     NAME = "duckdb"
-    STYLE = EngineStyle(title="DuckDB", colour="#E69F00", marker="o")
+    STYLE = EngineStyle(title="DuckDB", colour="#E69F00", marker="o", words={
+        "client_api": "client API (outside DuckDB's span)", "parsing": "parsing", "optimizer": "optimizer",
+        "physical_planning": "physical planning", "column_data_scan": "column data scan",
+        "table_scan": "table scan", "projection": "projection", "batch_insert": "batch insert",
+        "insert_operator": "insert operator", "result_collector": "result collector",
+        "commit_local_storage": "commit of local storage", "write_to_wal": "WAL write", "checkpoint": "checkpoint",
+        "wal_fsync": "WAL fsync",
+    })
     PACKAGE = "duckdb"
     SQL = DuckDBSQL
     #: DuckDB runs in-process through its Python package (recorded as the driver).

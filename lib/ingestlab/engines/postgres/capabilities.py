@@ -66,8 +66,6 @@ class PostgresUpsert(Upsert):
     PostgreSQL has no write that skips reading the old row.
     """
 
-    OPERATIONS: ClassVar[tuple[str, ...]] = ("insert", "overwrite")
-
 
 class PostgresMemoryBudget(MemoryBudget):
     """``shared_buffers`` of the budget, with the OS page cache in a memory cgroup or bypassed."""
@@ -113,9 +111,7 @@ class PostgresTableModels(TableModels):
         "primary_key_indexes": "primary key plus three secondary B-tree indexes",
         "unlogged": "UNLOGGED table with a primary key: no WAL for its pages",
     }
-    DEFAULT_MODEL = "no_key"
     COMMIT_FREE_MODELS: ClassVar[tuple[str, ...]] = ("unlogged",)
-    KEYED_MODEL = "primary_key"
     #: Hash partitions: PostgreSQL has no hard limit; past a thousand, planning time dominates.
     MAX_PARTITIONS = 1024
     #: Past a hundred partitions PostgreSQL's planning and tuple routing may show (notebook 02).

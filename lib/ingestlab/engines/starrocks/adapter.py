@@ -123,7 +123,10 @@ class StarRocks(MySQLProtocol):
     """
 
     NAME = "starrocks"
-    STYLE = EngineStyle(title="StarRocks", colour="#D55E00", marker="o")
+    STYLE = EngineStyle(title="StarRocks", colour="#D55E00", marker="o", words={
+        "duplicate": "DUPLICATE KEY", "aggregate": "AGGREGATE KEY", "unique": "UNIQUE KEY",
+        "primary": "PRIMARY KEY",
+    })
     SQL = StarRocksSQL
     #: One deployment has one commit protocol (compare deployments with ``?label=``), and no INSERT
     #: variant groups commits: no ``commit_variants``, and ``group_commit`` says why it is missing.
