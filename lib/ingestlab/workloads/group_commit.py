@@ -107,15 +107,6 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequen
     :data:`MAX_ROWS_PER_INSERT`; ``VARIANTS`` are the engine's ``GROUP_COMMIT_VARIANTS``
     (smoke: the first two); ``RATE`` (statements per second, all clients) is required by
     the open loop and refused by the closed one.
-
-    Examples
-    --------
-    >>> validate("postgres").clients
-    (1, 4)
-    >>> validate("postgres", clients="0")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: CLIENTS=0 is not valid: expected an integer from 1 to 96 (MAX_CLIENTS: the lab's PostgreSQL accepts 100 connections)
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]

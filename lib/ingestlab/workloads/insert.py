@@ -77,17 +77,6 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None =
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter,
     the value and what is accepted. ``None`` means "the SCALE's size" / "all".
-
-    Examples
-    --------
-    >>> validate("postgres", "smoke").n
-    1000
-    >>> validate("postgres,mariadb").engines
-    (EngineSpec('postgres'), EngineSpec('mariadb'))
-    >>> validate("postgres", n=0)
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: N=0 is not valid: expected an integer ≥ 1
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]

@@ -95,25 +95,6 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     them: each runs those it has, and the run's notes name the others; ``None`` means all.
     ``batch_rows`` (rows per INSERT, at most :data:`MAX_BATCH_ROWS`) and ``bulk_statements``
     are lists (or comma-separated), each value at most ``rows``, none twice; they are sorted.
-
-    Examples
-    --------
-    >>> validate("postgres,mariadb", "paper").rows
-    1000000
-    >>> validate("postgres", methods="copy")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: METHODS='copy' is not valid: expected each item one of 'generate', 'bulk', 'native_client', 'batches', 'pipeline', 'executemany', 'autocommit'
-    >>> validate("postgres,rocksdb")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected an engine with table_ddl, which notebook 05 needs (rocksdb: no table_ddl: RocksDB is a key-value store without SQL; engines with it: clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
-    >>> validate("postgres", batch_rows="1000,100").batch_rows
-    (100, 1000)
-    >>> validate("postgres", rows=5000, batch_rows=[100, 10000])
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: BATCH_ROWS=10000 is not valid: expected an integer from 1 to ROWS (5000)
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
