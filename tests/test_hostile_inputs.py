@@ -127,3 +127,28 @@ def test_each_bound_a_notebook_declares_is_accepted_and_a_step_beyond_refused_na
         with pytest.raises(ConfigError) as refusal:
             runner.check_parameters(path, {**others, name: value})
         assert name in str(refusal.value) and "\n" not in str(refusal.value), (value, str(refusal.value))
+
+
+# -- secrets in a URL (issue V, items 3 and 4) --------------------------------------------------
+@pytest.mark.parametrize("url, secret", [
+    ("postgresql://u@127.0.0.1/db?sslmode=disable&sslpassword=TOPsecret9", "TOPsecret9"),
+    ("mariadb://u@127.0.0.1:3306/db?password1=TOPsecret9&label=x", "TOPsecret9"),
+])
+def test_a_secret_option_in_a_url_is_refused_and_shown_nowhere(url, secret, capsys, tmp_path):
+    out = tmp_path / "out"
+    assert cli.main(["run", "01", "--out", str(out), "-p", "ENGINES", url]) == 2
+    captured = capsys.readouterr()
+    assert secret not in captured.err + captured.out and "***" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_raw_question_mark_in_a_password_is_part_of_it_and_never_echoed(capsys, tmp_path):
+    from ingestlab.conninfo import Connection, mask_url
+
+    url = "postgresql://u:p@ss?wXyZ9@127.0.0.1:1/db"
+    parsed = Connection.parse(url)
+    assert (parsed.host, parsed.port, parsed.database, parsed.password) == ("127.0.0.1", 1, "db", "p@ss?wXyZ9")
+    assert mask_url(url) == "postgresql://u:***@127.0.0.1:1/db"
+    assert cli.main(["run", "01", "--out", str(tmp_path / "out"), "-p", "ENGINES", url]) == 3  # nothing listens on 1
+    err = capsys.readouterr().err
+    assert "ss?w" not in err and "XyZ9" not in err and "127.0.0.1" in err
