@@ -152,3 +152,26 @@ def test_a_raw_question_mark_in_a_password_is_part_of_it_and_never_echoed(capsys
     assert cli.main(["run", "01", "--out", str(tmp_path / "out"), "-p", "ENGINES", url]) == 3  # nothing listens on 1
     err = capsys.readouterr().err
     assert "ss?w" not in err and "XyZ9" not in err and "127.0.0.1" in err
+
+
+_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8))
+
+
+@pytest.mark.parametrize("content, argv_of, needle", [
+    (None, lambda f: ["-f", "/dev/zero"], "at most 1,000,000 bytes"),
+    (None, lambda f: ["--password-file", "/dev/zero", "-p", "ENGINES", "postgresql://u@127.0.0.1:1/db"],
+     "at most 4,096 bytes"),
+    (_BOMB, lambda f: ["-f", f], "YAML without aliases"),
+    ("a: &a [*a]\n", lambda f: ["-f", f], "YAML without aliases"),
+    ("N: 10\nREPEATS: 1\nN: 20\n", lambda f: ["-f", f], "each parameter once (N given twice)"),
+])
+def test_a_parameters_or_password_file_is_read_bounded_in_one_line(content, argv_of, needle, capsys, tmp_path):
+    path = tmp_path / "params.yaml"
+    if content is not None:
+        path.write_text(content)
+    assert cli.main(["run", "01", "--out", str(tmp_path / "out"), *argv_of(str(path))]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1 and len(err) < 1000 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -6,7 +6,6 @@ import dataclasses
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import quote, unquote
 
@@ -445,6 +444,10 @@ def with_password_placeholder(url: str) -> str:
     return f"{head}{user}:{MASK}{rest}"
 
 
+#: Largest ``--password-file`` read: a password and a line break, with room to spare.
+PASSWORD_FILE_MAX_BYTES = 4096
+
+
 def read_password_file(path: str | os.PathLike) -> str:
     """The password in ``path``: its first line, without the line break (any other character kept).
 
@@ -454,7 +457,12 @@ def read_password_file(path: str | os.PathLike) -> str:
         When the file cannot be read or is empty.
     """
     try:
-        text = Path(path).read_text()
+        with open(path, "rb") as handle:  # at most a few KiB of whatever it is: a device never ends
+            raw = handle.read(PASSWORD_FILE_MAX_BYTES + 1)
+        if len(raw) > PASSWORD_FILE_MAX_BYTES:
+            raise ConfigError("--password-file", str(path), f"a file holding the password (at most "
+                                                           f"{PASSWORD_FILE_MAX_BYTES:,} bytes; this one is larger)")
+        text = raw.decode()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("--password-file", str(path), f"a readable file holding the password ({exc.__class__.__name__}: "
                           f"{getattr(exc, 'strerror', None) or exc})") from None
