@@ -14,6 +14,21 @@ def lab_dir() -> Path:
     return Path(os.environ.get("INGESTLAB_LAB_DIR", REPO / ".lab")).resolve()
 
 
+#: Name prefix of a process's scratch folder in the lab directory (:func:`scratch_dir`).
+SCRATCH_PREFIX = "scratch-"
+
+
+def scratch_dir() -> Path:
+    """This process's folder for scratch files (``<lab dir>/scratch-<pid>``), made on first use.
+
+    A killed run cannot remove what it wrote here; ``ingestlab clean`` and the next run's reap
+    (:func:`ingestlab.servers.base.reap`) remove the folder once its process is gone.
+    """
+    path = lab_dir() / f"{SCRATCH_PREFIX}{os.getpid()}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def results_dir() -> Path:
     """Default directory for run outputs (``$INGESTLAB_RESULTS_DIR`` or ``<repo>/data/results``)."""
     return Path(os.environ.get("INGESTLAB_RESULTS_DIR", REPO / "data" / "results")).resolve()

@@ -249,8 +249,8 @@ class Data:
 
 
 def make_data(n: int, tag: str = "load") -> Data:
-    """The study's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in the lab directory."""
-    return Data.make(n, str(_paths.lab_dir() / f"million-{tag}-{os.getpid()}.csv"))
+    """The study's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in this process's scratch folder."""
+    return Data.make(n, str(_paths.scratch_dir() / f"million-{tag}.csv"))
 
 
 def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *, batch_rows: int,
@@ -381,7 +381,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         ``loads`` (one row per load) and ``disk`` (the write rate).
     """
     def disk_once():
-        run.append(pd.DataFrame([disk.sequential_write(_paths.lab_dir(), SCALES[params.scale]["disk_mb"])]),
+        run.append(pd.DataFrame([disk.sequential_write(_paths.scratch_dir(), SCALES[params.scale]["disk_mb"])]),
                    table="disk")
     disk_rate = run.once({"part": "disk"}, disk_once)["disk"]
     run.save_csv(disk_rate, "disk")
