@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 from pathlib import Path
 
 #: The repository root (``lib/ingestlab`` is two levels below it).
@@ -25,7 +27,9 @@ def scratch_dir() -> Path:
     (:func:`ingestlab.servers.base.reap`) remove the folder once its process is gone.
     """
     path = lab_dir() / f"{SCRATCH_PREFIX}{os.getpid()}"
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        atexit.register(shutil.rmtree, path, True)  # a process that ends normally leaves none
     return path
 
 
