@@ -84,8 +84,9 @@ def test_a_killed_run_s_scratch_files_are_removed_by_the_next_reap_and_a_live_on
 
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path))
     child = subprocess.run([sys.executable, "-c", "from ingestlab.workloads import million; "
-                            "print(million.make_data(50, 'warmup').csv)"], capture_output=True, text=True, check=True)
-    left = Path(child.stdout.strip())  # the child exited without removing it, as a killed run of 05 does
+                            "import os; print(million.make_data(50, 'warmup').csv, flush=True); os._exit(0)"],
+                           capture_output=True, text=True, check=True)
+    left = Path(child.stdout.strip())  # the child ended without cleaning up, as a killed run of 05 does
     assert left.exists() and left.parent.parent == tmp_path
     mine = million.make_data(10)
     outsider = tmp_path / f"{_paths.SCRATCH_PREFIX}notapid"
