@@ -37,6 +37,20 @@ REFUSED = [
     ("06", {"DATA_DIR": "/etc/passwd/tables"}, "(/etc/passwd is a file)"),
     ("06", {"ENGINES": "duckdb"}, "READERS"),
     ("06", {"ROUNDS": 2}, "REPEATS"),
+    # issue V: valid-looking values that started a run that never ended, or failed after it started
+    ("04", {"LOOP": "open", "RATE": float("nan")}, "RATE=nan"),
+    ("04", {"LOOP": "open", "RATE": 1e-300}, "RATE=1e-300"),
+    ("04", {"LOOP": "open", "RATE": float("inf")}, "RATE=inf"),
+    ("01", {"WARMUP": 1_000_000_000}, "WARMUP"),
+    ("02", {"STATEMENTS": 1_000_000_000}, "STATEMENTS"),
+    ("02", {"REPEATS": 1_000_000_000}, "REPEATS"),
+    ("05", {"REPEATS": 1_000_000_000}, "REPEATS"),
+    ("05", {"ROWS": 1_000_000_000_000}, "ROWS"),
+    ("06", {"REPEATS": 1_000_000_000}, "REPEATS"),
+    ("01", {"ENGINES": "postgresql://u@127.0.0.1:99999/db"}, "port is from 1 to 65535 (not 99999)"),
+    ("01", {"ENGINES": "postgresql://u@127.0.0.1:0/db"}, "port is from 1 to 65535 (not 0)"),
+    ("01", {"ENGINES": "postgresql://u@127.0.0.1%00:5432/db"}, "not percent-escaped bytes"),
+    ("06", {"DATA_DIR": "/proc/tables"}, "DATA_DIR='/proc/tables' is not valid: expected a folder on a disk"),
 ]
 
 
@@ -57,6 +71,8 @@ ACCEPTED = [
     ("05", {"REPEATS": 1}),
     ("06", {"SIZES": "0.75,1.5,3", "REPEATS": 1}),
     ("07", {"THRESHOLD": 0.5}),
+    ("07", {"NOTEBOOK": 1}),  # "-p NOTEBOOK 01" as YAML reads it
+    ("04", {"LOOP": "open", "RATE": 0.01}),
 ]
 
 

@@ -42,6 +42,7 @@ PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, HANDED_OVER)
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.\-]*://")
+_HOST = re.compile(r"[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]+")
 _NAME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_]*\s*$")
 
 
@@ -264,6 +265,11 @@ class Connection:
             return url if parameter in (None, url.parameter) else dataclasses.replace(url, parameter=parameter)
         parameter = parameter or PARAMETER
         parsed = _parse(url, parameter)
+        if parsed.port is not None and not 1 <= parsed.port <= 65535:
+            raise ConfigError(parameter, mask_url(url), f"a URL whose port is from 1 to 65535 (not {parsed.port})")
+        if parsed.host is not None and not _HOST.fullmatch(parsed.host):
+            raise ConfigError(parameter, mask_url(url), "a URL whose host is a name or an address (letters, digits, "
+                                                        "'.', '-', '_', ':' in brackets), not percent-escaped bytes")
         secrets = sorted({k for k in parsed.query if _is_secret_key(k) and not _is_password_key(k)})
         if secrets:
             raise ConfigError(parameter, mask_url(url), f"a URL without {', '.join(secrets)}: a secret in a URL would "

@@ -18,7 +18,7 @@ from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.steps import hook, missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import MAX_REPEATS, EngineParams, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "05_million_rows"
@@ -67,6 +67,8 @@ BATCH_ROWS = (100, 1000, 10_000)
 BULK_STATEMENTS = (1, 10, 100)
 #: Most rows one INSERT may carry: PostgreSQL binds at most 65 535 parameters, five a row.
 MAX_BATCH_ROWS = 65_535 // len(COLUMNS)
+#: The most rows a load may have: ten times the study's million (the rows are generated in memory first).
+MAX_ROWS = 10_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,8 +105,8 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     classes = [spec.engine_class() for spec in _expand(specs, versions)]
     # before SETTINGS, which such an engine would be blamed for
     capabilities.require(NOTEBOOK.needs, {cls.NAME: cls for cls in classes}, notebook=f"notebook {NOTEBOOK.id}")
-    rows = positive_int("ROWS", size["rows"] if rows is None else rows)
-    repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
+    rows = positive_int("ROWS", size["rows"] if rows is None else rows, most=MAX_ROWS)
+    repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats, most=MAX_REPEATS)
     batch_rows = _sizes("BATCH_ROWS", batch_rows, min(rows, MAX_BATCH_ROWS),
                         f"ROWS ({rows})" if rows <= MAX_BATCH_ROWS else f"{MAX_BATCH_ROWS} (65 535 parameters, five a row)")
     bulk_statements = _sizes("BULK_STATEMENTS", bulk_statements, rows, f"ROWS ({rows})")
