@@ -191,3 +191,15 @@ def test_a_parameters_or_password_file_is_read_bounded_in_one_line(content, argv
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1 and len(err) < 1000 and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_force_replaces_a_run_s_files_only_and_a_folder_of_other_files_is_not_called_a_run(tmp_path, capsys):
+    folder = tmp_path / "x" / "07_compare_runs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "notes.txt").write_text("mine\n")
+    assert cli.main(["run", "07", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "holds files that are not a run's (notes.txt, sub)" in err and "already holds a run" not in err
+    assert cli.main(["run", "07", "--out", str(tmp_path / "x"), "--force"]) == 2
+    assert "notes.txt, sub no run of the lab wrote" in capsys.readouterr().err
+    assert (folder / "notes.txt").read_text() == "mine\n" and (folder / "sub").is_dir()

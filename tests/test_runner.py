@@ -177,9 +177,12 @@ def test_a_live_runs_folder_is_neither_emptied_nor_joined_by_a_second_run(tmp_pa
     target = tmp_path / "out" / "00_published_results"
     target.mkdir(parents=True)
     (target / "results.parquet").write_bytes(b"the live run's samples")
+    (tmp_path / "link").symlink_to(tmp_path / "out")
     with runner.OutputLock(target):  # the first run, alive
-        with pytest.raises(PreflightError, match="being written by another live run"):
-            runner.run_notebook("00", {}, tmp_path / "out", progress=False, mode=mode)
+        for out in (tmp_path / "out", tmp_path / "link"):  # also reached through a link to its --out (issue V, 8)
+            with pytest.raises(PreflightError, match="being written by another live run"):
+                runner.run_notebook("00", {}, out, progress=False, mode=mode)
+    assert sorted(p.name for p in target.iterdir()) == ["results.parquet"]  # no error.log left in the live run
     assert (target / "results.parquet").read_bytes() == b"the live run's samples"
     with runner.OutputLock(target) as lock:  # the same process may claim its folder again (after --force made it)
         lock.take()

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ingestlab import _paths, cgroups, checkpoints, preflight, results
+from ingestlab import _paths, cgroups, checkpoints, preflight, results, safe_paths
 from ingestlab import progress as _progress
 from ingestlab.conninfo import HANDOVER_ENV
 from ingestlab.engine_specs import EngineSpec, parse_engines
@@ -583,11 +583,13 @@ def prepare_output(target: Path, mode: str = "new") -> Path:
         raise PreflightError(f"--out: {target} is a file, not a folder")
     if target.is_dir() and any(target.iterdir()):
         if mode == "force":
+            if preflight.not_a_run_s(target):  # checked before the run: a file made since is kept, the run refused
+                raise preflight.earlier_run(target)
             shutil.rmtree(target)
         elif mode != "resume":
             raise preflight.earlier_run(target)
     target.mkdir(parents=True, exist_ok=True)
-    return target
+    return safe_paths.check_folder(target, "--out")  # again, as made: nobody swapped a part for a link meanwhile
 
 
 def _keep_notebook(partial: Path, final: Path) -> None:
