@@ -112,6 +112,7 @@ def check(engines: Sequence[EngineSpec], resolved: Any, target: Path, mode: str 
     check_output(target, mode)
     lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
     _check_lab_dir()
+    _check_figures_dir()
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
     return [entry for spec in engines if spec.connection is not None for entry in _check_target(spec, variants)]
@@ -131,9 +132,34 @@ def _check_lab_dir() -> None:
     """The lab's servers' folder (``$INGESTLAB_LAB_DIR`` or ``.lab``) is a folder, or can be made one."""
     lab = _paths.lab_dir()
     existing = next((p for p in (lab, *lab.parents) if os.path.lexists(p)), None)
+    where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
     if existing is not None and not existing.is_dir():
-        where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
         raise PreflightError(f"{where} {lab}: {existing} is not a folder; point $INGESTLAB_LAB_DIR at a folder")
+    _check_can_hold(existing, f"{where} {lab}", "point $INGESTLAB_LAB_DIR at a folder on a disk this user can write")
+    from ingestlab.engines.wire import lock_wait_s
+
+    lock_wait_s()  # a bad $INGESTLAB_LOCK_WAIT_S is refused now, not blamed on a server later
+
+
+def _check_figures_dir() -> None:
+    """``$INGESTLAB_FIGURES_DIR``, when set, is a folder (or can be made one) on a disk this user can write."""
+    folder = _paths.figures_redirect()
+    if folder is None:
+        return
+    existing = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():
+        raise PreflightError(f"${_paths.FIGURES_ENV} {folder}: {existing} is not a folder; point it at a folder")
+    _check_can_hold(existing, f"${_paths.FIGURES_ENV} {folder}", "point it at a folder on a disk this user can write")
+
+
+def _check_can_hold(existing: Path | None, what: str, advice: str) -> None:
+    """Refuse a folder, the deepest existing part of one the lab will make, that cannot hold files."""
+    if existing is None:
+        return
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PreflightError(f"{what}: {existing} is not writable; {advice}")
+    if os.statvfs(existing).f_blocks == 0:  # /proc, /sys: root may "write" there, but nothing is stored
+        raise PreflightError(f"{what}: {existing} is on a virtual filesystem that stores nothing; {advice}")
 
 
 def _check_disk(resolved: Any) -> None:
