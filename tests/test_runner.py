@@ -1,3 +1,6 @@
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from ingestlab import preflight, runner
@@ -262,3 +265,22 @@ def test_a_malformed_lock_wait_bound_is_refused_before_anything_starts(value, tm
     with pytest.raises(ConfigError, match=LOCK_WAIT_ENV):
         preflight.check((), None, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("damage", ["key", "table"])
+def test_resuming_over_a_damaged_checkpoint_is_refused_in_one_line_naming_it(tmp_path, damage):
+    import shutil
+
+    from ingestlab import checkpoints
+
+    target = tmp_path / "out" / "01_insert_anatomy"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "runs" / "a" / "01_insert_anatomy", target)
+    store = checkpoints.Checkpoints(target, keep=True)
+    saved = store.put({"engine": "postgres", "variant": "sync_on"}, {"results": pd.DataFrame({"x": [1, 2]})})
+    assert checkpoints.problems(target) == []
+    if damage == "key":
+        (saved / "key.json").write_text('{"tables": ["resu')
+    else:
+        (saved / "results.parquet").write_bytes(b"PAR1 cut")
+    with pytest.raises(ConfigError, match=rf"--resume=.* is not valid: expected a run whose checkpoints read \({saved}"):
+        runner.check_resume(runner.find_notebook("01"), {}, target)

@@ -481,6 +481,11 @@ def check_resume(path: Path, injected: dict[str, Any], target: Path) -> None:
                           f"--out {out.parent} --resume resumes it")
     if not (target / "run.json").exists():
         return
+    damaged = checkpoints.problems(target)
+    if damaged:
+        raise ConfigError("--resume", str(target), f"a run whose checkpoints read ({damaged[0]}"
+                          f"{f'; and {len(damaged) - 1} more' if len(damaged) > 1 else ''}); remove the damaged "
+                          "checkpoint to measure that configuration again, or use --force to start over")
     try:
         meta = json.loads((target / "run.json").read_text())
         before = meta.get("parameters", {})
