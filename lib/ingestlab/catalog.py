@@ -230,8 +230,9 @@ class Catalog:
         self.close()
 
     def close(self) -> None:
-        """Close the DuckDB connection."""
-        self.con.close()
+        """Close the DuckDB connection (one still busy with an interrupted query goes with the process)."""
+        with contextlib.suppress(duckdb.Error):
+            self.con.close()
 
     def name(self, run: RunFolder) -> str:
         """``run``'s folder relative to the root (``"."`` for the root itself)."""
