@@ -364,7 +364,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         interrupted: int | None = None
         kernel_log = _KernelStderr(target / "kernel.log")
         km = QuietKernelManager(kernel_name="python3")
-        watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
+        # a lab server, or the kernel, stopped by a signal would hang the run: it ends it instead
+        watch = StoppedServerWatch(kernel=lambda: km.kernel_pid)
         stalled = StalledTargetWatch([(spec.parameter, spec.shown) for spec in urls],
                                      lambda k: preflight.probe(urls[k]), timeout_s=PREFLIGHT_TIMEOUT_S)
         cpu = CpuShareWatch()  # how much of the machine others used meanwhile (figures want a quiet run)
@@ -407,7 +408,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     if cause is not None:  # whatever the notebook made of the killed server or kernel, this is why it failed
         if error is None:
             error = _run_error(path.stem, target, "ServerStopped", cause, [cause])
-        error = RunError(path.stem, cause, error.log, EXIT_SERVER_LOST)
+        error = RunError(path.stem, cause, error.log, EXIT_FAILED if watch.kernel_stopped else EXIT_SERVER_LOST)
     if error is not None:
         unrecorded = results.record_outcome(target, path.stem, injected,
                                             {"cause": error.cause, "exit_code": error.exit_code,
