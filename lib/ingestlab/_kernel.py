@@ -44,6 +44,11 @@ class QuietKernelManager(AsyncKernelManager):
         """The kernel's process id once it runs (None before, or when it is not a local process)."""
         return getattr(self.provisioner, "pid", None) if self.provisioner is not None else None
 
+    async def _async_interrupt_kernel(self) -> None:
+        if self.shutting_down:
+            return
+        await super()._async_interrupt_kernel()
+
 
 def _die_with_the_runner() -> None:
     # In the kernel's process, before it runs: SIGTERM when the runner dies, even by SIGKILL (`timeout -k`),
@@ -52,11 +57,6 @@ def _die_with_the_runner() -> None:
     import signal
 
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
-
-    async def _async_interrupt_kernel(self) -> None:
-        if self.shutting_down:
-            return
-        await super()._async_interrupt_kernel()
 
 
 #: Seconds between two writes of the executed notebook while it runs (papermill writes it at every
