@@ -122,7 +122,7 @@ def test_the_runner_parses_the_engine_parameter_once_and_hands_the_specification
 
 # every notebook with an engine parameter: its default's first engine, and a URL nothing listens at
 _MIXED = [("01", 3), ("02", 3), ("04", 3), ("05", 3),
-          ("03", 2)]  # 03's validate reaches URL servers itself (a closed port is a bad value there)
+          ("03", 3)]  # 03's validate reaches URL servers itself: a closed port fails the pre-flight there too
 
 
 @pytest.mark.parametrize("notebook, code", _MIXED)
