@@ -10,7 +10,7 @@ import pandas as pd
 from ingestlab import datagen, latency, progress
 from ingestlab.concurrency import check_clients
 from ingestlab.engine_specs import EngineSpec
-from ingestlab.engines import Engine, capabilities
+from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int
@@ -32,6 +32,9 @@ TABLE = "ingestlab_round_trips"
 CONFIG = ["engine", "variant", "rows_per_insert", "clients", "delay_ms", "repeat"]
 #: The variant of an engine that declares no commit variants: the cluster as the lab starts it.
 DEFAULT_VARIANT = "default"
+#: The notebook's default ``ENGINES``: the lab's cluster engines. Only this default adapts to the machine (as the
+#: runner's defaults do): an engine of it that is not registered here, or cannot start, is left out, saying why.
+DEFAULT_ENGINES = "galera,postgres_replicated,mariadb_semisync"
 #: The ``engine`` of the calibration's rows: a TCP echo through the proxy, one round trip an exchange.
 ECHO = "echo"
 
@@ -49,8 +52,10 @@ class Params(EngineParams):
     duration_s: float
     warmup_s: float
     seed: int
-    #: Why the delay grid is skipped on this machine (Toxiproxy missing), or None.
+    #: Why the delay grid is skipped on this machine (Toxiproxy missing, no engine of the default here), or None.
     skipped: str | None = None
+    #: Engines of the default left out on this machine, each with why.
+    left_out: tuple[str, ...] = ()
     # what group_commit.run_config reads: clients send as fast as the engine answers
     loop: str = "closed"
     rate: float | None = None
@@ -104,8 +109,9 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
     means "the SCALE's". Every engine must have ``link_delay`` (its nodes' links routed through
     Toxiproxy, which needs the lab's own servers: a URL cannot); ``DELAYS_MS`` are whole
     milliseconds (Toxiproxy's), at least two; ``HELD_OUT_MS`` is measured but left out of the fit
-    and predicted (``-1``: none); ``REPEATS`` ≥ 2 gives the lack-of-fit test its pure error. Where
-    Toxiproxy cannot run, ``skipped`` says why (one line) and nothing is measured.
+    and predicted (``-1``: none); ``REPEATS`` ≥ 2 gives the lack-of-fit test its pure error. The
+    default :data:`DEFAULT_ENGINES` adapts to the machine (``left_out`` says which and why). Where
+    Toxiproxy cannot run, or no engine is left, ``skipped`` says why in one line and nothing is measured.
 
     Examples
     --------
@@ -116,7 +122,8 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
-    classes = engine_classes(engines)
+    engines, left_out = _available(engines)
+    classes = engine_classes(engines) if engines or not left_out else {}
     capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
     for spec in classes:
         if spec.connection is not None:
@@ -132,14 +139,31 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
             raise ConfigError("HELD_OUT_MS", held_out_ms, f"a delay not among DELAYS_MS {list(delays)} (or -1: none)")
     rows = _ints("BATCH_ROWS", size["rows_per_insert"] if batch_rows is None else batch_rows, _rows)
     clients = _ints("CLIENTS", size["clients"] if clients is None else clients, lambda n, v: check_clients(v, n))
-    chosen = _variants(classes, variants, size["n_variants"])
+    chosen = _variants(classes, variants, size["n_variants"]) if classes else ()
     repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats)
     duration_s = _seconds("DURATION_S", size["duration_s"] if duration_s is None else duration_s, positive=True)
     warmup_s = _seconds("WARMUP_S", size["warmup_s"] if warmup_s is None else warmup_s, positive=False)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError("SEED", seed, "an integer")
     return Params(tuple(classes), scale, delays, held, rows, clients, chosen, repeats, duration_s, warmup_s, seed,
-                  skipped=latency.unavailable_reason())
+                  skipped=latency.unavailable_reason() if classes else "no cluster engine can run here: "
+                  + "; ".join(left_out), left_out=left_out)
+
+
+def _available(engines: Any) -> tuple[Any, tuple[str, ...]]:
+    """:data:`DEFAULT_ENGINES` without those not registered or unable to start here (each said); any other value as given."""
+    if engines != DEFAULT_ENGINES:
+        return engines, ()
+    known = registry.classes()
+    kept, left_out = [], []
+    for name in items_of(DEFAULT_ENGINES):
+        reason = "not registered (its engine folder is not installed)" if name not in known \
+            else known[name].unavailable_reason()
+        if reason:
+            left_out.append(f"{name}: {reason}")
+        else:
+            kept.append(name)
+    return ",".join(kept), tuple(left_out)
 
 
 # -- measuring ------------------------------------------------------------------------------
@@ -165,6 +189,8 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         (one row per echo run: the law fitted to it is the proxy's own ``r``).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "throughput": [], "cpu": [], "calibration": []}
+    for line in params.left_out:
+        run.note(f"left out {line}")
     if params.skipped:
         run.note(f"delay grid skipped: {params.skipped}")
         return {k: pd.DataFrame() for k in out}
