@@ -6,7 +6,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import socket
 import socketserver
 import subprocess
@@ -145,13 +144,6 @@ class Toxiproxy(LocalServer):
         """An empty proxy list the server reads at start: on its command line, it names the folder for :func:`reap`."""
         return self.directory / "proxies.json"
 
-    def log_tail(self, n_chars: int = 2000) -> str:
-        """The end of the log (for error messages)."""
-        try:
-            return self.log_file.read_text(errors="replace")[-n_chars:]
-        except OSError:
-            return "(no log written)"
-
     def command(self) -> list[str]:
         """The ``toxiproxy-server`` command line."""
         return [str(self.binary), "-host", "127.0.0.1", "-port", "0", "-config", str(self.config_file)]
@@ -166,7 +158,7 @@ class Toxiproxy(LocalServer):
         if not poll(self._answers, timeout_s=self.START_TIMEOUT_S, interval_s=0.02,
                     retry_on=(requests.RequestException, psutil.Error)) or self._proc.poll() is not None:
             raise ServerError(f"toxiproxy-server did not answer within {self.START_TIMEOUT_S:.0f} s "
-                              f"(exit code {self._proc.poll()}); log {self.log_file}:\n{self.log_tail()}")
+                              f"(exit code {self._proc.poll()}); see its log, {self.log_file}")
 
     def _answers(self) -> bool:
         """Whether the API answers; its port is the one the kernel gave (``-port 0``: no race for a free port)."""
@@ -183,18 +175,10 @@ class Toxiproxy(LocalServer):
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=self.STOP_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-        else:  # started by another object or process: only the pid file is left
-            pid = self.pid()
-            if pid is not None:
-                _terminate(pid, self.STOP_TIMEOUT_S)
+        # started by another object or process: only the pid file is left
+        pid = self.pid() if proc is None else proc.pid if proc.poll() is None else None
+        if pid is not None:
+            _terminate(pid, self.STOP_TIMEOUT_S)  # SIGTERM, SIGKILL after the timeout; our child is reaped
         (self.directory / PID_FILE).unlink(missing_ok=True)
         self.proxies.clear()
         self.delay_ms = 0
