@@ -209,3 +209,11 @@ def test_the_notebook_runs_on_the_toy_and_without_toxiproxy_says_so_in_one_line(
     meta = json.loads((tmp_path / "out2" / "08_round_trips" / "run.json").read_text())
     assert meta["completed"] and "make toxiproxy" in meta["headline"]["skipped"]
     assert not list(lab_tmp.iterdir())
+
+
+def test_the_plan_says_what_runs_or_in_one_line_why_nothing_does(toy, monkeypatch, tmp_path):
+    plan = analysis.describe_plan(round_trips.validate(toy, scale="paper"))
+    assert plan == ["Delays 0, 1, 2, 5, 3 ms one way (3 ms held out), 5 runs each, on toylink."]
+    monkeypatch.setenv(latency.BINARY_ENV, str(tmp_path / "none"))
+    (line,) = analysis.describe_plan(round_trips.validate(toy))
+    assert line.startswith("Delay grid skipped: ") and "make toxiproxy" in line

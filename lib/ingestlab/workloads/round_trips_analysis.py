@@ -31,7 +31,7 @@ def runs(throughput: pd.DataFrame) -> pd.DataFrame:
     >>> t = pd.DataFrame({"engine": ["e"], "variant": ["v"], "rows_per_insert": [100], "clients": [8], "delay_ms": [2],
     ...                   "repeat": [0], "statements_per_s": [400.0], "latency_median_ms": [19.0]})
     >>> runs(t)[["round_trip_ms", "time_per_statement_ms", "time_per_row_ms"]].values.tolist()
-    [[4, 2.5, 0.025]]
+    [[4.0, 2.5, 0.025]]
     """
     if throughput.empty:
         return pd.DataFrame(columns=[*CONFIG, "round_trip_ms", Y, "time_per_row_ms", "latency_median_ms"])
@@ -113,6 +113,17 @@ def seeds_overheads() -> pd.DataFrame:
     return fits[["variant", "overhead_ms"]].rename(columns={"variant": "deployment"})
 
 
+def configuration(rows: int, clients: int) -> str:
+    """A configuration in words.
+
+    Examples
+    --------
+    >>> configuration(1, 1), configuration(100, 8)
+    ('1 row × 1 client', '100 rows × 8 clients')
+    """
+    return f"{rows} row{'s' * (rows != 1)} × {clients} client{'s' * (clients != 1)}"
+
+
 def one_row_one_client(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``frame`` for one row per INSERT and one client (the protocol's own round trips); empty stays empty."""
     if frame.empty:
@@ -123,6 +134,26 @@ def one_row_one_client(frame: pd.DataFrame) -> pd.DataFrame:
 # -- sentences -------------------------------------------------------------------------------
 def _protocol(r) -> str:
     return labels.join(pd.DataFrame([{"engine": r["engine"], "variant": r["variant"]}]), ["engine", "variant"]).iloc[0]
+
+
+def describe_plan(params) -> list[str]:
+    """What the run will measure, or, in one line each, why the delay grid is skipped and which engines were left out."""
+    lines = [f"Left out {line}." for line in params.left_out]
+    if params.skipped:
+        return [*lines, f"Delay grid skipped: {params.skipped}"]
+    return [*lines, f"Delays {', '.join(map(str, params.measured_delays_ms))} ms one way"
+                    + (f" ({params.held_out_ms} ms held out)" if params.held_out_ms is not None else "")
+                    + f", {params.repeats} runs each, on {', '.join(spec.value for spec in params.engines)}."]
+
+
+def round_trips_finding(data: pd.DataFrame) -> str | None:
+    """The round-trip figure's finding: the spread of the one-row one-client time per statement (None without data)."""
+    from ingestlab import findings
+
+    one = one_row_one_client(data)
+    if one.empty:
+        return None
+    return findings.spread(one, Y, by=["engine", "variant", "delay_ms"], unit="ms", what="time per statement")
 
 
 def describe_calibration(echo_fit: pd.DataFrame) -> list[str]:
@@ -162,7 +193,7 @@ def describe_held_out(table: pd.DataFrame, held_out_ms: int | None) -> list[str]
         return ["No delay was held out at this scale (HELD_OUT_MS): the law predicts nothing it did not see here."]
     lines = []
     for r in table.to_dict("records"):
-        what = f"{_protocol(r)}, {r['rows_per_insert']} rows × {r['clients']} clients"
+        what = f"{_protocol(r)}, {configuration(r['rows_per_insert'], r['clients'])}"
         if r.get("note"):
             lines.append(f"{what}: no prediction ({r['note']}).")
             continue
@@ -180,7 +211,7 @@ def describe_amortisation(table: pd.DataFrame) -> list[str]:
     others = table if table.empty else table[(table["rows_per_insert"] != 1) | (table["clients"] != 1)]
     for r in others.to_dict("records"):
         shared = report.format_estimate(r["shared_by"], r["shared_by_ci_low"], r["shared_by_ci_high"], unit="×")
-        lines.append(f"{_protocol(r)}, {r['rows_per_insert']} rows × {r['clients']} clients: "
+        lines.append(f"{_protocol(r)}, {configuration(r['rows_per_insert'], r['clients'])}: "
                      f"{report.format_value(r['round_trips_per_row'])} round trips per row; the system's round trips per "
                      f"statement are the one-client one-row ones divided by {shared.strip()} (the model: by "
                      f"{r['clients']} if every round trip serves a full group, by 1 if none is shared).")
@@ -281,7 +312,7 @@ def plot_amortisation(table: pd.DataFrame):
 
     if table.empty:
         return None
-    data = labelled(table).assign(configuration=lambda f: f["rows_per_insert"].astype(str) + " rows × "
-                                  + f["clients"].astype(str) + " clients")
+    data = labelled(table).assign(configuration=[configuration(r, c) for r, c in
+                                                 zip(table["rows_per_insert"], table["clients"])])
     return plots.plot_estimates(data, x="round_trips", y="configuration", hue="series", low="round_trips_ci_low",
                                 high="round_trips_ci_high").figure
