@@ -9,7 +9,7 @@ import pandas as pd
 
 from ingestlab import datagen, latency, progress
 from ingestlab.concurrency import check_clients
-from ingestlab.engine_specs import EngineSpec
+from ingestlab.engine_specs import EngineSpec, registered
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import Notebook
@@ -151,19 +151,23 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
 
 
 def _available(engines: Any) -> tuple[Any, tuple[str, ...]]:
-    """:data:`DEFAULT_ENGINES` without those not registered or unable to start here (each said); any other value as given."""
+    """:data:`DEFAULT_ENGINES` without those not registered or unable to start here (each said); any other value as given.
+
+    What the runner does to a default (:func:`ingestlab.runner.without_unavailable_engines`), for a
+    notebook run without it (nbval, Jupyter).
+    """
     if engines != DEFAULT_ENGINES:
         return engines, ()
-    known = registry.classes()
-    kept, left_out = [], []
-    for name in items_of(DEFAULT_ENGINES):
-        reason = "not registered (its engine folder is not installed)" if name not in known \
-            else known[name].unavailable_reason()
+    value, left_out = registered(engines)
+    classes = registry.classes()
+    kept = []
+    for name in filter(None, items_of(value)):
+        reason = classes[name].unavailable_reason()
         if reason:
-            left_out.append(f"{name}: {reason}")
+            left_out[name] = reason
         else:
             kept.append(name)
-    return ",".join(kept), tuple(left_out)
+    return ",".join(kept), tuple(f"{name}: {reason}" for name, reason in left_out.items())
 
 
 # -- measuring ------------------------------------------------------------------------------
