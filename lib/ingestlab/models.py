@@ -675,7 +675,7 @@ OVERHEAD_TERMS = {"overhead": Term("overhead_ms", "overhead_ci_low_ms", "overhea
 
 #: The round-trip law's terms in :func:`fit_round_trips`' columns.
 ROUND_TRIP_TERMS = {"round_trips": Term("round_trips", "round_trips_ci_low", "round_trips_ci_high",
-                                        "ms per ms of round-trip delay"),  # = round trips per statement
+                                        "ms per ms of 2d"),  # = round trips per statement
                     "local_overhead": Term("local_overhead_ms", "local_overhead_ci_low_ms", "local_overhead_ci_high_ms",
                                            "ms per statement")}
 

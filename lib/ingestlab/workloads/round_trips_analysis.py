@@ -16,6 +16,9 @@ from ingestlab.workloads.round_trips import CONFIG
 FIT_BY = ["engine", "variant", "rows_per_insert", "clients"]
 #: What the law is fitted to: the system's time per statement (ms), 1000 / statements per second.
 Y = "time_per_statement_ms"
+#: Characters of a legend line: the engines' variants are named in full and must fit a page, an entry a line (the
+#: laws, their r with its CI) or two entries side by side (the configurations' dots).
+LEGEND_CHARS = {"law": 80, "dots": 45}
 #: Round trips a cloud zone's network costs, for the seeds' arithmetic (a hypothesis's inputs, not measured here):
 #: within one availability zone, and across zones of one region.
 CLOUD_RTT_MS = {"one zone": 0.5, "across zones": 2.0}
@@ -302,7 +305,17 @@ def plot_round_trips(data: pd.DataFrame, fits_long: pd.DataFrame, held: pd.DataF
                             yerr=[[r["predicted"] - r["pi_low"]], [r["pi_high"] - r["predicted"]]], fmt="none",
                             ecolor=colours.get(r["series"], "0.3"), capsize=3, lw=1)
     _one_legend_under(fig, panels)
+    _wrap_legends(fig, LEGEND_CHARS["law"])
     return fig
+
+
+def _wrap_legends(fig, chars: int) -> None:
+    """Every legend entry of ``fig`` wrapped at ``chars`` characters (:data:`LEGEND_CHARS`)."""
+    from ingestlab.captions import wrapped
+
+    for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
+        for text in legend.get_texts() if legend is not None else ():
+            text.set_text(wrapped(text.get_text(), chars))
 
 
 def plot_amortisation(table: pd.DataFrame):
@@ -314,5 +327,7 @@ def plot_amortisation(table: pd.DataFrame):
         return None
     data = labelled(table).assign(configuration=[configuration(r, c) for r, c in
                                                  zip(table["rows_per_insert"], table["clients"])])
-    return plots.plot_estimates(data, x="round_trips", y="configuration", hue="series", low="round_trips_ci_low",
-                                high="round_trips_ci_high").figure
+    fig = plots.plot_estimates(data, x="round_trips", y="configuration", hue="series", low="round_trips_ci_low",
+                               high="round_trips_ci_high").figure
+    _wrap_legends(fig, LEGEND_CHARS["dots"])
+    return fig
