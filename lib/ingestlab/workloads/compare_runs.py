@@ -56,6 +56,8 @@ def validate(run_a: Any = DEFAULT_RUNS[0], run_b: Any = DEFAULT_RUNS[1], noteboo
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold) \
             or not 0 < threshold < 1:
         raise ConfigError("THRESHOLD", threshold, "a relative change between 0 and 1 (0.05: ±5 %)")
+    if isinstance(notebook, int) and not isinstance(notebook, bool) and 0 <= notebook <= 99:
+        notebook = f"{notebook:02d}"  # "-p NOTEBOOK 01" reaches the notebook as YAML's 1
     if notebook not in (None, "") and not isinstance(notebook, str):
         raise ConfigError("NOTEBOOK", notebook, "a notebook's id or name, or \"\" for every notebook both runs have")
     if notebook:

@@ -21,7 +21,7 @@ from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, one_of, positive_int, subset
+from ingestlab.workloads._params import MAX_STATEMENTS, EngineParams, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
@@ -157,7 +157,7 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
     batch_rows = positive_int("BATCH_ROWS", size["batch_rows"] if batch_rows is None else batch_rows)
     if batch_rows < 4:
         raise ConfigError("BATCH_ROWS", batch_rows, "an integer ≥ 4 (the smallest batch is BATCH_ROWS / 4)")
-    batches = positive_int("BATCHES", size["batches"] if batches is None else batches)
+    batches = positive_int("BATCHES", size["batches"] if batches is None else batches, most=MAX_STATEMENTS)
     one_of("NEW_KEYS", new_keys, NEW_KEYS)
     one_of("MEMORY_LIMIT", memory_limit, MEMORY_LIMITS)
     memory_budget_mb = positive_int("MEMORY_BUDGET_MB", size["memory_budget_mb"] if memory_budget_mb is None
