@@ -13,7 +13,7 @@ from ingestlab.engine_specs import EngineSpec, registered
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int
+from ingestlab.workloads._params import MAX_REPEATS, EngineParams, engine_classes, items_of, one_of, positive_int
 from ingestlab.workloads.group_commit import _ints, _rows, _seconds, run_config
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
@@ -27,6 +27,8 @@ SCALES: dict[str, dict[str, Any]] = {
     "paper": {"delays_ms": (0, 1, 2, 5), "held_out_ms": 3, "rows_per_insert": (1, 100), "clients": (1, 8),
               "repeats": 5, "duration_s": 2.0, "warmup_s": 0.5, "n_variants": None, "echo_exchanges": 200},
 }
+#: The longest one-way delay a run injects: a second each way already makes a commit a matter of seconds.
+MAX_DELAY_MS = 1000
 TABLE = "ingestlab_round_trips"
 #: Columns of ``throughput.csv`` that identify one run of a configuration.
 CONFIG = ["engine", "variant", "rows_per_insert", "clients", "delay_ms", "repeat"]
@@ -83,6 +85,14 @@ def _variants(classes: dict[EngineSpec, type[Engine]], value: Any, n_default: in
     return tuple(items)
 
 
+def _delay(name: str, value: Any) -> int:
+    """One one-way delay: whole milliseconds (Toxiproxy's) from 0 to :data:`MAX_DELAY_MS`."""
+    ms = latency.check_delay(value, name)
+    if ms > MAX_DELAY_MS:
+        raise ConfigError(name, value, f"whole milliseconds from 0 to {MAX_DELAY_MS}")
+    return ms
+
+
 def _delays(value: Any) -> tuple[int, ...]:
     items = [v for v in items_of(value) if v != ""]
     out = []
@@ -92,7 +102,7 @@ def _delays(value: Any) -> tuple[int, ...]:
                 item = float(item)
             except ValueError:
                 raise ConfigError("DELAYS_MS", item, "comma-separated whole milliseconds") from None
-        out.append(latency.check_delay(item, "DELAYS_MS"))
+        out.append(_delay("DELAYS_MS", item))
     if len(set(out)) < 2 or len(set(out)) != len(out):
         raise ConfigError("DELAYS_MS", value, "at least two different one-way delays, each once (a line needs two)")
     return tuple(out)
@@ -134,13 +144,13 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
     if held == -1:
         held = None
     if held is not None:
-        held = latency.check_delay(held, "HELD_OUT_MS")
+        held = _delay("HELD_OUT_MS", held)
         if held in delays:
             raise ConfigError("HELD_OUT_MS", held_out_ms, f"a delay not among DELAYS_MS {list(delays)} (or -1: none)")
     rows = _ints("BATCH_ROWS", size["rows_per_insert"] if batch_rows is None else batch_rows, _rows)
     clients = _ints("CLIENTS", size["clients"] if clients is None else clients, lambda n, v: check_clients(v, n))
     chosen = _variants(classes, variants, size["n_variants"]) if classes else ()
-    repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats)
+    repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats, most=MAX_REPEATS)
     duration_s = _seconds("DURATION_S", size["duration_s"] if duration_s is None else duration_s, positive=True)
     warmup_s = _seconds("WARMUP_S", size["warmup_s"] if warmup_s is None else warmup_s, positive=False)
     if isinstance(seed, bool) or not isinstance(seed, int):
