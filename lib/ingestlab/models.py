@@ -681,7 +681,8 @@ ROUND_TRIP_TERMS = {"round_trips": Term("round_trips", "round_trips_ci_low", "ro
 
 
 def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant"), delay: str = "delay_ms",
-                    y: str = "overhead_ms", alpha: float = 0.05, adequacy: bool = True) -> pd.DataFrame:
+                    y: str = "overhead_ms", alpha: float = 0.05, adequacy: bool = True,
+                    round_trip: str | None = None) -> pd.DataFrame:
     """Fit the round-trip law ``o(d) = o₀ + r · 2d`` per group: a statement's cost over links of one-way delay ``d``.
 
     A commit that waits for ``r`` messages to go to another node and back pays ``r · 2d`` more
@@ -709,6 +710,9 @@ def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "vari
         1 − confidence level.
     adequacy : bool
         Add whether the law holds (:data:`ingestlab.adequacy.ADEQUACY_COLUMNS`).
+    round_trip : str, optional
+        A column holding the round-trip time each delay really added (ms), measured, to fit on
+        in place of the nominal ``2d`` (a proxy's sleeps overshoot their delay).
 
     Returns
     -------
@@ -727,7 +731,7 @@ def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "vari
     >>> round(float(fit["round_trips"]), 2), round(float(fit["local_overhead_ms"]), 2), bool(fit["model_holds"])
     (2.0, 0.4, True)
     """
-    data = frame.assign(round_trip_ms=2 * frame[delay])
+    data = frame.assign(round_trip_ms=frame[round_trip] if round_trip else 2 * frame[delay])
     fits = fit_linear(data, x="round_trip_ms", y=y, by=by, alpha=alpha, robust=False, variance="constant",
                       adequacy=adequacy)
     out = fits.rename(columns={"intercept": "local_overhead_ms", "intercept_ci_low": "local_overhead_ci_low_ms",
@@ -736,11 +740,12 @@ def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "vari
 
 
 def round_trips_held_out(frame: pd.DataFrame, held_out_ms: float, *, by: Sequence[str] = ("engine", "variant"),
-                         delay: str = "delay_ms", y: str = "overhead_ms", alpha: float = 0.05) -> pd.DataFrame:
+                         delay: str = "delay_ms", y: str = "overhead_ms", alpha: float = 0.05,
+                         round_trip: str | None = None) -> pd.DataFrame:
     """The round-trip law fitted without the runs at one-way delay ``held_out_ms``, asked for them (95 % PI).
 
     :func:`ingestlab.adequacy.held_out_table` on ``2d``, constant variance as
-    :func:`fit_round_trips`: per group, ``round_trip_ms`` (the held-out 2d), ``predicted``,
+    :func:`fit_round_trips` (``round_trip`` as there): per group, ``round_trip_ms`` (the held-out 2d), ``predicted``,
     ``pi_low``, ``pi_high`` (for one new run), ``observed_median``, ``runs``, ``runs_inside``,
     ``inside`` and ``note``.
 
@@ -752,7 +757,7 @@ def round_trips_held_out(frame: pd.DataFrame, held_out_ms: float, *, by: Sequenc
     >>> float(out["round_trip_ms"]), round(float(out["predicted"]), 2), bool(out["inside"])
     (6.0, 12.4, True)
     """
-    data = frame.assign(round_trip_ms=2 * frame[delay])
+    data = frame.assign(round_trip_ms=frame[round_trip] if round_trip else 2 * frame[delay])
     return _adequacy.held_out_table(data, x="round_trip_ms", y=y, by=by, held_out=data[delay] == held_out_ms,
                                     variance="constant", alpha=alpha)
 

@@ -142,14 +142,20 @@ def test_the_held_out_delay_is_predicted_and_a_curved_protocol_is_rejected():
     assert "rejected" in analysis.describe_fits(fits)[0]
 
 
-def test_the_proxy_s_own_round_trip_is_divided_out_with_its_error():
+def test_the_law_on_the_measured_round_trip_takes_out_the_proxy_s_late_wake_up():
+    # the proxy wakes 0.2 ms late a hop at any delay above 0: on 2d a step the line misses; on what the echo measured, none
     rng = np.random.default_rng(3)
-    protocol = analysis.fit(analysis.runs(_throughput(rng, r=2.4, rows=(1,), clients=(1,))))
-    echo = analysis.fit(analysis.runs(_throughput(rng, r=1.2, rows=(1,), clients=(1,)).assign(engine="echo")))
-    out = analysis.corrected(protocol, echo).iloc[0]
-    assert out["round_trips_corrected_ci_low"] < 2.0 < out["round_trips_corrected_ci_high"]
-    assert out["round_trips_corrected_ci_high"] - out["round_trips_corrected_ci_low"] > \
-        out["round_trips_ci_high"] / echo["round_trips"].iloc[0] - out["round_trips_ci_low"] / echo["round_trips"].iloc[0]
+    late = analysis.runs(_throughput(rng, r=2.0, rows=(1,), clients=(1,)))
+    late["time_per_statement_ms"] += 2 * 2 * 0.2 * (late["delay_ms"] > 0)
+    echo = analysis.runs(_throughput(rng, r=1.0, local_ms=0.1, rows=(1,), clients=(1,)).assign(engine="echo"))
+    echo["time_per_statement_ms"] += 2 * 0.2 * (echo["delay_ms"] > 0)
+    assert analysis.measured_round_trips(echo).round(1).to_dict() == {0: 0.0, 1: 2.4, 2: 4.4, 5: 10.4}
+    nominal, measured = analysis.fit(late), analysis.fit(late, echo=echo)
+    assert models.model_holds(nominal["model_holds"].iloc[0]) is False
+    assert models.model_holds(measured["model_holds"].iloc[0]) is True and measured["regressor"].iloc[0] == "measured"
+    assert measured["round_trips_ci_low"].iloc[0] <= 2.0 <= measured["round_trips_ci_high"].iloc[0]
+    assert "measured round trip" in analysis.describe_fits(measured)[0]
+    assert "not a straight line" in analysis.describe_calibration(analysis.calibration(echo))[0]
 
 
 def test_the_seeds_overheads_are_arithmetic_labelled_a_hypothesis():
@@ -180,11 +186,11 @@ def test_measure_on_a_delayed_link_finds_about_one_round_trip_and_counts_every_r
     data = round_trips.measure(params, run)
     assert len(data["throughput"]) == 2 * 2 * 2 and len(data["calibration"]) == 2 * 2
     points = analysis.runs(data["throughput"])
-    fits = analysis.corrected(analysis.fit(points), analysis.calibration(data["calibration"]))
-    one = analysis.one_row_one_client(fits).iloc[0]
-    # one round trip a statement, client to server; the proxy's sleeps overshoot a little on a busy machine
-    assert 0.9 <= one["round_trips"] <= 1.8, one["round_trips"]
-    assert 0.8 <= one["round_trips_corrected"] <= 1.3, one["round_trips_corrected"]
+    nominal = analysis.one_row_one_client(analysis.fit(points)).iloc[0]
+    measured = analysis.one_row_one_client(analysis.fit(points, echo=data["calibration"])).iloc[0]
+    # one round trip a statement, client to server; on 2d the proxy's late wake-ups add a little on a busy machine
+    assert 0.9 <= nominal["round_trips"] <= 1.8, nominal["round_trips"]
+    assert 0.75 <= measured["round_trips"] <= 1.3, measured["round_trips"]
     assert not list(lab_tmp.iterdir()), "every server and proxy stopped and its folder removed"
 
 

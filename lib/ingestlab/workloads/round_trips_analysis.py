@@ -45,42 +45,70 @@ def runs(throughput: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def fit(data: pd.DataFrame, held_out_ms: int | None = None) -> pd.DataFrame:
-    """The round-trip law per protocol and configuration (:func:`ingestlab.models.fit_round_trips`), held-out runs left out."""
+def measured_round_trips(echo: pd.DataFrame) -> pd.Series:
+    """Delay (ms one way) → the round trip the proxy really added at it (ms): the echo's mean exchange there less at 0.
+
+    Toxiproxy sleeps at least its delay and wakes late on a busy machine (about 0.2 ms a hop here,
+    at any delay above 0), so 2d understates what a round trip through it costs, by a step rather
+    than a slope. A protocol's round trips pass through the same proxy: measured on the echo
+    (one round trip an exchange), the added time is the regressor the law is fitted on.
+
+    Examples
+    --------
+    >>> echo = pd.DataFrame({"delay_ms": [0, 1, 0, 1], "time_per_statement_ms": [0.1, 2.5, 0.1, 2.3]})
+    >>> measured_round_trips(echo).round(2).to_dict()
+    {0: 0.0, 1: 2.3}
+    """
+    means = echo.groupby("delay_ms")[Y].mean()
+    return means - means.get(0, np.nan)
+
+
+def fit(data: pd.DataFrame, held_out_ms: int | None = None, echo: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The round-trip law per protocol and configuration (:func:`ingestlab.models.fit_round_trips`), held-out runs left out.
+
+    On the nominal 2d, or, with ``echo`` (the calibration's runs), on the round trip the proxy
+    measurably added at each delay (:func:`measured_round_trips`); ``regressor`` says which.
+    """
     if data.empty:  # the delay grid was skipped
         return pd.DataFrame()
+    data, round_trip = _regressor(data, echo)
     seen = data if held_out_ms is None else data[data["delay_ms"] != held_out_ms]
-    return models.fit_round_trips(seen, by=FIT_BY, y=Y)
+    return models.fit_round_trips(seen, by=FIT_BY, y=Y, round_trip=round_trip).assign(
+        regressor=MEASURED if round_trip else NOMINAL)
+
+
+#: The law's regressor: the delay injected (2d), or the round trip the echo measured through the proxy.
+NOMINAL, MEASURED = "2d", "measured"
+
+
+def _regressor(data: pd.DataFrame, echo: pd.DataFrame | None) -> tuple[pd.DataFrame, str | None]:
+    if echo is None or echo.empty:
+        return data, None
+    return data.assign(measured_round_trip_ms=data["delay_ms"].map(measured_round_trips(echo))), \
+        "measured_round_trip_ms"
 
 
 def calibration(echo: pd.DataFrame, held_out_ms: int | None = None) -> pd.DataFrame:
-    """The law fitted to the echo through the proxy (one round trip an exchange): the instrument's own ``r``."""
+    """The law fitted to the echo through the proxy on the nominal 2d: the instrument's own ``r`` (1 if exact)."""
     return fit(echo, held_out_ms)
 
 
-def corrected(fits: pd.DataFrame, echo_fit: pd.DataFrame) -> pd.DataFrame:
-    """Each protocol's ``r`` over the echo's (the proxy's sleep overshoot divided out), with a delta-method CI.
+def held_out(data: pd.DataFrame, held_out_ms: int | None, echo: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The held-out delay predicted by each law fitted without it (95 % PI for one run), or an empty table.
 
-    Both are estimates with their own error: :func:`ingestlab.intervals.slope_ratio` on their
-    standard errors, t on the smaller df. Adds ``round_trips_corrected`` and its ``_ci_low``/``_ci_high``.
+    ``echo`` as :func:`fit`: the law on the measured round trip.
     """
-    if fits.empty or echo_fit.empty:
-        return fits.assign(round_trips_corrected=np.nan, round_trips_corrected_ci_low=np.nan,
-                           round_trips_corrected_ci_high=np.nan)
-    e = echo_fit.iloc[0]
-    ratios = [intervals.slope_ratio(r["round_trips"], r["round_trips_se"], r["ci_df"], e["round_trips"],
-                                    e["round_trips_se"], e["ci_df"]) for r in fits.to_dict("records")]
-    return fits.assign(round_trips_corrected=[r["ratio"] for r in ratios],
-                       round_trips_corrected_ci_low=[r["ci_low"] for r in ratios],
-                       round_trips_corrected_ci_high=[r["ci_high"] for r in ratios])
-
-
-def held_out(data: pd.DataFrame, held_out_ms: int | None) -> pd.DataFrame:
-    """The held-out delay predicted by each law fitted without it (95 % PI for one run), or an empty table."""
     if held_out_ms is None or data.empty:
         return pd.DataFrame(columns=[*FIT_BY, "round_trip_ms", "predicted", "pi_low", "pi_high", "observed_median",
                                      "runs", "runs_inside", "inside", "note"])
-    return models.round_trips_held_out(data, held_out_ms, by=FIT_BY, y=Y)
+    data, round_trip = _regressor(data, echo)
+    return models.round_trips_held_out(data, held_out_ms, by=FIT_BY, y=Y, round_trip=round_trip)
+
+
+def plotted(data: pd.DataFrame, echo: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``data`` with ``round_trip_ms`` the regressor :func:`fit` used: the measured round trip where ``echo`` is given."""
+    data, round_trip = _regressor(data, echo)
+    return data.assign(round_trip_ms=data[round_trip]) if round_trip else data
 
 
 def amortisation(fits: pd.DataFrame) -> pd.DataFrame:
@@ -165,9 +193,12 @@ def describe_calibration(echo_fit: pd.DataFrame) -> list[str]:
         return []
     e = echo_fit.iloc[0]
     text = report.format_estimate(e["round_trips"], e["round_trips_ci_low"], e["round_trips_ci_high"], unit="")
+    holds = models.model_holds(e.get("model_holds"))
+    shape = ("a straight line in 2d" if holds else "not a straight line in 2d (a step at the first delay: the proxy "
+             "wakes late from any sleep)" if holds is False else "untested for its shape")
     return [f"The instrument: a TCP echo (one round trip an exchange) through the same proxy pays r = {text.strip()} "
-            "round trips per exchange; above 1 is the proxy's sleeps overshooting on this machine, and the protocols' "
-            "r below are also given divided by it."]
+            f"round trips per exchange on the nominal 2d, {shape}. The protocols' laws below are fitted on the round "
+            "trip the echo measured at each delay, which takes the proxy's own lateness out."]
 
 
 def describe_fits(fits: pd.DataFrame) -> list[str]:
@@ -177,15 +208,11 @@ def describe_fits(fits: pd.DataFrame) -> list[str]:
         rt = report.format_estimate(r["round_trips"], r["round_trips_ci_low"], r["round_trips_ci_high"], unit="")
         o0 = report.format_estimate(r["local_overhead_ms"], r["local_overhead_ci_low_ms"],
                                     r["local_overhead_ci_high_ms"], unit="ms")
-        corrected_ = ""
-        if pd.notna(r.get("round_trips_corrected")):
-            corrected_ = (" (" + report.format_estimate(r["round_trips_corrected"], r["round_trips_corrected_ci_low"],
-                                                        r["round_trips_corrected_ci_high"], unit="").strip()
-                          + " with the proxy's own r divided out)")
         holds = models.model_holds(r.get("model_holds"))
         verdict = ("the law holds" if holds else "the law is rejected: " + str(r.get("model_note", ""))
                    if holds is False else "the law is not tested: " + str(r.get("model_note", "")))
-        lines.append(f"{_protocol(r)}: r = {rt.strip()} round trips per statement{corrected_} over a local "
+        per = "measured round trip through the proxy" if r.get("regressor") == MEASURED else "2d injected"
+        lines.append(f"{_protocol(r)}: r = {rt.strip()} round trips per statement (per {per}) over a local "
                      f"{o0}; {verdict}.")
     return lines
 
@@ -239,12 +266,14 @@ def seeds_hypothesis(fits: pd.DataFrame, seeds: pd.DataFrame | None = None) -> l
 
 
 # -- the run's records -----------------------------------------------------------------------
-def tidy_fits(fits: pd.DataFrame, echo_fit: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every law in the lab's long form, the configuration in the model's name; the echo's as engine ``echo``."""
-    parts = [f for f in (fits, echo_fit) if f is not None and not f.empty]
+def tidy_fits(fits: pd.DataFrame, echo_fit: pd.DataFrame | None = None, nominal: pd.DataFrame | None = None
+              ) -> pd.DataFrame:
+    """Every law in the lab's long form, its regressor and configuration in the model's name; the echo's as engine ``echo``."""
+    parts = [f for f in (fits, nominal, echo_fit) if f is not None and not f.empty]
     if not parts:  # the delay grid was skipped
         return pd.DataFrame(columns=models.TIDY_COLUMNS)
-    return models.tidy(pd.concat(parts, ignore_index=True), model="round trips, {rows_per_insert} rows x {clients} clients",
+    return models.tidy(pd.concat(parts, ignore_index=True),
+                       model="round trips on {regressor}, {rows_per_insert} rows x {clients} clients",
                        terms=models.ROUND_TRIP_TERMS)
 
 
@@ -273,12 +302,15 @@ def fit_run(folder: str | os.PathLike) -> pd.DataFrame:
     except FileNotFoundError:  # the delay grid was skipped
         return tidy_fits(pd.DataFrame())
     echo = pd.read_csv(folder / "calibration.csv")
-    return tidy_fits(fit(runs(throughput), held_out_ms), calibration(echo, held_out_ms))
+    points = runs(throughput)
+    return tidy_fits(fit(points, held_out_ms, echo), calibration(echo, held_out_ms), fit(points, held_out_ms))
 
 
 # -- figures ---------------------------------------------------------------------------------
 def plot_round_trips(data: pd.DataFrame, fits_long: pd.DataFrame, held: pd.DataFrame | None = None):
-    """Time per one-row INSERT (one client) against the injected round-trip delay 2d, each protocol's law over it.
+    """Time per one-row INSERT (one client) against the round trip injected, each protocol's law over it.
+
+    ``data`` from :func:`plotted`: on the measured round trip where it has one, else on 2d.
 
     A panel per engine (its variants in shades of its colour); the line is the law fitted
     without the held-out delay, shaded by its ``r``'s 95 % CI; at the held-out delay, the 95 %
@@ -290,12 +322,15 @@ def plot_round_trips(data: pd.DataFrame, fits_long: pd.DataFrame, held: pd.DataF
     one = one_row_one_client(data)
     if one.empty:
         return None
-    lines = fits_long[fits_long["model"].str.startswith("round trips, 1 rows x 1 clients")]
+    regressor = MEASURED if "measured_round_trip_ms" in data.columns else NOMINAL
+    lines = fits_long[fits_long["model"] == f"round trips on {regressor}, 1 rows x 1 clients"]
     points, lines = labelled(one), labelled(lines)
     fig, panels = _engine_panels(list(dict.fromkeys(points["engine"])), 2.4)
     for engine, ax in panels.items():
         plots.plot_fit(points[points["engine"] == engine], lines[lines["engine"] == engine], x="round_trip_ms", y=Y,
                        hue="series", slope="round_trips", intercept="local_overhead", ax=ax, logx=False, logy=False)
+        if regressor == MEASURED:
+            ax.set_xlabel("round trip the proxy added, measured by the echo (ms)")
         if held is not None and not held.empty:
             part = one_row_one_client(held)
             part = labelled(part[(part["engine"] == engine) & part["predicted"].notna()])
