@@ -152,7 +152,7 @@ def test_the_law_on_the_measured_round_trip_takes_out_the_proxy_s_late_wake_up()
     assert analysis.measured_round_trips(echo).round(1).to_dict() == {0: 0.0, 1: 2.4, 2: 4.4, 5: 10.4}
     nominal, measured = analysis.fit(late), analysis.fit(late, echo=echo)
     assert models.model_holds(nominal["model_holds"].iloc[0]) is False
-    assert models.model_holds(measured["model_holds"].iloc[0]) is True and measured["regressor"].iloc[0] == "measured"
+    assert models.model_holds(measured["model_holds"].iloc[0]) is True and measured["regressor"].iloc[0] == analysis.MEASURED
     assert measured["round_trips_ci_low"].iloc[0] <= 2.0 <= measured["round_trips_ci_high"].iloc[0]
     assert "measured round trip" in analysis.describe_fits(measured)[0]
     assert "not a straight line" in analysis.describe_calibration(analysis.calibration(echo))[0]

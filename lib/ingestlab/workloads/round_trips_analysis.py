@@ -78,7 +78,10 @@ def fit(data: pd.DataFrame, held_out_ms: int | None = None, echo: pd.DataFrame |
 
 
 #: The law's regressor: the delay injected (2d), or the round trip the echo measured through the proxy.
-NOMINAL, MEASURED = "2d", "measured"
+NOMINAL, MEASURED = "2d", "measured round trip"
+#: The law's terms in the long form, ``r``'s unit naming its regressor.
+TERMS = {**models.ROUND_TRIP_TERMS,
+         "round_trips": models.ROUND_TRIP_TERMS["round_trips"]._replace(unit="ms per ms of {regressor}")}
 
 
 def _regressor(data: pd.DataFrame, echo: pd.DataFrame | None) -> tuple[pd.DataFrame, str | None]:
@@ -260,7 +263,7 @@ def seeds_hypothesis(fits: pd.DataFrame, seeds: pd.DataFrame | None = None) -> l
         for r in one.to_dict("records"):
             if r["round_trips"] > 0:
                 d = (o - r["local_overhead_ms"]) / (2 * r["round_trips"])
-                lines.append(f"  With {_protocol(r)}'s r = {report.format_value(r['round_trips'])}, it would take a "
+                lines.append(f"  At r = {report.format_value(r['round_trips'])} ({_protocol(r)}) it would take a "
                              f"one-way delay of {report.format_value(d)} ms between nodes.")
     return lines
 
@@ -274,7 +277,7 @@ def tidy_fits(fits: pd.DataFrame, echo_fit: pd.DataFrame | None = None, nominal:
         return pd.DataFrame(columns=models.TIDY_COLUMNS)
     return models.tidy(pd.concat(parts, ignore_index=True),
                        model="round trips on {regressor}, {rows_per_insert} rows x {clients} clients",
-                       terms=models.ROUND_TRIP_TERMS)
+                       terms=TERMS)
 
 
 def headline(fits: pd.DataFrame, held: pd.DataFrame, echo_fit: pd.DataFrame, skipped: str | None = None) -> dict:
@@ -330,7 +333,7 @@ def plot_round_trips(data: pd.DataFrame, fits_long: pd.DataFrame, held: pd.DataF
         plots.plot_fit(points[points["engine"] == engine], lines[lines["engine"] == engine], x="round_trip_ms", y=Y,
                        hue="series", slope="round_trips", intercept="local_overhead", ax=ax, logx=False, logy=False)
         if regressor == MEASURED:
-            ax.set_xlabel("round trip the proxy added, measured by the echo (ms)")
+            ax.set_xlabel("round trip added, measured (ms)")
         if held is not None and not held.empty:
             part = one_row_one_client(held)
             part = labelled(part[(part["engine"] == engine) & part["predicted"].notna()])
