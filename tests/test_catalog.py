@@ -214,3 +214,20 @@ def test_a_run_file_that_is_a_link_is_not_read_and_makes_the_run_corrupt(tmp_pat
     assert any("fits.csv: symbolic link, not read" in p for p in probed.problems)
     with catalog.Catalog(base) as cat:
         assert not cat.sql("SELECT * FROM fits").astype(str).apply(lambda c: c.str.contains("secret")).any().any()
+
+
+def test_sigterm_during_a_long_query_ends_the_command_at_once_exit_143(root):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [str(Path(sys.executable).parent / "ingestlab"), "sql", "--root", str(root),
+               "SELECT sum(hash(range)) FROM range(100000000000)"]  # minutes of work
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # the views are made and the query computes
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and time.monotonic() - sent < 10, err
+    assert "interrupted by SIGTERM" in err and "internal error" not in err

@@ -191,3 +191,35 @@ def test_a_parameters_or_password_file_is_read_bounded_in_one_line(content, argv
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1 and len(err) < 1000 and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_force_replaces_a_run_s_files_only_and_a_folder_of_other_files_is_not_called_a_run(tmp_path, capsys):
+    folder = tmp_path / "x" / "07_compare_runs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "notes.txt").write_text("mine\n")
+    assert cli.main(["run", "07", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "holds files that are not a run's (notes.txt, sub)" in err and "already holds a run" not in err
+    assert cli.main(["run", "07", "--out", str(tmp_path / "x"), "--force"]) == 2
+    assert "notes.txt, sub no run of the lab wrote" in capsys.readouterr().err
+    assert (folder / "notes.txt").read_text() == "mine\n" and (folder / "sub").is_dir()
+
+
+@pytest.mark.parametrize("env, value, code, needle", [
+    ("INGESTLAB_LOCK_WAIT_S", "1e12", 2, "at most 86400"),
+    ("INGESTLAB_LAB_DIR", "/proc/lab", 3, "/proc is on a virtual filesystem that stores nothing"),
+    ("INGESTLAB_FIGURES_DIR", "/etc/passwd/figures", 3, "/etc/passwd is not a folder"),
+    ("INGESTLAB_FIGURES_DIR", "/proc/figures", 3, "virtual filesystem"),
+])
+def test_an_unusable_environment_is_refused_before_anything_starts(env, value, code, needle, monkeypatch, tmp_path,
+                                                                    capsys):
+    monkeypatch.setenv(env, value)
+    assert cli.main(["run", "00", "--no-progress", "--out", str(tmp_path / "out")]) == code
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ingestlab:")]
+    assert len(said) == 1 and needle in said[0]
+    assert not (tmp_path / "out" / "00_published_results" / "run.json").exists()
+
+
+def test_an_unreachable_server_fails_the_pre_flight_exit_3(capsys, tmp_path):
+    assert cli.main(["run", "03", "--out", str(tmp_path / "out"), "-p", "ENGINES", "arangodb://u@127.0.0.1:1/db"]) == 3
+    assert "cannot reach arangodb://u@127.0.0.1:1/db" in capsys.readouterr().err

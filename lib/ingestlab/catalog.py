@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 import pandas as pd
@@ -228,8 +230,9 @@ class Catalog:
         self.close()
 
     def close(self) -> None:
-        """Close the DuckDB connection."""
-        self.con.close()
+        """Close the DuckDB connection (one still busy with an interrupted query goes with the process)."""
+        with contextlib.suppress(duckdb.Error):
+            self.con.close()
 
     def name(self, run: RunFolder) -> str:
         """``run``'s folder relative to the root (``"."`` for the root itself)."""
@@ -246,7 +249,7 @@ class Catalog:
         ConfigError
             When DuckDB rejects the query (its first line of explanation is kept).
         """
-        return self._relation(query).df()
+        return self._interruptible(lambda con: self._relation(query, con).df())
 
     def export(self, query: str, path: str | os.PathLike, fmt: str) -> Path:
         """Write the result of ``query`` to ``path`` as ``fmt`` (``csv`` or ``parquet``).
@@ -261,7 +264,7 @@ class Catalog:
         """
         if fmt not in ("csv", "parquet"):
             raise ConfigError("format", fmt, "csv or parquet")
-        table = self._relation(query).to_arrow_table()
+        table = self._interruptible(lambda con: self._relation(query, con).to_arrow_table())
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
@@ -273,11 +276,43 @@ class Catalog:
                 pq.write_table(table, out)
         return Path(path)
 
-    def _relation(self, query: str) -> duckdb.DuckDBPyRelation:
+    def _interruptible(self, work: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """``work(cursor)``, run so that Ctrl-C or SIGTERM stops it: DuckDB computes in a thread while this one waits.
+
+        A signal's Python handler runs only in the main thread, between bytecodes; a query computing
+        in DuckDB's C code would hold it off until it ended. Interrupted, the query is cancelled
+        (``interrupt``) and the interruption goes on up (the command exits 130 or 143).
+        """
+        box: dict[str, Any] = {}
+        cursor = self.con.cursor()  # the catalogue's views and its sealed settings, on a connection of its own
+
+        def run() -> None:
+            try:
+                box["value"] = work(cursor)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as it is
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, name="catalog-query", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(0.1)
+        except BaseException:
+            cursor.interrupt()
+            thread.join(5.0)
+            raise
+        finally:
+            with contextlib.suppress(duckdb.Error):  # still busy after an interruption: it goes with the process
+                cursor.close()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _relation(self, query: str, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
         if not isinstance(query, str) or not query.strip():
             raise ConfigError("SQL", query, f"a query over the views {', '.join(VIEWS)}")
         try:
-            relation = self.con.sql(query)
+            relation = con.sql(query)
         except duckdb.Error as exc:
             relation, error = None, _first_line(exc)
         else:

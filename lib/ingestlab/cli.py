@@ -387,8 +387,14 @@ def _sql(args) -> int:
 
 def _compare(args) -> int:
     # the notebook that compares two runs, on the command line: its analysis does the work
+    from ingestlab import safe_paths
     from ingestlab.workloads import compare_runs_analysis as analysis
 
+    for name, folder in (("A", args.a), ("B", args.b)):
+        safe_paths.check_folder(folder, name)
+    for name, where in (("--csv", args.csv and Path(args.csv).parent), ("--figure", args.figure)):
+        if where is not None:
+            safe_paths.check_folder(where, name)
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
     table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold)

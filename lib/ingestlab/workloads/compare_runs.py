@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ingestlab import _paths
+from ingestlab import _paths, safe_paths
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase
@@ -34,6 +34,7 @@ def _folder(name: str, value: Any) -> str:
     path = Path(value).expanduser()
     for candidate in (path, _paths.REPO / path):
         if candidate.is_dir() and (any(candidate.glob("run.json")) or any(candidate.glob("*/run.json"))):
+            safe_paths.check_folder(candidate, name)  # its rows go into this run's outputs, which others read
             return str(candidate.resolve())
     raise ConfigError(name, value, "a run folder holding run.json, or folders that do (relative paths: from here "
                       "or from the repository)")

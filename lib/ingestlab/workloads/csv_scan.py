@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from ingestlab import _paths, hivetext, progress, timing
+from ingestlab import _paths, hivetext, progress, safe_paths, timing
 from ingestlab.engines import registry
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads import Notebook
@@ -190,6 +190,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
 
 def _data_dir(value: str) -> str:
     """``DATA_DIR`` resolved (default ``<lab>/csv_scan``); a file, or a path through a file, refused naming it."""
+    safe_paths.check_folder(value or _paths.lab_dir() / "csv_scan", "DATA_DIR")  # its tables are written and read
     path = Path(value or _paths.lab_dir() / "csv_scan").resolve()
     existing = path
     while not existing.exists() and existing != existing.parent:

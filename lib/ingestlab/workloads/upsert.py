@@ -18,7 +18,7 @@ import pandas as pd
 from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
-from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
+from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError, PreflightError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import MAX_STATEMENTS, EngineParams, one_of, positive_int, subset
@@ -117,14 +117,17 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
             engine = spec.engine()  # finds the programs, or takes the parsed URL; starts nothing
             capabilities.require(NOTEBOOK.needs, {engine.display_url: type(engine)},
                                  notebook=f"notebook {NOTEBOOK.id}")
-            if reach:
-                engine.WIRE.check_reachable(engine.connection, engine.display_url)
         except EngineUnavailableError as exc:
             raise ConfigError("ENGINES", spec.value, f"an engine that can run from this machine ({exc})") from None
         except ConfigError as exc:
             if exc.name == "ENGINES":
                 raise
             raise ConfigError("ENGINES", spec.value, f"a valid engine URL ({exc.accepted})") from None
+        if reach:  # a server that does not answer is a failed pre-flight check (exit 3), not a bad value
+            try:
+                engine.WIRE.check_reachable(engine.connection, engine.display_url)
+            except EngineUnavailableError as exc:
+                raise PreflightError(f"ENGINES {engine.display_url}: {exc}") from None
     return specs
 
 
