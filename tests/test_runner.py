@@ -267,6 +267,22 @@ def test_a_malformed_lock_wait_bound_is_refused_before_anything_starts(value, tm
     assert not (tmp_path / "out").exists()
 
 
+def test_a_default_naming_an_engine_not_installed_here_leaves_it_out_saying_so(monkeypatch):
+    """Notebook 08's default names the cluster engines, each an engine folder that may not be installed."""
+    from ingestlab import engine_specs
+
+    path = runner.find_notebook("01")
+    declared = runner.declared_parameters(path)
+    default = {**declared, "ENGINES": {**declared["ENGINES"], "default": '"duckdb,nosuchengine"'}}
+    monkeypatch.setattr(runner, "declared_parameters", lambda p: default)
+    assert runner.without_unavailable_engines(path, {}) == ({"ENGINES": "duckdb"},
+                                                           {"nosuchengine": engine_specs.UNREGISTERED})
+    given = {"ENGINES": "duckdb,nosuchengine"}
+    assert runner.without_unavailable_engines(path, given) == (given, {})  # given, it is the validation's to refuse
+    with pytest.raises(ConfigError, match="nosuchengine"):
+        runner.check_parameters(path, given)
+
+
 @pytest.mark.parametrize("damage", ["key", "table"])
 def test_resuming_over_a_damaged_checkpoint_is_refused_in_one_line_naming_it(tmp_path, damage):
     import shutil

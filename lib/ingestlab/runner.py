@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from ingestlab import _paths, cgroups, checkpoints, preflight, results, safe_paths
 from ingestlab import progress as _progress
 from ingestlab.conninfo import HANDOVER_ENV
-from ingestlab.engine_specs import EngineSpec, parse_engines
+from ingestlab.engine_specs import EngineSpec, parse_engines, registered
 from ingestlab.errors import ConfigError, PreflightError, RunError
 from ingestlab.preflight import PREFLIGHT_TIMEOUT_S
 from ingestlab.preflight import one_line as _one_line
@@ -96,7 +96,9 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
     The value is the one given in ``parameters`` or else the notebook's default (see
     :func:`engine_specs`). Only local engines are checked (their programs: ``mariadbd``,
     PostgreSQL 15's binaries); URLs are left to the pre-flight, and a value that is not a
-    list of engines to the notebook's validation.
+    list of engines to the notebook's validation. A default may name engines not registered
+    here (an engine folder or package not installed): they are left out too
+    (:func:`~ingestlab.engine_specs.registered`).
 
     Parameters
     ----------
@@ -120,14 +122,22 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
         With ``drop_given=False``, for a given engine that cannot start here.
     """
     name = declaration(path).engine_parameter
+    given, skipped = name in parameters, {}
     try:
         specs = engine_specs(path, parameters)
     except ConfigError:  # not engines: the notebook's validation says so, after the checks that come first
-        return parameters, {}
-    kept, skipped = [], {}
+        default = None if given else _literal(declared_parameters(path)[name]["default"])
+        value, skipped = registered(default) if isinstance(default, str) else ("", {})
+        if not skipped:  # a default may name engines not installed here: those are left out, said as the others
+            return parameters, {}
+        if not value:
+            return None, skipped
+        parameters = {**parameters, name: value}
+        specs = engine_specs(path, parameters)
+    kept = []
     for spec in specs:
         reason = spec.unavailable_reason()
-        if reason and name in parameters and not drop_given:
+        if reason and given and not drop_given:
             raise ConfigError(name, spec.value, f"an engine that can start on this machine ({reason})")
         if reason:
             skipped[spec.value] = reason
