@@ -194,7 +194,11 @@ class GaleraServer(LocalServer):
         first._install()
         self._spawn(first, bootstrap=True)
         first._proc = first.proc  # MariaDB's readiness check watches it
-        first._wait_ready()
+        try:
+            first._wait_ready()
+        except ServerError as exc:  # MariaDB's message carries the log's tail on lines of its own
+            raise ServerError(f"galera node 1 did not start alone to be set up ({str(exc).splitlines()[0]}); "
+                              f"{first.log_file} ends: {_log_line(first)}") from exc
         first._secure()
         self._stop()
 
