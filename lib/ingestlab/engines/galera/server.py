@@ -105,10 +105,6 @@ class GaleraNode(MariaDBServer):
     def private_socket_dir(self) -> Path:
         return self.cluster.private_socket_dir()
 
-    def connect_kwargs(self) -> dict:
-        """PyMySQL ``connect()`` arguments of this node: its socket, ``root`` and the cluster's password."""
-        return {**self._login_kwargs(), "database": self.DATABASE}
-
 
 class GaleraServer(LocalServer):
     """A Galera cluster of :attr:`nodes` ``mariadbd`` nodes, each in ``<directory>/node<i>/``, started as one server.
@@ -322,15 +318,9 @@ class GaleraServer(LocalServer):
         stop_processes(strays, self.STOP_TIMEOUT_S)
         (self.directory / PID_FILE).unlink(missing_ok=True)
 
-    def restart(self, settings: dict[str, str]) -> None:
-        """Stop the cluster and start it with exactly ``settings`` on every node (``{}`` resets them)."""
-        settings = {k: str(v) for k, v in settings.items()}
-        _check_settings(settings, self.RESERVED)  # before stopping: a bad name leaves the cluster up
-        self.settings = settings
-        if not self.running:
-            return
-        self._stop()
-        self._launch()
+    #: Stop the cluster and start it with exactly ``settings`` on every node (``{}`` resets them): MariaDB's
+    #: restart (names checked before anything stops, then :meth:`_stop` and :meth:`_launch`).
+    restart = MariaDBServer.restart
 
     def connect_kwargs(self) -> dict:
         """PyMySQL ``connect()`` arguments of node 1 (socket, ``root`` and its password, database ``ingestlab``)."""
