@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -14,7 +15,8 @@ import pytest
 from ingestlab.engines.galera.server import PROVIDER_ENV, GaleraServer, find_provider, unavailable_reason
 from ingestlab.engines.mariadb.server import unavailable_reason as mariadb_unavailable_reason
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.servers.base import is_running
+from ingestlab.servers import reap
+from ingestlab.servers.base import is_running, processes_using
 from tests.servers.local_server import LocalServerContract, _no_other_user, listening_tcp_ports
 
 needs_galera = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
@@ -134,6 +136,29 @@ def _probe_as_nobody(cluster, key, cert) -> subprocess.CompletedProcess:
     """)
     return subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-I", "-c", probe],
                           capture_output=True, text=True, timeout=120)
+
+
+@needs_galera
+def test_a_sigkilled_owner_leaves_no_node_once_reaped(lab_tmp):
+    """The runner killed with SIGKILL while its cluster runs: the reaper stops every node, not only node 1."""
+    folder = lab_tmp / "galera-999997"
+    code = textwrap.dedent(f"""
+        import time
+        from ingestlab.engines.galera.server import GaleraServer
+        s = GaleraServer({str(folder)!r}).start()
+        print(*[n.proc.pid for n in s.nodes], s.socket_dir, flush=True)
+        time.sleep(120)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    *pids, socket_dir = proc.stdout.readline().split()
+    pids = [int(p) for p in pids]
+    assert len(pids) == 3 and all(is_running(p) for p in pids)
+    proc.kill()  # SIGKILL: no atexit, no handler
+    proc.wait()
+    assert all(is_running(p) for p in pids)  # nobody stopped them
+    assert [p.name for p in reap(lab_tmp)] == [folder.name]
+    assert not any(is_running(p) for p in pids)
+    assert not folder.exists() and not Path(socket_dir).exists() and not processes_using(folder)
 
 
 class TestGaleraServer(LocalServerContract):
