@@ -19,6 +19,8 @@ from ingestlab.errors import ConfigError
 SOURCE = "SOURCE"
 #: The file beside them that states what that run found (its fits and headline numbers).
 FINDINGS = "FINDINGS.md"
+#: A notebook's figures folder that holds no promoted run yet says why in this file (removed by promotion).
+PENDING = "PENDING.md"
 
 
 #: What every ``run.json`` of :class:`ingestlab.results.Run` holds; SOURCE and FINDINGS.md are written from them.
@@ -412,7 +414,7 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
         files = results.figure_files(folder / results.FIGURES_SUBDIR)
         dest = root / folder.name
         dest.mkdir(parents=True, exist_ok=True)
-        for old in results.figure_files(dest) + [dest / SOURCE, dest / FINDINGS]:
+        for old in results.figure_files(dest) + [dest / SOURCE, dest / FINDINGS, dest / PENDING]:
             old.unlink(missing_ok=True)
         for path in files:
             shutil.copyfile(path, dest / path.name)
