@@ -9,7 +9,7 @@ import pandas as pd
 
 from ingestlab import datagen, latency, progress
 from ingestlab.concurrency import check_clients
-from ingestlab.engine_specs import EngineSpec, registered
+from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import Notebook
@@ -34,9 +34,10 @@ TABLE = "ingestlab_round_trips"
 CONFIG = ["engine", "variant", "rows_per_insert", "clients", "delay_ms", "repeat"]
 #: The variant of an engine that declares no commit variants: the cluster as the lab starts it.
 DEFAULT_VARIANT = "default"
-#: The notebook's default ``ENGINES``: the lab's cluster engines. Only this default adapts to the machine (as the
-#: runner's defaults do): an engine of it that is not registered here, or cannot start, is left out, saying why.
-DEFAULT_ENGINES = "galera,postgres_replicated,mariadb_semisync"
+#: The notebook's default ``ENGINES``: every registered engine with ``link_delay`` that the lab starts itself
+#: (its cluster engines, whatever is registered). Only this default adapts to the machine (as the runner's
+#: defaults do): an engine of it that cannot start here is left out, saying why.
+DEFAULT_ENGINES = ""
 #: The ``engine`` of the calibration's rows: a TCP echo through the proxy, one round trip an exchange.
 ECHO = "echo"
 
@@ -123,17 +124,12 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
     default :data:`DEFAULT_ENGINES` adapts to the machine (``left_out`` says which and why). Where
     Toxiproxy cannot run, or no engine is left, ``skipped`` says why in one line and nothing is measured.
 
-    Examples
-    --------
-    >>> validate("duckdb")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: ENGINES='duckdb' is not valid: expected an engine with link_delay, which notebook 08 needs (duckdb: no link_delay: no inter-node links the lab can route through a proxy (one node); engines with it: ...)
+    An engine without ``link_delay`` is refused in one line naming the engines that have it.
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
     engines, left_out = _available(engines)
-    classes = engine_classes(engines) if engines or not left_out else {}
+    classes = engine_classes(engines) if engines not in (DEFAULT_ENGINES, None) else {}
     capabilities.require(NOTEBOOK.needs, classes, notebook=f"notebook {NOTEBOOK.id}")
     for spec in classes:
         if spec.connection is not None:
@@ -157,21 +153,23 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", delays_ms: Sequ
         raise ConfigError("SEED", seed, "an integer")
     return Params(tuple(classes), scale, delays, held, rows, clients, chosen, repeats, duration_s, warmup_s, seed,
                   skipped=latency.unavailable_reason() if classes else "no cluster engine can run here: "
-                  + "; ".join(left_out), left_out=left_out)
+                  + ("; ".join(left_out) or "none with link_delay is registered"), left_out=left_out)
 
 
 def _available(engines: Any) -> tuple[Any, tuple[str, ...]]:
-    """:data:`DEFAULT_ENGINES` without those not registered or unable to start here (each said); any other value as given.
+    """:data:`DEFAULT_ENGINES` as the registered engines it stands for, less those unable to start here (each said).
+
+    Any other value is returned as given.
 
     What the runner does to a default (:func:`ingestlab.runner.without_unavailable_engines`), for a
     notebook run without it (nbval, Jupyter).
     """
-    if engines != DEFAULT_ENGINES:
+    if engines not in (DEFAULT_ENGINES, None):
         return engines, ()
-    value, left_out = registered(engines)
     classes = registry.classes()
+    left_out: dict[str, str] = {}
     kept = []
-    for name in filter(None, items_of(value)):
+    for name in [n for n, cls in classes.items() if cls.has("link_delay") and cls.HAS_LOCAL_SERVER]:
         reason = classes[name].unavailable_reason()
         if reason:
             left_out[name] = reason

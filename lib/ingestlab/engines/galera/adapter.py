@@ -165,6 +165,8 @@ class Galera(MariaDB):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **MariaDB.CAPABILITIES, "group_commit": GaleraGroupCommit, "table_models": GaleraTableModels,
         "profiled_statement": GaleraProfiledStatement, "upsert": NOT_BEYOND_RAM, "memory_budget": NOT_BEYOND_RAM,
+        # see the folder's README, "Link delay": gcomm dials the addresses its peers advertise, past any proxy
+        "link_delay": "the nodes' group communication dials each peer's advertised address, past any proxy in between",
     }
     #: Seconds a node's count may wait for its applier to catch up (``wsrep_sync_wait``) before the count fails.
     SYNC_WAIT_S: ClassVar[int] = 60
