@@ -53,9 +53,8 @@ def test_every_local_link_of_the_readme_and_docs_leads_somewhere():
 
 
 def test_every_notebook_has_promoted_findings_that_name_the_run_of_its_figures():
-    from ingestlab.workloads import discover
-
     from ingestlab import promotion, results
+    from ingestlab.workloads import discover
 
     for stem in discover():
         folder = REPO / "figures" / stem
