@@ -10,6 +10,7 @@ from ingestlab.engines.base import EngineStyle
 from ingestlab.engines.postgres import Postgres
 from ingestlab.engines.postgres_replicated.capabilities import (
     ReplicatedCommitVariants,
+    ReplicatedLinkDelay,
     ReplicatedLoadSettings,
     ReplicatedProfiledStatement,
     ReplicatedTableModels,
@@ -61,7 +62,7 @@ class PostgresReplicated(Postgres):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": ReplicatedCommitVariants,
         "profiled_statement": ReplicatedProfiledStatement, "table_models": ReplicatedTableModels,
-        "load_settings": ReplicatedLoadSettings,
+        "load_settings": ReplicatedLoadSettings, "link_delay": ReplicatedLinkDelay,
     }
     #: Seconds :meth:`_count_rows` waits for each standby to replay what the primary flushed.
     REPLAY_WAIT_S: ClassVar[float] = 60.0
@@ -203,6 +204,8 @@ class PostgresReplicated0(PostgresReplicated):
     STANDBYS = 0
     STYLE = EngineStyle(title="PostgreSQL, replication off", colour="#0072B2", marker="v", words=WORDS)
     WIRE = dataclasses.replace(PostgresReplicated.WIRE, schemes=())
+    CAPABILITIES: ClassVar[dict[str, Any]] = {**PostgresReplicated.CAPABILITIES,
+                                              "link_delay": "no standby: no link between nodes to delay"}
 
 
 class PostgresReplicated2(PostgresReplicated):

@@ -6,6 +6,7 @@ import math
 import statistics
 from typing import ClassVar
 
+from ingestlab.engines.capabilities import LinkDelay
 from ingestlab.engines.postgres.capabilities import (
     PostgresCommitVariants,
     PostgresLoadSettings,
@@ -29,6 +30,14 @@ class ReplicatedCommitVariants(PostgresCommitVariants):
         "sync_on": {"synchronous_commit": "on"},
         "sync_remote_apply": {"synchronous_commit": "remote_apply"},
     }
+
+
+class ReplicatedLinkDelay(LinkDelay):
+    """Each standby's replication stream through its own proxy in front of the primary's loopback port.
+
+    The delay is on both directions of the stream: WAL to the standby and its replies (write,
+    flush, apply positions) back, so a synchronous commit pays one round trip of it.
+    """
 
 
 class ReplicatedTableModels(PostgresTableModels):

@@ -33,11 +33,14 @@ class Standby:
     port : int
         The number in its socket's name (``.s.PGSQL.<port>`` in the server's private socket
         directory); it has no TCP listener.
+    link_port : int or None
+        The port on 127.0.0.1 of the proxy its stream goes through (None: the primary's socket).
     """
 
     name: str
     directory: Path
     port: int
+    link_port: int | None = None
 
     @property
     def pgdata(self) -> Path:
@@ -60,8 +63,13 @@ class ReplicatedPostgresServer(PostgresServer):
     random password lives in ``replication.secret`` (0600) and, written by ``pg_basebackup -R``,
     in the standby's ``postgresql.auto.conf`` (0600, in its 0700 data directory); ``pg_hba.conf``
     allows replication to that role only, over the socket (and over 127.0.0.1 only while
-    :attr:`link_port` routes the stream through a proxy). Once every standby streams, the
+    :attr:`delay` routes the streams through proxies). Once every standby streams, the
     primary waits for them: ``synchronous_standby_names = 'ANY 1 (standby1, …)'``.
+
+    With :attr:`delay` set before :meth:`start` (the ``link_delay`` capability's ``route``),
+    the primary also listens on a free port of 127.0.0.1 and each standby streams through its
+    own proxy of a private :class:`~ingestlab.latency.Toxiproxy` (``toxiproxy/`` in the folder,
+    :attr:`toxiproxy`), whose delay ``link_delay.set`` changes; without it nothing listens on TCP.
 
     Parameters
     ----------
@@ -81,9 +89,11 @@ class ReplicatedPostgresServer(PostgresServer):
         super().__init__(directory, keep=keep)
         self.standbys = [Standby(f"standby{n}", self.directory / f"standby{n}", PRIMARY_PORT + n)
                          for n in range(1, standbys + 1)]
-        #: The TCP port on 127.0.0.1 standbys stream from instead of the socket (a proxy's), or None: the socket.
-        self.link_port: int | None = None
-        #: The primary's own TCP port on 127.0.0.1 while :attr:`link_port` is set (the proxy's upstream).
+        #: Whether the standbys stream through proxies (set before :meth:`start`).
+        self.delay = False
+        #: The proxies the standbys stream through while :attr:`delay` is set, once started.
+        self.toxiproxy = None
+        #: The primary's own TCP port on 127.0.0.1 while :attr:`delay` is set (the proxies' upstream).
         self.tcp_port: int | None = None
         self._streaming = False
         self._replication_password: str | None = None
@@ -131,7 +141,7 @@ class ReplicatedPostgresServer(PostgresServer):
         return self._replication_password
 
     def _start(self) -> None:
-        if self.link_port is not None and self.tcp_port is None:
+        if self.delay and self.tcp_port is None:
             self.tcp_port = _free_port()
         fresh = not (self.pgdata / "PG_VERSION").exists()
         super()._start()
@@ -140,6 +150,8 @@ class ReplicatedPostgresServer(PostgresServer):
             self._run("pg_ctl", ["reload"])
             self._sql(f"CREATE ROLE {REPLICATION_ROLE} WITH REPLICATION LOGIN PASSWORD %s",
                       [self.replication_password])
+        if self.delay and self.standbys:
+            self._start_proxies()
         for standby in self.standbys:
             if not (standby.pgdata / "PG_VERSION").exists():
                 self._base_backup(standby)
@@ -163,10 +175,20 @@ class ReplicatedPostgresServer(PostgresServer):
             lines.append(f"host replication {REPLICATION_ROLE} 127.0.0.1/32 scram-sha-256")
         (self.pgdata / "pg_hba.conf").write_text("\n".join(lines) + "\n")
 
-    def _conninfo(self) -> str:
-        """Where standbys stream from: the proxy's port on 127.0.0.1, else the primary's socket."""
-        if self.link_port is not None:
-            return f"host=127.0.0.1 port={self.link_port}"
+    def _start_proxies(self) -> None:
+        """A private Toxiproxy with one proxy per standby in front of the primary's loopback port, no delay yet."""
+        from ingestlab.latency import Toxiproxy
+
+        if self.toxiproxy is None:
+            self.toxiproxy = Toxiproxy(self.directory / "toxiproxy")
+        self.toxiproxy.start()
+        for standby in self.standbys:
+            standby.link_port = self.toxiproxy.proxy(standby.name, self.tcp_port)
+
+    def _conninfo(self, standby: Standby) -> str:
+        """Where ``standby`` streams from: its proxy's port on 127.0.0.1, else the primary's socket."""
+        if standby.link_port is not None:
+            return f"host=127.0.0.1 port={standby.link_port}"
         return f"host={self.socket_dir} port={PRIMARY_PORT}"
 
     def _base_backup(self, standby: Standby) -> None:
@@ -177,7 +199,7 @@ class ReplicatedPostgresServer(PostgresServer):
         """
         standby.directory.mkdir(mode=0o700, exist_ok=True)
         self.give(standby.directory, 0o700)
-        conninfo = f"{self._conninfo()} user={REPLICATION_ROLE} application_name={standby.name}"
+        conninfo = f"{self._conninfo(standby)} user={REPLICATION_ROLE} application_name={standby.name}"
         self._run("pg_basebackup", ["-d", conninfo, "-R", "-X", "stream", "-c", "fast", "--no-sync"],
                   pgdata=standby.pgdata, env={"PGPASSWORD": self.replication_password})
         own = ["wal_retrieve_retry_interval = '100ms'\n",  # reconnect at once after the primary restarts
@@ -238,6 +260,8 @@ class ReplicatedPostgresServer(PostgresServer):
         super()._stop()  # the primary first: a fast shutdown sends its last WAL to the standbys
         for standby in self.standbys:
             self.stop_standby(standby, mode="fast" if self.keep else "immediate")
+        if self.toxiproxy is not None:
+            self.toxiproxy.stop()
         self._streaming = False
 
     def stop_standby(self, standby: Standby, mode: str = "fast") -> None:
