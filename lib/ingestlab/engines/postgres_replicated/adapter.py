@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, ClassVar
 
 from ingestlab import timing
@@ -164,8 +165,8 @@ class PostgresReplicated(Postgres):
                                              f"{str(exc).strip()}") from exc
             try:
                 conn.autocommit = True
-                replayed = poll(lambda: self.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [target],
-                                                     conn=conn)[0][0], timeout_s=self.REPLAY_WAIT_S, interval_s=0.02)
+                replayed = poll(functools.partial(self._replayed, conn, target), timeout_s=self.REPLAY_WAIT_S,
+                                interval_s=0.02)
                 if not replayed:
                     at = self.execute("SELECT pg_last_wal_replay_lsn()", conn=conn)[0][0]
                     raise ServerError(f"{self.label}: {name} replayed WAL up to {at} only, not the primary's {target}, "
@@ -177,6 +178,10 @@ class PostgresReplicated(Postgres):
                 raise DataLossError(f"{self.label}: {name} holds {held} rows of {table!r}, the primary {rows}, after "
                                     f"replaying up to the primary's flushed WAL ({target})")
         return rows
+
+    def _replayed(self, conn, target: str) -> bool:
+        """Whether the standby on ``conn`` has replayed the WAL up to ``target``."""
+        return bool(self.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [target], conn=conn)[0][0])
 
     def _await_listed_replay(self, target: str) -> None:
         """Wait until every standby ``pg_stat_replication`` lists has replayed up to ``target``, or raise naming it."""
