@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import secrets
 import socket
 from pathlib import Path
 from typing import ClassVar
@@ -42,15 +40,12 @@ class Standby:
     port: int
     link_port: int | None = None
 
-    @property
-    def pgdata(self) -> Path:
-        """Its data directory (made by ``pg_basebackup -R``)."""
-        return self.directory / "data"
+    #: Its data directory (made by ``pg_basebackup -R``) and its server log, in :attr:`directory`.
+    pgdata: Path = dataclasses.field(init=False)
+    log_file: Path = dataclasses.field(init=False)
 
-    @property
-    def log_file(self) -> Path:
-        """Its server log."""
-        return self.directory / "postgres.log"
+    def __post_init__(self):
+        self.pgdata, self.log_file = self.directory / "data", self.directory / "postgres.log"
 
 
 class ReplicatedPostgresServer(PostgresServer):
@@ -96,7 +91,6 @@ class ReplicatedPostgresServer(PostgresServer):
         #: The primary's own TCP port on 127.0.0.1 while :attr:`delay` is set (the proxies' upstream).
         self.tcp_port: int | None = None
         self._streaming = False
-        self._replication_password: str | None = None
 
     # -- what the primary waits for ----------------------------------------------------------
     def synchronous_standby_names(self) -> str:
@@ -128,17 +122,8 @@ class ReplicatedPostgresServer(PostgresServer):
 
     @property
     def replication_password(self) -> str:
-        """The replication role's random password, made on first use and kept (0600) in the server's folder."""
-        if self._replication_password is None:
-            path = self.directory / "replication.secret"
-            try:
-                self._replication_password = path.read_text().strip()
-            except OSError:
-                self._replication_password = secrets.token_urlsafe(18)
-                fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w") as out:
-                    out.write(self._replication_password + "\n")
-        return self._replication_password
+        """The replication role's random password, kept (0600) in the server's folder (``replication.secret``)."""
+        return self.secret("replication")
 
     def _start(self) -> None:
         if self.delay and self.tcp_port is None:
