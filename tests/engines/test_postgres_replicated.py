@@ -39,6 +39,17 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
         conn.close()
         eng.apply_settings({})
 
+    def test_rows_committed_asynchronously_are_counted_on_the_standby_too(self, eng):
+        """With synchronous_commit = off the commits are not flushed yet when the count asks: it flushes them first."""
+        eng.apply_settings({"synchronous_commit": "off", "wal_writer_delay": "10000ms"})
+        try:
+            eng.tables.reset("async_rows", STUDY_COLUMNS)
+            for row in datagen.study_rows(20, seed=9):
+                eng.execute(eng.sql.insert_sql("async_rows", COLS, 1), list(row))
+            assert eng.tables.count_rows("async_rows") == 20
+        finally:
+            eng.apply_settings({})
+
     def test_a_standby_that_does_not_replay_fails_the_count_naming_it(self, eng, monkeypatch):
         eng.tables.reset("paused", STUDY_COLUMNS)
         (name, kwargs), = eng._standby_nodes()

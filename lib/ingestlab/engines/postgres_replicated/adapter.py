@@ -141,7 +141,7 @@ class PostgresReplicated(Postgres):
         """The rows of ``table`` on the primary, once every standby holds as many.
 
         Each standby is first waited for (up to :attr:`REPLAY_WAIT_S`) until it has replayed
-        the WAL the primary had flushed when it counted; then counted. A standby that does not
+        the WAL the primary flushed after it counted (:meth:`_flushed_lsn`: the end of that flush); then counted. A standby that does not
         catch up, or holds another number of rows, fails in one line naming it.
 
         Raises
@@ -152,7 +152,7 @@ class PostgresReplicated(Postgres):
             A standby holds another number of rows than the primary.
         """
         rows = super()._count_rows(table)
-        target = self.execute("SELECT pg_current_wal_flush_lsn()")[0][0]
+        target = self._flushed_lsn()
         if self.server is None:  # by URL: every standby the primary streams to, whether we may count on it or not
             self._await_listed_replay(target)
         quoted = self.sql.quote(table)
@@ -178,6 +178,23 @@ class PostgresReplicated(Postgres):
                 raise DataLossError(f"{self.label}: {name} holds {held} rows of {table!r}, the primary {rows}, after "
                                     f"replaying up to the primary's flushed WAL ({target})")
         return rows
+
+    def _flushed_lsn(self) -> str:
+        """The primary's WAL flushed up to now, every commit counted so far included.
+
+        An asynchronous commit (``sync_off``) may not be flushed yet, and a standby receives
+        only flushed WAL. A transaction that writes a WAL record (a transactional logical
+        message: any version since 9.6, any ``wal_level``) and commits with ``synchronous_commit
+        = local`` flushes everything before it, without waiting for a standby (that wait is
+        :meth:`_count_rows`', bounded).
+        """
+        self.execute("BEGIN")
+        try:
+            self.execute("SET LOCAL synchronous_commit = local")
+            self.execute("SELECT pg_logical_emit_message(true, 'ingestlab', 'rows counted')")
+        finally:
+            self.execute("COMMIT")
+        return self.execute("SELECT pg_current_wal_flush_lsn()")[0][0]
 
     def _replayed(self, conn, target: str) -> bool:
         """Whether the standby on ``conn`` has replayed the WAL up to ``target``."""
