@@ -62,8 +62,8 @@ class SyncWatch:
     commit reported as done. The watch reads the primary, on a connection of its own, every
     :attr:`INTERVAL_S`: once a standby it saw streaming has not streamed for :attr:`BOUND_S`,
     or a commit has waited in ``SyncRep`` that long, it records :attr:`cause` (which standby,
-    since when, the bound) and terminates every backend waiting in ``SyncRep`` (now and at every
-    later look), so the statement that waited fails; the adapter raises
+    since when, the bound) and terminates every backend of its user waiting in ``SyncRep`` (now
+    and at every later look), so the statement that waited fails; the adapter raises
     :class:`~ingestlab.errors.ServerError` with :attr:`cause`, and the run ends with exit 5.
 
     Parameters
@@ -158,8 +158,9 @@ class SyncWatch:
             self.cause = self._describe(gone, float(waited), now)
             log.error("%s: %s", self.label, self.cause)
         if self.cause is not None:
-            self._execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                          "WHERE wait_event = 'SyncRep' AND pid <> pg_backend_pid()")
+            # the lab's user's only: on a server given by URL, other users' sessions are not the lab's to end
+            self._execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep' "
+                          "AND usename = current_user AND pid <> pg_backend_pid()")
 
     def _describe(self, gone: dict[str, float], waited: float, now: float) -> str:
         if gone:
