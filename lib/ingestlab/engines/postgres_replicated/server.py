@@ -152,7 +152,7 @@ class ReplicatedPostgresServer(PostgresServer):
 
         ``local`` lines serve the private socket directory (0700: only the server's user, and
         root, reach it); the ``host`` line serves the loopback listener the primary has only
-        while a proxy carries the stream (:attr:`link_port`), for the replication role alone.
+        while proxies carry the streams (:attr:`delay`), for the replication role alone.
         """
         lines = ["local replication " + REPLICATION_ROLE + " scram-sha-256",
                  "local all all scram-sha-256"]
