@@ -81,14 +81,16 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
         """
         order = ["sync_local", "sync_remote_write", "sync_on", "sync_remote_apply"]
         variants = eng.capability("commit_variants").VARIANTS
-        stats = {}
-        for k, variant in enumerate(order):
-            eng.apply_settings(variants[variant])
-            eng.tables.reset("order", STUDY_COLUMNS)
-            rows = datagen.study_rows(400, start_id=k * 10**6, seed=k)
-            calls = [eng.sender.statement_call(eng.sql.insert_sql("order", COLS, 1), r) for r in rows]
-            ms = timing.time_calls(calls, rows=[1] * len(rows), bytes_=[0] * len(rows))["elapsed_s"].to_numpy()[50:] * 1e3
-            stats[variant] = (float(np.median(ms)), *anatomy._median_ci(ms))
+        samples = {v: [] for v in order}
+        eng.tables.reset("order", STUDY_COLUMNS)
+        rows = iter(datagen.study_rows(3 * len(order) * 150, seed=3))
+        for round_no in range(3):  # rounds, each in another order: the machine's drift falls on every variant alike
+            for variant in order[round_no:] + order[:round_no]:
+                eng.apply_settings(variants[variant])
+                calls = [eng.sender.statement_call(eng.sql.insert_sql("order", COLS, 1), next(rows)) for _ in range(150)]
+                ms = timing.time_calls(calls, rows=[1] * 150, bytes_=[0] * 150)["elapsed_s"].to_numpy()[30:] * 1e3
+                samples[variant] += ms.tolist()
+        stats = {v: (float(np.median(ms)), *anatomy._median_ci(ms)) for v, ms in samples.items()}
         eng.apply_settings({})
         shown = {v: tuple(round(x, 3) for x in s) for v, s in stats.items()}
         print("median, CI (ms):", shown)
@@ -104,8 +106,10 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
                 "anat_rep", COLS, datagen.study_rows(6, seed=5), unobserved_rows=datagen.study_rows(48, start_id=100, seed=6))
             per = frame[frame["pass"] == "server"].pivot(index="statement_no", columns="component", values="ms")
             quiet = frame[(frame["pass"] == anatomy.UNOBSERVED) & (frame["component"] == "sync_rep_wait")]
-            if waits:
-                assert (per["sync_rep_wait"] > 0).all() and (per["sync_rep_wait"] < per["client_total"]).all()
+            if waits:  # NaN where the primary had already forgotten the lag (a standby caught up twice in a row)
+                measured = per.dropna(subset=["sync_rep_wait"])
+                assert len(measured) >= len(per) // 2, per["sync_rep_wait"]
+                assert (measured["sync_rep_wait"] > 0).all() and (measured["sync_rep_wait"] < measured["client_total"]).all()
                 assert (quiet["ms"] > 0).all()
             else:
                 assert (per["sync_rep_wait"] == 0).all() and (quiet["ms"] == 0).all()

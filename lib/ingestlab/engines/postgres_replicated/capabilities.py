@@ -69,7 +69,9 @@ class _SyncRepRecorder(_StatsRecorder):
       the first to confirm releases it: the least lag. It leaves out the walsender's wake-up
       after the local flush and the backend's after the reply (both in ``unexplained``).
       Commits that wait for no standby (``off``, ``local``, no ``synchronous_standby_names``)
-      get 0. Unobserved statements get the median over the blocks of the lag read after each
+      get 0. NaN (not measured) where the primary had already forgotten the lag: it clears it
+      when a standby reports having replayed everything in two replies in a row (about one
+      observed statement in six on this machine). Unobserved statements get the median over the blocks of the lag read after each
       block's last statement (the lag is a last value, not a cumulative counter), and, where
       they wait for a standby, their block's mean WAL flush (not the mean plus their own excess:
       what varies is the standby's reply as much as the flush).
