@@ -201,3 +201,20 @@ def test_a_delay_on_the_link_to_the_standby_adds_about_a_round_trip_to_each_comm
         assert eng.tables.count_rows("delayed") == 300
     finally:
         eng.close()
+
+
+@pytest.mark.parametrize("name, standbys", [("postgres_replicated0", 0), ("postgres_replicated2", 2)])
+def test_every_node_of_k_standbys_holds_every_row(name, standbys):
+    eng = engines.get(name).start()
+    try:
+        names = eng.execute("SHOW synchronous_standby_names")[0][0]
+        assert names == ("ANY 1 (standby1, standby2)" if standbys else "")
+        assert [s["sync_state"] for s in eng.metadata()["standbys"]] == ["quorum"] * standbys
+        eng.apply_settings({"synchronous_commit": "remote_apply"})  # with no standby: a local commit
+        eng.tables.reset("k_rows", STUDY_COLUMNS)
+        rows = datagen.study_rows(300, seed=4)
+        eng.execute(eng.sql.insert_sql("k_rows", COLS, len(rows)), [v for r in rows for v in r])
+        assert eng.tables.count_rows("k_rows") == 300 and len(eng._standby_nodes()) == standbys
+        assert eng.has("link_delay") is bool(standbys)
+    finally:
+        eng.close()
