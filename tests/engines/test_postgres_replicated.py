@@ -147,6 +147,33 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
         assert eng.tables.count_rows("lost") >= 1
 
 
+    def test_a_standby_that_stops_answering_ends_the_commit_waiting_for_it(self, eng, monkeypatch):
+        """A stopped standby (SIGSTOP: its connection stays open, pg_stat_replication still says streaming) is found
+        by the commit's own wait in SyncRep."""
+        import signal
+
+        import psutil
+
+        monkeypatch.setattr(SyncWatch, "BOUND_S", 2.0)
+        eng.tables.reset("stopped", STUDY_COLUMNS)
+        standby = eng.server.standbys[0]
+        postmaster = psutil.Process(int((standby.pgdata / "postmaster.pid").read_text().split()[0]))
+        procs = [postmaster, *postmaster.children()]
+        for proc in procs:
+            proc.send_signal(signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            with pytest.raises(ServerError, match=r"a commit has waited \d+\.\d s for a standby .*bound 2 s"):
+                eng.sender.statement_call(eng.sql.insert_sql("stopped", COLS, 1), datagen.study_rows(1, seed=8)[0])()
+            assert time.monotonic() - began < 2 + 3
+        finally:
+            for proc in procs:
+                proc.send_signal(signal.SIGCONT)
+            eng.server._await_streaming(sync=True)
+            eng._watch.cause = None
+            eng.apply_settings({})
+
+
 def test_a_url_reads_the_standbys_from_the_primary_and_counts_on_those_it_is_given():
     local = engines.get("postgres_replicated").start()
     try:
