@@ -52,6 +52,7 @@ LAB_URLS = {
     "doris.yml": "doris://root@127.0.0.1:9230/ingestlab?http_port=8230",
     "yugabytedb.yml": "yugabytedb://yugabyte@127.0.0.1:5433/yugabyte",
     "postgres.yml": "postgresql://postgres@127.0.0.1:5432/postgres",
+    "postgres-replicated.yml": "pgreplicated://postgres@127.0.0.1:5442/postgres?standbys=127.0.0.1:5443,127.0.0.1:5444",
     "mariadb.yml": "mariadb://root@127.0.0.1:3306/ingestlab",
     "arangodb.yml": "arangodb://root@127.0.0.1:8529/_system",
     "galera.yml": "galera://root@127.0.0.1:3316/ingestlab?nodes=127.0.0.1:3317,127.0.0.1:3318",
@@ -64,6 +65,7 @@ PUBLISHED = {
     "doris.yml": {9230: 9030, 8230: 8030, 8240: 8240},
     "yugabytedb.yml": {5433: 5433},
     "postgres.yml": {5432: 5432},
+    "postgres-replicated.yml": {5442: 5432, 5443: 5432, 5444: 5432},
     "mariadb.yml": {3306: 3306},
     "arangodb.yml": {8529: 8529},
     "galera.yml": {3316: 3306, 3317: 3306, 3318: 3306},
@@ -432,7 +434,11 @@ def check_host_ports_distinct(docs: dict[str, dict[str, Any]]) -> Problems:
     return problems
 
 
+<<<<<<< HEAD
 README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|mariadb|arangodb|galera)://[^`\s]+)`")
+=======
+README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|pgreplicated|mariadb|arangodb)://[^`\s]+)`")
+>>>>>>> t-pgrep
 
 
 def check_seed_machine(doc: dict[str, Any], service: str, *, memory: str | None = "4g",
@@ -535,6 +541,7 @@ SERVICE_IMAGES = {
     "doris.yml": {"fe": "apache/doris", "be": "apache/doris"},
     "yugabytedb.yml": {"yugabytedb": "yugabytedb/yugabyte"},
     "postgres.yml": {"postgres": "postgres"},
+    "postgres-replicated.yml": {"primary": "postgres", "standby1": "postgres", "standby2": "postgres"},
     "mariadb.yml": {"mariadb": "mariadb"},
     "arangodb.yml": {"arangodb": "arangodb"},
     "galera.yml": {"galera1": "mariadb", "galera2": "mariadb", "galera3": "mariadb"},

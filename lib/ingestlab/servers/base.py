@@ -177,17 +177,22 @@ class LocalServer(abc.ABC):
 
     @property
     def password(self) -> str:
-        """The server's random password, made on first use and kept (0600) in its folder."""
+        """The server's random password, made on first use and kept (0600) in its folder (``lab.secret``)."""
         if self._password is None:
-            path = self.directory / "lab.secret"
-            try:
-                self._password = path.read_text().strip()
-            except OSError:
-                self._password = secrets.token_urlsafe(18)
-                fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w") as out:
-                    out.write(self._password + "\n")
+            self._password = self.secret("lab")
         return self._password
+
+    def secret(self, name: str) -> str:
+        """A random secret kept (0600) in the server's folder as ``<name>.secret``, made on first use."""
+        path = self.directory / f"{name}.secret"
+        try:
+            return path.read_text().strip()
+        except OSError:
+            value = secrets.token_urlsafe(18)
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(value + "\n")
+            return value
 
     def __enter__(self) -> "LocalServer":
         return self.start()

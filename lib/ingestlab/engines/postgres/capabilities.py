@@ -374,6 +374,9 @@ class _StatsRecorder(anatomy.Recorder):
     """
 
     PASS = "server"
+    #: Whether an unobserved statement's WAL flush takes its client time's excess over the block's mean
+    #: (the flush is what varies); False where something else varies more (a wait for a standby).
+    flush_varies: bool = True
     ORDER = ("client_socket", "transaction", "parse_analyze", "planning", "executor_start_end", "execution",
              "commit", "commit_with_wal_flush", "wal_flush")
     _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
@@ -432,7 +435,7 @@ class _StatsRecorder(anatomy.Recorder):
                  ("execution", execution, "pg_stat_statements.total_exec_time, mean over the block")
                  ] if self.has_pgss else []
         flushes = [[] for _ in client_ms]
-        if self.has_io and fsyncs >= 1:  # each statement flushed: the flush is what varies (class docstring)
+        if self.has_io and fsyncs >= 1 and self.flush_varies:  # each statement flushed: the flush varies (class docstring)
             mean_ms = statistics.fmean(client_ms)
             flushes = [[("wal_flush", max(0.0, wal_ms + ms - mean_ms),
                          "pg_stat_io wal write_time + fsync_time, mean over the block plus the statement's client "

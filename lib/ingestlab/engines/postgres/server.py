@@ -103,17 +103,19 @@ class PostgresServer(LocalServer):
         """Where this server's ``initdb``, ``pg_ctl`` and ``postgres`` are (the wheel's)."""
         return bin_dir()
 
-    def _run(self, tool: str, args: list[str], timeout: float = 60) -> str:
-        """Run ``tool`` (``initdb``, ``pg_ctl``) of :meth:`bin_dir` on this server's data; its stdout.
+    def _run(self, tool: str, args: list[str], timeout: float = 60, *, pgdata: Path | None = None,
+             env: dict[str, str] | None = None) -> str:
+        """Run ``tool`` (``initdb``, ``pg_ctl``) of :meth:`bin_dir` on this server's data (or ``pgdata``); its stdout.
 
-        As the server's OS user; its stderr is in the :class:`~ingestlab.errors.ServerError` it raises.
+        As the server's OS user, with ``env`` added to the environment (a secret a tool reads there,
+        never in its arguments); its stderr is in the :class:`~ingestlab.errors.ServerError` it raises.
         """
-        command = [str(self.bin_dir() / tool), "-D", str(self.pgdata), *args]
+        command = [str(self.bin_dir() / tool), "-D", str(pgdata or self.pgdata), *args]
         # files, not pipes: pg_ctl's postmaster inherits them and would hold a pipe open
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
             try:
                 subprocess.run(command, check=True, stdout=out, stderr=err, text=True, timeout=timeout,
-                               user=self._user(), cwd=self.directory)
+                               user=self._user(), cwd=self.directory, env={**os.environ, **env} if env else None)
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
                 err.seek(0)
                 raise self._failed(tool, args, RuntimeError(f"{exc}: {err.read()[-1000:]}")) from exc
@@ -175,9 +177,12 @@ class PostgresServer(LocalServer):
         utils.ensure_folder_permissions(bin_dir(), 0o755)
         utils.ensure_folder_permissions(bin_dir().parent / "lib", 0o644)
 
+    def _postmaster_options(self) -> str:
+        """The postmaster's listening options: ``-h ''`` (no TCP listener at all), ``-k`` the private socket directory."""
+        return f"-h '' -k {self.socket_dir}"
+
     def _pg_ctl_start(self) -> None:
-        # -h '' : no TCP listener at all; -k : the socket lives in the private socket directory
-        self._run("pg_ctl", ["-w", "-l", str(self.log_file), "-o", f"-h '' -k {self.socket_dir}", "start"])
+        self._run("pg_ctl", ["-w", "-l", str(self.log_file), "-o", self._postmaster_options(), "start"])
         pid = (self.pgdata / "postmaster.pid").read_text().split()[0]
         (self.directory / PID_FILE).write_text(pid + "\n")
 
