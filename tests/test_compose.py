@@ -434,11 +434,7 @@ def check_host_ports_distinct(docs: dict[str, dict[str, Any]]) -> Problems:
     return problems
 
 
-<<<<<<< HEAD
-README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|mariadb|arangodb|galera)://[^`\s]+)`")
-=======
-README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|pgreplicated|mariadb|arangodb)://[^`\s]+)`")
->>>>>>> t-pgrep
+README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|pgreplicated|mariadb|arangodb|galera)://[^`\s]+)`")
 
 
 def check_seed_machine(doc: dict[str, Any], service: str, *, memory: str | None = "4g",
