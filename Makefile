@@ -3,6 +3,7 @@
 #   make test        unit, integration and notebook tests
 #   make lab         JupyterLab on the project's kernel
 #   make figures     run every notebook at paper scale (hours), then copy its figures into figures/
+#   make toxiproxy   build Toxiproxy's server into .lab/bin (Go needed; notebook 08 injects latency with it)
 #   make bench       harness-fidelity benchmarks (lab vs pgbench / mariadb-slap, one client and many; lab COPY vs psql \copy)
 
 PYTHON ?= python3
@@ -14,7 +15,7 @@ STAMP  := $(VENV)/.installed-$(shell cat $(BUILT_FROM) | cksum | cut -d' ' -f1)
 NOW    := $(shell date -u +%Y%m%dT%H%M%SZ)
 OUT    ?= runs/$(NOW)
 
-.PHONY: reproduce test lab figures bench clean engines client-headers help
+.PHONY: reproduce test lab figures bench clean engines client-headers toxiproxy help
 .DEFAULT_GOAL := help
 
 help:
@@ -68,9 +69,21 @@ engines:
 	    || echo "warning: could not install postgresql-15; its tests skip and notebook 05 runs without it"; \
 	else echo "note: PostgreSQL 15 not found and cannot be installed here; notebook 05 runs without it"; fi
 
+# Toxiproxy, the user-space proxy that puts a delay between a cluster's nodes (notebook 08), from its Go module
+# (tcp netem is not on every kernel). `go install` again is fast (Go's cache); without Go the target says so and
+# succeeds: notebook 08 then skips its delay grid, saying why.
+GO ?= $(shell command -v go 2>/dev/null || { test -x /usr/local/go/bin/go && echo /usr/local/go/bin/go; })
+TOXIPROXY_VERSION := 2.5.0
+toxiproxy:
+	@if [ -z "$(GO)" ]; then \
+	  echo "note: Go not found: Toxiproxy not built; notebook 08 skips its delay grid (saying so)"; \
+	else mkdir -p .lab/bin && GOBIN="$(CURDIR)/.lab/bin" $(GO) install github.com/Shopify/toxiproxy/v2/cmd/server@v$(TOXIPROXY_VERSION) \
+	  && mv -f .lab/bin/server .lab/bin/toxiproxy-server \
+	  || echo "warning: Toxiproxy could not be built; notebook 08 skips its delay grid (saying so)"; fi
+
 # Engines that cannot be had here are left out, saying so once; a failing notebook does not stop the
 # others, and the exit code says that one failed. Figures go to $(OUT)/<notebook>/figures/, never figures/.
-reproduce: $(STAMP) engines
+reproduce: $(STAMP) engines toxiproxy
 	$(BIN)/ingestlab run all --out $(OUT) --summary
 
 # Two pytest workers a core, at most 8 (each starts its own servers): most long tests wait (on a server, a
@@ -81,7 +94,7 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$((
 # Bytecode is written even where $PYTHONDONTWRITEBYTECODE is set (as in some shells and CI images): the suite
 # starts some 150 Python processes (workers, kernels, CLI runs), and without it each compiled the lab's modules
 # and re-rewrote the test modules' asserts again (4 s per worker).
-test: $(STAMP) engines
+test: $(STAMP) engines toxiproxy
 	$(BIN)/ruff check lib tests bench
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --durations=50 \
 	  tests lib/ingestlab notebooks
@@ -98,7 +111,7 @@ lab: $(STAMP)
 # you made): every notebook at paper scale (00 has no scale), expect several hours on 2 cores (02 about
 # 6 min, 03 about 16 min as root; 04, 05 and 06 are the long ones), then the figures of every notebook that
 # completed are copied with figures/<notebook>/SOURCE naming the run; a failed one keeps its old figures.
-figures: $(STAMP) engines
+figures: $(STAMP) engines toxiproxy
 	@echo "running every notebook at paper scale into $(OUT) (several hours) ..."
 	@$(BIN)/ingestlab run all -p SCALE paper --out $(OUT) --summary; status=$$?; \
 	  $(BIN)/ingestlab figures $(OUT) && git status --short figures; exit $$status

@@ -309,3 +309,49 @@ def test_fit_terms_tests_its_sum_by_reset_and_rejects_a_missing_curvature():
     assert missed["model_holds"].eq(False).all() and (missed["lack_of_fit_p"] < 0.01).all()
     assert missed["model_note"].str.startswith("RESET p = ").all()
     assert "model_holds" not in models.fit_terms(straight, y="t", terms=["a", "r"]).columns
+
+
+# --- the round-trip law o(d) = o₀ + r · 2d (notebook 08), calibrated by simulation --------------------------
+# One run = the mean time of STATEMENTS_PER_RUN statements: a log-normal local cost (median 0.3 ms, σ 1) plus r round
+# trips of 2d, each hop overshooting its delay by an exponential scheduler lag (mean 0.05 ms per ms of delay: the
+# noise grows with d, as a sleeping proxy's does on a busy machine). The paper grid: d ∈ {0, 1, 2, 5} ms, 3 runs each,
+# and d = 3 held out.
+ROUND_TRIP_DELAYS = (0, 1, 2, 5)
+STATEMENTS_PER_RUN = 50
+
+
+def _round_trip_runs(rng, *, trials, delays=ROUND_TRIP_DELAYS, repeats=3, r=2, curve_ms_per_ms2=0.0):
+    """``trials`` data sets, one row per run: ``trial``, ``delay_ms``, ``overhead_ms`` (mean ms per statement)."""
+    d = np.tile(np.repeat(np.asarray(delays, float), repeats), trials)
+    local = rng.lognormal(np.log(0.3), 1.0, (len(d), STATEMENTS_PER_RUN))
+    lag = rng.exponential(0.05 * np.maximum(d, 1e-9)[:, None], (len(d), STATEMENTS_PER_RUN)) * 2 * r
+    per_statement = local + r * 2 * d[:, None] + lag
+    return pd.DataFrame({"trial": np.arange(trials).repeat(len(delays) * repeats), "delay_ms": d,
+                         "overhead_ms": per_statement.mean(axis=1) + curve_ms_per_ms2 * d ** 2})
+
+
+def test_fit_round_trips_ci_of_r_covers_the_round_trips_paid():
+    runs = _round_trip_runs(np.random.default_rng(21), trials=300)
+    fits = models.fit_round_trips(runs, by=["trial"], adequacy=False)
+    truth = 2 * (1 + 0.05)  # r = 2 round trips, each hop's sleep 5 % long on average: what a statement pays per ms of 2d
+    covered = (fits["round_trips_ci_low"] <= truth) & (truth <= fits["round_trips_ci_high"])
+    width = (fits["round_trips_ci_high"] - fits["round_trips_ci_low"]).median() / (2 * 1.96 * fits["round_trips"].std())
+    assert covered.mean() >= 0.92, covered.mean()
+    assert width < 3.0, "covers by being absurdly wide"
+
+
+def test_fit_round_trips_holds_on_a_straight_law_and_rejects_a_curved_one():
+    straight = models.fit_round_trips(_round_trip_runs(np.random.default_rng(22), trials=200), by=["trial"])
+    curved = models.fit_round_trips(_round_trip_runs(np.random.default_rng(23), trials=200, curve_ms_per_ms2=0.3),
+                                    by=["trial"])
+    assert (straight["adequacy_test"] == "pure_error_f").all()
+    assert straight["model_holds"].astype(bool).mean() >= 0.85
+    assert curved["model_holds"].astype(bool).mean() <= 0.2  # a queue that grows with the delay is not r round trips
+
+
+def test_round_trips_held_out_delay_falls_inside_its_prediction_interval_as_often_as_it_says():
+    runs = _round_trip_runs(np.random.default_rng(24), trials=300, delays=(*ROUND_TRIP_DELAYS, 3))
+    out = models.round_trips_held_out(runs, 3, by=["trial"])
+    assert (out["round_trip_ms"] == 6).all() and (out["runs"] == 3).all()
+    per_run = out["runs_inside"].astype(int).sum() / out["runs"].sum()
+    assert 0.92 <= per_run <= 0.995, per_run

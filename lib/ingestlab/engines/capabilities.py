@@ -410,10 +410,47 @@ class ProfiledStatement(Capability):
                              unmeasured=recorder.unmeasured, unobserved=unobserved, warm_up=warm_up)
 
 
+
+class LinkDelay(Capability):
+    """A one-way delay injected on a cluster engine's inter-node links (notebook 08's round-trip law).
+
+    An engine whose nodes can talk through proxies (replication stream, group communication)
+    provides it. :meth:`route`, called before the engine starts, asks its server to start the
+    nodes with that traffic going through a :class:`ingestlab.latency.Toxiproxy` (the server's
+    ``delay`` option: without it the nodes talk directly, as in notebooks 01–05); :meth:`set`
+    then puts one delay on every link, both directions. The defaults work on a server with a
+    ``delay`` attribute and, once started, a ``toxiproxy`` (the :class:`~ingestlab.latency.Toxiproxy`
+    its nodes talk through); an engine whose server differs overrides them.
+    """
+
+    NAME = "link_delay"
+    MISSING = "no inter-node links the lab can route through a proxy (one node)"
+
+    def route(self) -> None:
+        """Before the engine starts: have its nodes' links go through proxies (the server's ``delay`` option)."""
+        server = self.engine.server
+        if server is None:
+            raise UnsupportedOperationError(f"{self.engine.NAME}: no link_delay: its nodes are not the lab's to route")
+        if server.running:
+            raise UnsupportedOperationError(f"{self.engine.NAME}: link_delay.route() must come before start()")
+        server.delay = True
+
+    def set(self, one_way_ms: float) -> None:
+        """Give every inter-node link this one-way delay, both directions (whole ms; 0 removes it)."""
+        from ingestlab import latency
+
+        server = self.engine.server
+        proxies = getattr(server, "toxiproxy", None)
+        if proxies is None:
+            raise UnsupportedOperationError(f"{self.engine.NAME}: its links are not proxied: call "
+                                            "link_delay.route() before start()")
+        proxies.set_delay(latency.check_delay(one_way_ms))
+
 #: Every kind of capability by name, in the order the docs list them.
 KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (BulkLoad, CommitVariants, GroupCommit, Upsert, MemoryBudget,
                                                               TableModels, LoadSettings, NativeLoad, Pipeline,
-                                                              IOCounters, CommitCounters, ProfiledStatement)}
+                                                              IOCounters, CommitCounters, ProfiledStatement,
+                                                              LinkDelay)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:
