@@ -91,15 +91,16 @@ class TestMariaDBSemiSync(EngineContract):
             assert parts.values == pytest.approx(per["client_total"].values)
             assert "waiting_for_semi_sync_ack_from_slave" not in set(frame["component"])
             stats = frame[frame["pass"] == "stats"].set_index("component")
-            found[variant] = (per.get("semisync_wait"), stats.loc["rpl_semi_sync_master_tx_waits", "count"],
+            found[variant] = (per.get("semisync_wait"), stats.loc["rpl_semi_sync_master_yes_tx", "count"],
                               stats.loc["rpl_semi_sync_master_tx_wait_time", "count"])
         for variant in ("semisync", "after_commit"):
-            wait, tx_waits, wait_us = found[variant]
+            wait, acknowledged, wait_us = found[variant]
             assert wait is not None and len(wait.dropna()) == 8 and (wait.dropna() > 0).all(), variant
-            assert tx_waits >= 0.9 and wait_us > 0  # almost every INSERT's commit waited (a group may share one wait)
+            # every INSERT's commit acknowledged (an acknowledgement already there is no counted wait: no tx_waits)
+            assert acknowledged == pytest.approx(1.0) and wait_us > 0, variant
             print(f"{variant}: semisync_wait median {wait.median():.3f} ms; tx_wait_time {wait_us:.0f} µs a statement")
-        wait, tx_waits, _ = found["async"]
-        assert wait is None and tx_waits == 0
+        wait, acknowledged, _ = found["async"]
+        assert wait is None and acknowledged == 0
 
     def test_rows_are_counted_on_the_replica_and_a_difference_fails_in_one_line(self, eng):
         eng.tables.reset("lost_rows", STUDY_COLUMNS)
@@ -142,6 +143,38 @@ class TestMariaDBSemiSync(EngineContract):
             assert res.returncode != 0  # master.info with the password, logs, data: out of reach
         assert oct(eng.server.replica.datadir.stat().st_mode & 0o777) == "0o700"
 
+    def test_a_2_ms_link_delay_costs_a_semisync_commit_about_one_round_trip_and_async_nothing(self, eng):
+        from ingestlab import latency, timing
+
+        reason = latency.unavailable_reason()
+        if reason:
+            pytest.skip(reason)
+        insert = eng.sql.insert_sql("delayed", COLS, 1)
+
+        def median_ms(start: int, n: int = 150) -> float:
+            eng.tables.reset("delayed", STUDY_COLUMNS)
+            calls = [eng.sender.statement_call(insert, r) for r in datagen.study_rows(n, start_id=start, seed=7)]
+            frame = timing.time_calls(calls, rows=[1] * n, bytes_=[0] * n)
+            return float(frame["elapsed_s"].iloc[20:].median()) * 1e3
+
+        eng.apply_settings(VARIANTS["semisync"])
+        eng.capability("link_delay").route()  # the running pair: the replica re-pointed at the proxy
+        proxied = eng.server.toxiproxy.proxies["replication"][0]
+        assert eng.server.master_port == proxied != eng.server.primary.port
+        assert eng.server.replica_status()["Master_Port"] == str(proxied)
+        direct = median_ms(0)
+        eng.capability("link_delay").set(2)
+        delayed = median_ms(10**4)
+        eng.apply_settings(VARIANTS["async"])  # the primary restarts; the replica comes back through the proxy
+        assert eng.server.toxiproxy.delay_ms == 2
+        unwaited = median_ms(2 * 10**4)
+        eng.capability("link_delay").set(0)
+        print(f"single-row INSERT median: semisync {direct:.2f} ms through the proxy, {delayed:.2f} ms at 2 ms "
+              f"one way (+{delayed - direct:.2f} ms); async at 2 ms {unwaited:.2f} ms")
+        assert 0.7 * 4 <= delayed - direct <= 1.5 * 4  # one round trip: 2 × 2 ms
+        assert unwaited < direct + 1.0  # async waits for no acknowledgement
+        assert eng.tables.count_rows("delayed") == 150
+
     def test_a_replica_stopped_mid_run_ends_it_in_one_line_as_a_lost_server(self, eng):
         from ingestlab.runner import EXIT_SERVER_LOST, _describe
 
@@ -178,13 +211,17 @@ def _which(name: str) -> bool:
 
 @pytest.mark.skipif(unavailable_reason() is not None, reason="needs MariaDB")
 def test_a_sigkill_after_start_leaves_nothing_after_reap(lab_tmp):
+    from ingestlab import latency
+
     folder = lab_tmp / "mariadb_semisync-999997"
+    proxied = latency.unavailable_reason() is None  # then the proxy between them must go too
     code = ("from ingestlab.engines.mariadb_semisync.server import MariaDBSemiSyncServer\n"
-            f"MariaDBSemiSyncServer({str(folder)!r}).start()\nprint('up', flush=True)\nimport time\ntime.sleep(120)\n")
+            f"s = MariaDBSemiSyncServer({str(folder)!r})\ns.delay = {proxied}\ns.start()\n"
+            "print('up', flush=True)\nimport time\ntime.sleep(120)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "up"
-        assert len(processes_using(folder)) == 2  # primary and replica
+        assert len(processes_using(folder)) == 2 + proxied  # primary, replica (and the proxy)
     finally:
         proc.kill()  # SIGKILL: no atexit, no handler
         proc.wait()

@@ -6,10 +6,10 @@ import dataclasses
 from typing import Any, ClassVar
 
 from ingestlab.engines.base import EngineStyle
-from ingestlab.engines.capabilities import CommitVariants, GroupCommit
+from ingestlab.engines.capabilities import CommitVariants, GroupCommit, LinkDelay
 from ingestlab.engines.mariadb.adapter import MariaDB, MariaDBGroupCommit
 from ingestlab.engines.mysql.adapter import MySQLProfiledStatement, _ProfileRecorder, _StagesRecorder
-from ingestlab.errors import DataLossError, ServerError
+from ingestlab.errors import DataLossError, EngineUnavailableError, ServerError
 from ingestlab.servers.base import LocalServer
 
 #: The primary's ``rpl_semi_sync_master_*`` switches the variants turn.
@@ -52,6 +52,27 @@ class SemiSyncGroupCommit(GroupCommit):
     }
     NOTE = ("MariaDB groups binlog commits (binlog_commit_wait_count/usec widen the group); with semi-sync one "
             "acknowledgement of the replica releases every commit of a group")
+
+
+class SemiSyncLinkDelay(LinkDelay):
+    """The replication stream between primary and replica, delayed both ways: events out, acknowledgements back.
+
+    A semi-sync commit waits for one acknowledgement, so a one-way delay ``d`` should cost it
+    one round trip, ``2d``; an ``async`` commit waits for none. :meth:`route` also works on a
+    running pair: the replica is pointed at the proxy where it stands (its GTID position kept).
+    """
+
+    def route(self) -> None:
+        """The replication stream through a Toxiproxy listener: at start, or now when the pair runs."""
+        from ingestlab import latency
+
+        reason = latency.unavailable_reason()
+        if reason is not None:  # before anything starts
+            raise EngineUnavailableError(f"{self.engine.NAME}: no link_delay: {reason}")
+        server = self.engine.server
+        if server is None:
+            super().route()  # says the nodes are not the lab's
+        server.route()
 
 
 #: The primary's semi-sync counters the anatomy reports per statement, and what each counts.
@@ -145,7 +166,7 @@ class MariaDBSemiSync(MariaDB):
         "upsert": "notebook 03 reads existing keys under a memory budget on one server; a replica adds nothing to "
                   "those reads (use mariadb)",
         "memory_budget": "a memory cgroup holds one server's processes; here a primary and its replica run",
-        "profiled_statement": SemiSyncProfiledStatement,
+        "profiled_statement": SemiSyncProfiledStatement, "link_delay": SemiSyncLinkDelay,
     }
     #: MariaDB's InnoDB counters and the primary's semi-sync ones (:data:`SEMISYNC_COUNTERS`).
     ANATOMY_COUNTERS: ClassVar[tuple[str, ...]] = (*MariaDB.ANATOMY_COUNTERS, *SEMISYNC_COUNTERS)

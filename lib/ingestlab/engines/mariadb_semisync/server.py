@@ -36,8 +36,16 @@ class MariaDBSemiSyncServer(LocalServer):
     commit waits for the replica's acknowledgement before the primary falls back to
     asynchronous replication; the adapter ends the run when that happens.
 
-    Both ``mariadbd`` name this folder in their command line, so :func:`~ingestlab.servers.base.reap`
-    stops both when the lab process is killed (their socket folders are reaped by pid).
+    **Link delay.** With :attr:`delay` set before :meth:`start` (the ``link_delay`` capability's
+    ``route()``), or by :meth:`route` while running, the replica's ``MASTER_PORT`` is a
+    :class:`~ingestlab.latency.Toxiproxy` listener on 127.0.0.1 in front of the primary's port
+    (:attr:`toxiproxy`, in ``toxiproxy/`` of this folder): the binary log events and the
+    replica's acknowledgements both pass through it, so a one-way delay ``d`` on it costs a
+    semi-sync commit one round trip, ``2d``. Without it the replica connects directly.
+
+    Both ``mariadbd`` and the proxy name this folder in their command line, so
+    :func:`~ingestlab.servers.base.reap` stops them all when the lab process is killed (their
+    socket folders are reaped by pid).
     """
 
     KIND = "mariadb_semisync"
@@ -71,6 +79,10 @@ class MariaDBSemiSyncServer(LocalServer):
         self.replica = MariaDBServer(self.directory / "replica", keep=keep)
         #: The port the replica's ``MASTER_PORT`` names: the primary's own, or a proxy's in front of it.
         self.master_port: int | None = None
+        #: Route the replication stream through :attr:`toxiproxy` (set before :meth:`start`; see :meth:`route`).
+        self.delay = False
+        #: The proxy the replication stream passes through (None: the replica connects directly).
+        self.toxiproxy = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def _check(self, settings: dict[str, str]) -> None:
@@ -94,8 +106,23 @@ class MariaDBSemiSyncServer(LocalServer):
         self.wait_ready()
 
     def _master_port(self) -> int:
-        """Where the replica connects: the primary's port (a subclass may put a proxy in front)."""
-        return self.primary.port
+        """Where the replica connects: the primary's port, or with :attr:`delay` a proxy's in front of it."""
+        if not self.delay:
+            return self.primary.port
+        from ingestlab.latency import Toxiproxy
+
+        self.toxiproxy = Toxiproxy(self.directory / "toxiproxy", keep=self.keep)
+        self.toxiproxy.start()
+        return self.toxiproxy.proxy("replication", self.primary.port)
+
+    def route(self) -> None:
+        """Send the replication stream through :attr:`toxiproxy` from now on (at start when not running yet)."""
+        self.delay = True
+        if not self.running or self.toxiproxy is not None:
+            return
+        self.master_port = self._master_port()
+        self._follow()
+        self.wait_ready()
 
     def _replication_account(self) -> None:
         """The replication account, kept out of the binary log, then an empty binary log to replicate from."""
@@ -109,7 +136,8 @@ class MariaDBSemiSyncServer(LocalServer):
     def _follow(self) -> None:
         with self._replica() as cur:
             cur.execute("STOP SLAVE")
-            cur.execute("SET GLOBAL gtid_slave_pos = ''")
+            if not self.running:  # the first time: from the primary's first event (route() keeps the position)
+                cur.execute("SET GLOBAL gtid_slave_pos = ''")
             cur.execute("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = %s, MASTER_USER = %s, "
                         "MASTER_PASSWORD = %s, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1",
                         (self.master_port, self.REPLICATION_USER, self.password))
@@ -172,11 +200,15 @@ class MariaDBSemiSyncServer(LocalServer):
 
     def _stop(self) -> None:
         errors = []
-        for server in (self.replica, self.primary):  # the replica first: it would retry a vanished primary
+        # the replica first: it would retry a vanished primary; the proxy between them last
+        for server in (self.replica, self.primary, self.toxiproxy):
+            if server is None:
+                continue
             try:
                 server.stop()
             except ServerError as exc:
                 errors.append(exc)
+        self.toxiproxy = None
         if errors:
             raise errors[0]
 
