@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from ingestlab.engines.base import EngineStyle
 from ingestlab.engines.capabilities import CommitVariants, GroupCommit, LinkDelay
@@ -224,6 +224,32 @@ class MariaDBSemiSync(MariaDB):
                 f"rpl_semi_sync_master_timeout = {timeout} ms, semi-sync status {status['Rpl_semi_sync_master_status']};"
                 f" {self.server.replica_state()}); MariaDB fell back to asynchronous replication, so the run stops here")
 
+    def metadata(self) -> dict:
+        """MariaDB's, and ``replication``: the replica's settings and version, the link's proxy and delay, the start's seconds."""
+        meta = super().metadata()
+        if self.is_local:
+            server = self.server
+            proxies = server.toxiproxy
+            meta["replication"] = {
+                "replica_settings": dict(server.replica.settings),
+                "replica_version": self._replica_scalar("SELECT VERSION()"),
+                "through_proxy": proxies is not None,
+                "link_delay_one_way_ms": proxies.delay_ms if proxies is not None else 0,
+                "start_s": server.start_s,
+            }
+        return meta
+
+    def _replica_scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The one value ``sql`` returns on the replica; :class:`ServerError` in one line when it cannot be reached."""
+        import pymysql
+
+        try:
+            with self.server.replica_cursor() as cur:
+                cur.execute(sql, params)
+                return cur.fetchone()[0]
+        except pymysql.err.MySQLError as exc:
+            raise ServerError(f"{self.NAME}: the replica did not answer {sql.split('(')[0]!r}: {exc}") from exc
+
     # -- tables: reset and counted on both ---------------------------------------------------
     def _reset_table(self, table, columns, **kwargs) -> None:
         self.check_replication()
@@ -249,17 +275,8 @@ class MariaDBSemiSync(MariaDB):
         ServerError
             When the replica has not caught up within :attr:`CATCH_UP_S` (or cannot be reached).
         """
-        import pymysql
-
         position = self.execute("SELECT @@GLOBAL.gtid_binlog_pos")[0][0]
-        try:
-            with pymysql.connect(**self.server.replica_connect_kwargs(), connect_timeout=5) as conn, \
-                    conn.cursor() as cur:
-                cur.execute("SELECT MASTER_GTID_WAIT(%s, %s)", (position, self.CATCH_UP_S))
-                if cur.fetchone()[0] != 0:
-                    raise ServerError(f"{self.NAME}: the replica did not reach the primary's binary log position "
-                                      f"{position} within {self.CATCH_UP_S:.0f} s ({self.server.replica_state()})")
-                cur.execute(f"SELECT COUNT(*) FROM {self.sql.quote(table)}")
-                return int(cur.fetchone()[0])
-        except pymysql.err.MySQLError as exc:
-            raise ServerError(f"{self.NAME}: cannot count {table} on the replica: {exc}") from exc
+        if self._replica_scalar("SELECT MASTER_GTID_WAIT(%s, %s)", (position, self.CATCH_UP_S)) != 0:
+            raise ServerError(f"{self.NAME}: the replica did not reach the primary's binary log position {position} "
+                              f"within {self.CATCH_UP_S:.0f} s ({self.server.replica_state()})")
+        return int(self._replica_scalar(f"SELECT COUNT(*) FROM {self.sql.quote(table)}"))

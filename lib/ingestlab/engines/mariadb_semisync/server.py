@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from typing import ClassVar
 
 from ingestlab.engines.mariadb.server import MariaDBServer, _check_settings
@@ -77,6 +78,8 @@ class MariaDBSemiSyncServer(LocalServer):
         super().__init__(directory, keep=keep)
         self.primary = MariaDBServer(self.directory / "primary", keep=keep, tcp=True)
         self.replica = MariaDBServer(self.directory / "replica", keep=keep)
+        #: Seconds the last :meth:`start` took, both servers ready (the issue's bound: 30).
+        self.start_s: float | None = None
         #: The port the replica's ``MASTER_PORT`` names: the primary's own, or a proxy's in front of it.
         self.master_port: int | None = None
         #: Route the replication stream through :attr:`toxiproxy` (set before :meth:`start`; see :meth:`route`).
@@ -93,6 +96,7 @@ class MariaDBSemiSyncServer(LocalServer):
         return {**self.PRIMARY_OPTIONS, **self.settings}
 
     def _start(self) -> None:
+        began = time.monotonic()
         self._check(self.settings)
         self.primary.settings = self.primary_options()
         self.replica.settings = dict(self.REPLICA_OPTIONS)
@@ -104,6 +108,7 @@ class MariaDBSemiSyncServer(LocalServer):
         self.master_port = self._master_port()
         self._follow()
         self.wait_ready()
+        self.start_s = time.monotonic() - began
 
     def _master_port(self) -> int:
         """Where the replica connects: the primary's port, or with :attr:`delay` a proxy's in front of it."""
@@ -126,7 +131,7 @@ class MariaDBSemiSyncServer(LocalServer):
 
     def _replication_account(self) -> None:
         """The replication account, kept out of the binary log, then an empty binary log to replicate from."""
-        with self._primary() as cur:
+        with self.primary_cursor() as cur:
             cur.execute("SET SESSION sql_log_bin = 0")
             cur.execute(f"CREATE USER '{self.REPLICATION_USER}'@'127.0.0.1' IDENTIFIED BY %s", (self.password,))
             cur.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{self.REPLICATION_USER}'@'127.0.0.1'")
@@ -134,7 +139,7 @@ class MariaDBSemiSyncServer(LocalServer):
             cur.execute("RESET MASTER")
 
     def _follow(self) -> None:
-        with self._replica() as cur:
+        with self.replica_cursor() as cur:
             cur.execute("STOP SLAVE")
             if not self.running:  # the first time: from the primary's first event (route() keeps the position)
                 cur.execute("SET GLOBAL gtid_slave_pos = ''")
@@ -151,8 +156,6 @@ class MariaDBSemiSyncServer(LocalServer):
         ServerError
             After ``timeout_s`` (default :attr:`READY_TIMEOUT_S`), with the replica's last error.
         """
-        import time
-
         timeout_s = self.READY_TIMEOUT_S if timeout_s is None else timeout_s
         began = time.monotonic()
         if poll(self.ready, timeout_s=timeout_s, interval_s=0.05):
@@ -173,7 +176,7 @@ class MariaDBSemiSyncServer(LocalServer):
 
     def primary_status(self) -> dict[str, str]:
         """The primary's ``Rpl_semi_sync_master_*`` status and ``rpl_semi_sync_master_enabled``."""
-        with self._primary() as cur:
+        with self.primary_cursor() as cur:
             cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master%'")
             status = {str(k): str(v) for k, v in cur.fetchall()}
             cur.execute("SELECT IF(@@GLOBAL.rpl_semi_sync_master_enabled, 'ON', 'OFF')")
@@ -184,7 +187,7 @@ class MariaDBSemiSyncServer(LocalServer):
         """The replica's ``SHOW SLAVE STATUS`` as text (empty when it follows nobody)."""
         import pymysql
 
-        with self._replica(pymysql.cursors.DictCursor) as cur:
+        with self.replica_cursor(pymysql.cursors.DictCursor) as cur:
             cur.execute("SHOW SLAVE STATUS")
             row = cur.fetchone() or {}
         return {str(k): "" if v is None else str(v) for k, v in row.items()}
@@ -226,19 +229,17 @@ class MariaDBSemiSyncServer(LocalServer):
         """PyMySQL ``connect()`` arguments of the primary (the measured server): its socket, root, its password."""
         return self.primary.connect_kwargs()
 
-    def replica_connect_kwargs(self) -> dict:
-        """PyMySQL ``connect()`` arguments of the replica: its own socket, root and its own password."""
-        return self.replica.connect_kwargs()
-
     def pid(self) -> int | None:
         """The primary's process id (the measured server)."""
         return self.primary.pid()
 
     # -- connections of the lab's own ------------------------------------------------------
-    def _primary(self, cursor=None):
+    def primary_cursor(self, cursor=None):
+        """``with server.primary_cursor() as cur:`` a cursor on a new root connection to the primary (autocommit)."""
         return _Cursor(self.primary.connect_kwargs(), cursor)
 
-    def _replica(self, cursor=None):
+    def replica_cursor(self, cursor=None):
+        """``with server.replica_cursor() as cur:`` a cursor on a new root connection to the replica (autocommit)."""
         return _Cursor(self.replica.connect_kwargs(), cursor)
 
 
