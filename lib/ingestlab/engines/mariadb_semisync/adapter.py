@@ -193,16 +193,10 @@ class MariaDBSemiSync(MariaDB):
         self._watch()
         return in_force
 
-    def _semisync_status(self) -> dict[str, str]:
-        rows = self.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master%'")
-        status = {str(k): str(v) for k, v in rows}
-        status[_ENABLED] = "ON" if int(self.execute(f"SELECT @@GLOBAL.{_ENABLED}")[0][0]) else "OFF"
-        return status
-
     def _watch(self) -> None:
         """From now on, a commit made without the replica's acknowledgement ends the run (:meth:`check_replication`)."""
         if self.is_local and self._conn is not None:
-            self._no_tx0 = int(self._semisync_status()["Rpl_semi_sync_master_no_tx"])
+            self._no_tx0 = int(self.server.primary_status()["Rpl_semi_sync_master_no_tx"])
 
     def check_replication(self) -> None:
         """Raise :class:`ServerError` in one line when a commit fell back to asynchronous replication.
@@ -213,15 +207,14 @@ class MariaDBSemiSync(MariaDB):
         """
         if self._no_tx0 is None:
             return
-        status = self._semisync_status()
+        status = self.server.primary_status()
         if status[_ENABLED] != "ON":
             return
         fell_back = int(status["Rpl_semi_sync_master_no_tx"]) - self._no_tx0
         if fell_back > 0 or status["Rpl_semi_sync_master_status"] != "ON":
-            timeout = self.execute("SELECT @@GLOBAL.rpl_semi_sync_master_timeout")[0][0]
             raise ServerError(
                 f"{self.NAME}: the replica stopped acknowledging ({fell_back} commits made without it after waiting "
-                f"rpl_semi_sync_master_timeout = {timeout} ms, semi-sync status {status['Rpl_semi_sync_master_status']};"
+                f"rpl_semi_sync_master_timeout = {status['rpl_semi_sync_master_timeout']} ms, semi-sync status {status['Rpl_semi_sync_master_status']};"
                 f" {self.server.replica_state()}); MariaDB fell back to asynchronous replication, so the run stops here")
 
     def metadata(self) -> dict:

@@ -170,17 +170,18 @@ class MariaDBSemiSyncServer(LocalServer):
         if status.get("Slave_IO_Running") != "Yes" or status.get("Slave_SQL_Running") != "Yes":
             return False
         primary = self.primary_status()
-        if primary.get("Rpl_semi_sync_master_enabled", "ON") == "OFF":
+        if primary["rpl_semi_sync_master_enabled"] == "OFF":
             return True
         return primary.get("Rpl_semi_sync_master_status") == "ON" and primary.get("Rpl_semi_sync_master_clients") == "1"
 
     def primary_status(self) -> dict[str, str]:
-        """The primary's ``Rpl_semi_sync_master_*`` status and ``rpl_semi_sync_master_enabled``."""
+        """The primary's ``Rpl_semi_sync_master_*`` status, and its ``rpl_semi_sync_master_enabled`` (ON/OFF) and ``_timeout`` (ms)."""
         with self.primary_cursor() as cur:
             cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master%'")
             status = {str(k): str(v) for k, v in cur.fetchall()}
-            cur.execute("SELECT IF(@@GLOBAL.rpl_semi_sync_master_enabled, 'ON', 'OFF')")
-            status["Rpl_semi_sync_master_enabled"] = cur.fetchone()[0]
+            cur.execute("SELECT IF(@@GLOBAL.rpl_semi_sync_master_enabled, 'ON', 'OFF'), "
+                        "@@GLOBAL.rpl_semi_sync_master_timeout")
+            status["rpl_semi_sync_master_enabled"], status["rpl_semi_sync_master_timeout"] = map(str, cur.fetchone())
         return status
 
     def replica_status(self) -> dict[str, str]:
