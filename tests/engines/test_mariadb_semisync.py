@@ -1,7 +1,7 @@
 """MariaDB semi-sync (primary + replica) against the lab's real mariadbd pair: contract, variants, rows, anatomy, privacy.
 
 One primary and replica serve the module (the contract's class fixture); the SIGKILL test starts
-its own in a subprocess. The replica is stopped in the module's last test.
+its own in a subprocess. The class's last two tests kill the replica, then close the pair.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ COLS = [c for c, _ in STUDY_COLUMNS]
 VARIANTS = capabilities.of(engines.classes()["mariadb_semisync"], "commit_variants").VARIANTS
 
 
-def _status(eng) -> dict[str, float]:
-    return {k: float(v) for k, v in eng.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%'")
-            if str(v).replace(".", "").isdigit()}
+def _acknowledged(eng) -> int:
+    return int(eng.server.primary_status()["Rpl_semi_sync_master_yes_tx"])
 
 
 def _insert(eng, table: str, n: int, start: int) -> None:
@@ -68,9 +67,9 @@ class TestMariaDBSemiSync(EngineContract):
             assert eng.execute("SELECT @@GLOBAL.rpl_semi_sync_master_wait_point")[0][0] == (
                 "AFTER_COMMIT" if variant == "after_commit" else "AFTER_SYNC")
             eng.tables.reset("v_rows", STUDY_COLUMNS)
-            before = _status(eng)
+            before = _acknowledged(eng)
             _insert(eng, "v_rows", 30, 10**5)
-            acknowledged = _status(eng)["Rpl_semi_sync_master_yes_tx"] - before["Rpl_semi_sync_master_yes_tx"]
+            acknowledged = _acknowledged(eng) - before
             assert acknowledged == (0 if variant == "async" else 30), variant
             assert eng.tables.count_rows("v_rows") == 30  # on both: async too, after the replica caught up
 
@@ -123,6 +122,8 @@ class TestMariaDBSemiSync(EngineContract):
                                   "-P", str(port), "-u", user, "-e", "SELECT 1"],
                                  capture_output=True, text=True, timeout=30)
             assert res.returncode != 0 and "Access denied" in res.stderr, (user, res.stdout, res.stderr)
+        res = subprocess.run(["runuser", "-u", "nobody", "--", "ls", str(eng.server.directory)], capture_output=True)
+        assert res.returncode != 0  # the pair's folder: lab.secret (the replication password) and both servers'
         for server in (eng.server.primary, eng.server.replica):
             probe = (f"import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect({str(server.socket_path)!r})\n"
                      "except OSError as exc:\n    print('refused', exc)\nelse:\n    raise SystemExit('connected')\n")

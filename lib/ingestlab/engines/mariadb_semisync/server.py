@@ -139,6 +139,7 @@ class MariaDBSemiSyncServer(LocalServer):
             cur.execute("RESET MASTER")
 
     def _follow(self) -> None:
+        """Point the replica at :attr:`master_port` with the replication account (its password over the socket) and start it."""
         with self.replica_cursor() as cur:
             cur.execute("STOP SLAVE")
             if not self.running:  # the first time: from the primary's first event (route() keeps the position)
