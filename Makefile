@@ -32,6 +32,8 @@ $(STAMP): $(BUILT_FROM) | client-headers
 	@$(BIN)/python -c "import ingestlab._timing" 2>/dev/null \
 	  || echo "note: the package's C half was not built (no C compiler or Python headers); statements are timed in Python (each sample's timer says so)"
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/nbstripout --install --attributes .gitattributes; fi
+	@# the notebooks name this kernel (JupyterLab, papermill run from this venv): it is the venv's own
+	@$(BIN)/python -m ipykernel install --sys-prefix --name ingestlab --display-name "ingestlab (.venv)" >/dev/null
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -96,14 +98,13 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$((
 # and re-rewrote the test modules' asserts again (4 s per worker).
 test: $(STAMP) engines toxiproxy
 	$(BIN)/ruff check lib tests bench
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --durations=50 \
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --nbval-current-env --durations=50 \
 	  tests lib/ingestlab notebooks
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m serial tests
 
 # JupyterLab rooted at the repository (runs/, figures/ and data/ in its file browser) on a kernel named
 # "ingestlab" (this venv); as root it needs --allow-root, which is harmless in a private container.
 lab: $(STAMP)
-	$(BIN)/python -m ipykernel install --sys-prefix --name ingestlab --display-name "ingestlab (.venv)" >/dev/null
 	$(BIN)/jupyter lab --notebook-dir=. $$(test "$$(id -u)" = 0 && echo --allow-root) \
 	  --MappingKernelManager.default_kernel_name=ingestlab
 

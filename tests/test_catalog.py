@@ -153,3 +153,81 @@ def test_an_empty_root_gives_empty_views(tmp_path):
 def test_a_missing_root_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="--root"):
         catalog.Catalog(tmp_path / "nope")
+
+
+# -- another local user's inputs (issue V: items 2, 5, 7) --------------------------------------
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM read_text('/etc/hostname')",
+    "SELECT * FROM read_csv('/etc/passwd')",
+    "COPY (SELECT 1) TO '{tmp}/written.csv'",
+    "ATTACH '{tmp}/attached.db'",
+    "INSTALL httpfs FROM community",
+    "SET enable_external_access = true",
+    "SET lock_configuration = false",
+])
+def test_a_catalogue_query_reads_the_runs_files_and_nothing_else(root, tmp_path, query):
+    with catalog.Catalog(root) as cat:
+        assert len(cat.sql("SELECT * FROM samples")) > 0  # its own files it reads
+        with pytest.raises(ConfigError, match="SQL"):
+            cat.sql(query.format(tmp=tmp_path))
+    assert not (tmp_path / "written.csv").exists() and not (tmp_path / "attached.db").exists()
+
+
+def test_export_writes_no_second_statement_and_never_through_a_link(root, tmp_path):
+    odd = tmp_path / "a.csv' (FORMAT csv); COPY (SELECT 1) TO 'injected.csv"
+    with catalog.Catalog(root) as cat:
+        cat.export("SELECT count(*) AS n FROM runs", odd, "csv")
+        assert pd.read_csv(odd)["n"].iloc[0] == len(cat.runs)
+        secret = tmp_path / "secret"
+        secret.write_text("root's\n")
+        (tmp_path / "link.csv").symlink_to(secret)
+        with pytest.raises(ConfigError, match="--csv=.*not a link"):
+            cat.export("SELECT 1", tmp_path / "link.csv", "csv")
+    assert secret.read_text() == "root's\n" and not list(tmp_path.glob("injected*"))
+
+
+def test_run_folders_whose_names_look_like_globs_are_each_read_once(tmp_path):
+    base = tmp_path / "runs"
+    _copy(FIXTURES / "a", base / "exp1")
+    _copy(FIXTURES / "a", base / "exp[1]")
+    _copy(FIXTURES / "a", base / "exp*")
+    with catalog.Catalog(base) as cat:
+        counts = cat.sql("SELECT folder, count(*) AS n FROM samples GROUP BY 1 ORDER BY 1")
+        fits = cat.sql("SELECT folder, count(*) AS n FROM fits GROUP BY 1 ORDER BY 1")
+    folders = sorted({f.split("/")[0] for f in counts["folder"]})
+    assert folders == ["exp*", "exp1", "exp[1]"]
+    per_top = counts.assign(top=counts["folder"].str.split("/").str[0]).groupby("top")["n"].sum()
+    assert per_top.nunique() == 1  # three copies of one run: the same count each, none twice, none dropped
+    assert fits.assign(top=fits["folder"].str.split("/").str[0]).groupby("top")["n"].sum().nunique() == 1
+
+
+def test_a_run_file_that_is_a_link_is_not_read_and_makes_the_run_corrupt(tmp_path):
+    base = tmp_path / "runs"
+    run = _copy(FIXTURES / "a" / "01_insert_anatomy", base / "planted" / "01_insert_anatomy")
+    secret = tmp_path / "private.csv"
+    secret.write_text("term,estimate\nroot's secret,1\n")
+    secret.chmod(0o600)
+    (run / "fits.csv").unlink()
+    (run / "fits.csv").symlink_to(secret)
+    probed = catalog.probe(run)
+    assert probed.state == "corrupt" and probed.fits is None
+    assert any("fits.csv: symbolic link, not read" in p for p in probed.problems)
+    with catalog.Catalog(base) as cat:
+        assert not cat.sql("SELECT * FROM fits").astype(str).apply(lambda c: c.str.contains("secret")).any().any()
+
+
+def test_sigterm_during_a_long_query_ends_the_command_at_once_exit_143(root):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [str(Path(sys.executable).parent / "ingestlab"), "sql", "--root", str(root),
+               "SELECT sum(hash(range)) FROM range(100000000000)"]  # minutes of work
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # the views are made and the query computes
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and time.monotonic() - sent < 10, err
+    assert "interrupted by SIGTERM" in err and "internal error" not in err

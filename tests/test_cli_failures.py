@@ -514,3 +514,42 @@ def test_a_run_folder_made_read_only_mid_run_gives_one_line_exit_4_and_keeps_the
     assert partial.exists() and json.loads(partial.read_text())["cells"], line  # whole, and said where
     assert f"the executed notebook stays at {partial}" in err
     assert not _server_pids(lab)
+
+
+def test_a_stopped_kernel_ends_the_run_at_its_bound_in_one_line_exit_4_and_leaves_nothing(tmp_path):
+    """SIGSTOP to the notebook's kernel (issue V, 9): the run waited for ever and PostgreSQL stayed up."""
+    import psutil
+
+    from ingestlab.watch import STOPPED_GRACE_S
+
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc, folder = _start_01(out, lab)
+    kernel, = [psutil.Process(pid) for pid in _kernel_pids(proc.pid)]
+    sent = time.monotonic()
+    kernel.suspend()
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            kernel.resume()
+    took = time.monotonic() - sent
+    _one_line(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), 4,
+              "the notebook's kernel was stopped (a SIGSTOP", f"nothing for {STOPPED_GRACE_S:g} s")
+    assert took < STOPPED_GRACE_S + 10, took
+    assert not _server_pids(lab) and not kernel.is_running()
+    assert json.loads((folder / "run.json").read_text())["error"]["exit_code"] == 4
+
+
+def test_a_runner_killed_outright_takes_its_kernel_and_servers_with_it(tmp_path):
+    """`timeout -k 5` SIGKILLs the runner (issue V, 9): its kernel and the embedded PostgreSQL stayed up."""
+    import psutil
+
+    lab, out = tmp_path / "lab", tmp_path / "out"
+    proc, _ = _start_01(out, lab)
+    kernels = [psutil.Process(pid) for pid in _kernel_pids(proc.pid)]
+    assert kernels and _server_pids(lab)
+    proc.kill()
+    proc.communicate()
+    _wait_for(lambda: not _server_pids(lab) and not any(k.is_running() and k.status() != "zombie" for k in kernels),
+              30)
+    assert not _server_pids(lab)

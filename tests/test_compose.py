@@ -54,6 +54,7 @@ LAB_URLS = {
     "postgres.yml": "postgresql://postgres@127.0.0.1:5432/postgres",
     "mariadb.yml": "mariadb://root@127.0.0.1:3306/ingestlab",
     "arangodb.yml": "arangodb://root@127.0.0.1:8529/_system",
+    "galera.yml": "galera://root@127.0.0.1:3316/ingestlab?nodes=127.0.0.1:3317,127.0.0.1:3318",
 }
 
 # Host port -> container port that each stack publishes, all on 127.0.0.1.
@@ -65,6 +66,7 @@ PUBLISHED = {
     "postgres.yml": {5432: 5432},
     "mariadb.yml": {3306: 3306},
     "arangodb.yml": {8529: 8529},
+    "galera.yml": {3316: 3306, 3317: 3306, 3318: 3306},
 }
 
 # Override files (``docker compose -f <base> -f <override>``): override -> base stack.
@@ -386,9 +388,11 @@ def check_memory_limits(doc: dict[str, Any]) -> Problems:
 
 
 def check_lab_url(doc: dict[str, Any], url: str) -> Problems:
-    """The URL's port and http_port are host ports the stack publishes on 127.0.0.1."""
+    """The URL's port, http_port and the ports of its other nodes are host ports the stack publishes on 127.0.0.1."""
     parts = urlsplit(url)
-    wanted = [parts.port] + [int(p) for p in parse_qs(parts.query).get("http_port", [])]
+    query = parse_qs(parts.query)
+    nodes = [n.rpartition(":")[2] for n in ",".join(query.get("nodes", [])).split(",") if n]
+    wanted = [parts.port] + [int(p) for p in query.get("http_port", []) + nodes]
     local = {host for _, ip, host, _ in published_ports(doc) if ip == "127.0.0.1"}
     return [f"{url}: port {p} is not published on 127.0.0.1" for p in wanted if p not in local]
 
@@ -428,7 +432,7 @@ def check_host_ports_distinct(docs: dict[str, dict[str, Any]]) -> Problems:
     return problems
 
 
-README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|mariadb|arangodb)://[^`\s]+)`")
+README_URL = re.compile(r"`((?:starrocks|doris|yugabytedb|postgresql|mariadb|arangodb|galera)://[^`\s]+)`")
 
 
 def check_seed_machine(doc: dict[str, Any], service: str, *, memory: str | None = "4g",
@@ -533,6 +537,7 @@ SERVICE_IMAGES = {
     "postgres.yml": {"postgres": "postgres"},
     "mariadb.yml": {"mariadb": "mariadb"},
     "arangodb.yml": {"arangodb": "arangodb"},
+    "galera.yml": {"galera1": "mariadb", "galera2": "mariadb", "galera3": "mariadb"},
 }
 # The version compose/README.md names in its table (``| PostgreSQL 18 |``): image repository -> version prefix.
 README_VERSIONS = {"postgres": "PostgreSQL", "mariadb": "MariaDB", "arangodb": "ArangoDB"}

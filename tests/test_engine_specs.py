@@ -122,7 +122,7 @@ def test_the_runner_parses_the_engine_parameter_once_and_hands_the_specification
 
 # every notebook with an engine parameter: its default's first engine, and a URL nothing listens at
 _MIXED = [("01", 3), ("02", 3), ("04", 3), ("05", 3),
-          ("03", 2)]  # 03's validate reaches URL servers itself (a closed port is a bad value there)
+          ("03", 3)]  # 03's validate reaches URL servers itself: a closed port fails the pre-flight there too
 
 
 @pytest.mark.parametrize("notebook, code", _MIXED)
@@ -139,10 +139,24 @@ def test_a_name_and_a_url_together_reach_the_check_of_the_url(notebook, code, tm
     assert "hunter2" not in res.stdout + res.stderr
 
 
+# notebooks whose engines must be the lab's own servers (08 routes a cluster's links through proxies): a URL is refused
+_LAB_ONLY = ("08",)
+
+
+@pytest.mark.parametrize("notebook", _LAB_ONLY)
+def test_a_url_is_refused_in_one_line_where_only_the_lab_s_servers_will_do(notebook, tmp_path):
+    res = subprocess.run([str(BIN), "run", notebook, "--no-progress", "--out", str(tmp_path / "out"),
+                          "-p", "ENGINES", "postgresql://u:hunter2@127.0.0.1:1/db"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+    last = res.stderr.strip().splitlines()[-1]
+    assert res.returncode == 2 and "ENGINES" in last and "hunter2" not in res.stdout + res.stderr, res.stderr
+
+
 def test_the_notebooks_that_measure_engines_are_the_ones_tested_above():
     from ingestlab.workloads import discover
 
-    assert sorted(b.id for b in discover().values() if b.engine_parameter) == sorted(nb for nb, _ in _MIXED)
+    assert sorted(b.id for b in discover().values() if b.engine_parameter) == sorted(
+        [nb for nb, _ in _MIXED] + list(_LAB_ONLY))
 
 
 def test_nothing_but_the_specifications_splits_an_engine_parameter_or_tells_a_name_from_a_url():

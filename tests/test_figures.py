@@ -112,3 +112,12 @@ def test_save_writes_into_the_open_runs_folder_and_never_into_the_repository(tmp
     figures.save(plt.figure(), "empty", notebook="99_test")
     assert sorted(p.name for p in run.figures_dir.iterdir()) == ["empty.pdf", "empty.png", "empty.svg"]
     assert not (_paths.REPO / "figures" / "99_test").exists()
+
+
+def test_a_notebook_s_tables_show_whole_names():
+    from ingestlab import report
+
+    long = {f"doris_sync_1row_interval_slope[30 clients, nereids planner {on}]": 1.0 for on in ("on", "off")}
+    figures.use_article_theme()
+    html = report.headline_table(long)._repr_html_()
+    assert all(name in html for name in long) and "…" not in html

@@ -40,9 +40,25 @@ def _declared() -> dict[str, set[str]]:
 
 @pytest.mark.parametrize("kind", sorted(_declared()))
 def test_every_declared_identifier_has_a_label(kind):
-    # an engine's name is its folder's (STYLE.title); every other identifier is in LABELS
-    missing = sorted(i for i in _declared()[kind] - set(labels.LABELS) if labels.engine_title(i) is None)
-    assert not missing, f"add {kind} identifiers to ingestlab.labels.LABELS: {missing}"
+    # an engine's name is its folder's (STYLE.title), its own identifiers' words its STYLE.words;
+    # every other identifier is in LABELS
+    missing = sorted(i for i in _declared()[kind] - set(labels.LABELS) - set(_engine_words())
+                     if labels.engine_title(i) is None)
+    assert not missing, f"add {kind} identifiers to ingestlab.labels.LABELS or their engine's STYLE.words: {missing}"
+
+
+def _engine_words() -> dict[str, str]:
+    return {k: v for e in registry.classes().values() for k, v in e.STYLE.words.items()}
+
+
+def test_an_engine_s_own_identifiers_are_labelled_from_its_folder():
+    words = _engine_words()
+    assert {"myisam", "commit_delay_100", "wal_fsync"} <= set(words)  # a guard: the folders declare words
+    assert all(labels.label(k) == v for k, v in words.items() if k not in labels.LABELS)
+    # one identifier, one meaning: two engines never give one identifier different words
+    for k in words:
+        said = {e.STYLE.words[k] for e in registry.classes().values() if k in e.STYLE.words}
+        assert len(said) == 1, (k, said)
 
 
 def test_the_declarations_are_found():
@@ -55,7 +71,7 @@ def test_the_declarations_are_found():
 
 def test_labels_are_words_not_identifiers():
     assert all("_" not in text or "synchronous_commit" in text or "commit_delay" in text
-               for text in labels.LABELS.values())
+               for text in [*labels.LABELS.values(), *_engine_words().values()])
 
 
 def test_relabel_names_identifiers_and_flags_and_keeps_numbers():

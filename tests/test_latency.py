@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-import socket
-import socketserver
 import statistics
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 
 import psutil
 import pytest
@@ -26,35 +22,16 @@ needs_toxiproxy = pytest.mark.skipif(latency.unavailable_reason() is not None,
                                      reason=latency.unavailable_reason() or "")
 
 
-class _Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        while data := self.request.recv(4096):
-            self.request.sendall(data)
-
-
 @pytest.fixture
 def echo_port():
-    """A TCP echo server on 127.0.0.1 (a thread per connection), its port."""
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    """A TCP echo server on 127.0.0.1, its port."""
+    with latency.EchoServer() as echo:
+        yield echo.port
 
 
 def _round_trip_ms(port: int, n: int = 15) -> float:
-    """Median time of a one-byte write and its echo over one connection to ``port`` (after one warm-up)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        times = []
-        for _ in range(n + 1):
-            started = time.perf_counter()
-            conn.sendall(b"x")
-            assert conn.recv(1) == b"x"
-            times.append((time.perf_counter() - started) * 1e3)
-    return statistics.median(times[1:])
+    """Median time of a one-byte exchange with the echo over one connection to ``port``."""
+    return statistics.median(latency.echo_times(port, n)) * 1e3
 
 
 @needs_toxiproxy
@@ -161,3 +138,16 @@ def test_the_binary_the_makefile_builds_is_the_one_found_first(monkeypatch):
     if not os.access(latency.BUILT_BINARY, os.X_OK):
         pytest.skip(f"{latency.BUILT_BINARY} not built (make toxiproxy)")
     assert latency.find_binary() == latency.BUILT_BINARY
+
+
+@needs_toxiproxy
+def test_calibrate_gives_one_row_per_run_and_the_echo_pays_one_round_trip(lab_tmp):
+    import pandas as pd
+
+    from ingestlab import models
+
+    runs = pd.DataFrame(latency.calibrate(lab_tmp / "toxiproxy-1", [0, 2, 4], repeats=2, n=10))
+    assert len(runs) == 6 and list(runs["delay_ms"]) == [0, 2, 4] * 2
+    fit = models.fit_round_trips(runs, by=(), y="time_per_statement_ms", adequacy=False).iloc[0]
+    assert 0.95 <= fit["round_trips"] <= 1.5, fit["round_trips"]  # a sleep is never short; a busy machine adds to it
+    assert not (lab_tmp / "toxiproxy-1").exists()

@@ -44,9 +44,23 @@ def test_fit_groups_by_the_columns_present():
     assert fits.loc["a", "overhead_ms"] > fits.loc["b", "overhead_ms"]
 
 
-def test_fit_refuses_too_few_points():
-    with pytest.raises(ValueError, match="3 points"):
-        models.fit_overhead(pd.DataFrame({"n_statements": [1, 10], "total_s": [0.1, 0.2]}))
+def test_a_group_with_too_few_points_is_left_out_saying_so_and_the_others_fitted():
+    frame = pd.DataFrame({"engine": ["a"] * 2 + ["b"] * 4, "variant": "v", "n_statements": [1, 10, 1, 10, 100, 1000],
+                          "total_s": [0.1, 0.2, 0.1, 0.2, 1.1, 10.2]})
+    with pytest.warns(models.FitLeftOut, match="engine a, variant v: left out of the fit of total_s on n_statements: "
+                                               "2 points at 2 distinct n_statements"):
+        fits = models.fit_overhead(frame)
+    assert set(fits["engine"]) == {"b"}
+    with pytest.warns(models.FitLeftOut):
+        empty = models.fit_overhead(frame[frame["engine"] == "a"])
+    assert empty.empty and {"engine", "variant", "overhead_ms", "overhead_ci_low_ms"} <= set(empty.columns)
+
+
+def test_a_multi_term_fit_without_enough_points_is_left_out_with_its_columns():
+    frame = pd.DataFrame({"g": ["x", "x"], "y": [1.0, 2.0], "a": [0.5, 1.0], "r": [1, 10]})
+    with pytest.warns(models.FitLeftOut, match="g x: left out of the fit of y on a, r: 2 points"):
+        fits = models.fit_terms(frame, y="y", terms=["a", "r"], by=["g"], adequacy=True)
+    assert fits.empty and {"g", "term", "estimate", "model_holds"} <= set(fits.columns)
 
 
 def test_scenario_totals_exclude_warmup():

@@ -78,3 +78,17 @@ def test_the_logic_check_finds_each_forbidden_construct(source, expected):
 
 def test_the_logic_check_reads_cells_with_magics():
     assert not any(type(node) in FORBIDDEN for node in ast.walk(parse_cell("%matplotlib inline\nx = 1")))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_notebook_opens_unmodified_on_the_project_s_kernel(path):
+    # JupyterLab marks a notebook modified when the kernel's metadata differs from the file's: the
+    # committed kernelspec is the one the Makefile registers for the venv, and language_info is what
+    # that kernel (this venv's ipykernel and Python) writes
+    from ipykernel.ipkernel import IPythonKernel
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    registered = re.search(r'ipykernel install --sys-prefix --name (\S+) --display-name "([^"]+)"', makefile)
+    meta = json.loads(path.read_text())["metadata"]
+    assert meta["kernelspec"] == {"name": registered[1], "display_name": registered[2], "language": "python"}
+    assert meta["language_info"] == json.loads(json.dumps(IPythonKernel.language_info))

@@ -1,3 +1,6 @@
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from ingestlab import preflight, runner
@@ -177,9 +180,12 @@ def test_a_live_runs_folder_is_neither_emptied_nor_joined_by_a_second_run(tmp_pa
     target = tmp_path / "out" / "00_published_results"
     target.mkdir(parents=True)
     (target / "results.parquet").write_bytes(b"the live run's samples")
+    (tmp_path / "link").symlink_to(tmp_path / "out")
     with runner.OutputLock(target):  # the first run, alive
-        with pytest.raises(PreflightError, match="being written by another live run"):
-            runner.run_notebook("00", {}, tmp_path / "out", progress=False, mode=mode)
+        for out in (tmp_path / "out", tmp_path / "link"):  # also reached through a link to its --out (issue V, 8)
+            with pytest.raises(PreflightError, match="being written by another live run"):
+                runner.run_notebook("00", {}, out, progress=False, mode=mode)
+    assert sorted(p.name for p in target.iterdir()) == ["results.parquet"]  # no error.log left in the live run
     assert (target / "results.parquet").read_bytes() == b"the live run's samples"
     with runner.OutputLock(target) as lock:  # the same process may claim its folder again (after --force made it)
         lock.take()
@@ -259,3 +265,38 @@ def test_a_malformed_lock_wait_bound_is_refused_before_anything_starts(value, tm
     with pytest.raises(ConfigError, match=LOCK_WAIT_ENV):
         preflight.check((), None, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_default_naming_an_engine_not_installed_here_leaves_it_out_saying_so(monkeypatch):
+    """Notebook 08's default names the cluster engines, each an engine folder that may not be installed."""
+    from ingestlab import engine_specs
+
+    path = runner.find_notebook("01")
+    declared = runner.declared_parameters(path)
+    default = {**declared, "ENGINES": {**declared["ENGINES"], "default": '"duckdb,nosuchengine"'}}
+    monkeypatch.setattr(runner, "declared_parameters", lambda p: default)
+    assert runner.without_unavailable_engines(path, {}) == ({"ENGINES": "duckdb"},
+                                                           {"nosuchengine": engine_specs.UNREGISTERED})
+    given = {"ENGINES": "duckdb,nosuchengine"}
+    assert runner.without_unavailable_engines(path, given) == (given, {})  # given, it is the validation's to refuse
+    with pytest.raises(ConfigError, match="nosuchengine"):
+        runner.check_parameters(path, given)
+
+
+@pytest.mark.parametrize("damage", ["key", "table"])
+def test_resuming_over_a_damaged_checkpoint_is_refused_in_one_line_naming_it(tmp_path, damage):
+    import shutil
+
+    from ingestlab import checkpoints
+
+    target = tmp_path / "out" / "01_insert_anatomy"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "runs" / "a" / "01_insert_anatomy", target)
+    store = checkpoints.Checkpoints(target, keep=True)
+    saved = store.put({"engine": "postgres", "variant": "sync_on"}, {"results": pd.DataFrame({"x": [1, 2]})})
+    assert checkpoints.problems(target) == []
+    if damage == "key":
+        (saved / "key.json").write_text('{"tables": ["resu')
+    else:
+        (saved / "results.parquet").write_bytes(b"PAR1 cut")
+    with pytest.raises(ConfigError, match=rf"--resume=.* is not valid: expected a run whose checkpoints read \({saved}"):
+        runner.check_resume(runner.find_notebook("01"), {}, target)

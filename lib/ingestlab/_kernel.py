@@ -26,16 +26,37 @@ class QuietKernelManager(AsyncKernelManager):
       kernel" — an error line after a run that went well. So a kernel being shut down is not
       interrupted. (A kernel runs in its own session, out of the terminal's reach; when a run
       is stopped, the runner stops its kernel with SIGTERM, whose handler stops the servers.)
+    - On Linux the kernel gets SIGTERM when the runner dies, however it dies (a SIGKILL too):
+      its servers are stopped by that handler, not left running.
     """
 
     def __init__(self, **kwargs):
         kwargs.setdefault("transport_encryption", "auto" if zmq.has("curve") else "disabled")
         super().__init__(**kwargs)
 
+    async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:
+        if sys.platform.startswith("linux"):
+            kw.setdefault("preexec_fn", _die_with_the_runner)
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    @property
+    def kernel_pid(self) -> int | None:
+        """The kernel's process id once it runs (None before, or when it is not a local process)."""
+        return getattr(self.provisioner, "pid", None) if self.provisioner is not None else None
+
     async def _async_interrupt_kernel(self) -> None:
         if self.shutting_down:
             return
         await super()._async_interrupt_kernel()
+
+
+def _die_with_the_runner() -> None:
+    # In the kernel's process, before it runs: SIGTERM when the runner dies, even by SIGKILL (`timeout -k`),
+    # so that the kernel's handler stops the servers it started instead of leaving them to `ingestlab clean`.
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
 
 
 #: Seconds between two writes of the executed notebook while it runs (papermill writes it at every

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 from pathlib import Path
 
 #: The repository root (``lib/ingestlab`` is two levels below it).
@@ -12,6 +14,23 @@ REPO = Path(__file__).resolve().parents[2]
 def lab_dir() -> Path:
     """Directory for the lab's local servers (``$INGESTLAB_LAB_DIR`` or ``<repo>/.lab``)."""
     return Path(os.environ.get("INGESTLAB_LAB_DIR", REPO / ".lab")).resolve()
+
+
+#: Name prefix of a process's scratch folder in the lab directory (:func:`scratch_dir`).
+SCRATCH_PREFIX = "scratch-"
+
+
+def scratch_dir() -> Path:
+    """This process's folder for scratch files (``<lab dir>/scratch-<pid>``), made on first use.
+
+    A killed run cannot remove what it wrote here; ``ingestlab clean`` and the next run's reap
+    (:func:`ingestlab.servers.base.reap`) remove the folder once its process is gone.
+    """
+    path = lab_dir() / f"{SCRATCH_PREFIX}{os.getpid()}"
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        atexit.register(shutil.rmtree, path, True)  # a process that ends normally leaves none
+    return path
 
 
 def results_dir() -> Path:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 import pandas as pd
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ingestlab import _paths
@@ -133,7 +136,14 @@ def probe(folder: str | os.PathLike) -> RunFolder:
     is ``completed`` or ``incomplete`` as ``run.json`` says. The readable files of a corrupt run stay in the catalogue.
     """
     run = RunFolder(Path(folder))
+    linked = sorted(p.name for p in [run.folder / RUN_FILE, run.folder / FITS_FILE, *run.folder.glob("*.parquet")]
+                    if p.is_symlink())
+    if linked:
+        # a run's file that is a link may point anywhere (another user's planted link to a private file)
+        run.problems.append(f"{', '.join(linked)}: symbolic link{'s' if len(linked) > 1 else ''}, not read")
     try:
+        if (run.folder / RUN_FILE).is_symlink():
+            raise OSError("a symbolic link")
         meta = json.loads((run.folder / RUN_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         run.problems.append(f"{RUN_FILE} unreadable ({_first_line(exc)})")
@@ -143,17 +153,19 @@ def probe(folder: str | os.PathLike) -> RunFolder:
         run.problems.append(f"{RUN_FILE} is not a run's metadata (no notebook or completed flag)")
         meta = None
     run.meta = meta or {}
-    for path in sorted(run.folder.glob("*.parquet")):
+    for path in sorted(p for p in run.folder.glob("*.parquet") if not p.is_symlink()):
         try:
             run.columns[path.stem] = list(pq.read_schema(path).names)
             run.tables[path.stem] = path
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             run.problems.append(f"{path.name} unreadable ({_first_line(exc)})")
     fits = run.folder / FITS_FILE
-    if fits.is_file():
+    if fits.is_symlink():
+        pass  # said above
+    elif fits.is_file():
         try:
             with duckdb.connect(":memory:") as con:
-                con.sql(f"SELECT count(*) FROM read_csv({_quote(fits)})").fetchall()
+                con.sql(f"SELECT count(*) FROM read_csv({_quote(_literal(fits))})").fetchall()
             run.fits = fits
         except duckdb.Error as exc:
             run.problems.append(f"{FITS_FILE} unreadable ({_first_line(exc)})")
@@ -209,6 +221,7 @@ class Catalog:
         self.runs = [probe(folder) for folder in find_runs(self.root)]
         self.con = duckdb.connect(":memory:")
         self._create_views()
+        self._seal()
 
     def __enter__(self) -> Catalog:
         return self
@@ -217,8 +230,9 @@ class Catalog:
         self.close()
 
     def close(self) -> None:
-        """Close the DuckDB connection."""
-        self.con.close()
+        """Close the DuckDB connection (one still busy with an interrupted query goes with the process)."""
+        with contextlib.suppress(duckdb.Error):
+            self.con.close()
 
     def name(self, run: RunFolder) -> str:
         """``run``'s folder relative to the root (``"."`` for the root itself)."""
@@ -227,33 +241,101 @@ class Catalog:
     def sql(self, query: str) -> pd.DataFrame:
         """The result of ``query`` (DuckDB SQL over :data:`VIEWS`) as a frame.
 
+        The connection reads the catalogue's files and nothing else: no other file, no write, no
+        extension, no network (see :meth:`_seal`).
+
         Raises
         ------
         ConfigError
             When DuckDB rejects the query (its first line of explanation is kept).
         """
-        try:
-            return self.con.sql(query).df()
-        except (duckdb.Error, AttributeError) as exc:  # AttributeError: a statement that returns no rows
-            raise ConfigError("SQL", query, f"a query over the views {', '.join(VIEWS)} "
-                                            f"({_first_line(exc)})") from None
+        return self._interruptible(lambda con: self._relation(query, con).df())
 
     def export(self, query: str, path: str | os.PathLike, fmt: str) -> Path:
-        """Write the result of ``query`` to ``path`` as ``fmt`` (``csv`` or ``parquet``) with DuckDB's COPY.
+        """Write the result of ``query`` to ``path`` as ``fmt`` (``csv`` or ``parquet``).
+
+        The file is written by this process, not by DuckDB (whose connection writes nothing), and
+        never through a symbolic link at ``path``.
 
         Raises
         ------
         ConfigError
-            When DuckDB rejects the query or cannot write ``path``.
+            When DuckDB rejects the query, or ``path`` is a link or cannot be written.
         """
         if fmt not in ("csv", "parquet"):
             raise ConfigError("format", fmt, "csv or parquet")
+        table = self._interruptible(lambda con: self._relation(query, con).to_arrow_table())
         try:
-            self.con.execute(f"COPY ({query.strip().rstrip(';')}) TO {_quote(path)} (FORMAT {fmt})")
-        except duckdb.Error as exc:
-            raise ConfigError("SQL", query, f"a query over the views {', '.join(VIEWS)} whose result can be "
-                                            f"written to {path} ({_first_line(exc)})") from None
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise ConfigError(f"--{fmt}", str(path), f"a file this user can write, not a link ({exc.strerror})") from None
+        with os.fdopen(fd, "wb") as out:
+            if fmt == "csv":
+                pa_csv.write_csv(table, out)
+            else:
+                pq.write_table(table, out)
         return Path(path)
+
+    def _interruptible(self, work: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """``work(cursor)``, run so that Ctrl-C or SIGTERM stops it: DuckDB computes in a thread while this one waits.
+
+        A signal's Python handler runs only in the main thread, between bytecodes; a query computing
+        in DuckDB's C code would hold it off until it ended. Interrupted, the query is cancelled
+        (``interrupt``) and the interruption goes on up (the command exits 130 or 143).
+        """
+        box: dict[str, Any] = {}
+        cursor = self.con.cursor()  # the catalogue's views and its sealed settings, on a connection of its own
+
+        def run() -> None:
+            try:
+                box["value"] = work(cursor)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as it is
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, name="catalog-query", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(0.1)
+        except BaseException:
+            cursor.interrupt()
+            thread.join(5.0)
+            raise
+        finally:
+            with contextlib.suppress(duckdb.Error):  # still busy after an interruption: it goes with the process
+                cursor.close()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _relation(self, query: str, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+        if not isinstance(query, str) or not query.strip():
+            raise ConfigError("SQL", query, f"a query over the views {', '.join(VIEWS)}")
+        try:
+            relation = con.sql(query)
+        except duckdb.Error as exc:
+            relation, error = None, _first_line(exc)
+        else:
+            error = "a statement that returns no rows" if relation is None else None
+        if error is not None:
+            raise ConfigError("SQL", query, f"a query over the views {', '.join(VIEWS)} ({error})") from None
+        return relation
+
+    def _seal(self) -> None:
+        """Let the connection read the catalogue's files and nothing else, for good.
+
+        DuckDB's ``allowed_paths`` (each file as the views name it and as it is) with external
+        access off: no other file read (``read_csv('/etc/…')``), no ``COPY … TO``, ``ATTACH``
+        or extension install, no network; ``lock_configuration`` keeps a query from undoing it.
+        """
+        paths = [str(r.folder / RUN_FILE) for r in self.runs if r.meta]
+        paths += [str(p) for r in self.runs for p in r.tables.values()]
+        paths += [str(r.fits) for r in self.runs if r.fits]
+        allowed = sorted({*paths, *map(_literal, paths)})
+        self.con.execute(f"SET allowed_paths = [{', '.join(map(_quote, allowed))}]")
+        for setting in ("enable_external_access", "autoinstall_known_extensions", "autoload_known_extensions"):
+            self.con.execute(f"SET {setting} = false")
+        self.con.execute("SET lock_configuration = true")
 
     # -- views ------------------------------------------------------------------------------
     def _create_views(self) -> None:
@@ -339,12 +421,23 @@ class Catalog:
             JOIN _files f ON f.path = c.filename"""
 
 
+def _literal(path: str | os.PathLike) -> str:
+    """``path`` as a DuckDB file pattern that matches that one file: its glob characters in brackets.
+
+    Examples
+    --------
+    >>> _literal("runs/exp[1]/a*b?.parquet")
+    'runs/exp[[]1]/a[*]b[?].parquet'
+    """
+    return "".join(f"[{c}]" if c in "[*?" else c for c in str(path))
+
+
 def _quote(value: str | os.PathLike) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
 def _list(values: list[str]) -> str:
-    return "[" + ", ".join(_quote(v) for v in values) + "]"
+    return "[" + ", ".join(_quote(_literal(v)) for v in values) + "]"
 
 
 def _first_line(exc: BaseException) -> str:

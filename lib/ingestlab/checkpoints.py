@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 #: Environment variable the batch runner sets to the run folder it resumes (read by :class:`~ingestlab.results.Run`).
 RESUME_ENV = "INGESTLAB_RESUME"
@@ -74,6 +75,29 @@ def drawn_before(name: str) -> Any:
     except (OSError, ValueError, AttributeError):
         return None
     return parameters.get(name) if parameters.get(f"{name}_source") == "clock" else None
+
+
+def problems(directory: str | os.PathLike) -> list[str]:
+    """What is wrong with the checkpoints in run folder ``directory``: one line per damaged one (empty: none).
+
+    A checkpoint is damaged when its ``key.json`` is not the JSON :meth:`Checkpoints.put` writes
+    or a table it names cannot be read; a resumed run would otherwise fail on it after its servers
+    started. (A write cut short, ``.<name>.tmp``, is no checkpoint and is dropped on resume.)
+    """
+    found = []
+    folder = Path(directory) / FOLDER
+    for entry in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        try:
+            tables = json.loads((entry / "key.json").read_text())["tables"]
+            for table in tables:
+                pq.read_schema(entry / f"{table}.parquet")
+        except FileNotFoundError as exc:
+            found.append(f"{entry}: {Path(exc.filename or '').name or 'a file'} is missing")
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # pyarrow's errors are ValueErrors
+            found.append(f"{entry}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+    return found
 
 
 class Checkpoints:

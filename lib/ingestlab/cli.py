@@ -262,20 +262,35 @@ PARAMETERS_FILE_MAX_BYTES = 1_000_000
 
 
 def _parameters_file(path: Path) -> dict:
-    """Parameters from a YAML file of ``NAME: value`` lines (papermill's ``-f``); a list becomes a comma string."""
+    """Parameters from a YAML file of ``NAME: value`` lines (papermill's ``-f``); a list becomes a comma string.
+
+    At most :data:`PARAMETERS_FILE_MAX_BYTES` are read from whatever ``path`` is (a device never ends),
+    YAML aliases are refused (a few of them nested expand to gigabytes) and so is a name given twice
+    (as ``-p`` refuses it).
+    """
     import yaml
 
     try:
-        if path.is_file() and path.stat().st_size > PARAMETERS_FILE_MAX_BYTES:
+        with open(path, "rb") as handle:
+            raw = handle.read(PARAMETERS_FILE_MAX_BYTES + 1)
+        if len(raw) > PARAMETERS_FILE_MAX_BYTES:
             raise ConfigError("-f", str(path), f"a YAML file of parameters (at most {PARAMETERS_FILE_MAX_BYTES:,} "
                                                "bytes; this one is larger)")
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+            raise ConfigError("-f", str(path), "YAML without aliases (*name): write each value out")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        names = [key.value for key, _ in node.value] if isinstance(node, yaml.MappingNode) else []
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ConfigError("-f", str(path), f"each parameter once ({', '.join(map(str, twice))} given twice)")
+        data = yaml.safe_load(text)
     except OSError as exc:
         raise ConfigError("-f", str(path), f"a readable YAML file ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
         raise ConfigError("-f", str(path), f"a UTF-8 text file (byte {exc.start} is not UTF-8: a binary file?)") from None
     except yaml.YAMLError as exc:
-        raise ConfigError("-f", str(path), f"valid YAML ({' '.join(str(exc).split())})") from None
+        raise ConfigError("-f", str(path), f"valid YAML ({' '.join(str(exc).split())[:300]})") from None
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
@@ -372,8 +387,14 @@ def _sql(args) -> int:
 
 def _compare(args) -> int:
     # the notebook that compares two runs, on the command line: its analysis does the work
+    from ingestlab import safe_paths
     from ingestlab.workloads import compare_runs_analysis as analysis
 
+    for name, folder in (("A", args.a), ("B", args.b)):
+        safe_paths.check_folder(folder, name)
+    for name, where in (("--csv", args.csv and Path(args.csv).parent), ("--figure", args.figure)):
+        if where is not None:
+            safe_paths.check_folder(where, name)
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
     table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold)

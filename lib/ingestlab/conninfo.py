@@ -6,7 +6,6 @@ import dataclasses
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import quote, unquote
 
@@ -27,6 +26,10 @@ PASSWORD_ENV = "INGESTLAB_PASSWORD"
 #: Query keys that carry a password, in the spellings the lab's drivers accept (psycopg:
 #: ``password``; PyMySQL and mysqlclient: ``password`` and ``passwd``); matched case-blind.
 PASSWORD_KEYS: tuple[str, ...] = ("password", "passwd")
+#: Other query keys whose value is a secret (libpq's key passphrase, MariaDB's and MySQL's
+#: multi-factor passwords): masked wherever a URL is shown, and refused in a URL, since a notebook's
+#: parameters, ``run.json`` and the outputs hold the URL and there is no private hand-over for them.
+SECRET_KEYS: tuple[str, ...] = ("sslpassword", "password1", "password2", "password3")
 #: The parameter name errors about a URL carry when the caller names none (the notebooks' engine parameter).
 PARAMETER = "ENGINES"
 
@@ -39,6 +42,7 @@ PASSWORD_SOURCES: tuple[str, ...] = (NO_PASSWORD, IN_URL, IN_QUERY, HANDED_OVER)
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.\-]*://")
+_HOST = re.compile(r"[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]+")
 _NAME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_]*\s*$")
 
 
@@ -49,6 +53,12 @@ def _split(url: str) -> tuple[str, str | None, str | None, str] | None:
     if not sep:
         return None
     main, qmark, query = rest.partition("?")
+    if qmark and "@" in query and "=" not in query.rpartition("@")[0]:
+        # a raw "?" in the password ("u:p@ss?word@host/db"): what lies between it and the last "@"
+        # is no key=value pair of a query
+        userinfo, _, after = rest.rpartition("@")
+        host, qmark, query = after.partition("?")
+        main = userinfo + "@" + host
     if "@" not in main:
         return head + sep, None, None, rest
     userinfo, host = main.rsplit("@", 1)
@@ -58,6 +68,10 @@ def _split(url: str) -> tuple[str, str | None, str | None, str] | None:
 
 def _is_password_key(key: str) -> bool:
     return unquote(key).strip().lower() in PASSWORD_KEYS
+
+
+def _is_secret_key(key: str) -> bool:
+    return _is_password_key(key) or unquote(key).strip().lower() in SECRET_KEYS
 
 
 def _query_pairs(url: str) -> tuple[str, list[str]]:
@@ -73,12 +87,12 @@ def _query_pairs(url: str) -> tuple[str, list[str]]:
 
 
 def _mask_query(url: str, *, drop: bool = False) -> str:
-    """``url`` with each password of its query masked (or, with ``drop``, left out)."""
+    """``url`` with each password or other secret of its query masked (or, with ``drop``, left out)."""
     base, pairs = _query_pairs(url)
-    if not any(_is_password_key(p.partition("=")[0]) for p in pairs):
+    if not any(_is_secret_key(p.partition("=")[0]) for p in pairs):
         return url
-    kept = [p for p in pairs if not _is_password_key(p.partition("=")[0])] if drop else [
-        p.partition("=")[0] + "=" + MASK if _is_password_key(p.partition("=")[0]) else p for p in pairs]
+    kept = [p for p in pairs if not _is_secret_key(p.partition("=")[0])] if drop else [
+        p.partition("=")[0] + "=" + MASK if _is_secret_key(p.partition("=")[0]) else p for p in pairs]
     return base + ("?" + "&".join(kept) if kept else "")
 
 
@@ -243,13 +257,25 @@ class Connection:
         Raises
         ------
         ConfigError
-            Naming ``parameter`` and the URL (password masked): malformed, no host, or two
-            different passwords (user info and query).
+            Naming ``parameter`` and the URL (secrets masked): malformed, no host, two different
+            passwords (user info and query), or a secret option other than the password
+            (:data:`SECRET_KEYS`).
         """
         if isinstance(url, Connection):
             return url if parameter in (None, url.parameter) else dataclasses.replace(url, parameter=parameter)
         parameter = parameter or PARAMETER
         parsed = _parse(url, parameter)
+        if parsed.port is not None and not 1 <= parsed.port <= 65535:
+            raise ConfigError(parameter, mask_url(url), f"a URL whose port is from 1 to 65535 (not {parsed.port})")
+        if parsed.host is not None and not _HOST.fullmatch(parsed.host):
+            raise ConfigError(parameter, mask_url(url), "a URL whose host is a name or an address (letters, digits, "
+                                                        "'.', '-', '_', ':' in brackets), not percent-escaped bytes")
+        secrets = sorted({k for k in parsed.query if _is_secret_key(k) and not _is_password_key(k)})
+        if secrets:
+            raise ConfigError(parameter, mask_url(url), f"a URL without {', '.join(secrets)}: a secret in a URL would "
+                                                        "be written with the run (its parameters, run.json, the "
+                                                        "notebook); decrypt the key, or keep the secret in the "
+                                                        "driver's own files (a service file, an option file)")
         query = {k: v for k, v in parsed.query.items() if not _is_password_key(k)}
         if isinstance(url, URL):
             in_query = [v for k, v in parsed.query.items() if _is_password_key(k)]
@@ -424,6 +450,10 @@ def with_password_placeholder(url: str) -> str:
     return f"{head}{user}:{MASK}{rest}"
 
 
+#: Largest ``--password-file`` read: a password and a line break, with room to spare.
+PASSWORD_FILE_MAX_BYTES = 4096
+
+
 def read_password_file(path: str | os.PathLike) -> str:
     """The password in ``path``: its first line, without the line break (any other character kept).
 
@@ -433,7 +463,12 @@ def read_password_file(path: str | os.PathLike) -> str:
         When the file cannot be read or is empty.
     """
     try:
-        text = Path(path).read_text()
+        with open(path, "rb") as handle:  # at most a few KiB of whatever it is: a device never ends
+            raw = handle.read(PASSWORD_FILE_MAX_BYTES + 1)
+        if len(raw) > PASSWORD_FILE_MAX_BYTES:
+            raise ConfigError("--password-file", str(path), f"a file holding the password (at most "
+                                                           f"{PASSWORD_FILE_MAX_BYTES:,} bytes; this one is larger)")
+        text = raw.decode()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("--password-file", str(path), f"a readable file holding the password ({exc.__class__.__name__}: "
                           f"{getattr(exc, 'strerror', None) or exc})") from None

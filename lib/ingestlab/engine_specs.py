@@ -157,6 +157,27 @@ def parse_engines(value: Any, parameter: str = PARAMETER) -> tuple[EngineSpec, .
     return tuple(item if isinstance(item, EngineSpec) else _parse_item(item.strip(), parameter) for item in items)
 
 
+
+#: Why a name of a notebook's default is left out where no engine is registered under it.
+UNREGISTERED = "not registered here (its engine folder or package is not installed)"
+
+
+def registered(value: str) -> tuple[str, dict[str, str]]:
+    """The items of ``value`` that are URLs or registered engines' names, joined; each other item with why it is not.
+
+    For a notebook's default engines, which may name engines of folders or packages not
+    installed here: the runner leaves them out, saying so, as it does an engine that cannot start.
+
+    Examples
+    --------
+    >>> registered("duckdb, nosuchengine, postgresql://u@h/db")
+    ('duckdb,postgresql://u@h/db', {'nosuchengine': 'not registered here (its engine folder or package is not installed)'})
+    """
+    known = set(_registry().names())
+    items = split_targets(value)
+    kept = [item for item in items if is_url(item) or item in known]
+    return ",".join(kept), {item: UNREGISTERED for item in items if item not in kept}
+
 def _items(value: Any, parameter: str) -> list:
     """The items of ``value`` not yet checked one by one: strings and specifications, empty strings left out."""
     if isinstance(value, EngineSpec):

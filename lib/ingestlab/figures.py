@@ -12,6 +12,7 @@ import matplotlib
 import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import seaborn as sns
 
 from ingestlab import _paths, labels, results
@@ -89,7 +90,10 @@ _log = logging.getLogger(__name__)
 
 
 def use_article_theme() -> None:
-    """Set the lab's figure look (seaborn ``whitegrid``, paper context, colour-blind palette)."""
+    """Set the lab's look in a notebook: figures (seaborn ``whitegrid``, paper context, colour-blind palette), and
+    tables that show whole names (pandas cuts a cell at 50 characters: two headline names alike in their
+    first 50 would read as one)."""
+    pd.set_option("display.max_colwidth", None)
     sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.0,
                   rc={"figure.figsize": (PAGE_WIDTH, 3.6), "figure.dpi": 100, "savefig.bbox": "tight",
                       "axes.titleweight": "bold", "svg.fonttype": "none", "pdf.fonttype": 42,

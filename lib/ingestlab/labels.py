@@ -56,6 +56,7 @@ LABELS: dict[str, str] = {
 COLUMN_LABELS: dict[str, str] = {
     "nereids_planner": "Nereids planner", "rows_per_insert": "rows per INSERT", "n_points": "points",
     "r2": "R²", "series": "", "peak_rss_mb": "peak resident memory (MB)", "seconds": "time (s)", "speedup": "speed-up (×)", "n_statements": "statements", "n_loads": "loads", "ms": "time (ms)",
+    "round_trip_ms": "injected round-trip delay, 2d (ms)", "round_trips": "round trips per statement",
 }
 _UNITS = (("_mb_s", "MB/s"), ("_gb_s", "GB/s"), ("_ms", "ms"), ("_us", "µs"), ("_s", "s"), ("_mb", "MB"), ("_gb", "GB"), ("_bytes", "bytes"), ("_x", "×"))
 _BOOLEAN = {True: "on", False: "off"}

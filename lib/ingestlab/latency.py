@@ -6,15 +6,17 @@ import json
 import math
 import os
 import shutil
-import signal
+import socket
+import socketserver
 import subprocess
+import threading
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 import psutil
 import requests
 
-from ingestlab import _paths
+from ingestlab import _paths, timing
 from ingestlab.errors import ConfigError, EngineUnavailableError, ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import PID_FILE, LocalServer, _terminate
@@ -100,8 +102,9 @@ class Toxiproxy(LocalServer):
 
     Parameters
     ----------
-    directory : path
-        Its private folder (log, pid file).
+    directory : path, optional
+        Its private folder (log, pid file): inside the cluster server's folder; None: a folder of
+        its own under the lab's directory (``toxiproxy-<pid>-<n>``).
 
     Examples
     --------
@@ -118,7 +121,7 @@ class Toxiproxy(LocalServer):
     STOP_TIMEOUT_S: ClassVar[float] = 10.0
     API_TIMEOUT_S: ClassVar[float] = 10.0
 
-    def __init__(self, directory: str | os.PathLike, *, keep: bool = False):
+    def __init__(self, directory: str | os.PathLike | None = None, *, keep: bool = False):
         super().__init__(directory, keep=keep)
         self.binary = find_binary()
         self.api_port: int | None = None
@@ -141,13 +144,6 @@ class Toxiproxy(LocalServer):
         """An empty proxy list the server reads at start: on its command line, it names the folder for :func:`reap`."""
         return self.directory / "proxies.json"
 
-    def log_tail(self, n_chars: int = 2000) -> str:
-        """The end of the log (for error messages)."""
-        try:
-            return self.log_file.read_text(errors="replace")[-n_chars:]
-        except OSError:
-            return "(no log written)"
-
     def command(self) -> list[str]:
         """The ``toxiproxy-server`` command line."""
         return [str(self.binary), "-host", "127.0.0.1", "-port", "0", "-config", str(self.config_file)]
@@ -162,7 +158,7 @@ class Toxiproxy(LocalServer):
         if not poll(self._answers, timeout_s=self.START_TIMEOUT_S, interval_s=0.02,
                     retry_on=(requests.RequestException, psutil.Error)) or self._proc.poll() is not None:
             raise ServerError(f"toxiproxy-server did not answer within {self.START_TIMEOUT_S:.0f} s "
-                              f"(exit code {self._proc.poll()}); log {self.log_file}:\n{self.log_tail()}")
+                              f"(exit code {self._proc.poll()}); see its log, {self.log_file}")
 
     def _answers(self) -> bool:
         """Whether the API answers; its port is the one the kernel gave (``-port 0``: no race for a free port)."""
@@ -179,18 +175,10 @@ class Toxiproxy(LocalServer):
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=self.STOP_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-        else:  # started by another object or process: only the pid file is left
-            pid = self.pid()
-            if pid is not None:
-                _terminate(pid, self.STOP_TIMEOUT_S)
+        # started by another object or process: only the pid file is left
+        pid = self.pid() if proc is None else proc.pid if proc.poll() is None else None
+        if pid is not None:
+            _terminate(pid, self.STOP_TIMEOUT_S)  # SIGTERM, SIGKILL after the timeout; our child is reaped
         (self.directory / PID_FILE).unlink(missing_ok=True)
         self.proxies.clear()
         self.delay_ms = 0
@@ -269,3 +257,69 @@ class Toxiproxy(LocalServer):
     def toxics(self) -> dict[str, list[dict]]:
         """The toxics in force, proxy name → Toxiproxy's own description of each (recorded with a run)."""
         return {name: self._call("GET", f"/proxies/{name}/toxics") or [] for name in self.proxies}
+
+
+# -- the instrument's own round trip: a TCP echo through the proxy ----------------------------------
+class _Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        while data := self.request.recv(4096):
+            self.request.sendall(data)
+
+
+class EchoServer:
+    """A TCP echo server on 127.0.0.1 at a free port, in a thread of this process: one exchange is one round trip.
+
+    What Toxiproxy's delay does to a protocol that pays exactly one round trip per exchange (the
+    calibration of :func:`echo_times`). A context manager; :attr:`port` is where it listens.
+    """
+
+    def __init__(self):
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo)
+        self._server.daemon_threads = True
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="ingestlab-echo", daemon=True)
+
+    def __enter__(self) -> "EchoServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def echo_times(port: int, n: int) -> list[float]:
+    """Seconds of each of ``n`` one-byte exchanges (write, read the echo) over one connection to 127.0.0.1:``port``.
+
+    One exchange first, untimed, opens the path; each is timed on the lab's clock.
+    """
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def exchange() -> None:
+            conn.sendall(b"x")
+            if conn.recv(1) != b"x":
+                raise ServerError(f"the echo through 127.0.0.1:{port} did not answer")
+        exchange()
+        return [timing.timed(exchange).ms / 1e3 for _ in range(n)]
+
+
+def calibrate(directory: str | os.PathLike | None, delays_ms: Sequence[int], *, repeats: int, n: int) -> list[dict]:
+    """What one round trip through Toxiproxy costs at each delay: ``repeats`` runs of ``n`` echo exchanges each.
+
+    A private :class:`Toxiproxy` in ``directory`` (None: its own folder under the lab's) in front of an :class:`EchoServer`; the
+    repeats go round the delays in turn, as notebook 08's runs do. Returns one dict per run:
+    ``delay_ms``, ``repeat``, ``time_per_statement_ms`` (the mean exchange) and
+    ``latency_median_ms``: the round-trip law fitted to them gives the instrument's own ``r``,
+    1 if the toxic delays by exactly ``d`` each way.
+    """
+    out = []
+    with EchoServer() as echo, Toxiproxy(directory) as proxies:
+        port = proxies.proxy("echo", echo.port)
+        for repeat in range(repeats):
+            for delay in delays_ms:
+                proxies.set_delay(delay)
+                times = sorted(echo_times(port, n))
+                out.append({"delay_ms": delay, "repeat": repeat, "time_per_statement_ms": sum(times) / n * 1e3,
+                            "latency_median_ms": times[n // 2] * 1e3})
+    return out

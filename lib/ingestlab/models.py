@@ -59,6 +59,7 @@ one (t on ≈ 2 df), with 5 about 1.3×; more repeats, not a different formula, 
 
 from __future__ import annotations
 
+import warnings
 from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -178,11 +179,14 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
         ``slope_ci_low``, ``slope_ci_high``, ``intercept`` (+ CI for OLS), ``r2``, ``n_points``,
         ``df_resid``, ``ci_method`` and ``ci_df`` (degrees of freedom of the slope's interval).
 
+    A group with fewer than 3 points or 2 distinct ``x`` values has no line: it is left out,
+    saying so in one sentence (a :class:`FitLeftOut` warning, which a notebook shows), never
+    failing the run that measured it; with every group left out the frame is empty, its columns kept.
+
     Raises
     ------
     ValueError
-        If a group has fewer than 3 points or 2 distinct ``x`` values, ``variance`` is not one
-        of the two models, or ``variance="proportional"`` meets an ``x`` ≤ 0.
+        If ``variance`` is not one of the two models, or ``variance="proportional"`` meets an ``x`` ≤ 0.
 
     Examples
     --------
@@ -197,7 +201,10 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
     for labels, g in _grouped(frame, by):
         g = g[[x, y]].dropna().astype(float)
         if len(g) < 3 or g[x].nunique() < 2:
-            raise ValueError(f"fit needs ≥ 3 points at ≥ 2 distinct {x} values, got {len(g)} for {labels}")
+            where = ", ".join(f"{k} {v}" for k, v in labels.items()) or "the data"
+            warnings.warn(f"{where}: left out of the fit of {y} on {x}: {len(g)} points at {g[x].nunique()} "
+                          f"distinct {x} (a line needs at least 3 at 2)", FitLeftOut, stacklevel=2)
+            continue
         omega = _working_variance(g[x], variance, labels)
         fit = _robust_fit({"const": np.ones(len(g)), x: g[x].to_numpy()}, g[y].to_numpy(), omega=omega,
                           variance=variance, alpha=alpha)
@@ -216,7 +223,16 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
                          "intercept": ts.intercept, "intercept_ci_low": np.nan, "intercept_ci_high": np.nan,
                          "r2": np.nan, "n_points": len(g), "df_resid": len(g) - 2, "ci_method": "theil_sen",
                          "ci_df": np.nan})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=[*by, *_LINE_COLUMNS])
+
+
+#: The columns :func:`fit_linear` gives each group's row besides the group's own.
+_LINE_COLUMNS = ("method", "slope", "slope_se", "slope_ci_low", "slope_ci_high", "intercept", "intercept_ci_low",
+                 "intercept_ci_high", "r2", "n_points", "df_resid", "ci_method", "ci_df")
+
+
+class FitLeftOut(UserWarning):
+    """A group of a fit had too few points for a line and was left out (the sentence says which)."""
 
 
 def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant"), x: str = "n_statements",
@@ -384,6 +400,10 @@ def compare_with_published(live: pd.DataFrame, published: pd.DataFrame, *, on: S
     pandas.DataFrame
         ``on``, ``published``, ``live``, CI, ``ratio`` (live / published) and ``ci_covers_published``.
     """
+    if live.empty:  # nothing measured to compare (no fit, no scenario pair): the columns, no rows
+        live = pd.DataFrame(columns=[*on, "live", "live_ci_low", "live_ci_high"])
+    if published.empty:
+        published = pd.DataFrame(columns=[*on, "published"])
     out = published.merge(live, on=list(on), how="outer")
     out["ratio"] = out["live"] / out["published"]
     out["ci_covers_published"] = (out["live_ci_low"] <= out["published"]) & (out["published"] <= out["live_ci_high"])
@@ -455,9 +475,7 @@ def fit_sweep(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), al
         rows.append({**row, "slope_se": np.nan, "slope_ci_low": np.nan, "slope_ci_high": np.nan,
                      "intercept_ci_low": np.nan, "intercept_ci_high": np.nan, "n_points": len(g),
                      "df_resid": max(len(g) - 2, 0), "ci_method": "none", "ci_df": np.nan})
-    columns = [*by, "method", "slope", "slope_se", "slope_ci_low", "slope_ci_high", "intercept",
-               "intercept_ci_low", "intercept_ci_high", "r2", "n_points", "df_resid", "ci_method", "ci_df"]
-    return pd.DataFrame(rows)[columns + (list(_adequacy.ADEQUACY_COLUMNS) if adequacy else [])]
+    return pd.DataFrame(rows, columns=[*by, *_LINE_COLUMNS, *(_adequacy.ADEQUACY_COLUMNS if adequacy else ())])
 
 
 def fit_load_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("group_commit_mode", "concurrency"),
@@ -566,7 +584,8 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
     For models with more than one regressor, e.g. notebook 04's time per statement against
     the share of a log flush each commit pays and the rows it carries. Terms that do not
     vary within a group are dropped there (their coefficient is NaN), so a group where
-    every commit had its own flush still gets a per-row fit.
+    every commit had its own flush still gets a per-row fit. A group with fewer points than its
+    terms need is left out, saying so (:class:`FitLeftOut`), as :func:`fit_linear` does.
 
     Parameters
     ----------
@@ -610,7 +629,10 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         g = g[[y, *terms]].replace([np.inf, -np.inf], np.nan).dropna(subset=[y])
         used = [t for t in terms if g[t].notna().all() and g[t].nunique() > 1]
         if len(g) < len(used) + 2:
-            raise ValueError(f"fit of {y} on {used} needs ≥ {len(used) + 2} points, got {len(g)} for {labels}")
+            where = ", ".join(f"{k} {v}" for k, v in labels.items()) or "the data"
+            warnings.warn(f"{where}: left out of the fit of {y} on {', '.join(used) or 'a constant'}: {len(g)} points "
+                          f"(it needs at least {len(used) + 2})", FitLeftOut, stacklevel=2)
+            continue
         X = add_constant(g[used].astype(float), has_constant="add")
         res = OLS(g[y].astype(float), X).fit(cov_type=cov_type)
         ci = res.conf_int(alpha)
@@ -623,7 +645,10 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
                          "ci_low": ci.loc[name, 0] if found else np.nan,
                          "ci_high": ci.loc[name, 1] if found else np.nan,
                          "r2": res.rsquared, "n_points": len(g), "df_resid": res.df_resid, **verdict})
-    return pd.DataFrame(rows)
+    by = [c for c in by if c in frame.columns]
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=[
+        *by, "term", "estimate", "se", "ci_low", "ci_high", "r2", "n_points", "df_resid",
+        *(_adequacy.ADEQUACY_COLUMNS if adequacy else ())])
 
 
 def _reset(res, cov_type: str, alpha: float) -> dict:
@@ -675,13 +700,14 @@ OVERHEAD_TERMS = {"overhead": Term("overhead_ms", "overhead_ci_low_ms", "overhea
 
 #: The round-trip law's terms in :func:`fit_round_trips`' columns.
 ROUND_TRIP_TERMS = {"round_trips": Term("round_trips", "round_trips_ci_low", "round_trips_ci_high",
-                                        "round trips per statement"),
+                                        "ms per ms of 2d"),  # = round trips per statement
                     "local_overhead": Term("local_overhead_ms", "local_overhead_ci_low_ms", "local_overhead_ci_high_ms",
                                            "ms per statement")}
 
 
 def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant"), delay: str = "delay_ms",
-                    y: str = "overhead_ms", alpha: float = 0.05, adequacy: bool = True) -> pd.DataFrame:
+                    y: str = "overhead_ms", alpha: float = 0.05, adequacy: bool = True,
+                    round_trip: str | None = None) -> pd.DataFrame:
     """Fit the round-trip law ``o(d) = o₀ + r · 2d`` per group: a statement's cost over links of one-way delay ``d``.
 
     A commit that waits for ``r`` messages to go to another node and back pays ``r · 2d`` more
@@ -709,6 +735,9 @@ def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "vari
         1 − confidence level.
     adequacy : bool
         Add whether the law holds (:data:`ingestlab.adequacy.ADEQUACY_COLUMNS`).
+    round_trip : str, optional
+        A column holding the round-trip time each delay really added (ms), measured, to fit on
+        in place of the nominal ``2d`` (a proxy's sleeps overshoot their delay).
 
     Returns
     -------
@@ -727,7 +756,7 @@ def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "vari
     >>> round(float(fit["round_trips"]), 2), round(float(fit["local_overhead_ms"]), 2), bool(fit["model_holds"])
     (2.0, 0.4, True)
     """
-    data = frame.assign(round_trip_ms=2 * frame[delay])
+    data = frame.assign(round_trip_ms=frame[round_trip] if round_trip else 2 * frame[delay])
     fits = fit_linear(data, x="round_trip_ms", y=y, by=by, alpha=alpha, robust=False, variance="constant",
                       adequacy=adequacy)
     out = fits.rename(columns={"intercept": "local_overhead_ms", "intercept_ci_low": "local_overhead_ci_low_ms",
@@ -736,11 +765,12 @@ def fit_round_trips(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "vari
 
 
 def round_trips_held_out(frame: pd.DataFrame, held_out_ms: float, *, by: Sequence[str] = ("engine", "variant"),
-                         delay: str = "delay_ms", y: str = "overhead_ms", alpha: float = 0.05) -> pd.DataFrame:
+                         delay: str = "delay_ms", y: str = "overhead_ms", alpha: float = 0.05,
+                         round_trip: str | None = None) -> pd.DataFrame:
     """The round-trip law fitted without the runs at one-way delay ``held_out_ms``, asked for them (95 % PI).
 
     :func:`ingestlab.adequacy.held_out_table` on ``2d``, constant variance as
-    :func:`fit_round_trips`: per group, ``round_trip_ms`` (the held-out 2d), ``predicted``,
+    :func:`fit_round_trips` (``round_trip`` as there): per group, ``round_trip_ms`` (the held-out 2d), ``predicted``,
     ``pi_low``, ``pi_high`` (for one new run), ``observed_median``, ``runs``, ``runs_inside``,
     ``inside`` and ``note``.
 
@@ -752,7 +782,7 @@ def round_trips_held_out(frame: pd.DataFrame, held_out_ms: float, *, by: Sequenc
     >>> float(out["round_trip_ms"]), round(float(out["predicted"]), 2), bool(out["inside"])
     (6.0, 12.4, True)
     """
-    data = frame.assign(round_trip_ms=2 * frame[delay])
+    data = frame.assign(round_trip_ms=frame[round_trip] if round_trip else 2 * frame[delay])
     return _adequacy.held_out_table(data, x="round_trip_ms", y=y, by=by, held_out=data[delay] == held_out_ms,
                                     variance="constant", alpha=alpha)
 

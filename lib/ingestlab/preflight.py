@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import sys
@@ -9,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ingestlab import _paths, journal
+from ingestlab import _paths, journal, safe_paths
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError
 
@@ -21,8 +22,23 @@ DISK_FACTOR = 3.0
 OUT_MIN_FREE_BYTES = 50 * 2**20
 
 
+#: What a run of the lab writes in its notebook's folder (``fnmatch`` patterns): ``--force`` replaces a
+#: folder holding these and nothing else.
+RUN_FILES = ("run.json", "*.parquet", "*.csv", "*.ipynb", "*.html", "kernel.log", "error.log", "figures",
+             "checkpoints", ".*.tmp", "*.tmp", ".ingestlab-*")
+
+
+def not_a_run_s(target: Path) -> list[str]:
+    """The names in folder ``target`` that no run of the lab writes (:data:`RUN_FILES`), sorted."""
+    return sorted(p.name for p in target.iterdir() if not any(fnmatch.fnmatch(p.name, f) for f in RUN_FILES))
+
+
 def earlier_run(target: Path) -> ConfigError:
-    """The refusal of an output folder ``target`` that holds an earlier run (``--resume``, ``--force`` are the ways on)."""
+    """The refusal of an output folder ``target`` that is not empty (``--resume``, ``--force`` are the ways on for a run)."""
+    others = not_a_run_s(target)
+    if others and not (target / "run.json").exists():
+        return ConfigError("--out", str(target.parent), f"a new folder: {target} holds files that are not a run's "
+                           f"({', '.join(others[:3])}{', …' if len(others) > 3 else ''}); choose another --out")
     return ConfigError("--out", str(target.parent), "a new folder: it already holds a run of "
                        f"{target.name} (add --resume to run into it again, --force to replace it)")
 
@@ -33,10 +49,12 @@ def check_output(target: Path, mode: str = "new") -> None:
     Raises
     ------
     ConfigError
-        When ``target`` holds an earlier run and ``mode`` is ``"new"``.
+        When ``target`` holds an earlier run and ``mode`` is ``"new"``, or another local user could
+        redirect it (:func:`ingestlab.safe_paths.check_folder`).
     PreflightError
         When it is a file, not writable, or its disk has less than :data:`OUT_MIN_FREE_BYTES` free.
     """
+    safe_paths.check_folder(target, "--out")  # never into a place another user could point elsewhere
     try:
         os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
@@ -52,6 +70,11 @@ def check_output(target: Path, mode: str = "new") -> None:
         raise PreflightError(f"--out: {probe_dir} is a file, not a folder")
     if target.is_dir() and any(target.iterdir()) and mode == "new":
         raise earlier_run(target)
+    if target.is_dir() and mode == "force" and not_a_run_s(target):
+        others = not_a_run_s(target)
+        raise ConfigError("--force", str(target), f"a folder holding a run's files only: {', '.join(others[:3])}"
+                          f"{', …' if len(others) > 3 else ''} no run of the lab wrote (move them, or choose another "
+                          "--out); nothing was removed")
     try:
         # a name no other user can guess, created exclusively (O_EXCL: never through a planted symlink)
         fd, probe = tempfile.mkstemp(prefix=".ingestlab-probe-", dir=probe_dir)
@@ -89,6 +112,7 @@ def check(engines: Sequence[EngineSpec], resolved: Any, target: Path, mode: str 
     check_output(target, mode)
     lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
     _check_lab_dir()
+    _check_figures_dir()
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
     return [entry for spec in engines if spec.connection is not None for entry in _check_target(spec, variants)]
@@ -108,9 +132,34 @@ def _check_lab_dir() -> None:
     """The lab's servers' folder (``$INGESTLAB_LAB_DIR`` or ``.lab``) is a folder, or can be made one."""
     lab = _paths.lab_dir()
     existing = next((p for p in (lab, *lab.parents) if os.path.lexists(p)), None)
+    where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
     if existing is not None and not existing.is_dir():
-        where = "$INGESTLAB_LAB_DIR" if os.environ.get("INGESTLAB_LAB_DIR") else "the lab's folder"
         raise PreflightError(f"{where} {lab}: {existing} is not a folder; point $INGESTLAB_LAB_DIR at a folder")
+    _check_can_hold(existing, f"{where} {lab}", "point $INGESTLAB_LAB_DIR at a folder on a disk this user can write")
+    from ingestlab.engines.wire import lock_wait_s
+
+    lock_wait_s()  # a bad $INGESTLAB_LOCK_WAIT_S is refused now, not blamed on a server later
+
+
+def _check_figures_dir() -> None:
+    """``$INGESTLAB_FIGURES_DIR``, when set, is a folder (or can be made one) on a disk this user can write."""
+    folder = _paths.figures_redirect()
+    if folder is None:
+        return
+    existing = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():
+        raise PreflightError(f"${_paths.FIGURES_ENV} {folder}: {existing} is not a folder; point it at a folder")
+    _check_can_hold(existing, f"${_paths.FIGURES_ENV} {folder}", "point it at a folder on a disk this user can write")
+
+
+def _check_can_hold(existing: Path | None, what: str, advice: str) -> None:
+    """Refuse a folder, the deepest existing part of one the lab will make, that cannot hold files."""
+    if existing is None:
+        return
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PreflightError(f"{what}: {existing} is not writable; {advice}")
+    if os.statvfs(existing).f_blocks == 0:  # /proc, /sys: root may "write" there, but nothing is stored
+        raise PreflightError(f"{what}: {existing} is on a virtual filesystem that stores nothing; {advice}")
 
 
 def _check_disk(resolved: Any) -> None:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from ingestlab import _paths, report, results, summary, workloads
+from ingestlab import _paths, report, results, safe_paths, summary, workloads
 from ingestlab.errors import ConfigError
 
 #: The file beside a notebook's promoted figures that says which run made them.
@@ -400,8 +400,10 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
     (list of (str, Path, str), list of (str, str))
         Each notebook promoted, the folder written and the run's scale; each left out, with why.
     """
-    chosen, left_out = promotable(run_dir, notebooks, allow_loaded=allow_loaded)
+    safe_paths.check_folder(run_dir, "RUN_DIR")  # its files are copied where others read them
     root = Path(to) if to else _paths.figures_dir()
+    safe_paths.check_folder(root, "--to")
+    chosen, left_out = promotable(run_dir, notebooks, allow_loaded=allow_loaded)
     _check_writable(root)  # before any earlier figure is removed
     command = "ingestlab figures " + " ".join([str(run_dir), *(notebooks or []),
                                                 *(["--allow-loaded"] if allow_loaded else [])])

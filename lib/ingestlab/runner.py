@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ingestlab import _paths, cgroups, checkpoints, preflight, results
+from ingestlab import _paths, cgroups, checkpoints, preflight, results, safe_paths
 from ingestlab import progress as _progress
 from ingestlab.conninfo import HANDOVER_ENV
-from ingestlab.engine_specs import EngineSpec, parse_engines
+from ingestlab.engine_specs import EngineSpec, parse_engines, registered
 from ingestlab.errors import ConfigError, PreflightError, RunError
 from ingestlab.preflight import PREFLIGHT_TIMEOUT_S
 from ingestlab.preflight import one_line as _one_line
@@ -96,7 +96,9 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
     The value is the one given in ``parameters`` or else the notebook's default (see
     :func:`engine_specs`). Only local engines are checked (their programs: ``mariadbd``,
     PostgreSQL 15's binaries); URLs are left to the pre-flight, and a value that is not a
-    list of engines to the notebook's validation.
+    list of engines to the notebook's validation. A default may name engines not registered
+    here (an engine folder or package not installed): they are left out too
+    (:func:`~ingestlab.engine_specs.registered`).
 
     Parameters
     ----------
@@ -120,14 +122,22 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
         With ``drop_given=False``, for a given engine that cannot start here.
     """
     name = declaration(path).engine_parameter
+    given, skipped = name in parameters, {}
     try:
         specs = engine_specs(path, parameters)
     except ConfigError:  # not engines: the notebook's validation says so, after the checks that come first
-        return parameters, {}
-    kept, skipped = [], {}
+        default = None if given else _literal(declared_parameters(path)[name]["default"])
+        value, skipped = registered(default) if isinstance(default, str) else ("", {})
+        if not skipped:  # a default may name engines not installed here: those are left out, said as the others
+            return parameters, {}
+        if not value:
+            return None, skipped
+        parameters = {**parameters, name: value}
+        specs = engine_specs(path, parameters)
+    kept = []
     for spec in specs:
         reason = spec.unavailable_reason()
-        if reason and name in parameters and not drop_given:
+        if reason and given and not drop_given:
             raise ConfigError(name, spec.value, f"an engine that can start on this machine ({reason})")
         if reason:
             skipped[spec.value] = reason
@@ -364,7 +374,8 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
         interrupted: int | None = None
         kernel_log = _KernelStderr(target / "kernel.log")
         km = QuietKernelManager(kernel_name="python3")
-        watch = StoppedServerWatch()  # a lab server stopped by a signal would hang the run: it ends it instead
+        # a lab server, or the kernel, stopped by a signal would hang the run: it ends it instead
+        watch = StoppedServerWatch(kernel=lambda: km.kernel_pid)
         stalled = StalledTargetWatch([(spec.parameter, spec.shown) for spec in urls],
                                      lambda k: preflight.probe(urls[k]), timeout_s=PREFLIGHT_TIMEOUT_S)
         cpu = CpuShareWatch()  # how much of the machine others used meanwhile (figures want a quiet run)
@@ -407,7 +418,7 @@ def run_notebook(key: str, parameters: dict[str, Any] | None = None, out: str | 
     if cause is not None:  # whatever the notebook made of the killed server or kernel, this is why it failed
         if error is None:
             error = _run_error(path.stem, target, "ServerStopped", cause, [cause])
-        error = RunError(path.stem, cause, error.log, EXIT_SERVER_LOST)
+        error = RunError(path.stem, cause, error.log, EXIT_FAILED if watch.kernel_stopped else EXIT_SERVER_LOST)
     if error is not None:
         unrecorded = results.record_outcome(target, path.stem, injected,
                                             {"cause": error.cause, "exit_code": error.exit_code,
@@ -481,6 +492,11 @@ def check_resume(path: Path, injected: dict[str, Any], target: Path) -> None:
                           f"--out {out.parent} --resume resumes it")
     if not (target / "run.json").exists():
         return
+    damaged = checkpoints.problems(target)
+    if damaged:
+        raise ConfigError("--resume", str(target), f"a run whose checkpoints read ({damaged[0]}"
+                          f"{f'; and {len(damaged) - 1} more' if len(damaged) > 1 else ''}); remove the damaged "
+                          "checkpoint to measure that configuration again, or use --force to start over")
     try:
         meta = json.loads((target / "run.json").read_text())
         before = meta.get("parameters", {})
@@ -583,11 +599,13 @@ def prepare_output(target: Path, mode: str = "new") -> Path:
         raise PreflightError(f"--out: {target} is a file, not a folder")
     if target.is_dir() and any(target.iterdir()):
         if mode == "force":
+            if preflight.not_a_run_s(target):  # checked before the run: a file made since is kept, the run refused
+                raise preflight.earlier_run(target)
             shutil.rmtree(target)
         elif mode != "resume":
             raise preflight.earlier_run(target)
     target.mkdir(parents=True, exist_ok=True)
-    return target
+    return safe_paths.check_folder(target, "--out")  # again, as made: nobody swapped a part for a link meanwhile
 
 
 def _keep_notebook(partial: Path, final: Path) -> None:

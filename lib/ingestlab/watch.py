@@ -25,6 +25,7 @@ import contextlib
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
@@ -100,7 +101,7 @@ def _kill_tree(folder: Path) -> None:
 
 
 class StoppedServerWatch:
-    """Context: while it is open, kill any lab server of this process's children that stays stopped.
+    """Context: while it is open, kill any lab server of this process's children, or the kernel, that stays stopped.
 
     A background thread looks every :data:`INTERVAL_S` at the server folders under the lab
     directory whose owner (the process that started the server) is a descendant of this
@@ -112,7 +113,10 @@ class StoppedServerWatch:
     root : path, optional
         The lab directory (default: the lab's ``.lab``).
     grace_s : float
-        How long a server may stay stopped.
+        How long a server (or the kernel) may stay stopped.
+    kernel : callable, optional
+        Gives the notebook kernel's process id (None until it runs): a kernel stopped for
+        ``grace_s`` is killed too, and the run ends saying so.
 
     Examples
     --------
@@ -122,11 +126,15 @@ class StoppedServerWatch:
     True
     """
 
-    def __init__(self, root: str | Path | None = None, *, grace_s: float = STOPPED_GRACE_S):
+    def __init__(self, root: str | Path | None = None, *, grace_s: float = STOPPED_GRACE_S,
+                 kernel: Callable[[], int | None] | None = None):
         self.root = Path(root) if root else _paths.lab_dir()
         self.grace_s = grace_s
-        #: One line naming the server that was stopped and killed, or None.
+        self.kernel = kernel
+        #: One line naming the server (or the kernel) that was stopped and killed, or None.
         self.cause: str | None = None
+        #: Whether it was the notebook's kernel (the run failed) rather than a server (a server lost).
+        self.kernel_stopped = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="stopped-server-watch", daemon=True)
 
@@ -141,10 +149,28 @@ class StoppedServerWatch:
     def _folders(self) -> list[Path]:
         return _run_servers(self.root)[1]
 
+    def _kernel_stopped(self) -> psutil.Process | None:
+        pid = self.kernel() if self.kernel is not None else None
+        try:
+            proc = psutil.Process(pid) if pid else None
+            return proc if proc is not None and proc.status() == psutil.STATUS_STOPPED else None
+        except psutil.Error:
+            return None
+
     def _watch(self) -> None:
-        since: dict[Path, float] = {}
+        since: dict[Path | str, float] = {}
         while not self._done.wait(INTERVAL_S):
             now = time.monotonic()
+            kernel = self._kernel_stopped()
+            if kernel is None:
+                since.pop("kernel", None)
+            elif now - since.setdefault("kernel", now) >= self.grace_s:
+                self.cause = (f"the notebook's kernel was stopped (a SIGSTOP to its process {kernel.pid}) and ran "
+                              f"nothing for {self.grace_s:g} s; it was killed so that the run could end")
+                self.kernel_stopped = True
+                with contextlib.suppress(psutil.Error):
+                    kernel.kill()  # a stopped process dies of SIGKILL; its servers are reaped after it
+                return
             for folder in self._folders():
                 proc = stopped_process(folder)
                 if proc is None:

@@ -1,6 +1,7 @@
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 
@@ -74,3 +75,23 @@ def test_reap_never_kills_an_unrelated_process_named_by_a_stale_pid_file(tmp_pat
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_a_killed_run_s_scratch_files_are_removed_by_the_next_reap_and_a_live_one_s_kept(tmp_path, monkeypatch):
+    from ingestlab import _paths
+    from ingestlab.servers.base import reap
+    from ingestlab.workloads import million
+
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path))
+    child = subprocess.run([sys.executable, "-c", "from ingestlab.workloads import million; "
+                            "import os; print(million.make_data(50, 'warmup').csv, flush=True); os._exit(0)"],
+                           capture_output=True, text=True, check=True)
+    left = Path(child.stdout.strip())  # the child ended without cleaning up, as a killed run of 05 does
+    assert left.exists() and left.parent.parent == tmp_path
+    mine = million.make_data(10)
+    outsider = tmp_path / f"{_paths.SCRATCH_PREFIX}notapid"
+    outsider.mkdir()
+    removed = reap(tmp_path)
+    assert left.parent in removed and not left.parent.exists()
+    assert Path(mine.csv).exists() and outsider.exists()  # this process is alive; not a scratch folder of a pid
+    mine.remove()

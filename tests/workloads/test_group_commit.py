@@ -372,3 +372,9 @@ def test_each_configuration_gets_batch_mean_intervals_of_its_throughput_and_late
     segments = np.concatenate([b.get_segments() for b in bars])
     assert segments[:, :, 1].min() == pytest.approx(min(out["latency_median_ms_ci_low"]))
     plt.close("all")
+
+
+def test_validate_bounds_the_clients_by_the_engine_s_connections():
+    assert group_commit.validate("postgres").clients == (1, 4)
+    with pytest.raises(ConfigError, match=r"CLIENTS=0 is not valid: expected an integer from 1 to \d+ \(MAX_CLIENTS"):
+        group_commit.validate("postgres", clients="0")

@@ -273,3 +273,8 @@ def _draw_01(paper_01, comparison, tmp_path):
         figures.save(fig, name, notebook="01_insert_anatomy", directory=tmp_path)
         width, height = figure_checks.png_size(tmp_path / f"{name}.png")
         assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)
+
+
+def test_validate_resolves_the_scale_and_keeps_the_engines_in_their_order():
+    assert insert.validate("postgres", "smoke").n == 1000
+    assert [spec.name for spec in insert.validate("postgres,mariadb").engines] == ["postgres", "mariadb"]

@@ -432,3 +432,14 @@ def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_pag
             figures.save(fig, name, notebook="05_million_rows", directory=tmp_path)
             width, height = figure_checks.png_size(tmp_path / f"{name}.png")
             assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)
+
+
+def test_validate_refuses_an_engine_without_the_tables_notebook_05_writes_naming_the_ones_with_them():
+    with pytest.raises(ConfigError, match=r"ENGINES='rocksdb' is not valid: expected an engine with table_ddl, which "
+                                          r"notebook 05 needs \(rocksdb: no table_ddl: .*engines with it: .*postgres"):
+        million.validate("postgres,rocksdb")
+    with pytest.raises(ConfigError, match=r"BATCH_ROWS=10000 is not valid: expected an integer from 1 to ROWS \(5000\)"):
+        million.validate("postgres", rows=5000, batch_rows=[100, 10000])
+    with pytest.raises(ConfigError, match=r"METHODS='copy' is not valid"):
+        million.validate("postgres", methods="copy")
+    assert million.validate("postgres,mariadb", "paper").rows == 1_000_000

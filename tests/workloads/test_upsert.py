@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ingestlab import cgroupfs, cgroups, datagen
-from ingestlab.errors import ConfigError
+from ingestlab.errors import ConfigError, PreflightError
 from ingestlab.results import Run
 from ingestlab.workloads import upsert
 from ingestlab.workloads import upsert_analysis as analysis
@@ -287,7 +287,7 @@ def test_a_listening_server_passes_the_reachability_check_and_a_closed_port_fail
         listener.listen()
         port = listener.getsockname()[1]
         assert upsert.validate(f"arangodb://root@127.0.0.1:{port}/_system", seed=1).engines
-    with pytest.raises(ConfigError, match=r"cannot reach arangodb://u:\*\*\*@127.0.0.1:1/db"):
+    with pytest.raises(PreflightError, match=r"cannot reach arangodb://u:\*\*\*@127.0.0.1:1/db"):
         upsert.validate("arangodb://u:pw@127.0.0.1:1/db")
 
 

@@ -9,6 +9,7 @@ import logging
 import os
 import pkgutil
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -126,7 +127,13 @@ def classes() -> dict[str, type[Engine]]:
     >>> all(name == cls.NAME for name, cls in classes().items())
     True
     """
-    return dict(_by_name(os.environ.get(ENGINES_ENV, "")))
+    with _LOADING:  # the clients of one worker process are threads: the first to ask loads, the others wait for it
+        return dict(_by_name(os.environ.get(ENGINES_ENV, "")))
+
+
+#: Held while the registry is first loaded: an engine folder's module is in ``sys.modules`` before it has run, and
+#: a second thread asking then got the half-made module (no ``__all__``: "an engine folder whose __init__ lists …").
+_LOADING = threading.Lock()
 
 
 def names() -> list[str]:

@@ -14,6 +14,8 @@ from ingestlab.errors import ConfigError, EngineUnavailableError
 LOCK_WAIT_ENV = "INGESTLAB_LOCK_WAIT_S"
 #: Seconds a statement of the lab waits by default for a lock another session holds.
 LOCK_WAIT_S = 60.0
+#: The longest :data:`LOCK_WAIT_ENV` may ask for.
+MAX_LOCK_WAIT_S = 86_400.0
 
 
 def lock_wait_s() -> float:
@@ -36,8 +38,9 @@ def lock_wait_s() -> float:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigError(LOCK_WAIT_ENV, raw, "a number of seconds > 0")
+    if not (math.isfinite(value) and 0 < value <= MAX_LOCK_WAIT_S):
+        raise ConfigError(LOCK_WAIT_ENV, raw, f"a number of seconds > 0, at most {MAX_LOCK_WAIT_S:.0f} (a day; "
+                                              "servers refuse a longer lock timeout)")
     return value
 
 

@@ -360,7 +360,7 @@ def _read_pid(path: Path) -> int | None:
 
 
 def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0) -> list[Path]:
-    """Stop every orphaned server under ``directory`` and remove its folder and socket directory.
+    """Stop every orphaned server under ``directory`` and remove its folder and socket directory, and dead runs' scratch.
 
     A notebook kernel that is killed (Ctrl-C in the batch runner, SIGKILL, a crash) cannot
     stop the servers it started; the runner calls this before and after every run. A server
@@ -396,6 +396,11 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
             _remove_socket_dir(folder)
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
+        for folder in sorted(root.glob(f"{_paths.SCRATCH_PREFIX}*")):  # a killed run's scratch files
+            pid = folder.name.removeprefix(_paths.SCRATCH_PREFIX)
+            if pid.isdigit() and not is_running(int(pid)) and folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
     reap_socket_dirs()
     return removed
 

@@ -28,11 +28,17 @@ class EngineParams(ParamsBase):
     scale: str
 
 
-def positive_int(name: str, value: Any, *, allow_zero: bool = False) -> int:
-    """``value`` as an int > 0 (≥ 0 with ``allow_zero``), else :class:`ConfigError` naming ``name``."""
+#: The most repeats (rounds, replicates) any notebook takes: more is a run that never ends.
+MAX_REPEATS = 1000
+#: The most statements one configuration of a notebook times (or warms up with).
+MAX_STATEMENTS = 10_000_000
+
+
+def positive_int(name: str, value: Any, *, allow_zero: bool = False, most: int | None = None) -> int:
+    """``value`` as an int > 0 (≥ 0 with ``allow_zero``) and at most ``most``, else :class:`ConfigError` naming ``name``."""
     low = 0 if allow_zero else 1
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(name, value, f"an integer ≥ {low}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (most is not None and value > most):
+        raise ConfigError(name, value, f"an integer ≥ {low}" if most is None else f"an integer from {low} to {most:,}")
     return value
 
 

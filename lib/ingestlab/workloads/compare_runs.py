@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ingestlab import _paths
+from ingestlab import _paths, safe_paths
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import ParamsBase
@@ -34,6 +34,7 @@ def _folder(name: str, value: Any) -> str:
     path = Path(value).expanduser()
     for candidate in (path, _paths.REPO / path):
         if candidate.is_dir() and (any(candidate.glob("run.json")) or any(candidate.glob("*/run.json"))):
+            safe_paths.check_folder(candidate, name)  # its rows go into this run's outputs, which others read
             return str(candidate.resolve())
     raise ConfigError(name, value, "a run folder holding run.json, or folders that do (relative paths: from here "
                       "or from the repository)")
@@ -56,6 +57,8 @@ def validate(run_a: Any = DEFAULT_RUNS[0], run_b: Any = DEFAULT_RUNS[1], noteboo
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold) \
             or not 0 < threshold < 1:
         raise ConfigError("THRESHOLD", threshold, "a relative change between 0 and 1 (0.05: ±5 %)")
+    if isinstance(notebook, int) and not isinstance(notebook, bool) and 0 <= notebook <= 99:
+        notebook = f"{notebook:02d}"  # "-p NOTEBOOK 01" reaches the notebook as YAML's 1
     if notebook not in (None, "") and not isinstance(notebook, str):
         raise ConfigError("NOTEBOOK", notebook, "a notebook's id or name, or \"\" for every notebook both runs have")
     if notebook:

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from ingestlab import _paths, hivetext, progress, timing
+from ingestlab import _paths, hivetext, progress, safe_paths, timing
 from ingestlab.engines import registry
 from ingestlab.errors import ConfigError, WrongAnswerError
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import ParamsBase, items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import MAX_REPEATS, ParamsBase, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "06_csv_scan"
@@ -151,7 +151,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
     d = SCALES[scale]
     readers = subset("READERS", _default_readers(scale) if readers is None else readers, list(all_readers()))
     queries = subset("QUERIES", list(QUERIES) if queries is None else queries, list(QUERIES))
-    repeats = positive_int("REPEATS", d["rounds"] if repeats is None else repeats)
+    repeats = positive_int("REPEATS", d["rounds"] if repeats is None else repeats, most=MAX_REPEATS)
     one_of("CACHE", cache, CACHES)
     if cache == "cold" and not can_drop_caches():
         raise ConfigError("CACHE", cache, f"'warm' or 'auto': {_DROP_CACHES} is not writable here")
@@ -159,7 +159,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
         raise ConfigError("SEED", seed, "an integer")
     base_rows = positive_int("BASE_ROWS", d["base_rows"] if base_rows is None else base_rows)
     memory_limit_mb = positive_int("MEMORY_LIMIT_MB", d["memory_limit_mb"] if memory_limit_mb is None else memory_limit_mb)
-    timeout_s = positive_int("TIMEOUT_S", d["timeout_s"] if timeout_s is None else timeout_s)
+    timeout_s = positive_int("TIMEOUT_S", d["timeout_s"] if timeout_s is None else timeout_s, most=24 * 3600)
     raw = d["sizes"] if sizes is None else sizes
     items = [s for s in items_of(raw) if s] if isinstance(raw, str) else items_of(raw)
     if not items:
@@ -190,6 +190,7 @@ def validate(scale: str = "smoke", readers: Sequence[str] | str | None = None, s
 
 def _data_dir(value: str) -> str:
     """``DATA_DIR`` resolved (default ``<lab>/csv_scan``); a file, or a path through a file, refused naming it."""
+    safe_paths.check_folder(value or _paths.lab_dir() / "csv_scan", "DATA_DIR")  # its tables are written and read
     path = Path(value or _paths.lab_dir() / "csv_scan").resolve()
     existing = path
     while not existing.exists() and existing != existing.parent:
@@ -208,6 +209,9 @@ def _check_writable(data_dir: str) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError("DATA_DIR", data_dir, f"a folder this user can write the tables in ({existing} is not "
                           "writable)")
+    if os.statvfs(existing).f_blocks == 0:  # /proc, /sys: root may "write" there, but nothing is stored
+        raise ConfigError("DATA_DIR", data_dir, f"a folder on a disk ({existing} is on a virtual filesystem, "
+                          "like /proc's, that stores nothing)")
 
 
 def resolved_cache(cache: str) -> str:

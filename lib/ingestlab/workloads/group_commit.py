@@ -107,15 +107,6 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequen
     :data:`MAX_ROWS_PER_INSERT`; ``VARIANTS`` are the engine's ``GROUP_COMMIT_VARIANTS``
     (smoke: the first two); ``RATE`` (statements per second, all clients) is required by
     the open loop and refused by the closed one.
-
-    Examples
-    --------
-    >>> validate("postgres").clients
-    (1, 4)
-    >>> validate("postgres", clients="0")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: CLIENTS=0 is not valid: expected an integer from 1 to 96 (MAX_CLIENTS: the lab's PostgreSQL accepts 100 connections)
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
@@ -126,8 +117,10 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequen
     duration_s = _seconds("DURATION_S", size["duration_s"] if duration_s is None else duration_s, positive=True)
     warmup_s = _seconds("WARMUP_S", size["warmup_s"] if warmup_s is None else warmup_s, positive=False)
     one_of("LOOP", loop, LOOPS)
-    if loop == "open" and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0):
-        raise ConfigError("RATE", rate, "statements per second > 0 (all clients together) for LOOP='open'")
+    if loop == "open" and (isinstance(rate, bool) or not isinstance(rate, (int, float))
+                           or not MIN_RATE <= rate <= MAX_RATE):  # also NaN and ±inf
+        raise ConfigError("RATE", rate, f"statements per second from {MIN_RATE} to {MAX_RATE:,.0f} (all clients "
+                                        "together) for LOOP='open'")
     if loop == "closed" and rate is not None:
         raise ConfigError("RATE", rate, "None with LOOP='closed' (clients send as fast as the engine answers)")
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -138,6 +131,9 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", clients: Sequen
 
 #: Longest measured (or warm-up) seconds per configuration: an hour; a grid multiplies it.
 MAX_SECONDS = 3600.0
+#: The open loop's bounds on RATE (statements per second, all clients): below, a client waits longer than
+#: a run lasts for its first statement; above, no engine here keeps up and the loop is a closed one.
+MIN_RATE, MAX_RATE = 0.01, 10_000_000.0
 
 
 def _seconds(name: str, value: Any, *, positive: bool) -> float:

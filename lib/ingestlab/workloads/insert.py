@@ -14,7 +14,7 @@ from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, engine_classes, one_of, positive_int, subset
+from ingestlab.workloads._params import MAX_REPEATS, EngineParams, engine_classes, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "01_insert_anatomy"
@@ -65,8 +65,6 @@ class Params(EngineParams):
 MAX_N = 10_000_000
 #: Most profiled INSERTs (the paper scale profiles 30; each brings :data:`UNOBSERVED_BLOCK` unobserved ones).
 MAX_PROFILE_N = 200
-#: Most repeats of every scenario (the paper scale runs 5).
-MAX_REPEATS = 1000
 
 
 def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None = None,
@@ -77,25 +75,12 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None =
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter,
     the value and what is accepted. ``None`` means "the SCALE's size" / "all".
-
-    Examples
-    --------
-    >>> validate("postgres", "smoke").n
-    1000
-    >>> validate("postgres,mariadb").engines
-    (EngineSpec('postgres'), EngineSpec('mariadb'))
-    >>> validate("postgres", n=0)
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: N=0 is not valid: expected an integer ≥ 1
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
     n = positive_int("N", size["n"] if n is None else n)
-    repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats)
-    if repeats > MAX_REPEATS:
-        raise ConfigError("REPEATS", repeats, f"an integer from 1 to {MAX_REPEATS}")
-    warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True)
+    repeats = positive_int("REPEATS", size["repeats"] if repeats is None else repeats, most=MAX_REPEATS)
+    warmup = positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True, most=MAX_N)
     profile_n = positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True)
     if profile_n > MAX_PROFILE_N:
         raise ConfigError("PROFILE_N", profile_n, f"an integer from 0 to {MAX_PROFILE_N} (each profiled INSERT brings "

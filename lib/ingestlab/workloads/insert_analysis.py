@@ -365,9 +365,11 @@ def _engine_panels(engines: list[str], row_in: float, **shared):
     import matplotlib.pyplot as plt
 
     from ingestlab import figures, labels
+    from ingestlab.figure_checks import MIN_AXES_IN
 
     columns = 1 if len(engines) == 1 else 2
     rows = math.ceil(len(engines) / columns)
+    row_in = max(row_in, MIN_AXES_IN[1] + 1.0)  # a panel of one or two boxes stays readable beside its title and legend
     fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
                              figsize=(figures.PAGE_WIDTH - 0.3, rows * row_in), **shared)
     for ax in axes.flat[len(engines):]:

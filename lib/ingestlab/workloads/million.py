@@ -18,7 +18,7 @@ from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.steps import hook, missing_reason
 from ingestlab.errors import ConfigError, DataLossError
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import MAX_REPEATS, EngineParams, items_of, one_of, positive_int, subset
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "05_million_rows"
@@ -67,6 +67,8 @@ BATCH_ROWS = (100, 1000, 10_000)
 BULK_STATEMENTS = (1, 10, 100)
 #: Most rows one INSERT may carry: PostgreSQL binds at most 65 535 parameters, five a row.
 MAX_BATCH_ROWS = 65_535 // len(COLUMNS)
+#: The most rows a load may have: ten times the study's million (the rows are generated in memory first).
+MAX_ROWS = 10_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,25 +97,6 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     them: each runs those it has, and the run's notes name the others; ``None`` means all.
     ``batch_rows`` (rows per INSERT, at most :data:`MAX_BATCH_ROWS`) and ``bulk_statements``
     are lists (or comma-separated), each value at most ``rows``, none twice; they are sorted.
-
-    Examples
-    --------
-    >>> validate("postgres,mariadb", "paper").rows
-    1000000
-    >>> validate("postgres", methods="copy")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: METHODS='copy' is not valid: expected each item one of 'generate', 'bulk', 'native_client', 'batches', 'pipeline', 'executemany', 'autocommit'
-    >>> validate("postgres,rocksdb")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: ENGINES='rocksdb' is not valid: expected an engine with table_ddl, which notebook 05 needs (rocksdb: no table_ddl: RocksDB is a key-value store without SQL; engines with it: clickhouse, doris, duckdb, mariadb, mysql, postgres, postgres15, starrocks, yugabytedb)
-    >>> validate("postgres", batch_rows="1000,100").batch_rows
-    (100, 1000)
-    >>> validate("postgres", rows=5000, batch_rows=[100, 10000])
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: BATCH_ROWS=10000 is not valid: expected an integer from 1 to ROWS (5000)
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
@@ -122,8 +105,8 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     classes = [spec.engine_class() for spec in _expand(specs, versions)]
     # before SETTINGS, which such an engine would be blamed for
     capabilities.require(NOTEBOOK.needs, {cls.NAME: cls for cls in classes}, notebook=f"notebook {NOTEBOOK.id}")
-    rows = positive_int("ROWS", size["rows"] if rows is None else rows)
-    repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats)
+    rows = positive_int("ROWS", size["rows"] if rows is None else rows, most=MAX_ROWS)
+    repeats = positive_int("REPEATS", size["runs"] if repeats is None else repeats, most=MAX_REPEATS)
     batch_rows = _sizes("BATCH_ROWS", batch_rows, min(rows, MAX_BATCH_ROWS),
                         f"ROWS ({rows})" if rows <= MAX_BATCH_ROWS else f"{MAX_BATCH_ROWS} (65 535 parameters, five a row)")
     bulk_statements = _sizes("BULK_STATEMENTS", bulk_statements, rows, f"ROWS ({rows})")
@@ -268,8 +251,8 @@ class Data:
 
 
 def make_data(n: int, tag: str = "load") -> Data:
-    """The study's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in the lab directory."""
-    return Data.make(n, str(_paths.lab_dir() / f"million-{tag}-{os.getpid()}.csv"))
+    """The study's ``n`` rows (id 1…n, the rest 0) as tuples, ``pyarrow`` chunks and a CSV file in this process's scratch folder."""
+    return Data.make(n, str(_paths.scratch_dir() / f"million-{tag}.csv"))
 
 
 def _prepare(engine: Engine, method: str, data: Data, ddl: list[str], setting, *, batch_rows: int,
@@ -400,7 +383,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         ``loads`` (one row per load) and ``disk`` (the write rate).
     """
     def disk_once():
-        run.append(pd.DataFrame([disk.sequential_write(_paths.lab_dir(), SCALES[params.scale]["disk_mb"])]),
+        run.append(pd.DataFrame([disk.sequential_write(_paths.scratch_dir(), SCALES[params.scale]["disk_mb"])]),
                    table="disk")
     disk_rate = run.once({"part": "disk"}, disk_once)["disk"]
     run.save_csv(disk_rate, "disk")

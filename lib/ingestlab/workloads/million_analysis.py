@@ -206,7 +206,7 @@ def plot_methods(table: pd.DataFrame):
 
     systems = list(dict.fromkeys(table["system"]))
     heights = [table.loc[table["system"] == s, "load"].nunique() for s in systems]
-    fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, 1.2 + 0.34 * sum(heights)),
+    fig, axes = plt.subplots(len(systems), 1, figsize=(figures.PAGE_WIDTH, max(1.2 + 0.34 * sum(heights), 1.2 + 1.2 * len(heights))),
                              squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
     for i, (ax, system) in enumerate(zip(axes[:, 0], systems)):
         plots.plot_bars(table[table["system"] == system], x="rows_per_s", y="load", hue="setting", ax=ax,
@@ -309,6 +309,9 @@ def describe_fit(fits: pd.DataFrame) -> list[str]:
         else:
             verdict = "rejected" if holds is False else "not tested"
             lines.append(f"{where}: the line is {verdict} ({r.model_note}); no cost is read from it.")
+    if fits.empty:
+        return [*lines, "No fit: none of the methods measured loads by INSERTs or bulk statements at several "
+                        "statement counts (batches, bulk), so no overhead per statement is estimated."]
     verdicts = [models.model_holds(r.model_holds) if r.method == "ols" else None for r in fits.itertuples()]
     held, rejected = verdicts.count(True), verdicts.count(False)
     lines.append(f"The line holds for {held} of {len(fits)} system × setting × path fits"

@@ -15,7 +15,16 @@ from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
 from ingestlab.timing import time_calls, time_statements
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int, subset
+from ingestlab.workloads._params import (
+    MAX_REPEATS,
+    MAX_STATEMENTS,
+    EngineParams,
+    engine_classes,
+    items_of,
+    one_of,
+    positive_int,
+    subset,
+)
 
 #: The table parameters a sweep changes, one at a time, from the baseline.
 FACTORS = ("partitions", "columns", "model")
@@ -147,10 +156,13 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     model_names = None if models is None else _models(models, classes, "model" in factors)
     variant_names = _variants(variants, classes)
     return Params(tuple(classes), scale, variant_names, factors, partitions, columns, model_names,
-                  positive_int("STATEMENTS", size["statements"] if statements is None else statements),
-                  positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True),
-                  positive_int("REPEATS", size["repeats"] if repeats is None else repeats),
-                  positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True),
+                  positive_int("STATEMENTS", size["statements"] if statements is None else statements,
+                               most=MAX_STATEMENTS),
+                  positive_int("WARMUP", size["warmup"] if warmup is None else warmup, allow_zero=True,
+                               most=MAX_STATEMENTS),
+                  positive_int("REPEATS", size["repeats"] if repeats is None else repeats, most=MAX_REPEATS),
+                  positive_int("PROFILE_N", size["profile_n"] if profile_n is None else profile_n, allow_zero=True,
+                               most=MAX_STATEMENTS),
                   _seed(seed))
 
 

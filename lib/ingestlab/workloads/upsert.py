@@ -18,10 +18,10 @@ import pandas as pd
 from ingestlab import cgroups, checkpoints, datagen, timing
 from ingestlab.engine_specs import EngineSpec, parse_engines
 from ingestlab.engines import Engine, capabilities, registry
-from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError
+from ingestlab.errors import ConfigError, DataLossError, EngineUnavailableError, IngestlabError, PreflightError
 from ingestlab.progress import bar as progress_bar
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import EngineParams, one_of, positive_int, subset
+from ingestlab.workloads._params import MAX_STATEMENTS, EngineParams, one_of, positive_int, subset
 
 #: Every operation the study knows; an engine runs those of its ``upsert`` capability's ``OPERATIONS``.
 OPERATIONS = ("insert", "overwrite", "blind_overwrite")
@@ -117,14 +117,17 @@ def check_engines(engines: Sequence[str] | str, *, reach: bool = True) -> tuple[
             engine = spec.engine()  # finds the programs, or takes the parsed URL; starts nothing
             capabilities.require(NOTEBOOK.needs, {engine.display_url: type(engine)},
                                  notebook=f"notebook {NOTEBOOK.id}")
-            if reach:
-                engine.WIRE.check_reachable(engine.connection, engine.display_url)
         except EngineUnavailableError as exc:
             raise ConfigError("ENGINES", spec.value, f"an engine that can run from this machine ({exc})") from None
         except ConfigError as exc:
             if exc.name == "ENGINES":
                 raise
             raise ConfigError("ENGINES", spec.value, f"a valid engine URL ({exc.accepted})") from None
+        if reach:  # a server that does not answer is a failed pre-flight check (exit 3), not a bad value
+            try:
+                engine.WIRE.check_reachable(engine.connection, engine.display_url)
+            except EngineUnavailableError as exc:
+                raise PreflightError(f"ENGINES {engine.display_url}: {exc}") from None
     return specs
 
 
@@ -157,7 +160,7 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
     batch_rows = positive_int("BATCH_ROWS", size["batch_rows"] if batch_rows is None else batch_rows)
     if batch_rows < 4:
         raise ConfigError("BATCH_ROWS", batch_rows, "an integer ≥ 4 (the smallest batch is BATCH_ROWS / 4)")
-    batches = positive_int("BATCHES", size["batches"] if batches is None else batches)
+    batches = positive_int("BATCHES", size["batches"] if batches is None else batches, most=MAX_STATEMENTS)
     one_of("NEW_KEYS", new_keys, NEW_KEYS)
     one_of("MEMORY_LIMIT", memory_limit, MEMORY_LIMITS)
     memory_budget_mb = positive_int("MEMORY_BUDGET_MB", size["memory_budget_mb"] if memory_budget_mb is None

@@ -208,10 +208,10 @@ def memory_mb(memory: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> memory_mb(pd.DataFrame({"engine": ["postgres"], "memory_limit": ["cgroup"], "limit_bytes": [2**28],
+    >>> memory_mb(pd.DataFrame({"engine": ["e1"], "memory_limit": ["cgroup"], "limit_bytes": [2**28],
     ...                         "cgroup": ["/sys/fs/cgroup/memory/x"]}))
-         engine memory_limit  limit_mb
-    0  postgres       cgroup     256.0
+      engine memory_limit  limit_mb
+    0     e1       cgroup     256.0
     """
     in_bytes = [c for c in memory.columns if c.endswith("_bytes")]
     keep = [c for c in ("engine", "memory_limit") if c in memory.columns]
