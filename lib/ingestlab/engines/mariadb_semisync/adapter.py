@@ -156,8 +156,8 @@ class MariaDBSemiSync(MariaDB):
     WIRE = dataclasses.replace(MariaDB.WIRE, schemes=())
     STYLE = EngineStyle(title="MariaDB semi-sync", colour="#56B4E9", marker="D", words={
         **MariaDB.STYLE.words,
-        "semisync": "waits for the replica's receipt before committing (AFTER_SYNC)",
-        "after_commit": "commits, then waits for the replica's receipt (AFTER_COMMIT)",
+        "semisync": "waits for the replica's receipt, then commits",
+        "after_commit": "commits, then waits for the replica's receipt",
         "async": "replica follows asynchronously (no wait)",
         "semisync_wait": "waiting for the replica",
     })
