@@ -196,7 +196,7 @@ def test_a_server_url_on_a_closed_port_fails_fast_in_one_line_and_writes_nothing
     started = time.monotonic()
     res = _cli("run", "03", "-p", "ENGINES", url, "--out", str(out), env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
     assert time.monotonic() - started < 10
-    assert res.returncode == 2
+    assert res.returncode == 3  # a failed pre-flight check, not a bad value (issue V, 14)
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot reach" in lines[0] and url.replace("secret", "***") in lines[0]
     assert "Traceback" not in res.stderr and "secret" not in res.stdout + res.stderr

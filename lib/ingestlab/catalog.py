@@ -23,6 +23,8 @@ from ingestlab.results import FIT_COLUMNS  # older runs' wide fits.csv are read 
 RUN_FILE = "run.json"
 #: The file of a run's fitted models.
 FITS_FILE = "fits.csv"
+#: Seconds an interrupted query is given to stop before the command ends anyway.
+INTERRUPT_WAIT_S = 60.0
 #: Names of the column holding one timed operation's wall-clock duration (a statement, batch, load or scan).
 TIME_COLUMNS = ("elapsed_s", "seconds")
 #: The views a catalogue holds.
@@ -299,7 +301,9 @@ class Catalog:
                 thread.join(0.1)
         except BaseException:
             cursor.interrupt()
-            thread.join(5.0)
+            # wait for DuckDB to give the thread back: a daemon thread still in its C++ code when the
+            # interpreter ends is unwound by force, and the process aborts (SIGABRT) instead of exiting
+            thread.join(INTERRUPT_WAIT_S)
             raise
         finally:
             with contextlib.suppress(duckdb.Error):  # still busy after an interruption: it goes with the process

@@ -375,12 +375,21 @@ def _runs(args) -> int:
 def _sql(args) -> int:
     from ingestlab import catalog
 
-    with catalog.Catalog(args.root) as cat:
-        if args.csv or args.parquet:
-            path = cat.export(args.query, args.csv or args.parquet, "csv" if args.csv else "parquet")
-            print(f"wrote {path}", file=sys.stderr)
-            return 0
-        table = cat.sql(args.query)
+    try:
+        with catalog.Catalog(args.root) as cat:
+            if args.csv or args.parquet:
+                path = cat.export(args.query, args.csv or args.parquet, "csv" if args.csv else "parquet")
+                print(f"wrote {path}", file=sys.stderr)
+                return 0
+            table = cat.sql(args.query)
+    except KeyboardInterrupt as exc:
+        # DuckDB's own threads may still be winding the interrupted query down; the interpreter's
+        # clean-up would meet them half-way and abort (SIGABRT): this command has nothing to clean up
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"ingestlab: interrupted by {signal.Signals(signum).name}; the query was cancelled", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + signum)
     print(table.to_string(index=False) if len(table.columns) else "(no rows)")
     return 0
 

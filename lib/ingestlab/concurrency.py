@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ingestlab import timing
+from ingestlab.engines import registry
 from ingestlab.errors import ClientCrashError, ConfigError
 
 #: Most clients the driver starts: the lab's PostgreSQL accepts 100 connections (its
@@ -113,6 +114,9 @@ class ClientPlan:
         How many clients run (open-loop schedules are staggered by ``client / clients``).
     timer : str
         ``c``: the C loop where the client has it (else Python); ``python``: the Python loop.
+    engine_folders : str
+        The parent's ``$INGESTLAB_ENGINES`` when the plan was made: the client's registry finds the
+        same engines, whatever environment its process server was started with.
     """
 
     engine: str
@@ -130,6 +134,7 @@ class ClientPlan:
     rate_per_client: float | None = None
     clients: int = 1
     timer: str = "c"
+    engine_folders: str = ""
 
 
 def check_clients(value: Any, name: str = "CLIENTS") -> int:
@@ -235,7 +240,7 @@ class ClientRun:
         template = self.statement_template()
         return [ClientPlan(self.engine.NAME, kwargs, session, self.sql, self.row, template, self.rows_per_insert,
                            self.bytes_per_statement, k, self.warmup_s, self.duration_s, self.loop, per_client,
-                           self.clients, self.timer)
+                           self.clients, self.timer, os.environ.get(registry.ENGINES_ENV, ""))
                 for k in range(self.clients)]
 
     def samples(self) -> pd.DataFrame:
@@ -437,6 +442,7 @@ def _texts(template: bytes, first_id: int, rows: int) -> Iterator[bytes]:
 def _client_loop(plan: ClientPlan, outbox, start, stamps) -> None:
     from ingestlab import engines
 
+    os.environ[registry.ENGINES_ENV] = plan.engine_folders  # the parent's engines, not the process server's
     engine = engines.classes()[plan.engine](client_kwargs=plan.connect_kwargs)
     send = engine.sender.open(plan.session_settings)
     sender = engine.sender.native() if plan.timer == "c" and timing.TIMER == "c" else None

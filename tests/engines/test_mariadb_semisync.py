@@ -62,7 +62,7 @@ class TestMariaDBSemiSync(EngineContract):
     def test_each_variant_waits_as_it_says_and_the_anatomy_shows_the_wait(self, eng):
         """One restart per variant: the commits acknowledged, the rows on both, the wait as a part."""
         found = {}
-        for variant in ("semisync", "after_commit", "async"):
+        for variant in ("semisync", "after_commit", "async_replica"):
             eng.apply_settings(VARIANTS[variant])
             assert eng.execute("SELECT @@GLOBAL.rpl_semi_sync_master_wait_point")[0][0] == (
                 "AFTER_COMMIT" if variant == "after_commit" else "AFTER_SYNC")
@@ -70,7 +70,7 @@ class TestMariaDBSemiSync(EngineContract):
             before = _acknowledged(eng)
             _insert(eng, "v_rows", 30, 10**5)
             acknowledged = _acknowledged(eng) - before
-            assert acknowledged == (0 if variant == "async" else 30), variant
+            assert acknowledged == (0 if variant == "async_replica" else 30), variant
             assert eng.tables.count_rows("v_rows") == 30  # on both: async too, after the replica caught up
 
             eng.tables.reset("anat_ss", STUDY_COLUMNS)
@@ -90,7 +90,7 @@ class TestMariaDBSemiSync(EngineContract):
             # every INSERT's commit acknowledged (an acknowledgement already there is no counted wait: no tx_waits)
             assert acknowledged == pytest.approx(1.0) and wait_us > 0, variant
             print(f"{variant}: semisync_wait median {wait.median():.3f} ms; tx_wait_time {wait_us:.0f} µs a statement")
-        wait, acknowledged, _ = found["async"]
+        wait, acknowledged, _ = found["async_replica"]
         assert wait is None and acknowledged == 0
 
     def test_rows_are_counted_on_the_replica_and_a_difference_fails_in_one_line(self, eng):
@@ -156,7 +156,7 @@ class TestMariaDBSemiSync(EngineContract):
         direct = median_ms(0)
         eng.capability("link_delay").set(2)
         delayed = median_ms(10**4)
-        eng.apply_settings(VARIANTS["async"])  # the primary restarts; the replica comes back through the proxy
+        eng.apply_settings(VARIANTS["async_replica"])  # the primary restarts; the replica comes back through the proxy
         assert eng.server.toxiproxy.delay_ms == 2
         unwaited = median_ms(2 * 10**4)
         eng.capability("link_delay").set(0)

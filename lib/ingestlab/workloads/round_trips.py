@@ -35,8 +35,9 @@ CONFIG = ["engine", "variant", "rows_per_insert", "clients", "delay_ms", "repeat
 #: The variant of an engine that declares no commit variants: the cluster as the lab starts it.
 DEFAULT_VARIANT = "default"
 #: The notebook's default ``ENGINES``: every registered engine with ``link_delay`` that the lab starts itself
-#: (its cluster engines, whatever is registered). Only this default adapts to the machine (as the runner's
-#: defaults do): an engine of it that cannot start here is left out, saying why.
+#: (its cluster engines, whatever is registered), one a protocol (not a subclass of another: more standbys
+#: are asked for by name). Only this default adapts to the machine (as the runner's defaults do): an engine
+#: of it that cannot start here is left out, saying why.
 DEFAULT_ENGINES = ""
 #: The ``engine`` of the calibration's rows: a TCP echo through the proxy, one round trip an exchange.
 ECHO = "echo"
@@ -169,7 +170,10 @@ def _available(engines: Any) -> tuple[Any, tuple[str, ...]]:
     classes = registry.classes()
     left_out: dict[str, str] = {}
     kept = []
-    for name in [n for n, cls in classes.items() if cls.has("link_delay") and cls.HAS_LOCAL_SERVER]:
+    routable = {n: cls for n, cls in classes.items() if cls.has("link_delay") and cls.HAS_LOCAL_SERVER}
+    # one engine a protocol: a family member of one already chosen (more standbys) is named, not defaulted
+    for name in [n for n, cls in routable.items() if not any(issubclass(cls, other) and cls is not other
+                                                             for other in routable.values())]:
         reason = classes[name].unavailable_reason()
         if reason:
             left_out[name] = reason

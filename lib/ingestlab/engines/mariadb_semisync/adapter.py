@@ -24,14 +24,14 @@ class SemiSyncCommitVariants(CommitVariants):
     the event to its relay log, and only then commits in InnoDB: no client of the primary sees
     a row the replica may lack. ``after_commit``: ``AFTER_COMMIT``: the commit completes in
     InnoDB first (other clients see it) and the client's reply waits for the acknowledgement.
-    ``async``: semi-sync off: the commit waits for the primary's own binary log and redo log
+    ``async_replica``: semi-sync off: the commit waits for the primary's own binary log and redo log
     only; the replica follows when it can (its rows are counted all the same, after waiting).
     """
 
     VARIANTS: ClassVar[dict[str, dict[str, str]]] = {
         "semisync": {_WAIT_POINT: "AFTER_SYNC"},  # semi-sync is on unless a variant turns it off
         "after_commit": {_WAIT_POINT: "AFTER_COMMIT"},
-        "async": {_ENABLED: "0"},  # the server reads a boolean of this plugin-born variable back as 0/1
+        "async_replica": {_ENABLED: "0"},  # the server reads a boolean of this plugin-born variable back as 0/1
     }
 
 
@@ -40,7 +40,7 @@ class SemiSyncGroupCommit(GroupCommit):
 
     The binary log is always on here, so ``default`` is MariaDB's ``binlog`` with semi-sync
     (``AFTER_SYNC``): one replica acknowledgement serves a whole group (the replica acknowledges
-    the group's last event); ``binlog_wait_8`` widens the group as MariaDB's does; ``async``
+    the group's last event); ``binlog_wait_8`` widens the group as MariaDB's does; ``async_replica``
     takes the replica's wait away.
     """
 
@@ -48,7 +48,7 @@ class SemiSyncGroupCommit(GroupCommit):
         "default": {},
         "binlog_wait_8": {k: v for k, v in MariaDBGroupCommit.VARIANTS["binlog_wait_8"].items()
                           if k.startswith("binlog_commit_wait")},
-        "async": SemiSyncCommitVariants.VARIANTS["async"],
+        "async_replica": SemiSyncCommitVariants.VARIANTS["async_replica"],
     }
     NOTE = ("MariaDB groups binlog commits (binlog_commit_wait_count/usec widen the group); with semi-sync one "
             "acknowledgement of the replica releases every commit of a group")
@@ -58,7 +58,7 @@ class SemiSyncLinkDelay(LinkDelay):
     """The replication stream between primary and replica, delayed both ways: events out, acknowledgements back.
 
     A semi-sync commit waits for one acknowledgement, so a one-way delay ``d`` should cost it
-    one round trip, ``2d``; an ``async`` commit waits for none. :meth:`route` also works on a
+    one round trip, ``2d``; an ``async_replica`` commit waits for none. :meth:`route` also works on a
     running pair: the replica is pointed at the proxy where it stands (its GTID position kept).
     """
 
@@ -158,7 +158,7 @@ class MariaDBSemiSync(MariaDB):
         **MariaDB.STYLE.words,
         "semisync": "waits for the replica's receipt, then commits",
         "after_commit": "commits, then waits for the replica's receipt",
-        "async": "replica follows asynchronously (no wait)",
+        "async_replica": "replica follows asynchronously (no wait)",
         "semisync_wait": "waiting for the replica",
     })
     CAPABILITIES: ClassVar[dict[str, Any]] = {
