@@ -66,7 +66,7 @@ class TestPostgres(EngineContract, NativeLoopContract):
             assert unclipped.sum() >= len(block) // 2
         counters = frame[frame["pass"] == "stats"].set_index("component")["count"]
         floor = counters["parse_analyze_instrument_ms"]  # log_parser_stats' own clock, taken out of parse_analyze
-        assert 0 < floor < 0.05
+        assert 0 <= floor < 0.05  # log_parser_stats prints whole microseconds: a quick SELECT's reports may read 0
         eng.apply_settings({})
 
     def test_anatomy_times_the_statement_as_the_samples_do(self, eng, monkeypatch):
