@@ -89,7 +89,7 @@ reproduce: $(STAMP) engines toxiproxy
 	$(BIN)/ingestlab run all --out $(OUT) --summary
 
 # Three pytest workers a core, at most 8 (each starts its own servers): most long tests wait (on a server,
-# a cluster's nodes, a kernel, a sleep), so three a core keep the cores busy (2 cores, quiet, at 2843c10 with
+# a cluster's nodes, a kernel, a sleep), so three a core keep the cores busy (2 cores, quiet, 2026-11-29, with
 # the cluster engines' tests: parallel step 6 min 53 s with -n 4, 6 min 8 s with -n 6). `make test
 # TEST_WORKERS=2` for fewer.
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 3 )); echo $$(( n > 8 ? 8 : n )))
