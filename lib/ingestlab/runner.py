@@ -151,7 +151,9 @@ def without_unavailable_engines(path: Path, parameters: dict[str, Any], *, drop_
 def engine_specs(path: Path, parameters: dict[str, Any]) -> tuple[EngineSpec, ...]:
     """The engines of ``path``'s engine parameter, parsed: the value in ``parameters``, else the notebook's default.
 
-    Empty for a notebook that measures no engine.
+    Empty for a notebook that measures no engine, and for a notebook whose default is ``""`` run with
+    it: its workload chooses among the registered engines itself (notebook 08: those with
+    ``link_delay``), all of them local, so nothing here is checked ahead.
 
     Raises
     ------
@@ -162,7 +164,11 @@ def engine_specs(path: Path, parameters: dict[str, Any]) -> tuple[EngineSpec, ..
     declared = declared_parameters(path)
     if name is None or name not in declared:
         return ()
-    return parse_engines(parameters[name] if name in parameters else _literal(declared[name]["default"]), name)
+    default = _literal(declared[name]["default"])
+    value = parameters[name] if name in parameters else default
+    if value == "" == default:
+        return ()
+    return parse_engines(value, name)
 
 
 def declared_parameters(path: Path) -> dict[str, dict]:

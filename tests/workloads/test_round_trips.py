@@ -229,3 +229,15 @@ def test_the_plan_says_what_runs_or_in_one_line_why_nothing_does(toy, monkeypatc
     monkeypatch.setenv(latency.BINARY_ENV, str(tmp_path / "none"))
     (line,) = analysis.describe_plan(round_trips.validate(toy))
     assert line.startswith("Delay grid skipped: ") and "make toxiproxy" in line
+
+
+def test_the_runner_takes_the_empty_default_as_the_workload_s_choice_and_refuses_it_elsewhere():
+    # `ingestlab run all` (make reproduce) parses every notebook's engines at the boundary: 08's "" is its
+    # workload's own choice among the registered engines, 01's "" is no engine at all
+    from ingestlab.errors import ConfigError
+    from ingestlab.runner import check_parameters, engine_specs
+
+    assert engine_specs(find_notebook("08"), {}) == () == engine_specs(find_notebook("08"), {"ENGINES": ""})
+    check_parameters(find_notebook("08"), {})
+    with pytest.raises(ConfigError, match="ENGINES=''"):
+        engine_specs(find_notebook("01"), {"ENGINES": ""})
