@@ -425,6 +425,9 @@ class LinkDelay(Capability):
 
     NAME = "link_delay"
     MISSING = "no inter-node links the lab can route through a proxy (one node)"
+    #: The commit variant whose commits wait on the links (notebook 08 measures it first, and alone at
+    #: smoke scale); None: the first of the engine's variants.
+    WAITING_VARIANT: ClassVar[str | None] = None
 
     def route(self) -> None:
         """Before the engine starts: have its nodes' links go through proxies (the server's ``delay`` option)."""

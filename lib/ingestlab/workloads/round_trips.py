@@ -71,8 +71,13 @@ class Params(EngineParams):
 
 
 def variants_of(engine_cls: type[Engine]) -> dict[str, dict[str, str]]:
-    """The engine's commit variants (name → server settings), or :data:`DEFAULT_VARIANT` alone when it declares none."""
-    return dict(capabilities.of(engine_cls, "commit_variants").VARIANTS) or {DEFAULT_VARIANT: {}}
+    """The engine's commit variants (name → server settings), or :data:`DEFAULT_VARIANT` alone when it declares none.
+
+    The variant whose commits wait on the links (``link_delay``'s ``WAITING_VARIANT``) comes first.
+    """
+    found = dict(capabilities.of(engine_cls, "commit_variants").VARIANTS) or {DEFAULT_VARIANT: {}}
+    waiting = capabilities.of(engine_cls, "link_delay").WAITING_VARIANT
+    return {waiting: found[waiting], **found} if waiting in found else found
 
 
 def _variants(classes: dict[EngineSpec, type[Engine]], value: Any, n_default: int | None) -> tuple[str, ...]:

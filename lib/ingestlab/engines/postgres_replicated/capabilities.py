@@ -39,6 +39,9 @@ class ReplicatedLinkDelay(LinkDelay):
     flush, apply positions) back, so a synchronous commit pays one round trip of it.
     """
 
+    #: ``synchronous_commit = on``, the server's default: a commit waits for the standby's flush.
+    WAITING_VARIANT = "sync_on"
+
 
 class ReplicatedTableModels(PostgresTableModels):
     """PostgreSQL's keyed and unkeyed heap tables; no UNLOGGED one (a standby never receives its rows)."""
