@@ -267,7 +267,7 @@ NOTEBOOK = Notebook(
              "protocol, rows per INSERT and clients; the round-trip law o(d) = o0 + r 2d fitted, tested, and "
              "asked for a held-out delay",
     headlines=("round_trips[", "law_holds[", "held_out_inside["),
-    smoke_time="2 min", paper_time="about 2 h",
+    smoke_time="1–2 min", paper_time="about 2 h",
     needs=("link_delay",),
     measure=measure,
     plotters={"round_trips": "plot_round_trips",
