@@ -430,3 +430,7 @@ def test_headline_records_the_sections_numbers(section):
     slopes = [k for k in numbers if k.startswith("doris_sync_1row_interval_slope[")]
     assert "doris_sync_1row_interval_slope[30 clients, nereids on]" in slopes and len(slopes) == 6
     assert len(numbers) == 3 + 1 + 2 + 2 + 1 + 3 + 6
+
+
+def test_a_published_table_names_the_lab_engine_each_study_engine_is_set_beside():
+    assert published.lab_engines("arangodb_upsert_batch_times") == {"ArangoDB": "rocksdb", "PostgreSQL": "postgres"}

@@ -141,8 +141,6 @@ def parse_engines(value: Any, parameter: str = PARAMETER) -> tuple[EngineSpec, .
 
     Examples
     --------
-    >>> [s.value for s in parse_engines("duckdb, postgresql://u@host/db")]
-    ['duckdb', 'postgresql://u@host/db']
     >>> parse_engines(",")
     Traceback (most recent call last):
     ...

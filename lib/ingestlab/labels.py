@@ -169,8 +169,8 @@ def join(frame: pd.DataFrame, columns: Iterable[str], sep: str = ", ") -> pd.Ser
 
     Examples
     --------
-    >>> join(pd.DataFrame({"engine": ["rocksdb"], "operation": ["blind_overwrite"]}), ["engine", "operation"]).tolist()
-    ['RocksDB, blind overwrite']
+    >>> join(pd.DataFrame({"scenario": ["single_row"], "operation": ["blind_overwrite"]}), ["scenario", "operation"]).tolist()
+    ['1 row per INSERT, blind overwrite']
     """
     named = [frame[c].map({v: value_label(c, v) for v in frame[c].unique()}).astype(str) for c in columns]
     if not named:

@@ -78,11 +78,6 @@ def lab_engines(name: str) -> dict[str, str]:
     """The study's engines of published table ``name``, each with the lab engine its numbers are set beside.
 
     The pairing is the lab's, not the seed's: the table's ``lab_engine`` column (see SOURCES.md).
-
-    Examples
-    --------
-    >>> lab_engines("arangodb_upsert_batch_times")
-    {'ArangoDB': 'rocksdb', 'PostgreSQL': 'postgres'}
     """
     frame = load(name)
     if "lab_engine" not in frame.columns:

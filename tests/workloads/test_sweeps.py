@@ -400,3 +400,18 @@ def test_without_factors_each_engine_sweeps_what_it_can_vary_and_a_factor_given_
     assert sweeps.validate("duckdb", factors="columns").factors == ("columns",)
     with pytest.raises(ConfigError, match="at most 100 partitions for clickhouse"):
         sweeps.validate("clickhouse", partitions="1,128")
+
+
+def test_validate_gives_the_scale_s_partitions_and_refuses_a_model_the_engine_lacks_naming_its_own():
+    assert sweeps.validate("postgres").partitions == (1, 4, 8, 16, 32, 64)
+    with pytest.raises(ConfigError, match=r"MODELS='unlogged' is not valid: expected each one of: mariadb: no_key, "
+                                          r"primary_key, primary_key_indexes, aria"):
+        sweeps.validate("mariadb", models="unlogged")
+
+
+def test_each_configuration_changes_one_factor_from_the_baseline():
+    from ingestlab.engines.mariadb import MariaDB
+
+    params = sweeps.validate("mariadb", partitions="1,8", columns="4,5", models="aria")
+    assert [c.name for c in sweeps.configurations(params, MariaDB)] == [
+        "p1 c4 no_key", "p8 c4 no_key", "p1 c5 no_key", "p1 c4 aria"]

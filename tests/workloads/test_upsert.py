@@ -320,3 +320,10 @@ def test_the_reads_figure_of_one_engine_keeps_its_panels_readable():
             assert figure_checks.grammar_problems(fig) == []
         finally:
             plt.close(fig)
+
+
+def test_validate_derives_the_batch_sizes_and_the_data_set_from_the_scale():
+    params = upsert.validate("postgres", "smoke", seed=1)
+    assert (params.batch_sizes, params.dataset_rows) == ((50, 100, 200), 27986)
+    with pytest.raises(ConfigError, match=r"BATCH_ROWS=2 is not valid: expected an integer ≥ 4"):
+        upsert.validate("postgres", batch_rows=2)

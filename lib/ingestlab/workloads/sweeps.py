@@ -124,14 +124,7 @@ def validate(engines: Sequence[str] | str = "postgres,mariadb", scale: str = "sm
     size" / "all"; for ``factors``, every factor each target can vary (:func:`varies`: DuckDB
     sweeps columns and models, not partitions).
 
-    Examples
-    --------
-    >>> validate("postgres").partitions
-    (1, 4, 8, 16, 32, 64)
-    >>> validate("mariadb", models="unlogged")
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: MODELS='unlogged' is not valid: expected each one of: mariadb: no_key, primary_key, primary_key_indexes, aria
+    A table model an engine does not have is refused naming the engine's own (tests/workloads/test_sweeps.py).
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
@@ -291,11 +284,7 @@ def levels_note(params: Params, cls: type[Engine], name: str) -> str:
 def configurations(params: Params, cls: type[Engine]) -> list[Config]:
     """The tables measured on ``cls``: the baseline, then one per other level of each factor.
 
-    Examples
-    --------
-    >>> from ingestlab.engines.mariadb import MariaDB
-    >>> [c.name for c in configurations(validate("mariadb", partitions="1,8", columns="4,5", models="aria"), MariaDB)]
-    ['p1 c4 no_key', 'p8 c4 no_key', 'p1 c5 no_key', 'p1 c4 aria']
+    Named ``p<partitions> c<columns> <model>`` (tests/workloads/test_sweeps.py has an engine's list).
     """
     lv = levels(params, cls)
     base = Config(lv["partitions"][0], lv["columns"][0], lv["model"][0])

@@ -142,16 +142,6 @@ def validate(engines: Sequence[str] | str = "postgres,rocksdb,mariadb", scale: s
     a seed from the clock (recorded), so that every run overwrites keys no earlier run read.
     ``ENGINES`` may name servers by URL (:func:`check_engines`; ``reach=False`` skips the
     check that they accept connections).
-
-    Examples
-    --------
-    >>> p = validate("postgres", "smoke", seed=1)
-    >>> p.batch_sizes, p.dataset_rows
-    ((50, 100, 200), 27986)
-    >>> validate("postgres", batch_rows=2)
-    Traceback (most recent call last):
-    ...
-    ingestlab.errors.ConfigError: BATCH_ROWS=2 is not valid: expected an integer ≥ 4 (the smallest batch is BATCH_ROWS / 4)
     """
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]

@@ -133,7 +133,7 @@ class GaleraServer(LocalServer):
     """
 
     KIND = "galera"
-    SYSTEM_USER = "mysql"
+    SYSTEM_USER = GaleraNode.SYSTEM_USER
     #: Seconds for the whole cluster to form (every node synced, cluster size N), and for a node to stop.
     START_TIMEOUT_S: ClassVar[float] = 90.0
     STOP_TIMEOUT_S: ClassVar[float] = 30.0
@@ -180,7 +180,7 @@ class GaleraServer(LocalServer):
             node.give(node.directory, 0o700)
         if not self.tls_dir.is_dir():
             self._make_certificates()
-        if not (self.nodes[0].datadir / "mysql").is_dir():
+        if not self.nodes[0].installed:
             self._bootstrap_first_node()
         self._launch()
 

@@ -76,6 +76,11 @@ class MariaDBServer(LocalServer):
         "defaults_file", "defaults_extra_file", "no_defaults", "skip_networking", "skip_grant_tables",
     })
 
+    @property
+    def installed(self) -> bool:
+        """Whether ``mariadb-install-db`` has made the data directory (its system tables' folder is there)."""
+        return (self.datadir / "mysql").is_dir()
+
     def __init__(self, directory=None, *, keep: bool = False, tcp: bool = False):
         super().__init__(directory, keep=keep)
         self.binaries = {name: find_binary(name) for name in _SERVER_BINARIES}
@@ -110,7 +115,7 @@ class MariaDBServer(LocalServer):
     def _start(self) -> None:
         _check_settings(self.settings, self.RESERVED)
         self.private_socket_dir()
-        first = not (self.datadir / "mysql").is_dir()
+        first = not self.installed
         if first:
             self._install()
         self._launch()
