@@ -49,3 +49,138 @@ def test_adaptive_stop_covers_the_truth_where_the_naive_rule_undercovers(draw, t
     # the correction is paid in rounds, not by running to the ceiling
     assert adaptive["rounds"].mean() <= 2.5 * naive["rounds"].mean()
     assert ((adaptive["ci_high"] - adaptive["ci_low"]) / 2 <= R * adaptive["estimate"].abs() + 1e-12).all()
+
+
+class _Clock:
+    """A fake clock in nanoseconds that moves only when told."""
+
+    def __init__(self):
+        self.ns = 0
+
+    def __call__(self):
+        return self.ns
+
+    def advance(self, seconds):
+        self.ns += int(seconds * 1e9)
+
+
+def test_the_cap_stops_the_rounds_before_a_round_would_end_after_it():
+    clock = _Clock()
+    rounds = Rounds(Target(R, 35, min_rounds=5), clock=clock)
+    noisy = iter(np.random.default_rng(3).normal(1.0, 0.05, 100))
+    while rounds.more():
+        clock.advance(10)  # each round takes 10 s: a fourth would end at 40 s, past the 35-s cap
+        rounds.add({"overhead_ms[sync_on]": next(noisy)})
+    assert rounds.rounds_done == 3  # the cap wins over the minimum of 5 rounds
+    row = rounds.table().iloc[0]
+    assert row["stopped"] == "cap" and row["rounds"] == 3 and row["half_width"] > R and np.isfinite(row["half_width"])
+    assert precision.describe(rounds.table())[1].startswith(
+        f"overhead_ms[sync_on] hit the 35-second cap at ±{100 * row['half_width']:.1f} %")
+
+
+def test_a_headline_near_zero_is_reported_at_the_cap_with_its_width_unless_it_has_a_floor():
+    values = [{"overhead_ms[clickhouse sync_on]": v, "overhead_ms[postgres sync_on]": 0.3 + 0.001 * v}
+              for v in np.random.default_rng(4).normal(0.0, 0.5, 1000)]
+    clock = _Clock()
+    rounds = Rounds(Target(R, 600), clock=clock)
+    while rounds.more():
+        clock.advance(30)
+        rounds.add(values[rounds.rounds_done])
+    table = rounds.table().set_index("headline")
+    assert table.loc["overhead_ms[postgres sync_on]", "stopped"] == "reached"
+    near_zero = table.loc["overhead_ms[clickhouse sync_on]"]
+    assert near_zero["stopped"] == "cap" and near_zero["half_width"] > 1 and near_zero["ci_low"] < 0 < near_zero["ci_high"]
+    assert "takes in 0" in near_zero["note"] and "floor" in near_zero["note"]
+    lines = precision.describe(rounds.table())
+    assert lines[0] == f"1 of 2 headlines reached ±5 % in {rounds.rounds_done} rounds."
+    assert lines[1].startswith("overhead_ms[clickhouse sync_on] hit the 10-minute cap at ±")
+
+    floored = Rounds(Target(R, 600, floors={"overhead_ms": 0.5}), clock=_Clock())
+    while floored.more():
+        floored.add(values[floored.rounds_done])
+    row = floored.table().set_index("headline").loc["overhead_ms[clickhouse sync_on]"]
+    assert row["stopped"] == "reached" and (row["ci_high"] - row["ci_low"]) / 2 <= 0.5 and row["half_width"] > R
+    assert row["note"].startswith("reached its absolute floor ±0.5")
+
+
+def test_the_round_ceiling_stops_a_headline_that_never_reaches():
+    rounds = Rounds(Target(0.01, 600, min_rounds=3, max_rounds=8), clock=_Clock())
+    noisy = iter(np.random.default_rng(5).normal(1.0, 0.5, 100))
+    while rounds.more():
+        rounds.add({"q": next(noisy)})
+    assert rounds.rounds_done == 8 and rounds.table()["stopped"].tolist() == ["max_rounds"]
+    assert "hit the ceiling of 8 rounds at ±" in precision.describe(rounds.table())[1]
+
+
+def test_nan_rounds_say_nothing_for_their_headline():
+    rng = np.random.default_rng(6)
+    rounds = Rounds(Target(R, 600, min_rounds=4), clock=_Clock())
+    sparse = []
+    for i in range(12):
+        value = float(rng.normal(2.0, 0.02)) if i % 3 else math.nan  # every third round gives no value
+        sparse.append(value)
+        rounds.add({"sparse": value, "never": math.nan, **({"late": 5.0 + 0.01 * i} if i >= 9 else {})})
+    table = rounds.table().set_index("headline")
+    assert table.loc["sparse", "rounds"] == 8 and table.loc["sparse", "note"] == "4 of 12 rounds gave no value"
+    assert table.loc["sparse", "estimate"] == pytest.approx(np.nanmean(sparse))
+    assert precision.interval(sparse)[1:] == pytest.approx(precision.interval([v for v in sparse if v == v])[1:])
+    assert table.loc["late", "rounds"] == 3 and table.loc["late", "stopped"] == "running"  # 3 < MIN_ROUNDS 4
+    # a headline no round gave a value does not hold the run back: it is reported, not waited for
+    assert table.loc["never", "stopped"] == "unmeasured" and table.loc["never", "note"] == "no round gave a value"
+    rounds.add({"late": 5.1, "sparse": 2.0})
+    assert rounds.table().set_index("headline")["stopped"].to_dict() == {
+        "sparse": "reached", "never": "unmeasured", "late": "reached"}
+    assert not rounds.more()
+    assert precision.describe(rounds.table()) == ["2 of 3 headlines reached ±5 % in 13 rounds.", "never was never measured."]
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"precision": 0}, "PRECISION"), ({"precision": 1.0}, "PRECISION"), ({"precision": math.nan}, "PRECISION"),
+    ({"precision": "5%"}, "PRECISION"), ({"precision": True}, "PRECISION"),
+    ({"cap_s": 0}, "CAP_S"), ({"cap_s": -1.0}, "CAP_S"), ({"cap_s": math.inf}, "CAP_S"),
+    ({"min_rounds": 1}, "MIN_ROUNDS"), ({"min_rounds": 3.0}, "MIN_ROUNDS"), ({"min_rounds": 50, "max_rounds": 40}, "MIN_ROUNDS"),
+    ({"max_rounds": 1001}, "MAX_ROUNDS"), ({"max_rounds": 1}, "MAX_ROUNDS"),
+    ({"floors": {"overhead_ms": 0}}, "FLOORS"), ({"floors": {"overhead_ms": "x"}}, "FLOORS"), ({"floors": 0.1}, "FLOORS"),
+])
+def test_bad_targets_fail_in_one_line_naming_the_parameter(kwargs, name):
+    with pytest.raises(ConfigError, match=f"^{name}=.* is not valid: expected "):
+        Target(**{"precision": R, "cap_s": 600.0, **kwargs})
+
+
+def test_bad_rounds_fail_in_one_line():
+    rounds = Rounds(Target(R, 600), clock=_Clock())
+    with pytest.raises(ConfigError, match="^values="):
+        rounds.add({"q": "fast"})
+    with pytest.raises(ConfigError, match="^values="):
+        rounds.add([1.0])
+    with pytest.raises(ConfigError, match="^confidence="):
+        precision.interval([1.0, 2.0], confidence=95)
+    assert rounds.rounds_done == 0
+
+
+def test_expected_rounds_follows_the_stopping_rule_and_the_cap():
+    clock = _Clock()
+    rounds = Rounds(Target(R, 3600, min_rounds=5), clock=clock)
+    assert rounds.expected_rounds() == 5  # nothing measured yet: the minimum
+    values = 10 + np.tile([-1.0, 1.0], 5)  # mean 10, s = 1.054
+    for v in values:
+        clock.advance(1)
+        rounds.add({"q": float(v)})
+    t = precision._quantile(9, 0.01)
+    assert rounds.expected_rounds() == math.ceil((t * np.std(values, ddof=1) / (R * 10)) ** 2)
+    assert rounds.expected_rounds() > 10 + 25  # the rule asks for more than the cap will allow
+    clock.advance(3600 - 10 - 25)  # 25 s left at 1 s a round: 25 more rounds end by the cap
+    assert rounds.expected_rounds() == 10 + 25
+    assert rounds.more()  # 25 s left: one more round fits
+
+
+def test_the_interval_takes_its_quantile_at_a_fifth_of_alpha():
+    from scipy import stats
+
+    x = [3.0, 4.0, 5.0, 4.5, 3.5, 4.0]
+    est, low, high = precision.interval(x)
+    assert est == pytest.approx(4.0)
+    assert high - est == pytest.approx(stats.t.ppf(0.995, 5) * np.std(x, ddof=1) / math.sqrt(6))
+    plain = precision.interval(x, adaptive=False)
+    assert plain[2] - est == pytest.approx(stats.t.ppf(0.975, 5) * np.std(x, ddof=1) / math.sqrt(6))
+    assert np.isnan(precision.interval([1.0])[1]) and np.isnan(precision.interval([])[0])
