@@ -122,7 +122,10 @@ class Target:
             raise ConfigError("MAX_ROUNDS", self.max_rounds, f"an integer from 2 to {MAX_REPEATS:,}")
         if not _integer(self.min_rounds) or not 2 <= self.min_rounds <= self.max_rounds:
             raise ConfigError("MIN_ROUNDS", self.min_rounds, f"an integer from 2 to MAX_ROUNDS ({self.max_rounds})")
-        pairs = tuple(sorted(dict(self.floors).items())) if isinstance(self.floors, (Mapping, tuple, list)) else None
+        try:
+            pairs = tuple(sorted(dict(self.floors).items()))
+        except (TypeError, ValueError):  # not a mapping, nor pairs
+            pairs = None
         if pairs is None or not all(isinstance(k, str) and _real(v) and 0 < v < math.inf for k, v in pairs):
             raise ConfigError("FLOORS", self.floors, "headline or quantity names mapped to absolute half-widths > 0")
         object.__setattr__(self, "floors", pairs)
@@ -204,6 +207,19 @@ class Rounds:
         False: stop on the plain t interval (:func:`interval`), which undercovers; kept for
         :func:`simulate`'s comparison.
 
+    Notes
+    -----
+    A workload's loop, with its progress bar's total from the stopping rule::
+
+        rounds = precision.Rounds(precision.Target(PRECISION, CAP_S))
+        with progress.bar(total=rounds.expected_rounds(), desc="rounds", unit="round") as bar:
+            while rounds.more():
+                rounds.add(one_round())          # {headline: that round's value}
+                bar.total = rounds.expected_rounds()
+                bar.update(1)
+        rounds.table()                           # written as precision.csv
+        precision.describe(rounds.table())       # what stopped why, for the notebook
+
     Examples
     --------
     >>> rounds = Rounds(Target(0.05, 600, min_rounds=3))
@@ -226,9 +242,9 @@ class Rounds:
         self.rounds_done = 0
 
     def add(self, values: Mapping[str, float]) -> None:
-        """Record one round: its value for each headline (NaN, or a headline left out: the round says nothing for it)."""
-        if not isinstance(values, Mapping) or not all(isinstance(k, str) and (_real(v) or v is None or
-                                                                              _nan(v)) for k, v in values.items()):
+        """Record one round: its value for each headline (NaN, ±inf, None or a headline left out: the round says nothing for it)."""
+        if not isinstance(values, Mapping) or not all(isinstance(k, str) and (v is None or isinstance(v, Real))
+                                                      and not isinstance(v, bool) for k, v in values.items()):
             raise ConfigError("values", values, "a mapping of headline names to one number each (NaN: no value)")
         self._last_ns = self._clock()
         for name in values.keys() - self._values.keys():
@@ -260,19 +276,17 @@ class Rounds:
         for name, state in self._states().items():
             if state["reached"] or not state["blocking"]:
                 continue
-            n, x = state["rounds"], np.asarray(self._values[name], float)
+            n = state["rounds"]
             if n < 2:
                 need = max(need, self.rounds_done + 1)
                 continue
-            x = x[np.isfinite(x)]
-            spread = _quantile(n - 1, self._alpha()) * float(x.std(ddof=1))
+            # half = t·s/√n now, so N values give about half·√(n/N): N = n·(half / width)²
             width = max(t.precision * abs(state["estimate"]), np.nan_to_num(state["floor"]))
-            values_needed = (spread / width) ** 2 if width > 0 else math.inf
+            values_needed = n * (state["half_abs"] / width) ** 2 if width > 0 else math.inf
             need = max(need, math.ceil(min(values_needed * self.rounds_done / n, t.max_rounds)))
-        if self.rounds_done:
-            per_round = (self._last_ns - self._started_ns) / 1e9 / self.rounds_done
-            if per_round > 0:
-                need = min(need, self.rounds_done + int((t.cap_s - self.elapsed_s()) // per_round))
+        per_round = self._per_round_s()
+        if per_round > 0:
+            need = min(need, self.rounds_done + int((t.cap_s - self.elapsed_s()) // per_round))
         return int(min(max(need, self.rounds_done + 1), t.max_rounds))
 
     def table(self) -> pd.DataFrame:
@@ -304,9 +318,6 @@ class Rounds:
                                            "precision", "floor", "stopped", "note", "run_rounds", "elapsed_s",
                                            "cap_s", "max_rounds"])
 
-    def _alpha(self) -> float:
-        return (1 - CONFIDENCE) / (ALPHA_DIVISOR if self.adaptive else 1)
-
     def _states(self) -> dict[str, dict]:
         """Each headline's interval now, whether it reached its target and whether it holds the run back."""
         t, states = self.target, {}
@@ -331,11 +342,13 @@ class Rounds:
             return "reached"
         if self.rounds_done >= t.max_rounds:
             return "max_rounds"
-        if self.rounds_done:
-            per_round = (self._last_ns - self._started_ns) / 1e9 / self.rounds_done
-            if self.elapsed_s() + per_round > t.cap_s:
-                return "cap"
+        if self.rounds_done and self.elapsed_s() + self._per_round_s() > t.cap_s:
+            return "cap"
         return None
+
+    def _per_round_s(self) -> float:
+        """The rounds' mean duration so far in seconds (0 before the first)."""
+        return (self._last_ns - self._started_ns) / 1e9 / self.rounds_done if self.rounds_done else 0.0
 
     def _note(self, name: str, s: dict) -> str:
         """Why a headline is where it is, in words, when the table's numbers do not say it alone."""
@@ -356,10 +369,6 @@ class Rounds:
         return "; ".join(notes)
 
 
-def _nan(value: object) -> bool:
-    return isinstance(value, float) and math.isnan(value)
-
-
 def describe(table: pd.DataFrame) -> list[str]:
     """Sentences saying what stopped why, from :meth:`Rounds.table`: the headlines that reached, then each that did not.
 
@@ -375,10 +384,10 @@ def describe(table: pd.DataFrame) -> list[str]:
         return ["No headline was measured."]
     first = table.iloc[0]
     reached = table["stopped"].eq("reached")
-    head = "All" if reached.all() else f"{int(reached.sum())} of"
+    head = ("The headline" if len(table) == 1 else f"All {len(table)} headlines") if reached.all() else \
+        f"{int(reached.sum())} of {len(table)} headline{'s' if len(table) > 1 else ''}"
     rounds = int(first["run_rounds"])
-    lines = [f"{head} {len(table)} headline{'s' if len(table) > 1 else ''} reached ±{_percent(first['precision'])} "
-             f"in {rounds} round{'s' if rounds != 1 else ''}."]
+    lines = [f"{head} reached ±{_percent(first['precision'])} in {rounds} round{'s' if rounds != 1 else ''}."]
     for r in table[~reached].itertuples():
         width = f"±{_percent(r.half_width)}" if np.isfinite(r.half_width) else "no width yet"
         where = {"cap": f"hit the {_duration(r.cap_s)} cap at {width}",
@@ -392,7 +401,7 @@ def describe(table: pd.DataFrame) -> list[str]:
 
 def _percent(fraction: float) -> str:
     """``0.083`` → ``"8.3 %"``; whole percents without a decimal (``0.05`` → ``"5 %"``)."""
-    value = 100 * fraction
+    value = round(100 * fraction, 9)  # 0.07 · 100 is 7.000000000000001
     return f"{value:.0f} %" if float(value).is_integer() or value >= 100 else f"{value:.1f} %"
 
 
