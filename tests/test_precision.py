@@ -221,3 +221,10 @@ def test_describe_says_all_reached_in_one_sentence():
         one.add({"a": np.float32(v)})
     assert precision.describe(one.table()) == ["The headline reached ±7 % in 4 rounds."]
     assert precision.describe(one.table().iloc[:0]) == ["No headline was measured."]
+
+
+def test_rounds_without_headlines_stop_after_the_minimum():
+    rounds = Rounds(Target(R, 600, min_rounds=3), clock=_Clock())
+    while rounds.more():
+        rounds.add({})
+    assert rounds.rounds_done == 3 and precision.describe(rounds.table()) == ["No headline was measured."]

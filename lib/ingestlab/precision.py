@@ -138,10 +138,12 @@ class Target:
 
 
 def _real(value: object) -> bool:
+    """Whether ``value`` is a number that is not NaN (a bool is not one)."""
     return isinstance(value, Real) and not isinstance(value, bool) and not math.isnan(value)
 
 
 def _integer(value: object) -> bool:
+    """Whether ``value`` is an integer (Python's or numpy's; a bool is not one)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
@@ -337,8 +339,8 @@ class Rounds:
     def _reason(self) -> str | None:
         """Why the run stops now ("reached", "max_rounds", "cap"), or None while it goes on."""
         t, states = self.target, self._states()
-        if self.rounds_done >= t.min_rounds and states and all(s["reached"] or not s["blocking"]
-                                                               for s in states.values()):
+        # without any headline, the minimum of rounds is all there is to measure
+        if self.rounds_done >= t.min_rounds and all(s["reached"] or not s["blocking"] for s in states.values()):
             return "reached"
         if self.rounds_done >= t.max_rounds:
             return "max_rounds"
