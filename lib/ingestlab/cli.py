@@ -101,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
 
     runs = sub.add_parser("runs", help="list every run folder under a folder (state, notebook, revision, host)")
     runs.add_argument("--root", type=Path, help="folder searched at any depth (default: the repository's runs/)")
+    runs.add_argument("--noise", action="store_true",
+                      help="instead: per configuration with 3 or more runs, each quantity's run-to-run noise "
+                           "(between-run, within-run and run-level standard deviations, log scale)")
 
     sql = sub.add_parser("sql", help="query every run with DuckDB SQL (views: runs, samples, fits, files)",
                          description="Run a DuckDB query over the views runs, samples, fits and files, built\n"
@@ -363,6 +366,16 @@ def _profile(args) -> int:
 def _runs(args) -> int:
     from ingestlab import catalog
 
+    if args.noise:
+        from ingestlab import noise
+
+        root = args.root or catalog.default_root()
+        found = noise.table(root)
+        print(f"{found[['notebook', 'revision']].drop_duplicates().shape[0]} configurations of 3 or more runs under "
+              f"{root}; standard deviations of the runs' log levels (0.10 ≈ 10 %)")
+        if len(found):
+            print(found.round(4).astype(object).where(found.notna(), "").to_string(index=False))
+        return 0
     with catalog.Catalog(args.root) as cat:
         table = cat.sql("SELECT folder, notebook, state, strftime(started_at, '%Y-%m-%d %H:%M') AS started, "
                         "left(revision, 10) AS revision, dirty, scale, host, cores, engines, problem FROM runs")

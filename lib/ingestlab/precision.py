@@ -77,7 +77,7 @@ MAX_ROUNDS = 200
 ALPHA_DIVISOR = 5
 #: What :meth:`Rounds.table`'s ``stopped`` says: the headline is as precise as asked; the time
 #: cap or the round ceiling stopped the run first; no round gave it a value; the run goes on.
-STOPPED = ("reached", "cap", "max_rounds", "unmeasured", "running")
+STOPPED = ("reached", "cap", "max_rounds", "unmeasured", "running", "fixed")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -371,6 +371,41 @@ class Rounds:
         return "; ".join(notes)
 
 
+class Fixed(Rounds):
+    """Exactly ``count`` rounds, whatever precision they reach (a run without ``PRECISION``).
+
+    The table reports each headline's plain t interval over its rounds (no stopping rule
+    chose the count, so none is corrected for), with ``stopped`` = ``fixed`` and ``precision``
+    NaN: what the rounds reached, not what was asked.
+
+    Examples
+    --------
+    >>> rounds = Fixed(3)
+    >>> while rounds.more():
+    ...     rounds.add({"overhead_ms[sync_on]": 1.0 + 0.01 * rounds.rounds_done})
+    >>> rounds.rounds_done, rounds.table()["stopped"].tolist(), describe(rounds.table())[0][:29]
+    (3, ['fixed'], 'A fixed count of 3 rounds (no')
+    """
+
+    def __init__(self, count: int, *, clock: Callable[[], int] = timing.now_ns):
+        if not _integer(count) or not 1 <= count <= MAX_REPEATS:
+            raise ConfigError("REPEATS", count, f"an integer from 1 to {MAX_REPEATS:,}")
+        super().__init__(Target(0.5, 1e12, min_rounds=2, max_rounds=max(2, count)),
+                         clock=clock, adaptive=False)
+        self.count = count
+
+    def _reason(self) -> str | None:
+        return "fixed" if self.rounds_done >= self.count else None
+
+    def expected_rounds(self) -> int:
+        return self.count
+
+    def table(self) -> pd.DataFrame:
+        table = super().table()
+        return table.assign(stopped=table["stopped"].where(table["stopped"] == "unmeasured", self._reason() or "running"),
+                            precision=math.nan, cap_s=math.nan)
+
+
 def describe(table: pd.DataFrame) -> list[str]:
     """Sentences saying what stopped why, from :meth:`Rounds.table`: the headlines that reached, then each that did not.
 
@@ -385,6 +420,16 @@ def describe(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return ["No headline was measured."]
     first = table.iloc[0]
+    if table["stopped"].eq("fixed").any():
+        widths = table["half_width"][np.isfinite(table["half_width"])]
+        rounds = int(first["run_rounds"])
+        line = f"A fixed count of {rounds} rounds (no PRECISION asked): "
+        if widths.empty:
+            return [line + "no headline has an interval (fewer than 2 rounds)."]
+        widest = table.loc[widths.idxmax()]
+        return [line + f"the headlines' 95 % intervals reached ±{_percent(widths.min())} to "
+                f"±{_percent(widths.max())} ({widest['headline']} the widest); PRECISION measures until each is "
+                "as narrow as asked."]
     reached = table["stopped"].eq("reached")
     head = ("The headline" if len(table) == 1 else f"All {len(table)} headlines") if reached.all() else \
         f"{int(reached.sum())} of {len(table)} headline{'s' if len(table) > 1 else ''}"

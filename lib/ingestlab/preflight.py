@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ingestlab import _paths, journal, safe_paths
+from ingestlab import _paths, journal, placement, safe_paths
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.errors import ConfigError, IngestlabError, PreflightError
 
@@ -111,6 +111,7 @@ def check(engines: Sequence[EngineSpec], resolved: Any, target: Path, mode: str 
 
     check_output(target, mode)
     lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
+    placement.policy(), placement.wakeup()  # and a malformed $INGESTLAB_PLACEMENT or $INGESTLAB_WAKEUP
     _check_lab_dir()
     _check_figures_dir()
     _check_disk(resolved)

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
+import psutil
 
-from ingestlab import _paths, checkpoints
+from ingestlab import _paths, checkpoints, placement
 from ingestlab.conninfo import is_url, mask_url
 from ingestlab.errors import ConfigError
 
@@ -122,6 +123,12 @@ def _load_average() -> list[float]:
     return [round(v, 2) for v in os.getloadavg()]
 
 
+def _cpu_seconds() -> dict[str, float]:
+    # the machine's CPU time by kind since boot: the run's share of steal (a neighbour on the
+    # host), iowait and others' work is the difference of its end and start
+    return {k: round(v, 2) for k, v in psutil.cpu_times()._asdict().items()}
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -194,6 +201,7 @@ class Run:
             "git": git_info(),
             "configurations": {"kept": 0, "measured": 0},
             "load_average": {"start": _load_average(), "end": None},
+            "cpu_seconds": {"start": _cpu_seconds(), "end": None},
         }
         if resume:
             self.meta.update(started_at=previous.get("started_at"), engines=previous.get("engines", []),
@@ -261,6 +269,7 @@ class Run:
         entry = json.loads(json.dumps({**labels, **engine.metadata()}, default=str))
         if entry not in self.meta["engines"]:  # a resumed run records the same engine and variant once
             self.meta["engines"].append(entry)
+        self.meta["host"]["placement"] = placement.describe()  # as it is while the engine runs (wake-up held)
         self._write_meta()
         return entry
 
@@ -321,6 +330,7 @@ class Run:
             self.meta["headline"] = headline
         self.meta["completed"] = True
         self.meta.setdefault("load_average", {})["end"] = _load_average()
+        self.meta.setdefault("cpu_seconds", {})["end"] = _cpu_seconds()
         self._write_meta()
 
     def _write_meta(self) -> None:
@@ -431,7 +441,20 @@ def host_info(path: Path | None = None) -> dict[str, Any]:
         "user": getpass.getuser(),
     }
     info["disk"] = disk_info(path or Path.cwd())
+    info["placement"] = placement.describe()
+    info["transparent_hugepage"] = _bracketed("/sys/kernel/mm/transparent_hugepage/enabled")
+    info["cpu_governor"] = _bracketed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     return info
+
+
+def _bracketed(path: str) -> str | None:
+    """A sysfs setting: the chosen word of ``always [madvise] never``, or the file's text; None when absent."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    chosen = [w for w in text.split() if w.startswith("[")]
+    return chosen[0].strip("[]") if chosen else text
 
 
 def _cpu_model() -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from sqlalchemy.engine import URL
 
+from ingestlab import placement
 from ingestlab.conninfo import PARAMETER, Connection, mask_url
 from ingestlab.engines import capabilities, drivers
 from ingestlab.engines.sending import Sender, Sending
@@ -53,9 +55,9 @@ class Engine(Sending, TableHooks):
       another process's server: nothing to start or stop.
     * **Driver.** ``WIRE.drivers`` lists the Python drivers, preferred first; a URL's ``+driver``
       picks one, else the first that imports does (:attr:`driver`, recorded by :meth:`metadata`).
-    * **Lifecycle.** :meth:`start` starts the local server if any (:attr:`is_local`) and opens the
-      measuring connection :attr:`conn` (autocommit); :meth:`close` closes it and stops the
-      server. Both idempotent.
+    * **Lifecycle.** :meth:`start` starts the local server if any (:attr:`is_local`), steadies the CPUs
+      (:func:`ingestlab.placement.engage`) and opens the measuring connection :attr:`conn` (autocommit);
+      :meth:`close` closes it, stops the server and lets the CPUs go. Both idempotent.
     * **Statements, through the one clock.** :meth:`execute` runs one statement;
       ``sender.statement_call`` renders one before the clock and returns the call to time
       (:attr:`sender`: what the timed loops and the concurrent clients call). No adapter reads a
@@ -100,9 +102,8 @@ class Engine(Sending, TableHooks):
     NAME: ClassVar[str] = ""
     #: Its human name, colour and marker (every registered adapter declares its own).
     STYLE: ClassVar[EngineStyle | None] = None
-    #: The pip distribution whose version is the engine's own where it runs in this process or from a
-    #: wheel (DuckDB's, the embedded PostgreSQL's): recorded with every run, and its version names the
-    #: engine where no server reported one. None: a server reports its version.
+    #: The pip distribution whose version is the engine's own (an in-process engine's, a wheel's server's):
+    #: recorded with every run, naming the engine where no server reported one. None: a server reports it.
     PACKAGE: ClassVar[str | None] = None
     #: Registry name of the engine this one is another version of (PostgreSQL 15's names PostgreSQL 18's).
     VERSION_OF: ClassVar[str] = ""
@@ -115,8 +116,7 @@ class Engine(Sending, TableHooks):
     #: What the engine provides beyond the core: capability name → its class (a subclass of the
     #: kind declared in :mod:`ingestlab.engines.capabilities`), or the reason it is missing.
     CAPABILITIES: ClassVar[Mapping[str, type[capabilities.Capability] | str]] = {}
-    #: Steps of :data:`STEPS` this class must not inherit: step → why (they raise
-    #: :class:`UnsupportedOperationError` with that reason).
+    #: Steps of :data:`STEPS` this class must not inherit: step → why (raised as :class:`UnsupportedOperationError`).
     UNSUPPORTED: ClassVar[dict[str, str]] = {}
     #: Settings every local run carries so that the anatomy instruments work (recorded).
     _INSTRUMENT_SETTINGS: ClassVar[dict[str, str]] = {}
@@ -264,6 +264,7 @@ class Engine(Sending, TableHooks):
             self.server.settings = {**self._INSTRUMENT_SETTINGS, **self._settings}
             self.server.start()
             self._setup_local()
+        placement.engage(self)
         self._conn = self.connect()
         return self
 
@@ -274,12 +275,11 @@ class Engine(Sending, TableHooks):
         """Close the connection and stop the local server; safe to call twice."""
         conn, self._conn, self._cursor = self._conn, None, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # a broken connection must not stop the shutdown
                 conn.close()
-            except Exception:  # noqa: BLE001 - a broken connection must not stop the shutdown
-                pass
         if self.server is not None:
             self.server.stop()
+        placement.disengage(self)
 
     def __enter__(self) -> "Engine":
         return self.start()
@@ -364,6 +364,7 @@ class Engine(Sending, TableHooks):
                 self._conn.close()
                 self._conn, self._cursor = None, None
             self.server.restart({**self._INSTRUMENT_SETTINGS, **self._settings})
+            placement.place(self.server)
             self._conn = self.connect()
         else:
             self.set_session(self._settings)

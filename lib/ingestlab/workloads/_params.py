@@ -85,3 +85,35 @@ def subset(name: str, value: Any, accepted: Sequence[str]) -> tuple[str, ...]:
         if item not in accepted:
             raise ConfigError(name, item, "each item one of " + ", ".join(map(repr, accepted)))
     return tuple(items)
+
+
+#: The longest a precise run (``PRECISION``) may measure before its cap stops it: a day.
+MAX_MINUTES = 24 * 60.0
+
+
+def positive_number(name: str, value: Any, *, most: float) -> float:
+    """``value`` as a finite float > 0 and at most ``most``, else :class:`ConfigError` naming ``name``.
+
+    Examples
+    --------
+    >>> positive_number("MAX_MINUTES", 2, most=60)
+    2.0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+        raise ConfigError(name, value, f"a number above 0 and at most {most:g}")
+    return float(value)
+
+
+def precision_target(value: Any) -> float | None:
+    """``PRECISION``: None (a fixed count of rounds) or the relative half-width asked of each headline's 95 % interval.
+
+    Examples
+    --------
+    >>> precision_target(None), precision_target(0.05)
+    (None, 0.05)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.001 <= value < 1:
+        raise ConfigError("PRECISION", value, "None, or a relative half-width from 0.001 to 0.99 (0.05: ±5 %)")
+    return float(value)

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ingestlab import datagen, progress
+from ingestlab import datagen, precision, progress, schedule
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
+from ingestlab.models import FitLeftOut
 from ingestlab.timing import time_calls
 from ingestlab.workloads import Notebook
-from ingestlab.workloads._params import MAX_REPEATS, EngineParams, engine_classes, one_of, positive_int, subset
+from ingestlab.workloads._params import (
+    MAX_MINUTES,
+    MAX_REPEATS,
+    EngineParams,
+    engine_classes,
+    one_of,
+    positive_int,
+    positive_number,
+    precision_target,
+    subset,
+)
 
 #: The notebook this workload serves (declared in full at the end: :data:`NOTEBOOK`).
 NOTEBOOK_STEM = "01_insert_anatomy"
@@ -30,9 +42,11 @@ SCENARIOS: dict[str, int | None] = {
 #: Scenarios of the ``INSERT … VALUES`` family, which the overhead fit uses (as the study does).
 FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
 #: Sizes per SCALE. ``paper`` is the study's: 1 000 rows, 30 profiled statements.
-SCALES: dict[str, dict[str, int]] = {
-    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 30},
-    "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30},
+#: ``repeats`` is the count of rounds, or with a ``precision`` (relative half-width of each headline's
+#: 95 % interval) the least count, the run going on until the precision or ``max_minutes``.
+SCALES: dict[str, dict] = {
+    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 30, "precision": None, "max_minutes": 2.0},
+    "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30, "precision": 0.05, "max_minutes": 20.0},
 }
 TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
 #: The table the anatomy's statements write (the samples' table must hold exactly their rows).
@@ -59,6 +73,8 @@ class Params(EngineParams):
     scenarios: tuple[str, ...]
     variants: tuple[str, ...]
     seed: int
+    precision: float | None = None
+    max_minutes: float = 2.0
 
 
 #: Largest N: the rows of a scenario are generated in memory (about 100 bytes each).
@@ -70,7 +86,7 @@ MAX_PROFILE_N = 200
 def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None = None,
              scenarios: Sequence[str] | str | None = None, variants: Sequence[str] | str | None = None,
              repeats: int | None = None, warmup: int | None = None, profile_n: int | None = None,
-             seed: int = 0) -> Params:
+             seed: int = 0, precision: float | str | None = "scale", max_minutes: float | None = None) -> Params:
     """Check notebook 01's parameters without starting anything; return them resolved.
 
     Every bad value raises :class:`~ingestlab.errors.ConfigError` naming the parameter,
@@ -101,7 +117,11 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", n: int | None =
                               + ", ".join(own_variants(engine_cls)) + ")")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ConfigError("SEED", seed, "an integer from 0 to 2**32 - 1")
-    return Params(tuple(classes), scale, n, repeats, warmup, profile_n, scenarios, variants, seed)
+    precision = precision_target(size["precision"] if precision == "scale" else precision)
+    max_minutes = positive_number("MAX_MINUTES", size["max_minutes"] if max_minutes is None else max_minutes,
+                                  most=MAX_MINUTES)
+    return Params(tuple(classes), scale, n, repeats, warmup, profile_n, scenarios, variants, seed, precision,
+                  max_minutes)
 
 
 def variants_of(engine_cls: type[Engine], variants: Sequence[str]) -> list[str]:
@@ -189,108 +209,189 @@ def _reset_table(engine: Engine) -> None:
 
 
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
-    """Run notebook 01's measurements end to end; the engine is started and stopped inside.
+    """Run notebook 01's measurements end to end; the engines are started and stopped inside.
 
-    For each engine of ``params.engines`` in turn (started and stopped inside), for each of its
-    variants: put its settings in force, record the engine's metadata, run every
-    scenario ``repeats`` times (scenarios interleaved within a repeat) and take the statement
-    anatomy among the single-row samples: the ``profile_n`` profiled INSERTs are split over the
-    repeats, and each is one pass of :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>` (the profiled INSERT, then
-    :data:`UNOBSERVED_BLOCK` unobserved ones into :data:`ANATOMY_TABLE`) run between two runs of
-    that repeat's single-row samples (without a ``single_row`` scenario, after the last scenario).
-    On this virtual machine the round trip moves between regimes that last seconds (where the
+    Every engine of ``params.engines`` is started, then the run goes in **rounds**: a round
+    holds one block of every (engine, variant) arm, in an order drawn afresh each round from
+    ``SEED`` (:mod:`ingestlab.schedule`, kept in ``run.json``), so that a drift of the machine
+    falls on every arm alike. A block puts the variant's settings in force (the server restarts
+    when they change) and runs every scenario once (``repeat`` is the round's number), with the
+    statement anatomy among its single-row samples: each block profiles its share of the
+    ``profile_n`` profiled INSERTs, each one pass of :meth:`ProfiledStatement.anatomy
+    <ingestlab.engines.capabilities.ProfiledStatement.anatomy>` (the profiled INSERT, then
+    :data:`UNOBSERVED_BLOCK` unobserved ones into :data:`ANATOMY_TABLE`) between two runs of the
+    block's single-row samples (without a ``single_row`` scenario, after the last scenario). On
+    this virtual machine the round trip moves between regimes that last seconds (where the
     scheduler puts the client and the server): anatomy passes taken a scenario later were
-    10–25 % off the samples, passes among them within 7 % (``bench/README.md``). The anatomy's
-    ``profiled_no`` is the profiled INSERT's number, ``repeat`` the repeat it sat in. Samples are
-    appended to ``run`` after every scenario, so an interrupted run keeps what it measured;
-    each scenario of a repeat (with the passes inside it) is one configuration of
-    :meth:`~ingestlab.results.Run.once`, which a resumed run does not measure
-    again.
+    10–25 % off the samples, passes among them within 7 % (``bench/README.md``).
+
+    Without ``PRECISION`` the run makes ``repeats`` rounds. With it, it makes at least
+    ``repeats`` and goes on until every headline's 95 % interval over the rounds is within
+    ±``PRECISION`` of its value, or ``MAX_MINUTES`` have passed (:mod:`ingestlab.precision`);
+    what stopped each headline is in ``precision.csv``. Samples are appended to ``run`` after
+    every scenario, so an interrupted run keeps what it measured; each scenario of a block (with
+    the passes inside it) is one configuration of :meth:`~ingestlab.results.Run.once`, which a
+    resumed run does not measure again.
 
     Returns
     -------
     dict
-        ``samples`` (one row per statement) and ``anatomy`` (tidy, see
-        :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`).
+        ``samples`` (one row per statement), ``anatomy`` (tidy, see
+        :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`)
+        and ``precision`` (one row per headline; empty without ``PRECISION``).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
-    for spec in params.engines:
-        _measure_engine(spec.engine(), params, run, out)
-    return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
-
-
-def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]]) -> None:
-    cols = [c for c, _ in STUDY_COLUMNS]
-    # the profiled INSERTs, split over the repeats: each is one anatomy pass between the single-row samples
-    shares = [] if not params.profile_n else \
-        np.array_split(np.arange(params.profile_n), min(params.repeats, params.profile_n))
+    benches = [_Bench(spec.engine(), params, run) for spec in params.engines]
+    rounds = _rounds(params)
     try:
-        engine.has("profiled_statement", check=bool(shares))
-    except UnsupportedOperationError as exc:
-        run.note(f"{engine.label}: no anatomy ({exc})")
-        shares = []
-    anatomy_rows = datagen.study_rows(params.profile_n, start_id=10**9, seed=params.seed + 13)
-    quiet_rows = datagen.study_rows(params.profile_n * UNOBSERVED_BLOCK, start_id=2 * 10**9, seed=params.seed + 17)
-    settle_rows = datagen.study_rows(params.profile_n * SETTLE_AFTER_PASS, start_id=15 * 10**8, seed=params.seed + 19)
-    # a scenario the engine has no step for is left out, saying why (as the anatomy is)
-    scenarios = []
-    for scenario in params.scenarios:
+        for bench in benches:
+            bench.engine.start()
+        arms = [(bench, variant) for bench in benches for variant in variants_of(type(bench.engine), params.variants)]
+        per_round = sum(bench.statements for bench, _ in arms)
+        with progress.bar(total=per_round * rounds.expected_rounds(), desc="rounds of every engine and variant",
+                          unit="stmt") as bar:
+            rep = 0
+            while rounds.more():
+                ordered = schedule.order(arms, rep, params.seed)
+                schedule.record(run, rep, [{"engine": b.engine.label, "variant": v} for b, v in ordered], params.seed)
+                for bench, variant in ordered:
+                    bench.block(variant, rep, bar, out)
+                rounds.add(_round_values(out, rep))
+                rep += 1
+                bar.total = max(bar.total, per_round * max(rounds.expected_rounds(), rep))
+                bar.refresh()
+    finally:
+        for bench in benches:
+            bench.engine.close()
+    tables = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
+    tables["precision"] = rounds.table()
+    return tables
+
+
+class _Bench:
+    """One engine of a run of notebook 01: what it can measure, and one block of one variant."""
+
+    def __init__(self, engine: Engine, params: Params, run):
+        self.engine, self.params, self.run = engine, params, run
+        self.variant: str | None = None
+        self.profiling = bool(params.profile_n)
         try:
-            if scenario == "bulk":
-                engine.has("bulk_load", check=True)
-            scenarios.append(scenario)
+            engine.has("profiled_statement", check=self.profiling)
         except UnsupportedOperationError as exc:
-            run.note(f"{engine.label}: no {scenario} scenario ({exc})")
-    # the anatomy sits among the single-row samples it is held against (else after the last scenario)
-    host = "single_row" if "single_row" in scenarios else scenarios[-1]
-    per_variant = sum(statement_count(s, params.n) for s in scenarios) * params.repeats
-    try:
-        engine.start()
-        for variant in variants_of(type(engine), params.variants):
+            run.note(f"{engine.label}: no anatomy ({exc})")
+            self.profiling = False
+        # a scenario the engine has no step for is left out, saying why (as the anatomy is)
+        self.scenarios = []
+        for scenario in params.scenarios:
+            try:
+                if scenario == "bulk":
+                    engine.has("bulk_load", check=True)
+                self.scenarios.append(scenario)
+            except UnsupportedOperationError as exc:
+                run.note(f"{engine.label}: no {scenario} scenario ({exc})")
+        # the anatomy sits among the single-row samples it is held against (else after the last scenario)
+        self.host = "single_row" if "single_row" in self.scenarios else self.scenarios[-1]
+        self.statements = sum(statement_count(s, params.n) for s in self.scenarios)
+
+    def profiled(self, rep: int) -> np.ndarray:
+        """The numbers of the profiled INSERTs of round ``rep``: the first rounds share ``profile_n``, later ones as many each."""
+        p = self.params
+        if not self.profiling:
+            return np.arange(0)
+        first = min(p.repeats, p.profile_n)
+        if rep < first:
+            return np.array_split(np.arange(p.profile_n), first)[rep]
+        each = -(-p.profile_n // first)
+        return p.profile_n + (rep - first) * each + np.arange(each)
+
+    def block(self, variant: str, rep: int, bar, out: dict[str, list[pd.DataFrame]]) -> None:
+        """Round ``rep``'s block of ``variant``: every scenario once, the round's anatomy passes among the single rows."""
+        engine, params, run = self.engine, self.params, self.run
+        cols = [c for c, _ in STUDY_COLUMNS]
+        if variant != self.variant:
             engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
             run.record_engine(engine, variant=variant)
-            labels = {"engine": engine.label, "variant": variant, "driver": engine.driver.name}
-            with progress.bar(total=per_variant, desc=f"{engine.label} {variant}", unit="stmt") as bar:
-                for rep in range(params.repeats):
-                    rows = datagen.study_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
-                    warm = datagen.study_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
-                    units = shares[rep] if rep < len(shares) else []
-                    if "insert_select" in params.scenarios:  # recreated: not every engine deletes without WHERE
-                        engine.tables.reset(SOURCE, STUDY_COLUMNS)
-                        engine.execute(engine.sql.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
+            self.variant = variant
+        labels = {"engine": engine.label, "variant": variant, "driver": engine.driver.name}
+        rows = datagen.study_rows(params.n, start_id=0, seed=params.seed * 1000 + rep)
+        warm = datagen.study_rows(max(params.warmup, 1000), start_id=-10**9, seed=params.seed + 7)
+        units = self.profiled(rep)
+        if "insert_select" in self.scenarios:  # recreated: not every engine deletes without WHERE
+            engine.tables.reset(SOURCE, STUDY_COLUMNS)
+            engine.execute(engine.sql.insert_sql(SOURCE, cols, len(rows)), [v for r in rows for v in r])
 
-                    def profile(i, units=units, labels=labels, rep=rep, warm=warm):
-                        """Anatomy pass i of this repeat: one profiled INSERT and its block of unobserved ones."""
-                        j = int(units[i])
-                        if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
-                            engine.tables.reset(ANATOMY_TABLE, STUDY_COLUMNS)
-                            engine.sender.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
-                        try:  # an instrument that lost statements (a history too short) says so
-                            frame = engine.capability("profiled_statement").anatomy(
-                                ANATOMY_TABLE, cols, [anatomy_rows[j]], warm_up=False,
-                                unobserved_rows=quiet_rows[j * UNOBSERVED_BLOCK:(j + 1) * UNOBSERVED_BLOCK])
-                            run.append(frame.assign(**labels, repeat=rep, profiled_no=j), table="anatomy")
-                        except UnsupportedOperationError as exc:
-                            run.note(f"{labels['variant']} profiled INSERT {j}: no anatomy ({exc})")
-                        # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
-                        insert_one = engine.sql.insert_sql(ANATOMY_TABLE, cols, 1)
-                        for row in settle_rows[j * SETTLE_AFTER_PASS:(j + 1) * SETTLE_AFTER_PASS]:
-                            engine.sender.statement_call(insert_one, row)()
+        def profile(i):
+            """Anatomy pass i of this block: one profiled INSERT and its block of unobserved ones."""
+            j = int(units[i])
+            if i == 0:  # a fresh table, opened by one INSERT that is no part of any pass
+                engine.tables.reset(ANATOMY_TABLE, STUDY_COLUMNS)
+                engine.sender.statement_call(engine.sql.insert_sql(ANATOMY_TABLE, cols, 1), warm[0])()
+            row = datagen.study_rows(1, start_id=10**9 + j, seed=params.seed + 13 + j)[0]
+            quiet = datagen.study_rows(UNOBSERVED_BLOCK, start_id=2 * 10**9 + j * UNOBSERVED_BLOCK, seed=params.seed + 17 + j)
+            try:  # an instrument that lost statements (a history too short) says so
+                frame = engine.capability("profiled_statement").anatomy(ANATOMY_TABLE, cols, [row], warm_up=False,
+                                                                       unobserved_rows=quiet)
+                run.append(frame.assign(**labels, repeat=rep, profiled_no=j), table="anatomy")
+            except UnsupportedOperationError as exc:
+                run.note(f"{variant} profiled INSERT {j}: no anatomy ({exc})")
+            # the samples' next run starts after INSERTs, as the first does, not after the pass's reads
+            insert_one = engine.sql.insert_sql(ANATOMY_TABLE, cols, 1)
+            settle = datagen.study_rows(SETTLE_AFTER_PASS, start_id=15 * 10**8 + j * SETTLE_AFTER_PASS, seed=params.seed + 19 + j)
+            for settle_row in settle:
+                engine.sender.statement_call(insert_one, settle_row)()
 
-                    for scenario in scenarios:
-                        inside = len(units) if scenario == host else 0
+        for scenario in self.scenarios:
+            inside = len(units) if scenario == self.host else 0
 
-                        def scenario_once(scenario=scenario, rep=rep, rows=rows, warm=warm, labels=labels,
-                                          inside=inside, profile=profile):
-                            frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar,
-                                                 between=profile if inside else None, pieces=inside or 1)
-                            run.append(frame.assign(repeat=rep, **labels))
-                        done = run.once({**labels, "repeat": rep, "scenario": scenario}, scenario_once)
-                        out["samples"].append(done["results"])
-                        if "anatomy" in done:
-                            out["anatomy"].append(done["anatomy"])
-    finally:
-        engine.close()
+            def scenario_once(scenario=scenario, inside=inside):
+                frame = run_scenario(engine, scenario, rows, warm, warmup=params.warmup, bar=bar,
+                                     between=profile if inside else None, pieces=inside or 1)
+                run.append(frame.assign(repeat=rep, **labels))
+            done = run.once({**labels, "repeat": rep, "scenario": scenario}, scenario_once)
+            out["samples"].append(done["results"])
+            if "anatomy" in done:
+                out["anatomy"].append(done["anatomy"])
+
+
+def _rounds(params: Params) -> precision.Rounds:
+    """The rounds' stopping rule: ``repeats`` rounds, or rounds until every headline is precise (:mod:`ingestlab.precision`).
+
+    A precise run makes at least ``repeats`` rounds and at least :data:`ingestlab.precision.MIN_ROUNDS`
+    (the stopping rule's coverage is calibrated from there). An overhead within ±:data:`OVERHEAD_FLOOR_MS`
+    counts as reached whatever its relative width: a statement overhead of a few µs (an
+    in-process engine's) cannot be pinned to ±5 %, nor does a comparison need it to be.
+    """
+    if params.precision is None:
+        return precision.Fixed(params.repeats)
+    return precision.Rounds(precision.Target(params.precision, cap_s=params.max_minutes * 60,
+                                             min_rounds=max(params.repeats, precision.MIN_ROUNDS),
+                                             floors={"overhead_ms": OVERHEAD_FLOOR_MS}))
+
+
+#: Absolute half-width (ms) at which a round-by-round overhead counts as precise (see :func:`_rounds`).
+OVERHEAD_FLOOR_MS = 0.002
+
+
+def _round_values(out: dict[str, list[pd.DataFrame]], rep: int) -> dict[str, float]:
+    """Round ``rep``'s headlines from its samples alone: the overhead fit and the anatomy of each engine and variant."""
+    from ingestlab.workloads import insert_analysis as analysis
+
+    samples = pd.concat(out["samples"], ignore_index=True) if out["samples"] else pd.DataFrame()
+    if samples.empty:
+        return {}
+    samples = samples[samples["repeat"] == rep]
+    anatomy = pd.concat(out["anatomy"], ignore_index=True) if out["anatomy"] else pd.DataFrame()
+    anatomy = anatomy[anatomy["repeat"] == rep] if not anatomy.empty else anatomy
+    with warnings.catch_warnings():  # a round too small for a fit says nothing for it; the run's own fit warns once
+        warnings.simplefilter("ignore", FitLeftOut)
+        fits = analysis.fit(samples)
+    table = analysis.anatomy_table(anatomy, samples, fits) if not anatomy.empty else pd.DataFrame()
+    values = analysis.headline(fits, None, table)
+    return {k: v for k, v in values.items() if k.split("[")[0] in ROUND_HEADLINES}
+
+
+#: The headlines a precise run (``PRECISION``) measures rounds for: each has a value in every round.
+ROUND_HEADLINES = ("overhead_ms", "total_vs_samples")
 
 
 #: Notebook 01, as the runner, the summary and the figure promotion see it.
