@@ -41,7 +41,11 @@ def test_a_run_compared_with_itself_is_never_changed_and_one_run_cannot_be_calle
     table = analysis.compare(FIXTURES / "a" / RUN, FIXTURES / "a", "01")
     assert (table["ratio"].dropna() == 1).all()
     assert set(table["verdict"]) == {"unsure"}  # the run-to-run noise of one run a side spans more than ±5 %
-    assert table.loc[table["kind"] == "samples", "note"].str.contains("smallest change that can be significant").all()
+    samples = table[table["kind"] == "samples"]
+    assert samples["note"].str.startswith("unpaired, 1 run(s) against 1").all()
+    assert (samples["detectable"] > 1.5).all() and (samples["runs_needed"] > 1).all()  # what one run a side missed
+    assert samples["verdict_text"].str.fullmatch(r"could not tell \(needs ≥ \d+ runs a side\)").all()
+    assert table["verdict_text"].str.startswith("could not tell (").all()  # a fit without interval says why
 
 
 def test_two_real_runs_of_one_configuration_raise_no_alarm():
@@ -243,7 +247,8 @@ def test_describe_counts_the_verdicts_and_names_the_changes():
     counts = table["verdict"].value_counts()
     assert text.startswith(f"Of {len(table)} quantities compared")
     for verdict, count in counts.items():
-        assert f"{count} {verdict}" in text
+        assert f"{count} {verdict if verdict != 'unsure' else 'could not be told apart'}" in text
+    assert "unsure" not in text
     for _, row in table[table["verdict"] == "slower"].iterrows():
         assert analysis.quantity(row) in text
 
