@@ -72,7 +72,7 @@ POWER = 0.80
 #: Most runs a side :func:`runs_needed` looks for; beyond it the answer is infinite.
 MAX_RUNS = 10_000
 #: Points of the law of the estimated standard error over which :func:`slower_power` averages.
-_SE_POINTS = 256
+_SE_POINTS = 64
 #: The standard normal quantile of :data:`CONFIDENCE` (1.96 for 95 %).
 Z_CONFIDENCE = stats.norm.ppf(0.5 + CONFIDENCE / 2)
 
@@ -99,7 +99,7 @@ def bootstrap_medians(x, resamples: int = RESAMPLES, rng: np.random.Generator | 
     n = x.size
     k = n if n % 2 else n + 1
     rng = rng if rng is not None else np.random.default_rng(0)
-    law = stats.binom.sf((k + 1) // 2 - 1, k, np.arange(1, n + 1) / n)  # P(median of a resample <= x[j])
+    law = special.bdtrc((k + 1) // 2 - 1, k, np.arange(1, n + 1) / n)  # P(median of a resample <= x[j])
     return x[np.minimum(np.searchsorted(law, rng.random(resamples)), n - 1)]
 
 
@@ -320,27 +320,37 @@ def alternating(starts_a, starts_b) -> bool:
     return all(order[i] != order[i + 1] for i in range(0, len(order), 2))
 
 
-def slower_power(delta: float, se: float, df: float, *, threshold: float = THRESHOLD, alpha: float = ALPHA) -> float:
+def slower_power(delta: float, se: float, df: float, *, estimated_df: float | None = None,
+                 threshold: float = THRESHOLD, alpha: float = ALPHA) -> float:
     """The probability that a true log change ``delta`` is called ``slower`` by :func:`decide` on a t test.
 
     The estimate is normal about ``delta`` with standard error ``se``; the standard error the test
     uses is estimated with ``df`` degrees of freedom (``se · √(χ²_df / df)``, averaged over
     :data:`_SE_POINTS` quantiles of its law). A call needs the estimate beyond
     ``log(1 + threshold)`` *and* beyond ``t_{1−α/2, df}`` estimated standard errors: the power
-    of the noncentral t test, cut by the threshold. (The prior's part of the estimated standard
-    error does not vary from pair to pair, so the true power is a little higher: conservative.)
+    of the noncentral t test, cut by the threshold.
+
+    With ``estimated_df``, ``se`` is itself an estimate from a comparison already made (its
+    noise known to ``estimated_df`` degrees of freedom): the power is averaged over the true
+    standard errors that estimate allows (``se · √(estimated_df / χ²)``), the expected power
+    ("assurance") rather than the power at the estimate, which a noise estimate on the low side
+    would overstate.
 
     Examples
     --------
     >>> round(slower_power(math.log(1.5), 0.05, 30.0), 3), round(slower_power(math.log(1.05), 1e-4, 30.0), 2)
     (1.0, 0.5)
+    >>> at, assured = (slower_power(math.log(1.3), 0.08, 12.0, estimated_df=e) for e in (None, 12.0))
+    >>> bool(assured < at)  # an uncertain noise estimate lowers the power to expect
+    True
     """
     if not (np.isfinite(se) and np.isfinite(delta) and df > 0):
         return np.nan
     if se <= 0:
         return float(delta > math.log1p(threshold))
-    bar = np.maximum(math.log1p(threshold), special.stdtrit(df, 1 - alpha / 2) * se * _se_law(float(df)))
-    return float(np.mean(special.ndtr((delta - bar) / se)))
+    true_se = se / _se_law(float(estimated_df))[:, None] if estimated_df else np.array([[se]])
+    bar = np.maximum(math.log1p(threshold), special.stdtrit(df, 1 - alpha / 2) * true_se * _se_law(float(df)))
+    return float(np.mean(special.ndtr((delta - bar) / true_se)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -358,7 +368,9 @@ def detectable_change(se: float, df: float, *, threshold: float = THRESHOLD, alp
 
     The same size the other way (its inverse) is called with the same power. Never below
     ``1 + threshold``: :func:`decide` also needs the ratio beyond the threshold, which a change
-    of exactly the threshold's size passes half the time.
+    of exactly the threshold's size passes half the time. ``se`` is the comparison's own
+    estimate (``df`` degrees of freedom): the power is the one to expect over the noise that
+    estimate allows (:func:`slower_power`'s ``estimated_df``).
 
     Examples
     --------
@@ -373,10 +385,12 @@ def detectable_change(se: float, df: float, *, threshold: float = THRESHOLD, alp
         return 1 + threshold
     low = math.log1p(threshold)
     high = low + (stats.t.ppf(1 - alpha / 2, df) * 3 + 10) * se
-    while slower_power(high, se, df, threshold=threshold, alpha=alpha) < power:
+    def short(d: float) -> float:
+        return slower_power(d, se, df, estimated_df=df, threshold=threshold, alpha=alpha) - power
+
+    while short(high) < 0:
         high *= 2
-    root = optimize.brentq(lambda d: slower_power(d, se, df, threshold=threshold, alpha=alpha) - power, low, high,
-                           xtol=1e-6)
+    root = optimize.brentq(short, low, high, xtol=1e-6)
     return _exp(root)
 
 
@@ -385,8 +399,9 @@ def runs_needed(test: dict, target: float, *, threshold: float = THRESHOLD, alph
     """Runs a side (pairs, for a paired test) that call a change of ``target`` (a ratio) with ``power``.
 
     The run-level noise stays what ``test`` (:func:`run_level_test` or :func:`paired_test`)
-    estimated; ``k`` runs a side give a standard error ``sd · √(2/k)`` with ν₀ + 2(k − 1)
-    degrees of freedom (paired: ``sd / √k`` with ν₀ + k − 1), plus the reference runs'. A
+    estimated (the power expected over what that estimate allows: :func:`slower_power`); ``k``
+    runs a side give a standard error ``sd · √(2/k)`` with ν₀ + 2(k − 1) degrees of freedom
+    (paired: ``sd / √k`` with ν₀ + k − 1), plus the reference runs'. A
     target within ``1 ± threshold`` can never be called (``inf``), nor one beyond
     :data:`MAX_RUNS` runs.
 
@@ -405,7 +420,7 @@ def runs_needed(test: dict, target: float, *, threshold: float = THRESHOLD, alph
     def enough(k: int) -> bool:
         se = sd / math.sqrt(k) if paired else sd * math.sqrt(2 / k)
         df = base + (k - 1 if paired else 2 * (k - 1))
-        return slower_power(delta, se, df, threshold=threshold, alpha=alpha) >= power
+        return slower_power(delta, se, df, estimated_df=test["df"], threshold=threshold, alpha=alpha) >= power
 
     low = 2 if paired else 1
     if not enough(MAX_RUNS):
