@@ -113,16 +113,21 @@ def _parser() -> argparse.ArgumentParser:
     sql_out.add_argument("--parquet", type=Path, metavar="FILE", help="write the result as parquet")
 
     cmp_ = sub.add_parser("compare", help="compare two runs quantity by quantity (ratio, 95 %% CI, test, verdict)",
-                          description="Compare run B with run A (each a run folder or a folder of them):\n"
-                                      "medians of raw samples and fitted estimates, ratio B/A with a 95 % CI,\n"
-                                      "a t test on run medians with run-to-run noise, and a verdict: slower/faster (beyond the\n"
-                                      "threshold and significant), same (CI within the threshold), unsure.")
-    cmp_.add_argument("a", type=Path, metavar="A", help="the baseline run")
-    cmp_.add_argument("b", type=Path, metavar="B", help="the run compared with it")
+                          description="Compare run B with run A (each a run folder, a folder of them, several joined\n"
+                                      "by commas, or a quoted pattern: 'runs/alt/A-*'): medians of raw samples and fitted\n"
+                                      "estimates, ratio B/A with a 95 % CI, a t test on run medians with run-to-run noise\n"
+                                      "(paired when the runs alternated: A B A B ...), and a verdict: slower/faster (beyond\n"
+                                      "the threshold and significant), same (CI within the threshold), or could not tell\n"
+                                      "(needs >= k runs a side). Each row says the smallest change it could have called\n"
+                                      "(detectable, at 80 % power) and the runs a side that would call --target.")
+    cmp_.add_argument("a", metavar="A", help="the baseline run(s)")
+    cmp_.add_argument("b", metavar="B", help="the run(s) compared with it")
     cmp_.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="only this notebook (its id or name)")
     cmp_.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    cmp_.add_argument("--target", type=float,
+                      help="the change (a ratio) 'runs needed' is for (default 1 + 2 x threshold: 1.10)")
     cmp_.add_argument("--fail-on", choices=("slower", "faster", "change"),
-                      help="exit 1 when a quantity has this verdict (change: any verdict but same or unsure)")
+                      help="exit 1 when a quantity has this verdict (change: any verdict but same or could not tell)")
     cmp_.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV")
     cmp_.add_argument("--figure", type=Path, metavar="DIR",
                       help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
@@ -399,14 +404,15 @@ def _compare(args) -> int:
     from ingestlab import safe_paths
     from ingestlab.workloads import compare_runs_analysis as analysis
 
-    for name, folder in (("A", args.a), ("B", args.b)):
-        safe_paths.check_folder(folder, name)
+    for name, side in (("A", args.a), ("B", args.b)):
+        for folder in analysis.side_folders(side):
+            safe_paths.check_folder(folder, name)
     for name, where in (("--csv", args.csv and Path(args.csv).parent), ("--figure", args.figure)):
         if where is not None:
             safe_paths.check_folder(where, name)
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
-    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold)
+    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold, target=args.target)
     for line in table.attrs.get("notes", []):
         print(f"# {line}")
     print(analysis.format_table(table))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import re
@@ -219,12 +220,22 @@ def _pairing(ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> tuple[
     return in_order(ra, starts_a), in_order(rb, starts_b), True
 
 
-def _folders(value) -> list[Path]:
+def side_folders(value) -> list[Path]:
+    """The folders a side names: a list, paths joined by commas, or a glob pattern (``DIR/A-*``), each expanded.
+
+    Examples
+    --------
+    >>> [str(p) for p in side_folders("runs/a,runs/b")], [str(p) for p in side_folders("no-such-folder-*")]
+    (['runs/a', 'runs/b'], ['no-such-folder-*'])
+    """
     if isinstance(value, (list, tuple)):
-        return [Path(v) for v in value]
+        return [f for v in value for f in side_folders(v)]
     text = str(value)
     if "," in text and not Path(text).exists():
-        return [Path(v.strip()) for v in text.split(",") if v.strip()]
+        return [f for v in text.split(",") if v.strip() for f in side_folders(v.strip())]
+    if any(c in text for c in "*?[") and not Path(text).exists():
+        found = sorted(Path(p) for p in glob.glob(text))
+        return found or [Path(text)]  # nothing matched: refused as a folder that is not there
     return [Path(text)]
 
 
@@ -232,7 +243,7 @@ def _side(which: str, folders, notebook: str | None) -> dict[str, list[catalog.R
     """The runs under ``folders`` by notebook (``notebook`` only, when given), each notebook's runs sorted."""
     runs: dict[str, list[catalog.RunFolder]] = {}
     seen: set[Path] = set()
-    for folder in _folders(folders):
+    for folder in side_folders(folders):
         if not folder.is_dir():
             raise ConfigError(which, str(folder), "a run folder or a folder of run folders")
         for path in catalog.find_runs(folder):
@@ -343,7 +354,7 @@ def _reference_groups(ra: list[catalog.RunFolder], rb: list[catalog.RunFolder],
     """Other runs of A's or B's configurations under ``reference``, grouped by configuration (two or more each)."""
     if reference is False:
         return []
-    roots = (_folders(reference) if reference is not None
+    roots = (side_folders(reference) if reference is not None
              else sorted({r.folder.resolve().parent.parent for r in ra + rb}))
     wanted = {_configuration(r)[2:] for r in ra + rb if _configuration(r)}
     taken = {r.folder.resolve() for r in ra + rb}
