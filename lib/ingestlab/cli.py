@@ -131,6 +131,22 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV")
     cmp_.add_argument("--figure", type=Path, metavar="DIR",
                       help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
+    alt = sub.add_parser("alternate", help="runs of a notebook at two git revisions, in alternation, then compared",
+                         epilog=_EXIT_CODES,
+                         description="Make K runs of NOTEBOOK at each of two git revisions in alternation (A B A B ...;\n"
+                                     "--seed draws each pair's order), each revision's own code checked out under\n"
+                                     ".lab/revisions/<commit>/. The runs go to OUT/A-1, OUT/B-1, ...; the order and each\n"
+                                     "run to OUT/alternate.json. At the end, `ingestlab compare 'OUT/A-*' 'OUT/B-*'`:\n"
+                                     "the runs paired, each quantity's verdict with the change it could see.")
+    alt.add_argument("rev_a", metavar="REV_A", help="the baseline revision (a commit, branch, tag, HEAD~1)")
+    alt.add_argument("rev_b", metavar="REV_B", help="the revision compared with it")
+    alt.add_argument("notebook", metavar="NOTEBOOK", help="the notebook's id or name")
+    alt.add_argument("--runs", type=int, required=True, metavar="K", help="runs at each revision (2 or more)")
+    alt.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a notebook parameter for every run (repeatable)")
+    alt.add_argument("--out", type=_out_folder, help="output folder (default: runs/alternate-<UTC timestamp>)")
+    alt.add_argument("--seed", type=int, help="draw each pair's order (A B or B A) from this seed (recorded)")
+    alt.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
     return parser
 
 
@@ -399,6 +415,28 @@ def _sql(args) -> int:
     return 0
 
 
+def _alternate(args) -> int:
+    import datetime as dt
+
+    from ingestlab import _paths, alternate, runner, safe_paths
+    from ingestlab.workloads import compare_runs_analysis as analysis
+
+    if args.out is not None and not str(args.out).strip():
+        raise ConfigError("--out", str(args.out), "a folder name")
+    alternate.check_runs(args.runs)
+    stem = runner.find_notebook(args.notebook).stem
+    out = args.out or _paths.REPO / "runs" / f"alternate-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}"
+    safe_paths.check_folder(out, "--out")
+    alternate.alternate(args.rev_a, args.rev_b, stem, args.runs, out, parameters=args.parameter, seed=args.seed)
+    table = analysis.compare(str(out / "A-*"), str(out / "B-*"), stem, threshold=args.threshold)
+    print(f"# ingestlab compare '{out}/A-*' '{out}/B-*' {stem}")
+    for line in table.attrs.get("notes", []):
+        print(f"# {line}")
+    print(analysis.format_table(table))
+    print(analysis.describe(table))
+    return 0
+
+
 def _compare(args) -> int:
     # the notebook that compares two runs, on the command line: its analysis does the work
     from ingestlab import safe_paths
@@ -433,7 +471,7 @@ def _compare(args) -> int:
     return 0
 
 
-_COMMANDS = {"runs": _runs, "sql": _sql, "compare": _compare, "run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
+_COMMANDS = {"runs": _runs, "sql": _sql, "compare": _compare, "alternate": _alternate, "run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
              "clean": _clean}
 
 if __name__ == "__main__":
