@@ -23,7 +23,9 @@ with 80 % power (:data:`POWER`, :func:`detectable_change`: the noncentral t test
 within the threshold), and ``runs_needed``, the runs a side that would call a change of twice
 the threshold (:func:`runs_needed`); an ``unsure`` verdict is printed as ``could not tell
 (needs ≥ k runs a side)`` (:func:`verdict_text`). One run against one, on the prior alone,
-sees only changes beyond ×2.3, and 28 runs a side would see 10 %. Runs made in alternation
+sees only changes beyond ×2.9, and 44 runs a side would see 10 % (the prior is 4 runs' worth of
+knowledge of the noise, and the power stated is the one to expect over what the noise may be;
+with σ = 0.10 known from many runs, about 38 runs a side see 10 %: tests/test_compare.py). Runs made in alternation
 (A B A B …, :func:`alternating`) are compared pair by pair (:func:`paired_test`): slow drift of
 the machine falls on both runs of a pair and cancels. :func:`compare_samples` is the test of
 samples known to be independent draws. A bimodal run-level effect (fsync off: client and server on one core
@@ -375,7 +377,7 @@ def detectable_change(se: float, df: float, *, threshold: float = THRESHOLD, alp
     Examples
     --------
     >>> round(detectable_change(0.1 * math.sqrt(2), 4.0), 2)  # one run a side, the prior's σ₀ = 0.10
-    2.3
+    2.87
     >>> round(detectable_change(1e-6, 100.0), 3)  # no noise: just beyond the threshold
     1.05
     """
@@ -409,7 +411,7 @@ def runs_needed(test: dict, target: float, *, threshold: float = THRESHOLD, alph
     --------
     >>> one = run_level_test([0.0], [0.0], [0.0], [0.0])  # the prior alone: σ₀ = 0.10 a run
     >>> runs_needed(one, 1.10), runs_needed(one, 1.30), runs_needed(one, 1.04)
-    (28.0, 5.0, inf)
+    (44.0, 7.0, inf)
     """
     delta = abs(math.log(target)) if target > 0 else np.nan
     sd, paired = test.get("sd", np.nan), bool(test.get("paired"))
@@ -447,8 +449,8 @@ def verdict_text(verdict: str, *, runs: float = np.nan, runs_needed: float = np.
 
     Examples
     --------
-    >>> verdict_text("unsure", runs=1, runs_needed=28, detectable=2.3)
-    'could not tell (needs ≥ 28 runs a side)'
+    >>> verdict_text("unsure", runs=1, runs_needed=44, detectable=2.87)
+    'could not tell (needs ≥ 44 runs a side)'
     >>> verdict_text("unsure", runs=40, runs_needed=29, detectable=1.08)
     'could not tell (a change under ×1.08 would not show)'
     >>> verdict_text("slower"), verdict_text("unsure", why="no interval in the fits")
@@ -504,7 +506,7 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     >>> rng = np.random.default_rng(1)
     >>> one = compare_runs([rng.lognormal(0, 0.3, 2000)], [1.3 * rng.lognormal(0, 0.3, 2000)], rng=rng)
     >>> one["verdict"], round(one["detectable"], 2), one["runs_needed"]  # 30 % is within what one run a side shows
-    ('unsure', 2.3, 28.0)
+    ('unsure', 2.88, 45.0)
     >>> many = compare_runs([rng.lognormal(rng.normal(0, 0.1), 0.3, 300) for _ in range(5)],
     ...                     [1.3 * rng.lognormal(rng.normal(0, 0.1), 0.3, 300) for _ in range(5)], rng=rng)
     >>> many["verdict"], many["runs_a"]

@@ -630,10 +630,10 @@ def describe(table: pd.DataFrame) -> str:
     >>> describe(pd.DataFrame(columns=list(_COLUMNS)))
     'No quantity was compared.'
     >>> row = {"verdict": "unsure", "threshold": 0.05, "kind": "fit", "runs_a": 1, "runs_b": 1, "paired": False,
-    ...        "detectable": 2.3, "runs_needed": 28.0, "target": 1.1, "note": "", "samples_verdict": None}
+    ...        "detectable": 2.87, "runs_needed": 44.0, "target": 1.1, "note": "", "samples_verdict": None}
     >>> describe(pd.DataFrame([row] * 3, columns=list(_COLUMNS)))  # doctest: +NORMALIZE_WHITESPACE
     'Of 3 quantities compared (B against A, threshold ±5%), 3 could not be told apart. 3 of 3 could not be told
-    apart at 1 run a side: a change under ×2.3 would not show; ≥ 28 runs a side would see ±10%. One side has a single
+    apart at 1 run a side: a change under ×2.9 would not show; ≥ 44 runs a side would see ±10%. One side has a single
     run: a shift of a whole run cannot be told from a change, so only changes beyond the run-to-run noise are called
     (the detectable column gives the smallest, per quantity); several runs a side, made in alternation (ingestlab
     alternate), narrow it.'
