@@ -430,11 +430,17 @@ def _alternate(args) -> int:
     alternate.alternate(args.rev_a, args.rev_b, stem, args.runs, out, parameters=args.parameter, seed=args.seed)
     table = analysis.compare(str(out / "A-*"), str(out / "B-*"), stem, threshold=args.threshold)
     print(f"# ingestlab compare '{out}/A-*' '{out}/B-*' {stem}")
+    _print_comparison(table)
+    return 0
+
+
+def _print_comparison(table) -> None:
+    from ingestlab.workloads import compare_runs_analysis as analysis
+
     for line in table.attrs.get("notes", []):
         print(f"# {line}")
     print(analysis.format_table(table))
     print(analysis.describe(table))
-    return 0
 
 
 def _compare(args) -> int:
@@ -451,10 +457,7 @@ def _compare(args) -> int:
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
     table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold, target=args.target)
-    for line in table.attrs.get("notes", []):
-        print(f"# {line}")
-    print(analysis.format_table(table))
-    print(analysis.describe(table))
+    _print_comparison(table)
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}", file=sys.stderr)
