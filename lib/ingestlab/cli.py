@@ -116,19 +116,40 @@ def _parser() -> argparse.ArgumentParser:
     sql_out.add_argument("--parquet", type=Path, metavar="FILE", help="write the result as parquet")
 
     cmp_ = sub.add_parser("compare", help="compare two runs quantity by quantity (ratio, 95 %% CI, test, verdict)",
-                          description="Compare run B with run A (each a run folder or a folder of them):\n"
-                                      "medians of raw samples and fitted estimates, ratio B/A with a 95 % CI,\n"
-                                      "a t test on run medians with run-to-run noise, and a verdict: slower/faster (beyond the\n"
-                                      "threshold and significant), same (CI within the threshold), unsure.")
-    cmp_.add_argument("a", type=Path, metavar="A", help="the baseline run")
-    cmp_.add_argument("b", type=Path, metavar="B", help="the run compared with it")
+                          description="Compare run B with run A (each a run folder, a folder of them, several joined\n"
+                                      "by commas, or a quoted pattern: 'runs/alt/A-*'): medians of raw samples and fitted\n"
+                                      "estimates, ratio B/A with a 95 % CI, a t test on run medians with run-to-run noise\n"
+                                      "(paired when the runs alternated: A B A B ...), and a verdict: slower/faster (beyond\n"
+                                      "the threshold and significant), same (CI within the threshold), or could not tell\n"
+                                      "(needs >= k runs a side). Each row says the smallest change it could have called\n"
+                                      "(detectable, at 80 % power) and the runs a side that would call --target.")
+    cmp_.add_argument("a", metavar="A", help="the baseline run(s)")
+    cmp_.add_argument("b", metavar="B", help="the run(s) compared with it")
     cmp_.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="only this notebook (its id or name)")
     cmp_.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    cmp_.add_argument("--target", type=float,
+                      help="the change (a ratio) 'runs needed' is for (default 1 + 2 x threshold: 1.10)")
     cmp_.add_argument("--fail-on", choices=("slower", "faster", "change"),
-                      help="exit 1 when a quantity has this verdict (change: any verdict but same or unsure)")
+                      help="exit 1 when a quantity has this verdict (change: any verdict but same or could not tell)")
     cmp_.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV")
     cmp_.add_argument("--figure", type=Path, metavar="DIR",
                       help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
+    alt = sub.add_parser("alternate", help="runs of a notebook at two git revisions, in alternation, then compared",
+                         epilog=_EXIT_CODES,
+                         description="Make K runs of NOTEBOOK at each of two git revisions in alternation (A B A B ...;\n"
+                                     "--seed draws each pair's order), each revision's own code checked out under\n"
+                                     ".lab/revisions/<commit>/. The runs go to OUT/A-1, OUT/B-1, ...; the order and each\n"
+                                     "run to OUT/alternate.json. At the end, `ingestlab compare 'OUT/A-*' 'OUT/B-*'`:\n"
+                                     "the runs paired, each quantity's verdict with the change it could see.")
+    alt.add_argument("rev_a", metavar="REV_A", help="the baseline revision (a commit, branch, tag, HEAD~1)")
+    alt.add_argument("rev_b", metavar="REV_B", help="the revision compared with it")
+    alt.add_argument("notebook", metavar="NOTEBOOK", help="the notebook's id or name")
+    alt.add_argument("--runs", type=int, required=True, metavar="K", help="runs at each revision (2 or more)")
+    alt.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a notebook parameter for every run (repeatable)")
+    alt.add_argument("--out", type=_out_folder, help="output folder (default: runs/alternate-<UTC timestamp>)")
+    alt.add_argument("--seed", type=int, help="draw each pair's order (A B or B A) from this seed (recorded)")
+    alt.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
     return parser
 
 
@@ -407,23 +428,49 @@ def _sql(args) -> int:
     return 0
 
 
+def _alternate(args) -> int:
+    import datetime as dt
+
+    from ingestlab import _paths, alternate, runner, safe_paths
+    from ingestlab.workloads import compare_runs_analysis as analysis
+
+    if args.out is not None and not str(args.out).strip():
+        raise ConfigError("--out", str(args.out), "a folder name")
+    alternate.check_runs(args.runs)
+    stem = runner.find_notebook(args.notebook).stem
+    out = args.out or _paths.REPO / "runs" / f"alternate-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}"
+    safe_paths.check_folder(out, "--out")
+    alternate.alternate(args.rev_a, args.rev_b, stem, args.runs, out, parameters=args.parameter, seed=args.seed)
+    table = analysis.compare(str(out / "A-*"), str(out / "B-*"), stem, threshold=args.threshold)
+    print(f"# ingestlab compare '{out}/A-*' '{out}/B-*' {stem}")
+    _print_comparison(table)
+    return 0
+
+
+def _print_comparison(table) -> None:
+    from ingestlab.workloads import compare_runs_analysis as analysis
+
+    for line in table.attrs.get("notes", []):
+        print(f"# {line}")
+    print(analysis.format_table(table))
+    print(analysis.describe(table))
+
+
 def _compare(args) -> int:
     # the notebook that compares two runs, on the command line: its analysis does the work
     from ingestlab import safe_paths
     from ingestlab.workloads import compare_runs_analysis as analysis
 
-    for name, folder in (("A", args.a), ("B", args.b)):
-        safe_paths.check_folder(folder, name)
+    for name, side in (("A", args.a), ("B", args.b)):
+        for folder in analysis.side_folders(side):
+            safe_paths.check_folder(folder, name)
     for name, where in (("--csv", args.csv and Path(args.csv).parent), ("--figure", args.figure)):
         if where is not None:
             safe_paths.check_folder(where, name)
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
-    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold)
-    for line in table.attrs.get("notes", []):
-        print(f"# {line}")
-    print(analysis.format_table(table))
-    print(analysis.describe(table))
+    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold, target=args.target)
+    _print_comparison(table)
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}", file=sys.stderr)
@@ -440,7 +487,7 @@ def _compare(args) -> int:
     return 0
 
 
-_COMMANDS = {"runs": _runs, "sql": _sql, "compare": _compare, "run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
+_COMMANDS = {"runs": _runs, "sql": _sql, "compare": _compare, "alternate": _alternate, "run": _run, "summary": _summary, "figures": _figures, "list": _list, "profile": _profile,
              "clean": _clean}
 
 if __name__ == "__main__":

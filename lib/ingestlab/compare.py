@@ -18,22 +18,31 @@ comparison is the run:
   ``same`` a 95 % t interval inside it (:func:`decide`). Fits get the same τ on top of their
   own intervals.
 
-One run against one can only call a change beyond ×1.9 (t₄ · √2 · σ₀), and each row's note
-gives that smallest significant change; :func:`compare_samples` is the test of samples known
-to be independent draws. A bimodal run-level effect (fsync off: client and server on one core
+Every comparison says what it could have seen: ``detectable``, the smallest change it calls
+with 80 % power (:data:`POWER`, :func:`detectable_change`: the noncentral t test's, never
+within the threshold), and ``runs_needed``, the runs a side that would call a change of twice
+the threshold (:func:`runs_needed`); an ``unsure`` verdict is printed as ``could not tell
+(needs ≥ k runs a side)`` (:func:`verdict_text`). One run against one, on the prior alone,
+sees only changes beyond ×2.9, and 44 runs a side would see 10 % (the prior is 4 runs' worth of
+knowledge of the noise, and the power stated is the one to expect over what the noise may be;
+with σ = 0.10 known from many runs, about 38 runs a side see 10 %: tests/test_compare.py). Runs made in alternation
+(A B A B …, :func:`alternating`) are compared pair by pair (:func:`paired_test`): slow drift of
+the machine falls on both runs of a pair and cancels. :func:`compare_samples` is the test of
+samples known to be independent draws. A bimodal run-level effect (fsync off: client and server on one core
 or two) cannot be told from a change by one run, or three, unless the lab's other runs of the
 configuration show it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, special, stats
 
 #: Default relative change below which a difference does not count (5 %).
 THRESHOLD = 0.05
@@ -60,6 +69,12 @@ CONFIDENCE = 0.95
 #: The verdicts: a change in the slow direction, in the fast one (``higher``/``lower`` for a fitted
 #: quantity that is neither a time nor a rate), no change beyond the threshold, or not known.
 VERDICTS = ("slower", "faster", "higher", "lower", "same", "unsure")
+#: The power at which a comparison states the smallest change it could call (``detectable``).
+POWER = 0.80
+#: Most runs a side :func:`runs_needed` looks for; beyond it the answer is infinite.
+MAX_RUNS = 10_000
+#: Points of the law of the estimated standard error over which :func:`slower_power` averages.
+_SE_POINTS = 64
 #: The standard normal quantile of :data:`CONFIDENCE` (1.96 for 95 %).
 Z_CONFIDENCE = stats.norm.ppf(0.5 + CONFIDENCE / 2)
 
@@ -86,7 +101,7 @@ def bootstrap_medians(x, resamples: int = RESAMPLES, rng: np.random.Generator | 
     n = x.size
     k = n if n % 2 else n + 1
     rng = rng if rng is not None else np.random.default_rng(0)
-    law = stats.binom.sf((k + 1) // 2 - 1, k, np.arange(1, n + 1) / n)  # P(median of a resample <= x[j])
+    law = special.bdtrc((k + 1) // 2 - 1, k, np.arange(1, n + 1) / n)  # P(median of a resample <= x[j])
     return x[np.minimum(np.searchsorted(law, rng.random(resamples)), n - 1)]
 
 
@@ -190,7 +205,7 @@ def run_median(samples, units=None, resamples: int = RESAMPLES,
 
 
 def run_level_test(logs_a, vars_a, logs_b, vars_b, *, reference=(), run_noise: float = RUN_NOISE,
-                   noise_runs: float = RUN_NOISE_RUNS) -> dict[str, float]:
+                   noise_runs: float = RUN_NOISE_RUNS) -> dict[str, Any]:
     """The t test of B's log level against A's when whole runs vary: estimate, its standard error, degrees of freedom.
 
     Each side is one or more runs, each a log value (a run's log median, a fit's log estimate)
@@ -205,7 +220,9 @@ def run_level_test(logs_a, vars_a, logs_b, vars_b, *, reference=(), run_noise: f
     Returns
     -------
     dict
-        ``estimate`` (log ratio), ``se``, ``df``, ``tau`` (a run's standard deviation), ``runs_a``, ``runs_b``.
+        ``estimate`` (log ratio), ``se``, ``df``, ``tau`` (a run's standard deviation), ``runs_a``, ``runs_b``,
+        ``paired`` (False), ``sd`` (the standard deviation that :func:`runs_needed` scales: τ), ``other_df`` (the
+        reference groups' degrees of freedom), ``noise_runs`` (ν₀) and ``references`` (how many groups).
 
     Examples
     --------
@@ -217,29 +234,259 @@ def run_level_test(logs_a, vars_a, logs_b, vars_b, *, reference=(), run_noise: f
     within = np.concatenate([np.asarray(vars_a, dtype=float), np.asarray(vars_b, dtype=float)])
     within = float(np.nanmean(within)) if np.isfinite(within).any() else 0.0
     ss, df = noise_runs * (run_noise ** 2 + within), float(noise_runs)
-    for group in (logs_a, logs_b, *(np.asarray(g, dtype=float) for g in reference)):
+    other = _scatter(reference)
+    ss, df = ss + other[0], df + other[1]
+    for group in (logs_a, logs_b):
+        group_ss, group_df = _scatter([group])
+        ss, df = ss + group_ss, df + group_df
+    tau2 = ss / df if df > 0 else np.nan
+    se = math.sqrt(tau2 * (1 / logs_a.size + 1 / logs_b.size)) if np.isfinite(tau2) else np.nan
+    tau = math.sqrt(tau2) if np.isfinite(tau2) else np.nan
+    return {"estimate": float(logs_b.mean() - logs_a.mean()), "se": se, "df": df, "tau": tau,
+            "runs_a": logs_a.size, "runs_b": logs_b.size, "paired": False, "sd": tau, "other_df": other[1],
+            "noise_runs": float(noise_runs), "references": len(reference)}
+
+
+def _scatter(groups) -> tuple[float, float]:
+    """The sum of squares of each group's finite values about its mean, and its degrees of freedom, summed."""
+    ss, df = 0.0, 0.0
+    for group in groups:
+        group = np.asarray(group, dtype=float)
         group = group[np.isfinite(group)]
         if group.size >= 2:
             ss += float(np.sum((group - group.mean()) ** 2))
             df += group.size - 1
-    tau2 = ss / df if df > 0 else np.nan
-    se = math.sqrt(tau2 * (1 / logs_a.size + 1 / logs_b.size)) if np.isfinite(tau2) else np.nan
-    return {"estimate": float(logs_b.mean() - logs_a.mean()), "se": se, "df": df,
-            "tau": math.sqrt(tau2) if np.isfinite(tau2) else np.nan, "runs_a": logs_a.size, "runs_b": logs_b.size}
+    return ss, df
+
+
+def paired_test(logs_a, vars_a, logs_b, vars_b, *, reference=(), run_noise: float = RUN_NOISE,
+                noise_runs: float = RUN_NOISE_RUNS) -> dict[str, Any]:
+    """The t test of the mean of paired log differences, for runs made in alternation (run i of A beside run i of B).
+
+    Slow drift of the machine (a warming disk, a neighbour's load that comes and goes) moves
+    the two runs of a pair alike, so it cancels in their difference ``d_i = b_i − a_i``. The
+    variance of one difference is pooled as :func:`run_level_test` pools a run's: a prior
+    2 (σ₀² + within-run variance) counted as ν₀ runs, the scatter of the ``k`` differences
+    (k − 1 degrees of freedom) and twice each ``reference`` group's scatter (other runs of one
+    configuration, not paired: an upper bound on what a pair's difference varies by). The
+    mean difference has variance s²/k, tested with ν₀ + (k − 1) + (the references') degrees
+    of freedom.
+
+    Returns
+    -------
+    dict
+        As :func:`run_level_test`'s, with ``paired`` True, ``pairs`` and ``sd`` the standard deviation of one
+        pair's difference (``tau`` is it over √2: a run's, were the two runs of a pair independent).
+
+    Examples
+    --------
+    >>> drift = np.array([0.0, 0.3, -0.2, 0.1])  # the machine drifts; B is 10 % above A in every pair
+    >>> r = paired_test(drift, [1e-4] * 4, drift + np.log(1.1), [1e-4] * 4)
+    >>> round(float(np.exp(r["estimate"])), 3), r["df"], r["pairs"]
+    (1.1, 7.0, 4)
+    """
+    logs_a, logs_b = np.asarray(logs_a, dtype=float), np.asarray(logs_b, dtype=float)
+    if logs_a.size != logs_b.size:
+        raise ValueError(f"paired runs need as many runs on each side ({logs_a.size} and {logs_b.size})")
+    within = np.concatenate([np.asarray(vars_a, dtype=float), np.asarray(vars_b, dtype=float)])
+    within = float(np.nanmean(within)) if np.isfinite(within).any() else 0.0
+    d = logs_b - logs_a
+    d = d[np.isfinite(d)]
+    other = _scatter(reference)
+    own = _scatter([d])
+    ss = noise_runs * 2 * (run_noise ** 2 + within) + 2 * other[0] + own[0]
+    df = float(noise_runs) + other[1] + own[1]
+    var = ss / df if df > 0 and d.size else np.nan
+    sd = math.sqrt(var) if np.isfinite(var) else np.nan
+    return {"estimate": float(d.mean()) if d.size else np.nan, "se": sd / math.sqrt(d.size) if d.size else np.nan,
+            "df": df, "tau": sd / math.sqrt(2), "runs_a": logs_a.size, "runs_b": logs_b.size, "paired": True,
+            "pairs": int(d.size), "sd": sd, "other_df": other[1], "noise_runs": float(noise_runs),
+            "references": len(reference)}
+
+
+def alternating(starts_a, starts_b) -> bool:
+    """Whether two sides' runs were made in alternation: each consecutive two runs, in start order, one of each.
+
+    ``A B A B``, ``B A B A`` and pairs in a random order (``A B B A A B``) all alternate; both
+    sides need the same number (at least 2) of runs, each with a start time.
+
+    Examples
+    --------
+    >>> alternating([1, 3, 5], [2, 4, 6]), alternating([1, 4, 5], [2, 3, 6]), alternating([1, 2], [3, 4])
+    (True, True, False)
+    """
+    a, b = list(starts_a), list(starts_b)
+    if len(a) != len(b) or len(a) < 2 or any(t is None or (isinstance(t, float) and math.isnan(t)) for t in a + b):
+        return False
+    order = [side for _, side in sorted([(t, 0) for t in a] + [(t, 1) for t in b])]
+    return all(order[i] != order[i + 1] for i in range(0, len(order), 2))
+
+
+def slower_power(delta: float, se: float, df: float, *, estimated_df: float | None = None,
+                 threshold: float = THRESHOLD, alpha: float = ALPHA) -> float:
+    """The probability that a true log change ``delta`` is called ``slower`` by :func:`decide` on a t test.
+
+    The estimate is normal about ``delta`` with standard error ``se``; the standard error the test
+    uses is estimated with ``df`` degrees of freedom (``se · √(χ²_df / df)``, averaged over
+    :data:`_SE_POINTS` quantiles of its law). A call needs the estimate beyond
+    ``log(1 + threshold)`` *and* beyond ``t_{1−α/2, df}`` estimated standard errors: the power
+    of the noncentral t test, cut by the threshold.
+
+    With ``estimated_df``, ``se`` is itself an estimate from a comparison already made (its
+    noise known to ``estimated_df`` degrees of freedom): the power is averaged over the true
+    standard errors that estimate allows (``se · √(estimated_df / χ²)``), the expected power
+    ("assurance") rather than the power at the estimate, which a noise estimate on the low side
+    would overstate.
+
+    Examples
+    --------
+    >>> round(slower_power(math.log(1.5), 0.05, 30.0), 3), round(slower_power(math.log(1.05), 1e-4, 30.0), 2)
+    (1.0, 0.5)
+    >>> at, assured = (slower_power(math.log(1.3), 0.08, 12.0, estimated_df=e) for e in (None, 12.0))
+    >>> bool(assured < at)  # an uncertain noise estimate lowers the power to expect
+    True
+    """
+    if not (np.isfinite(se) and np.isfinite(delta) and df > 0):
+        return np.nan
+    if se <= 0:
+        return float(delta > math.log1p(threshold))
+    true_se = se / _se_law(float(estimated_df))[:, None] if estimated_df else np.array([[se]])
+    bar = np.maximum(math.log1p(threshold), special.stdtrit(df, 1 - alpha / 2) * true_se * _se_law(float(df)))
+    return float(np.mean(special.ndtr((delta - bar) / true_se)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _se_law(df: float) -> np.ndarray:
+    """:data:`_SE_POINTS` quantiles of ``√(χ²_df / df)``: the estimated standard error over the true one."""
+    q = (np.arange(_SE_POINTS) + 0.5) / _SE_POINTS
+    law = np.sqrt(2 * special.gammaincinv(df / 2, q) / df)
+    law.flags.writeable = False  # shared by every caller through the cache
+    return law
+
+
+def detectable_change(se: float, df: float, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
+                      power: float = POWER) -> float:
+    """The smallest change (a ratio above 1) called with probability ``power`` at this standard error and df.
+
+    The same size the other way (its inverse) is called with the same power. Never below
+    ``1 + threshold``: :func:`decide` also needs the ratio beyond the threshold, which a change
+    of exactly the threshold's size passes half the time. ``se`` is the comparison's own
+    estimate (``df`` degrees of freedom): the power is the one to expect over the noise that
+    estimate allows (:func:`slower_power`'s ``estimated_df``).
+
+    Examples
+    --------
+    >>> round(detectable_change(0.1 * math.sqrt(2), 4.0), 2)  # one run a side, the prior's σ₀ = 0.10
+    2.87
+    >>> round(detectable_change(1e-6, 100.0), 3)  # no noise: just beyond the threshold
+    1.05
+    """
+    if not (np.isfinite(se) and df > 0):
+        return np.nan
+    if se <= 0:
+        return 1 + threshold
+    low = math.log1p(threshold)
+    high = low + (stats.t.ppf(1 - alpha / 2, df) * 3 + 10) * se
+    def short(d: float) -> float:
+        return slower_power(d, se, df, estimated_df=df, threshold=threshold, alpha=alpha) - power
+
+    while short(high) < 0:
+        high *= 2
+    root = optimize.brentq(short, low, high, xtol=1e-6)
+    return _exp(root)
+
+
+def runs_needed(test: dict, target: float, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
+                power: float = POWER) -> float:
+    """Runs a side (pairs, for a paired test) that call a change of ``target`` (a ratio) with ``power``.
+
+    The run-level noise stays what ``test`` (:func:`run_level_test` or :func:`paired_test`)
+    estimated (the power expected over what that estimate allows: :func:`slower_power`); ``k``
+    runs a side give a standard error ``sd · √(2/k)`` with ν₀ + 2(k − 1) degrees of freedom
+    (paired: ``sd / √k`` with ν₀ + k − 1), plus the reference runs'. A
+    target within ``1 ± threshold`` can never be called (``inf``), nor one beyond
+    :data:`MAX_RUNS` runs.
+
+    Examples
+    --------
+    >>> one = run_level_test([0.0], [0.0], [0.0], [0.0])  # the prior alone: σ₀ = 0.10 a run
+    >>> runs_needed(one, 1.10), runs_needed(one, 1.30), runs_needed(one, 1.04)
+    (44.0, 7.0, inf)
+    """
+    delta = abs(math.log(target)) if target > 0 else np.nan
+    sd, paired = test.get("sd", np.nan), bool(test.get("paired"))
+    if not (np.isfinite(delta) and np.isfinite(sd)) or delta <= math.log1p(threshold):
+        return np.inf if np.isfinite(delta) else np.nan
+    base = test.get("noise_runs", RUN_NOISE_RUNS) + test.get("other_df", 0.0)
+
+    def enough(k: int) -> bool:
+        se = sd / math.sqrt(k) if paired else sd * math.sqrt(2 / k)
+        df = base + (k - 1 if paired else 2 * (k - 1))
+        return slower_power(delta, se, df, estimated_df=test["df"], threshold=threshold, alpha=alpha) >= power
+
+    low = 2 if paired else 1
+    if not enough(MAX_RUNS):
+        return np.inf
+    high = MAX_RUNS
+    while low < high:  # power grows with k: the smallest k that is enough
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid + 1, high)
+    return float(low)
+
+
+def power_columns(test: dict, *, target: float, threshold: float = THRESHOLD, alpha: float = ALPHA) -> dict[str, Any]:
+    """A comparison's ``detectable`` change (at :data:`POWER`), ``runs_needed`` to call ``target``, and ``paired``."""
+    return {"detectable": detectable_change(test["se"], test["df"], threshold=threshold, alpha=alpha),
+            "runs_needed": runs_needed(test, target, threshold=threshold, alpha=alpha),
+            "target": target, "paired": bool(test.get("paired"))}
+
+
+def verdict_text(verdict: str, *, runs: float = np.nan, runs_needed: float = np.nan, detectable: float = np.nan,
+                 paired: bool = False, why: str = "") -> str:
+    """A verdict in words a reader cannot take for "nothing changed": ``unsure`` says what it could not see.
+
+    ``why`` says it when there is no power to state (no interval, no sample on one side).
+
+    Examples
+    --------
+    >>> verdict_text("unsure", runs=1, runs_needed=44, detectable=2.87)
+    'could not tell (needs ≥ 44 runs a side)'
+    >>> verdict_text("unsure", runs=40, runs_needed=29, detectable=1.08)
+    'could not tell (a change under ×1.08 would not show)'
+    >>> verdict_text("slower"), verdict_text("unsure", why="no interval in the fits")
+    ('slower', 'could not tell (no interval in the fits)')
+    """
+    if verdict != "unsure":
+        return verdict
+    unit = "pairs" if paired else "runs a side"
+    if np.isfinite(runs_needed) and (not np.isfinite(runs) or runs_needed > runs):
+        return f"could not tell (needs ≥ {int(runs_needed)} {unit})"
+    if runs_needed == np.inf:
+        return f"could not tell (needs more than {MAX_RUNS:,} {unit})"
+    if np.isfinite(detectable):
+        return f"could not tell (a change under ×{detectable:.2f} would not show)"
+    return f"could not tell ({why})" if why else "could not tell"
 
 
 def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, alpha: float = ALPHA,
                  run_noise: float = RUN_NOISE, noise_runs: float = RUN_NOISE_RUNS, direction: int = 1,
-                 resamples: int = RESAMPLES, rng: np.random.Generator | None = None) -> dict[str, Any]:
+                 paired: bool = False, target: float | None = None, resamples: int = RESAMPLES,
+                 rng: np.random.Generator | None = None) -> dict[str, Any]:
     """Compare the raw samples of one duration in two sets of runs, run-to-run noise included.
 
     Each run is an array of samples or a pair ``(samples, units)`` (its replication units,
     :data:`REPLICATE_COLUMNS`). A run's level is its log median with its within-run variance
     (:func:`run_median`); the sides' mean levels are compared by :func:`run_level_test`
     (``reference``: groups of other runs' log medians of this quantity, one group per
-    configuration). ``a`` and ``b`` are the geometric means of the runs' medians (a run's
-    median when a side has one run), the interval is ``exp(estimate ± t₀.₉₇₅ · se)``, the
-    p value the two-sided t test's; the verdict is :func:`decide`'s.
+    configuration), or, with ``paired`` (the runs made in alternation, :func:`alternating`:
+    run i of A beside run i of B, as many on each side, at least 2), by :func:`paired_test`.
+    ``a`` and ``b`` are the geometric means of the runs' medians (a run's median when a side
+    has one run), the interval is ``exp(estimate ± t₀.₉₇₅ · se)``, the p value the two-sided t
+    test's; the verdict is :func:`decide`'s. ``detectable`` is the smallest change called with
+    :data:`POWER` at the measured noise and run count (:func:`detectable_change`),
+    ``runs_needed`` the runs a side (pairs) that would call a change of ``target``
+    (:func:`runs_needed`; default twice the threshold: a change of the threshold's own size is
+    called at most half the time).
 
     Beside them, the test of the raw samples as if they were independent draws (each side's
     samples pooled, :func:`compare_samples`): the bootstrap interval of the ratio of medians
@@ -251,21 +498,22 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     -------
     dict
         ``n_a, n_b`` (samples), ``runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value,
-        run_noise`` (τ, a run's estimated standard deviation, log scale), ``samples_ci_low,
-        samples_ci_high, mann_whitney_p, samples_verdict``, ``verdict, note``.
+        run_noise`` (τ, a run's estimated standard deviation, log scale), ``detectable, runs_needed, target,
+        paired, samples_ci_low, samples_ci_high, mann_whitney_p, samples_verdict``, ``verdict, note``.
 
     Examples
     --------
     >>> rng = np.random.default_rng(1)
     >>> one = compare_runs([rng.lognormal(0, 0.3, 2000)], [1.3 * rng.lognormal(0, 0.3, 2000)], rng=rng)
-    >>> one["verdict"]  # 30 % is within what one run against one run can show
-    'unsure'
+    >>> one["verdict"], round(one["detectable"], 2), one["runs_needed"]  # 30 % is within what one run a side shows
+    ('unsure', 2.88, 45.0)
     >>> many = compare_runs([rng.lognormal(rng.normal(0, 0.1), 0.3, 300) for _ in range(5)],
     ...                     [1.3 * rng.lognormal(rng.normal(0, 0.1), 0.3, 300) for _ in range(5)], rng=rng)
     >>> many["verdict"], many["runs_a"]
     ('slower', 5)
     """
     rng = rng if rng is not None else np.random.default_rng(0)
+    target = 1 + 2 * threshold if target is None else target
     sides, pooled = [], []
     for runs in (a_runs, b_runs):
         levels, variances, medians, n = [], [], [], 0
@@ -275,18 +523,26 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
             level, var = run_median(samples, units, resamples, rng)
             n += int(np.isfinite(samples).sum())
             pooled.append((len(sides), samples))
+            levels.append(level)
+            variances.append(var)
             if np.isfinite(level):
-                levels.append(level)
-                variances.append(var)
                 medians.append(float(np.median(samples[np.isfinite(samples) & (samples > 0)])))
-        sides.append((levels, variances, n, medians[0] if len(medians) == 1 else math.exp(np.mean(levels or [np.nan]))))
+        sides.append((np.array(levels), np.array(variances), n,
+                      medians[0] if len(medians) == 1 else math.exp(np.nanmean(levels)) if medians else np.nan))
     (la, va, na, ma), (lb, vb, nb, mb) = sides
-    out: dict[str, Any] = {"n_a": na, "n_b": nb, "runs_a": len(la), "runs_b": len(lb), "a": np.nan, "b": np.nan,
+    paired = paired and la.size == lb.size >= 2 and int((np.isfinite(la) & np.isfinite(lb)).sum()) >= 2
+    if paired:  # a pair with a run of no level is no pair
+        keep = np.isfinite(la) & np.isfinite(lb)
+        la, va, lb, vb = la[keep], va[keep], lb[keep], vb[keep]
+    else:
+        va, vb = va[np.isfinite(la)], vb[np.isfinite(lb)]
+        la, lb = la[np.isfinite(la)], lb[np.isfinite(lb)]
+    out: dict[str, Any] = {"n_a": na, "n_b": nb, "runs_a": la.size, "runs_b": lb.size, "a": np.nan, "b": np.nan,
                            "ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
-                           "run_noise": np.nan, "samples_ci_low": np.nan, "samples_ci_high": np.nan,
-                           "mann_whitney_p": np.nan, "samples_verdict": "unsure", "verdict": "unsure",
-                           "note": ""}
-    if not la or not lb:
+                           "run_noise": np.nan, "detectable": np.nan, "runs_needed": np.nan, "target": target,
+                           "paired": paired, "samples_ci_low": np.nan, "samples_ci_high": np.nan,
+                           "mann_whitney_p": np.nan, "samples_verdict": "unsure", "verdict": "unsure", "note": ""}
+    if not la.size or not lb.size:
         out["note"] = "no positive sample on one side"
         return out
     out.update(a=ma, b=mb)
@@ -298,12 +554,14 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
     out.update(samples_ci_low=raw["ci_low"], samples_ci_high=raw["ci_high"], mann_whitney_p=raw["p_value"],
                samples_verdict=decide(raw["ratio"], raw["ci_low"], raw["ci_high"], raw["p_value"],
                                       threshold=threshold, alpha=alpha, direction=direction))
-    test = run_level_test(la, va, lb, vb, reference=reference, run_noise=run_noise, noise_runs=noise_runs)
+    test = (paired_test if paired else run_level_test)(la, va, lb, vb, reference=reference, run_noise=run_noise,
+                                                        noise_runs=noise_runs)
     out.update(t_interval(test, CONFIDENCE), run_noise=test["tau"])
+    out.update(power_columns(test, target=target, threshold=threshold, alpha=alpha))
     out["ratio"] = out["b"] / out["a"]
     out["verdict"] = decide(out["ratio"], out["ci_low"], out["ci_high"], out["p_value"], threshold=threshold,
                             alpha=alpha, direction=direction)
-    out["note"] = runs_note(test, len(reference))
+    out["note"] = runs_note(test)
     return out
 
 
@@ -332,13 +590,25 @@ def _exp(x: float) -> float:
         return float(np.exp(x))
 
 
-def runs_note(test: dict, n_reference: int) -> str:
-    if test["runs_a"] > 1 and test["runs_b"] > 1:
-        return ""
-    smallest = stats.t.ppf(1 - ALPHA / 2, test["df"]) * test["se"]
-    return (f"{test['runs_a']} run(s) against {test['runs_b']}: run-to-run noise "
-            + (f"from the prior and {n_reference} group(s) of other runs" if n_reference else "from the prior only")
-            + f", smallest change that can be significant ×{_exp(smallest):.2f}")
+def runs_note(test: dict) -> str:
+    """Which test a comparison used, on how many runs, and where its run-to-run noise came from.
+
+    Examples
+    --------
+    >>> runs_note(run_level_test([0.0], [0.0], [0.1], [0.0]))
+    'unpaired, 1 run(s) against 1; run-to-run noise from the prior only'
+    >>> runs_note(paired_test([0.0, 0.1], [0.0] * 2, [0.1, 0.2], [0.0] * 2))
+    'paired, 2 alternating pairs; run-to-run noise from the prior and the pairs'
+    """
+    if test.get("paired"):
+        what, own = f"paired, {test['pairs']} alternating pairs", "the pairs"
+    else:
+        what = f"unpaired, {test['runs_a']} run(s) against {test['runs_b']}"
+        own = "the runs" if max(test["runs_a"], test["runs_b"]) > 1 else ""
+    sources = ["the prior", own] + ([f"{test['references']} group(s) of other runs"] if test.get("references") else [])
+    sources = [s for s in sources if s]
+    said = sources[0] + " only" if len(sources) == 1 else ", ".join(sources[:-1]) + " and " + sources[-1]
+    return f"{what}; run-to-run noise from {said}"
 
 
 def compare_estimates(a: float, a_low: float, a_high: float, b: float, b_low: float, b_high: float, *,

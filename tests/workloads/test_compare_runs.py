@@ -41,7 +41,11 @@ def test_a_run_compared_with_itself_is_never_changed_and_one_run_cannot_be_calle
     table = analysis.compare(FIXTURES / "a" / RUN, FIXTURES / "a", "01")
     assert (table["ratio"].dropna() == 1).all()
     assert set(table["verdict"]) == {"unsure"}  # the run-to-run noise of one run a side spans more than ±5 %
-    assert table.loc[table["kind"] == "samples", "note"].str.contains("smallest change that can be significant").all()
+    samples = table[table["kind"] == "samples"]
+    assert samples["note"].str.startswith("unpaired, 1 run(s) against 1").all()
+    assert (samples["detectable"] > 1.5).all() and (samples["runs_needed"] > 1).all()  # what one run a side missed
+    assert samples["verdict_text"].str.fullmatch(r"could not tell \(needs ≥ \d+ runs a side\)").all()
+    assert table["verdict_text"].str.startswith("could not tell (").all()  # a fit without interval says why
 
 
 def test_two_real_runs_of_one_configuration_raise_no_alarm():
@@ -243,7 +247,8 @@ def test_describe_counts_the_verdicts_and_names_the_changes():
     counts = table["verdict"].value_counts()
     assert text.startswith(f"Of {len(table)} quantities compared")
     for verdict, count in counts.items():
-        assert f"{count} {verdict}" in text
+        assert f"{count} {verdict if verdict != 'unsure' else 'could not be told apart'}" in text
+    assert "unsure" not in text
     for _, row in table[table["verdict"] == "slower"].iterrows():
         assert analysis.quantity(row) in text
 
@@ -302,3 +307,52 @@ def test_cli_refusal_is_one_line_with_exit_2(tmp_path, capsys):
     assert main(["compare", str(FIXTURES / "a"), str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ingestlab: error: B=") and err.count("\n") == 1
+
+
+def _alternating_runs(tmp_path, order: str, slower: float = 1.0) -> Path:
+    """Copies of the fixture run in ``order`` (``ABAB``…), a minute apart, into ``A-1``, ``B-1``, … (as
+    ``ingestlab alternate`` writes them); each pair's B run ``slower`` times A's, both shifted by a drift."""
+    counts = {"A": 0, "B": 0}
+    for i, side in enumerate(order):
+        counts[side] += 1
+        folder = Path(shutil.copytree(FIXTURES / "a" / RUN, tmp_path / f"{side}-{counts[side]}" / RUN))
+        _edit_meta(folder, started_at=f"2026-11-29T06:{i:02d}:00+00:00", git__dirty=False)
+        results = pd.read_parquet(folder / "results.parquet")
+        drift = 1.0 + 0.25 * (counts[side] % 2)  # the machine: every other pair 25 % slower
+        results.assign(elapsed_s=results["elapsed_s"] * drift * (slower if side == "B" else 1.0)) \
+            .to_parquet(folder / "results.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("order", ["ABABABAB", "BABABABA", "ABBAABBA"])
+def test_runs_made_in_alternation_are_paired_and_a_drift_cancels(tmp_path, order):
+    root = _alternating_runs(tmp_path, order, slower=1.3)
+    table = analysis.compare(str(root / "A-*"), str(root / "B-*"), reference=False)
+    samples = table[table["kind"] == "samples"]
+    assert samples["paired"].all() and samples["note"].str.startswith("paired, 4 alternating pairs").all()
+    assert any("paired, 4 alternating pairs" in n for n in table.attrs["notes"])
+    assert np.allclose(samples["ratio"], 1.3)
+    called = samples[samples["verdict"] == "slower"]  # the drift (25 % every other pair) cancels in each pair
+    assert len(called) >= 3 and called["detectable"].max() < samples.loc[samples["verdict"] == "unsure", "detectable"].min()
+    assert samples.loc[samples["verdict"] != "slower", "verdict_text"].str.contains(r"needs ≥ \d+ pairs").all()
+
+
+def test_runs_that_did_not_alternate_are_compared_unpaired_and_say_so(tmp_path):
+    root = _alternating_runs(tmp_path, "AAAABBBB", slower=1.3)
+    table = analysis.compare(f"{root}/A-1,{root}/A-2,{root}/A-3,{root}/A-4", str(root / "B-*"), reference=False)
+    samples = table[table["kind"] == "samples"]
+    assert not table["paired"].any() and samples["note"].str.startswith("unpaired, 4 run(s) against 4").all()
+    assert any("unpaired (the sides' runs did not alternate)" in n for n in table.attrs["notes"])
+    # the drift (±25 % between runs) hides the change from the unpaired test
+    assert not (table["verdict"] == "slower").all()
+
+
+def test_cli_prints_what_each_quantity_could_see_and_never_a_bare_unsure(tmp_path, capsys):
+    root = _alternating_runs(tmp_path, "ABAB")
+    assert main(["compare", str(root / "A-*"), str(root / "B-*"), "--target", "1.2"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "detectable" in line)
+    assert "runs needed (±20%)" in header
+    assert " unsure" not in out and "could not tell (" in out
+    assert "could not be told apart at 2 alternating pairs" in out
+    assert main(["compare", str(root / "A-*"), str(root / "B-*"), "--target", "1.01"]) == 2

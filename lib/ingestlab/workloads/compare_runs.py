@@ -111,7 +111,7 @@ NOTEBOOK = Notebook(
     validate=validate,
     measures="nothing: the raw samples and fits of two runs, matched like for like, with a verdict each",
     engine_parameter=None,
-    headlines=("quantities", "slower", "faster", "same", "unsure"),
+    headlines=("quantities", "slower", "faster", "same", "could_not_tell"),
     smoke_time="10 s", paper_time="10 s (no scale)",
     fit=None,
     plotters={"ratios": "plot_comparison"},

@@ -2,38 +2,54 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import re
 from pathlib import Path
 from typing import Any
 
-import matplotlib.figure
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import captions, catalog, figures, labels, plots
+from ingestlab import captions, catalog, figures, labels
 from ingestlab.checkpoints import same_parameters
 from ingestlab.compare import (
     ALPHA,
     CONFIDENCE,
+    MAX_RUNS,
     REPLICATE_COLUMNS,
     RUN_NOISE,
     RUN_NOISE_RUNS,
     THRESHOLD,
     VERDICTS,
     Z_CONFIDENCE,
+    alternating,
     compare_estimates,
     compare_runs,
     decide,
     direction_of,
+    paired_test,
+    power_columns,
     run_level_test,
     runs_note,
     t_interval,
+    verdict_text,
 )
 from ingestlab.errors import ConfigError
 from ingestlab.workloads.compare_runs import NOTEBOOK_STEM
+from ingestlab.workloads.compare_runs_figure import (  # noqa: F401 - the figure's names, where 07 and its tests look
+    CI_ROOM,
+    CUT_LABEL,
+    FIGURE_LABEL_CHARS,
+    LOG_SPAN,
+    MIN_PANEL_ROWS,
+    ROWS_PER_COLUMN,
+    VERDICT_WORDS,
+    plot_comparison,
+    ratio_limits,
+    short_quantity,
+)
 
 #: Columns that name a configuration in the lab's sample tables (one vocabulary across notebooks):
 #: the rows of a table that agree on every one of them it has are samples of one quantity.
@@ -48,8 +64,8 @@ _IGNORED_PARAMETERS = ("results_dir",)
 
 
 def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THRESHOLD, alpha: float = ALPHA,
-            across_versions: bool = False, reference=None, run_noise: float = RUN_NOISE,
-            noise_runs: float = RUN_NOISE_RUNS, seed: int = 0) -> pd.DataFrame:
+            across_versions: bool = False, reference=None, run_noise=RUN_NOISE,
+            noise_runs: float = RUN_NOISE_RUNS, target: float | None = None, seed: int = 0) -> pd.DataFrame:
     """Compare like-for-like quantities of two runs, or two sets of runs: one row per quantity, with a verdict.
 
     ``run_a`` and ``run_b`` are each a run folder (``OUT/01_insert_anatomy``), a folder of
@@ -62,6 +78,19 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
     (each run's median, run-to-run noise included), a fitted one by its estimates with the
     same run-level noise added (:func:`compare_estimates` within a run). Quantities present
     on one side only are listed in ``attrs["notes"]``.
+
+    When both sides of a notebook have the same number (at least 2) of runs and their start
+    times (``run.json``'s ``started_at``) alternate — each consecutive two runs one of A and
+    one of B: ``A B A B``, ``B A B A`` or pairs in a random order, as ``ingestlab alternate``
+    makes them — run i of A is paired with run i of B and the mean of their log differences is
+    tested (:func:`ingestlab.compare.paired_test`: slow drift cancels); otherwise the sides'
+    means are (unpaired). Each row's note and ``attrs["notes"]`` say which.
+
+    Every row says what it could have seen: ``detectable``, the smallest change called with 80 %
+    power at its measured noise and run count, and ``runs_needed``, the runs a side (pairs)
+    that would call a change of ``target`` (:func:`ingestlab.compare.runs_needed`);
+    ``verdict_text`` is the verdict in words (``could not tell (needs ≥ k runs a side)`` for
+    ``unsure``), which every printed form shows.
 
     A parameter may differ between the sides only when the samples carry it as a column of
     :data:`CONFIG_COLUMNS` (``DISK_PROFILE``: local against cloud-375): quantities are then
@@ -86,9 +115,16 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
         uncommitted changes); their scatter per quantity joins the estimate of the run-to-run
         noise. Default: the folders holding each side's ``--out`` folders (``runs/`` for
         ``runs/<stamp>/<notebook>``); ``False``: none.
-    run_noise, noise_runs : float
-        The prior run-to-run noise (σ₀, log scale) and how many runs' worth it counts for
-        (:data:`RUN_NOISE`, :data:`RUN_NOISE_RUNS`).
+    run_noise : float or callable
+        The prior run-to-run noise (σ₀, log scale, :data:`RUN_NOISE`), or a function of a
+        quantity (a dict of ``notebook, table, engine, variant, labels``) returning its σ₀, or
+        None for :data:`RUN_NOISE`: the hook for a run-level noise measured per engine and
+        quantity.
+    noise_runs : float
+        How many runs' worth the prior counts for (:data:`RUN_NOISE_RUNS`).
+    target : float, optional
+        The change (a ratio) ``runs_needed`` is for; default ``1 + 2 × threshold`` (a change
+        of the threshold's own size is called at most half the time, whatever the runs).
     seed : int
         Seed of the bootstrap.
 
@@ -97,9 +133,9 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
     DataFrame
         ``notebook, table, engine, variant, labels, version_a, version_b, kind, unit, n_a,
         n_b, runs_a, runs_b, a, b, ratio, ci_low, ci_high, p_value, run_noise,
-        samples_ci_low, samples_ci_high, mann_whitney_p, samples_verdict`` (the raw samples'
-        own bootstrap interval, U test and verdict, for sample quantities: :func:`compare_runs`),
-        ``verdict, threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
+        detectable, runs_needed, target, paired, samples_ci_low, samples_ci_high, mann_whitney_p,
+        samples_verdict`` (the raw samples' own bootstrap interval, U test and verdict, for sample
+        quantities: :func:`compare_runs`), ``verdict, verdict_text, threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
         revisions, load, unmatched quantities, reference runs), ``attrs["loads"]`` each run's
         1-minute load average at its start.
 
@@ -113,6 +149,10 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
         raise ConfigError("--threshold", threshold, "a relative change between 0 and 1 (0.05 for 5 %)")
     if not 0 < alpha < 1:
         raise ConfigError("alpha", alpha, "a significance level between 0 and 1")
+    target = 1 + 2 * threshold if target is None else target
+    if not (isinstance(target, (int, float)) and math.isfinite(target) and target > 1 + threshold):
+        raise ConfigError("--target", target, f"a ratio beyond 1 + threshold ({1 + threshold:g}): the change "
+                          "runs_needed is for (a change within the threshold is never called)")
     side_a, side_b = _side("A", run_a, notebook), _side("B", run_b, notebook)
     common = sorted(set(side_a) & set(side_b))
     if not common:
@@ -121,12 +161,16 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
     notes = [f"{name} only in {side}" for side, one, other in (("A", side_a, side_b), ("B", side_b, side_a))
              for name in sorted(set(one) - set(other))]
     rng = np.random.default_rng(seed)
-    noise = {"run_noise": run_noise, "noise_runs": noise_runs}
+    noise = {"run_noise": run_noise, "noise_runs": noise_runs, "target": target}
     rows: list[dict[str, Any]] = []
     loads: list[dict[str, Any]] = []
     for name in common:
         ra, rb = side_a[name], side_b[name]
         changed = _check_comparable(name, ra, rb)
+        ra, rb, noise["paired"] = _pairing(ra, rb)
+        notes.append(f"{name}: " + (f"paired, {len(ra)} alternating pairs (run i of A with run i of B, in the order "
+                                    "they started): slow drift cancels in each pair's difference"
+                                    if noise["paired"] else "unpaired (the sides' runs did not alternate)"))
         if changed:
             notes.append(f"{name}: B changes " + ", ".join(f"{k} ({v[0]!r} → {v[1]!r})" for k, v in changed.items())
                          + "; quantities matched across it")
@@ -150,6 +194,10 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
         notes += unmatched + unmatched_fits
     table = pd.DataFrame(rows, columns=list(_COLUMNS))
     table["threshold"] = threshold
+    table["verdict_text"] = [verdict_text(r["verdict"], runs=min(r["runs_a"], r["runs_b"]), paired=bool(r["paired"]),
+                                          runs_needed=r["runs_needed"], detectable=r["detectable"],
+                                          why=str(r["note"] or "").split(";")[0])
+                             for r in table.to_dict("records")]
     table.attrs["notes"] = notes
     table.attrs["loads"] = loads
     return table
@@ -157,16 +205,47 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
 
 _COLUMNS = dict.fromkeys(("notebook", "table", "engine", "variant", "labels", "version_a", "version_b", "kind",
                           "unit", "n_a", "n_b", "runs_a", "runs_b", "a", "b", "ratio", "ci_low", "ci_high",
-                          "p_value", "run_noise", "samples_ci_low", "samples_ci_high", "mann_whitney_p",
-                          "samples_verdict", "verdict", "threshold", "note"))
+                          "p_value", "run_noise", "detectable", "runs_needed", "target", "paired",
+                          "samples_ci_low", "samples_ci_high", "mann_whitney_p", "samples_verdict", "verdict",
+                          "verdict_text", "threshold", "note"))
 
 
-def _folders(value) -> list[Path]:
+def _started(run: catalog.RunFolder) -> pd.Timestamp | None:
+    try:
+        when = pd.Timestamp(run.meta.get("started_at"))
+    except (TypeError, ValueError):
+        return None
+    return None if pd.isna(when) else when
+
+
+def _pairing(ra: list[catalog.RunFolder], rb: list[catalog.RunFolder]) -> tuple[list, list, bool]:
+    """Each side's runs in the order they started, and whether they alternate (then run i of A pairs with run i of B)."""
+    starts_a, starts_b = [_started(r) for r in ra], [_started(r) for r in rb]
+    if not alternating(starts_a, starts_b):
+        return ra, rb, False
+
+    def in_order(runs, starts):
+        return [run for _, run in sorted(zip(starts, runs), key=lambda pair: pair[0])]
+
+    return in_order(ra, starts_a), in_order(rb, starts_b), True
+
+
+def side_folders(value) -> list[Path]:
+    """The folders a side names: a list, paths joined by commas, or a glob pattern (``DIR/A-*``), each expanded.
+
+    Examples
+    --------
+    >>> [str(p) for p in side_folders("runs/a,runs/b")], [str(p) for p in side_folders("no-such-folder-*")]
+    (['runs/a', 'runs/b'], ['no-such-folder-*'])
+    """
     if isinstance(value, (list, tuple)):
-        return [Path(v) for v in value]
+        return [f for v in value for f in side_folders(v)]
     text = str(value)
     if "," in text and not Path(text).exists():
-        return [Path(v.strip()) for v in text.split(",") if v.strip()]
+        return [f for v in text.split(",") if v.strip() for f in side_folders(v.strip())]
+    if any(c in text for c in "*?[") and not Path(text).exists():
+        found = sorted(Path(p) for p in glob.glob(text))
+        return found or [Path(text)]  # nothing matched: refused as a folder that is not there
     return [Path(text)]
 
 
@@ -174,7 +253,7 @@ def _side(which: str, folders, notebook: str | None) -> dict[str, list[catalog.R
     """The runs under ``folders`` by notebook (``notebook`` only, when given), each notebook's runs sorted."""
     runs: dict[str, list[catalog.RunFolder]] = {}
     seen: set[Path] = set()
-    for folder in _folders(folders):
+    for folder in side_folders(folders):
         if not folder.is_dir():
             raise ConfigError(which, str(folder), "a run folder or a folder of run folders")
         for path in catalog.find_runs(folder):
@@ -285,7 +364,7 @@ def _reference_groups(ra: list[catalog.RunFolder], rb: list[catalog.RunFolder],
     """Other runs of A's or B's configurations under ``reference``, grouped by configuration (two or more each)."""
     if reference is False:
         return []
-    roots = (_folders(reference) if reference is not None
+    roots = (side_folders(reference) if reference is not None
              else sorted({r.folder.resolve().parent.parent for r in ra + rb}))
     wanted = {_configuration(r)[2:] for r in ra + rb if _configuration(r)}
     taken = {r.folder.resolve() for r in ra + rb}
@@ -355,17 +434,29 @@ def _sample_rows(name, ra, rb, refs, changed, threshold, alpha, across_versions,
                              "(across_versions=True compares it)")
                 continue
             reference = [levels[key] for levels in ref_levels if key in levels]
+            what = {"notebook": name, "table": table, "engine": label.get("engine"), "variant": label.get("variant"),
+                    "labels": _label_text([k for k in keys if k not in ("engine", "variant")],
+                                          tuple(label[k] for k in keys if k not in ("engine", "variant")))}
             result = compare_runs([(g[time_col], g[unit_col] if unit_col else None) for g in ga],
                                   [(g[time_col], g[unit_col] if unit_col else None) for g in gb],
-                                  reference=reference, threshold=threshold, alpha=alpha, rng=rng, **noise)
+                                  reference=reference, threshold=threshold, alpha=alpha, rng=rng,
+                                  **_noise_of(noise, what))
             if va != vb:
                 result["note"] = "; ".join(n for n in (result["note"], f"engine version {va} vs {vb}") if n)
-            rows.append({"notebook": name, "table": table, "engine": label.get("engine"),
-                         "variant": label.get("variant"),
-                         "labels": _label_text([k for k in keys if k not in ("engine", "variant")],
-                                               tuple(label[k] for k in keys if k not in ("engine", "variant"))),
-                         "version_a": va, "version_b": vb, "kind": "samples", "unit": "s", **result})
+            rows.append({**what, "version_a": va, "version_b": vb, "kind": "samples", "unit": "s", **result})
     return rows, notes
+
+
+def _noise_of(noise: dict, quantity: dict) -> dict:
+    """``noise`` with its ``run_noise`` for this quantity: a number as given, a function's answer, or the default."""
+    run_noise = noise["run_noise"]
+    if callable(run_noise):
+        run_noise = run_noise(quantity)
+        run_noise = RUN_NOISE if run_noise is None else run_noise
+    if not (isinstance(run_noise, (int, float)) and math.isfinite(run_noise) and run_noise > 0):
+        raise ConfigError("run_noise", run_noise, f"a positive run-to-run standard deviation (log scale) for "
+                          f"{quantity.get('engine')} {quantity.get('labels')}, or None for {RUN_NOISE}")
+    return {**noise, "run_noise": float(run_noise)}
 
 
 def _groups(frame: pd.DataFrame, keys: list[str]) -> dict:
@@ -481,12 +572,12 @@ def _fit_rows(name, ra, rb, changed: dict[str, tuple], threshold, alpha, noise) 
                                        threshold=threshold, alpha=alpha, direction=direction)
         else:
             result = {"note": ""}
-        result = _fit_run_level(fa, fb, result, threshold, alpha, direction, noise)
         label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         rest = [k for k in keys if k not in ("engine", "variant") and pd.notna(label[k])]
-        rows.append({"notebook": name, "table": "fits", "engine": label.get("engine"),
-                     "variant": label.get("variant"), "labels": _label_text(rest, tuple(label[k] for k in rest)),
-                     "version_a": None, "version_b": None, "kind": "fit", "unit": unit, **result,
+        what = {"notebook": name, "table": "fits", "engine": label.get("engine"), "variant": label.get("variant"),
+                "labels": _label_text(rest, tuple(label[k] for k in rest))}
+        result = _fit_run_level(fa, fb, result, threshold, alpha, direction, _noise_of(noise, what))
+        rows.append({**what, "version_a": None, "version_b": None, "kind": "fit", "unit": unit, **result,
                      "n_a": _points(fa), "n_b": _points(fb)})
     return rows, notes
 
@@ -498,9 +589,11 @@ def _points(fits: list[pd.Series]) -> float:
 
 def _fit_run_level(fa, fb, within: dict, threshold, alpha, direction, noise) -> dict:
     """A fitted quantity's comparison with the run-level noise added to the fits' own intervals."""
+    paired = bool(noise.get("paired")) and len(fa) == len(fb) >= 2
+    target = noise.get("target") or 1 + 2 * threshold
     out = {"a": np.nan, "b": np.nan, "ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
-           "verdict": "unsure", "runs_a": len(fa), "runs_b": len(fb), "run_noise": np.nan,
-           "note": within.get("note", "")}
+           "verdict": "unsure", "runs_a": len(fa), "runs_b": len(fb), "run_noise": np.nan, "detectable": np.nan,
+           "runs_needed": np.nan, "target": target, "paired": paired, "note": within.get("note", "")}
     sides = []
     for fits in (fa, fb):
         est = np.array([f.get("estimate", np.nan) for f in fits], dtype=float)
@@ -516,11 +609,13 @@ def _fit_run_level(fa, fb, within: dict, threshold, alpha, direction, noise) -> 
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         out["note"] = "no interval in the fits: ratio without interval or test"
         return out
-    test = run_level_test(np.log(ea), va, np.log(eb), vb, **noise)
+    test = (paired_test if paired else run_level_test)(np.log(ea), va, np.log(eb), vb, run_noise=noise["run_noise"],
+                                                        noise_runs=noise["noise_runs"])
     out.update(t_interval(test, CONFIDENCE), run_noise=test["tau"])
+    out.update(power_columns(test, target=target, threshold=threshold, alpha=alpha))
     out["verdict"] = decide(out["ratio"], out["ci_low"], out["ci_high"], out["p_value"], threshold=threshold,
                             alpha=alpha, direction=direction)
-    out["note"] = runs_note(test, 0)
+    out["note"] = runs_note(test)
     return out
 
 
@@ -534,18 +629,33 @@ def quantity(row: pd.Series) -> str:
 
 
 def describe(table: pd.DataFrame) -> str:
-    """A few sentences computed from a comparison: counts by verdict and the changes found.
+    """A few sentences computed from a comparison: counts by verdict, the changes found, what could not be seen.
+
+    A quantity that could not be told apart is never counted as unchanged: the sentence says at
+    how many runs a side, what change would not have shown (``detectable``) and how many runs a
+    side would see ``target`` (``runs_needed``).
 
     Examples
     --------
     >>> describe(pd.DataFrame(columns=list(_COLUMNS)))
     'No quantity was compared.'
+    >>> row = {"verdict": "unsure", "threshold": 0.05, "kind": "fit", "runs_a": 1, "runs_b": 1, "paired": False,
+    ...        "detectable": 2.87, "runs_needed": 44.0, "target": 1.1, "note": "", "samples_verdict": None}
+    >>> describe(pd.DataFrame([row] * 3, columns=list(_COLUMNS)))  # doctest: +NORMALIZE_WHITESPACE
+    'Of 3 quantities compared (B against A, threshold ±5%), 3 could not be told apart. 3 of 3 could not be told
+    apart at 1 run a side: a change under ×2.9 would not show; ≥ 44 runs a side would see ±10%. One side has a single
+    run: a shift of a whole run cannot be told from a change, so only changes beyond the run-to-run noise are called
+    (the detectable column gives the smallest, per quantity); several runs a side, made in alternation (ingestlab
+    alternate), narrow it.'
     """
     if table.empty:
         return "No quantity was compared."
     threshold = float(table["threshold"].iloc[0])
     counts = table["verdict"].value_counts()
-    parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)]
+    parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0) and v != "unsure"]
+    unsure = int(counts.get("unsure", 0))
+    if unsure:
+        parts.append(f"{unsure} could not be told apart")
     text = [f"Of {len(table)} quantities compared (B against A, threshold ±{threshold:.0%}), "
             + ", ".join(parts) + "."]
     changed = table[table["verdict"].isin(["slower", "faster", "higher", "lower"])]
@@ -566,10 +676,8 @@ def describe(table: pd.DataFrame) -> str:
                     f"independent draws), {len(raw)} of {int((table['kind'] == 'samples').sum())} sample quantities "
                     f"would be called changed; the run-level rule calls {int(raw['verdict'].isin(moved).sum())} of "
                     "them changed.")
-    unsure = int(counts.get("unsure", 0))
     if unsure:
-        text.append(f"{unsure} quantities are unsure: their intervals reach beyond ±{threshold:.0%} without a "
-                    "significant change (more runs would settle them).")
+        text.append(_could_not_tell(table))
     busy = [f"{r['side']} {r['load']:g}" for r in table.attrs.get("loads", [])
             if r["load"] is not None and r["cores"] and r["load"] >= 0.5 * r["cores"]]
     if busy:
@@ -577,13 +685,52 @@ def describe(table: pd.DataFrame) -> str:
                     f"{table.attrs['loads'][0]['cores']} cores): other work shares the cores and shifts whole runs.")
     if "runs_a" in table and (table["runs_a"].fillna(1).min() <= 1 or table["runs_b"].fillna(1).min() <= 1):
         text.append("One side has a single run: a shift of a whole run cannot be told from a change, so only "
-                    "changes beyond the run-to-run noise are called (each row's note gives the smallest); "
-                    "several runs a side (A1,A2,A3 B1,B2,B3) narrow it.")
+                    "changes beyond the run-to-run noise are called (the detectable column gives the smallest, per "
+                    "quantity); several runs a side, made in alternation (ingestlab alternate), narrow it.")
     hosts = table["note"].fillna("").str.extract(r"(hosts differ: [^;]+)")[0].dropna().unique()
     if len(hosts):
         text.append("The runs come from different machines (" + hosts[0].removeprefix("hosts differ: ")
                     + "), so part of any change may be the machine's.")
     return " ".join(text)
+
+
+def _could_not_tell(table: pd.DataFrame) -> str:
+    """The sentence on the quantities that could not be told apart: at how many runs, what would not show, what would."""
+    rows = table[table["verdict"] == "unsure"]
+    text = f"{len(rows)} of {len(table)} could not be told apart"
+    if "runs_a" not in rows or rows["runs_a"].isna().all():
+        return text + "."
+    shape = rows.assign(paired=rows.get("paired", False)).groupby(["runs_a", "runs_b", "paired"]).size().idxmax()
+    text += " at " + _runs_phrase(*shape)
+    if "detectable" in rows and rows["detectable"].notna().any():
+        seen = rows["detectable"].dropna()
+        spread = f" (×{seen.min():.2g} to ×{seen.max():.2g} by quantity)" if seen.max() > 1.05 * seen.min() else ""
+        text += f": a change under ×{seen.median():.2g}{spread} would not show"
+    if "runs_needed" in rows and rows["runs_needed"].notna().any():
+        needed, target = rows["runs_needed"].dropna(), float(rows["target"].dropna().iloc[0])
+        unit = "pairs" if shape[2] else "runs a side"
+        many = needed.median()
+        said = f"more than {MAX_RUNS:,}" if not np.isfinite(many) else f"≥ {int(many)}"
+        text += f"; {said} {unit} would see ±{target - 1:.0%}"
+        if np.isfinite(many) and needed.max() > many:
+            text += f" (up to {int(needed.max()) if np.isfinite(needed.max()) else 'more than ' + f'{MAX_RUNS:,}'} " \
+                    "for the noisiest quantity)"
+    return text + "."
+
+
+def _runs_phrase(runs_a: float, runs_b: float, paired: bool) -> str:
+    """``1 run a side``, ``3 runs of A against 2 of B`` or ``4 alternating pairs``.
+
+    Examples
+    --------
+    >>> _runs_phrase(1, 1, False), _runs_phrase(3, 2, False), _runs_phrase(4, 4, True)
+    ('1 run a side', '3 runs of A against 2 of B', '4 alternating pairs')
+    """
+    if paired:
+        return f"{int(runs_a)} alternating pairs"
+    if runs_a == runs_b:
+        return f"{int(runs_a)} run{'s' if runs_a != 1 else ''} a side"
+    return f"{int(runs_a)} run{'s' if runs_a != 1 else ''} of A against {int(runs_b)} of B"
 
 
 def _percent(ratio: float) -> str:
@@ -592,192 +739,14 @@ def _percent(ratio: float) -> str:
     return f"×{ratio:.3g}" if ratio >= 100 else f"{(ratio - 1) * 100:+.1f} %"
 
 
-# conditions' colours, never an engine's (ingestlab.figures.CONDITION_COLOURS); "unsure" grey
-_VERDICT_COLOURS = dict(zip(("slower", "faster", "higher", "lower", "same"), figures.CONDITION_COLOURS)) | {
-    "unsure": "#7F7F7F"}
-
-
-#: Rows a column of the comparison figure holds before its engines' panels are set in two columns.
-ROWS_PER_COLUMN = 30
-#: Characters of a row's label in the figure (the full quantity is in the table).
-FIGURE_LABEL_CHARS = 38
-
-
-def short_quantity(row: pd.Series) -> str:
-    """A row's quantity in a few words for the figure, its engine left to the panel's title.
-
-    The variant's id, then what was compared: a scenario's name, ``fit`` and the term with its
-    method; the driver is left out (the table keeps it).
-
-    Examples
-    --------
-    >>> short_quantity(pd.Series({"variant": "sync_on", "table": "fits",
-    ...                           "labels": "model=overhead, method=theil_sen, term=write_time"}))
-    'sync on · fit write time (Theil–Sen)'
-    >>> short_quantity(pd.Series({"variant": "default", "table": "results", "labels": "driver=chdb, scenario=bulk"}))
-    'bulk load (COPY, LOAD DATA)'
-    """
-    pairs = dict(p.split("=", 1) for p in str(row.get("labels") or "").split(", ") if "=" in p)
-    pairs.pop("driver", None)
-    if "model" in pairs and pairs["model"] in ("overhead", pairs.get("term")):
-        pairs.pop("model")
-    method = pairs.pop("method", None)
-    what = ", ".join(labels.label(v) for v in pairs.values())
-    if row.get("table") == "fits":
-        what = f"fit {what}" + (f" ({labels.label(method)})" if method else "")
-    elif row.get("table") != "results":
-        what = f"{row.get('table')}: {what}" if what else str(row.get("table"))
-    variant = row.get("variant")
-    who = str(variant).replace("_", " ") if isinstance(variant, str) and variant not in ("", "default") else ""
-    text = " · ".join(p for p in (who, what) if p)
-    return text if len(text) <= FIGURE_LABEL_CHARS else text[:FIGURE_LABEL_CHARS - 1] + "…"
-
-
-def _comparison_panels(data: pd.DataFrame) -> list[list[str]]:
-    # the engines' panels in columns: one column up to ROWS_PER_COLUMN rows, else two of about equal height
-    engines = list(dict.fromkeys(data["engine"].fillna("")))
-    sizes = data["engine"].fillna("").value_counts()
-    if len(data) <= ROWS_PER_COLUMN or len(engines) < 2:
-        return [engines]
-    columns, heights = [[], []], [0, 0]
-    for engine in sorted(engines, key=lambda e: -sizes[e]):  # largest first, each to the shorter column
-        i = int(heights[1] < heights[0])
-        columns[i].append(engine)
-        heights[i] += sizes[engine]
-    return [[e for e in engines if e in column] for column in columns]
-
-
-def plot_comparison(table: pd.DataFrame, *, threshold: float | None = None) -> matplotlib.figure.Figure:
-    """Ratios b/a with their 95 % intervals, the ±threshold band shaded: a panel per engine, a row per quantity.
-
-    Colour and marker say the verdict; a thick grey bar under a quantity of raw samples is its
-    samples' own bootstrap interval (``samples_ci_low``/``high``), narrower than the run-level
-    one the verdict rests on. Rows are sorted by ratio within their engine's panel and named
-    by :func:`short_quantity`; over :data:`ROWS_PER_COLUMN` rows the panels stand in two
-    columns. Every panel has the same x axis (:func:`ratio_limits`): every ratio and the
-    ±threshold band, the intervals up to :data:`CI_ROOM` times past them; an interval that runs
-    further is cut at the axis' edge, marked there by an arrowhead (a fit's write time whose
-    CI takes in zero has a ratio interval to 10¹⁵, and squeezed every other row onto one line).
-    Logarithmic when the axis spans :data:`LOG_SPAN` or more. The function only draws: save
-    with :func:`ingestlab.figures.save`.
-    """
-    data = table.dropna(subset=["ratio"]).reset_index(drop=True)
-    if threshold is None:
-        threshold = float(table["threshold"].iloc[0]) if len(table) and "threshold" in table else THRESHOLD
-    columns = _comparison_panels(data) if len(data) else [[""]]
-    counts = data["engine"].fillna("").value_counts()
-    height = {e: max(int(counts.get(e, 0)), MIN_PANEL_ROWS) for column in columns for e in column}
-    rows = max(sum(height[e] + 2 for e in column) for column in columns)  # + a title's room
-    fig = plt.figure(figsize=(figures.PAGE_WIDTH, 1.3 + 0.15 * rows))
-    grid = fig.add_gridspec(rows, len(columns), hspace=0.0, wspace=1.2 if len(columns) > 1 else 0.2)
-    limits = ratio_limits(data, threshold)
-    log = limits[1] / limits[0] >= LOG_SPAN
-    axes = []
-    for c, column in enumerate(columns):
-        top = 0
-        for engine in column:
-            part = data[data["engine"].fillna("") == engine].sort_values("ratio").reset_index(drop=True)
-            n = height[engine]
-            ax = fig.add_subplot(grid[top + 1:top + 1 + n, c], sharex=axes[0] if axes else None)
-            top += n + 2
-            axes.append(ax)
-            _draw_ratios(ax, part, threshold, limits)
-            ax.set_title(labels.label(engine) if engine else "", loc="left", fontsize="small")
-    axes[0].set_xlim(*limits)
-    if log:
-        plots.set_scale(axes[0], "x", True, np.asarray(limits))
-        axes[0].set_xlim(*limits)
-    for column_axes in _columns_of(axes, columns):  # one shared x axis: its ticks under each column's last panel
-        for ax in column_axes:
-            ax.tick_params(axis="x", labelbottom=ax is column_axes[-1], labelsize=figures.SMALLEST_PT + 1)
-        column_axes[-1].set_xlabel("ratio B / A, 95 % CI")
-    handles = {}
-    for ax in axes:
-        for h, name in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(name, h)
-    if CUT_LABEL in handles:  # any verdict's interval can be cut: its key in grey, last
-        handles.pop(CUT_LABEL)
-        handles[CUT_LABEL] = matplotlib.lines.Line2D([], [], marker=">", ls="none", ms=4, color="0.4")
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 4),
-               frameon=False, fontsize="small", bbox_to_anchor=(0.5, 0.0))
-    fig.subplots_adjust(bottom=min(0.35, 0.9 / fig.get_figheight()))
-    return fig
-
-
-def _columns_of(axes: list, columns: list[list[str]]) -> list[list]:
-    out, i = [], 0
-    for column in columns:
-        out.append(axes[i:i + len(column)])
-        i += len(column)
-    return out
-
-
-#: Rows of height a panel of :func:`plot_comparison` is given at least (fewer quantities are spaced out): a readable panel.
-MIN_PANEL_ROWS = 6
-#: The legend's entry for an interval cut at the axis' edge.
-CUT_LABEL = "interval runs past the axis"
-#: How far past the ratios themselves (a factor) :func:`plot_comparison` draws an interval before cutting it.
-CI_ROOM = 2.0
-#: The span of the ratio axis (its largest over its smallest value) from which it is logarithmic.
-LOG_SPAN = 4.0
-
-
-def ratio_limits(data: pd.DataFrame, threshold: float) -> tuple[float, float]:
-    """The ratio axis of :func:`plot_comparison`: every ratio, the ±threshold band, intervals up to :data:`CI_ROOM`× past.
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"ratio": [0.8, 1.2], "ci_low": [0.7, 1e-9], "ci_high": [0.9, 1e15]})
-    >>> [round(v, 2) for v in ratio_limits(t, 0.05)]  # 0.8 / 2 and 1.2 × 2, with 5 % of room
-    [0.38, 2.52]
-    >>> [round(v, 2) for v in ratio_limits(t.assign(ci_low=[0.6, 1.0], ci_high=[0.9, 1.4]), 0.05)]
-    [0.57, 1.47]
-    """
-    points = data["ratio"].to_numpy(dtype=float)
-    points = points[np.isfinite(points) & (points > 0)]
-    lo, hi = min([1 - threshold, *points]), max([1 + threshold, *points])
-    ends = pd.concat([data[c] for c in ("ci_low", "ci_high", "samples_ci_low", "samples_ci_high") if c in data])
-    ends = ends.to_numpy(dtype=float)
-    ends = ends[np.isfinite(ends) & (ends > 0)]
-    if ends.size:
-        lo, hi = max(min(lo, ends.min()), lo / CI_ROOM), min(max(hi, ends.max()), hi * CI_ROOM)
-    return float(lo * 0.95), float(hi * 1.05)  # the markers and arrowheads at the ends stay inside
-
-
-def _draw_ratios(ax: plt.Axes, part: pd.DataFrame, threshold: float, limits: tuple[float, float]) -> None:
-    # one engine's rows: the ±threshold band, 1, each sample-only interval, each ratio with its interval, cut at limits
-    lo, hi = limits[0] / 0.95, limits[1] / 1.05
-    ax.axvspan(1 - threshold, 1 + threshold, color="0.85", zorder=0, label=f"±{threshold:.0%}")
-    ax.axvline(1.0, color="0.4", lw=0.8, zorder=1)
-    positions = np.arange(len(part))
-    if "samples_ci_low" in part:  # what the raw samples alone allow, under the run-level interval
-        raw = part[np.isfinite(part["samples_ci_low"].astype(float)) & np.isfinite(part["samples_ci_high"].astype(float))]
-        if not raw.empty:
-            ax.hlines(positions[raw.index], raw["samples_ci_low"].clip(lo, hi), raw["samples_ci_high"].clip(lo, hi),
-                      color="0.55", lw=5, alpha=0.45, zorder=1.5, label="samples alone, 95 % CI")
-    for verdict in VERDICTS:
-        rows = part[part["verdict"] == verdict]
-        if rows.empty:
-            continue
-        ci_low, ci_high = rows["ci_low"].astype(float), rows["ci_high"].astype(float)
-        low = np.clip(rows["ratio"] - ci_low.clip(lower=lo), 0, None)
-        high = np.clip(ci_high.clip(upper=hi) - rows["ratio"], 0, None)
-        ax.errorbar(rows["ratio"], positions[rows.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
-                    ms=3.5, capsize=2, color=_VERDICT_COLOURS[verdict], label=verdict, zorder=2)
-        for cut, at, marker in ((ci_low < lo, lo, "<"), (ci_high > hi, hi, ">")):
-            if cut.any():
-                ax.plot([at] * int(cut.sum()), positions[rows.index[cut.to_numpy()]], marker, ms=4, ls="none",
-                        color=_VERDICT_COLOURS[verdict], zorder=2, label=CUT_LABEL)
-    ax.set_yticks(positions, [short_quantity(r) for _, r in part.iterrows()], fontsize=figures.SMALLEST_PT)
-    ax.set_ylim(len(part) - 0.5, -0.5)
-    ax.grid(axis="y", visible=False)
-
-
 def format_table(table: pd.DataFrame) -> str:
     """The comparison as a terminal table: one line per quantity, ratios as percentages.
 
     ``runs' 95% CI`` and ``runs' p`` are the run-level rule's, which the verdict follows;
-    ``samples' CI`` and ``U p`` the raw samples' own (bootstrap, Mann–Whitney U), shown beside them.
+    ``detectable`` the smallest change it calls with 80 % power, ``runs needed`` the runs a
+    side (pairs, when paired) that would call the row's ``target``; ``samples' CI`` and ``U p``
+    the raw samples' own (bootstrap, Mann–Whitney U), shown beside them. The verdict is in
+    words (``could not tell (needs ≥ k runs a side)``, never a bare ``unsure``).
     """
     if table.empty:
         return "(no quantity compared)"
@@ -788,12 +757,25 @@ def format_table(table: pd.DataFrame) -> str:
         "change": table["ratio"].map(_percent),
         "runs' 95% CI": [f"{_percent(lo)} … {_percent(hi)}" for lo, hi in zip(table["ci_low"], table["ci_high"])],
         "runs' p": table["p_value"].map(_p),
+        "detectable": table["detectable"].map(lambda r: f"×{r:.2f}" if np.isfinite(r) else ""),
+        f"runs needed (±{_target_text(table)})": table["runs_needed"].map(_runs_text),
         "samples' CI": [f"{_percent(lo)} … {_percent(hi)}" if np.isfinite(lo) else ""
                         for lo, hi in zip(table["samples_ci_low"], table["samples_ci_high"])],
         "U p": table["mann_whitney_p"].map(_p),
-        "verdict": table["verdict"],
+        "verdict": table["verdict_text"],
     })
     return shown.to_string(index=False)
+
+
+def _target_text(table: pd.DataFrame) -> str:
+    targets = table["target"].dropna().unique()
+    return ", ".join(f"{t - 1:.0%}" for t in sorted(targets)) or "n/a"
+
+
+def _runs_text(value: float) -> str:
+    if pd.isna(value):
+        return ""
+    return str(int(value)) if np.isfinite(value) else f">{MAX_RUNS}"
 
 
 def _p(value: float) -> str:
@@ -814,16 +796,28 @@ def describe_runs(table: pd.DataFrame) -> str:
     return "\n".join(f"- {note}" for note in notes)
 
 
-def headline(table: pd.DataFrame) -> dict[str, int]:
+#: The headline's name of a verdict, where the code's would read as a finding (``unsure``: could not tell).
+_HEADLINE_KEYS = {"unsure": "could_not_tell"}
+
+
+def headline(table: pd.DataFrame) -> dict[str, float]:
     """How many quantities were compared, how many got each verdict, and how many the raw samples alone would call changed.
+
+    ``unsure`` is counted as ``could_not_tell``, with the median of those quantities'
+    ``detectable`` change and ``runs_needed`` (FINDINGS.md prints these keys).
 
     Examples
     --------
     >>> headline(pd.DataFrame({"verdict": ["same", "slower", "same"], "samples_verdict": ["same", "slower", "faster"]}))
-    {'quantities': 3, 'slower': 1, 'faster': 0, 'higher': 0, 'lower': 0, 'same': 2, 'unsure': 0, 'changed_by_samples_alone': 2}
+    {'quantities': 3, 'slower': 1, 'faster': 0, 'higher': 0, 'lower': 0, 'same': 2, 'could_not_tell': 0, 'changed_by_samples_alone': 2}
     """
     counts = table["verdict"].value_counts() if "verdict" in table else pd.Series(dtype=int)
-    out = {"quantities": int(len(table)), **{v: int(counts.get(v, 0)) for v in VERDICTS}}
+    out = {"quantities": int(len(table)),
+           **{_HEADLINE_KEYS.get(v, v): int(counts.get(v, 0)) for v in VERDICTS}}
+    unsure = table[table["verdict"] == "unsure"] if "verdict" in table else table.iloc[0:0]
+    for column in ("detectable", "runs_needed"):
+        if column in unsure and unsure[column].notna().any():
+            out[f"could_not_tell_{column}_median"] = float(unsure[column].median())
     if "samples_verdict" in table:
         out["changed_by_samples_alone"] = int(table["samples_verdict"].isin(["slower", "faster", "higher", "lower"]).sum())
     return out
