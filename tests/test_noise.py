@@ -2,6 +2,7 @@ import shutil
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ingestlab import noise
 
@@ -35,3 +36,25 @@ def test_whole_runs_that_shift_show_as_run_level_noise_and_identical_runs_as_non
 
 def test_fewer_runs_than_asked_give_no_row(tmp_path):
     assert noise.table(_runs(tmp_path, [1.0, 1.0])).empty
+
+
+def test_a_measured_noise_file_is_compares_prior_per_quantity(tmp_path):
+    from ingestlab.errors import ConfigError
+    from ingestlab.workloads import compare_runs_analysis as analysis
+
+    measured = noise.table(_runs(tmp_path / "m", np.exp([-0.03, 0.0, 0.03])))
+    measured.to_csv(tmp_path / "noise.csv", index=False)
+    sigma = noise.prior(tmp_path / "noise.csv")
+    row = measured[measured["kind"] == "samples"].iloc[0]
+    quantity = {c: row[c] for c in noise.QUANTITY}
+    assert sigma(quantity) == max(row["run_level_sd"], noise.PRIOR_FLOOR)
+    assert sigma({**quantity, "engine": "another"}) is None
+    # compare with that prior: one run a side can now call a change that the default prior (0.10) cannot
+    runs = _runs(tmp_path / "ab", [1.0, 1.3])
+    default = analysis.compare(runs / "r0", runs / "r1", "01", reference=False)
+    measured_prior = analysis.compare(runs / "r0", runs / "r1", "01", reference=False, run_noise=sigma)
+    single = (default["kind"] == "samples") & (default["labels"].str.contains("single_row"))
+    assert (measured_prior.loc[single, "detectable"] < default.loc[single, "detectable"]).all()
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ConfigError, match="--noise"):
+        noise.prior(tmp_path / "bad.csv")

@@ -104,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--noise", action="store_true",
                       help="instead: per configuration with 3 or more runs, each quantity's run-to-run noise "
                            "(between-run, within-run and run-level standard deviations, log scale)")
+    runs.add_argument("--csv", type=Path, metavar="FILE", help="with --noise: also write the table as CSV "
+                                                               "(compare --noise reads it)")
 
     sql = sub.add_parser("sql", help="query every run with DuckDB SQL (views: runs, samples, fits, files)",
                          description="Run a DuckDB query over the views runs, samples, fits and files, built\n"
@@ -132,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--fail-on", choices=("slower", "faster", "change"),
                       help="exit 1 when a quantity has this verdict (change: any verdict but same or could not tell)")
     cmp_.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV")
+    cmp_.add_argument("--noise", type=Path, metavar="FILE",
+                      help="each quantity's prior run-to-run noise from `ingestlab runs --noise --csv FILE` "
+                           "(default: σ₀ = 0.10 for every quantity)")
     cmp_.add_argument("--figure", type=Path, metavar="DIR",
                       help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
     alt = sub.add_parser("alternate", help="runs of a notebook at two git revisions, in alternation, then compared",
@@ -150,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     alt.add_argument("--out", type=_out_folder, help="output folder (default: runs/alternate-<UTC timestamp>)")
     alt.add_argument("--seed", type=int, help="draw each pair's order (A B or B A) from this seed (recorded)")
     alt.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    alt.add_argument("--noise", type=Path, metavar="FILE", help="as compare --noise")
     return parser
 
 
@@ -395,7 +401,11 @@ def _runs(args) -> int:
         print(f"{found[['notebook', 'revision']].drop_duplicates().shape[0]} configurations of 3 or more runs under "
               f"{root}; standard deviations of the runs' log levels (0.10 ≈ 10 %)")
         if len(found):
-            print(found.round(4).astype(object).where(found.notna(), "").to_string(index=False))
+            shown = found.assign(level=found["level"].map("{:.4g}".format)).round(4)
+            print(shown.astype(object).where(shown.notna(), "").to_string(index=False))
+        if args.csv:
+            found.to_csv(args.csv, index=False)
+            print(f"wrote {args.csv}", file=sys.stderr)
         return 0
     with catalog.Catalog(args.root) as cat:
         table = cat.sql("SELECT folder, notebook, state, strftime(started_at, '%Y-%m-%d %H:%M') AS started, "
@@ -440,11 +450,19 @@ def _alternate(args) -> int:
     stem = runner.find_notebook(args.notebook).stem
     out = args.out or _paths.REPO / "runs" / f"alternate-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}"
     safe_paths.check_folder(out, "--out")
+    prior = _noise_prior(args.noise)  # a bad --noise file is refused before any run
     alternate.alternate(args.rev_a, args.rev_b, stem, args.runs, out, parameters=args.parameter, seed=args.seed)
-    table = analysis.compare(str(out / "A-*"), str(out / "B-*"), stem, threshold=args.threshold)
+    table = analysis.compare(str(out / "A-*"), str(out / "B-*"), stem, threshold=args.threshold, **prior)
     print(f"# ingestlab compare '{out}/A-*' '{out}/B-*' {stem}")
     _print_comparison(table)
     return 0
+
+
+def _noise_prior(path: Path | None) -> dict:
+    """``compare``'s ``run_noise`` from ``--noise FILE`` (read before anything runs), or nothing: its default."""
+    from ingestlab import noise
+
+    return {} if path is None else {"run_noise": noise.prior(path)}
 
 
 def _print_comparison(table) -> None:
@@ -469,7 +487,8 @@ def _compare(args) -> int:
             safe_paths.check_folder(where, name)
     if args.figure is not None and args.figure.exists() and not args.figure.is_dir():
         raise ConfigError("--figure", str(args.figure), "a folder for the figure's files (this is a file)")
-    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold, target=args.target)
+    table = analysis.compare(args.a, args.b, args.notebook, threshold=args.threshold, target=args.target,
+                             **_noise_prior(args.noise))
     _print_comparison(table)
     if args.csv:
         table.to_csv(args.csv, index=False)

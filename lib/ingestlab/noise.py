@@ -12,19 +12,22 @@ groups its reference runs (same notebook, revision, parameters, host and engine 
 - ``run_level_sd``: the run-level component, √max(0, between² − within²): the noise that more
   samples in a run cannot take away, only more runs (or removing its cause).
 
-``ingestlab runs --noise`` prints it; ``compare`` can take its numbers as its prior.
+``ingestlab runs --noise`` prints it (``--csv`` writes it); ``ingestlab compare --noise FILE`` takes each
+quantity's run-level noise from it as its prior (:func:`prior`).
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from ingestlab import catalog
 from ingestlab.compare import REPLICATE_COLUMNS, run_median
+from ingestlab.errors import ConfigError
 from ingestlab.workloads import compare_runs_analysis as matching
 
 #: Columns of :func:`table`.
@@ -120,3 +123,40 @@ def _fit_levels(runs: list[catalog.RunFolder]) -> list[dict]:
                      "runs": len(runs), "level": float(np.exp(np.log(est).mean())),
                      **spread(np.log(est), (width / (2 * 1.959964) / est) ** 2)})
     return rows
+
+
+#: The least run-level noise a measured prior claims (log scale): a quantity whose runs agreed closer than this
+#: in a handful of runs is not known to be steadier than 1 %.
+PRIOR_FLOOR = 0.01
+#: The columns naming a quantity, as :func:`table` writes them and ``compare`` asks for them.
+QUANTITY = ("notebook", "table", "engine", "variant", "labels")
+
+
+def prior(path: str | Path) -> Callable[[dict], float | None]:
+    """The run-to-run noise measured in a :func:`table` written as CSV, as ``compare``'s prior (its ``run_noise``).
+
+    Each quantity's σ₀ is its ``run_level_sd`` (at least :data:`PRIOR_FLOOR`); a quantity the
+    file does not hold gets None (``compare``'s default). Measure it on the machine and at the
+    revision you compare at, e.g. five runs one at a time: ``ingestlab runs --noise --root R --csv
+    noise.csv``, then ``ingestlab compare A B --noise noise.csv``.
+
+    Raises
+    ------
+    ConfigError
+        When the file is unreadable or lacks the columns :func:`table` writes.
+    """
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"labels": str})
+    except (OSError, ValueError) as exc:
+        raise ConfigError("--noise", str(path), f"a CSV written by `ingestlab runs --noise --csv` ({exc})") from exc
+    missing = [c for c in (*QUANTITY, "run_level_sd") if c not in frame.columns]
+    if missing:
+        raise ConfigError("--noise", str(path), "a CSV written by `ingestlab runs --noise --csv` (no column "
+                          + ", ".join(missing) + ")")
+    sigma = {_key(row): max(float(row["run_level_sd"]), PRIOR_FLOOR)
+             for row in frame.to_dict("records") if np.isfinite(float(row["run_level_sd"]))}
+    return lambda quantity: sigma.get(_key(quantity))
+
+
+def _key(quantity: Mapping) -> tuple:
+    return tuple("" if pd.isna(quantity.get(c)) else str(quantity.get(c)) for c in QUANTITY)
