@@ -72,3 +72,25 @@ def test_a_revision_is_checked_out_with_the_c_half_it_needs(tmp_path, monkeypatc
     assert alternate.checkout(sha, repo) == folder  # made once
     with pytest.raises(ConfigError, match="none by this name"):
         alternate.resolve("HEAD~5", "REV_B", repo)
+
+
+@pytest.mark.skipif(not list(HERE.glob("_timing*.so")), reason="this package's C half is not built here")
+def test_a_revision_whose_c_half_differs_gets_its_own_built(tmp_path, monkeypatch):
+    import sys
+
+    repo = tmp_path / "repo"
+    (repo / "lib" / "ingestlab").mkdir(parents=True)
+    changed = (HERE / "_timing.c").read_text() + "\n/* another revision's C half */\n"
+    (repo / "lib" / "ingestlab" / "_timing.c").write_text(changed)
+    (repo / "lib" / "ingestlab" / "__init__.py").write_text("")
+    shutil.copy(HERE.parent.parent / "pyproject.toml", repo / "pyproject.toml")  # metadata the build must not trip on
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
+    folder = alternate.checkout(alternate.resolve("HEAD", "REV_A", repo), repo)
+    built = list((folder / "lib" / "ingestlab").glob("_timing*.so"))
+    assert len(built) == 1 and built[0].read_bytes() != next(HERE.glob("_timing*.so")).read_bytes()
+    probe = subprocess.run([sys.executable, "-c", "import ingestlab._timing as t; print(t.__file__)"],
+                           cwd=folder / "lib", capture_output=True, text=True)
+    assert probe.returncode == 0 and str(folder) in probe.stdout, probe.stderr

@@ -86,7 +86,7 @@ def checkout(sha: str, repo: Path = _paths.REPO) -> Path:
     A worktree keeps git's view of the revision, so the runs record it (``run.json``'s ``git``).
     ``ingestlab._timing`` is not in git: it is copied from the running package when the
     revision's ``_timing.c`` is the same file, else built for the checkout with this Python
-    (``setup.py build_ext --inplace``). Without it a revision would time statements in Python
+    (the extension as ``setup.py`` declares it, by this Python's setuptools). Without it a revision would time statements in Python
     and be compared with one timing them in C.
 
     Raises
@@ -106,6 +106,15 @@ def checkout(sha: str, repo: Path = _paths.REPO) -> Path:
     return folder
 
 
+_BUILD_TIMING = """
+from setuptools import Distribution, Extension
+dist = Distribution({"ext_modules": [Extension("ingestlab._timing", ["lib/ingestlab/_timing.c"])],
+                     "package_dir": {"": "lib"}, "script_name": "setup.py"})
+dist.get_command_obj("build_ext").inplace = True
+dist.run_command("build_ext")
+"""
+
+
 def _build_timing(folder: Path) -> None:
     here = Path(__file__).parent
     built = sorted(here.glob("_timing*.so")) + sorted(here.glob("_timing*.pyd"))
@@ -115,8 +124,9 @@ def _build_timing(folder: Path) -> None:
     if filecmp.cmp(here / "_timing.c", there / "_timing.c", shallow=False):
         shutil.copy2(built[0], there / built[0].name)
         return
-    made = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=folder, capture_output=True,
-                          text=True, timeout=600)
+    # the extension alone, as setup.py declares it, without reading pyproject.toml (the installed setuptools may
+    # be older than the one pip's isolated build used, and refuse metadata it does not know)
+    made = subprocess.run([sys.executable, "-c", _BUILD_TIMING], cwd=folder, capture_output=True, text=True, timeout=600)
     if made.returncode != 0 or not any(there.glob("_timing*.so")):
         raise RunError(f"checkout {folder.name[:10]}", "its C half (ingestlab._timing) did not build: "
                        + " ".join((made.stderr or made.stdout).split())[-300:], folder, EXIT_RUN_FAILED)
