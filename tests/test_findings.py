@@ -50,3 +50,13 @@ def test_shares_skips_a_whole_with_nothing_measured():
     assert findings.shares(parts, "ms", of="variant", part="component") == (
         "Largest part: synchronous_commit on WAL flush 0.0600 ms of 0.0600 ms (100 %).")
     assert findings.shares(parts.iloc[1:], "ms", of="variant", part="component") == "No part measured."
+
+
+def test_fits_names_each_line_in_its_engines_own_words():
+    long = pd.DataFrame({"engine": ["postgres", "mariadb"], "variant": ["sync_on", "flush_1"],
+                         "model": "overhead", "method": "ols", "term": "overhead", "estimate": [0.119, 0.2],
+                         "ci_low": [0.072, 0.1], "ci_high": [0.166, 0.3], "unit": "ms per statement",
+                         "n_points": [15, 15], "model_holds": [True, False]})
+    assert findings.fits(long, "overhead") == (
+        "Fitted overhead: PostgreSQL, synchronous_commit on 0.119 ms per statement (95 % CI 0.072–0.166); "
+        "the line is rejected for MariaDB, log flushed at each commit (not drawn).")

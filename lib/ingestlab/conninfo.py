@@ -122,12 +122,12 @@ def split_targets(value: str) -> list[str]:
 
     Examples
     --------
-    >>> split_targets("postgres, mariadb")
-    ['postgres', 'mariadb']
-    >>> split_targets("postgres,mysql://u:a,b@h:3306/db, doris://root@fe:9030/x")
-    ['postgres', 'mysql://u:a,b@h:3306/db', 'doris://root@fe:9030/x']
-    >>> split_targets("mysql://u:p,w,x@h/db")
-    ['mysql://u:p,w,x@h/db']
+    >>> split_targets("engine_a, engine_b")
+    ['engine_a', 'engine_b']
+    >>> split_targets("engine_a,wire://u:a,b@h:3306/db, other://root@fe:9030/x")
+    ['engine_a', 'wire://u:a,b@h:3306/db', 'other://root@fe:9030/x']
+    >>> split_targets("wire://u:p,w,x@h/db")
+    ['wire://u:p,w,x@h/db']
     """
     pieces = str(value).split(",")
     items: list[str] = []

@@ -53,12 +53,12 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
 
     Examples
     --------
-    >>> long = pd.DataFrame({"engine": ["postgres", "mariadb"], "variant": ["sync_on", "flush_1"],
+    >>> long = pd.DataFrame({"engine": ["engine_a", "engine_b"], "variant": ["fast", "safe"],
     ...                      "model": "overhead", "method": "ols", "term": "overhead", "estimate": [0.119, 0.2],
     ...                      "ci_low": [0.072, 0.1], "ci_high": [0.166, 0.3], "unit": "ms per statement",
     ...                      "n_points": [15, 15], "model_holds": [True, False]})
     >>> fits(long, "overhead")
-    'Fitted overhead: PostgreSQL, synchronous_commit on 0.119 ms per statement (95 % CI 0.072–0.166); the line is rejected for MariaDB, log flushed at each commit (not drawn).'
+    'Fitted overhead: engine a, fast 0.119 ms per statement (95 % CI 0.072–0.166); the line is rejected for engine b, safe (not drawn).'
     """
     rows = long[(long["method"] == method) & (long["term"] == term)]
     if model is not None:

@@ -327,3 +327,15 @@ def test_validate_derives_the_batch_sizes_and_the_data_set_from_the_scale():
     assert (params.batch_sizes, params.dataset_rows) == ((50, 100, 200), 27986)
     with pytest.raises(ConfigError, match=r"BATCH_ROWS=2 is not valid: expected an integer ≥ 4"):
         upsert.validate("postgres", batch_rows=2)
+
+
+def test_the_key_plan_writes_new_keys_beyond_the_loaded_ones_and_overwrites_disjoint_existing_ones():
+    plan = upsert.key_plan(upsert.validate("postgres", "smoke", seed=3))
+    assert plan.new.min() == 2 * 27986
+    assert not set(plan.existing["overwrite"]) & set(plan.existing["blind_overwrite"])
+
+
+def test_the_batch_schedule_warms_up_then_rotates_the_sizes_round_by_round():
+    schedule = upsert.batch_schedule(upsert.validate("postgres", batch_rows=8, batches=2, seed=0))
+    assert [r for _, _, r in schedule] == [2, 2, 4, 8, 4, 8, 2]
+    assert [w for _, w, _ in schedule] == [True] + [False] * 6

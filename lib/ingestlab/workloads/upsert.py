@@ -193,11 +193,9 @@ class _Plan:
 def key_plan(params: Params) -> _Plan:
     """The run's keys: new keys for inserts, and disjoint existing keys for each overwriting operation.
 
-    Examples
-    --------
-    >>> plan = key_plan(validate("postgres", "smoke", seed=3))
-    >>> bool(plan.new.min() == 2 * 27986), len(set(plan.existing["overwrite"]) & set(plan.existing["blind_overwrite"]))
-    (True, 0)
+    New keys are even and beyond the loaded ones (sequential) or odd (random), never loaded;
+    each overwriting operation draws its own existing keys, disjoint from the other's
+    (``tests/workloads/test_upsert.py`` holds both).
     """
     rng = np.random.default_rng([params.seed, 1])
     n, per_op = params.dataset_rows, params.rows_per_operation()
@@ -212,10 +210,8 @@ def key_plan(params: Params) -> _Plan:
 def batch_schedule(params: Params) -> list[tuple[int, bool, int]]:
     """``(batch_no, warmup, rows)`` of one operation: warm-up first, then rounds of every size, order rotated.
 
-    Examples
-    --------
-    >>> [r for _, _, r in batch_schedule(validate("postgres", batch_rows=8, batches=2, seed=0))]
-    [2, 2, 4, 8, 4, 8, 2]
+    With sizes 2, 4, 8 and two rounds: a warm-up batch of 2, then 2 4 8, then 4 8 2
+    (``tests/workloads/test_upsert.py``).
     """
     out = [(-WARMUP_BATCHES + i, True, min(params.batch_sizes)) for i in range(WARMUP_BATCHES)]
     k = len(params.batch_sizes)

@@ -50,7 +50,7 @@ class MariaDBSemiSyncServer(LocalServer):
     """
 
     KIND = "mariadb_semisync"
-    SYSTEM_USER = "mysql"
+    SYSTEM_USER = MariaDBServer.SYSTEM_USER  # the OS user the packaged server runs as
     #: The account the replica logs in as (``@127.0.0.1``, ``REPLICATION SLAVE`` only).
     REPLICATION_USER: ClassVar[str] = "lab_replication"
     #: Seconds for the replica to connect and be counted as semi-sync client after a start or restart.
