@@ -40,6 +40,47 @@ for 4-6. With several notebooks, the code is the first failure's.
 """
 
 
+_RUN_TEXT = """\
+Execute notebooks (by id or name: 01, 01_<name>, ... or 'all') into OUT/<notebook>/.
+Each run folder receives the executed notebook, results, fits and its figures
+(OUT/<notebook>/figures/); the repository's figures/ is never written.
+Engines a notebook uses by default that cannot start here (no mariadbd, no
+PostgreSQL 15) are left out, saying so once; with several notebooks, named
+ones too, and a notebook left with no engine is skipped.
+"""
+
+_FIGURES_TEXT = """\
+Copy RUN_DIR/<notebook>/figures/* of completed notebooks into
+figures/<notebook>/ (replacing that notebook's figures) and write
+figures/<notebook>/SOURCE: the command, scale, revision, times and host
+of the run that made them. Failed or partial runs are refused.
+"""
+
+_SQL_TEXT = """\
+Run a DuckDB query over the views runs, samples, fits and files, built
+from the run folders' own files under --root. Prints a table, or writes
+--csv / --parquet.
+"""
+
+_COMPARE_TEXT = """\
+Compare run B with run A (each a run folder, a folder of them, several joined
+by commas, or a quoted pattern: 'runs/alt/A-*'): medians of raw samples and fitted
+estimates, ratio B/A with a 95 % CI, a t test on run medians with run-to-run noise
+(paired when the runs alternated: A B A B ...), and a verdict: slower/faster (beyond
+the threshold and significant), same (CI within the threshold), or could not tell
+(needs >= k runs a side). Each row says the smallest change it could have called
+(detectable, at 80 % power) and the runs a side that would call --target.
+"""
+
+_ALTERNATE_TEXT = """\
+Make K runs of NOTEBOOK at each of two git revisions in alternation (A B A B ...;
+--seed draws each pair's order), each revision's own code checked out under
+.lab/revisions/<commit>/. The runs go to OUT/A-1, OUT/B-1, ...; the order and each
+run to OUT/alternate.json. At the end, `ingestlab compare 'OUT/A-*' 'OUT/B-*'`:
+the runs paired, each quantity's verdict with the change it could see.
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(prog="ingestlab", description=_DESCRIPTION, epilog=_EXIT_CODES,
@@ -50,12 +91,7 @@ def _parser() -> argparse.ArgumentParser:
                                 parser_class=functools.partial(argparse.ArgumentParser, formatter_class=raw))
 
     run = sub.add_parser("run", help="execute notebooks with papermill", epilog=_EXIT_CODES,
-                         description="Execute notebooks (by id or name: 01, 01_<name>, ... or 'all') into OUT/<notebook>/.\n"
-                                     "Each run folder receives the executed notebook, results, fits and its figures\n"
-                                     "(OUT/<notebook>/figures/); the repository's figures/ is never written.\n"
-                                     "Engines a notebook uses by default that cannot start here (no mariadbd, no\n"
-                                     "PostgreSQL 15) are left out, saying so once; with several notebooks, named\n"
-                                     "ones too, and a notebook left with no engine is skipped.")
+                         description=_RUN_TEXT)
     run.add_argument("notebook", nargs="+", metavar="NOTEBOOK", help="notebook id or name (several allowed), or 'all'")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                      help="set a notebook parameter (repeatable; overrides -f)")
@@ -80,10 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     summ.add_argument("out", type=Path, metavar="RUN_DIR")
 
     figs = sub.add_parser("figures", help="copy a run's figures into the repository's figures/, with a SOURCE file",
-                          description="Copy RUN_DIR/<notebook>/figures/* of completed notebooks into\n"
-                                      "figures/<notebook>/ (replacing that notebook's figures) and write\n"
-                                      "figures/<notebook>/SOURCE: the command, scale, revision, times and host\n"
-                                      "of the run that made them. Failed or partial runs are refused.")
+                          description=_FIGURES_TEXT)
     figs.add_argument("out", type=Path, metavar="RUN_DIR", help="an `ingestlab run --out` folder")
     figs.add_argument("notebook", nargs="*", metavar="NOTEBOOK", help="only these notebooks (default: every one)")
     figs.add_argument("--to", type=Path, help="folder to copy into (default: the repository's figures/)")
@@ -108,9 +141,7 @@ def _parser() -> argparse.ArgumentParser:
                                                                "(compare --noise reads it)")
 
     sql = sub.add_parser("sql", help="query every run with DuckDB SQL (views: runs, samples, fits, files)",
-                         description="Run a DuckDB query over the views runs, samples, fits and files, built\n"
-                                     "from the run folders' own files under --root. Prints a table, or writes\n"
-                                     "--csv / --parquet.")
+                         description=_SQL_TEXT)
     sql.add_argument("query", metavar="SQL", help='e.g. "SELECT notebook, count(*) FROM samples GROUP BY 1"')
     sql.add_argument("--root", type=Path, help="folder searched at any depth (default: the repository's runs/)")
     sql_out = sql.add_mutually_exclusive_group()
@@ -118,13 +149,7 @@ def _parser() -> argparse.ArgumentParser:
     sql_out.add_argument("--parquet", type=Path, metavar="FILE", help="write the result as parquet")
 
     cmp_ = sub.add_parser("compare", help="compare two runs quantity by quantity (ratio, 95 %% CI, test, verdict)",
-                          description="Compare run B with run A (each a run folder, a folder of them, several joined\n"
-                                      "by commas, or a quoted pattern: 'runs/alt/A-*'): medians of raw samples and fitted\n"
-                                      "estimates, ratio B/A with a 95 % CI, a t test on run medians with run-to-run noise\n"
-                                      "(paired when the runs alternated: A B A B ...), and a verdict: slower/faster (beyond\n"
-                                      "the threshold and significant), same (CI within the threshold), or could not tell\n"
-                                      "(needs >= k runs a side). Each row says the smallest change it could have called\n"
-                                      "(detectable, at 80 % power) and the runs a side that would call --target.")
+                          description=_COMPARE_TEXT)
     cmp_.add_argument("a", metavar="A", help="the baseline run(s)")
     cmp_.add_argument("b", metavar="B", help="the run(s) compared with it")
     cmp_.add_argument("notebook", nargs="?", metavar="NOTEBOOK", help="only this notebook (its id or name)")
@@ -141,11 +166,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
     alt = sub.add_parser("alternate", help="runs of a notebook at two git revisions, in alternation, then compared",
                          epilog=_EXIT_CODES,
-                         description="Make K runs of NOTEBOOK at each of two git revisions in alternation (A B A B ...;\n"
-                                     "--seed draws each pair's order), each revision's own code checked out under\n"
-                                     ".lab/revisions/<commit>/. The runs go to OUT/A-1, OUT/B-1, ...; the order and each\n"
-                                     "run to OUT/alternate.json. At the end, `ingestlab compare 'OUT/A-*' 'OUT/B-*'`:\n"
-                                     "the runs paired, each quantity's verdict with the change it could see.")
+                         description=_ALTERNATE_TEXT)
     alt.add_argument("rev_a", metavar="REV_A", help="the baseline revision (a commit, branch, tag, HEAD~1)")
     alt.add_argument("rev_b", metavar="REV_B", help="the revision compared with it")
     alt.add_argument("notebook", metavar="NOTEBOOK", help="the notebook's id or name")

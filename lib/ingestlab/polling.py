@@ -44,3 +44,31 @@ def poll(check: Callable[[], T], *, timeout_s: float, interval_s: float,
         retry=tenacity.retry_if_result(operator.not_) | tenacity.retry_if_exception_type(retry_on),
         retry_error_callback=lambda state: state.outcome.result())
     return retrying(check)
+
+
+def poll_or_error(check: Callable[[], T], *, timeout_s: float, interval_s: float,
+                  retry_on: type[BaseException] | tuple[type[BaseException], ...]) -> tuple[T | None, BaseException | None]:
+    """:func:`poll`, with a timeout's last ``retry_on`` exception given back rather than raised.
+
+    For a caller that reports a timeout in its own words, naming the last error seen (a server
+    that never accepted a login says why the last attempt failed).
+
+    Returns
+    -------
+    tuple
+        ``(value, None)``: ``check``'s last value, true when it came in time;
+        ``(None, error)``: the exception the last call raised when time ran out.
+
+    Examples
+    --------
+    >>> def refused():
+    ...     raise ConnectionRefusedError("not yet")
+    >>> poll_or_error(refused, timeout_s=0, interval_s=0, retry_on=OSError)
+    (None, ConnectionRefusedError('not yet'))
+    >>> poll_or_error(lambda: 7, timeout_s=0, interval_s=0, retry_on=OSError)
+    (7, None)
+    """
+    try:
+        return poll(check, timeout_s=timeout_s, interval_s=interval_s, retry_on=retry_on), None
+    except retry_on as exc:
+        return None, exc

@@ -21,7 +21,7 @@ from ingestlab.engines.mariadb.server import (
     unavailable_reason as mariadb_unavailable_reason,
 )
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.polling import poll
+from ingestlab.polling import poll_or_error
 from ingestlab.servers.base import PID_FILE, LocalServer, processes_using, stop_processes
 
 #: Environment variable naming Galera's provider library (``libgalera_smm.so``) when it is not where Debian puts it.
@@ -284,12 +284,10 @@ class GaleraServer(LocalServer):
                     return False
             return True
 
-        last: Exception | None = None
-        try:
-            if poll(formed, timeout_s=self.START_TIMEOUT_S, interval_s=0.05, retry_on=pymysql.err.MySQLError):
-                return
-        except pymysql.err.MySQLError as exc:
-            last = exc
+        done, last = poll_or_error(formed, timeout_s=self.START_TIMEOUT_S, interval_s=0.05,
+                                   retry_on=pymysql.err.MySQLError)
+        if done:
+            return
         laggard = next((node for node in self.nodes if seen.get(node.index, "").find(f"size {n}, ready ON, Synced") < 0),
                        self.nodes[0])
         raise ServerError(f"the galera cluster did not form within {self.START_TIMEOUT_S:.0f} s: node {laggard.index} "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.errors import EngineUnavailableError, ServerError
-from ingestlab.polling import poll
+from ingestlab.polling import poll_or_error
 from ingestlab.servers.base import PID_FILE, LocalServer, _terminate
 
 #: Environment variable naming the one directory that holds ``mariadbd`` and ``mariadb-install-db``
@@ -199,12 +199,10 @@ class MariaDBServer(LocalServer):
                 raise
             return True
 
-        last: Exception | None = None
-        try:
-            if poll(accepts_login, timeout_s=self.START_TIMEOUT_S, interval_s=0.02, retry_on=pymysql.err.MySQLError):
-                return
-        except pymysql.err.MySQLError as exc:
-            last = exc
+        accepted, last = poll_or_error(accepts_login, timeout_s=self.START_TIMEOUT_S, interval_s=0.02,
+                                       retry_on=pymysql.err.MySQLError)
+        if accepted:
+            return
         raise ServerError(f"mariadbd did not accept connections within {self.START_TIMEOUT_S:.0f} s "
                           f"(last error: {last}); log {self.log_file}:\n{self.log_tail()}") from last
 
