@@ -28,7 +28,7 @@ NOTEBOOKS = {
     "03": ["-p", "ENGINES", "postgres,mariadb"],
 }
 FOLLOW_UP = ["run", "01", "--no-progress", "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",
-             "-p", "VARIANTS", "sync_on"]
+             "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"]
 
 
 def leftovers(lab: Path) -> dict[str, list[str]]:

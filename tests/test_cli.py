@@ -59,7 +59,7 @@ def test_unknown_notebook_lists_the_known_ones(tmp_path):
 def test_ctrl_c_leaves_no_postgres_behind_and_keeps_partial_results(tmp_path):
     lab, out = tmp_path / "lab", tmp_path / "out"
     proc = subprocess.Popen([str(BIN), "run", "01", "--out", str(out), "--no-progress", "-p", "REPEATS", "200",
-                             "-p", "VARIANTS", "sync_on"],
+                             "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"],
                             env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)}, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = out / "01_insert_anatomy" / "results.parquet"

@@ -40,7 +40,7 @@ def _one_line(res, code: int, *needles: str) -> str:
 def _start_01(out: Path, lab: Path, repeats: str = "200") -> tuple[subprocess.Popen, Path]:
     """A run of 01 on the lab's PostgreSQL (sync_on only), returned once its first results are written."""
     proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", repeats,
-                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                             "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     folder = out / "01_insert_anatomy"
     _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)
@@ -149,7 +149,7 @@ def test_an_existing_out_is_refused_unless_forced(tmp_path):
     target = tmp_path / "out" / "01_insert_anatomy"
     target.mkdir(parents=True)
     (target / "fits.csv").write_text("stale\n")
-    _one_line(_cli("run", "01", "--out", str(tmp_path / "out"), *SMALL, lab=tmp_path / "lab"), 2, "--resume", "--force")
+    _one_line(_cli("run", "01", "--out", str(tmp_path / "out"), "-p", "ENGINES", "postgres", *SMALL, lab=tmp_path / "lab"), 2, "--resume", "--force")
     assert (target / "fits.csv").read_text() == "stale\n"
 
 
@@ -183,7 +183,7 @@ def _server_pids(lab: Path) -> list[int]:
 def test_a_server_killed_mid_run_gives_one_line_exit_5_and_the_error_in_run_json(tmp_path):
     lab, out = tmp_path / "lab", tmp_path / "out"
     proc = subprocess.Popen([str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", "200",
-                             "-p", "VARIANTS", "sync_on"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+                             "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: (out / "01_insert_anatomy" / "results.parquet").exists())
     for pid in _server_pids(lab):

@@ -106,7 +106,7 @@ def test_parameters_file_is_read_and_p_overrides_it(tmp_path):
     params.write_text("N: [1, {a: 2}]\n")
     res = _cli("run", "01", "-f", str(params), tmp_path=tmp_path)
     assert res.returncode == 2 and res.stderr.startswith("ingestlab: error: N=") and "flat list" in res.stderr
-    params.write_text("N: 200\nREPEATS: 1\nPROFILE_N: 2\nVARIANTS: [sync_on]\n")
+    params.write_text("ENGINES: postgres\nN: 200\nREPEATS: 1\nPROFILE_N: 2\nVARIANTS: [sync_on]\n")
     res = _cli("run", "01", "-f", str(params), "--no-progress", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     meta = _meta(tmp_path / "out", "01_insert_anatomy")

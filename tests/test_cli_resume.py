@@ -16,8 +16,8 @@ import pytest
 from ingestlab.checkpoints import FOLDER
 from tests.test_cli_failures import BIN, _cli, _one_line, _server_pids, _wait_for
 
-NB01 = ["-p", "REPEATS", "2", "-p", "N", "200", "-p", "PROFILE_N", "2", "-p", "VARIANTS", "sync_on,sync_off"]
-NB04 = ["-p", "CLIENTS", "1,2", "-p", "BATCH_ROWS", "1,10", "-p", "DURATION_S", "0.5", "-p", "WARMUP_S", "0.1",
+NB01 = ["-p", "ENGINES", "postgres", "-p", "REPEATS", "2", "-p", "N", "200", "-p", "PROFILE_N", "2", "-p", "VARIANTS", "sync_on,sync_off"]
+NB04 = ["-p", "ENGINES", "postgres", "-p", "CLIENTS", "1,2", "-p", "BATCH_ROWS", "1,10", "-p", "DURATION_S", "0.5", "-p", "WARMUP_S", "0.1",
         "-p", "VARIANTS", "default,sync_off"]
 
 

@@ -45,6 +45,30 @@ def test_a_killed_run_keeps_its_samples_and_says_incomplete(tmp_path):
     assert frame["elapsed_s"].tolist() == [0.5, 0.6]
 
 
+
+def test_a_configuration_writes_its_rows_at_most_every_interval_and_when_it_ends_however(tmp_path, monkeypatch):
+    from ingestlab import results
+
+    monkeypatch.setattr(results, "FLUSH_INTERVAL_S", 3600.0)
+    run = Run("nb", {}, tmp_path)
+    seen = []
+
+    def measure():
+        for i in range(3):
+            run.append(pd.DataFrame({"elapsed_s": [i / 10], "warmup": [False]}))
+            seen.append((tmp_path / "results.parquet").exists())
+        raise KeyboardInterrupt  # as Ctrl-C in the middle of a configuration
+
+    with pytest.raises(KeyboardInterrupt):
+        run.once({"engine": "e"}, measure)
+    assert seen == [False, False, False]  # not rewritten on every append inside a configuration
+    assert load_run(tmp_path)[0]["elapsed_s"].tolist() == [0.0, 0.1, 0.2]  # but written when it ended
+
+    monkeypatch.setattr(results, "FLUSH_INTERVAL_S", 0.0)
+    run.once({"engine": "f"}, lambda: [run.append(pd.DataFrame({"elapsed_s": [1.0], "warmup": [True]})),
+                                       seen.append(len(pd.read_parquet(tmp_path / "results.parquet")))])
+    assert seen[-1] == 4 and json.loads((tmp_path / "run.json").read_text())["warmup"]["results"] == 1
+
 def _repo_with_a_notebook(path, filter_log):
     """A git repository whose notebooks pass a clean filter that logs each call (as nbstripout's would run)."""
     def git(*args):

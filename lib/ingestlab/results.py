@@ -10,6 +10,7 @@ import platform
 import socket
 import subprocess
 import sys
+import time
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, Callable
@@ -35,6 +36,9 @@ FIT_COLUMNS = ["notebook", "engine", "variant", "model", "method", "term", "esti
 
 #: Sub-folder of a run directory that receives the run's figures (:func:`ingestlab.figures.save`).
 FIGURES_SUBDIR = "figures"
+#: Seconds between rewrites of a table's parquet while a configuration appends to it: every rewrite is the
+#: whole table, and on every append notebook 01's anatomy passes spent a fifth of the run rewriting.
+FLUSH_INTERVAL_S = 1.0
 #: The formats a figure is saved in (:func:`ingestlab.figures.save`), all of them unless
 #: ``$INGESTLAB_FIGURE_FORMATS`` names fewer (:func:`figure_formats`); the article's ``figures/`` takes all.
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -218,6 +222,8 @@ class Run:
                   "they are kept, not measured again")
         self._frames: dict[str, list[pd.DataFrame]] = {}
         self._open: dict[str, list[pd.DataFrame]] | None = None
+        self._unwritten: set[str] = set()
+        self._written_at = time.monotonic()
         self._write_meta()
 
     # -- configurations ---------------------------------------------------------------------
@@ -253,6 +259,7 @@ class Run:
             tables = {t: pd.concat(f, ignore_index=True) for t, f in self._open.items()}
         finally:
             self._open = None
+            self.flush()  # whatever ended the configuration, its rows are on disk
         self.checkpoints.put(key, tables)
         self._count("measured")
         return tables
@@ -290,15 +297,28 @@ class Run:
         self._write_meta()
 
     def append(self, frame: pd.DataFrame, table: str = "results", **labels) -> None:
-        """Add rows to ``<table>.parquet`` (rewritten at once), with ``labels`` as columns."""
+        """Add rows to ``<table>.parquet``, with ``labels`` as columns.
+
+        The file is rewritten at once, or, inside a configuration (:meth:`once`), at most every
+        :data:`FLUSH_INTERVAL_S` and when the configuration ends, however it ends.
+        """
         frame = frame.assign(**labels) if labels else frame
         self._frames.setdefault(table, []).append(frame)
+        self._unwritten.add(table)
         if self._open is not None:
             self._open.setdefault(table, []).append(frame)
-        data = pd.concat(self._frames[table], ignore_index=True)
-        _atomic_parquet(data, self.dir / f"{table}.parquet")
-        if "warmup" in frame.columns:
-            self.meta["warmup"][table] = int(data["warmup"].sum())
+        if self._open is None or time.monotonic() - self._written_at >= FLUSH_INTERVAL_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Rewrite the parquet file of every table appended to since the last write, and ``run.json``."""
+        for table in sorted(self._unwritten):
+            data = pd.concat(self._frames[table], ignore_index=True)
+            _atomic_parquet(data, self.dir / f"{table}.parquet")
+            if "warmup" in data.columns:
+                self.meta["warmup"][table] = int(data["warmup"].sum())
+        self._unwritten.clear()
+        self._written_at = time.monotonic()
         self._write_meta()
 
     def table(self, table: str = "results") -> pd.DataFrame:

@@ -26,6 +26,16 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
         assert standby["client_addr"] == "socket"  # no TCP: the stream uses the private socket directory
         assert eng.execute("SHOW listen_addresses")[0][0] == ""
 
+    def test_the_watch_on_the_standbys_is_no_client_a_counter_read_waits_for(self, eng):
+        # the watch's connection never exits: counted as a client, every commit-counter read waited its full bound
+        others = ("SELECT application_name FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                  "AND usename = current_user AND pid <> pg_backend_pid()")
+        assert [row[0] for row in eng.execute(others)] == [eng.OBSERVER_NAME]
+        before = eng.capability("commit_counters").read()
+        eng.execute("SELECT 1")
+        after = eng.capability("commit_counters").read()
+        assert after["flushes"] >= before["flushes"]
+
     def test_rows_are_counted_on_every_node(self, eng):
         eng.tables.reset("nodes", STUDY_COLUMNS)
         eng.apply_settings({"synchronous_commit": "local"})  # the standby may lag: the count waits for it

@@ -74,6 +74,9 @@ class Postgres(Engine):
                                                             "work_mem", "maintenance_work_mem"})
     #: Seconds :class:`PostgresCommitCounters` waits for finished clients' backends to exit (and report).
     CLIENT_EXIT_WAIT_S: ClassVar[float] = 5.0
+    #: ``application_name`` of the lab's own connections that only read and stay open (a watch on the
+    #: standbys): the wait above is for writing clients to exit, and these never do.
+    OBSERVER_NAME: ClassVar[str] = "ingestlab observer"
 
 
     def _make_server(self) -> LocalServer:
@@ -263,7 +266,8 @@ class Postgres(Engine):
     def _wait_for_other_clients(self) -> None:
         poll(lambda: not self.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-            "AND usename = current_user AND pid <> pg_backend_pid()")[0][0],
+            "AND usename = current_user AND pid <> pg_backend_pid() AND application_name <> %s",
+            [self.OBSERVER_NAME])[0][0],
             timeout_s=self.CLIENT_EXIT_WAIT_S, interval_s=0.02)
 
     def _data_bytes(self, table: str) -> int:

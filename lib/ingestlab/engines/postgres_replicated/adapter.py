@@ -88,8 +88,15 @@ class PostgresReplicated(Postgres):
             return self
         super().start()
         if self._client_kwargs is None and self.execute("SHOW synchronous_standby_names")[0][0].strip():
-            self._watch = SyncWatch(self.connect, self.label).start()
+            self._watch = SyncWatch(self._observer_connection, self.label).start()
         return self
+
+    def _observer_connection(self):
+        """A new autocommit connection to the primary, named as the lab's observers are (:attr:`OBSERVER_NAME`)."""
+        conn = self.connect()
+        with conn.cursor() as cur:
+            cur.execute("SET application_name = %s", [self.OBSERVER_NAME])
+        return conn
 
     def close(self) -> None:
         """Stop the watch, then as :class:`Postgres`."""
