@@ -37,7 +37,7 @@ FIT_COLUMNS = ["notebook", "engine", "variant", "model", "method", "term", "esti
 #: Sub-folder of a run directory that receives the run's figures (:func:`ingestlab.figures.save`).
 FIGURES_SUBDIR = "figures"
 #: Seconds between rewrites of a table's parquet while a configuration appends to it: every rewrite is the
-#: whole table, and on every append notebook 01's anatomy passes spent a fifth of the run rewriting.
+#: whole table, and a run appending many small frames spent a fifth of its time rewriting on every append.
 FLUSH_INTERVAL_S = 1.0
 #: The formats a figure is saved in (:func:`ingestlab.figures.save`), all of them unless
 #: ``$INGESTLAB_FIGURE_FORMATS`` names fewer (:func:`figure_formats`); the article's ``figures/`` takes all.

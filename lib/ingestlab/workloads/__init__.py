@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import inspect
 import os
 import pkgutil
 import sys
@@ -56,7 +57,8 @@ class Notebook:
     measures : str
         What it measures, in one line.
     engine_parameter : str or None
-        The parameter naming the engines it measures (``ENGINES``), or None when it measures none.
+        The parameter naming the engines it measures (``ENGINES``), or None when it measures none;
+        None also when ``validate`` takes no ``engines`` (a notebook without engines needs not say so).
     headlines : tuple of str
         The headline quantities its last cell records (``run.json``'s ``headline`` keys, or their
         prefixes ending in ``[``).
@@ -125,6 +127,8 @@ class Notebook:
         object.__setattr__(self, "fit", resolved(self.fit))
         object.__setattr__(self, "plotters", {name: resolved(p) for name, p in self.plotters.items()})
         object.__setattr__(self, "figures", tuple(self.figures or self.plotters))
+        if self.engine_parameter is not None and not _takes(self.validate, self.engine_parameter.lower()):
+            object.__setattr__(self, "engine_parameter", None)  # validate takes no engines: the notebook has none
         if self.engine_parameter == ENGINES:
             # The old engine parameter names are refused by every notebook that has the parameter.
             object.__setattr__(self, "renamed", {**ENGINES_RENAMED, **self.renamed})
@@ -138,6 +142,12 @@ class Notebook:
     def notebook_path(self) -> Path:
         """The ``.ipynb`` file of this notebook."""
         return Path(self.path) if self.path is not None else _paths.notebooks_dir() / f"{self.stem}.ipynb"
+
+
+def _takes(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function`` takes a parameter ``name`` (any name, when it takes ``**kwargs``)."""
+    parameters = inspect.signature(function).parameters
+    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def later(target: str) -> Callable[..., Any]:

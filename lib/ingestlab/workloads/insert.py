@@ -399,12 +399,12 @@ NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="Where do a single-row INSERT's milliseconds go, and what does batching save?",
     study="starrocks-insert-overhead.ru.txt",
-    validate=validate,
     measures="single-row, 100- and 1 000-row INSERTs, INSERT … SELECT and the bulk path per commit variant; "
              "the statement's anatomy from the engine's own instruments",
     headlines=("overhead_ms[", "diff_ms", "unexplained_share[", "total_vs_samples["),
     smoke_time="1 min", paper_time="≤20 min (rounds until ±5 %)",
     needs=("execute",),
+    validate=validate,
     measure=measure,
     plotters={"latency": "latency_figure",
               "fit": "fit_figure",

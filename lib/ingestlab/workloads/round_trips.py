@@ -262,13 +262,13 @@ NOTEBOOK = Notebook(
     stem=NOTEBOOK_STEM,
     question="How many network round trips does each commit protocol pay per statement?",
     study="the seeds' distributed commits (issue T): a delay injected between a cluster's nodes",
-    validate=validate,
     measures="time per INSERT against the one-way delay injected on a cluster's inter-node links, per commit "
              "protocol, rows per INSERT and clients; the round-trip law o(d) = o0 + r 2d fitted, tested, and "
              "asked for a held-out delay",
     headlines=("round_trips[", "law_holds[", "held_out_inside["),
     smoke_time="1–2 min", paper_time="about 2 h",
     needs=("link_delay",),
+    validate=validate,
     measure=measure,
     plotters={"round_trips": "plot_round_trips",
               "amortisation": "plot_amortisation"},

@@ -515,12 +515,12 @@ NOTEBOOK = Notebook(
     stem="03_upsert_beyond_ram",
     question="What does overwriting existing keys cost when the data set is larger than memory?",
     study="arangodb-upsert-beyond-ram.ru.txt",
-    validate=validate,
     measures="batch times of inserts, overwrites and blind overwrites under a memory cap (and an emulated "
              "375-IOPS disk), with the reads they cause",
     headlines=("ratio_median[",),
     smoke_time="1 min", paper_time="16 min (as root)",
     needs=("upsert", "io_counters"),
+    validate=validate,
     measure=measure,
     plotters={"batch_times": "ingestlab.plots:plot_latency",
               "ratios": "plot_ratios",
