@@ -22,7 +22,7 @@ NOTEBOOK_STEM = "04_group_commit"
 
 #: Sizes per SCALE. ``paper``: the grid of the issue (1…64 clients, 1/10/100 rows per INSERT).
 SCALES: dict[str, dict[str, Any]] = {
-    "smoke": {"clients": (1, 4), "rows_per_insert": (1, 10), "duration_s": 0.5, "warmup_s": 0.25, "n_variants": 2},
+    "smoke": {"clients": (1, 4), "rows_per_insert": (1, 10), "duration_s": 0.5, "warmup_s": 0.1, "n_variants": 2},
     "paper": {"clients": (1, 2, 4, 8, 16, 32, 64), "rows_per_insert": (1, 10, 100), "duration_s": 3.0,
               "warmup_s": 0.5, "n_variants": None},
 }

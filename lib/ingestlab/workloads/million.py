@@ -55,10 +55,11 @@ PATHS: dict[str, str] = {"generate": "server", "bulk": "bulk", "native_client": 
 FIT_PATHS = ("insert_values", "bulk")
 #: Sizes per SCALE. ``paper`` is the study's: 1 000 000 rows, 5 runs.
 SCALES: dict[str, dict[str, int]] = {
-    "smoke": {"rows": 10_000, "runs": 2, "warmup_rows": 1_000, "disk_mb": 64},
-    "paper": {"rows": 1_000_000, "runs": 5, "warmup_rows": 10_000, "disk_mb": 512},
+    "smoke": {"rows": 10_000, "runs": 2, "warmup_rows": 1_000, "disk_mb": 64, "versions": "default"},
+    "paper": {"rows": 1_000_000, "runs": 5, "warmup_rows": 10_000, "disk_mb": 512, "versions": "all"},
 }
-#: ``VERSIONS``: every installed version of each local engine, or only the targets as named.
+#: ``VERSIONS``: every installed version of each local engine, or only the targets as named (None: the SCALE's,
+#: smoke as named, paper every version).
 VERSION_CHOICES = ("all", "default")
 #: Rows per ``pyarrow`` chunk of the bulk path.
 CHUNK_ROWS = 100_000
@@ -88,7 +89,7 @@ class Params(EngineParams):
 def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | None = None,
              methods: Sequence[str] | str | None = None, settings: Sequence[str] | str | None = None,
              repeats: int | None = None, batch_rows: Sequence[int] | str = BATCH_ROWS,
-             bulk_statements: Sequence[int] | str = BULK_STATEMENTS, versions: str = "all",
+             bulk_statements: Sequence[int] | str = BULK_STATEMENTS, versions: str | None = None,
              warmup_rows: int | None = None) -> Params:
     """Check notebook 05's parameters without starting anything; return them resolved.
 
@@ -101,6 +102,7 @@ def validate(engines: Sequence[str] | str, scale: str = "smoke", rows: int | Non
     one_of("SCALE", scale, SCALES)
     size = SCALES[scale]
     specs = parse_engines(engines)
+    versions = size["versions"] if versions is None else versions
     one_of("VERSIONS", versions, VERSION_CHOICES)
     classes = [spec.engine_class() for spec in _expand(specs, versions)]
     # before SETTINGS, which such an engine would be blamed for
