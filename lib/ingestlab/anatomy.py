@@ -331,8 +331,8 @@ def _difference_ci(a: Sequence[float], b: Sequence[float], seed: int = 0) -> tup
     if len(a) < 3 or len(b) < 3:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
-    diffs = (np.median(rng.choice(a, size=(2000, len(a))), axis=1)
-             - np.median(rng.choice(b, size=(2000, len(b))), axis=1))
+    diffs = (np.median(rng.choice(a, size=(2000, len(a))), axis=1, overwrite_input=True)
+             - np.median(rng.choice(b, size=(2000, len(b))), axis=1, overwrite_input=True))
     return float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))
 
 
