@@ -200,7 +200,7 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
     rows = []
     for labels, g in _grouped(frame, by):
         g = g[[x, y]].dropna().astype(float)
-        if len(g) < 3 or g[x].nunique() < 2:
+        if too_few_for_line(g, x):
             where = ", ".join(f"{k} {v}" for k, v in labels.items()) or "the data"
             warnings.warn(f"{where}: left out of the fit of {y} on {x}: {len(g)} points at {g[x].nunique()} "
                           f"distinct {x} (a line needs at least 3 at 2)", FitLeftOut, stacklevel=2)
@@ -233,6 +233,17 @@ _LINE_COLUMNS = ("method", "slope", "slope_se", "slope_ci_low", "slope_ci_high",
 
 class FitLeftOut(UserWarning):
     """A group of a fit had too few points for a line and was left out (the sentence says which)."""
+
+
+def too_few_for_line(points: pd.DataFrame, x: str = "n_statements") -> bool:
+    """Whether ``points`` lack what a line needs: 3 points at 2 distinct ``x`` values.
+
+    Examples
+    --------
+    >>> too_few_for_line(pd.DataFrame({"n_statements": [1000, 1000, 1]})), too_few_for_line(pd.DataFrame({"n_statements": [1000, 1000]}))
+    (False, True)
+    """
+    return len(points) < 3 or points[x].nunique() < 2
 
 
 def fit_overhead(frame: pd.DataFrame, *, by: Sequence[str] = ("engine", "variant"), x: str = "n_statements",
@@ -348,7 +359,7 @@ def overhead_difference(frame: pd.DataFrame, a: dict, b: dict, *, x: str = "n_st
     part = part.dropna()
     for sel, side in ((a, 1.0), (b, 0.0)):
         pts = part[part["side"] == side]
-        if len(pts) < 3 or pts[x].nunique() < 2:
+        if too_few_for_line(pts, x):
             raise ValueError(f"overhead_difference: {sel} selects {len(pts)} points at {pts[x].nunique()} "
                              f"distinct {x} values; each side needs ≥ 3 at ≥ 2")
     X = {"const": np.ones(len(part)), x: part[x], "side": part["side"], f"{x}:side": part[x] * part["side"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -237,13 +238,21 @@ def variant_difference(totals: pd.DataFrame, variants: Sequence[str]) -> dict | 
     """The first variant's overhead minus the last's, on the first engine that ran two of ``variants``; else None.
 
     Both come from one model of the two variants' totals (:func:`ingestlab.models.overhead_difference`);
-    the result names its ``engine``.
+    the result names its ``engine``. An engine whose variants have too few points for a line each (one
+    scenario, one round) is passed over, saying so (:class:`~ingestlab.models.FitLeftOut`), as a fit is.
     """
     for engine, part in totals.groupby("engine", sort=False):
         own = [v for v in variants if v in set(part["variant"])]
-        if len(own) >= 2:
-            diff = models.overhead_difference(part, {"variant": own[0]}, {"variant": own[-1]})
-            return {**diff, "engine": engine, "first": own[0], "last": own[-1]}
+        if len(own) < 2:
+            continue
+        short = [v for v in (own[0], own[-1]) if models.too_few_for_line(part[part["variant"] == v].dropna(
+            subset=["n_statements", "total_s"]))]
+        if short:
+            warnings.warn(f"{engine}: the difference of {own[0]} and {own[-1]} left out: {short[0]} has too few "
+                          "points for a line (3 at 2 statement counts)", models.FitLeftOut, stacklevel=2)
+            continue
+        diff = models.overhead_difference(part, {"variant": own[0]}, {"variant": own[-1]})
+        return {**diff, "engine": engine, "first": own[0], "last": own[-1]}
     return None
 
 
