@@ -198,6 +198,7 @@ def test_a_server_killed_mid_run_gives_one_line_exit_5_and_the_error_in_run_json
     assert not _server_pids(lab)
 
 
+@pytest.mark.serial  # its bound is a time: 7 s alone, 12 s beside three busy loops, 14.7 s in the suite (bound 13 s)
 def test_a_server_stopped_mid_run_gives_one_line_exit_5_within_its_grace_and_leaves_nothing(tmp_path):
     """SIGSTOP to the lab's PostgreSQL (the server and its backends): the run hung for good before."""
     import psutil
