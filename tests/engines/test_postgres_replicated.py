@@ -28,9 +28,13 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
 
     def test_the_watch_on_the_standbys_is_no_client_a_counter_read_waits_for(self, eng):
         # the watch's connection never exits: counted as a client, every commit-counter read waited its full bound
+        from ingestlab.polling import poll
+
         others = ("SELECT application_name FROM pg_stat_activity WHERE backend_type = 'client backend' "
                   "AND usename = current_user AND pid <> pg_backend_pid()")
-        assert [row[0] for row in eng.execute(others)] == [eng.OBSERVER_NAME]
+        # the watch connects again at its next look (every 0.5 s) after a pause (a restart) closed it
+        seen = poll(lambda: [row[0] for row in eng.execute(others)], timeout_s=5, interval_s=0.05)
+        assert seen == [eng.OBSERVER_NAME]
         before = eng.capability("commit_counters").read()
         eng.execute("SELECT 1")
         after = eng.capability("commit_counters").read()

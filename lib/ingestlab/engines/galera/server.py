@@ -195,8 +195,31 @@ class GaleraServer(LocalServer):
         except ServerError as exc:  # MariaDB's message carries the log's tail on lines of its own
             raise ServerError(f"galera node 1 did not start alone to be set up ({str(exc).splitlines()[0]}); "
                               f"{first.log_file} ends: {_log_line(first)}") from exc
+        self._wait_ready_for_use(first)
         first._secure()
         self._stop()
+
+    def _wait_ready_for_use(self, node: GaleraNode) -> None:
+        """Wait until a node that accepts logins also takes statements (``wsrep_ready``; before it, error 1047).
+
+        A node accepts a login a moment before its group is ready; under load the setup's first query
+        fell in that moment ("WSREP has not yet prepared node for application use").
+        """
+        import pymysql
+
+        def ready() -> bool:
+            with pymysql.connect(unix_socket=str(node.socket_path), user="root", password="") as conn, \
+                    conn.cursor() as cur:
+                cur.execute("SHOW GLOBAL STATUS LIKE 'wsrep_ready'")
+                row = cur.fetchone()
+            return bool(row) and row[1] == "ON"
+
+        done, last = poll_or_error(ready, timeout_s=self.START_TIMEOUT_S, interval_s=0.05,
+                                   retry_on=pymysql.err.MySQLError)
+        if not done:
+            raise ServerError(f"galera node {node.index} accepted logins but was not ready for statements within "
+                              f"{self.START_TIMEOUT_S:.0f} s{f' ({last})' if last else ''}; "
+                              f"{node.log_file} ends: {_log_line(node)}") from last
 
     def _launch(self) -> None:
         """Copy node 1's data to the others with one saved primary view, start every node, wait until synced."""
