@@ -106,9 +106,11 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 3 )); echo $$((
 # Bytecode is written even where $PYTHONDONTWRITEBYTECODE is set (as in some shells and CI images): the suite
 # starts some 150 Python processes (workers, kernels, CLI runs), and without it each compiled the lab's modules
 # and re-rewrote the test modules' asserts again (4 s per worker).
+# A kernel started at the suite's busiest moment answered its first kernel_info after nbval's 60 s in one
+# CI run (notebook 03's every cell an ERROR): 180 s, the bound of a kernel that never starts.
 test: $(STAMP) engines toxiproxy
 	$(BIN)/ruff check lib tests bench
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --nbval-current-env --durations=50 \
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --nbval-current-env --nbval-kernel-startup-timeout 180 --durations=50 \
 	  tests lib/ingestlab notebooks
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m serial tests
 
