@@ -517,6 +517,7 @@ def test_a_run_folder_made_read_only_mid_run_gives_one_line_exit_4_and_keeps_the
     assert not _server_pids(lab)
 
 
+@pytest.mark.serial  # its bound is a time: 15.4 s in one CI run beside five workers (bound 13 s)
 def test_a_stopped_kernel_ends_the_run_at_its_bound_in_one_line_exit_4_and_leaves_nothing(tmp_path):
     """SIGSTOP to the notebook's kernel (issue V, 9): the run waited for ever and PostgreSQL stayed up."""
     import psutil

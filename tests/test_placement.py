@@ -60,6 +60,7 @@ def test_a_library_engine_is_the_client_and_is_not_pinned(tmp_path, monkeypatch)
 def test_the_wake_up_latency_is_held_while_an_engine_runs_and_dropped_at_close(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
     monkeypatch.delenv(placement.WAKEUP_ENV, raising=False)
+    before = dict(placement._held)  # another test's engine in this worker may hold it already (seen in CI)
     first, second = registry.get("duckdb"), registry.get("duckdb")
     first.start()
     second.start()
@@ -72,7 +73,9 @@ def test_the_wake_up_latency_is_held_while_an_engine_runs_and_dropped_at_close(t
     finally:
         first.close()
         second.close()
-    assert placement._held["fd"] is None and placement.describe()["wakeup"].startswith("hold")
+    assert placement._held == before  # each engine's hold ended with it
+    if before["fd"] is None:
+        assert placement.describe()["wakeup"].startswith("hold")  # the last one let go: the kernel dropped it
 
 
 def test_wake_up_off_holds_nothing_and_a_bad_value_is_refused(monkeypatch):
