@@ -415,3 +415,11 @@ def test_each_configuration_changes_one_factor_from_the_baseline():
     params = sweeps.validate("mariadb", partitions="1,8", columns="4,5", models="aria")
     assert [c.name for c in sweeps.configurations(params, MariaDB)] == [
         "p1 c4 no_key", "p8 c4 no_key", "p1 c5 no_key", "p1 c4 aria"]
+
+
+def test_levels_add_the_engines_extra_partitions_at_paper_scale_and_keep_its_default_model_first():
+    from ingestlab.engines.postgres import Postgres
+
+    assert sweeps.levels(sweeps.validate("postgres", scale="paper"), Postgres)["partitions"] == [
+        1, 4, 8, 16, 32, 64, 256, 1024]
+    assert sweeps.levels(sweeps.validate("postgres", models="unlogged"), Postgres)["model"] == ["no_key", "unlogged"]

@@ -247,14 +247,6 @@ def levels(params: Params, cls: type[Engine]) -> dict[str, list]:
     at paper scale; models are the engine's own among ``params.models`` (all when None),
     its default model first. A factor not swept, or one the engine cannot vary
     (:func:`varies`), keeps only its baseline level.
-
-    Examples
-    --------
-    >>> from ingestlab.engines.postgres import Postgres
-    >>> levels(validate("postgres", scale="paper"), Postgres)["partitions"]
-    [1, 4, 8, 16, 32, 64, 256, 1024]
-    >>> levels(validate("postgres", models="unlogged"), Postgres)["model"]
-    ['no_key', 'unlogged']
     """
     tables = capabilities.of(cls, "table_models")
     extra = tables.SWEEP_EXTRA_PARTITIONS if params.scale == "paper" else ()
