@@ -113,6 +113,22 @@ class TestMariaDB(EngineContract, NativeLoopContract):
         assert (quiet.drop(columns="client_total").fillna(0).sum(axis=1).values
                 == pytest.approx(quiet["client_total"].values))
 
+    def test_settle_leaves_no_dirty_page_and_puts_the_cleaner_setting_back(self, eng):
+        def status(name):
+            return int(eng.execute("SHOW GLOBAL STATUS LIKE %s", [name])[0][1])
+
+        _fresh_table(eng, "settled")
+        eng.execute(eng.sql.insert_sql("settled", COLS, 200), [v for row in datagen.study_rows(200, seed=3) for v in row])
+        assert status("Innodb_buffer_pool_pages_dirty") > 0
+        before = eng.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
+        checkpoints = status("Innodb_checkpoint_age")
+        eng.tables.settle("settled")
+        assert status("Innodb_buffer_pool_pages_dirty") == 0
+        assert status("Innodb_checkpoint_age") < checkpoints
+        # the lab's server writes them at once, without waiting for the page cleaner's next tick
+        assert eng.execute("SHOW GLOBAL VARIABLES LIKE %s", [eng.CHECKPOINT_VARIABLE])
+        assert eng.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0] == before
+
     def test_load_data_local_keeps_quotes_commas_backslashes_and_nulls(self, eng):
         _fresh_table(eng, "odd_values")
         rows = [(1, 'say "hi", then \\leave', None, None), (2, "NULL", None, None), (3, "", None, None)]

@@ -195,8 +195,7 @@ def _measure(tmp_path, targets, versions="default", **kwargs):
     return million.measure(params, run), run
 
 
-# MariaDB's smoke run takes ~170 s here (2 cores, 11 loads a round, each settled): `slow`; PostgreSQL's ~6 s
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "mariadb" else n for n in LOCAL])
+@pytest.mark.parametrize("name", LOCAL)
 def test_smoke_run_loads_every_row_by_every_method_and_setting(name, tmp_path):
     reason = engines.class_of(name).unavailable_reason()
     if reason:
