@@ -137,3 +137,10 @@ class RunError(IngestlabError):
         self.log = log
         self.exit_code = exit_code
         super().__init__(f"{notebook} failed: {cause} (traceback: {log})")
+
+
+class FitLeftOut(UserWarning):
+    """A group of a fit had too few points for a line and was left out (the sentence says which).
+
+    A warning, not an error: the notebook shows it and goes on (:mod:`ingestlab.models` raises it).
+    """

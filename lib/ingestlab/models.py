@@ -69,6 +69,7 @@ from statsmodels.regression.linear_model import OLS, WLS
 from statsmodels.tools.tools import add_constant
 
 from ingestlab import adequacy as _adequacy
+from ingestlab.errors import FitLeftOut  # noqa: F401 - where the fits' users look for it
 from ingestlab.results import FIT_COLUMNS
 
 #: Statement counts of the study's scale table.
@@ -229,10 +230,6 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
 #: The columns :func:`fit_linear` gives each group's row besides the group's own.
 _LINE_COLUMNS = ("method", "slope", "slope_se", "slope_ci_low", "slope_ci_high", "intercept", "intercept_ci_low",
                  "intercept_ci_high", "r2", "n_points", "df_resid", "ci_method", "ci_df")
-
-
-class FitLeftOut(UserWarning):
-    """A group of a fit had too few points for a line and was left out (the sentence says which)."""
 
 
 def too_few_for_line(points: pd.DataFrame, x: str = "n_statements") -> bool:

@@ -59,7 +59,6 @@ from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ingestlab import timing
 from ingestlab.errors import ConfigError
@@ -192,6 +191,8 @@ def interval(values, confidence: float = CONFIDENCE, *, adaptive: bool = True) -
 @functools.lru_cache(maxsize=4096)
 def _quantile(df: int, alpha: float) -> float:
     """The two-sided t quantile (cached: :class:`Rounds` asks it for every headline after every round)."""
+    from scipy import stats  # 0.6 s: not on the way of every command that only finds the notebooks
+
     return float(stats.t.ppf(1 - alpha / 2, df))
 
 

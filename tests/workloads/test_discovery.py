@@ -198,3 +198,11 @@ def test_a_second_declaration_of_one_notebook_id_is_refused(tmp_path, monkeypatc
         monkeypatch.delitem(sys.modules, name, raising=False)
     with pytest.raises(ConfigError, match="declared twice"):
         workloads.discover()
+
+
+def test_discovery_imports_no_statistics_or_plotting_library():
+    # a refused run, `ingestlab list` and every run's runner find the notebooks first: 2.5 s a command with these
+    heavy = ("matplotlib", "seaborn", "statsmodels", "scipy.stats")
+    code = f"import sys; from ingestlab import workloads; workloads.discover(); print([m for m in {heavy!r} if m in sys.modules])"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "[]", res.stdout

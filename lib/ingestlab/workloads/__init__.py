@@ -34,6 +34,11 @@ WORKLOADS_ENV = "INGESTLAB_WORKLOADS"
 ENGINES = "ENGINES"
 
 
+#: Modules beside a workload that are no workload: its statistics and plotters, or a figure of its own
+#: (matplotlib, seaborn and scipy.stats: not imported by discovery, which a refused run waits for).
+HELPER_SUFFIXES = ("_analysis", "_figure")
+
+
 #: The engine parameter's old names (issue K), refused by every notebook that has the parameter.
 ENGINES_RENAMED: Mapping[str, str] = {"TARGET": "ENGINES", "TARGETS": "ENGINES"}
 
@@ -191,14 +196,14 @@ def _declared_in(module: Any) -> Notebook | None:
 
 def _package_modules() -> list[str]:
     return [m.name for m in pkgutil.iter_modules(__path__)
-            if not m.name.startswith("_") and not m.name.endswith("_analysis")]
+            if not m.name.startswith("_") and not m.name.endswith(HELPER_SUFFIXES)]
 
 
 def _extra_modules() -> list[Any]:
     modules = []
     for folder in filter(None, os.environ.get(WORKLOADS_ENV, "").split(os.pathsep)):
         for path in sorted(Path(folder).glob("*.py")):
-            if path.name.startswith("_") or path.stem.endswith("_analysis"):
+            if path.name.startswith("_") or path.stem.endswith(HELPER_SUFFIXES):
                 continue
             name = f"ingestlab_workload_{path.stem}"
             if name not in sys.modules:

@@ -12,8 +12,7 @@ import pandas as pd
 from ingestlab import datagen, precision, progress, schedule
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
-from ingestlab.errors import ConfigError, DataLossError, UnsupportedOperationError
-from ingestlab.models import FitLeftOut
+from ingestlab.errors import ConfigError, DataLossError, FitLeftOut, UnsupportedOperationError
 from ingestlab.timing import time_calls
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import (
