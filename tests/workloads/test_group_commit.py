@@ -124,6 +124,15 @@ def test_measure_counts_every_row_and_observes_grouping(tmp_path):
     assert data["samples"].groupby("clients")["client"].nunique().to_dict() == {1: 1, 8: 8}
     assert set(data["samples"]["loop"]) == {"closed"}
     assert (tmp_path / "throughput.csv").exists()
+    # interleaved: every round holds both variants, and neither variant's grid is measured in one stretch
+    rounds = json.loads((tmp_path / "run.json").read_text())["schedule"]["rounds"]
+    assert len(rounds) == group_commit.ROUNDS
+    assert all(sorted(arm["variant"] for arm in r["order"]) == ["default", "sync_off"] for r in rounds)
+    firsts = data["samples"].groupby(["variant", "clients", "rows_per_insert"])["started_ns"].min().sort_values()
+    measured = firsts.index.get_level_values("variant")
+    assert 1 + (measured[1:] != measured[:-1]).sum() >= 3
+    assert tp[["variant", "rows_per_insert", "clients"]].values.tolist() == [  # the table in the grid's order
+        [v, r, c] for v in ("default", "sync_off") for r in (1, 10) for c in (1, 8)]
     fits = group_commit_analysis.fit(tp)
     assert set(fits["term"]) == {"intercept", "flush_share", "rows_per_insert"}
     assert not group_commit_analysis.speedups(data["samples"], tp).empty

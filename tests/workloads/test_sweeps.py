@@ -164,6 +164,19 @@ def test_smoke_measure_on_postgres_writes_every_row(tmp_path):
     assert fits.loc[fits["level"] == "unlogged", "skips_commit_flush"].tolist() == [True]
 
 
+def test_each_round_measures_every_variant_in_the_order_it_drew_and_records(tmp_path):
+    params = sweeps.validate("postgres", partitions="1,4", columns="4,6", statements=5, warmup=1, repeats=3,
+                             profile_n=0, variants="sync_on,sync_off", seed=5)  # its rounds draw both orders
+    run = Run(sweeps.NOTEBOOK, params.as_dict(), tmp_path)
+    data = sweeps.measure(params, run)
+    rounds = run.meta["schedule"]["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1, 2]
+    assert all(sorted(arm["variant"] for arm in r["order"]) == ["sync_off", "sync_on"] for r in rounds)
+    firsts = data["samples"].groupby(["round", "variant"])["started_ns"].min().sort_values()
+    assert [v for _, v in firsts.index] == [arm["variant"] for r in rounds for arm in r["order"]]
+    assert len({tuple(arm["variant"] for arm in r["order"]) for r in rounds}) == 2
+
+
 def test_a_resumed_sweep_keeps_its_completed_tables_in_their_drawn_order(tmp_path, monkeypatch):
     params = _small("postgres", variants="sync_on")
     real, calls = sweeps.run_configuration, []

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import datagen, progress
+from ingestlab import datagen, progress, schedule
 from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities, registry
@@ -144,60 +144,91 @@ def _seconds(name: str, value: Any, *, positive: bool) -> float:
 
 
 # -- measuring ------------------------------------------------------------------------------
-def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
-    """Run the grid (engine × variant × rows per INSERT × clients); each engine is started and stopped inside.
+#: Rounds each (engine, variant)'s grid is spread over (fewer when the grid has fewer configurations).
+ROUNDS = 3
 
-    Per variant the server restarts with the variant's settings; per configuration the table
-    is recreated empty, the engine's commit counters are read, the clients run
+
+def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
+    """Run the grid (engine × variant × rows per INSERT × clients); the engines are started and stopped inside.
+
+    Every engine is started, then the run goes in **rounds** (:data:`ROUNDS`): each (engine,
+    variant) arm's grid is shuffled once (from ``SEED`` and the arm) and split into as many
+    shares as rounds, and a round measures one share of every arm, the arms in an order drawn
+    afresh each round (:mod:`ingestlab.schedule`, kept in ``run.json`` → ``schedule``), so a
+    drift of the machine falls on every engine, variant and grid point alike instead of on
+    whichever came last. The server restarts when an arm's variant needs it. Per configuration
+    the table is recreated empty, the engine's commit counters are read, the clients run
     (:class:`~ingestlab.concurrency.ClientRun`), the counters are read again and the table's
     rows are counted against the rows the clients saw acknowledged (warm-up included).
     Samples (one row per statement) go to ``results.parquet`` and the configuration's row
     to ``throughput.csv`` after each configuration, so an interrupted run keeps both (each
     configuration goes through :meth:`~ingestlab.results.Run.once`: a resumed run measures
-    only those not done, and ``throughput.parquet``, ``client_cpu.parquet`` keep their rows); a
-    client that crashes, or Ctrl-C, stops every client and the server, keeps the samples
-    received and leaves the run ``completed: false``.
+    only those not done, in the same order, and ``throughput.parquet``, ``client_cpu.parquet``
+    keep their rows); a client that crashes, or Ctrl-C, stops every client and the servers,
+    keeps the samples received and leaves the run ``completed: false``.
 
     Returns
     -------
     dict
-        ``samples`` (every statement), ``throughput`` (one row per configuration) and
-        ``cpu`` (one row per client and configuration).
+        ``samples`` (every statement), ``throughput`` (one row per configuration, in the grid's
+        order) and ``cpu`` (one row per client and configuration).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "throughput": [], "cpu": []}
-    for spec in params.engines:
-        _measure_engine(spec.engine(), params, run, out, on_start=on_start)
-    return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}
-
-
-def _measure_engine(engine: Engine, params: Params, run, out: dict[str, list[pd.DataFrame]], *, on_start=None) -> None:
-    row = datagen.study_rows(1, start_id=0, seed=params.seed)[0]
+    engines = [spec.engine() for spec in params.engines]
     grid = [(r, c) for r in params.rows_per_insert for c in params.clients]
-    variants = variants_of(type(engine), params.variants)
-    bar = progress.bar(total=len(variants) * len(grid), desc=f"{engine.label} group commit", unit="config")
+    arms = [(i, variant) for i, engine in enumerate(engines) for variant in variants_of(type(engine), params.variants)]
+    rounds = min(ROUNDS, len(grid))
+    shares = {arm: np.array_split(np.random.default_rng([params.seed, k]).permutation(len(grid)), rounds)
+              for k, arm in enumerate(arms)}
+    in_force: dict[int, str] = {}
+    row = datagen.study_rows(1, start_id=0, seed=params.seed)[0]
+    bar = progress.bar(total=len(arms) * len(grid), desc="group commit, engines and variants interleaved", unit="config")
     try:
-        engine.start()
-        for variant in variants:
-            engine.apply_settings(capabilities.of(engine, "group_commit").VARIANTS[variant])
-            run.record_engine(engine, variant=variant)
-            for rows, clients in grid:
-                labels = {"engine": engine.label, "variant": variant, "loop": params.loop, "clients": clients,
-                          "rows_per_insert": rows}
-                def config_once(clients=clients, rows=rows, labels=labels):
-                    config = run_config(engine, row, params, clients=clients, rows=rows, labels=labels, run=run,
-                                        on_start=on_start)
-                    run.append(config["throughput"], table="throughput")
-                    run.append(config["cpu"], table="client_cpu")
-                config = run.once(labels, config_once)
-                for key, table in (("samples", "results"), ("throughput", "throughput"), ("cpu", "client_cpu")):
-                    out[key].append(config[table])
-                run.save_csv(pd.concat(out["throughput"], ignore_index=True), "throughput")
-                bar.set_postfix_str(f"{variant} C={clients} R={rows}: {config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s",
-                                    refresh=False)
-                bar.update(1)
+        for engine in engines:
+            engine.start()
+        for rnd in range(rounds):
+            ordered = schedule.order(arms, rnd, params.seed)
+            schedule.record(run, rnd, [{"engine": engines[i].label, "variant": v} for i, v in ordered], params.seed)
+            for i, variant in ordered:
+                engine = engines[i]
+                if in_force.get(i) != variant:
+                    engine.apply_settings(capabilities.of(engine, "group_commit").VARIANTS[variant])
+                    run.record_engine(engine, variant=variant)
+                    in_force[i] = variant
+                for g in shares[(i, variant)][rnd]:
+                    rows, clients = grid[g]
+                    config = _configuration_once(engine, variant, row, params, run, clients=clients, rows=rows,
+                                                 on_start=on_start)
+                    for key, table in (("samples", "results"), ("throughput", "throughput"), ("cpu", "client_cpu")):
+                        out[key].append(config[table])
+                    run.save_csv(pd.concat(out["throughput"], ignore_index=True), "throughput")
+                    bar.set_postfix_str(f"{engine.label} {variant} C={clients} R={rows}: "
+                                        f"{config['throughput']['rows_per_s'].iloc[0]:,.0f} rows/s", refresh=False)
+                    bar.update(1)
     finally:
         bar.close()
-        engine.close()
+        for engine in engines:
+            engine.close()
+    tables = {k: pd.concat(v, ignore_index=True) for k, v in out.items()}
+    rank = {"engine": {label: n for n, label in enumerate(dict.fromkeys(e.label for e in engines))},
+            "variant": {v: n for n, v in enumerate(dict.fromkeys(v for _, v in arms))}}
+    tables["throughput"] = tables["throughput"].sort_values(
+        ["engine", "variant", "rows_per_insert", "clients"], key=lambda c: c.map(rank[c.name]) if c.name in rank else c,
+        kind="stable", ignore_index=True)
+    return tables
+
+
+def _configuration_once(engine: Engine, variant: str, row: tuple, params: Params, run, *, clients: int, rows: int,
+                        on_start=None) -> dict[str, pd.DataFrame]:
+    """One configuration through :meth:`~ingestlab.results.Run.once` (a resumed run reads it back instead)."""
+    labels = {"engine": engine.label, "variant": variant, "loop": params.loop, "clients": clients,
+              "rows_per_insert": rows}
+
+    def config_once():
+        config = run_config(engine, row, params, clients=clients, rows=rows, labels=labels, run=run, on_start=on_start)
+        run.append(config["throughput"], table="throughput")
+        run.append(config["cpu"], table="client_cpu")
+    return run.once(labels, config_once)
 
 
 def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, labels: dict, run,

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import datagen, progress
+from ingestlab import datagen, progress, schedule
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
@@ -338,16 +338,19 @@ def configuration_anatomy(engine: Engine, config: Config, rows: list[tuple]) -> 
 
 
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
-    """Run notebook 02's sweeps end to end; each engine is started and stopped inside.
+    """Run notebook 02's sweeps end to end; the engines are started and stopped inside.
 
-    Per engine and commit variant: every configuration (:func:`configurations`) gets a
-    fresh table, ``warmup`` then ``statements`` single-row autocommit INSERTs, once per
-    round; the configurations run in a new random order in each of ``repeats`` rounds, so
-    drift in the machine reaches all of them alike. Then, per configuration, the engine's
-    statement anatomy of ``profile_n`` more INSERTs into a fresh table. Samples are
-    appended to ``run`` after every configuration, so an interrupted run keeps them; each
-    configuration of a round, and each anatomy, goes through :meth:`~ingestlab.results.Run.once`,
-    so a resumed run measures only those not done (the rounds' orders are drawn as before).
+    Every engine is started, then the run goes in ``repeats`` **rounds**: a round holds one
+    block of every (engine, commit variant) arm, the arms in an order drawn afresh each round
+    from ``SEED`` (:mod:`ingestlab.schedule`, kept in ``run.json`` → ``schedule``), and a block
+    runs every configuration (:func:`configurations`) once, in its own random order: a fresh
+    table, ``warmup`` then ``statements`` single-row autocommit INSERTs. So a drift of the
+    machine falls on every engine, variant and configuration alike. The server restarts when an
+    arm's variant needs it. After the rounds, per arm and configuration, the engine's statement
+    anatomy of ``profile_n`` more INSERTs into a fresh table. Samples are appended to ``run``
+    after every configuration, so an interrupted run keeps them; each configuration of a round,
+    and each anatomy, goes through :meth:`~ingestlab.results.Run.once`, so a resumed run
+    measures only those not done (the orders are drawn as before).
 
     Returns
     -------
@@ -356,43 +359,63 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
         :meth:`ProfiledStatement.anatomy <ingestlab.engines.capabilities.ProfiledStatement.anatomy>`, with the configuration's columns).
     """
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
-    rng = np.random.default_rng(params.seed)
-    for spec in params.engines:
-        engine = spec.engine()
-        try:
+    engines = [spec.engine() for spec in params.engines]
+    arms = [(i, variant) for i, engine in enumerate(engines) for variant in variants_for(params, type(engine))]
+    in_force: dict[int, str] = {}
+
+    def in_force_for(i: int, variant: str) -> Engine:
+        engine = engines[i]
+        if in_force.get(i) != variant:
+            engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
+            run.record_engine(engine, variant=variant)
+            in_force[i] = variant
+        return engine
+
+    total = params.repeats * (params.statements + params.warmup) * sum(
+        len(configurations(params, type(engines[i]))) for i, _ in arms)
+    try:
+        for engine in engines:
             engine.start()
             run.note(levels_note(params, type(engine), engine.label))  # SOURCE then names every level the figures show
-            for variant in variants_for(params, type(engine)):
-                engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
-                run.record_engine(engine, variant=variant)
-                _measure_variant(engine, variant, params, run, rng, out)
-        finally:
+        with progress.bar(total=total, desc="rounds of every engine and variant", unit="stmt") as bar:
+            for rnd in range(params.repeats):
+                ordered = schedule.order(arms, rnd, params.seed)
+                schedule.record(run, rnd, [{"engine": engines[i].label, "variant": v} for i, v in ordered], params.seed)
+                for i, variant in ordered:
+                    rng = np.random.default_rng([params.seed, arms.index((i, variant)), rnd])  # drawn alike when resumed
+                    _block(in_force_for(i, variant), variant, rnd, rng, params, run, out, bar)
+        if params.profile_n:
+            for i, variant in arms:
+                _anatomies(in_force_for(i, variant), variant, params, run, out)
+    finally:
+        for engine in engines:
             engine.close()
     return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in out.items()}
 
 
-def _measure_variant(engine: Engine, variant: str, params: Params, run, rng: np.random.Generator,
-                     out: dict[str, list[pd.DataFrame]]) -> None:
+def _block(engine: Engine, variant: str, rnd: int, rng: np.random.Generator, params: Params, run,
+           out: dict[str, list[pd.DataFrame]], bar) -> None:
+    """Round ``rnd``'s block of one engine and variant: every configuration once, in an order drawn from ``rng``."""
     configs = configurations(params, type(engine))
     labels = {"engine": engine.label, "variant": variant}
-    total = len(configs) * params.repeats * (params.statements + params.warmup)
-    with progress.bar(total=total, desc=f"{engine.label} {variant}", unit="stmt") as bar:
-        for rnd in range(params.repeats):
-            width = {c.n_columns: datagen.wide_columns(c.n_columns) for c in configs}
-            rows = {n: datagen.wide_rows(cols, params.statements, seed=params.seed * 1000 + rnd)
-                    for n, cols in width.items()}
-            warm = {n: datagen.wide_rows(cols, params.warmup, start_id=WARMUP_START_ID, seed=params.seed + 7)
-                    for n, cols in width.items()}
-            for position, i in enumerate(rng.permutation(len(configs))):  # drawn alike when resumed
-                def config_once(config=configs[i], position=position, rnd=rnd, rows=rows, warm=warm):
-                    frame = run_configuration(engine, config, rows[config.n_columns], warm[config.n_columns])
-                    run.append(frame.assign(**labels, round=rnd, position=position,
-                                            **config_labels(engine, config, configs[0])))
-                done = run.once({**labels, "round": rnd, "config": configs[i].name}, config_once)
-                out["samples"].append(done["results"])
-                bar.update(len(done["results"]))
-    if not params.profile_n:
-        return
+    width = {c.n_columns: datagen.wide_columns(c.n_columns) for c in configs}
+    rows = {n: datagen.wide_rows(cols, params.statements, seed=params.seed * 1000 + rnd) for n, cols in width.items()}
+    warm = {n: datagen.wide_rows(cols, params.warmup, start_id=WARMUP_START_ID, seed=params.seed + 7)
+            for n, cols in width.items()}
+    for position, i in enumerate(rng.permutation(len(configs))):
+        def config_once(config=configs[i], position=position):
+            frame = run_configuration(engine, config, rows[config.n_columns], warm[config.n_columns])
+            run.append(frame.assign(**labels, round=rnd, position=position,
+                                    **config_labels(engine, config, configs[0])))
+        done = run.once({**labels, "round": rnd, "config": configs[i].name}, config_once)
+        out["samples"].append(done["results"])
+        bar.update(len(done["results"]))
+
+
+def _anatomies(engine: Engine, variant: str, params: Params, run, out: dict[str, list[pd.DataFrame]]) -> None:
+    """The statement anatomy of every configuration of one engine and variant (none if the engine has none)."""
+    configs = configurations(params, type(engine))
+    labels = {"engine": engine.label, "variant": variant}
     for config in configs:
         def anatomy_once(config=config):
             rows = datagen.wide_rows(datagen.wide_columns(config.n_columns), params.profile_n, start_id=10**9,
