@@ -18,6 +18,12 @@ LIB = Path(__file__).resolve().parents[1] / "lib" / "ingestlab"
 BIN = Path(sys.executable).parent / "ingestlab"
 
 
+def test_a_url_s_specification_masks_its_password_and_names_the_engine_of_its_scheme():
+    spec, = parse_engines("postgresql://u:secret@db:5432/lab?label=a")
+    assert (repr(spec), str(spec), spec.name, spec.connection.label) == (
+        "EngineSpec('postgresql://u:***@db:5432/lab?label=a')", "postgresql://u:***@db:5432/lab?label=a", "postgres", "a")
+
+
 def test_names_and_urls_mixed_become_one_specification_each_in_the_order_given():
     specs = parse_engines("duckdb, postgresql://u@db.example:5432/lab?label=main,mariadb")
     assert [s.value for s in specs] == ["duckdb", "postgresql://u@db.example:5432/lab?label=main", "mariadb"]

@@ -57,11 +57,8 @@ class EngineSpec:
     parameter : str
         The parameter it was given in, named by every error about it.
 
-    Examples
-    --------
-    >>> spec, = parse_engines("postgresql://u:secret@db:5432/lab?label=a")
-    >>> spec, spec.name, spec.connection.label
-    (EngineSpec('postgresql://u:***@db:5432/lab?label=a'), 'postgres', 'a')
+    A URL's item shows as ``EngineSpec('<scheme>://u:***@db:5432/lab?label=a')``, its ``name``
+    the engine of its scheme (tests/test_engine_specs.py).
     """
 
     value: str

@@ -12,7 +12,7 @@ run's metadata (``run.json`` → ``schedule``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -41,3 +41,32 @@ def record(run, round_no: int, arms: Sequence[dict[str, Any]], seed: int) -> Non
     entry["rounds"].append({"round": int(round_no), "order": [dict(a) for a in arms]})
     run.meta["schedule"] = entry
     run.note("blocks measured in randomised interleaved order per round (run.json → schedule)")
+
+
+class InForce:
+    """Which variant each of a run's engines has in force; :meth:`put` switches one only when it differs.
+
+    Interleaved blocks come back to an engine with another variant; its settings are applied
+    again (a server restarts where they need it) and the engine's metadata recorded with the
+    variant, and not when the engine already has it.
+
+    Parameters
+    ----------
+    run : ingestlab.results.Run
+        Where each engine and variant put in force is recorded.
+    variants : callable
+        ``variants(engine)``: the engine's variants by name → settings.
+    """
+
+    def __init__(self, run, variants):
+        self.run, self.variants, self.current = run, variants, {}
+
+    def put(self, engine, variant: str):
+        """``engine`` with ``variant``'s settings in force (applied and recorded if another was); returns it."""
+        if self.current.get(id(engine)) != variant:
+            settings: Mapping[str, str] = self.variants(engine).get(variant, {})
+            engine.apply_settings(settings)
+            self.run.record_engine(engine, variant=variant)
+            self.current[id(engine)] = variant
+        return engine
+

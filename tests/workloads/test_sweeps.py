@@ -175,6 +175,7 @@ def test_each_round_measures_every_variant_in_the_order_it_drew_and_records(tmp_
     firsts = data["samples"].groupby(["round", "variant"])["started_ns"].min().sort_values()
     assert [v for _, v in firsts.index] == [arm["variant"] for r in rounds for arm in r["order"]]
     assert len({tuple(arm["variant"] for arm in r["order"]) for r in rounds}) == 2
+    assert sorted(e["variant"] for e in run.meta["engines"]) == ["sync_off", "sync_on"]  # each put in force, recorded
 
 
 def test_a_resumed_sweep_keeps_its_completed_tables_in_their_drawn_order(tmp_path, monkeypatch):
@@ -436,3 +437,6 @@ def test_levels_add_the_engines_extra_partitions_at_paper_scale_and_keep_its_def
     assert sweeps.levels(sweeps.validate("postgres", scale="paper"), Postgres)["partitions"] == [
         1, 4, 8, 16, 32, 64, 256, 1024]
     assert sweeps.levels(sweeps.validate("postgres", models="unlogged"), Postgres)["model"] == ["no_key", "unlogged"]
+    note = sweeps.levels_note(sweeps.validate("postgres", scale="paper", models="unlogged"), Postgres, "postgres")
+    assert note == ("postgres levels measured: partitions 1, 4, 8, 16, 32, 64, 256, 1024; columns 4, 20, 50; "
+                    "model no_key, unlogged")

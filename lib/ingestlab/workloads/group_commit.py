@@ -180,7 +180,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
     rounds = min(ROUNDS, len(grid))
     shares = {arm: np.array_split(np.random.default_rng([params.seed, k]).permutation(len(grid)), rounds)
               for k, arm in enumerate(arms)}
-    in_force: dict[int, str] = {}
+    in_force = schedule.InForce(run, lambda engine: capabilities.of(engine, "group_commit").VARIANTS)
     row = datagen.study_rows(1, start_id=0, seed=params.seed)[0]
     bar = progress.bar(total=len(arms) * len(grid), desc="group commit, engines and variants interleaved", unit="config")
     try:
@@ -190,11 +190,7 @@ def measure(params: Params, run, *, on_start=None) -> dict[str, pd.DataFrame]:
             ordered = schedule.order(arms, rnd, params.seed)
             schedule.record(run, rnd, [{"engine": engines[i].label, "variant": v} for i, v in ordered], params.seed)
             for i, variant in ordered:
-                engine = engines[i]
-                if in_force.get(i) != variant:
-                    engine.apply_settings(capabilities.of(engine, "group_commit").VARIANTS[variant])
-                    run.record_engine(engine, variant=variant)
-                    in_force[i] = variant
+                engine = in_force.put(engines[i], variant)
                 for g in shares[(i, variant)][rnd]:
                     rows, clients = grid[g]
                     config = _configuration_once(engine, variant, row, params, run, clients=clients, rows=rows,

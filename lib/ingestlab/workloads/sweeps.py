@@ -260,13 +260,8 @@ def levels_note(params: Params, cls: type[Engine], name: str) -> str:
     """The levels measured on one engine, in words, for the run's notes (and so its figures' SOURCE).
 
     They can differ from the parameters: the engine's extra partitions at paper scale, a
-    factor it cannot vary kept at its baseline.
-
-    Examples
-    --------
-    >>> from ingestlab.engines.postgres import Postgres
-    >>> levels_note(validate("postgres", scale="paper", models="unlogged"), Postgres, "postgres")
-    'postgres levels measured: partitions 1, 4, 8, 16, 32, 64, 256, 1024; columns 4, 20, 50; model no_key, unlogged'
+    factor it cannot vary kept at its baseline: ``"<name> levels measured: partitions 1, 4, …;
+    columns 4, 20, 50; model …"`` (tests/workloads/test_sweeps.py has an engine's).
     """
     swept = levels(params, cls)
     return f"{name} levels measured: " + "; ".join(f"{factor} {', '.join(map(str, values))}"
@@ -361,16 +356,7 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {"samples": [], "anatomy": []}
     engines = [spec.engine() for spec in params.engines]
     arms = [(i, variant) for i, engine in enumerate(engines) for variant in variants_for(params, type(engine))]
-    in_force: dict[int, str] = {}
-
-    def in_force_for(i: int, variant: str) -> Engine:
-        engine = engines[i]
-        if in_force.get(i) != variant:
-            engine.apply_settings(capabilities.of(engine, "commit_variants").VARIANTS.get(variant, {}))
-            run.record_engine(engine, variant=variant)
-            in_force[i] = variant
-        return engine
-
+    in_force = schedule.InForce(run, lambda engine: capabilities.of(engine, "commit_variants").VARIANTS)
     total = params.repeats * (params.statements + params.warmup) * sum(
         len(configurations(params, type(engines[i]))) for i, _ in arms)
     try:
@@ -383,10 +369,10 @@ def measure(params: Params, run) -> dict[str, pd.DataFrame]:
                 schedule.record(run, rnd, [{"engine": engines[i].label, "variant": v} for i, v in ordered], params.seed)
                 for i, variant in ordered:
                     rng = np.random.default_rng([params.seed, arms.index((i, variant)), rnd])  # drawn alike when resumed
-                    _block(in_force_for(i, variant), variant, rnd, rng, params, run, out, bar)
+                    _block(in_force.put(engines[i], variant), variant, rnd, rng, params, run, out, bar)
         if params.profile_n:
             for i, variant in arms:
-                _anatomies(in_force_for(i, variant), variant, params, run, out)
+                _anatomies(in_force.put(engines[i], variant), variant, params, run, out)
     finally:
         for engine in engines:
             engine.close()

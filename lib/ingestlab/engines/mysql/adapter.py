@@ -510,11 +510,11 @@ class MySQL(MySQLProtocol):
     def _settle(self, table: str, timeout_s: float = 600.0) -> None:
         """``ANALYZE TABLE``, then (local server only) wait until InnoDB has written every dirty page (a warning after ``timeout_s``).
 
-        Purge is waited for first where the server has :attr:`PURGE_WAIT_SQL`: the pages it dirties
-        would need another flush. Then :attr:`CHECKPOINT_VARIABLE` writes the dirty pages at once where
-        the server has it (not every release does); else the page cleaner is told to leave none (it acts on its next
-        one-second tick, so a settle costs at least a second). Either way the count of dirty pages
-        is read back until it is 0.
+        Purge is waited for first where the server has :attr:`PURGE_WAIT_SQL`: the pages it
+        dirties would need another flush. Then :attr:`CHECKPOINT_VARIABLE` writes the dirty pages
+        at once where the server has it (not every release does); else the page cleaner is told
+        to leave none (it acts on its next one-second tick, so a settle costs at least a second).
+        Either way the count of dirty pages is read back until it is 0.
         """
         self.execute(f"ANALYZE TABLE {self.sql.quote(table)}")
         if not self.is_local:
