@@ -302,12 +302,22 @@ def allow_traverse(folder: Path) -> list[Path]:
     return changed
 
 
+#: Held while live servers are being stopped: a kernel's grace timer (:func:`_on_sigterm`) that runs out
+#: meanwhile waits for it instead of exiting with a server not yet told to stop (seen on a loaded machine:
+#: the kernel gone, its PostgreSQL left up until the next run's reap).
+_STOPPING = threading.RLock()
+
+#: Seconds an exit waits at most for the servers' stop under way (PostgreSQL's worst case is 15 s).
+STOPPING_BOUND_S = 60.0
+
+
 def _stop_all_live() -> None:
-    for server in list(_LIVE):
-        try:
-            server.stop()
-        except ServerError as exc:  # keep stopping the others
-            log.warning("could not stop %s: %s", server.directory, exc)
+    with _STOPPING:
+        for server in list(_LIVE):
+            try:
+                server.stop()
+            except ServerError as exc:  # keep stopping the others
+                log.warning("could not stop %s: %s", server.directory, exc)
 
 
 atexit.register(_stop_all_live)
@@ -319,21 +329,23 @@ KERNEL_GRACE_S = 1.5
 
 def _on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
     code = 128 + signum
-    if _in_kernel():
-        # IPython takes SystemExit for the cell's own and keeps serving: the kernel lived on until the runner's
-        # SIGKILL 10 s later. So the kernel exits once the cell has unwound (its `finally` blocks stop its
-        # clients), or after KERNEL_GRACE_S when the signal came between cells or the unwinding hangs.
-        shell = sys.modules["IPython"].get_ipython()
-        shell.events.register("post_execute", lambda: _exit_now(code))
-        timer = threading.Timer(KERNEL_GRACE_S, _exit_now, [code])
-        timer.daemon = True
-        timer.start()  # before the servers are stopped: the grace counts from the signal
-    _stop_all_live()
+    with _STOPPING:  # taken first: the grace timer cannot exit before the servers below are stopped
+        if _in_kernel():
+            # IPython takes SystemExit for the cell's own and keeps serving: the kernel lived on until the runner's
+            # SIGKILL 10 s later. So the kernel exits once the cell has unwound (its `finally` blocks stop its
+            # clients), or after KERNEL_GRACE_S when the signal came between cells or the unwinding hangs.
+            shell = sys.modules["IPython"].get_ipython()
+            shell.events.register("post_execute", lambda: _exit_now(code))
+            timer = threading.Timer(KERNEL_GRACE_S, _exit_now, [code])
+            timer.daemon = True
+            timer.start()  # before the servers are stopped: the grace counts from the signal
+        _stop_all_live()
     raise SystemExit(code)
 
 
 def _exit_now(code: int) -> None:
-    """Exit this kernel at once (its servers are stopped; the lab writes files whole or not at all)."""
+    """Exit this kernel once its servers' stop under way has ended (the lab writes files whole or not at all)."""
+    _STOPPING.acquire(timeout=STOPPING_BOUND_S)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
