@@ -89,6 +89,7 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
                    env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
     assert res.returncode == 0, res.stderr[-3000:]
     assert secret not in res.stdout + res.stderr
+    assert "--existing" not in res.stdout + res.stderr  # a kernel's standalone banner, printed when it has no parent pid
     files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert any(p.name == "fits.csv" for p in files)
     for p in files:

@@ -7,6 +7,7 @@ at its end, whatever ended it.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import zmq
@@ -28,7 +29,7 @@ class QuietKernelManager(AsyncKernelManager):
       is stopped, the runner stops its kernel with SIGTERM, whose handler stops the servers.)
     - On Linux the kernel gets SIGTERM when the runner dies, however it dies (a SIGKILL too):
       its servers are stopped by that handler, not left running. The kernel is then launched
-      without ipykernel's parent poller (``JPY_PARENT_PID``), which exits the kernel at once
+      without ipykernel's parent poller (``JPY_PARENT_PID`` 1), which exits the kernel at once
       within a second of the runner's death: under load it won the race against the handler,
       and the kernel was gone with its PostgreSQL still up (2 of 8 runner kills beside five busy
       loops).
@@ -41,7 +42,10 @@ class QuietKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:
         if sys.platform.startswith("linux"):
             kw.setdefault("preexec_fn", _die_with_the_runner)
-            kw.setdefault("independent", True)  # no JPY_PARENT_PID: the signal above is the one way the kernel ends
+            # JPY_PARENT_PID 1 ("the parent is init") is ipykernel's value for no parent poller; none at all would
+            # make the kernel print its standalone banner ("Ctrl-C will not work", "--existing …") into the run's output
+            kw["env"] = {**(kw.get("env") or os.environ), "JPY_PARENT_PID": "1"}
+            kw.setdefault("independent", True)  # jupyter_client leaves JPY_PARENT_PID as given
         await super()._async_launch_kernel(kernel_cmd, **kw)
 
     @property
