@@ -253,6 +253,21 @@ def test_describe_counts_the_verdicts_and_names_the_changes():
         assert analysis.quantity(row) in text
 
 
+def test_a_machine_is_called_busy_by_what_others_used_while_runs_ran_not_by_the_labs_own_load(tmp_path):
+    for name in ("a", "b"):
+        shutil.copytree(FIXTURES / name / RUN, tmp_path / name / RUN)
+        # the load the lab's own previous run left (alternating runs start at 1.1-1.8), others' share quiet
+        _edit_meta(tmp_path / name / RUN, load_average__start=[1.8, 1.2, 1.0], machine_cpu={"others_cpu_share": 0.03})
+    text = analysis.describe(analysis.compare(tmp_path / "a", tmp_path / "b"))
+    assert "busy" not in text and "Other processes" not in text
+    _edit_meta(tmp_path / "b" / RUN, machine_cpu={"others_cpu_share": 0.25})
+    text = analysis.describe(analysis.compare(tmp_path / "a", tmp_path / "b"))
+    assert "Other processes used more than 10% of the machine's CPU while runs ran (B 25%)" in text
+    _edit_meta(tmp_path / "b" / RUN, machine_cpu={}, load_average__start=[2.4, 1.2, 1.0])
+    text = analysis.describe(analysis.compare(tmp_path / "a", tmp_path / "b"))
+    assert "busy when runs started (1-minute load B 2.4, above 1.5)" in text and "Other processes" not in text
+
+
 @pytest.fixture
 def b_copy(tmp_path):
     """A copy of run B to edit."""

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ingestlab import captions, catalog, figures, labels
+from ingestlab import captions, catalog, figures, labels, report
 from ingestlab.checkpoints import same_parameters
 from ingestlab.compare import (
     ALPHA,
@@ -137,7 +137,7 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
         samples_verdict`` (the raw samples' own bootstrap interval, U test and verdict, for sample
         quantities: :func:`compare_runs`), ``verdict, verdict_text, threshold, note``; ``attrs["notes"]`` holds the lines about the runs (hosts,
         revisions, load, unmatched quantities, reference runs), ``attrs["loads"]`` each run's
-        1-minute load average at its start.
+        1-minute load average at its start and the share of the CPU other processes used while it ran.
 
     Raises
     ------
@@ -175,10 +175,9 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
             notes.append(f"{name}: B changes " + ", ".join(f"{k} ({v[0]!r} → {v[1]!r})" for k, v in changed.items())
                          + "; quantities matched across it")
         notes += _run_notes(name, ra, rb)
-        loads += [{"notebook": name, "side": side, "load": ((r.meta.get("load_average") or {}).get("start")
-                                                            or [None])[0],
-                   "cores": (r.meta.get("host") or {}).get("cpu_cores")} for side, runs in (("A", ra), ("B", rb))
-                  for r in runs]
+        loads += [{"notebook": name, "side": side, "load": report.start_load(r.meta),
+                   "others": report.others_cpu_share(r.meta), "cores": (r.meta.get("host") or {}).get("cpu_cores")}
+                  for side, runs in (("A", ra), ("B", rb)) for r in runs]
         refs = _reference_groups(ra, rb, reference)
         if refs:
             notes.append(f"{name}: run-to-run noise also from {sum(map(len, refs))} other runs of these "
@@ -678,11 +677,19 @@ def describe(table: pd.DataFrame) -> str:
                     "them changed.")
     if unsure:
         text.append(_could_not_tell(table))
-    busy = [f"{r['side']} {r['load']:g}" for r in table.attrs.get("loads", [])
-            if r["load"] is not None and r["cores"] and r["load"] >= 0.5 * r["cores"]]
-    if busy:
-        text.append(f"The machine was busy when the runs started (1-minute load {', '.join(busy)} on "
-                    f"{table.attrs['loads'][0]['cores']} cores): other work shares the cores and shifts whole runs.")
+    # what other processes used while a run ran, where it was measured; else the load at its start, which also
+    # holds the lab's own run before it (consecutive quiet runs start at 1.1-1.8 on 2 cores, others' share 2-4 %)
+    loads = table.attrs.get("loads", [])
+    shared = [f"{r['side']} {r['others']:.0%}" for r in loads
+              if r.get("others") is not None and r["others"] > report.QUIET_OTHERS]
+    loaded = [f"{r['side']} {r['load']:g}" for r in loads
+              if r.get("others") is None and r["load"] is not None and r["load"] > report.QUIET_LOAD]
+    if shared:
+        text.append(f"Other processes used more than {report.QUIET_OTHERS:.0%} of the machine's CPU while runs ran "
+                    f"({', '.join(shared)}): other work shares the cores and shifts whole runs.")
+    if loaded:
+        text.append(f"The machine was busy when runs started (1-minute load {', '.join(loaded)}, above "
+                    f"{report.QUIET_LOAD:g}): other work shares the cores and shifts whole runs.")
     if "runs_a" in table and (table["runs_a"].fillna(1).min() <= 1 or table["runs_b"].fillna(1).min() <= 1):
         text.append("One side has a single run: a shift of a whole run cannot be told from a change, so only "
                     "changes beyond the run-to-run noise are called (the detectable column gives the smallest, per "
