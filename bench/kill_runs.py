@@ -36,13 +36,23 @@ def leftovers(lab: Path) -> dict[str, list[str]]:
     from ingestlab import cgroupfs, cgroups
     from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_server_folder, processes_using
 
-    procs = [str(p) for p in processes_using(lab)]
+    procs = [f"{pid} {_command(pid)}" for pid in processes_using(lab)]
     folders = [p.name for p in lab.iterdir() if is_server_folder(p)] if lab.exists() else []
     sockets = [p.name for p in SOCKET_ROOT.glob(SOCKET_PREFIX + "*")
                if p.name.split("-")[1] in ("postgres", "mariadb") and not _owner_alive(p.name)]
     groups = [str(g) for root in cgroupfs.roots() if root.exists()
               for g in root.glob(cgroups.PREFIX + "*") if not _owner_alive("x-x-" + g.name[len(cgroups.PREFIX):] + "-")]
     return {"processes": procs, "server_folders": folders, "socket_dirs": sockets, "cgroups": groups}
+
+
+def _command(pid: int) -> str:
+    """``pid``'s command line, shortened, so that a process left behind says what it is."""
+    import psutil
+
+    try:
+        return " ".join(psutil.Process(pid).cmdline())[:160]
+    except psutil.Error:
+        return "(gone)"
 
 
 def _owner_alive(name: str) -> bool:

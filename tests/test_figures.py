@@ -1,6 +1,7 @@
 """The house style and the one save path: formats, folders, display, the engines' colours."""
 
 import hashlib
+import os
 
 import IPython
 import IPython.display
@@ -121,3 +122,10 @@ def test_a_notebook_s_tables_show_whole_names():
     figures.use_article_theme()
     html = report.headline_table(long)._repr_html_()
     assert all(name in html for name in long) and "…" not in html
+
+
+def test_each_pytest_process_saves_figures_into_its_own_scratch_folder():
+    # xdist's workers inherited the controller's folder: two wrote one notebook's figure at once (CI, 2026-11-29)
+    scratch = os.environ["_INGESTLAB_TEST_SCRATCH"]  # set by the repository's conftest.py to this process's own folder
+    assert os.environ["INGESTLAB_FIGURES_DIR"] == os.path.join(scratch, "figures")
+    assert os.environ["INGESTLAB_RESULTS_DIR"] == os.path.join(scratch, "results")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
+import sys
 
 import nbformat
 import papermill
@@ -103,3 +105,19 @@ def test_a_kernel_that_dies_leaves_every_output_it_made_written(tmp_path, monkey
     cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
     assert ["".join(c["outputs"][0]["text"]) for c in cells[:2]] == ["first\n", "second\n"]
     assert cells[3]["outputs"] == []  # after the kernel died, nothing ran
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize(("runner_alive", "code"), [(True, 0), (False, 1)])
+def test_a_kernel_whose_runner_died_before_it_asked_to_die_with_it_exits_at_once(runner_alive, code):
+    # the kernel asks for SIGTERM at its runner's death; a runner killed between the fork and that request
+    # sends none, and no parent poller is left to notice (the kernel's JPY_PARENT_PID is 1)
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _kernel._die_with_the_runner(parent if runner_alive else parent + 10**6)  # another pid: a dead runner
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == code

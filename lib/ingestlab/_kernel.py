@@ -7,6 +7,7 @@ at its end, whatever ended it.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -41,7 +42,7 @@ class QuietKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:
         if sys.platform.startswith("linux"):
-            kw.setdefault("preexec_fn", _die_with_the_runner)
+            kw.setdefault("preexec_fn", functools.partial(_die_with_the_runner, os.getpid()))
             # JPY_PARENT_PID 1 ("the parent is init") is ipykernel's value for no parent poller; none at all would
             # make the kernel print its standalone banner ("Ctrl-C will not work", "--existing …") into the run's output
             kw["env"] = {**(kw.get("env") or os.environ), "JPY_PARENT_PID": "1"}
@@ -59,13 +60,15 @@ class QuietKernelManager(AsyncKernelManager):
         await super()._async_interrupt_kernel()
 
 
-def _die_with_the_runner() -> None:
+def _die_with_the_runner(runner: int) -> None:
     # In the kernel's process, before it runs: SIGTERM when the runner dies, even by SIGKILL (`timeout -k`),
     # so that the kernel's handler stops the servers it started instead of leaving them to `ingestlab clean`.
     import ctypes
     import signal
 
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != runner:  # the runner died between the fork and the line above: no signal will come
+        os._exit(1)
 
 
 #: Seconds between two writes of the executed notebook while it runs (papermill writes it at every
