@@ -121,6 +121,26 @@ class LocalServerContract:
         assert not list(SOCKET_ROOT.glob(f"{SOCKET_PREFIX}{self.kind}-{proc.pid}-*"))
 
 
+    @pytest.mark.parametrize("delay_s", [0.3, 1.0])
+    def test_a_sigterm_while_starting_leaves_nothing_without_a_reap(self, lab_tmp, delay_s):
+        # the handler stops what the start launched, and removes the folder only once nothing runs from it
+        reason = self.skip_reason()
+        if reason:
+            pytest.skip(reason)
+        module, name = self.server.split(":")
+        folder = lab_tmp / f"{self.kind}-999997"
+        code = f"from {module} import {name}\n{name}({str(folder)!r}).start()\nimport time\ntime.sleep(60)\n"
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        time.sleep(delay_s)
+        proc.terminate()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 10  # a server told to stop may take a moment to go
+        while processes_using(folder) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not processes_using(folder)
+        assert not folder.exists()
+
+
 def _no_other_user() -> str | None:
     import os
     import shutil
