@@ -103,16 +103,21 @@ class LocalServerContract:
                                  capture_output=True, text=True, timeout=60)
             assert res.returncode == 0 and "refused" in res.stdout, res.stdout + res.stderr
 
-    @pytest.mark.parametrize("delay_s", [0.05, 0.4, 1.2])
-    def test_a_kill_while_starting_leaves_nothing_after_reap(self, lab_tmp, delay_s):
+    def _start_elsewhere(self, folder, delay_s: float) -> subprocess.Popen:
+        """A process that starts this server in ``folder`` (then sleeps), returned ``delay_s`` after it began."""
         reason = self.skip_reason()
         if reason:
             pytest.skip(reason)
         module, name = self.server.split(":")
-        folder = lab_tmp / f"{self.kind}-999998"
         code = f"from {module} import {name}\n{name}({str(folder)!r}).start()\nimport time\ntime.sleep(60)\n"
         proc = subprocess.Popen([sys.executable, "-c", code])
         time.sleep(delay_s)
+        return proc
+
+    @pytest.mark.parametrize("delay_s", [0.05, 0.4, 1.2])
+    def test_a_kill_while_starting_leaves_nothing_after_reap(self, lab_tmp, delay_s):
+        folder = lab_tmp / f"{self.kind}-999998"
+        proc = self._start_elsewhere(folder, delay_s)
         proc.kill()  # SIGKILL: no atexit, no handler
         proc.wait()
         reap(lab_tmp)
@@ -124,14 +129,8 @@ class LocalServerContract:
     @pytest.mark.parametrize("delay_s", [0.3, 1.0])
     def test_a_sigterm_while_starting_leaves_nothing_without_a_reap(self, lab_tmp, delay_s):
         # the handler stops what the start launched, and removes the folder only once nothing runs from it
-        reason = self.skip_reason()
-        if reason:
-            pytest.skip(reason)
-        module, name = self.server.split(":")
         folder = lab_tmp / f"{self.kind}-999997"
-        code = f"from {module} import {name}\n{name}({str(folder)!r}).start()\nimport time\ntime.sleep(60)\n"
-        proc = subprocess.Popen([sys.executable, "-c", code])
-        time.sleep(delay_s)
+        proc = self._start_elsewhere(folder, delay_s)
         proc.terminate()
         proc.wait(timeout=60)
         deadline = time.monotonic() + 10  # a server told to stop may take a moment to go
