@@ -107,7 +107,7 @@ def is_url(value: object) -> bool:
 
     Examples
     --------
-    >>> is_url("postgres"), is_url("postgresql://u@h/db"), is_url(None)
+    >>> is_url("my_engine"), is_url("scheme://u@h/db"), is_url(None)
     (False, True, False)
     """
     return isinstance(value, str) and "://" in value

@@ -209,8 +209,8 @@ def coerce(value: str) -> Any:
 
     Examples
     --------
-    >>> [coerce(v) for v in ["3", "0.5", "true", "None", "postgres"]]
-    [3, 0.5, True, None, 'postgres']
+    >>> [coerce(v) for v in ["3", "0.5", "true", "None", "fast"]]
+    [3, 0.5, True, None, 'fast']
     """
     low = value.strip().lower()
     if low in ("true", "false"):

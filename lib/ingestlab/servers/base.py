@@ -303,8 +303,8 @@ def allow_traverse(folder: Path) -> list[Path]:
 
 
 #: Held while live servers are being stopped: a kernel's grace timer (:func:`_on_sigterm`) that runs out
-#: meanwhile waits for it instead of exiting with a server not yet told to stop (seen on a loaded machine:
-#: the kernel gone, its PostgreSQL left up until the next run's reap).
+#: meanwhile waits for it instead of exiting with a server not yet told to stop (a stop can outlast the
+#: 1.5 s grace on a loaded machine; the server would then stay up until the next run's reap).
 _STOPPING = threading.RLock()
 
 #: Seconds an exit waits at most for the servers' stop under way (PostgreSQL's worst case is 15 s).

@@ -176,8 +176,7 @@ def compare(run_a, run_b, notebook: str | None = None, *, threshold: float = THR
                          + "; quantities matched across it")
         notes += _run_notes(name, ra, rb)
         loads += [{"notebook": name, "side": side, "load": report.start_load(r.meta),
-                   "others": report.others_cpu_share(r.meta), "cores": (r.meta.get("host") or {}).get("cpu_cores")}
-                  for side, runs in (("A", ra), ("B", rb)) for r in runs]
+                   "others": report.others_cpu_share(r.meta)} for side, runs in (("A", ra), ("B", rb)) for r in runs]
         refs = _reference_groups(ra, rb, reference)
         if refs:
             notes.append(f"{name}: run-to-run noise also from {sum(map(len, refs))} other runs of these "
