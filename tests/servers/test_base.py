@@ -95,3 +95,59 @@ def test_a_killed_run_s_scratch_files_are_removed_by_the_next_reap_and_a_live_on
     assert left.parent in removed and not left.parent.exists()
     assert Path(mine.csv).exists() and outsider.exists()  # this process is alive; not a scratch folder of a pid
     mine.remove()
+
+
+def _sleeper(*args: str, user: str | None = None) -> subprocess.Popen:
+    """A process that sleeps, with ``args`` in its command line (as another OS user when ``user`` is given)."""
+    python = ["/usr/bin/python3", "-I"] if user else [sys.executable]  # the system's: another user reaches it
+    proc = subprocess.Popen([*python, "-c", "import time; print(1, flush=True); time.sleep(120)", *args],
+                            stdout=subprocess.PIPE, user=user)
+    proc.stdout.readline()  # running
+    return proc
+
+
+def test_stop_stops_what_the_server_started_that_its_own_stop_did_not_know_of(tmp_path):
+    # as a start under way when a signal comes: its processes are not yet the server's, and _stop misses them
+    from ingestlab.servers.base import LocalServer
+
+    class Forgetful(LocalServer):
+        KIND = "forgetful"
+
+        def _start(self):
+            self.child = _sleeper(str(self.data_dir))
+
+        def _stop(self):
+            pass
+
+        def restart(self, settings):
+            pass
+
+        def connect_kwargs(self):
+            return {}
+
+    server = Forgetful(tmp_path / "forgetful-1").start()
+    server.stop()
+    assert server.child.wait(timeout=10) is not None  # stopped (SIGTERM), not left for a reap that cannot find it
+    assert not server.directory.exists() and not processes_using(server.directory)
+
+
+def test_reap_stops_the_lab_s_process_whose_server_folder_is_gone_and_spares_the_rest(tmp_path):
+    import os
+
+    from ingestlab.servers.base import reap
+
+    kept = tmp_path / f"postgres-{os.getppid()}-2"  # there, and its owner lives: its owner's business
+    kept.mkdir()
+    orphan = _sleeper("-D", f"{tmp_path}/postgres-999990-1/data", "-k", "/tmp/x")  # its folder removed under it
+    spared = [_sleeper(f"{kept}/data"), _sleeper(f"{tmp_path}/notes-x/postgres-1-1"),
+              _sleeper(f"{tmp_path}/postgres-old/data")]  # no server's name
+    if os.geteuid() == 0:  # another user's process naming the same path is not the lab's to stop
+        spared.append(_sleeper(f"{tmp_path}/postgres-999990-1/data", user="nobody"))
+    try:
+        reap(tmp_path, timeout_s=2.0)
+        assert orphan.wait(timeout=10) is not None
+        assert all(proc.poll() is None for proc in spared), [proc.args for proc in spared if proc.poll() is not None]
+    finally:
+        for proc in [orphan, *spared]:
+            proc.kill()
+            proc.wait()

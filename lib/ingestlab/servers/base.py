@@ -109,6 +109,9 @@ class LocalServer(abc.ABC):
                 self._stop()
             finally:
                 self.running = False
+                # what _stop did not know of (a start under way when a signal came, a stop that failed) goes
+                # before its folder: a server whose folder is gone is found by no later reap
+                stop_stragglers(self.directory)
                 if not self.keep:
                     shutil.rmtree(self.directory, ignore_errors=True)
         self._release()
@@ -413,6 +416,8 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
             _remove_socket_dir(folder)
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
+        for pid in _servers_of_removed_folders(root):
+            _terminate(pid, timeout_s)
         for folder in sorted(root.glob(f"{_paths.SCRATCH_PREFIX}*")):  # a killed run's scratch files
             pid = folder.name.removeprefix(_paths.SCRATCH_PREFIX)
             if pid.isdigit() and not is_running(int(pid)) and folder.is_dir() and not folder.is_symlink():
@@ -439,13 +444,17 @@ def _subclasses(cls: type) -> list[type]:
     return [sub for direct in cls.__subclasses__() for sub in [direct, *_subclasses(direct)]]
 
 
+#: A server folder's name: ``<kind>-<pid of its owner>[-<n>]``.
+_SERVER_NAME = re.compile(r"^([a-z0-9_]+)-\d+(?:-\d+)?$")
+
+
 def is_server_folder(path: Path) -> bool:
     """Whether ``path`` is a lab server's folder (it has an owner lock, a pid file or a server's name)."""
     if not path.is_dir() or path.is_symlink():
         return False
     if (path / OWNER_LOCK).exists() or (path / PID_FILE).exists():
         return True
-    match = re.match(r"^([a-z0-9_]+)-\d+(?:-\d+)?$", path.name)
+    match = _SERVER_NAME.match(path.name)
     return bool(match) and match.group(1) in _kinds()
 
 
@@ -493,6 +502,55 @@ def processes_using(folder: Path) -> list[int]:
                 found.append(proc.pid)
                 break
     return [pid for pid in found if is_running(pid)]
+
+
+def stop_stragglers(folder: Path, *, timeout_s: float = 5.0, rounds: int = 3) -> None:
+    """Stop every process whose command line names ``folder`` (SIGTERM, SIGKILL after ``timeout_s``), until none does.
+
+    A look again after each stop finds a child its stopped parent had forked meanwhile (``pg_ctl``
+    starting a postmaster); ``rounds`` bounds the looks.
+    """
+    for _ in range(rounds):
+        procs = []
+        for pid in processes_using(folder):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                procs.append(psutil.Process(pid))
+        if not procs:
+            return
+        stop_processes(procs, timeout_s)
+
+
+def _servers_of_removed_folders(root: Path) -> list[int]:
+    """Processes of the lab's users whose command line names a server folder under ``root`` that no longer exists.
+
+    Such a server lost its folder while it ran (its owner removed it while the server was still
+    starting); no folder leads a reap to it. Another user's process is never one of them.
+    """
+    root = Path(root).absolute()
+    prefix = str(root) + os.sep
+    kinds = _kinds()
+    users = {os.geteuid()} | _server_uids()
+    found = []
+    for proc in psutil.process_iter(["cmdline", "uids"]):
+        if proc.pid == os.getpid() or not proc.info["uids"] or proc.info["uids"].real not in users:
+            continue
+        for arg in proc.info["cmdline"] or []:
+            at = arg.find(prefix)
+            name = re.split(r"[/\s]", arg[at + len(prefix):], maxsplit=1)[0] if at >= 0 else ""
+            match = _SERVER_NAME.match(name)
+            if match and match.group(1) in kinds and not (root / name).exists():
+                found.append(proc.pid)
+                break
+    return [pid for pid in found if is_running(pid)]
+
+
+def _server_uids() -> set[int]:
+    """The uids of the OS users the lab's servers run as (those that exist on this machine)."""
+    uids = set()
+    for cls in _subclasses(LocalServer):
+        with contextlib.suppress(KeyError, TypeError):
+            uids.add(pwd.getpwnam(cls.SYSTEM_USER).pw_uid)
+    return uids
 
 
 def _remove_socket_dir(folder: Path) -> None:
