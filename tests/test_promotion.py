@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -89,13 +90,35 @@ def test_findings_state_the_runs_own_fits_and_headline_numbers(run00, tmp_path):
     assert len(rows) == len(fits)  # every term of fits.csv, no more
     for row, fit in zip(rows, fits.to_dict("records")):
         assert (row[3], row[4]) == (fit["method"], fit["term"])
-        assert float(row[5]) == pytest.approx(fit["estimate"], rel=5e-4)  # 4 significant digits
+        if np.isfinite([fit["estimate"], fit["ci_low"], fit["ci_high"]]).all():  # at its interval's precision
+            assert [row[5], *row[6].split(" to ")] == list(report.at_precision(fit["estimate"], fit["ci_low"],
+                                                                               fit["ci_high"]))
+        else:
+            assert float(row[5]) == pytest.approx(fit["estimate"], rel=5e-4)  # 4 significant digits
     for name, value in meta["headline"].items():
         assert f"| `{name}` | {report.headline_value(value)} |" in text
     # a promotion of another run replaces the findings with that run's
     (to / "00_published_results" / promotion.FINDINGS).write_text("stale")
     promotion.promote(run00, ["00"], to=to)
     assert (to / "00_published_results" / promotion.FINDINGS).read_text() != "stale"
+
+
+def test_a_headline_number_from_a_line_that_does_not_hold_says_so_in_the_findings(run00, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(run00, run)
+    folder = run / "00_published_results"
+    fits = pd.read_csv(folder / "fits.csv")
+    first = fits.iloc[0]
+    fits["model_holds"] = fits["model_holds"].astype(object)
+    fits.loc[(fits["engine"] == first["engine"]) & (fits["variant"] == first["variant"]), "model_holds"] = False
+    fits.to_csv(folder / "fits.csv", index=False)
+    meta = json.loads((folder / "run.json").read_text())
+    rejected, kept = f"{first['term']}_ms[{first['engine']} {first['variant']}]", "rows_per_s[somewhere else]"
+    meta["headline"] = {rejected: [1552.0, -1426.0, 4531.0], kept: 3.0}
+    (folder / "run.json").write_text(json.dumps(meta))
+    text = promotion.findings_text(folder, meta)
+    assert f"| `{rejected}` | 1600 (-1400 to 4500) — from a line that does not hold |" in text
+    assert f"| `{kept}` | 3 |" in text
 
 
 def test_an_unfinished_run_is_refused_when_named_and_left_out_otherwise(run00, tmp_path):

@@ -52,7 +52,7 @@ def test_the_text_states_scales_headlines_and_unfinished_runs(run_folder):
     text = summary.format_summary(run_folder)
     assert "SCALE paper (01_insert_anatomy)" in text and "SCALE smoke (03_upsert_beyond_ram, 04_group_commit)" in text
     assert "not comparable with paper-scale numbers" in text
-    assert "diff_ms = 0.24 (0.2–0.28)" in text and "overhead_ms[sync_on] = 0.46" in text
+    assert "diff_ms = 0.240 (0.200–0.280)" in text and "overhead_ms[sync_on] = 0.46" in text
     assert "== 04_group_commit headline numbers (SCALE smoke) — did not complete" in text
     assert "-- batch_time local: per_row (µs per row)" in text and "-- overhead: overhead (ms per statement)" in text
 
@@ -106,7 +106,7 @@ def test_an_interval_over_two_decades_or_from_too_few_points_is_printed_as_not_e
                headline={"count_over_full[duckdb]": [0.4194, 2.723e-17, 6.461e15], "x[polars]": [0.46, 0.40, 0.53]})
     text = summary.format_summary(tmp_path)
     assert "count_over_full[duckdb] = 0.4194 (95 % CI not estimable at this scale)" in text
-    assert "x[polars] = 0.46 (0.4–0.53)" in text
+    assert "x[polars] = 0.460 (0.400–0.530)" in text  # at the precision of its interval
     assert "6,461" not in text and "0.00000000000000002723" not in text
     overhead = text.split("-- overhead: overhead (ms per statement)")[1].split("--")[0].splitlines()
     by_engine = {line.split()[0]: line for line in overhead if line.strip() and not line.split()[0] == "engine"}

@@ -122,16 +122,23 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
             f"{report.format_value(high)}{suffix} ({key_name(high_key)}){apart}{n}.")
 
 
-def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity") -> str:
+def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity", left_out: pd.Series | None = None) -> str:
     """How far this run's numbers sit from the study's, and for how many the live CI covers the study's value.
 
     ``comparison`` is :func:`ingestlab.models.compare_with_published`'s table (``published``,
-    ``live``, ``live_ci_low``, ``live_ci_high``).
+    ``live``, ``live_ci_low``, ``live_ci_high``). ``left_out`` marks rows the figure does not
+    draw (a fitted number whose line does not hold): they are named, and not counted.
     """
+    dropped = comparison[left_out] if left_out is not None else comparison.iloc[:0]
+    comparison = comparison[~left_out] if left_out is not None else comparison
+    tail = ""
+    if len(dropped):
+        names = ", ".join(report.plain(labels.phrase(str(q))) for q in dropped[label])
+        tail = f" Left out, their lines not holding (or not tested): {names}."
     shown = comparison[comparison["published"].notna() & (comparison["published"] != 0)
                        & np.isfinite(pd.to_numeric(comparison["live"], errors="coerce"))]
     if shown.empty:
-        return "No quantity of this run can be set beside the seed's."
+        return "No quantity of this run can be set beside the seed's." + tail
     ratio = shown["live"] / shown["published"]
     low, high = ratio.idxmin(), ratio.idxmax()
     with_ci = shown[shown["live_ci_low"].notna() & shown["live_ci_high"].notna()]
@@ -143,7 +150,7 @@ def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity") -> s
             f"over {len(shown)} quantities")
     if len(with_ci):
         text += f"; the live 95 % CI covers the seed's value for {covered} of the {len(with_ci)} with an interval"
-    return text + "."
+    return text + "." + tail
 
 
 def shares(data: pd.DataFrame, value: str, *, of: str | list[str], part: str, unit: str = "ms") -> str:

@@ -171,7 +171,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
         Also test whether the line holds for each group (:func:`ingestlab.adequacy.assess`
         under the same variance model): the columns ``adequacy_test``, ``lack_of_fit_p``,
         ``loo_error``, ``loo_in_pi``, ``model_holds``, ``model_note``, the same on every
-        method's row of the group.
+        method's row of the group. A line whose intercept's 95 % interval lies wholly below 0
+        does not hold either (a time at a count of 0 cannot be negative), its note says so.
 
     Returns
     -------
@@ -211,7 +212,7 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
                           variance=variance, alpha=alpha)
         s, c = fit.table.loc[x], fit.table.loc["const"]
         if adequacy:
-            labels = {**labels, **_adequacy.assess(g, x=x, y=y, variance=variance, alpha=alpha)}
+            labels = {**labels, **_below_zero(c, _adequacy.assess(g, x=x, y=y, variance=variance, alpha=alpha))}
         rows.append({**labels, "method": "ols", "slope": s["estimate"], "slope_se": s["se"],
                      "slope_ci_low": s["ci_low"], "slope_ci_high": s["ci_high"],
                      "intercept": c["estimate"], "intercept_ci_low": c["ci_low"],
@@ -225,6 +226,21 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
                          "r2": np.nan, "n_points": len(g), "df_resid": len(g) - 2, "ci_method": "theil_sen",
                          "ci_df": np.nan})
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=[*by, *_LINE_COLUMNS])
+
+
+def _below_zero(intercept: pd.Series, verdict: dict) -> dict:
+    """``verdict`` (an adequacy test's), with the line rejected where its intercept's whole interval lies below 0.
+
+    Every line the lab fits is a time against a count (statements, rows, bytes, round trips):
+    its intercept, the time at a count of 0, cannot be negative. An interval wholly below 0
+    says that the line does not hold down to the smallest counts, whatever the test over the
+    measured points said.
+    """
+    if not intercept["ci_high"] < 0:
+        return verdict
+    note = f"fixed part below 0 (95 % CI {intercept['ci_low']:.3g} to {intercept['ci_high']:.3g}): not a line down to 0"
+    old = verdict.get("model_note")
+    return {**verdict, "model_holds": False, "model_note": f"{old}; {note}" if isinstance(old, str) and old else note}
 
 
 #: The columns :func:`fit_linear` gives each group's row besides the group's own.

@@ -314,13 +314,29 @@ def _cell(value) -> str:
         else str(value).replace("|", "\\|")
 
 
+def _at_precision(estimate, low, high) -> tuple[str, str, str]:
+    """A fit term's cells: at its interval's precision (:func:`ingestlab.report.at_precision`) where it has one."""
+    values = [_float(v) for v in (estimate, low, high)]
+    if all(v is not None and math.isfinite(v) for v in values):
+        return report.at_precision(*values)
+    return _cell(estimate), _cell(low), _cell(high)
+
+
+def _float(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def findings_text(folder: Path, meta: dict) -> str:
     """The text of ``FINDINGS.md``: what the run in ``folder`` found, from its own ``fits.csv`` and ``run.json``.
 
     The notebook's question (its workload's declaration), the command, revision, times and
     load of the run, its headline numbers, and every fit term of ``fits.csv`` with its 95 %
     interval and whether the model held — written from the run it promotes, so the findings
-    and the figures can never disagree. Numbers have 4 significant digits
+    and the figures can never disagree. A number with an interval is written at the interval's
+    precision (:func:`ingestlab.report.at_precision`), others with 4 significant digits
     (:func:`ingestlab.report.short_number`).
     """
     import pandas as pd
@@ -336,20 +352,21 @@ def findings_text(folder: Path, meta: dict) -> str:
              f"- Command: `{made_by}`"]
     lines += [f"- {line}" for line in source[1:] if line.split(":")[0] in ("Scale", "Revision", "Ran", "Engines")
               or line.startswith(("Load average", "Compared run"))]
+    fits_path = folder / "fits.csv"
+    fits = pd.read_csv(fits_path) if fits_path.exists() else None
     headline = meta.get("headline") or {}
     if headline:
         lines += ["", "## Headline numbers", "", "| quantity | value (95 % CI where given) |", "|---|---|"]
-        lines += [f"| `{name}` | {report.headline_value(value)} |" for name, value in headline.items()]
-    fits_path = folder / "fits.csv"
-    if fits_path.exists():
-        fits = pd.read_csv(fits_path)
+        lines += [f"| `{r.quantity}` | {r.value} |" for r in report.headline_table(headline, fits=fits).itertuples()]
+    if fits is not None:
         lines += ["", "## Fits (`fits.csv`)", "",
                   "| engine | variant | model | method | term | estimate | 95 % CI | unit | points | model holds |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in fits.to_dict("records"):
             holds = {True: "yes", False: "**no**", None: "–"}[model_holds(r.get("model_holds"))]
+            estimate, low, high = _at_precision(r["estimate"], r["ci_low"], r["ci_high"])
             lines.append(f"| {_cell(r['engine'])} | {_cell(r['variant'])} | {_cell(r['model'])} | {r['method']} | "
-                         f"{r['term']} | {_cell(r['estimate'])} | {_cell(r['ci_low'])} to {_cell(r['ci_high'])} | "
+                         f"{r['term']} | {estimate} | {low} to {high} | "
                          f"{_cell(r['unit'])} | {_cell(r['n_points'])} | {holds} |")
     lines += ["", f"Written by `ingestlab figures` from {folder} on "
               f"{dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; the figures beside this file "

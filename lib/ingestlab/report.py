@@ -329,6 +329,28 @@ def short_number(value: float) -> str:
     return format_value(value, 4) if "e" in text else text
 
 
+def at_precision(value: float, low: float, high: float) -> tuple[str, str, str]:
+    """``value`` and its interval written to the place of the interval's half-width's second significant digit.
+
+    A number says no more than its interval knows: ``0.2051 (0.08976–0.3202)`` is ``0.21 (0.09–0.32)``
+    here. A bound that is not finite, or an interval of no width, falls back to :func:`short_number`.
+
+    Examples
+    --------
+    >>> at_precision(0.2051, 0.08976, 0.3202), at_precision(21.58, 20.17, 22.99)
+    (('0.21', '0.09', '0.32'), ('21.6', '20.2', '23.0'))
+    >>> at_precision(1552.0, -1426.0, 4531.0), at_precision(2.0, 2.0, 2.0)
+    (('1600', '-1400', '4500'), ('2', '2', '2'))
+    """
+    half = (high - low) / 2
+    if not (math.isfinite(value) and math.isfinite(half) and half > 0):
+        return short_number(value), short_number(low), short_number(high)
+    place = 1 - math.floor(math.log10(half))  # decimals: negative rounds to tens, hundreds...
+    if place <= 0:
+        return tuple(f"{round(x, place):.0f}" for x in (value, low, high))
+    return tuple(f"{x:.{place}f}" for x in (value, low, high))
+
+
 #: An interval wider than this (its high over its low, or its width over the estimate) is not an estimate.
 ESTIMABLE_SPAN = 100.0
 
@@ -364,16 +386,21 @@ def headline_value(value: object) -> str:
     Examples
     --------
     >>> headline_value(0.153456), headline_value([64.17, 54.42, 73.92]), headline_value("sync_off")
-    ('0.1535', '64.17 (54.42–73.92)', 'sync_off')
+    ('0.1535', '64.2 (54.4–73.9)', 'sync_off')
     >>> headline_value([0.2675, 5.4e-04, 1.3e-02]), headline_value([1000, 2000])
-    ('0.2675 (0.00054–0.013)', '1000, 2000')
+    ('0.2675 (0.0005–0.0130)', '1000, 2000')
+    >>> headline_value([1552.0, -1426.0, 4531.0])
+    '1600 (-1400 to 4500)'
     >>> headline_value([0.4194, 2.723e-17, 6.461e15])
     '0.4194 (95 % CI not estimable at this scale)'
     """
     if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
         if not estimable(*value):
             return f"{short_number(value[0])} (95 % CI {NOT_ESTIMABLE})"
-        return f"{short_number(value[0])} ({short_number(value[1])}–{short_number(value[2])})"
+        # a bound below 0 with a dash would read as a range of two negatives ("-1426–4531")
+        to = " to " if value[1] < 0 or value[2] < 0 else "–"
+        estimate, low, high = at_precision(*value)
+        return f"{estimate} ({low}{to}{high})"
     if isinstance(value, list):
         return ", ".join(headline_value(v) for v in value)
     if isinstance(value, float):
@@ -381,21 +408,59 @@ def headline_value(value: object) -> str:
     return str(value)
 
 
-def headline_table(headline: Mapping[str, object]) -> pd.DataFrame:
+def headline_table(headline: Mapping[str, object], *, fits: pd.DataFrame | None = None) -> pd.DataFrame:
     """A run's headline numbers as a reader sees them: one row each, rendered by :func:`headline_value`.
 
     The recorded values keep every digit (``run.json``); this is for display only, and reads
-    as ``ingestlab summary`` prints the same numbers.
+    as ``ingestlab summary`` prints the same numbers. With the run's ``fits`` (the long form of
+    ``fits.csv``), a number that is a term of a line that does not hold says so
+    (:func:`from_rejected_line`).
 
     Examples
     --------
     >>> headline_table({"overhead_ms[sync_on]": 0.1932424, "diff_ms": [0.14, 0.135, 0.1446]})
-                   quantity                value
-    0  overhead_ms[sync_on]               0.1932
-    1               diff_ms  0.14 (0.135–0.1446)
+                   quantity                   value
+    0  overhead_ms[sync_on]                  0.1932
+    1               diff_ms  0.1400 (0.1350–0.1446)
     """
-    rows = [{"quantity": name, "value": headline_value(value)} for name, value in headline.items()]
+    rows = [{"quantity": name, "value": headline_value(value) + (REJECTED_LINE if from_rejected_line(name, fits) else "")}
+            for name, value in headline.items()]
     return pd.DataFrame(rows, columns=["quantity", "value"])
+
+
+#: What a headline number from a line that does not hold says beside its value.
+REJECTED_LINE = " — from a line that does not hold"
+
+
+def from_rejected_line(name: str, fits: pd.DataFrame | None) -> bool:
+    """Whether headline quantity ``name`` (``overhead_ms[postgres sync_off]``) is a term of a fit that does not hold.
+
+    The quantity's name without its unit (``_ms``, ``_us``, ``_s``) or its ``usl_`` prefix begins
+    a term of ``fits`` (``overhead``, ``per_row``, ``flush_share``, ``sigma``), and the engine and
+    the variant of that fit's row are named, as whole words, in the part in brackets.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> fits = pd.DataFrame({"engine": ["postgres"] * 2, "variant": ["sync_off", "sync_on"],
+    ...                      "term": ["overhead"] * 2, "model_holds": [False, True]})
+    >>> [from_rejected_line(n, fits) for n in ("overhead_ms[postgres sync_off]", "overhead_ms[postgres sync_on]",
+    ...                                         "rows_per_s[postgres sync_off C=32]", "diff_ms")]
+    [True, False, False, False]
+    """
+    from ingestlab.models import model_holds
+
+    match = re.fullmatch(r"(?:usl_)?(\w+?)(?:_ms|_us|_s)?\[(.*)\]", name)
+    if fits is None or match is None or not {"engine", "variant", "term", "model_holds"} <= set(fits.columns):
+        return False
+    quantity, inside = match.group(1), match.group(2)
+
+    def named(value) -> bool:  # a whole word (or words) of the brackets: "sync_off" is not in "sync_off_2"
+        return re.search(rf"(?<![\w.-]){re.escape(str(value))}(?![\w.-])", inside) is not None
+
+    rows = fits[fits["term"].astype(str).str.startswith(quantity)]
+    return any(model_holds(r["model_holds"]) is False and named(r["engine"]) and named(r["variant"])
+               for r in rows.to_dict("records"))
 
 
 def _bounds(column: str, columns: pd.Index) -> tuple[str, str] | None:

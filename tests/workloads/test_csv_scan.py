@@ -307,6 +307,20 @@ def test_a_fixed_cost_below_zero_is_refitted_through_the_origin_and_says_so():
     assert (long.loc[long["term"] == "overhead", "estimate"] >= 0).all()
 
 
+@pytest.mark.parametrize("repeats", [1, 2])
+def test_a_robust_rate_refitted_through_the_origin_lies_inside_its_own_interval_or_has_none(repeats):
+    # as 06's paper run: Theil–Sen's 2.036 s per GB beside the unconstrained fit's interval 2.055 to 2.143
+    rows = [(gb, sec) for gb, sec in [(1, 1.90), (2, 4.15), (4, 8.45), (8, 17.0)]] * repeats
+    fits = csv_scan_analysis.fit(_scans([("postgres", "full_scan", gb, sec, "ok") for gb, sec in rows]))
+    ts = fits[fits["method"] == "theil_sen"].iloc[0]
+    assert ts["fixed_s"] == 0 and ts["per_gb_s"] == pytest.approx(np.median([sec / gb for gb, sec in rows]))
+    if repeats == 1:  # 4 ratios reach 87.5 % at most: no 95 % interval, and the note says why
+        assert np.isnan(ts["per_gb_ci_low_s"]) and np.isnan(ts["per_gb_ci_high_s"])
+        assert "87.5% at most" in ts["model_note"]
+    else:  # 8 ratios: the order statistics' interval, around the estimate
+        assert ts["per_gb_ci_low_s"] <= ts["per_gb_s"] <= ts["per_gb_ci_high_s"]
+
+
 def test_sizes_at_and_past_an_engines_first_failure_are_left_out_of_its_fit():
     scans = _scans([("duckdb", "count_star", 1, 1.0, "ok"), ("duckdb", "count_star", 2, 2.0, "ok"),
                     ("duckdb", "count_star", 4, 4.0, "ok"), ("duckdb", "count_star", 8, 9.0, "oom"),

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import anatomy, models
+from ingestlab import anatomy, findings, models
 from ingestlab.engines import capabilities, registry
 from ingestlab.errors import ConfigError
 from ingestlab.results import Run
@@ -130,7 +130,7 @@ def test_the_prediction_of_an_unseen_scenario_needs_a_line_without_it_and_says_w
     assert "No prediction" in insert_analysis.describe_prediction(insert_analysis.prediction(one_repeat))[0]
 
 
-def _anatomy_beside(samples_ms: float, overhead: tuple[float, float, float]):
+def _anatomy_beside(samples_ms: float, overhead: tuple[float, float, float], holds: bool | None = True):
     rng = np.random.default_rng(1)
     observed = list(0.30 + rng.normal(0, 0.005, 6))
     quiet = list(0.20 + rng.normal(0, 0.005, 60))
@@ -141,7 +141,8 @@ def _anatomy_beside(samples_ms: float, overhead: tuple[float, float, float]):
     samples = pd.DataFrame({"scenario": "single_row", "warmup": [True] + [False] * 99, "engine": "mariadb",
                             "variant": "flush_1", "elapsed_s": samples_ms / 1e3 + rng.normal(0, 1e-6, 100)})
     fits = pd.DataFrame([{"engine": "mariadb", "variant": "flush_1", "method": "ols", "overhead_ms": overhead[0],
-                          "overhead_ci_low_ms": overhead[1], "overhead_ci_high_ms": overhead[2]}])
+                          "overhead_ci_low_ms": overhead[1], "overhead_ci_high_ms": overhead[2],
+                          "model_holds": holds}])
     return insert_analysis.anatomy_table(frame, samples, fits)
 
 
@@ -159,6 +160,34 @@ def test_the_anatomy_table_holds_the_statement_beside_the_samples_and_the_fit():
     fig = insert_analysis.anatomy_figure(table)
     labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]  # one legend under the panels
     assert "samples' median" in labels and "fitted overhead (95 % CI)" in labels and "commit" in labels
+
+
+@pytest.mark.parametrize("holds", [False, None])
+def test_the_anatomy_draws_no_fitted_overhead_whose_line_does_not_hold_and_says_so(holds):
+    table = _anatomy_beside(0.21, (0.205, 0.19, 0.22), holds=holds)
+    fig = insert_analysis.anatomy_figure(table)
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert "samples' median" in labels and "fitted overhead (95 % CI)" not in labels
+    (line,) = insert_analysis.describe_agreement(table)
+    assert "not drawn" in line and ("does not hold" if holds is False else "not tested") in line
+
+
+def test_a_paper_run_s_rejected_overheads_stay_in_the_table_and_leave_the_figure_and_its_sentence(paper_01):
+    # every line of this run holds; in the promoted run of 2026-11-28 PostgreSQL's sync_off and DuckDB's did not
+    fits = paper_01["fits"].copy()
+    fits.loc[fits["engine"].eq("duckdb") | fits["variant"].eq("sync_off"), "model_holds"] = False
+    rejected = fits[(fits["method"] == "ols") & ~fits["model_holds"]]
+    table = insert_analysis.live_vs_published(fits, paper_01["throughput"], paper_01["diff"])
+    overhead = table[table["compared"] == "overhead_ms"]
+    gone = overhead[overhead["engine"].isin(rejected["engine"]) & overhead["variant"].isin(rejected["variant"])
+                    & ~overhead["live_holds"].map(models.model_holds).eq(True)]
+    assert len(gone) and gone["live"].notna().all()  # the numbers are kept in the table
+    fig = insert_analysis.plot_live_vs_published(table)
+    shown = {t.get_text().replace("\n", " ") for t in fig.axes[0].get_yticklabels()}
+    assert not any(series in shown for series in gone["series"]), (shown, set(gone["series"]))
+    text = findings.live_vs_published(table, left_out=~insert_analysis.drawn(table))
+    assert "Left out, their lines not holding" in text
+    assert text.count(" over ") == 1 and f"over {int(insert_analysis.drawn(table).sum())} quantities" in text
 
 
 def test_measure_runs_every_scenario_on_postgresql_15_with_the_anatomy_it_can_take(tmp_path):

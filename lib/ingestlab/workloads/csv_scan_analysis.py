@@ -6,6 +6,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ingestlab import findings, intervals, models
@@ -38,7 +39,9 @@ def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFr
     """A scan cannot take negative time: a fit whose fixed cost came out below 0 is refitted through the origin.
 
     OLS: ``seconds = GB × per_GB`` (statsmodels, HC2 interval), the fixed cost 0 with the
-    unconstrained fit's upper bound kept as its CI's; Theil–Sen: the median of seconds per GB.
+    unconstrained fit's upper bound kept as its CI's; Theil–Sen: the median of seconds per GB,
+    its interval from order statistics (none where the sizes are too few for 95 %), never the
+    unconstrained fit's, which need not hold it.
     ``model_note`` says so, with the unconstrained estimate. Every fixed cost's interval is cut
     at 0 as well: the cost lies in [0, ∞), and an interval cut to where the parameter can lie
     covers it at least as often.
@@ -56,8 +59,14 @@ def _no_negative_fixed_cost(fits: pd.DataFrame, data: pd.DataFrame) -> pd.DataFr
             fits.loc[i, ["slope", "slope_ci_low", "slope_ci_high"]] = [origin.params[0], low, high]
             fits.loc[i, ["intercept_ci_low", "intercept_ci_high"]] = [0.0, max(0.0, row["intercept_ci_high"])]
             fits.loc[i, "ci_method"] = "hc2_origin"
-        else:
-            fits.loc[i, "slope"] = float((data["seconds"] / data["gb"]).median())
+        else:  # the median of the ratios, with its own order-statistic interval (none where too few reach 95 %)
+            ratio = intervals.median_ci_exact(data["seconds"] / data["gb"])
+            reached = ratio["confidence"] >= 0.95
+            fits.loc[i, ["slope", "slope_ci_low", "slope_ci_high"]] = [
+                ratio["median"], ratio["ci_low"] if reached else np.nan, ratio["ci_high"] if reached else np.nan]
+            fits.loc[i, "ci_method"] = "median_of_ratios"
+            if not reached:
+                note += f"; {ratio['n']} sizes give a median's interval {ratio['confidence']:.1%} at most: none given"
         fits.loc[i, "intercept"] = 0.0
         old = row.get("model_note")
         fits.loc[i, "model_note"] = f"{old}; {note}" if isinstance(old, str) and old else note

@@ -99,7 +99,8 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
     -------
     pandas.DataFrame
         See :func:`ingestlab.models.compare_with_published`; ``quantity`` names what is
-        compared, ``published_label`` and ``live_label`` say whose number it is; ``compared``
+        compared, ``published_label`` and ``live_label`` say whose number it is, ``live_holds``
+        whether the live line(s) behind a fitted number hold (empty for a number of no fit); ``compared``
         (a key of :data:`COMPARED`), ``series`` (the live engine and variant in a reader's
         words) and ``reference`` (the study's deployment and version) name it for the figure
         (:func:`plot_live_vs_published`).
@@ -118,7 +119,7 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
             rows_live.append({"quantity": q, "live": f["overhead_ms"], "live_ci_low": f["overhead_ci_low_ms"],
                               "live_ci_high": f["overhead_ci_high_ms"], "live_label": "live fit (OLS)",
                               "compared": "overhead_ms", "engine": f["engine"], "variant": f["variant"],
-                              "series": f["series"]})
+                              "series": f["series"], "live_holds": _holds(ols, f["engine"], f["variant"])})
     sd = pub[pub["deployment"] == "shared-data"].iloc[0]
     sn = pub[(pub["deployment"] == "shared-nothing") & (pub["version"] == sd["version"])].iloc[0]
     if diff is not None:
@@ -132,7 +133,7 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
         rows_live.append({"quantity": q, "live": diff["diff_ms"], "live_ci_low": diff["diff_ci_low_ms"],
                           "live_ci_high": diff["diff_ci_high_ms"], "live_label": "difference of live fits",
                           "compared": "commit_extra_ms", "engine": diff["engine"], "variant": diff["first"],
-                          "series": series})
+                          "series": series, "live_holds": _holds(ols, diff["engine"], diff["first"], diff["last"])})
     study = published.load(PUBLISHED)
     study = study[(study["deployment"] == "shared-data") & (study["version"].astype(str) == str(sd["version"]))]
     study_speedup = (study.loc[study["scenario"] == "single_row", "total_s"].iloc[0]
@@ -148,6 +149,25 @@ def live_vs_published(fits: pd.DataFrame, throughput_table: pd.DataFrame, diff: 
                               "live_label": "median totals over repeats", "compared": "batching_speedup_x",
                               "engine": engine, "variant": variant, "series": series})
     return models.compare_with_published(pd.DataFrame(rows_live), pd.DataFrame(rows_pub))
+
+
+def _holds(fits: pd.DataFrame, engine: str, *variants: str) -> bool | None:
+    """Whether the lines of ``engine``'s ``variants`` in ``fits`` all hold (None: one was not tested)."""
+    if "model_holds" not in fits.columns:
+        return None
+    verdicts = [models.model_holds(v) for v in
+                fits.loc[(fits["engine"] == engine) & fits["variant"].isin(variants), "model_holds"]]
+    if len(verdicts) < len(variants) or None in verdicts:
+        return None
+    return all(verdicts)
+
+
+def drawn(comparison: pd.DataFrame) -> pd.Series:
+    """Which rows of :func:`live_vs_published` a figure draws: a number of no fit, or a fitted one whose lines hold."""
+    if "live_holds" not in comparison.columns:
+        return pd.Series(True, index=comparison.index)
+    fitted = comparison["compared"].isin(["overhead_ms", "commit_extra_ms"])
+    return ~fitted | comparison["live_holds"].map(models.model_holds).eq(True)
 
 
 #: The quantities :func:`live_vs_published` sets beside the study's, in the order of the figure's panels, as its axes name them.
@@ -173,7 +193,8 @@ def plot_live_vs_published(comparison: pd.DataFrame):
 
     In each panel the study's values come first, as StarRocks' rows with a dotted line down
     through the panel, then each live engine and variant with its 95 % CI where it has one:
-    a reader sees both numbers, not only their ratio. Colours and markers are the engines'
+    a reader sees both numbers, not only their ratio; a fitted number whose line does not hold
+    (or was not tested) is not drawn (:func:`drawn`). Colours and markers are the engines'
     (:data:`ingestlab.figures.ENGINE_STYLE`); an axis spanning decades is logarithmic.
     """
     import matplotlib.pyplot as plt
@@ -182,7 +203,7 @@ def plot_live_vs_published(comparison: pd.DataFrame):
     from ingestlab import figures, labels, plots, published
 
     (study_engine,) = published.lab_engines(PUBLISHED).values()
-    shown = comparison[comparison["live"].notna() & comparison["published"].notna()]
+    shown = comparison[comparison["live"].notna() & comparison["published"].notna() & drawn(comparison)]
     kinds = [k for k in COMPARED if k in set(shown.get("compared", pd.Series(dtype=object)))]
     if not kinds:
         return None
@@ -286,7 +307,8 @@ def anatomy_table(anatomy_frame: pd.DataFrame, samples: pd.DataFrame, fits: pd.D
     :func:`ingestlab.anatomy.summary` of the anatomy pass (its client total corrected for the
     observer, see there), joined with ``samples_median_ms`` (the median of the same run's timed
     single-row statements, warm-up left out), ``samples_mean_ms``, the OLS ``overhead_ms`` with
-    its CI, and ``total_vs_samples`` (the anatomy's client total ÷ the samples' median).
+    its CI and whether its line holds (``overhead_model_holds``), and ``total_vs_samples`` (the
+    anatomy's client total ÷ the samples' median).
     """
     from ingestlab import anatomy
     from ingestlab.timing import latency_summary
@@ -298,8 +320,9 @@ def anatomy_table(anatomy_frame: pd.DataFrame, samples: pd.DataFrame, fits: pd.D
     single = single.rename(columns={"median_ms": "samples_median_ms", "mean_ms": "samples_mean_ms",
                                     "p99_ms": "samples_p99_ms"})[["engine", "variant", "samples_median_ms",
                                                                  "samples_mean_ms", "samples_p99_ms"]]
-    ols = fits[fits["method"] == "ols"][["engine", "variant", "overhead_ms", "overhead_ci_low_ms",
-                                         "overhead_ci_high_ms"]]
+    ols = fits[fits["method"] == "ols"]
+    ols = ols[["engine", "variant", "overhead_ms", "overhead_ci_low_ms", "overhead_ci_high_ms"]].assign(
+        overhead_model_holds=ols["model_holds"].map(models.model_holds) if "model_holds" in ols else None)
     out = table.merge(single, on=["engine", "variant"], how="left").merge(ols, on=["engine", "variant"], how="left")
     out["total_vs_samples"] = out[f"{anatomy.CLIENT_TOTAL}_ms"] / out["samples_median_ms"]
     return out
@@ -334,7 +357,9 @@ def describe_agreement(table: pd.DataFrame) -> list[str]:
         line = (f"**{_label(r, several)}**: the anatomy's statement takes {total:.3f} ms{observer}, the run's "
                 f"single-row samples {median:.3f} ms (median), ratio {total / median:.2f} — "
                 + ("the same statement (within ±10 %)" if agree else "**not** the same statement (beyond ±10 %)")
-                + f"; fitted overhead {report.format_estimate(r.overhead_ms, r.overhead_ci_low_ms, r.overhead_ci_high_ms)}.")
+                + f"; fitted overhead {report.format_estimate(r.overhead_ms, r.overhead_ci_low_ms, r.overhead_ci_high_ms)}"
+                + {False: " (its line does not hold: not drawn).", None: " (its line not tested: not drawn)."}.get(
+                    getattr(r, "overhead_model_holds", True), "."))
         if pd.notna(r.overhead_ms) and not (r.overhead_ci_low_ms <= median <= r.overhead_ci_high_ms):
             nearer = "mean" if abs(r.overhead_ms - r.samples_mean_ms) < abs(r.overhead_ms - median) else "median"
             line += (f" The overhead's CI misses the median because the fit is a slope through scenario totals — "
@@ -437,7 +462,8 @@ def anatomy_figure(table: pd.DataFrame):
     unreadable. A part keeps its colour in every panel (:func:`ingestlab.anatomy.parts`, one
     legend under the panels). Beside each bar: a black diamond at the samples' median of the
     same run and variant, and an open circle with its 95 % CI at the fitted overhead, where
-    ``table`` has them (:func:`anatomy_table`).
+    ``table`` has them (:func:`anatomy_table`) and the overhead's line holds: a rejected or
+    untested fit is not drawn (its number stays in the table, said to be so).
     """
     import matplotlib.pyplot as plt
 
@@ -477,7 +503,7 @@ def anatomy_figure(table: pd.DataFrame):
                 h, = ax.plot([r.samples_median_ms], [y - 0.38], "D", color="black", ms=5, zorder=5,
                              label="samples' median")
                 handles.setdefault(h.get_label(), h)
-            if pd.notna(getattr(r, "overhead_ms", float("nan"))):
+            if pd.notna(getattr(r, "overhead_ms", float("nan"))) and getattr(r, "overhead_model_holds", None) is True:
                 err = [[max(r.overhead_ms - r.overhead_ci_low_ms, 0)], [max(r.overhead_ci_high_ms - r.overhead_ms, 0)]]
                 h = ax.errorbar([r.overhead_ms], [y + 0.38], xerr=err, fmt="o", mfc="white", mec="black",
                                 ecolor="black", ms=5, capsize=2, lw=0.8, zorder=5, label="fitted overhead (95 % CI)")
