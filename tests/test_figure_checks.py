@@ -105,3 +105,35 @@ def test_a_direct_label_naming_an_engine_in_another_colour_breaks_the_grammar():
     (problem,) = figure_checks.grammar_problems(fig)
     assert problem.startswith("'PostgreSQL, defaults' is drawn in #009e73, not in PostgreSQL's #0072B2")
     figures.close(fig)
+
+
+def test_a_log_axis_over_less_than_a_decade_is_reported_and_one_over_a_decade_is_not():
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figure_checks
+
+    fig, (short, long_) = plt.subplots(1, 2, figsize=(6, 2.5))
+    for ax, top in ((short, 1.45), (long_, 14.5)):  # 05's bulk panel: 0.72 to 1.45 s on a log axis
+        ax.plot([1, 2], [0.72, top], "o")
+        ax.set_yscale("log")
+        ax.set_ylim(0.7, top * 1.02)
+    problems = figure_checks.grammar_problems(fig)
+    assert [p for p in problems if "less than one decade" in p] == [
+        "panel 1: a log y axis over less than one decade (0.7 to 1.48): a linear axis reads better"]
+    plt.close(fig)
+
+
+def test_values_of_crossing_series_at_one_x_are_written_apart():
+    # 00's upsert_batch_times: "1,841" printed over "1,538" where two series cross at P99
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from ingestlab import figure_checks, plots
+
+    data = pd.DataFrame({"statistic": ["P90", "P99", "P90", "P99"], "ms": [948.0, 1538.0, 468.0, 1841.0],
+                         "engine": ["arangodb", "arangodb", "postgres", "postgres"]})
+    ax = plots.plot_sweep(data, x="statistic", y="ms", hue="engine", logy=True, annotate=True, fmt="{:,.0f}")
+    ax.set_ylim(10, 1_000_000)  # five decades: the two values 4 pt apart
+    ax.figure.canvas.draw()
+    assert not [p for p in figure_checks.grammar_problems(ax.figure, drawn=True) if "printed over" in p]
+    plt.close(ax.figure)

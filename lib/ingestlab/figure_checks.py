@@ -71,7 +71,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
     log axis (a bar's length means nothing there: :func:`plot_bars` draws dots instead); every line, marker and text drawn in data coordinates inside its axes'
     limits (a fit drawn beyond its data, a label past the edge); no tick label printed over
-    another; every legend entry that names
+    another, nor a label among the data over another; no log axis over less than one decade; every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
     panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
 
@@ -109,6 +109,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     problems += [f"{panel} is too small to read (at least {MIN_AXES_IN[0]:g} × {MIN_AXES_IN[1]:g} in)"
                  for panel in cramped(fig)]
     problems += _crowded_ticks(fig)
+    problems += _overlapping_labels(fig)
     small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
                     if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
     if small:
@@ -138,11 +139,7 @@ def _crowded_ticks(fig: matplotlib.figure.Figure) -> list[str]:
     ([], None)
     """
     problems = []
-    # measured at the figure's own dpi: after a save at 300 dpi the renderer cached last is the saving one
-    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
-    for number, ax in enumerate(fig.axes, 1):
-        if not ax.get_visible():
-            continue
+    for number, ax, renderer in _shown_axes(fig):
         for axis, labels_ in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
             lo, hi = ("x0", "x1") if axis == "x" else ("y0", "y1")
             boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in labels_
@@ -152,6 +149,47 @@ def _crowded_ticks(fig: matplotlib.figure.Figure) -> list[str]:
                 problems.append(f"panel {number}: its {axis} tick labels {over[0][0]!r} and {over[0][1]!r} are "
                                 "printed over one another")
     return problems
+
+
+def _overlapping_labels(fig: matplotlib.figure.Figure) -> list[str]:
+    """Panels where a label placed among the data (a value, a name) is printed over another (drawn figure).
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> _ = ax.text(0.5, 0.5, "1,841"), ax.text(0.51, 0.5, "1,538")
+    >>> fig.canvas.draw()
+    >>> _overlapping_labels(fig)
+    ["panel 1: its labels '1,841' and '1,538' are printed over one another"]
+    >>> ax.texts[1].set_position((0.5, 0.1))
+    >>> fig.canvas.draw()
+    >>> _overlapping_labels(fig), plt.close(fig)
+    ([], None)
+    """
+    problems = []
+    for number, ax, renderer in _shown_axes(fig):
+        boxes = [(_text_box(t, renderer), t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+        for i, (a, text_a) in enumerate(boxes):
+            hit = next((text_b for b, text_b in boxes[i + 1:]
+                        if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1), None)
+            if hit is not None:
+                problems.append(f"panel {number}: its labels {text_a!r} and {hit!r} are printed over one another")
+                break
+    return problems
+
+
+def _text_box(text: matplotlib.text.Text, renderer):
+    """The box of ``text``'s letters: an annotation's own box would take in its leader, which may cross other labels."""
+    if isinstance(text, matplotlib.text.Annotation):
+        text.update_positions(renderer)  # where the text stands now (its offset from the point it names)
+    return matplotlib.text.Text.get_window_extent(text, renderer)
+
+
+def _shown_axes(fig: matplotlib.figure.Figure):
+    """``(number, axes, renderer)`` of each visible panel of a drawn figure, numbered from 1 as problems name them."""
+    # measured at the figure's own dpi: after a save at 300 dpi the renderer cached last is the saving one
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
+    return [(number, ax, renderer) for number, ax in enumerate(fig.axes, 1) if ax.get_visible()]
 
 
 def png_size(path: str | os.PathLike) -> tuple[int, int]:
@@ -192,6 +230,11 @@ def _axes_problems(ax: plt.Axes) -> list[str]:
         if text.get_visible() and text.get_transform() == ax.transData and text.get_text().strip():
             if outside(np.asarray([text.get_position()], dtype=float)):
                 problems.append(f"the label {text.get_text()!r} is placed outside the axes")
+    for axis, scale, limits in (("x", ax.get_xscale(), ax.get_xlim()), ("y", ax.get_yscale(), ax.get_ylim())):
+        low, high = sorted(limits)
+        if scale == "log" and low > 0 and high / low < 10 * (1 - 1e-9):
+            problems.append(f"a log {axis} axis over less than one decade ({low:.3g} to {high:.3g}): "
+                            "a linear axis reads better")
     colours = {matplotlib.colors.to_hex(c) for c in _data_colours(ax)}
     if len(colours) > 5:
         problems.append(f"{len(colours)} colours of data in one panel (at most 5)")

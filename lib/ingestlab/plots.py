@@ -71,9 +71,16 @@ class _LogTicks(matplotlib.ticker.LogLocator):
 
 
 def set_scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
-    """Set a log ``axis`` when asked (``log=True``) or when the values span decades (``"auto"``); plain ticks."""
-    if log == "auto":
-        log = spans_decades(values)
+    """Set a log ``axis`` when asked (``log=True``) or when the values span decades (``"auto"``); plain ticks.
+
+    Asked for, a log axis is still set only where the values span a decade at least: under one,
+    its ticks are few and uneven, and a linear axis reads the same values more plainly.
+    ``"always"``: log whatever these values span (panels sharing an axis, decided over all of them).
+    """
+    if log == "always":
+        log = True
+    else:
+        log = spans_decades(values) if log == "auto" else log and spans_decades(values, 1.0)
     if not log:
         return
     getattr(ax, f"set_{axis}scale")("log")
@@ -367,6 +374,43 @@ class EndLabels(matplotlib.artist.Artist):
             self.labels[i].xyann = (1.0, (y[i] - box.y0) / box.height)
 
 
+class PointLabels(matplotlib.artist.Artist):
+    """Each point's value written just above and right of it; labels of one column of points kept apart.
+
+    Points at one ``x`` whose values lie close (two series crossing) would have their labels
+    printed over one another; whenever the figure is drawn, the labels of each column are
+    placed from the top down, each no higher than its point's label wants and at least a
+    line below the one above it.
+    """
+
+    #: Offset of a label from its point (points), and the space between two labels of one column.
+    OFFSET_PT, GAP_PT = 4.0, 1.0
+
+    def __init__(self, ax: plt.Axes, entries):
+        super().__init__()
+        self.set_zorder(0.5)  # placed before the labels are drawn
+        self.set_in_layout(False)
+        self.labels = [ax.annotate(text, (x, y), textcoords="offset points", xytext=(self.OFFSET_PT, self.OFFSET_PT),
+                                   va="bottom", fontsize=SMALLEST_PT) for text, x, y in entries]
+
+    def draw(self, renderer) -> None:
+        """Place the labels for the axes' size now (the labels themselves are drawn by the axes)."""
+        px = self.axes.figure.dpi / 72
+        columns: dict[float, list] = {}
+        for label in self.labels:
+            x, y = label.xy  # a category (a text x) as the axis numbers it
+            x, y = self.axes.transData.transform((self.axes.xaxis.convert_units(x), self.axes.yaxis.convert_units(y)))
+            if np.isfinite(x) and np.isfinite(y):
+                columns.setdefault(round(float(x)), []).append((float(y), label))
+        for column in columns.values():
+            floor = np.inf  # the bottom of the label above, in display units
+            for y, label in sorted(column, key=lambda item: -item[0]):
+                height = (label.get_fontsize() * 1.2 + self.GAP_PT) * px
+                bottom = min(y + self.OFFSET_PT * px, floor - height)
+                label.xyann = (self.OFFSET_PT, (bottom - y) / px)
+                floor = bottom
+
+
 def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:
     """Name each series where its line ends, right of the axes, instead of a legend (:class:`EndLabels`).
 
@@ -539,8 +583,7 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
         _error_bars(ax, data, x=x, y=y, hue=hue, low=low, high=high)
     if annotate:
         text = _value_text(fmt)
-        for xv, yv in zip(data[x], data[y]):
-            ax.annotate(text(yv), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize=SMALLEST_PT)
+        ax.add_artist(PointLabels(ax, [(text(yv), xv, yv) for xv, yv in zip(data[x], data[y])]))
         ax.margins(x=0.08)  # room for the labels of the last points
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel(labels.column_label(y))
@@ -586,14 +629,14 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
     """
     own = ax is None
     ax = ax or plt.figure().gca()
-    if log == "auto":
-        log = spans_decades(data[x].dropna())
+    values = pd.concat([data[x], data[high]]) if high else data[x]
+    # "auto": where the values span decades; asked for: where they span one at least (set_scale's rule)
+    log = spans_decades(values.dropna(), LOG_DECADES if log == "auto" else 1.0) if log else False
     if log:  # a bar's length means nothing on a log axis: dots, labelled
         plot_estimates(data, x=x, y=y, low=low, high=high, hue=hue, ax=ax, annotate=annotate, fmt=fmt, log=True,
                        failed=failed)
         if own:
             room_for_rows(ax)
-        values = pd.concat([data[x], data[high]]) if high else data[x]
         set_scale(ax, "x", True, values.dropna())
         ax.margins(x=0.15)
         ax.set_ylabel("")

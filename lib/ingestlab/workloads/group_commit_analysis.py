@@ -640,7 +640,7 @@ def _hosting(cpu: pd.DataFrame) -> str:
 # -- figures ---------------------------------------------------------------------------------
 def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: str = "rows_per_insert",
                     x: str = "clients", logy: bool | str = "auto") -> matplotlib.figure.Figure:
-    """``y`` against the number of clients (log x), a line per ``hue``, a panel per level of ``col`` and engine.
+    """``y`` against the number of clients (log x over a decade), a line per ``hue``, a panel per level of ``col`` and engine.
 
     One row of panels per engine (when there are several: each engine's variants in shades of
     its colour, at most five a panel), one column per level of ``col``, titled
@@ -656,7 +656,10 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     data = data.assign(series=_series(data, hue))
     fig, axes = plt.subplots(len(engines), len(levels), squeeze=False, sharex=True, sharey=True,
                              figsize=(min(figures.PAGE_WIDTH, 2.4 * len(levels) + 0.8), 0.8 + 2.3 * len(engines)))
-    logy = plots.spans_decades(data[y]) if logy == "auto" else logy
+    # decided once for every panel (they share both axes): log where the figure's values span decades (asked for:
+    # a decade at least, as plots.set_scale decides)
+    logy = "always" if logy and plots.spans_decades(data[y], figures.LOG_DECADES if logy == "auto" else 1.0) else False
+    logx = "always" if plots.spans_decades(data[x], 1.0) else False
     handles = {}
     for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
         ax = axes[i, j]
@@ -666,7 +669,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         if part.empty:
             ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", va="center", fontsize="small")
             continue
-        plots.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=True, logy=logy, legend="outside", low=low,
+        plots.plot_sweep(part, x=x, y=y, hue="series", ax=ax, logx=logx, logy=logy, legend="outside", low=low,
                            high=high)
         legend = ax.get_legend()
         if legend is not None:  # the figure's one legend gathers every panel's entries

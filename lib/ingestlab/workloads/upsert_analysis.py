@@ -296,14 +296,13 @@ def describe_statistics(stats: pd.DataFrame) -> list[str]:
 
 
 def plot_ratios(ratio_table: pd.DataFrame):
-    """Each operation's batch time over the insert's, median and mean with their CIs (log x)."""
+    """Each operation's batch time over the insert's, median and mean with their CIs (log x where they span a decade)."""
     from ingestlab import labels, plots
 
     shown = ratio_table.assign(label=labels.join(ratio_table, ["engine", "operation"]) + " ÷ insert, disk "
                                + ratio_table["disk_profile"])
     ax = plots.plot_estimates(shown, x="ratio", y="label", low="ci_low", high="ci_high", hue="statistic")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(plots.plain_ticks())
+    plots.set_scale(ax, "x", True, shown[["ratio", "ci_low", "ci_high"]].to_numpy().ravel())
     ax.axvline(1, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("batch time ÷ the insert's batch time (bars: bootstrap 95 % CI)")
     return ax.figure
