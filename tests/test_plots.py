@@ -442,3 +442,16 @@ def test_a_dot_plot_or_bar_chart_of_many_two_line_names_is_tall_enough_to_print_
             assert ax.figure.get_figheight() <= 9.0
         finally:
             plt.close(ax.figure)
+
+
+def test_bars_of_an_engine_are_filled_in_the_engine_s_own_colour():
+    # 05's versions figure as bars (its values within a decade): seaborn had greyed DuckDB's #E69F00 to #c9941d
+    import matplotlib.colors
+
+    data = pd.DataFrame({"load": ["a", "b"] * 2, "rows_per_s": [1.0, 2.0, 1.5, 2.5],
+                         "system": ["duckdb", "duckdb", "postgres", "postgres"]})
+    ax = plots.plot_bars(data, x="rows_per_s", y="load", hue="system", log=True)
+    expected = {matplotlib.colors.to_hex(c) for c in plots.palette(["DuckDB", "PostgreSQL"]).values()}
+    filled = {matplotlib.colors.to_hex(bar.get_facecolor()) for bars in ax.containers for bar in bars}
+    assert ax.get_xscale() == "linear" and filled == expected
+    plt.close(ax.figure)
