@@ -210,10 +210,11 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
     # the part of a line that is ≤ 0 cannot be drawn on a log axis and is left out, not clipped to a floor
     drawn = np.isfinite(lines[0].get_ydata())
     assert (lines[0].get_ydata()[drawn] > 0).all() and lines[0].get_xdata()[drawn].min() > 60
-    # a's band runs below zero, so below the log axis: a dotted line, no band (it would cover the panel's bottom)
-    assert lines[0].get_linestyle() == plots.BAND_OFF_SCALE and lines[1].get_linestyle() == "-"
+    # a's band runs below zero, so below the log axis: no band (it would cover the panel's bottom), its line solid
+    # (dotted says a CI takes in zero, and nothing else)
+    assert lines[0].get_linestyle() == lines[1].get_linestyle() == "-"
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
-    assert "dotted" in ax.get_legend().get_title().get_text()
+    assert "no band where its CI runs below the log axis" in ax.get_legend().get_title().get_text()
     assert ax.get_ylabel() == "elapsed (s)" and ax.get_xlabel() == "rows"
     assert all("95 % CI" in t.get_text() for t in ax.get_legend().get_texts())
     figures.close(ax.figure)
@@ -289,7 +290,7 @@ def _log_and_linear_panels(xs, ys):
     return fig, log, linear
 
 
-def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key_says_so():
+def test_a_fit_whose_band_runs_below_a_log_axis_is_drawn_solid_without_it_and_the_key_says_so():
     """06's LIMIT 1 panel: five cost-per-GB CIs around zero, their bands run down to the bottom edge and covered it."""
     grid = np.linspace(0.3, 5.3, 40)
     with plt.rc_context():
@@ -298,9 +299,9 @@ def test_a_fit_whose_band_runs_below_a_log_axis_is_dotted_without_it_and_the_key
         steep = plots.draw_model(log, grid, 0.004, 0.0015, 0.0014, 0.0016, color="b", label=None)
         kept = plots.draw_model(linear, grid, -0.002, 0.002, 0.001, 0.003, color="k", label=None)
         # a cost resolved above zero whose band runs under the log axis' bottom at the small sizes; on linear axes it is cut
-        assert low.get_linestyle() == plots.BAND_OFF_SCALE and steep.get_linestyle() == kept.get_linestyle() == "-"
+        assert low.get_linestyle() == steep.get_linestyle() == kept.get_linestyle() == "-"
         assert len(log.collections) == 1 and len(linear.collections) == 1  # the steep fit's band; the linear one's
-        assert plots.band_note(log) == "dotted: its CI runs below the log axis, no band"
+        assert plots.band_note(log) == "no band where its CI runs below the log axis"
         assert plots.band_note(linear) == ""
         assert figure_checks.grammar_problems(fig) == []
         plt.close(fig)
@@ -320,8 +321,9 @@ def test_a_fit_whose_slope_ci_takes_in_zero_is_dotted_without_its_band_on_any_ax
         assert len(linear.collections) == 1 and len(log.collections) == 0  # the resolved fit's band only
         assert plots.band_note(linear) == plots.band_note(log) == "dotted: its CI takes in zero, no band"
         both = plots.draw_model(log, grid, -0.5, 0.01, 0.005, 0.015, color="b", label=None)
-        assert both.get_linestyle() == plots.BAND_OFF_SCALE
-        assert plots.band_note(log) == "dotted: its CI takes in zero or runs below the log axis, no band"
+        assert both.get_linestyle() == "-"  # resolved, its band under the log axis: solid, no band
+        assert plots.band_note(log) == ("dotted: its CI takes in zero, no band; "
+                                        "no band where its CI runs below the log axis")
         assert figure_checks.grammar_problems(fig) == []
         plt.close(fig)
 

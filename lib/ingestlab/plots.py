@@ -235,12 +235,13 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
 
     Neither widens the axes: the data drawn before set them. The curve stops where it
     leaves them and the band is cut at their edges, so nothing is drawn outside the axes.
-    Two bands are not drawn, and the line is dotted instead (:data:`BAND_OFF_SCALE`;
-    :func:`band_note` says which): a slope whose CI takes in zero (the fit has not
-    resolved any cost: its band fans out from the intercept both ways and, on 05's bulk
-    panel, four such fans hid the points and each other), on any axis; and on a log axis a
+    Two bands are not drawn (:func:`band_note` says which): a slope whose CI takes in zero
+    (the fit has not resolved any cost: its band fans out from the intercept both ways and,
+    on 05's bulk panel, four such fans hid the points and each other), on any axis, its line
+    dotted (:data:`BAND_OFF_SCALE`: dotted means that and nothing else); and on a log axis a
     band that runs below the axes' bottom (cut at the bottom edge it would cover the panel
-    under the data). The reason is the line's gid (:data:`BAND_OFF_REASONS`).
+    under the data), its line solid: the seeds' 100 ms (CI 73–127) is resolved, and a dotted
+    line had made it look as if it were not. The reason is the line's gid (:data:`BAND_OFF_REASONS`).
     Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
     ``x`` it was fitted to.
     """
@@ -255,7 +256,7 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
                  else "log" if banded and ax.get_yscale() == "log" and bool((lowest < y0).any()) else None)
     # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
     drawn = ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
-                                                  ls="--" if dashed else BAND_OFF_SCALE if off_scale else "-",
+                                                  ls="--" if dashed else BAND_OFF_SCALE if off_scale == "zero" else "-",
                                                   label=label, gid=f"band-off:{off_scale}" if off_scale else None))
     if banded and not off_scale:
         a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
@@ -266,14 +267,14 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     return drawn
 
 
-#: The line style of a fit drawn without its band (:func:`draw_model`).
+#: The line style of a fit whose slope's CI takes in zero, drawn without its band (:func:`draw_model`).
 BAND_OFF_SCALE = ":"
 #: Why :func:`draw_model` left a band out, by the gid it gives the line (``band-off:<reason>``).
 BAND_OFF_REASONS = {"zero": "takes in zero", "log": "runs below the log axis"}
 
 
 def band_note(*axes: plt.Axes) -> str:
-    """What a figure's key says when one of ``axes`` has a fit drawn without its band (dotted), else ``""``.
+    """What a figure's key says when one of ``axes`` has a fit drawn without its band, else ``""``.
 
     Examples
     --------
@@ -285,11 +286,12 @@ def band_note(*axes: plt.Axes) -> str:
     >>> band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k", label=None).axes)
     'dotted: its CI takes in zero, no band'
     >>> band_note(draw_model(ax, np.array([1.0, 2.0]), -1.0, 1.0, 0.5, 1.5, color="k", label=None).axes)
-    'dotted: its CI takes in zero or runs below the log axis, no band'
+    'dotted: its CI takes in zero, no band; no band where its CI runs below the log axis'
     """
-    gids = {line.get_gid() for ax in axes for line in ax.lines if line.get_linestyle() == BAND_OFF_SCALE}
-    said = [text for reason, text in BAND_OFF_REASONS.items() if f"band-off:{reason}" in gids]
-    return f"dotted: its CI {' or '.join(said)}, no band" if said else ""
+    gids = {line.get_gid() for ax in axes for line in ax.lines}
+    said = {reason: f"band-off:{reason}" in gids for reason in BAND_OFF_REASONS}
+    return "; ".join(([f"dotted: its CI {BAND_OFF_REASONS['zero']}, no band"] if said["zero"] else [])
+                     + ([f"no band where its CI {BAND_OFF_REASONS['log']}"] if said["log"] else []))
 
 
 def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
