@@ -96,6 +96,8 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
     ...                      "elapsed_ms": [0.1, 0.12, 0.11, 1.0, 1.2, 1.1]})
     >>> spread(data, "elapsed_ms", by=["scenario"], unit="ms")
     'Median elapsed: from 0.110 ms (1 row per INSERT) to 1.10 ms (100 rows per INSERT), 10× apart; n = 3 per group.'
+    >>> spread(pd.DataFrame({"q": ["a", "b"], "s": [0.027, 264.2]}), "s", by=["q"], unit="s").split("), ")[1]
+    '9,785× apart; 2 values.'
     """
     by = list(by)
     frame = data[np.isfinite(pd.to_numeric(data[value], errors="coerce"))]
@@ -114,7 +116,10 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
     head = f"{stat.capitalize()} {label}" if counts.max() > 1 else label[:1].upper() + label[1:]
     suffix = f" {unit}" if unit else ""
     low, high = float(central[low_key]), float(central[high_key])
-    apart = f", {high / low:.3g}× apart" if low > 0 and high > 0 and len(central) > 1 else ""
+    ratio = high / low if low > 0 and high > 0 else float("nan")
+    # "9,784× apart", as print sets it (":.3g" wrote 9.78e+03)
+    apart = f", {ratio:,.0f}× apart" if ratio >= 1000 else f", {ratio:.3g}× apart" if ratio > 0 else ""
+    apart = apart if len(central) > 1 else ""
     n = f"; n = {int(counts.min())} per group" if counts.max() > 1 else f"; {len(central)} values"
     if len(central) == 1:
         return f"{head}: {report.format_value(low)}{suffix} ({key_name(low_key)}){n}."
