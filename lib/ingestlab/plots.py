@@ -829,7 +829,9 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         short = (short_estimate(s["estimate"], s["ci_low"], s["ci_high"], str(s["unit"])) if ols
                  else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
         if rejected:
-            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text} — model rejected, no line")
+            # on a line of its own: a legend entry no wider than a drawn fit's (01's legend under the panels was
+            # 2 226 px wide, over the page, the one time a smoke fit was rejected)
+            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text}\nmodel rejected, no line")
             ends.append((f"{wrapped(level)}\nmodel rejected, no line", colours[level], last[x], last[y]))
             continue
         xs = data.loc[data[hue] == level, x]
