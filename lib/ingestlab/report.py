@@ -433,7 +433,7 @@ REJECTED_LINE = " — from a line that does not hold"
 
 
 def from_rejected_line(name: str, fits: pd.DataFrame | None) -> bool:
-    """Whether headline quantity ``name`` (``overhead_ms[postgres sync_off]``) is a term of a fit that does not hold.
+    """Whether headline quantity ``name`` (``overhead_ms[<engine> <variant>]``) is a term of a fit that does not hold.
 
     The quantity's name without its unit (``_ms``, ``_us``, ``_s``) or its ``usl_`` prefix begins
     a term of ``fits`` (``overhead``, ``per_row``, ``flush_share``, ``sigma``), and the engine and
@@ -442,10 +442,10 @@ def from_rejected_line(name: str, fits: pd.DataFrame | None) -> bool:
     Examples
     --------
     >>> import pandas as pd
-    >>> fits = pd.DataFrame({"engine": ["postgres"] * 2, "variant": ["sync_off", "sync_on"],
+    >>> fits = pd.DataFrame({"engine": ["engine_a"] * 2, "variant": ["strict", "loose"],
     ...                      "term": ["overhead"] * 2, "model_holds": [False, True]})
-    >>> [from_rejected_line(n, fits) for n in ("overhead_ms[postgres sync_off]", "overhead_ms[postgres sync_on]",
-    ...                                         "rows_per_s[postgres sync_off C=32]", "diff_ms")]
+    >>> [from_rejected_line(n, fits) for n in ("overhead_ms[engine_a strict]", "overhead_ms[engine_a loose]",
+    ...                                         "rows_per_s[engine_a strict C=32]", "diff_ms")]
     [True, False, False, False]
     """
     from ingestlab.models import model_holds
