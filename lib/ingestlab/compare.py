@@ -99,10 +99,17 @@ def bootstrap_medians(x, resamples: int = RESAMPLES, rng: np.random.Generator | 
     """
     x = np.sort(np.asarray(x, dtype=float))
     n = x.size
-    k = n if n % 2 else n + 1
     rng = rng if rng is not None else np.random.default_rng(0)
-    law = special.bdtrc((k + 1) // 2 - 1, k, np.arange(1, n + 1) / n)  # P(median of a resample <= x[j])
-    return x[np.minimum(np.searchsorted(law, rng.random(resamples)), n - 1)]
+    return x[np.minimum(np.searchsorted(_median_law(n), rng.random(resamples)), n - 1)]
+
+
+@functools.lru_cache(maxsize=64)
+def _median_law(n: int) -> np.ndarray:
+    """P(the median of a resample of ``n`` values is at most the ``j``-th smallest), ``j`` = 1 … ``n``."""
+    k = n if n % 2 else n + 1
+    law = special.bdtrc((k + 1) // 2 - 1, k, np.arange(1, n + 1) / n)
+    law.flags.writeable = False  # shared by every caller through the cache
+    return law
 
 
 def decide(ratio: float, ci_low: float, ci_high: float, p_value: float, *, threshold: float = THRESHOLD,
@@ -350,9 +357,14 @@ def slower_power(delta: float, se: float, df: float, *, estimated_df: float | No
         return np.nan
     if se <= 0:
         return float(delta > math.log1p(threshold))
+    return _power_at(se, df, estimated_df, threshold, alpha)(delta)
+
+
+def _power_at(se: float, df: float, estimated_df: float | None, threshold: float, alpha: float):
+    """:func:`slower_power` as a function of ``delta`` alone: its terms made once for a search over ``delta``."""
     true_se = se / _se_law(float(estimated_df))[:, None] if estimated_df else np.array([[se]])
     bar = np.maximum(math.log1p(threshold), special.stdtrit(df, 1 - alpha / 2) * true_se * _se_law(float(df)))
-    return float(np.mean(special.ndtr((delta - bar) / true_se)))
+    return lambda delta: float(np.mean(special.ndtr((delta - bar) / true_se)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -387,8 +399,10 @@ def detectable_change(se: float, df: float, *, threshold: float = THRESHOLD, alp
         return 1 + threshold
     low = math.log1p(threshold)
     high = low + (stats.t.ppf(1 - alpha / 2, df) * 3 + 10) * se
+    power_at = _power_at(se, df, df, threshold, alpha)  # slower_power(d, se, df, estimated_df=df, …)
+
     def short(d: float) -> float:
-        return slower_power(d, se, df, estimated_df=df, threshold=threshold, alpha=alpha) - power
+        return power_at(d) - power
 
     while short(high) < 0:
         high *= 2

@@ -8,6 +8,7 @@ lines) is the example to copy: it is copied into a temporary folder, registered 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -72,6 +73,13 @@ def _library_names(tree: ast.AST) -> set[int]:
                        if isinstance(target, ast.Name) and target.id in LIBRARY_NAME_ATTRIBUTES}
 
 
+@functools.cache
+def _parsed(path: Path) -> tuple[ast.AST, set[int], list[ast.AST]]:
+    """``path``'s tree, the ids of its prose constants and its nodes, read once for every engine's search."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tree, _docstrings(tree) | _library_names(tree), list(ast.walk(tree))
+
+
 def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, root: Path = LIB.parent) -> list[str]:
     """Where code in ``path`` names an engine: its name or a scheme as a string, ``scheme://``, or its module path.
 
@@ -79,10 +87,9 @@ def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, roo
     a library that shares an engine's name (``import duckdb`` for the catalogue's own SQL) is
     no mention: only strings and imports of ``ingestlab.engines.<folder>`` are.
     """
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    prose = _docstrings(tree) | _library_names(tree)
+    _, prose, nodes = _parsed(path)
     found = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
             text = node.value
             if text in (name, *schemes) or any(f"{s}://" in text for s in schemes) or package in text:

@@ -22,91 +22,91 @@ from tests.servers.local_server import LocalServerContract, _no_other_user, list
 needs_galera = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """One 3-node cluster for the module (in the lab folder: its nodes run as user mysql when the tests are root)."""
-    if unavailable_reason():
-        pytest.skip(unavailable_reason())
-    with GaleraServer() as server:
-        yield server
-
-
 def _query(kwargs: dict, sql: str) -> list[tuple]:
     with pymysql.connect(**kwargs, autocommit=True) as conn, conn.cursor() as cur:
         cur.execute(sql)
         return list(cur.fetchall())
 
 
-@needs_galera
-def test_three_nodes_form_one_synced_cluster_over_tls_on_loopback(cluster):
-    uuids = set()
-    for node in cluster.nodes:
-        status = cluster.node_status(node)
-        assert (status["wsrep_cluster_size"], status["wsrep_ready"], status["wsrep_local_state_comment"]) == \
-            ("3", "ON", "Synced")
-        uuids.add(status["wsrep_cluster_state_uuid"])
-        options = dict(_query(node.connect_kwargs(), "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
-                                                     "('wsrep_provider_options', 'binlog_format', "
-                                                     "'innodb_autoinc_lock_mode', 'skip_networking')"))
-        assert "socket.ssl = YES" in options["wsrep_provider_options"]
-        assert (options["binlog_format"], options["innodb_autoinc_lock_mode"], options["skip_networking"]) == \
-            ("ROW", "2", "ON")
-        # its only TCP listener is group communication, on loopback
-        assert listening_tcp_ports(node.proc.pid) == [node.gcomm_port]
-        log = node.log_file.read_text(errors="replace")
-        assert "state transfer needed: no" in log and "rsync" not in log  # formed without any state transfer
-    assert len(uuids) == 1
+@pytest.fixture(scope="class")
+def cluster():
+    """One 3-node cluster for :class:`TestOneCluster` (in the lab folder: its nodes run as user mysql when the tests are root)."""
+    if unavailable_reason():
+        pytest.skip(unavailable_reason())
+    with GaleraServer() as server:
+        yield server
 
 
 @needs_galera
-def test_an_insert_through_node_1_is_on_node_3(cluster):
-    first, last = cluster.nodes[0], cluster.nodes[-1]
-    _query(first.connect_kwargs(), "CREATE TABLE IF NOT EXISTS rep (id INT PRIMARY KEY, v VARCHAR(10))")
-    _query(first.connect_kwargs(), "INSERT INTO rep VALUES (1, 'one')")
-    with pymysql.connect(**last.connect_kwargs(), autocommit=True) as conn, conn.cursor() as cur:
-        cur.execute("SET SESSION wsrep_sync_wait = 1")
-        cur.execute("SELECT v FROM rep WHERE id = 1")
-        assert cur.fetchall() == (("one",),)
+class TestOneCluster:
+    """Tests of one running cluster (the scheduler keeps a class on one worker: one cluster forms)."""
+
+    def test_three_nodes_form_one_synced_cluster_over_tls_on_loopback(self, cluster):
+        uuids = set()
+        for node in cluster.nodes:
+            status = cluster.node_status(node)
+            assert (status["wsrep_cluster_size"], status["wsrep_ready"], status["wsrep_local_state_comment"]) == \
+                ("3", "ON", "Synced")
+            uuids.add(status["wsrep_cluster_state_uuid"])
+            options = dict(_query(node.connect_kwargs(), "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
+                                                         "('wsrep_provider_options', 'binlog_format', "
+                                                         "'innodb_autoinc_lock_mode', 'skip_networking')"))
+            assert "socket.ssl = YES" in options["wsrep_provider_options"]
+            assert (options["binlog_format"], options["innodb_autoinc_lock_mode"], options["skip_networking"]) == \
+                ("ROW", "2", "ON")
+            # its only TCP listener is group communication, on loopback
+            assert listening_tcp_ports(node.proc.pid) == [node.gcomm_port]
+            log = node.log_file.read_text(errors="replace")
+            assert "state transfer needed: no" in log and "rsync" not in log  # formed without any state transfer
+        assert len(uuids) == 1
 
 
-@needs_galera
-def test_keys_and_certificates_are_private_to_the_node_user(cluster):
-    tls = cluster.tls_dir
-    assert oct(tls.stat().st_mode & 0o777) == "0o700"
-    names = sorted(p.name for p in tls.iterdir())
-    assert names == ["ca.pem", "node1.key", "node1.pem", "node2.key", "node2.pem", "node3.key", "node3.pem"]
-    user = cluster.system_user()
-    for path in tls.iterdir():
-        assert oct(path.stat().st_mode & 0o777) == "0o600"
-        if user is not None:
-            assert path.stat().st_uid == user.pw_uid
-    for node in cluster.nodes:
-        assert oct(node.directory.stat().st_mode & 0o777) == "0o700"
+    def test_an_insert_through_node_1_is_on_node_3(self, cluster):
+        first, last = cluster.nodes[0], cluster.nodes[-1]
+        _query(first.connect_kwargs(), "CREATE TABLE IF NOT EXISTS rep (id INT PRIMARY KEY, v VARCHAR(10))")
+        _query(first.connect_kwargs(), "INSERT INTO rep VALUES (1, 'one')")
+        with pymysql.connect(**last.connect_kwargs(), autocommit=True) as conn, conn.cursor() as cur:
+            cur.execute("SET SESSION wsrep_sync_wait = 1")
+            cur.execute("SELECT v FROM rep WHERE id = 1")
+            assert cur.fetchall() == (("one",),)
 
 
-@needs_galera
-def test_another_local_user_cannot_join_the_group(cluster):
-    """``nobody`` speaks TLS to every node's gcomm port with a certificate of its own, and plain TCP: both are cut off."""
-    reason = _no_other_user()
-    if reason:
-        pytest.skip(reason)
-    folder = Path(tempfile.mkdtemp(prefix="ingestlab-intruder-"))  # nobody's own folder, its own key
-    try:
-        shutil.chown(folder, "nobody")
-        key, cert = folder / "key.pem", folder / "cert.pem"
-        subprocess.run(["runuser", "-u", "nobody", "--", "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-                        "-subj", "/CN=intruder"], check=True, capture_output=True)
-        res = _probe_as_nobody(cluster, key, cert)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.count("cut off") == 2 * len(cluster.nodes), res.stdout
-    for node in cluster.nodes:
-        assert cluster.node_status(node)["wsrep_cluster_size"] == "3"
-    refusals = [line for node in cluster.nodes for line in node.log_file.read_text(errors="replace").splitlines()
-                if "Failed to establish connection" in line]
-    assert any("certificate verify failed" in line for line in refusals), (res.stdout, refusals)
+    def test_keys_and_certificates_are_private_to_the_node_user(self, cluster):
+        tls = cluster.tls_dir
+        assert oct(tls.stat().st_mode & 0o777) == "0o700"
+        names = sorted(p.name for p in tls.iterdir())
+        assert names == ["ca.pem", "node1.key", "node1.pem", "node2.key", "node2.pem", "node3.key", "node3.pem"]
+        user = cluster.system_user()
+        for path in tls.iterdir():
+            assert oct(path.stat().st_mode & 0o777) == "0o600"
+            if user is not None:
+                assert path.stat().st_uid == user.pw_uid
+        for node in cluster.nodes:
+            assert oct(node.directory.stat().st_mode & 0o777) == "0o700"
+
+
+    def test_another_local_user_cannot_join_the_group(self, cluster):
+        """``nobody`` speaks TLS to every node's gcomm port with a certificate of its own, and plain TCP: both are cut off."""
+        reason = _no_other_user()
+        if reason:
+            pytest.skip(reason)
+        folder = Path(tempfile.mkdtemp(prefix="ingestlab-intruder-"))  # nobody's own folder, its own key
+        try:
+            shutil.chown(folder, "nobody")
+            key, cert = folder / "key.pem", folder / "cert.pem"
+            subprocess.run(["runuser", "-u", "nobody", "--", "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                            "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+                            "-subj", "/CN=intruder"], check=True, capture_output=True)
+            res = _probe_as_nobody(cluster, key, cert)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.stdout.count("cut off") == 2 * len(cluster.nodes), res.stdout
+        for node in cluster.nodes:
+            assert cluster.node_status(node)["wsrep_cluster_size"] == "3"
+        refusals = [line for node in cluster.nodes for line in node.log_file.read_text(errors="replace").splitlines()
+                    if "Failed to establish connection" in line]
+        assert any("certificate verify failed" in line for line in refusals), (res.stdout, refusals)
 
 
 def _probe_as_nobody(cluster, key, cert) -> subprocess.CompletedProcess:
