@@ -90,6 +90,23 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     assert len(set(shapes.values())) == 4 and shapes[versions[2]] == "s"
 
 
+def test_within_conditions_of_an_engine_levels_naming_none_take_its_colour_and_a_bad_name_is_refused():
+    levels = ["shared-data 4.0.5", "shared-nothing 4.0.4", "shared-nothing 4.0.5"]
+    assert set(figures.palette(levels).values()) <= set(figures.CONDITION_COLOURS)  # outside: conditions' colours
+    colour, marker = figures.ENGINE_STYLE["starrocks"]
+    for name in ("starrocks", "StarRocks"):  # its id, or its name as the published tables write it
+        with figures.conditions_of(name):
+            colours, shapes = figures.palette(levels), figures.markers(levels)
+            assert figures.palette(["MariaDB"])["MariaDB"] == "#009E73"  # a level naming an engine keeps its own
+        assert colours[levels[0]] == colour and shapes[levels[0]] == marker
+        assert len(set(colours.values())) == 3 and all(figure_checks.is_shade_of(c, colour) for c in colours.values())
+        assert len(set(shapes.values())) == 3
+    assert figures.palette(levels) != colours  # the block ended
+    with pytest.raises(ValueError, match="not an engine of the lab"):
+        with figures.conditions_of("sqlite"):
+            pass
+
+
 def test_the_same_figure_saves_to_the_same_svg_bytes(tmp_path):
     figures.use_article_theme()
     digests = []

@@ -434,3 +434,27 @@ def test_headline_records_the_sections_numbers(section):
 
 def test_a_published_table_names_the_lab_engine_each_study_engine_is_set_beside():
     assert published.lab_engines("arangodb_upsert_batch_times") == {"ArangoDB": "rocksdb", "PostgreSQL": "postgres"}
+
+
+def test_figures_of_one_engine_s_configurations_draw_them_in_that_engine_s_colour():
+    """StarRocks' deployments and Doris' load variants were indigo, wine and olive: colours no engine has."""
+    import matplotlib.colors
+    import matplotlib.pyplot as plt
+
+    from ingestlab import figure_checks, figures
+
+    points = published.overhead_points(published.load("starrocks_insert_scenarios"))
+    fits = models.fit_overhead(points, by=["engine", "deployment", "version"])
+    fits.insert(1, "variant", published.variant_label(fits))
+    loads = published.stream_load_batches()
+    load_fits = models.fit_load_overhead(loads, by=["variant", "group_commit_mode", "concurrency"])
+    drawn = {"starrocks": [published_results_analysis.plot_overhead_fit(points, fits),
+                           published_results_analysis.plot_component_sweeps(published.component_sweeps())],
+             "doris": [published_results_analysis.plot_stream_load(loads, load_fits)]}
+    for engine, figs in drawn.items():
+        own = figures.ENGINE_STYLE[engine][0]
+        for fig in figs:
+            colours = {matplotlib.colors.to_hex(line.get_color()).upper() for ax in fig.axes for line in ax.get_lines()
+                       if len(line.get_xdata()) > 1}
+            assert colours and all(figure_checks.is_shade_of(c, own) for c in colours), (engine, colours)
+            plt.close(fig)

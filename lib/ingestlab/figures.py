@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import os
 import re
@@ -215,11 +217,46 @@ def engine_of(name: object) -> str | None:
     return None
 
 
+_CONDITIONS_OF: contextvars.ContextVar[str | None] = contextvars.ContextVar("conditions_of", default=None)
+
+
+@contextlib.contextmanager
+def conditions_of(engine: str):
+    """Within this block, levels that name no engine are conditions of ``engine`` (its id or name): in its colour.
+
+    For a figure of one engine whose series are its configurations (StarRocks' shared-data and
+    shared-nothing deployments, Doris' group commit modes): :func:`palette` and :func:`markers`
+    take them as that engine's conditions (shades of its colour, its marker then others), as
+    they take ``"PostgreSQL, sync off"``, so that the engine keeps its one colour in every
+    figure and :data:`CONDITION_COLOURS` never stand for it.
+
+    Examples
+    --------
+    >>> with conditions_of("postgres"):
+    ...     palette(["sync on", "sync off"])
+    {'sync on': '#0072B2', 'sync off': '#66AAD1'}
+    """
+    name = engine_of(engine)  # its id, or its name as figures write it
+    if name is None:
+        raise ValueError(f"conditions_of({engine!r}): not an engine of the lab ({', '.join(ENGINE_STYLE)})")
+    token = _CONDITIONS_OF.set(name)
+    try:
+        yield
+    finally:
+        _CONDITIONS_OF.reset(token)
+
+
+def _engines_of(levels: list) -> list[str | None]:
+    """The engine each level names (:func:`engine_of`), or the engine of :func:`conditions_of` in force."""
+    return [engine_of(level) or _CONDITIONS_OF.get() for level in levels]
+
+
 def palette(levels) -> dict:
     """A colour per level: an engine's own (:data:`ENGINE_STYLE`), a condition's from :data:`CONDITION_COLOURS`.
 
     Levels that name one engine with several conditions (``"PostgreSQL, synchronous commit
-    off"``) take shades of that engine's colour, the first its colour itself (:data:`SHADES`).
+    off"``, or any level within :func:`conditions_of`) take shades of that engine's colour, the
+    first its colour itself (:data:`SHADES`).
 
     Examples
     --------
@@ -231,7 +268,7 @@ def palette(levels) -> dict:
     {'PostgreSQL, sync on': '#0072B2', 'PostgreSQL, sync off': '#66AAD1'}
     """
     levels = list(dict.fromkeys(levels))
-    engines = [engine_of(level) for level in levels]
+    engines = _engines_of(levels)
     others = iter(CONDITION_COLOURS * (len(levels) // len(CONDITION_COLOURS) + 1))
     colours = {}
     for level, engine in zip(levels, engines):
@@ -269,7 +306,7 @@ def markers(levels) -> dict:
     {'PostgreSQL': 'o', 'PostgreSQL, async': '^', 'PostgreSQL 15': 's', 'PostgreSQL 15, async': 'D', 'batch': 'o', 'bulk': 's'}
     """
     levels = list(dict.fromkeys(levels))
-    engines = [engine_of(level) for level in levels]
+    engines = _engines_of(levels)
     others = iter(CONDITION_MARKERS * (len(levels) // len(CONDITION_MARKERS) + 1))
     own = {ENGINE_STYLE[e][1] for e in engines if e}
     fresh = [m for m in CONDITION_MARKERS if m not in own]

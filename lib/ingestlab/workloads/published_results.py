@@ -48,7 +48,7 @@ NOTEBOOK = Notebook(
     headlines=("overhead_ms[",),
     smoke_time="20 s", paper_time="20 s (no scale)",
     validate=validate,
-    plotters={"starrocks_overhead_fit": "ingestlab.plots:plot_fit",
+    plotters={"starrocks_overhead_fit": "plot_overhead_fit",
               "starrocks_profile_split": "ingestlab.plots:plot_stacked",
               "starrocks_component_sweeps": "plot_component_sweeps",
               "upsert_batch_times": "ingestlab.plots:plot_sweep",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -362,6 +363,23 @@ def tidy_fits(fits: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- figures ---------------------------------------------------------------------------------
+def _of_one_engine(data: pd.DataFrame) -> contextlib.AbstractContextManager:
+    """Series drawn as conditions of the one engine ``data`` holds (:func:`ingestlab.figures.conditions_of`)."""
+    engines = data["engine"].dropna().unique() if "engine" in data else []
+    return figures.conditions_of(engines[0]) if len(engines) == 1 else contextlib.nullcontext()
+
+
+def plot_overhead_fit(points: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "variant") -> matplotlib.figure.Figure:
+    """Total time against statements with each configuration's fitted overhead (:func:`ingestlab.plots.plot_fit`).
+
+    ``points`` is :func:`ingestlab.published.overhead_points`, ``fits`` the fits of
+    :func:`ingestlab.models.fit_overhead` with a ``hue`` column; one engine's configurations are
+    drawn in its colour, told apart by shade and marker.
+    """
+    with _of_one_engine(points):
+        return plots.plot_fit(points, tidy_fits(fits), x="n_statements", y="total_s", hue=hue).figure
+
+
 def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str | None = "deployment",
                           col: str = "factor") -> matplotlib.figure.Figure:
     """One :func:`plot_sweep` panel per swept table parameter, sharing the ``y`` axis.
@@ -378,8 +396,9 @@ def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str 
     fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=True)
     for i, (ax, factor, part) in enumerate(panels):
         numeric = part["level_value"].notna().all()
-        plots.plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
-                   legend=i == 0, fmt="{:.0f}")
+        with _of_one_engine(data):
+            plots.plot_sweep(part, x="level_value" if numeric else "level", y=y, hue=hue, ax=ax, annotate=True,
+                             legend=i == 0, fmt="{:.0f}")
         ax.set_xlabel(labels.label(factor) if numeric else "table model")
         ax.tick_params(axis="x", labelrotation=20 if not numeric else 0)
     fig.tight_layout()
@@ -398,8 +417,9 @@ def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms",
     """
     fig, panels = plots.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH, 3.4))
     for i, (ax, rows, part) in enumerate(panels):
-        plots.plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
-                   legend="outside" if i == len(panels) - 1 else False)
+        with _of_one_engine(data):
+            plots.plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
+                             legend="outside" if i == len(panels) - 1 else False)
         ax.set_title(f"{rows:,} row{'s' if rows > 1 else ''} per INSERT")
     fig.tight_layout()
     return fig
@@ -447,9 +467,10 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
         Two panels, one above the other, each line named where it ends.
     """
     fig, axes = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 6.0))  # one above the other: each names its lines
-    plots.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True,
-                       legend="ends")
-    plots.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1], legend="ends")
+    with _of_one_engine(data):
+        plots.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True,
+                         legend="ends")
+        plots.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1], legend="ends")
     axes[0].set_xlabel("bytes per load")
     axes[0].set_ylabel("rows per second")
     fig.tight_layout()
