@@ -457,3 +457,13 @@ def test_bars_of_an_engine_are_filled_in_the_engine_s_own_colour():
     filled = {matplotlib.colors.to_hex(bar.get_facecolor()) for bars in ax.containers for bar in bars}
     assert ax.get_xscale() == "linear" and filled == expected
     plt.close(ax.figure)
+
+
+def test_a_sweep_s_style_levels_take_the_lab_s_condition_markers_never_the_failed_run_s_cross():
+    """seaborn's own markers put "X" on Doris' second planner setting in 00: the lab's mark of a run that did not finish."""
+    data = pd.DataFrame({"interval": [10, 20] * 4, "rows_per_s": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                         "clients": [30, 30, 30, 30, 100, 100, 100, 100], "planner": ["on", "on", "off", "off"] * 2})
+    ax = plots.plot_sweep(data, x="interval", y="rows_per_s", hue="clients", style="planner")
+    shapes = {line.get_marker() for line in ax.get_lines() if len(line.get_xdata()) > 1}
+    assert shapes == set(figures.CONDITION_MARKERS[:2]) and plots.FAILED_MARKER not in shapes
+    figures.close(ax.figure)

@@ -19,6 +19,7 @@ from ingestlab import labels, report
 from ingestlab.captions import room_for_rows, wrapped
 from ingestlab.figures import (
     CONDITION_COLOURS,
+    CONDITION_MARKERS,
     LABEL_CHARS,
     LOG_DECADES,
     MODEL_POINTS,
@@ -570,8 +571,10 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     levels = list(dict.fromkeys(data[hue])) if hue else []
     if hue and not style:
         marks = {"style": hue, "markers": markers(levels), "style_order": levels}
-    elif style:
-        marks = {"style": style, "markers": True}
+    elif style:  # the lab's condition markers, never seaborn's "X" (a run that did not finish: FAILED_MARKER)
+        kinds = list(dict.fromkeys(data[style]))
+        marks = {"style": style, "style_order": kinds,
+                 "markers": dict(zip(kinds, CONDITION_MARKERS * (len(kinds) // len(CONDITION_MARKERS) + 1)))}
     else:
         marks = {"marker": "o", "color": NEUTRAL}
     sns.lineplot(data=data, x=x, y=y, hue=hue, dashes=False, ax=ax, errorbar=None, markersize=6,
