@@ -467,3 +467,20 @@ def test_a_sweep_s_style_levels_take_the_lab_s_condition_markers_never_the_faile
     shapes = {line.get_marker() for line in ax.get_lines() if len(line.get_xdata()) > 1}
     assert shapes == set(figures.CONDITION_MARKERS[:2]) and plots.FAILED_MARKER not in shapes
     figures.close(ax.figure)
+
+
+def test_a_value_label_sits_where_no_line_crosses_it_and_no_other_label_or_point_is():
+    """00's upsert figure: "9,783" and "468" were struck through by the line rising to the next point."""
+    data = pd.DataFrame({"statistic": ["a", "b", "c", "d"] * 2, "ms": [10.0, 100.0, 1000.0, 1010.0, 12.0, 90.0, 1100.0, 990.0],
+                         "engine": ["one"] * 4 + ["two"] * 4})
+    ax = plots.plot_sweep(data, x="statistic", y="ms", hue="engine", logy=True, annotate=True, fmt="{:,.0f}")
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    lines = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines() if len(line.get_xdata()) > 1]
+    boxes = [figure_checks._text_box(t, renderer) for t in ax.texts]
+    assert len(boxes) == 8
+    crossed = [t.get_text() for t, box in zip(ax.texts, boxes) if any(p.intersects_bbox(box, filled=False) for p in lines)]
+    assert not crossed, crossed
+    assert not figure_checks._overlapping_labels(fig)
+    figures.close(fig)

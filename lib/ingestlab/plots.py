@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import matplotlib
 import matplotlib.artist
 import matplotlib.collections
@@ -378,40 +380,67 @@ class EndLabels(matplotlib.artist.Artist):
 
 
 class PointLabels(matplotlib.artist.Artist):
-    """Each point's value written just above and right of it; labels of one column of points kept apart.
+    """Each point's value written beside it, on a side where it covers no line, no point and no other label.
 
-    Points at one ``x`` whose values lie close (two series crossing) would have their labels
-    printed over one another; whenever the figure is drawn, the labels of each column are
-    placed from the top down, each no higher than its point's label wants and at least a
-    line below the one above it.
+    Whenever the figure is drawn, the labels are placed from the top down, each at the first of
+    the four corners around its point (above right, below right, above left, below left) whose
+    box no data line of the panel crosses and no other point or label already placed sits in.
+    Where no corner is free, the label goes above and right, at least a line below the label
+    above it in its column (two series crossing at one ``x``).
     """
 
     #: Offset of a label from its point (points), and the space between two labels of one column.
     OFFSET_PT, GAP_PT = 4.0, 1.0
+    #: The corners tried, in order, as (right, above).
+    CORNERS = ((True, True), (True, False), (False, True), (False, False))
 
     def __init__(self, ax: plt.Axes, entries):
         super().__init__()
         self.set_zorder(0.5)  # placed before the labels are drawn
         self.set_in_layout(False)
         self.labels = [ax.annotate(text, (x, y), textcoords="offset points", xytext=(self.OFFSET_PT, self.OFFSET_PT),
-                                   va="bottom", fontsize=SMALLEST_PT) for text, x, y in entries]
+                                   ha="left", va="bottom", fontsize=SMALLEST_PT) for text, x, y in entries]
 
     def draw(self, renderer) -> None:
         """Place the labels for the axes' size now (the labels themselves are drawn by the axes)."""
         px = self.axes.figure.dpi / 72
-        columns: dict[float, list] = {}
+        placed = []
         for label in self.labels:
             x, y = label.xy  # a category (a text x) as the axis numbers it
-            x, y = self.axes.transData.transform((self.axes.xaxis.convert_units(x), self.axes.yaxis.convert_units(y)))
-            if np.isfinite(x) and np.isfinite(y):
-                columns.setdefault(round(float(x)), []).append((float(y), label))
-        for column in columns.values():
-            floor = np.inf  # the bottom of the label above, in display units
-            for y, label in sorted(column, key=lambda item: -item[0]):
-                height = (label.get_fontsize() * 1.2 + self.GAP_PT) * px
-                bottom = min(y + self.OFFSET_PT * px, floor - height)
-                label.xyann = (self.OFFSET_PT, (bottom - y) / px)
-                floor = bottom
+            point = self.axes.transData.transform((self.axes.xaxis.convert_units(x), self.axes.yaxis.convert_units(y)))
+            if np.all(np.isfinite(point)):
+                placed.append((point, label))
+        placed.sort(key=lambda item: -item[0][1])
+        lines = [line.get_transform().transform_path(line.get_path()) for line in self.axes.get_lines()
+                 if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+        points = np.array([point for point, _ in placed]).reshape(-1, 2)
+        frame = self.axes.get_window_extent(renderer)
+        taken: list[matplotlib.transforms.Bbox] = []
+        floors: dict[float, float] = {}  # each column's lowest label bottom so far, in display units
+        for (x, y), label in placed:
+            label.xyann = (self.OFFSET_PT, self.OFFSET_PT)
+            box = label.get_window_extent(renderer)
+            width, height, off = box.width, box.height, self.OFFSET_PT * px
+            chosen = None
+            for inside, (right, above) in itertools.product((True, False), self.CORNERS):  # within the panel first
+                x0 = x + off if right else x - off - width
+                y0 = y + off if above else y - off - height
+                candidate = matplotlib.transforms.Bbox.from_bounds(x0, y0, width, height)
+                if inside and not (frame.contains(candidate.x0, candidate.y0) and frame.contains(candidate.x1, candidate.y1)):
+                    continue
+                covered = ((points[:, 0] >= x0) & (points[:, 0] <= candidate.x1)
+                           & (points[:, 1] >= y0) & (points[:, 1] <= candidate.y1))
+                if not (covered.any() or any(candidate.overlaps(other) for other in taken)
+                        or any(path.intersects_bbox(candidate, filled=False) for path in lines)):
+                    chosen = candidate
+                    break
+            if chosen is None:  # no corner free: above right, a line below the label above it in its column
+                floor = floors.get(round(float(x)), np.inf)
+                bottom = min(y + off, floor - (label.get_fontsize() * 1.2 + self.GAP_PT) * px)
+                chosen = matplotlib.transforms.Bbox.from_bounds(x + off, bottom, width, height)
+            label.xyann = ((chosen.x0 - x) / px, (chosen.y0 - y) / px)
+            floors[round(float(x))] = min(floors.get(round(float(x)), np.inf), chosen.y0)
+            taken.append(chosen)
 
 
 def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:

@@ -36,7 +36,9 @@ class TestPostgres(EngineContract, NativeLoopContract):
         assert ((per["client_socket"] > 0) & (per["client_socket"] < per["client_total"])).all()
         ladder = frame[frame["pass"] == "ladder"].set_index("component")
         assert set(ladder.index) == {"transaction", "parse_analyze", "executor_start_end", "commit"}
-        assert (ladder.loc[["transaction", "parse_analyze", "executor_start_end"], "ms"] > 0).all()
+        assert (ladder.loc[["parse_analyze", "executor_start_end"], "ms"] > 0).all()
+        # a span the backend stamps to the microsecond: an empty query's can be 0 µs (median 0.000 ms in one CI run)
+        assert ladder.loc["transaction", "ms"] >= 0
         assert (ladder["count"] == 10).all() and ladder["source"].str.contains("95 % CI").all()
         eng.apply_settings({})
 
