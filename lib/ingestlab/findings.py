@@ -98,6 +98,8 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
     'Median elapsed: from 0.110 ms (1 row per INSERT) to 1.10 ms (100 rows per INSERT), 10× apart; n = 3 per group.'
     >>> spread(pd.DataFrame({"q": ["a", "b"], "s": [0.027, 264.2]}), "s", by=["q"], unit="s").split("), ")[1]
     '9,785× apart; 2 values.'
+    >>> spread(pd.DataFrame({"concurrency": [30, 500], "rows_per_s": [235.0, 5500.0]}), "rows_per_s", by=["concurrency"])
+    'Rows per second: from 235 (concurrency 30) to 5,500 (concurrency 500), 23.4× apart; 2 values.'
     """
     by = list(by)
     frame = data[np.isfinite(pd.to_numeric(data[value], errors="coerce"))]
@@ -110,7 +112,7 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
 
     def key_name(key) -> str:
         key = key if isinstance(key, tuple) else (key,)
-        return ", ".join(labels.label(k) for k in key if pd.notna(k) and str(k))
+        return ", ".join(_named(column, k) for column, k in zip(by, key) if pd.notna(k) and str(k))
 
     label = what or labels.column_label(value).split(" (")[0]
     head = f"{stat.capitalize()} {label}" if counts.max() > 1 else label[:1].upper() + label[1:]
@@ -125,6 +127,20 @@ def spread(data: pd.DataFrame, value: str, *, by: Iterable[str], unit: str = "",
         return f"{head}: {report.format_value(low)}{suffix} ({key_name(low_key)}){n}."
     return (f"{head}: from {report.format_value(low)}{suffix} ({key_name(low_key)}) to "
             f"{report.format_value(high)}{suffix} ({key_name(high_key)}){apart}{n}.")
+
+
+def _named(column: str, value: object) -> str:
+    """A group's value in a sentence: a name as itself, a number with what it counts (``concurrency 30``, ``… 100 ms``).
+
+    Examples
+    --------
+    >>> _named("group_commit_interval_ms", 100), _named("concurrency", 30), _named("scenario", "single_row")
+    ('group commit interval 100 ms', 'concurrency 30', '1 row per INSERT')
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return labels.value_label(column, value)
+    name, _, unit = labels.column_label(column).partition(" (")
+    return f"{name} {labels.label(value)}" + (f" {unit.rstrip(')')}" if unit else "")
 
 
 def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity", left_out: pd.Series | None = None) -> str:
