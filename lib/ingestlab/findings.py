@@ -134,13 +134,14 @@ def _named(column: str, value: object) -> str:
 
     Examples
     --------
-    >>> _named("group_commit_interval_ms", 100), _named("concurrency", 30), _named("scenario", "single_row")
-    ('group commit interval 100 ms', 'concurrency 30', '1 row per INSERT')
+    >>> _named("group_commit_interval_ms", 100), _named("rows_per_insert", 1000), _named("scenario", "single_row")
+    ('group commit interval 100 ms', 'rows per INSERT 1,000', '1 row per INSERT')
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return labels.value_label(column, value)
     name, _, unit = labels.column_label(column).partition(" (")
-    return f"{name} {labels.label(value)}" + (f" {unit.rstrip(')')}" if unit else "")
+    number = f"{int(value):,}" if float(value).is_integer() else report.format_value(float(value))
+    return f"{name} {number}" + (f" {unit.rstrip(')')}" if unit else "")
 
 
 def live_vs_published(comparison: pd.DataFrame, *, label: str = "quantity", left_out: pd.Series | None = None) -> str:
