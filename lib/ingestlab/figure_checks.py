@@ -15,6 +15,7 @@ import matplotlib.lines
 import matplotlib.patches
 import matplotlib.pyplot as plt
 import matplotlib.text
+import matplotlib.transforms
 import numpy as np
 
 from ingestlab import labels
@@ -71,7 +72,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
     log axis (a bar's length means nothing there: :func:`plot_bars` draws dots instead); every line, marker and text drawn in data coordinates inside its axes'
     limits (a fit drawn beyond its data, a label past the edge); no tick label printed over
-    another, nor a label among the data over another; no log axis over less than one decade; every legend entry that names
+    another, nor a label among the data over another or struck through by a line; no log axis over less than one decade; every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
     panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
 
@@ -110,6 +111,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
                  for panel in cramped(fig)]
     problems += _crowded_ticks(fig)
     problems += _overlapping_labels(fig)
+    problems += _labels_struck_through(fig)
     small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
                     if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
     if small:
@@ -174,6 +176,37 @@ def _overlapping_labels(fig: matplotlib.figure.Figure) -> list[str]:
                         if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1), None)
             if hit is not None:
                 problems.append(f"panel {number}: its labels {text_a!r} and {hit!r} are printed over one another")
+                break
+    return problems
+
+
+def _labels_struck_through(fig: matplotlib.figure.Figure) -> list[str]:
+    """Panels where a line of the data runs through a label placed among the data (drawn figure).
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> _ = ax.plot([0, 1], [0, 1]), ax.text(0.45, 0.48, "9,783")
+    >>> fig.canvas.draw()
+    >>> _labels_struck_through(fig)
+    ["panel 1: its label '9,783' is struck through by a line of the data"]
+    >>> ax.texts[0].set_position((0.1, 0.8))
+    >>> fig.canvas.draw()
+    >>> _labels_struck_through(fig), plt.close(fig)
+    ([], None)
+    """
+    problems = []
+    for number, ax, renderer in _shown_axes(fig):
+        frame = ax.get_window_extent(renderer)
+        paths = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
+                 if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+        for text in (t for t in ax.texts if t.get_visible() and t.get_text().strip()):
+            inside = matplotlib.transforms.Bbox.intersection(_text_box(text, renderer), frame)  # lines stop at the frame
+            if inside is None or inside.width < 2 or inside.height < 2:
+                continue
+            letters = inside.padded(-1)  # a line touching a letter's edge strikes nothing
+            if any(path.intersects_bbox(letters, filled=False) for path in paths):
+                problems.append(f"panel {number}: its label {text.get_text()!r} is struck through by a line of the data")
                 break
     return problems
 
@@ -286,14 +319,21 @@ def _colour_problems(entries) -> list[str]:
 
 
 def is_shade_of(colour, engine_colour: str) -> bool:
-    """Whether ``colour`` is ``engine_colour`` mixed with white (:func:`shade`, up to 90 %), within rounding.
+    """Whether ``colour`` is ``engine_colour`` mixed with white (up to 90 %) or black (up to 60 %), within rounding.
+
+    The shades of :func:`ingestlab.figures.shade`.
 
     Examples
     --------
-    >>> is_shade_of("#66AAD1", "#0072B2"), is_shade_of("#0173B2", "#0072B2"), is_shade_of("#DE8F05", "#0072B2")
-    (True, True, False)
+    >>> is_shade_of("#66AAD1", "#0072B2"), is_shade_of("#004A74", "#0072B2"), is_shade_of("#0173B2", "#0072B2")
+    (True, True, True)
+    >>> is_shade_of("#DE8F05", "#0072B2"), is_shade_of("#56B4E9", "#0072B2")
+    (False, False)
     """
     c, e = np.asarray(matplotlib.colors.to_rgb(colour)), np.asarray(matplotlib.colors.to_rgb(engine_colour))
     room = 1 - e
     t = float(np.max(c - e)) / float(np.max(room)) if np.max(room) > 0 else 0.0
-    return -0.01 <= t <= 0.9 and bool(np.all(np.abs(e + room * t - c) <= 3 / 255))
+    if -0.01 <= t <= 0.9 and bool(np.all(np.abs(e + room * t - c) <= 3 / 255)):
+        return True
+    darker = 1 - float(np.max(c)) / float(np.max(e)) if np.max(e) > 0 else 0.0  # c = e · (1 − darker)
+    return 0 < darker <= 0.6 and bool(np.all(np.abs(e * (1 - darker) - c) <= 3 / 255))

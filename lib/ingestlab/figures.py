@@ -234,7 +234,7 @@ def conditions_of(engine: str):
     --------
     >>> with conditions_of("postgres"):
     ...     palette(["sync on", "sync off"])
-    {'sync on': '#0072B2', 'sync off': '#66AAD1'}
+    {'sync on': '#0072B2', 'sync off': '#004A74'}
     """
     name = engine_of(engine)  # its id, or its name as figures write it
     if name is None:
@@ -265,7 +265,7 @@ def palette(levels) -> dict:
     >>> palette(["1 row per INSERT", "100 rows per INSERT"])
     {'1 row per INSERT': '#332288', '100 rows per INSERT': '#882255'}
     >>> palette(["PostgreSQL, sync on", "PostgreSQL, sync off"])
-    {'PostgreSQL, sync on': '#0072B2', 'PostgreSQL, sync off': '#66AAD1'}
+    {'PostgreSQL, sync on': '#0072B2', 'PostgreSQL, sync off': '#004A74'}
     """
     levels = list(dict.fromkeys(levels))
     engines = _engines_of(levels)
@@ -276,18 +276,35 @@ def palette(levels) -> dict:
             colours[level] = next(others)
         else:
             rank = engines[:levels.index(level)].count(engine)
-            colours[level] = shade(ENGINE_STYLE[engine][0], SHADES[min(rank, len(SHADES) - 1)])
+            own = ENGINE_STYLE[engine][0]
+            steps = LIGHT_SHADES if max(matplotlib.colors.to_rgb(own)) < 0.25 else SHADES
+            colours[level] = shade(own, steps[min(rank, len(steps) - 1)])
     return colours
 
 
-#: How far toward white an engine's second, third, fourth... condition is drawn (its first: its colour).
-SHADES = (0.0, 0.4, 0.58, 0.7, 0.8)
+#: How far an engine's second, third, fourth... condition is drawn from its colour (its first: the colour
+#: itself): toward black where negative, toward white where positive, alternately, so that five conditions
+#: stay readable as text on white (light shades alone ran to a pale tint at 0.8) and a light shade of
+#: PostgreSQL's blue does not come near PostgreSQL 15's sky blue. A colour too dark to darken (black)
+#: takes :data:`LIGHT_SHADES` instead.
+SHADES = (0.0, -0.35, 0.45, -0.5, 0.65)
+#: The steps toward white of a colour too dark to darken (black: greys a reader tells apart).
+LIGHT_SHADES = (0.0, 0.3, 0.5, 0.65, 0.78)
 
 
-def shade(colour: str, toward_white: float) -> str:
-    """``colour`` mixed with white by ``toward_white`` (0: itself), as ``#RRGGBB``."""
+def shade(colour: str, toward: float) -> str:
+    """``colour`` mixed with white by ``toward`` (> 0) or with black by ``-toward`` (< 0); 0: itself, as ``#RRGGBB``.
+
+    Examples
+    --------
+    >>> shade("#0072B2", 0.4), shade("#0072B2", -0.35), shade("#000000", -0.35)
+    ('#66AAD1', '#004A74', '#595959')
+    """
     rgb = np.asarray(matplotlib.colors.to_rgb(colour))
-    return matplotlib.colors.to_hex(rgb + (1 - rgb) * toward_white).upper()
+    if toward < 0 and rgb.max() < 0.25:  # no darker shade to tell apart from the colour
+        toward = -toward
+    mixed = rgb + (1 - rgb) * toward if toward >= 0 else rgb * (1 + toward)
+    return matplotlib.colors.to_hex(mixed).upper()
 
 
 def markers(levels) -> dict:

@@ -356,11 +356,21 @@ class EndLabels(matplotlib.artist.Artist):
         points = [ax.transData.transform(label.xy) for label in self.labels]
         ends = [float(np.clip(y, box.y0, box.y1)) for _, y in points]
         column = []
+        lines = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
+                 if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
         for i, (label, (x, _)) in enumerate(zip(self.labels, points)):
             inline = x < box.x1 - self.INLINE_SHARE * box.width  # a line that stops well inside: named where it stops
             label.arrow_patch.set_visible(not inline)
-            if inline:  # level with its end, kept inside the axes' height
-                y = min(max(ends[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
+            if inline:  # level with its end if no line runs there, else just above or below; inside the axes' height
+                width = label.get_window_extent(renderer).width
+                for shift in (0.0, 1.0, -1.0, 2.0, -2.0):
+                    y = min(max(ends[i] + shift * heights[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
+                    letters = matplotlib.transforms.Bbox.from_bounds(
+                        x + self.PAD_PT * px, y - heights[i] / 2, width, heights[i]).padded(-1 - self.GAP_PT * px / 2)
+                    if not any(path.intersects_bbox(letters, filled=False) for path in lines):
+                        break
+                else:
+                    y = min(max(ends[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
                 label.xyann = ((x - box.x0) / box.width, (y - box.y0) / box.height)
             else:
                 column.append(i)
