@@ -93,23 +93,17 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scheduling by test, except that a notebook's cells and a test class each go to one worker.
+    """pytest-xdist's scheduling by test, except that a notebook's cells (nbval's items) go to one worker in order.
 
-    A notebook's cells (nbval's items) share one kernel, so they cannot be split, and run in order.
-    A class's tests share its class-scoped fixtures (an engine's contract starts its server, a
-    Galera cluster forms, once a class): split over four workers, each started its own (four
-    clusters of three nodes where one served). (xdist's own ``--dist loadgroup`` tags node ids,
-    which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
+    The cells share one kernel, so they cannot be split. (xdist's own ``--dist loadgroup`` tags node
+    ids, which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
     between the workers instead (:func:`user_run`).
     """
     from xdist.scheduler import LoadScopeScheduling
 
     class NotebooksWhole(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path, _, rest = nodeid.partition("::")
-            if path.endswith(".ipynb"):
-                return path
-            owner = rest.split("::")[0]
-            return f"{path}::{owner}" if "::" in rest and owner.startswith("Test") else nodeid
+            path = nodeid.partition("::")[0]
+            return path if path.endswith(".ipynb") else nodeid
 
     return NotebooksWhole(config, log)

@@ -39,7 +39,7 @@ def cluster():
 
 @needs_galera
 class TestOneCluster:
-    """Tests of one running cluster (the scheduler keeps a class on one worker: one cluster forms)."""
+    """Tests of one running cluster (one cluster a worker that runs any of them)."""
 
     def test_three_nodes_form_one_synced_cluster_over_tls_on_loopback(self, cluster):
         uuids = set()
