@@ -21,7 +21,7 @@ import numpy as np
 from ingestlab import labels
 from ingestlab.captions import MIN_AXES_IN, cramped
 from ingestlab.figures import ENGINE_STYLE, MAX_PNG_PX, PNG_DPI, SMALLEST_PT, engine_of
-from ingestlab.plots import EndLabels
+from ingestlab.plots import EndLabels, drawn_lines
 
 #: The file beside a run's figures that lists, per figure, what in it breaks the grammar (promotion refuses those).
 PROBLEMS_FILE = "grammar_problems.json"
@@ -198,8 +198,7 @@ def _labels_struck_through(fig: matplotlib.figure.Figure) -> list[str]:
     problems = []
     for number, ax, renderer in _shown_axes(fig):
         frame = ax.get_window_extent(renderer)
-        paths = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
-                 if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+        paths = drawn_lines(ax)
         for text in (t for t in ax.texts if t.get_visible() and t.get_text().strip()):
             inside = matplotlib.transforms.Bbox.intersection(_text_box(text, renderer), frame)  # lines stop at the frame
             if inside is None or inside.width < 2 or inside.height < 2:

@@ -10,6 +10,7 @@ import matplotlib.collections
 import matplotlib.colors
 import matplotlib.container
 import matplotlib.lines
+import matplotlib.path
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import matplotlib.transforms
@@ -297,6 +298,22 @@ def band_note(*axes: plt.Axes) -> str:
                      + ([f"no band where its CI {BAND_OFF_REASONS['log']}"] if said["log"] else []))
 
 
+def drawn_lines(ax: plt.Axes) -> list[matplotlib.path.Path]:
+    """The lines of the data drawn in ``ax`` (visible, two points or more, not markers alone), in display pixels.
+
+    What a label placed among the data must keep clear of, and what the figure check finds a label struck by.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1]), ax.plot([0.5], [0.5], "o"), ax.plot([0, 1], [1, 0], ls="none", marker="s")
+    >>> len(drawn_lines(ax)), plt.close(fig)
+    (1, None)
+    """
+    return [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
+            if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+
+
 def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
     """The last point of ``line`` that is drawn (finite), in data coordinates; None for a line with none.
 
@@ -356,8 +373,7 @@ class EndLabels(matplotlib.artist.Artist):
         points = [ax.transData.transform(label.xy) for label in self.labels]
         ends = [float(np.clip(y, box.y0, box.y1)) for _, y in points]
         column = []
-        lines = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
-                 if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+        lines = drawn_lines(ax)
         for i, (label, (x, _)) in enumerate(zip(self.labels, points)):
             inline = x < box.x1 - self.INLINE_SHARE * box.width  # a line that stops well inside: named where it stops
             label.arrow_patch.set_visible(not inline)
@@ -421,8 +437,7 @@ class PointLabels(matplotlib.artist.Artist):
             if np.all(np.isfinite(point)):
                 placed.append((point, label))
         placed.sort(key=lambda item: -item[0][1])
-        lines = [line.get_transform().transform_path(line.get_path()) for line in self.axes.get_lines()
-                 if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
+        lines = drawn_lines(self.axes)
         points = np.array([point for point, _ in placed]).reshape(-1, 2)
         frame = self.axes.get_window_extent(renderer)
         taken: list[matplotlib.transforms.Bbox] = []
