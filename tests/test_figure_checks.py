@@ -5,7 +5,7 @@ import os
 import matplotlib.pyplot as plt
 import pytest
 
-from ingestlab import figure_checks, figures, plots
+from ingestlab import direct_labels, figure_checks, figures
 
 
 def test_the_grammar_check_finds_bars_on_a_log_axis_a_line_past_the_axes_and_an_engine_in_another_colour(tmp_path):
@@ -101,7 +101,7 @@ def test_every_figure_the_tests_save_is_held_to_the_grammar(tmp_path):
 def test_a_direct_label_naming_an_engine_in_another_colour_breaks_the_grammar():
     fig, ax = plt.subplots(figsize=(5, 3))
     ax.plot([1, 2], [1, 2], color=figures.ENGINE_STYLE["mariadb"][0])
-    plots.label_ends(ax, [("PostgreSQL, defaults", figures.ENGINE_STYLE["mariadb"][0], 2, 2)])
+    direct_labels.label_ends(ax, [("PostgreSQL, defaults", figures.ENGINE_STYLE["mariadb"][0], 2, 2)])
     (problem,) = figure_checks.grammar_problems(fig)
     assert problem.startswith("'PostgreSQL, defaults' is drawn in #009e73, not in PostgreSQL's #0072B2")
     figures.close(fig)

@@ -5,12 +5,11 @@ import matplotlib.collections as mcollections
 import matplotlib.colors as mcolors
 import matplotlib.container as mcontainer
 import matplotlib.pyplot as plt
-import matplotlib.text
 import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import captions, figure_checks, figures, models, plots, published
+from ingestlab import captions, direct_labels, figure_checks, figures, models, plots, published
 from ingestlab.workloads import group_commit_analysis, published_results_analysis
 
 
@@ -342,7 +341,7 @@ def test_a_panel_with_a_dotted_fit_says_what_dotted_means_over_its_labels_even_w
             ax = plots.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
                                   logx=True, logy=True)
             assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == [":", "-"]
-            (ends,) = [a for a in ax.artists if isinstance(a, plots.EndLabels)]
+            (ends,) = [a for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
             assert said in ends.note.get_text().replace("\n", " ")
             figures.close(ax.figure)
 
@@ -375,40 +374,6 @@ def test_a_log_axis_asked_for_values_within_a_decade_is_linear_with_distinct_rou
     figures.close(fig)
 
 
-def _end_label_boxes(fig):
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    (ends,) = [a for ax in fig.axes for a in ax.artists if isinstance(a, plots.EndLabels)]
-    return ends, [matplotlib.text.Text.get_window_extent(label, renderer) for label in ends.labels]
-
-
-def test_direct_labels_sit_right_of_the_axes_in_the_order_the_lines_end_never_overlapping_even_after_a_resize():
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    ax.set(xlim=(0, 10.5), ylim=(0, 3.2))
-    ends_at = [1.00, 1.01, 1.02, 0.99, 3.0]  # four lines ending within 3 % of each other, one far above
-    for i, y in enumerate(ends_at):
-        plots.draw_model(ax, np.linspace(0, 10, 50), 0.5, (y - 0.5) / 10, np.nan, np.nan,
-                           color=figures.CONDITION_COLOURS[i], label=f"series {i}")
-    plots.label_ends(ax, [(f"series {i}\nsecond line", figures.CONDITION_COLOURS[i],
-                             *plots.line_end(line)) for i, line in enumerate(ax.lines)], note="what lines mean")
-    for height in (3.6, 2.4):  # drawn at its size, then shrunk as fit_to_page shrinks a figure
-        fig.set_size_inches(6, height)
-        ends, boxes = _end_label_boxes(fig)
-        axes_box = ax.get_window_extent()
-        assert all(b.x0 >= axes_box.x1 for b in boxes)
-        assert all(axes_box.y0 - 1 <= b.y0 and b.y1 <= axes_box.y1 + 1 for b in boxes)
-        by_end = sorted(range(5), key=lambda i: -ends_at[i])
-        by_label = sorted(range(5), key=lambda i: -boxes[i].y0)
-        assert by_label == by_end  # read top to bottom, the labels keep the order of the line ends
-        assert not any(boxes[a].overlaps(boxes[b]) for a in range(5) for b in range(a + 1, 5))
-        # the lone line's label stays level with its end
-        far = ax.transData.transform((10, 3.0))[1]
-        assert boxes[4].y0 <= far <= boxes[4].y1
-    assert ends.note.get_text() == "what lines mean"
-    assert figure_checks.grammar_problems(fig) == []
-    figures.close(fig)
-
-
 def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_legend():
     data = pd.DataFrame({"n_loads": [1e6, 1e5, 1e4, 3e4, 3e3, 2e3], "total_s": [700.0, 160.0, 100.0, 1900.0, 300.0, 9],
                          "variant": ["async"] * 3 + ["off"] * 2 + ["lone"]})
@@ -418,12 +383,12 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
     ax = plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
                           hue="variant", legend="ends")
     assert ax.get_legend() is None
-    (ends,) = [a for a in ax.artists if isinstance(a, plots.EndLabels)]
+    (ends,) = [a for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
     texts = {label.get_text().split("\n")[0]: label for label in ends.labels}
     assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points",
                                                        "lone\ntoo few points for a fit"]
     line = next(line for line in ax.get_lines() if line.get_label().startswith("async"))
-    assert texts["async"].xy == plots.line_end(line)  # the label names the point where its line ends
+    assert texts["async"].xy == direct_labels.line_end(line)  # the label names the point where its line ends
     assert texts["lone"].xy == (2e3, 9)  # no line: its last point
     assert "overhead's 95 % CI" in ends.note.get_text().replace("\n", " ")
     figures.close(ax.figure)
@@ -467,20 +432,3 @@ def test_a_sweep_s_style_levels_take_the_lab_s_condition_markers_never_the_faile
     shapes = {line.get_marker() for line in ax.get_lines() if len(line.get_xdata()) > 1}
     assert shapes == set(figures.CONDITION_MARKERS[:2]) and plots.FAILED_MARKER not in shapes
     figures.close(ax.figure)
-
-
-def test_a_value_label_sits_where_no_line_crosses_it_and_no_other_label_or_point_is():
-    """00's upsert figure: "9,783" and "468" were struck through by the line rising to the next point."""
-    data = pd.DataFrame({"statistic": ["a", "b", "c", "d"] * 2, "ms": [10.0, 100.0, 1000.0, 1010.0, 12.0, 90.0, 1100.0, 990.0],
-                         "engine": ["one"] * 4 + ["two"] * 4})
-    ax = plots.plot_sweep(data, x="statistic", y="ms", hue="engine", logy=True, annotate=True, fmt="{:,.0f}")
-    fig = ax.figure
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    lines = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines() if len(line.get_xdata()) > 1]
-    boxes = [figure_checks._text_box(t, renderer) for t in ax.texts]
-    assert len(boxes) == 8
-    crossed = [t.get_text() for t, box in zip(ax.texts, boxes) if any(p.intersects_bbox(box, filled=False) for p in lines)]
-    assert not crossed, crossed
-    assert not figure_checks._overlapping_labels(fig)
-    figures.close(fig)

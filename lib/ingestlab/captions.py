@@ -172,7 +172,7 @@ def room_for_rows(ax: plt.Axes) -> None:
         fig.set_size_inches(fig.get_figwidth(), need)
 
 
-#: Characters of a direct label's line (:func:`label_ends`): a column of labels stays under 1.6 in.
+#: Characters of a direct label's line (:func:`ingestlab.direct_labels.label_ends`): a column of labels stays under 1.6 in.
 END_LABEL_CHARS = 26
 
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from ingestlab import labels
 from ingestlab.captions import MIN_AXES_IN, cramped
+from ingestlab.direct_labels import EndLabels, drawn_lines
 from ingestlab.figures import ENGINE_STYLE, MAX_PNG_PX, PNG_DPI, SMALLEST_PT, engine_of
-from ingestlab.plots import EndLabels, drawn_lines
 
 #: The file beside a run's figures that lists, per figure, what in it breaks the grammar (promotion refuses those).
 PROBLEMS_FILE = "grammar_problems.json"

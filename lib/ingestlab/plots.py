@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-
 import matplotlib
-import matplotlib.artist
 import matplotlib.collections
 import matplotlib.colors
 import matplotlib.container
 import matplotlib.lines
-import matplotlib.path
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 import matplotlib.transforms
@@ -18,7 +14,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ingestlab import labels, report
+from ingestlab import direct_labels, labels, report
 from ingestlab.captions import room_for_rows, wrapped
 from ingestlab.figures import (
     CONDITION_COLOURS,
@@ -214,7 +210,7 @@ def plot_latency(data: pd.DataFrame, *, x: str = "elapsed_ms", y: str = "scenari
 
 
 def short_estimate(value: float, low: float, high: float, unit: str) -> str:
-    """An estimate and its 95 % CI in a few characters, for a label beside a line (:func:`label_ends`).
+    """An estimate and its 95 % CI in a few characters, for a label beside a line (:func:`ingestlab.direct_labels.label_ends`).
 
     The time unit heading ``unit`` (``ms per partition`` → ``ms``) is kept, or the next smaller
     one where the value is under a tenth of it (0.000094 ms → 0.094 µs).
@@ -296,194 +292,6 @@ def band_note(*axes: plt.Axes) -> str:
     said = {reason: f"band-off:{reason}" in gids for reason in BAND_OFF_REASONS}
     return "; ".join(([f"dotted: its CI {BAND_OFF_REASONS['zero']}, no band"] if said["zero"] else [])
                      + ([f"no band where its CI {BAND_OFF_REASONS['log']}"] if said["log"] else []))
-
-
-def drawn_lines(ax: plt.Axes) -> list[matplotlib.path.Path]:
-    """The lines of the data drawn in ``ax`` (visible, two points or more, not markers alone), in display pixels.
-
-    What a label placed among the data must keep clear of, and what the figure check finds a label struck by.
-
-    Examples
-    --------
-    >>> fig, ax = plt.subplots()
-    >>> _ = ax.plot([0, 1], [0, 1]), ax.plot([0.5], [0.5], "o"), ax.plot([0, 1], [1, 0], ls="none", marker="s")
-    >>> len(drawn_lines(ax)), plt.close(fig)
-    (1, None)
-    """
-    return [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
-            if line.get_visible() and len(line.get_xdata()) > 1 and line.get_linestyle() not in ("None", "")]
-
-
-def line_end(line: matplotlib.lines.Line2D) -> tuple[float, float] | None:
-    """The last point of ``line`` that is drawn (finite), in data coordinates; None for a line with none.
-
-    Examples
-    --------
-    >>> line_end(matplotlib.lines.Line2D([1, 2, 3], [4.0, 5.0, float("nan")]))
-    (2.0, 5.0)
-    """
-    points = np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)
-    points = points[np.isfinite(points).all(axis=1)]
-    return (float(points[-1, 0]), float(points[-1, 1])) if len(points) else None
-
-
-class EndLabels(matplotlib.artist.Artist):
-    """Direct labels: each series named in its colour right of the axes, at the height its line ends.
-
-    What the lab draws instead of a legend where a panel has room on its right: the reader
-    finds a line's name where the line stops (a line that stops well inside the axes is named
-    right there, :attr:`INLINE_SHARE`). Labels whose lines end close together are
-    moved apart (never overlapping, kept within the axes' height), a thin leader in the
-    series' colour joining each to its line's end. The positions are worked out whenever the
-    figure is drawn, so they hold after the figure is resized to the page (:func:`fit_to_page`).
-    Made by :func:`label_ends`.
-    """
-
-    #: Space between neighbouring labels (points) and between the axes (or a line's end) and the labels.
-    GAP_PT, PAD_PT = 2.0, 6.0
-    #: A line that ends further than this share of the axes' width from their right edge is named where it
-    #: ends, inside the axes, rather than in the column beside them (a leader across the data would mislead).
-    INLINE_SHARE = 0.5
-
-    def __init__(self, ax: plt.Axes, entries, note: str | None = None):
-        super().__init__()
-        self.set_zorder(0.5)  # drawn before the labels it places
-        self.set_in_layout(False)
-        beside = matplotlib.transforms.offset_copy(ax.transAxes, fig=ax.figure, x=self.PAD_PT, units="points")
-        self.labels = [ax.annotate(text, xy=(x, y), xycoords="data", xytext=(1.0, 0.5), textcoords=beside,
-                                   ha="left", va="center", color=colour, fontsize="small", annotation_clip=False,
-                                   bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none",
-                                         "alpha": 0.8},  # legible where it stands over a line
-                                   arrowprops={"arrowstyle": "-", "color": colour, "lw": 0.6, "shrinkA": 1,
-                                               "shrinkB": 1})
-                       for text, colour, x, y in entries]
-        self.note = None if note is None else ax.annotate(
-            note, xy=(1.0, 1.0), xycoords=beside, xytext=(0, 2), textcoords="offset points", ha="left",
-            va="bottom", fontsize="small", color="0.3")
-
-    def draw(self, renderer) -> None:
-        """Place the labels for the axes' size now (the labels themselves are drawn by the axes)."""
-        ax = self.axes
-        box = ax.get_window_extent(renderer)
-        if not self.labels or box.height <= 0:
-            return
-        px = ax.figure.dpi / 72
-        heights = [(label.get_text().count("\n") + 1) * label.get_fontsize() * 1.25 * px + self.GAP_PT * px
-                   for label in self.labels]
-        points = [ax.transData.transform(label.xy) for label in self.labels]
-        ends = [float(np.clip(y, box.y0, box.y1)) for _, y in points]
-        column = []
-        lines = drawn_lines(ax)
-        for i, (label, (x, _)) in enumerate(zip(self.labels, points)):
-            inline = x < box.x1 - self.INLINE_SHARE * box.width  # a line that stops well inside: named where it stops
-            label.arrow_patch.set_visible(not inline)
-            if inline:  # level with its end if no line runs there, else just above or below; inside the axes' height
-                width = label.get_window_extent(renderer).width
-                for shift in (0.0, 1.0, -1.0, 2.0, -2.0):
-                    y = min(max(ends[i] + shift * heights[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
-                    letters = matplotlib.transforms.Bbox.from_bounds(
-                        x + self.PAD_PT * px, y - heights[i] / 2, width, heights[i]).padded(-1 - self.GAP_PT * px / 2)
-                    if not any(path.intersects_bbox(letters, filled=False) for path in lines):
-                        break
-                else:
-                    y = min(max(ends[i], box.y0 + heights[i] / 2), box.y1 - heights[i] / 2)
-                label.xyann = ((x - box.x0) / box.width, (y - box.y0) / box.height)
-            else:
-                column.append(i)
-        order = sorted(column, key=lambda i: -ends[i])
-        y = {}
-        for rank, i in enumerate(order):  # from the top: none above the axes, each below the one above it
-            ceiling = box.y1 - heights[i] / 2 if rank == 0 else \
-                y[order[rank - 1]] - (heights[i] + heights[order[rank - 1]]) / 2
-            y[i] = min(ends[i], ceiling)
-        for rank in range(len(order) - 1, -1, -1):  # from the bottom: none below the axes, each above the one under it
-            i = order[rank]
-            floor = box.y0 + heights[i] / 2 if rank == len(order) - 1 else \
-                y[order[rank + 1]] + (heights[i] + heights[order[rank + 1]]) / 2
-            y[i] = max(y[i], floor)
-        for i in column:
-            self.labels[i].xyann = (1.0, (y[i] - box.y0) / box.height)
-
-
-class PointLabels(matplotlib.artist.Artist):
-    """Each point's value written beside it, on a side where it covers no line, no point and no other label.
-
-    Whenever the figure is drawn, the labels are placed from the top down, each at the first of
-    the four corners around its point (above right, below right, above left, below left) whose
-    box no data line of the panel crosses and no other point or label already placed sits in.
-    Where no corner is free, the label goes above and right, at least a line below the label
-    above it in its column (two series crossing at one ``x``).
-    """
-
-    #: Offset of a label from its point (points), and the space between two labels of one column.
-    OFFSET_PT, GAP_PT = 4.0, 1.0
-    #: The corners tried, in order, as (right, above).
-    CORNERS = ((True, True), (True, False), (False, True), (False, False))
-
-    def __init__(self, ax: plt.Axes, entries):
-        super().__init__()
-        self.set_zorder(0.5)  # placed before the labels are drawn
-        self.set_in_layout(False)
-        self.labels = [ax.annotate(text, (x, y), textcoords="offset points", xytext=(self.OFFSET_PT, self.OFFSET_PT),
-                                   ha="left", va="bottom", fontsize=SMALLEST_PT) for text, x, y in entries]
-
-    def draw(self, renderer) -> None:
-        """Place the labels for the axes' size now (the labels themselves are drawn by the axes)."""
-        px = self.axes.figure.dpi / 72
-        placed = []
-        for label in self.labels:
-            x, y = label.xy  # a category (a text x) as the axis numbers it
-            point = self.axes.transData.transform((self.axes.xaxis.convert_units(x), self.axes.yaxis.convert_units(y)))
-            if np.all(np.isfinite(point)):
-                placed.append((point, label))
-        placed.sort(key=lambda item: -item[0][1])
-        lines = drawn_lines(self.axes)
-        points = np.array([point for point, _ in placed]).reshape(-1, 2)
-        frame = self.axes.get_window_extent(renderer)
-        taken: list[matplotlib.transforms.Bbox] = []
-        floors: dict[float, float] = {}  # each column's lowest label bottom so far, in display units
-        for (x, y), label in placed:
-            label.xyann = (self.OFFSET_PT, self.OFFSET_PT)
-            box = label.get_window_extent(renderer)
-            width, height, off = box.width, box.height, self.OFFSET_PT * px
-            chosen = None
-            for inside, (right, above) in itertools.product((True, False), self.CORNERS):  # within the panel first
-                x0 = x + off if right else x - off - width
-                y0 = y + off if above else y - off - height
-                candidate = matplotlib.transforms.Bbox.from_bounds(x0, y0, width, height)
-                if inside and not (frame.contains(candidate.x0, candidate.y0) and frame.contains(candidate.x1, candidate.y1)):
-                    continue
-                covered = ((points[:, 0] >= x0) & (points[:, 0] <= candidate.x1)
-                           & (points[:, 1] >= y0) & (points[:, 1] <= candidate.y1))
-                if not (covered.any() or any(candidate.overlaps(other) for other in taken)
-                        or any(path.intersects_bbox(candidate, filled=False) for path in lines)):
-                    chosen = candidate
-                    break
-            if chosen is None:  # no corner free: above right, a line below the label above it in its column
-                floor = floors.get(round(float(x)), np.inf)
-                bottom = min(y + off, floor - (label.get_fontsize() * 1.2 + self.GAP_PT) * px)
-                chosen = matplotlib.transforms.Bbox.from_bounds(x + off, bottom, width, height)
-            label.xyann = ((chosen.x0 - x) / px, (chosen.y0 - y) / px)
-            floors[round(float(x))] = min(floors.get(round(float(x)), np.inf), chosen.y0)
-            taken.append(chosen)
-
-
-def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:
-    """Name each series where its line ends, right of the axes, instead of a legend (:class:`EndLabels`).
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The finished panel (its limits set).
-    entries : iterable of (str, colour, float, float)
-        Each label's text, colour and the point in data coordinates it names (a line's end:
-        :func:`line_end`; for a series without a line, its last point).
-    note : str, optional
-        What the lines and shading mean, written above the labels.
-    """
-    artist = EndLabels(ax, list(entries), note)
-    ax.add_artist(artist)
-    return artist
 
 
 def model_grid(values, log: bool) -> np.ndarray:
@@ -610,7 +418,7 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
     colours, not a shade ramp), named by :mod:`ingestlab.labels`. ``annotate`` writes each
     point's value beside it (for tables of a few printed numbers); ``legend`` is ``True``
     (inside, where it fits best), ``"outside"`` (right of the axes), ``"ends"`` (each ``hue``
-    level named where its line ends: :func:`label_ends`) or ``False`` (left to a neighbouring
+    level named where its line ends: :func:`ingestlab.direct_labels.label_ends`) or ``False`` (left to a neighbouring
     panel). ``logx``/``logy`` may be ``"auto"`` (log when the values span decades).
     ``low``/``high`` name the columns of each point's CI, drawn as a vertical error bar in its
     series' colour (a bound ≤ 0 on a log axis is left open: the bar stops at the point).
@@ -642,14 +450,14 @@ def plot_sweep(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, st
         _error_bars(ax, data, x=x, y=y, hue=hue, low=low, high=high)
     if annotate:
         text = _value_text(fmt)
-        ax.add_artist(PointLabels(ax, [(text(yv), xv, yv) for xv, yv in zip(data[x], data[y])]))
+        ax.add_artist(direct_labels.PointLabels(ax, [(text(yv), xv, yv) for xv, yv in zip(data[x], data[y])]))
         ax.margins(x=0.08)  # room for the labels of the last points
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel(labels.column_label(y))
     if legend == "ends" and hue:
         colours, order = palette(levels), data[x] if pd.api.types.is_numeric_dtype(data[x]) else data.index
         last = data.assign(_order=order).sort_values("_order").groupby(hue, sort=False).tail(1).set_index(hue)
-        label_ends(ax, [(wrapped(level), colours[level], last.loc[level, x], last.loc[level, y]) for level in levels])
+        direct_labels.label_ends(ax, [(wrapped(level), colours[level], last.loc[level, x], last.loc[level, y]) for level in levels])
     if ax.get_legend() is not None:
         handles, names = ax.get_legend_handles_labels()
         if hue and not style:  # hue and style name the same levels: one entry each
@@ -835,7 +643,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     legend entry, a marker in its colour, says so. The data set the axes; a line or band
     beyond them is cut at the edge. The legend, below, states each slope with its CI; or,
     with ``legend="ends"``, each series is named where its line ends, its slope and CI under
-    its name (:func:`label_ends`: for a panel with room on its right).
+    its name (:func:`ingestlab.direct_labels.label_ends`: for a panel with room on its right).
 
     Parameters
     ----------
@@ -895,14 +703,14 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
                           s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
                           color=colours[level], label=f"{level}: {text}", dashed=not ols)
-        ends.append((f"{wrapped(level)}\n{short}", colours[level], *(line_end(line) or (last[x], last[y]))))
+        ends.append((f"{wrapped(level)}\n{short}", colours[level], *(direct_labels.line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     dotted = band_note(ax)
     also = f"; {dotted}" if dotted else ""
     what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}"
     if legend == "ends":  # what dotted means is said over every panel with a dotted line, the rest over the first
-        label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; under "
+        direct_labels.label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; under "
                                            f"each name: the {labels.label(slope)} (95 % CI)") if explain
                    else wrapped(dotted) if dotted else None)
     else:

@@ -402,7 +402,7 @@ def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_pag
     figures saved strictly (any break of the grammar raises: tests/conftest.py), each PNG within the page."""
     import matplotlib.pyplot as plt
 
-    from ingestlab import captions, figure_checks, figures, plots
+    from ingestlab import captions, direct_labels, figure_checks, figures
 
     rng = np.random.default_rng(5)
     loads = pd.DataFrame([
@@ -420,7 +420,7 @@ def test_the_figures_of_a_paper_run_on_two_versions_and_two_settings_fit_the_pag
         drawn = {"methods": million_analysis.plot_methods(table), "versions": million_analysis.plot_versions(table),
                  "fit": million_analysis.plot_fit(loads, million_analysis.fit(loads))}
         for number, ax in enumerate(drawn["fit"].axes):  # each of the four lines named where it ends, no legend
-            (ends,) = [a for a in ax.artists if isinstance(a, plots.EndLabels)]
+            (ends,) = [a for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
             assert ax.get_legend() is None and len(ends.labels) == 4
             assert (ends.note is None) == (number > 0)  # what lines and shading mean: said once, over the first
             assert {label.get_text().split("\n")[0] for label in ends.labels} == {

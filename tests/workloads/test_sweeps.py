@@ -374,7 +374,7 @@ def test_a_sweep_with_too_few_levels_says_so_instead_of_predicting():
 def test_a_rejected_sweep_line_is_not_drawn_and_its_label_and_the_sentence_say_so():
     import matplotlib.collections as mcollections
 
-    from ingestlab import figures, plots
+    from ingestlab import direct_labels, figures
 
     samples = _synthetic()
     sweep = analysis.sweep_table(samples)
@@ -387,11 +387,11 @@ def test_a_rejected_sweep_line_is_not_drawn_and_its_label_and_the_sentence_say_s
     assert not any(isinstance(c, mcollections.PolyCollection) for c in partitions.collections)
     assert sum(isinstance(c, mcollections.PolyCollection) for c in columns.collections) == 1
     assert not fig.legends and not any(ax.get_legend() for ax in fig.axes)  # each line is named where it ends
-    (ends,) = [a for a in partitions.artists if isinstance(a, plots.EndLabels)]
+    (ends,) = [a for a in partitions.artists if isinstance(a, direct_labels.EndLabels)]
     assert all(label.get_text().endswith("\nmodel rejected, no line") for label in ends.labels)
     last = sweep[sweep["factor"] == "partitions"].sort_values("level_value").groupby("series").tail(1)
     assert sorted(label.xy for label in ends.labels) == sorted(zip(last["level_value"], last["median_ms"]))
-    (ends,) = [a for a in columns.artists if isinstance(a, plots.EndLabels)]
+    (ends,) = [a for a in columns.artists if isinstance(a, direct_labels.EndLabels)]
     assert all(label.get_text().split("\n")[-1].endswith(")") for label in ends.labels)  # slope (its CI)
     assert ends.note is None  # what the marks mean is said once, over the first panel
     figures.close(fig)

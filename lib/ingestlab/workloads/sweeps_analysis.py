@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ingestlab import anatomy, captions, figures, findings, intervals, labels, models, plots, report
+from ingestlab import anatomy, captions, direct_labels, figures, findings, intervals, labels, models, plots, report
 from ingestlab.adequacy import ADEQUACY_COLUMNS
 
 #: Factor → the sample column that holds its level.
@@ -548,7 +548,7 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
     and ``unit``: ``ols`` fits are drawn over each panel's levels as dense curves, except a
     rejected one (``model_holds`` False): its medians stand alone and its label says so.
     Factors in ``log_factors`` get a log₂ ``x`` axis. The panels stand one above the other,
-    each line named where it ends with its slope and CI (:func:`ingestlab.plots.label_ends`).
+    each line named where it ends with its slope and CI (:func:`ingestlab.direct_labels.label_ends`).
     """
     data = data[data["level_value"].notna()]
     fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 2.8 * data[col].nunique()), stacked=True,
@@ -575,14 +575,14 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
                                               fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
                                               color=palette[series], label=None,
                                               x_of=np.log2 if fit.get("growth") == "log2" else None)
-                    end = plots.line_end(line) or end
+                    end = direct_labels.line_end(line) or end
                     said = plots.short_estimate(fit["slope_ms"], fit.get("slope_ci_low_ms", np.nan),
                                                   fit.get("slope_ci_high_ms", np.nan), str(fit["unit"]))
             ends.append((f"{captions.wrapped(series)}\n{said}", palette[series], *end))
         ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row\nINSERT (ms)")
         dotted = plots.band_note(ax)  # explained in each panel that has a dotted line, the rest in the first
-        plots.label_ends(ax, ends, note=captions.wrapped(
+        direct_labels.label_ends(ax, ends, note=captions.wrapped(
             "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI"
             f"{'; ' + dotted if dotted else ''}); under each name: its slope"
         ) if number == 0 else captions.wrapped(dotted) if dotted else None)
