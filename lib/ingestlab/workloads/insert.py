@@ -44,7 +44,7 @@ FIT_SCENARIOS = ("single_row", "batch_100", "batch_1000")
 #: ``repeats`` is the count of rounds, or with a ``precision`` (relative half-width of each headline's
 #: 95 % interval) the least count, the run going on until the precision or ``max_minutes``.
 SCALES: dict[str, dict] = {
-    "smoke": {"n": 1000, "repeats": 3, "warmup": 20, "profile_n": 9, "precision": None, "max_minutes": 2.0},
+    "smoke": {"n": 500, "repeats": 3, "warmup": 20, "profile_n": 3, "precision": None, "max_minutes": 2.0},
     "paper": {"n": 1000, "repeats": 5, "warmup": 20, "profile_n": 30, "precision": 0.05, "max_minutes": 20.0},
 }
 TABLE, SOURCE = "ingestlab_insert", "ingestlab_insert_source"
