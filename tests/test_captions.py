@@ -1,4 +1,4 @@
-"""Captions say what a figure shows and what made it, and figures fit the printed page."""
+"""Captions say what a figure shows and what made it, beside the figure and never in it; figures fit the printed page."""
 
 import hashlib
 
@@ -29,8 +29,8 @@ _META = {"parameters": {"scale": "smoke", "disk_profile": "cloud-375"}, "started
          "git": {"revision": "0123456789abcdef", "dirty": True}, "host": {"cpu_cores": 2}}
 
 
-def _texts(fig):
-    return [t.get_text() for t in fig.texts]
+def _said(folder, name):
+    return (folder / f"{name}{captions.CAPTION_SUFFIX}").read_text()
 
 
 def _two_variants_fitted():
@@ -43,45 +43,53 @@ def _two_variants_fitted():
     return fits, plots.plot_fit(data, fits, x="n_statements", y="total_s", hue="variant")
 
 
-def test_caption_titles_the_figure_and_names_engine_scale_disk_and_run_below_everything(tmp_path):
+def test_a_caption_goes_beside_the_figure_naming_engine_scale_disk_and_run_and_nothing_of_it_into_the_image(
+        tmp_path, all_figure_formats):
     fits, ax = _two_variants_fitted()
     fig = captions.caption(ax.figure, "Total time against statements", run=_META)
-    title, caption = _texts(fig)
-    assert title == "Total time against statements"
+    assert fig.texts == []  # an article sets its captions in text
+    made = captions.of(fig).provenance
     for part in ("PostgreSQL 18.6", "smoke scale", "not a result", "disk profile cloud-375", "2026-11-24 05:01 UTC",
                  "git 0123456", "uncommitted"):
-        assert part in caption.replace("\n", " ")
-    assert caption.count("PostgreSQL") == 1  # one engine restarted per variant is still one engine
-    renderer = fig.canvas.get_renderer()
-    below = fig.texts[1].get_window_extent(renderer).y1
-    assert below <= ax.get_legend().get_window_extent(renderer).y0 + 1  # under the legend, not over it
-    assert fig.texts[0].get_window_extent(renderer).y0 >= ax.get_window_extent(renderer).y1
+        assert part in made
+    assert made.count("PostgreSQL") == 1  # one engine restarted per variant is still one engine
     # axis labels carry their unit; identifiers are named in the legend, with each fit's CI
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("statements per run", "total time (s)")
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert all(text.startswith(("synchronous_commit on: ", "synchronous_commit off: ")) for text in legend)
     assert all("95 % CI" in text and "ms per statement" in text and "n = 3, rough" in text for text in legend)
     figures.save(fig, "captioned", notebook="t", directory=tmp_path)
+    text = _said(tmp_path, "captioned")
+    assert text.startswith("**Total time against statements.**") and f"*{made}*" in text
+    svg = (tmp_path / "captioned.svg").read_text()  # its text: axes, ticks, legend, no caption or provenance
+    assert "Total time against statements" not in svg and "cloud-375" not in svg and "0123456" not in svg
+    assert "statements per run" in svg
 
 
-def test_caption_states_the_finding_under_the_figure_and_above_what_made_it(tmp_path):
+def test_a_caption_states_the_finding_after_its_title_and_before_what_made_it(tmp_path):
     fits, ax = _two_variants_fitted()
     said = findings.fits(fits, "overhead", by=["variant"])
     assert said.startswith("Fitted overhead: synchronous_commit on 2.98 ms per statement (95 % CI 2.60–3.36; n = 3, rough)")
     fig = captions.caption(ax.figure, "Total time against statements", run=_META, finding=f"**{said}**")
-    title, finding, made = _texts(fig)
-    assert finding.replace("\n", " ") == said  # markdown's emphasis dropped, wrapped to the figure
-    renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in fig.texts]
-    assert boxes[1].y1 <= ax.get_legend().get_window_extent(renderer).y0 + 1  # under the legend
-    assert boxes[2].y1 <= boxes[1].y0 + 1  # what made it comes last
-    assert made.startswith("PostgreSQL 18.6 · smoke scale")
     figures.save(fig, "found", notebook="t", directory=tmp_path)
+    first, made = _said(tmp_path, "found").strip().split("\n\n")
+    assert first == f"**Total time against statements.** {said}"  # the finding's own emphasis dropped
+    assert made.startswith("*PostgreSQL 18.6 · smoke scale")
 
 
-def test_a_tall_drawing_narrower_than_the_page_keeps_its_long_caption_on_the_page(tmp_path):
-    """The caption wraps at the drawing's width: for a drawing narrower than the page it takes more lines than the room
-    reckoned at the page's width, and the figure shrinks once more for them (05's methods figure was 2 710 px tall)."""
+def test_a_figure_saved_again_without_a_caption_keeps_no_earlier_caption(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2])
+    figures.save(captions.caption(fig, "First", run=_META), "again", notebook="t", directory=tmp_path)
+    assert _said(tmp_path, "again").startswith("**First.**")
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2])
+    figures.save(fig, "again", notebook="t", directory=tmp_path)
+    assert not (tmp_path / f"again{captions.CAPTION_SUFFIX}").exists()
+
+
+def test_a_tall_drawing_is_fitted_to_the_page(tmp_path):
+    """05's methods figure was 2 710 px tall."""
     with plt.rc_context():
         figures.use_article_theme()
         fig, ax = plt.subplots(figsize=(4.5, 12.0))
@@ -92,26 +100,10 @@ def test_a_tall_drawing_narrower_than_the_page_keeps_its_long_caption_on_the_pag
     assert height <= figures.MAX_PNG_PX[1] and width < figures.MAX_PNG_PX[0], (width, height)
 
 
-def test_a_caption_never_breaks_a_line_inside_95_percent_ci():
-    """textwrap breaks at any space: "… (95" / "% CI 2.0–4.0)" was printed under 03's and 06's figures."""
-    said = " ".join(f"{'w' * (i % 5 + 1)} (95 % CI)" for i in range(40))  # "95 % CI" at every offset of a line
-    with plt.rc_context():
-        figures.use_article_theme()
-        fig, ax = plt.subplots(figsize=(7.0, 2.5))
-        ax.plot([1, 2], [1, 2])
-        captions.caption(fig, "Times", run=_META, finding=said)
-        _, finding, _ = _texts(fig)
-        plt.close(fig)
-    lines = finding.splitlines()
-    assert len(lines) >= 3 and finding.replace("\n", " ") == said
-    assert not [line for line in lines if line.endswith(("95", "%")) or line.startswith(("%", "CI)"))], lines
-
-
 def test_caption_of_a_published_table_names_the_seed_and_versions():
     fig = plt.figure()
     captions.caption(fig, "Seed", data=published.load("starrocks_insert_scenarios"))
-    assert _texts(fig)[1].replace("\n", " ").startswith(
-        "published by the seed starrocks-insert-overhead.ru.txt: StarRocks")
+    assert captions.of(fig).provenance.startswith("published by the seed starrocks-insert-overhead.ru.txt: StarRocks")
     figures.close(fig)
 
 

@@ -103,6 +103,31 @@ def test_findings_state_the_runs_own_fits_and_headline_numbers(run00, tmp_path):
     assert (to / "00_published_results" / promotion.FINDINGS).read_text() != "stale"
 
 
+def test_each_figure_s_caption_goes_under_it_in_the_findings_and_the_generated_gallery(run00, tmp_path):
+    from ingestlab import captions, figure_checks, figures
+
+    to = tmp_path / "figures"
+    (to / "07_compare_runs").mkdir(parents=True)
+    (to / "07_compare_runs" / "old.png").write_bytes((run00 / "00_published_results" / "figures" / next(
+        p.name for p in (run00 / "00_published_results" / "figures").glob("*.png"))).read_bytes())
+    promotion.promote(run00, ["00"], to=to)
+    dest = to / "00_published_results"
+    findings = (dest / promotion.FINDINGS).read_text()
+    gallery = (to / promotion.GALLERY).read_text()
+    pngs = sorted(dest.glob("*.png"))
+    assert len(pngs) >= 5
+    assert findings.index("## Figures") > findings.index("## Fits")
+    for png in pngs:
+        said = (dest / f"{png.stem}{captions.CAPTION_SUFFIX}").read_text().strip()
+        assert said.startswith("**") and "published by the seed" in said  # a title, then what it draws
+        width = round(figure_checks.png_size(png)[0] / figures.PNG_DPI * 100)  # its print width, 100 px an inch
+        assert f'<img src="{png.name}" width="{width}" alt="{png.stem}">\n\n{said}\n' in findings
+        assert f'<img src="00_published_results/{png.name}" width="{width}" alt="{png.stem}">\n\n{said}\n' in gallery
+    # in notebook order; a folder promoted before captions left the images says where its caption is
+    assert gallery.index("## 00_published_results") < gallery.index("## 07_compare_runs")
+    assert "No caption file" in gallery.split("## 07_compare_runs")[1]
+
+
 def test_a_headline_number_from_a_line_that_does_not_hold_says_so_in_the_findings(run00, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(run00, run)
@@ -271,7 +296,7 @@ def test_a_run_that_saved_its_figures_as_png_only_is_not_promoted(run00, tmp_pat
     run = tmp_path / "png-only"
     shutil.copytree(run00, run)
     made = run / "00_published_results" / "figures"
-    assert {p.suffix for p in made.iterdir()} == {".png", ".svg", ".pdf"}  # a run made without the variable
+    assert {p.suffix for p in made.iterdir()} == {".png", ".svg", ".pdf", ".md"}  # without the variable; captions
     assert json.loads((run / "00_published_results" / "run.json").read_text())["figure_formats"] == ["png", "svg",
                                                                                                      "pdf"]
     for path in made.glob("*.svg"):  # as $INGESTLAB_FIGURE_FORMATS=png,pdf saves them

@@ -1,7 +1,8 @@
-"""Captions and the page: a figure's title, finding and provenance around it, and its fit to the printed page."""
+"""Captions and the page: a figure's title, finding and provenance beside it (never in it), and its fit to the printed page."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 
@@ -13,16 +14,58 @@ import pandas as pd
 from ingestlab import report
 from ingestlab.figures import MAX_PNG_PX, PNG_DPI
 
+#: The attribute of a figure that holds its :class:`Caption` until :func:`ingestlab.figures.save` writes it.
+CAPTION_ATTR = "ingestlab_caption"
+#: The suffix of the file beside a saved figure that holds its caption (``latency.caption.md``).
+CAPTION_SUFFIX = ".caption.md"
+
+
+@dataclasses.dataclass(frozen=True)
+class Caption:
+    """What a figure shows and what made it, in text beside the image, never in it (an article sets captions in text).
+
+    Attributes
+    ----------
+    title : str
+        What the figure shows, in words (its caption's first sentence).
+    finding : str or None
+        What it shows, in one sentence computed from its data (with its n).
+    provenance : str
+        The engines and versions, scale, disk, run and revision, or the published study it draws.
+    """
+
+    title: str
+    finding: str | None
+    provenance: str
+
+    def markdown(self) -> str:
+        """The caption as Markdown: the title in bold as its first sentence, the finding, then the provenance in italics.
+
+        Examples
+        --------
+        >>> print(Caption("Time of one statement", "PostgreSQL's median is 0.2 ms (n = 500).", "run 2026-11-29").markdown(), end="")
+        **Time of one statement.** PostgreSQL's median is 0.2 ms (n = 500).
+        <BLANKLINE>
+        *run 2026-11-29*
+        """
+        title = self.title.strip()
+        head = f"**{title if title.endswith(('.', '?', '!')) else title + '.'}**"
+        text = f"{head} {self.finding.strip()}" if self.finding else head
+        return text + (f"\n\n*{self.provenance}*" if self.provenance else "") + "\n"
+
 
 def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data: pd.DataFrame | None = None,
             finding: str | None = None) -> matplotlib.figure.Figure | None:
-    """Title ``fig`` and write under it what made it, so the image says so without the notebook.
+    """Give ``fig`` its caption — title, finding, what made it — to go beside its image, and fit it to the page.
 
-    The caption line names the engines and their versions, the scale, the disk profile, the
-    run and the revision (:func:`ingestlab.report.run_caption` of the run's metadata) and,
-    for a published table, the study and the versions it ran
-    (:func:`ingestlab.report.data_caption`). Both are placed outside everything already
-    drawn (axes, legends below them), so call this after the plot is complete.
+    Nothing is drawn into the figure: :func:`ingestlab.figures.save` writes the caption to
+    ``<name>.caption.md`` beside the figure's files and shows it under the figure in the notebook,
+    and ``ingestlab figures`` sets it under the figure in ``FINDINGS.md`` and in the gallery
+    ``figures/README.md``. The provenance names the engines and their versions, the scale, the
+    disk profile, the run and the revision (:func:`ingestlab.report.run_caption` of the run's
+    metadata) and, for a published table, the study and the versions it ran
+    (:func:`ingestlab.report.data_caption`). The figure is fitted to the page
+    (:func:`fit_to_page`), so call this after the plot is complete.
 
     Parameters
     ----------
@@ -35,8 +78,8 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
     data : pandas.DataFrame, optional
         A published table the figure draws (its ``source_seed``, ``engine`` and ``version``).
     finding : str, optional
-        What the figure shows, in one sentence computed from its data (with its n); written
-        first under the figure, markdown emphasis dropped.
+        What the figure shows, in one sentence computed from its data (with its n); markdown
+        emphasis dropped.
 
     Returns
     -------
@@ -47,35 +90,14 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         return None
     meta = getattr(run, "meta", run)
     parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
-    room = _caption_inches(title, finding, parts, _page_inches()[0])
-    inches = _fit(fig, room)  # draws: the layout engine places the axes
-    # the caption wraps at the drawing's width: a drawing narrower than the page needs more lines, so more room
-    narrow = _caption_inches(title, finding, parts, inches.width)
-    if narrow > room:
-        inches = _fit(fig, narrow)
-    fig.set_layout_engine("none")  # and fixed there: the texts below are measured, not drawn, so nothing moves
-    renderer = fig.canvas.get_renderer()
-    box = inches.transformed(fig.dpi_scale_trans).transformed(fig.transFigure.inverted())
-    # wrapped to the drawing's width: the caption never widens the figure
-    width_chars, title_chars = _wrap_chars(inches.width)
-    texts = [(fig.text(box.x0, box.y1 + 0.02, "", ha="left", va="bottom", fontsize="large", fontweight="bold"),
-              title, title_chars)]
-    below = box.y0 - 0.02
-    if finding:
-        said = fig.text(box.x0, below, "", ha="left", va="top", fontsize="small", color="0.1")
-        texts.append((said, report.plain(finding), width_chars))
-    if parts:
-        texts.append((fig.text(box.x0, below, "", ha="left", va="top", fontsize="small", color="0.25"),
-                      " — ".join(parts), width_chars))
-    for narrower in (1.0, 0.92, 0.85, 0.78, 0.7):  # a wrap by character count can still run past the page
-        for artist, words, chars in texts:
-            artist.set_text(wrapped(words, max(int(chars * narrower), 20)))
-        if finding and parts:  # the provenance line under the finding
-            under = texts[1][0].get_window_extent(renderer).transformed(fig.transFigure.inverted()).y0
-            texts[2][0].set_y(under - 0.01)
-        if fig.get_tightbbox(renderer).width <= _page_inches()[0]:
-            break
+    fit_to_page(fig)
+    setattr(fig, CAPTION_ATTR, Caption(title, report.plain(finding) if finding else None, " — ".join(parts)))
     return fig
+
+
+def of(fig: matplotlib.figure.Figure) -> Caption | None:
+    """The caption :func:`caption` gave ``fig``, or None."""
+    return getattr(fig, CAPTION_ATTR, None)
 
 
 #: The smallest panel (inches, width × height) a reader can read data from.
@@ -99,38 +121,13 @@ def _page_inches() -> tuple[float, float]:
     return MAX_PNG_PX[0] / PNG_DPI - pad, MAX_PNG_PX[1] / PNG_DPI - pad
 
 
-def _caption_inches(title: str, finding: str | None, parts: list[str], width_in: float) -> float:
-    # the height the title above and the finding and provenance below take, wrapped at width_in inches
-    size = float(plt.rcParams["font.size"])
-    small, title_chars = _wrap_chars(width_in)
-    title_lines = len(wrapped(title, title_chars).splitlines())
-    lines = sum(len(wrapped(text, small).splitlines()) for text in ([report.plain(finding)] if finding else []) + [
-        " — ".join(parts)] if text)
-    return 0.25 + title_lines * 1.2 * 1.2 * size / 72 + lines * 1.25 * 0.833 * size / 72
-
-
-def _wrap_chars(width_in: float) -> tuple[int, int]:
-    # characters per line of the caption's small text and of the large bold title over width_in inches
-    # (a character is about 0.55 em of its font, a bold one 0.6)
-    size = float(plt.rcParams["font.size"])
-    return int(width_in * 72 / (0.55 * size * 0.833)), int(width_in * 72 / (0.6 * size * 1.2))
-
-
-def fit_to_page(fig: matplotlib.figure.Figure, *, room_in: float = 0.0) -> matplotlib.figure.Figure:
+def fit_to_page(fig: matplotlib.figure.Figure) -> matplotlib.figure.Figure:
     """Shrink ``fig`` until everything drawn (legends and labels outside the axes too) fits the page.
 
-    The page is :data:`MAX_PNG_PX` at :data:`PNG_DPI` dpi (7.33 × 9 in), less ``room_in``
-    inches of height; text keeps its size in points (so it stays legible in print) and the
+    The page is :data:`MAX_PNG_PX` at :data:`PNG_DPI` dpi (7.33 × 9 in); text keeps its size in points (so it stays legible in print) and the
     axes give way, down to half their size. A figure that fits is left alone.
     """
-    _fit(fig, room_in)
-    return fig
-
-
-def _fit(fig: matplotlib.figure.Figure, room_in: float) -> matplotlib.transforms.Bbox:
-    # fit_to_page's work; the drawing's box (inches) as last drawn, which caption measures from
     width, height = _page_inches()
-    height -= room_in
     # never below half its size: a figure whose labels alone are wider than the page is redrawn, not squeezed
     least = (max(fig.get_figwidth() / 2, 1.5), max(fig.get_figheight() / 2, 1.0))
     for attempt in range(7):
@@ -138,7 +135,7 @@ def _fit(fig: matplotlib.figure.Figure, room_in: float) -> matplotlib.transforms
         box = fig.get_tightbbox(fig.canvas.get_renderer())
         over_w, over_h = box.width - width, box.height - height
         if (over_w <= 0 and over_h <= 0) or cramped(fig) or attempt == 6:
-            return box
+            return fig
         fig.set_size_inches(max(fig.get_figwidth() - max(over_w, 0) * 1.1, least[0]),
                             max(fig.get_figheight() - max(over_h, 0) * 1.1, least[1]))
 

@@ -105,7 +105,10 @@ def use_article_theme() -> None:
 
 def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, directory: str | Path | None = None
          ) -> None:
-    """Write ``fig`` as PNG (300 dpi), SVG and PDF into its run's folder, show it, close it.
+    """Write ``fig`` as PNG (300 dpi), SVG and PDF into its run's folder, its caption beside them, show it, close it.
+
+    The caption :func:`ingestlab.captions.caption` gave the figure goes to ``<name>.caption.md``
+    (Markdown), beside the images and never into them, and is shown under the figure.
 
     ``$INGESTLAB_FIGURE_FORMATS`` may leave out SVG or PDF (:func:`ingestlab.results.figure_formats`).
 
@@ -143,18 +146,25 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
             raise ValueError(f"figure {label}={value!r}: use letters, digits, '_', '.', '-'")
     if fig is None:  # a figure function with nothing to draw (e.g. a run without anatomy)
         return
+    from ingestlab import captions, figure_checks  # both draw on this module's house style
+
     folder = Path(directory) if directory else destination(notebook)
     folder.mkdir(parents=True, exist_ok=True)
+    said = captions.of(fig)
+    text_file = folder / f"{name}{captions.CAPTION_SUFFIX}"
+    if said is not None:
+        text_file.write_text(said.markdown())
+        _log.info("saved %s", text_file)
+    else:  # none left from an earlier figure of that name
+        text_file.unlink(missing_ok=True)
     for fmt in results.figure_formats():
         path = folder / f"{name}.{fmt}"
-        # the drawing's own box (the caption and legends outside the axes too), whatever the theme in force
+        # the drawing's own box (legends outside the axes too), whatever the theme in force
         fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight", metadata=_metadata(fmt))
         _log.info("saved %s", path)
-    from ingestlab import figure_checks  # the linter draws on plots, which draw in this house style
-
     problems = figure_checks.grammar_problems(fig, png=folder / f"{name}.png", drawn=True)
     figure_checks.record_problems(folder, name, problems)
-    _show(fig, folder / f"{name}.png")
+    _show(fig, folder / f"{name}.png", said)
     close(fig)
     if problems:
         text = f"figure {notebook}/{name} breaks the lab's figure grammar: " + "; ".join(problems)
@@ -171,8 +181,8 @@ def destination(notebook: str) -> Path:
     return results.run_figures_dir(notebook) or _paths.results_dir() / notebook / results.FIGURES_SUBDIR
 
 
-def _show(fig: matplotlib.figure.Figure, png: Path) -> None:
-    """Show the saved PNG in the notebook, embedded (what its HTML shows), at about 100 px per inch.
+def _show(fig: matplotlib.figure.Figure, png: Path, said=None) -> None:
+    """Show the saved PNG in the notebook, embedded (what its HTML shows), at about 100 px per inch, its caption under it.
 
     The file just written is shown, not the figure drawn again: whatever the kernel's
     matplotlib backend, the executed notebook holds the very image in ``figures/``.
@@ -180,11 +190,13 @@ def _show(fig: matplotlib.figure.Figure, png: Path) -> None:
     """
     try:
         from IPython import get_ipython
-        from IPython.display import Image, display
+        from IPython.display import Image, Markdown, display
     except ImportError:
         return
     if get_ipython() is not None:
         display(Image(filename=str(png), width=round(fig.get_figwidth() * 100)))
+        if said is not None:
+            display(Markdown(said.markdown()))
 
 
 def _metadata(fmt: str) -> dict:
