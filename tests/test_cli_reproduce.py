@@ -61,7 +61,7 @@ def test_a_notebook_left_without_engines_is_skipped_and_a_run_writes_no_figure_i
     made = sorted((out / "00_published_results" / "figures").iterdir())
     # in every format, as a user's run saves them ($INGESTLAB_FIGURE_FORMATS unset)
     assert {p.name for p in made} >= {f"starrocks_overhead_fit.{fmt}" for fmt in ("png", "svg", "pdf")}
-    assert {p.suffix for p in made} == {".png", ".svg", ".pdf"}
+    assert {p.suffix for p in made} == {".png", ".svg", ".pdf", ".md"}  # the captions beside them, as Markdown
     assert _meta(out, "00_published_results")["figure_formats"] == ["png", "svg", "pdf"]
     # a completed notebook's kernel says nothing: no unencrypted-TCP warning, no KeyboardInterrupt
     assert (out / "00_published_results" / "kernel.log").read_text() == ""

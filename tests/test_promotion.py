@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import promotion, report
+from ingestlab import promotion, report, workloads
 from ingestlab.errors import ConfigError
 
 BIN = Path(sys.executable).parent / "ingestlab"
@@ -49,6 +49,10 @@ def test_promotion_copies_every_figure_and_names_the_run_in_source(run00, tmp_pa
     made = sorted((run00 / "00_published_results" / "figures").iterdir())
     copied = sorted(p for p in (to / "00_published_results").iterdir()
                     if p.name not in (promotion.SOURCE, promotion.FINDINGS))
+    article = workloads.discover()["00_published_results"].article
+    # the article's figures in every format with their captions; the notebook's other figures stay in the run
+    assert len(made) > len(copied) == 4 * len(article) == 12
+    made = [p for p in made if p.name.split(".")[0] in article]
     assert [p.name for p in copied] == [p.name for p in made]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(made, copied))
     source = (to / "00_published_results" / promotion.SOURCE).read_text()
@@ -115,7 +119,7 @@ def test_each_figure_s_caption_goes_under_it_in_the_findings_and_the_generated_g
     findings = (dest / promotion.FINDINGS).read_text()
     gallery = (to / promotion.GALLERY).read_text()
     pngs = sorted(dest.glob("*.png"))
-    assert len(pngs) >= 5
+    assert len(pngs) == 3
     assert findings.index("## Figures") > findings.index("## Fits")
     for png in pngs:
         said = (dest / f"{png.stem}{captions.CAPTION_SUFFIX}").read_text().strip()
@@ -373,3 +377,28 @@ def test_a_run_whose_figure_broke_the_grammar_is_not_promoted_until_it_is_drawn_
     (made / figure_checks.PROBLEMS_FILE).unlink()
     promotion.promote(run, ["00"], to=tmp_path / "figures")
     assert not list((tmp_path / "figures").rglob(figure_checks.PROBLEMS_FILE))  # the record is not an article figure
+
+
+def test_a_diagnostic_figure_that_broke_the_grammar_stays_in_the_run_and_does_not_hold_back_the_article(run00, tmp_path):
+    from ingestlab import figure_checks
+
+    run = tmp_path / "run"
+    shutil.copytree(run00, run)
+    made = run / "00_published_results" / "figures"
+    assert "csv_peak_memory" not in workloads.discover()["00_published_results"].article
+    (made / figure_checks.PROBLEMS_FILE).write_text(json.dumps({"csv_peak_memory": ["panel 1: too small to read"]}))
+    promotion.promote(run, ["00"], to=tmp_path / "figures")
+    assert not list((tmp_path / "figures").rglob("csv_peak_memory.*"))
+
+
+def test_a_notebook_declares_at_most_three_article_figures_each_one_of_its_own():
+    def validate(**_):
+        return None
+
+    plotters = {name: "ingestlab.models:tidy" for name in "abcd"}
+    assert workloads.Notebook(stem="93_toy", question="q", study="none", validate=validate, engine_parameter=None,
+                              plotters=plotters).article == ("a", "b", "c")
+    for article, said in ((("a", "b", "c", "d"), "at most 3"), (("a", "e"), "e is none of them")):
+        with pytest.raises(ValueError, match=said):
+            workloads.Notebook(stem="93_toy", question="q", study="none", validate=validate, engine_parameter=None,
+                               plotters=plotters, article=article)

@@ -94,13 +94,13 @@ def promotable(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = Non
             if why is None:
                 book = workloads.discover().get(stem)
                 why = _unfit_compared(meta, allow_loaded, compares=book is not None and book.compares is not None)
-        files = results.figure_files(folder / results.FIGURES_SUBDIR)
+        files = [p for p in article_files(folder) if p.suffix.lstrip(".") in results.FIGURE_FORMATS]
         if why is None and not files:
-            why = f"it saved no figures in {folder / results.FIGURES_SUBDIR}"
+            why = f"it saved none of its article's figures in {folder / results.FIGURES_SUBDIR}"
         if why is None:
             why = _missing_formats(files)
         if why is None:
-            why = _grammar_broken(folder)
+            why = _grammar_broken(folder, {p.stem for p in files})
         if why and named:
             raise ConfigError("NOTEBOOK", stem, f"a notebook of {run_dir} whose figures can be promoted ({why})")
         if why:
@@ -134,16 +134,30 @@ def _missing_formats(files: list[Path]) -> str | None:
             "the article takes png, svg and pdf")
 
 
-def _grammar_broken(folder: Path) -> str | None:
-    """Why a run's figures cannot go into the article for breaking the figure grammar (None: none does).
+def article_files(folder: Path) -> list[Path]:
+    """The files of a run's figures that go into the article: its notebook's :attr:`~ingestlab.workloads.Notebook.article`
+    figures in every format saved, with their captions (every figure, for a folder no notebook declares)."""
+    from ingestlab.captions import CAPTION_SUFFIX
+
+    made = folder / results.FIGURES_SUBDIR
+    files = results.figure_files(made) + sorted(made.glob(f"*{CAPTION_SUFFIX}"))
+    book = workloads.discover().get(folder.name)
+    if book is None:
+        return files
+    return [p for p in files if p.name.removesuffix(CAPTION_SUFFIX).removesuffix(p.suffix) in book.article]
+
+
+def _grammar_broken(folder: Path, names: set[str]) -> str | None:
+    """Why a run's figures ``names`` cannot go into the article for breaking the figure grammar (None: none does).
 
     :func:`ingestlab.figures.save` records what it finds beside the figures; a figure that
     breaks the grammar is drawn again (``ingestlab run … --resume`` redraws without measuring)
-    once its drawing is fixed, not promoted.
+    once its drawing is fixed, not promoted. A diagnostic figure (not in the article) is not held to it.
     """
     from ingestlab import figure_checks
 
-    found = figure_checks.recorded_problems(folder / results.FIGURES_SUBDIR)
+    found = {name: problems for name, problems in figure_checks.recorded_problems(folder / results.FIGURES_SUBDIR).items()
+             if name in names}
     if not found:
         return None
     name, problems = next(iter(found.items()))
@@ -370,7 +384,7 @@ def findings_text(folder: Path, meta: dict) -> str:
             lines.append(f"| {_cell(r['engine'])} | {_cell(r['variant'])} | {_cell(r['model'])} | {r['method']} | "
                          f"{r['term']} | {estimate} | {low} to {high} | "
                          f"{_cell(r['unit'])} | {_cell(r['n_points'])} | {holds} |")
-    pngs = sorted((folder / results.FIGURES_SUBDIR).glob("*.png"))
+    pngs = [p for p in article_files(folder) if p.suffix == ".png"]
     if pngs:
         lines += ["", "## Figures", ""]
         for png in pngs:
@@ -433,8 +447,10 @@ def _check_writable(root: Path) -> None:
 
 def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, *,
             to: str | os.PathLike | None = None, allow_loaded: bool = False) -> list[tuple[str, Path, str]]:
-    """Copy the figures of completed notebooks of ``run_dir`` into ``<to>/<notebook>/`` with a SOURCE file.
+    """Copy the article's figures of completed notebooks of ``run_dir`` into ``<to>/<notebook>/`` with a SOURCE file.
 
+    The article's figures are those each notebook declares (:attr:`ingestlab.workloads.Notebook.article`,
+    at most three; :func:`article_files`); its other figures stay in the run as diagnostics.
     Each figure's caption file (``<name>.caption.md``) goes with it, and into ``FINDINGS.md`` under
     it; the gallery ``<to>/README.md`` (:func:`gallery_text`) is written again from every notebook's
     folder. Each notebook's earlier figures there (PNG, SVG, PDF, captions and SOURCE) are removed
@@ -468,8 +484,7 @@ def promote(run_dir: str | os.PathLike, notebooks: Iterable[str] | None = None, 
 
     done = []
     for folder, meta in chosen:
-        made = folder / results.FIGURES_SUBDIR
-        files = results.figure_files(made) + sorted(made.glob(f"*{CAPTION_SUFFIX}"))
+        files = article_files(folder)
         dest = root / folder.name
         dest.mkdir(parents=True, exist_ok=True)
         for old in [*results.figure_files(dest), *dest.glob(f"*{CAPTION_SUFFIX}"), dest / SOURCE, dest / FINDINGS,

@@ -43,6 +43,10 @@ HELPER_SUFFIXES = ("_analysis", "_figure")
 ENGINES_RENAMED: Mapping[str, str] = {"TARGET": "ENGINES", "TARGETS": "ENGINES"}
 
 
+#: The most figures a notebook promotes into the article (:attr:`Notebook.article`).
+MOST_ARTICLE_FIGURES = 3
+
+
 @dataclasses.dataclass(frozen=True)
 class Notebook:
     """Everything the lab needs to know about one experiment notebook, declared by its workload.
@@ -69,6 +73,11 @@ class Notebook:
         prefixes ending in ``[``).
     figures : tuple of str
         The names of the figures it saves; default: :attr:`plotters`' names, in their order.
+    article : tuple of str
+        The figures ``ingestlab figures`` promotes into the article: at most
+        :data:`MOST_ARTICLE_FIGURES`, each with one message (its caption's first sentence); the
+        others stay in the run's folder and its HTML as diagnostics. Default: the first
+        :data:`MOST_ARTICLE_FIGURES` of :attr:`figures`.
     smoke_time, paper_time : str
         How long it takes at each scale on a 2-core machine (the README's table).
     renamed : mapping
@@ -111,6 +120,7 @@ class Notebook:
     engine_parameter: str | None = ENGINES
     headlines: tuple[str, ...] = ()
     figures: tuple[str, ...] = ()
+    article: tuple[str, ...] = ()
     smoke_time: str = ""
     paper_time: str = ""
     renamed: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -132,6 +142,11 @@ class Notebook:
         object.__setattr__(self, "fit", resolved(self.fit))
         object.__setattr__(self, "plotters", {name: resolved(p) for name, p in self.plotters.items()})
         object.__setattr__(self, "figures", tuple(self.figures or self.plotters))
+        object.__setattr__(self, "article", tuple(self.article or self.figures[:MOST_ARTICLE_FIGURES]))
+        unknown = [name for name in self.article if name not in self.figures]
+        if unknown or len(self.article) > MOST_ARTICLE_FIGURES:
+            raise ValueError(f"{self.stem}: article={self.article!r}: at most {MOST_ARTICLE_FIGURES} of its figures "
+                             f"{self.figures!r}" + (f" ({', '.join(unknown)} is none of them)" if unknown else ""))
         if self.engine_parameter is not None and not _takes(self.validate, self.engine_parameter.lower()):
             object.__setattr__(self, "engine_parameter", None)  # validate takes no engines: the notebook has none
         if self.engine_parameter == ENGINES:

@@ -405,6 +405,7 @@ NOTEBOOK = Notebook(
     needs=("execute",),
     validate=validate,
     measure=measure,
+    article=("fit", "anatomy", "live_vs_published"),  # the others: diagnostics, in the run's folder and HTML
     plotters={"latency": "latency_figure",
               "fit": "fit_figure",
               "anatomy": "anatomy_figure",
