@@ -59,6 +59,35 @@ def test_save_displays_the_saved_png_once_under_ipython_only(tmp_path, monkeypat
     assert image.width == 330 and plt.get_fignums() == []
 
 
+def test_under_ipython_a_captioned_figure_is_shown_with_its_caption_under_it_as_text(tmp_path, monkeypatch):
+    from ingestlab import captions
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    fig = captions.caption(plt.figure(figsize=(3.3, 2)), "A title", finding="What it shows (n = 3).")
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())  # after pyplot has made the figure
+    figures.save(fig, "said", notebook="nb", directory=tmp_path)
+    image, text = shown
+    assert isinstance(image, IPython.display.Image) and isinstance(text, IPython.display.Markdown)
+    assert text.data == (tmp_path / "said.caption.md").read_text() == "**A title.** What it shows (n = 3).\n"
+
+
+def test_every_promoted_figure_with_a_caption_file_keeps_the_caption_out_of_its_image():
+    """An article sets its captions in text: a figure's SVG holds its axes, ticks, legend and panel titles only."""
+    import html
+
+    from ingestlab import _paths, captions
+
+    said = sorted((_paths.REPO / "figures").glob(f"*/*{captions.CAPTION_SUFFIX}"))
+    if not said:
+        pytest.skip("no figure promoted with its caption file yet")
+    for text_file in said:
+        svg = html.unescape(text_file.with_name(text_file.name.removesuffix(captions.CAPTION_SUFFIX) + ".svg").read_text())
+        title = text_file.read_text().split("**")[1].rstrip(".")
+        provenance = text_file.read_text().strip().splitlines()[-1].strip("*")
+        assert title[:40] not in svg and provenance[:40] not in svg, text_file
+
+
 def test_save_rejects_path_like_names(tmp_path):
     fig = plt.figure()
     with pytest.raises(ValueError, match="name"):
