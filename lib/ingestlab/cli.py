@@ -163,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="each quantity's prior run-to-run noise from `ingestlab runs --noise --csv FILE` "
                            "(default: σ₀ = 0.10 for every quantity)")
     cmp_.add_argument("--figure", type=Path, metavar="DIR",
-                      help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}")
+                      help="also draw the ratios with their intervals into DIR/ratios.{png,svg,pdf}, its caption beside them")
     alt = sub.add_parser("alternate", help="runs of a notebook at two git revisions, in alternation, then compared",
                          epilog=_EXIT_CODES,
                          description=_ALTERNATE_TEXT)
@@ -518,7 +518,7 @@ def _compare(args) -> int:
         args.figure.mkdir(parents=True, exist_ok=True)
         analysis.save_ratios(table, args.figure,
                              title=f"{args.b} over {args.a}: each quantity's ratio with its 95 % interval")
-        print(f"wrote {args.figure}/ratios.png, .svg, .pdf", file=sys.stderr)
+        print(f"wrote {args.figure}/ratios.png, .svg, .pdf and its caption, ratios.caption.md", file=sys.stderr)
     failing = {"slower": {"slower"}, "faster": {"faster"}, "change": {"slower", "faster", "higher", "lower"}}
     if args.fail_on and table["verdict"].isin(failing[args.fail_on]).any():
         print(f"ingestlab: {int(table['verdict'].isin(failing[args.fail_on]).sum())} quantities "

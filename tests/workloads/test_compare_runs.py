@@ -310,7 +310,9 @@ def test_cli_draws_the_figure_into_a_folder_and_refuses_a_file_in_one_line(tmp_p
     assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "b"), "--figure", str(tmp_path / "fig")]) == 0
     out = capsys.readouterr().out
     assert "quantities compared" in out  # describe()'s sentences after the table
-    assert {p.name for p in (tmp_path / "fig").iterdir()} == {"ratios.png", "ratios.svg", "ratios.pdf"}
+    assert {p.name for p in (tmp_path / "fig").iterdir()} == {"ratios.png", "ratios.svg", "ratios.pdf",
+                                                              "ratios.caption.md"}
+    assert (tmp_path / "fig" / "ratios.caption.md").read_text().startswith("**")  # its title, beside the image
     assert Image.open(tmp_path / "fig" / "ratios.png").size[0] > 1000
     (tmp_path / "file").write_text("x")
     assert main(["compare", str(FIXTURES / "a"), str(FIXTURES / "b"), "--figure", str(tmp_path / "file")]) == 2
