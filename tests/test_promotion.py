@@ -112,14 +112,15 @@ def test_each_figure_s_caption_goes_under_it_in_the_findings_and_the_generated_g
 
     to = tmp_path / "figures"
     (to / "07_compare_runs").mkdir(parents=True)
-    (to / "07_compare_runs" / "old.png").write_bytes((run00 / "00_published_results" / "figures" / next(
+    (to / "07_compare_runs" / "ratios.png").write_bytes((run00 / "00_published_results" / "figures" / next(
         p.name for p in (run00 / "00_published_results" / "figures").glob("*.png"))).read_bytes())
     promotion.promote(run00, ["00"], to=to)
     dest = to / "00_published_results"
     findings = (dest / promotion.FINDINGS).read_text()
     gallery = (to / promotion.GALLERY).read_text()
-    pngs = sorted(dest.glob("*.png"))
-    assert len(pngs) == 3
+    article = workloads.discover()["00_published_results"].article
+    pngs = [dest / f"{name}.png" for name in article]  # in the order the notebook declares them
+    assert sorted(dest.glob("*.png")) == sorted(pngs) and len(pngs) == 3
     assert findings.index("## Figures") > findings.index("## Fits")
     for png in pngs:
         said = (dest / f"{png.stem}{captions.CAPTION_SUFFIX}").read_text().strip()
@@ -127,6 +128,9 @@ def test_each_figure_s_caption_goes_under_it_in_the_findings_and_the_generated_g
         width = round(figure_checks.png_size(png)[0] / figures.PNG_DPI * 100)  # its print width, 100 px an inch
         assert f'<img src="{png.name}" width="{width}" alt="{png.stem}">\n\n{said}\n' in findings
         assert f'<img src="00_published_results/{png.name}" width="{width}" alt="{png.stem}">\n\n{said}\n' in gallery
+    for text in (findings, gallery):
+        assert [text.index(f'{png.name}" width') for png in pngs] == sorted(text.index(f'{png.name}" width')
+                                                                           for png in pngs)
     # in notebook order; a folder promoted before captions left the images says where its caption is
     assert gallery.index("## 00_published_results") < gallery.index("## 07_compare_runs")
     assert "No caption file" in gallery.split("## 07_compare_runs")[1]

@@ -136,15 +136,24 @@ def _missing_formats(files: list[Path]) -> str | None:
 
 def article_files(folder: Path) -> list[Path]:
     """The files of a run's figures that go into the article: its notebook's :attr:`~ingestlab.workloads.Notebook.article`
-    figures in every format saved, with their captions (every figure, for a folder no notebook declares)."""
+    figures in every format saved, with their captions, in the order it declares them (every figure, by name, for a
+    folder no notebook declares)."""
     from ingestlab.captions import CAPTION_SUFFIX
 
     made = folder / results.FIGURES_SUBDIR
-    files = results.figure_files(made) + sorted(made.glob(f"*{CAPTION_SUFFIX}"))
-    book = workloads.discover().get(folder.name)
+    return _in_article_order(folder.name, results.figure_files(made) + sorted(made.glob(f"*{CAPTION_SUFFIX}")))
+
+
+def _in_article_order(stem: str, files: list[Path]) -> list[Path]:
+    """``files`` of notebook ``stem``'s article figures, in its declared order; all of them by name for an undeclared one."""
+    from ingestlab.captions import CAPTION_SUFFIX
+
+    book = workloads.discover().get(stem)
     if book is None:
-        return files
-    return [p for p in files if p.name.removesuffix(CAPTION_SUFFIX).removesuffix(p.suffix) in book.article]
+        return sorted(files)
+    order = {name: i for i, name in enumerate(book.article)}
+    names = {p: p.name.removesuffix(CAPTION_SUFFIX).removesuffix(p.suffix) for p in files}
+    return sorted((p for p in files if names[p] in order), key=lambda p: (order[names[p]], p.name))
 
 
 def _grammar_broken(folder: Path, names: set[str]) -> str | None:
@@ -415,7 +424,7 @@ def gallery_text(root: Path) -> str:
              "figures as PNG, SVG and PDF, the run that made them (`SOURCE`) and what that run found "
              "(`FINDINGS.md`).", ""]
     for notebook in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-        pngs = sorted(notebook.glob("*.png"))
+        pngs = _in_article_order(notebook.name, list(notebook.glob("*.png")))
         if pngs:
             lines += [f"## {notebook.name}", "", f"Made by the run in [`SOURCE`]({notebook.name}/{SOURCE}); its "
                       f"numbers: [`FINDINGS.md`]({notebook.name}/{FINDINGS}).", ""]
