@@ -8,7 +8,7 @@ import IPython.display
 import matplotlib.pyplot as plt
 import pytest
 
-from ingestlab import figure_checks, figures, plots, results
+from ingestlab import figure_checks, figures, labels, plots, results
 
 
 @pytest.fixture(autouse=True)
@@ -117,6 +117,17 @@ def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_o
     versions = ["PostgreSQL 18.6, defaults", "PostgreSQL 18.6, async", "PostgreSQL 15.18, defaults", "PostgreSQL 15.18, async"]
     shapes = figures.markers(versions)  # 05: PG 18's light blue beside PG 15's sky blue differ in shape too
     assert len(set(shapes.values())) == 4 and shapes[versions[2]] == "s"
+
+
+def test_a_level_or_legend_entry_names_its_engine_by_id_by_name_or_by_name_and_version():
+    assert figures.engine_of("postgres15") == "postgres15"
+    assert figures.engine_of("PostgreSQL: 0.3 ms per statement") == "postgres"
+    # the longest name first: "PostgreSQL 15" is not PostgreSQL 18 with a version
+    assert (figures.engine_of("PostgreSQL 15.18, defaults"), figures.engine_of("PostgreSQL 18.6, defaults")) == (
+        "postgres15", "postgres")
+    for engine in figures.ENGINE_STYLE:
+        assert figures.engine_of(engine) == engine
+        assert figures.engine_of(f"{labels.label(engine)}, defaults") == engine, engine
 
 
 def test_within_conditions_of_an_engine_levels_naming_none_take_its_colour_and_a_bad_name_is_refused():

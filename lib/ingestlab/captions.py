@@ -8,7 +8,6 @@ import textwrap
 
 import matplotlib
 import matplotlib.pyplot as plt
-import matplotlib.transforms
 import pandas as pd
 
 from ingestlab import report

@@ -213,10 +213,11 @@ def engine_of(name: object) -> str | None:
 
     Examples
     --------
-    >>> engine_of("postgres15"), engine_of("PostgreSQL: 0.3 ms per statement"), engine_of("batch_100")
-    ('postgres15', 'postgres', None)
-    >>> engine_of("PostgreSQL 15.18, defaults"), engine_of("PostgreSQL 18.6, defaults")
-    ('postgres15', 'postgres')
+    >>> engine_of("batch_100"), engine_of("shared-data 4.0.5")  # a scenario, a published deployment
+    (None, None)
+
+    Every registered engine is found by its id, its name and its name with a version
+    (``tests/test_figures.py``).
     """
     text = str(name)
     if text in ENGINE_STYLE:
