@@ -417,12 +417,16 @@ def test_reap_removes_v2_trees_of_a_killed_owner(sleeper):
         inner = _Placed("orphan").open(near=[{sleeper.pid}])
         inner.add([{sleeper.pid}])
         print(outer.path, flush=True)
+        sys.stdin.readline()
         os._exit(0)  # killed: no cleanup runs
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    path = Path(out.stdout.split()[-1])
+    # The owner lives until its tree is checked: once it is gone, any reap (another test's run) may take the tree.
+    owner = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    path = Path(owner.stdout.readline().strip())
     v2 = _PlacementOnly(V2_MOUNT.path, "memory", V2_MOUNT.root)
     assert _cgroup(sleeper.pid, v2).startswith("/" + str(path.relative_to(V2_MOUNT.path)) + "/")
+    owner.communicate("", timeout=30)
+    assert owner.returncode == 0
     deadline = time.monotonic() + 5
     while path.parent.exists() and time.monotonic() < deadline:  # the owner may still be exiting
         cgroups.reap(V2_MOUNT.path)
