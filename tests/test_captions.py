@@ -4,23 +4,48 @@ import hashlib
 
 import matplotlib.pyplot as plt
 import pandas as pd
+import pytest
 
 from ingestlab import captions, figure_checks, figures, findings, models, plots, published
 
 
-def test_fit_to_page_shrinks_a_figure_whose_legend_sticks_out_until_everything_fits():
+def test_fit_to_print_gives_the_drawing_its_print_width_legend_outside_the_axes_included():
     # in the lab's theme, as every notebook draws (set here: a worker's earlier test may or may not have set it)
     with plt.rc_context():
         figures.use_article_theme()
-        fig, ax = plt.subplots(figsize=(7.0, 3.0))
-        ax.plot([0, 1], [0, 1], label="a long legend entry " * 3)
+        for made, printed in ((7.0, figures.PAGE_WIDTH), (4.0, figures.COLUMN_WIDTH)):
+            fig, ax = plt.subplots(figsize=(made, 3.0))
+            ax.plot([0, 1], [0, 1], label="one series")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+            fig.canvas.draw()
+            size = ax.get_legend().get_texts()[0].get_fontsize()
+            box = captions.fit_to_print(fig)
+            drawn = fig.get_tightbbox(fig.canvas.get_renderer())
+            assert abs(box.width - printed) < 0.01 and box.contains(drawn.x0, drawn.y0) and box.contains(drawn.x1, drawn.y1)
+            assert abs(drawn.width + 2 * plt.rcParams["savefig.pad_inches"] - printed) < 0.01
+            assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
+            figures.close(fig)
+
+
+def test_a_figure_saved_is_its_print_width_in_every_format(tmp_path, all_figure_formats):
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, ax = plt.subplots(figsize=(3.0, 2.5))
+        ax.plot([0, 1], [0, 1], label="one series")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
-        fig.canvas.draw()
-        size = ax.get_legend().get_texts()[0].get_fontsize()
-        assert fig.get_tightbbox(fig.canvas.get_renderer()).width > 7.33
-        captions.fit_to_page(fig)
-        assert fig.get_tightbbox(fig.canvas.get_renderer()).width <= figures.MAX_PNG_PX[0] / figures.PNG_DPI
-        assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
+        figures.save(fig, "column", notebook="t", directory=tmp_path)
+    assert figure_checks.png_size(tmp_path / "column.png")[0] == round(figures.COLUMN_WIDTH * figures.PNG_DPI)
+    svg = (tmp_path / "column.svg").read_text()
+    assert f'width="{figures.COLUMN_WIDTH * 72:g}pt"' in svg, svg[:400]
+    assert f"/MediaBox [ 0 0 {figures.COLUMN_WIDTH * 72:g} ".encode() in (tmp_path / "column.pdf").read_bytes()
+
+
+def test_declaring_another_print_width_is_refused():
+    fig = plt.figure()
+    try:
+        with pytest.raises(ValueError, match="3.3 in .a column. or 7 in .a page. wide, not 5"):
+            figures.print_width(fig, 5)
+    finally:
         figures.close(fig)
 
 
@@ -96,8 +121,7 @@ def test_a_tall_drawing_is_fitted_to_the_page(tmp_path):
         ax.plot(range(30), range(30))
         captions.caption(fig, "A tall panel", run=_META, finding="A finding that runs to several lines. " * 16)
         figures.save(fig, "tall", notebook="t", directory=tmp_path)
-    width, height = figure_checks.png_size(tmp_path / "tall.png")
-    assert height <= figures.MAX_PNG_PX[1] and width < figures.MAX_PNG_PX[0], (width, height)
+    assert figure_checks.print_size_problems(tmp_path / "tall.png") == []
 
 
 def test_caption_of_a_published_table_names_the_seed_and_versions():

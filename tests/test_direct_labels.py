@@ -24,7 +24,7 @@ def test_direct_labels_sit_right_of_the_axes_in_the_order_the_lines_end_never_ov
                            color=figures.CONDITION_COLOURS[i], label=f"series {i}")
     direct_labels.label_ends(ax, [(f"series {i}\nsecond line", figures.CONDITION_COLOURS[i],
                              *direct_labels.line_end(line)) for i, line in enumerate(ax.lines)], note="what lines mean")
-    for height in (3.6, 2.4):  # drawn at its size, then shrunk as fit_to_page shrinks a figure
+    for height in (3.6, 2.4):  # drawn at its size, then shrunk as fit_to_print shrinks a figure
         fig.set_size_inches(6, height)
         ends, boxes = _end_label_boxes(fig)
         axes_box = ax.get_window_extent()

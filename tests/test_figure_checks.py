@@ -22,12 +22,14 @@ def test_the_grammar_check_finds_bars_on_a_log_axis_a_line_past_the_axes_and_an_
     assert any("'fit' runs outside the axes" in p for p in problems)
     assert any("'MariaDB' is drawn in #0072b2" in p for p in problems)
     assert not any("'PostgreSQL'" in p for p in problems)
-    fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)  # 6 in: 1 800 px, within 2 200
-    assert not any("PNG" in p for p in figure_checks.grammar_problems(fig, png=tmp_path / "wide.png"))
-    fig.set_size_inches(8, 3)
+    fig.set_size_inches(7, 3)
+    fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)  # a page's 7 in: 2 100 px
+    assert not any(" in wide" in p for p in figure_checks.grammar_problems(fig, png=tmp_path / "wide.png"))
+    fig.set_size_inches(8, 6)
     fig.savefig(tmp_path / "wide.png", dpi=figures.PNG_DPI, bbox_inches=fig.bbox_inches)
     wide = figure_checks.grammar_problems(fig, png=tmp_path / "wide.png")
-    assert any("the PNG is 2400 × 900 px" in p for p in wide), wide
+    assert "drawn 8.00 in wide, not the 7 in of a page: its labels or legend do not fit" in wide, wide
+    assert "6.00 in tall: a page figure is at most 5.5 in" in wide, wide
     figures.close(fig)
 
 

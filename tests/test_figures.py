@@ -88,6 +88,30 @@ def test_every_promoted_figure_with_a_caption_file_keeps_the_caption_out_of_its_
         assert title[:40] not in svg and provenance[:40] not in svg, text_file
 
 
+def test_every_promoted_article_figure_prints_at_a_column_or_a_page_and_no_text_under_7_pt():
+    """W: the PDF 3.3 or 7 in wide (±0.05), at most 3 or 5.5 in tall; the SVG, at that very size (user units are
+    points), sets no text under 7 pt. Figures promoted since captions left the images (they have a caption file)."""
+    import re
+
+    from ingestlab import _paths, captions
+
+    said = sorted((_paths.REPO / "figures").glob(f"*/*{captions.CAPTION_SUFFIX}"))
+    if not said:
+        pytest.skip("no figure promoted with its caption file yet")
+    for text_file in said:
+        stem = text_file.with_name(text_file.name.removesuffix(captions.CAPTION_SUFFIX))
+        box = re.search(rb"/MediaBox \[ *0 0 ([\d.]+) ([\d.]+) *\]", stem.with_suffix(".pdf").read_bytes())
+        width, height = (float(v) / 72 for v in box.groups())
+        printed = min(figures.TALLEST, key=lambda size: abs(size - width))
+        assert abs(width - printed) <= 0.05 and height <= figures.TALLEST[printed] + 0.05, (stem, width, height)
+        svg = stem.with_suffix(".svg").read_text()
+        size = re.search(r'<svg [^>]*width="([\d.]+)pt" height="[\d.]+pt" viewBox="0 0 ([\d.]+) ', svg)
+        assert abs(float(size[1]) - float(size[2])) < 0.01 and abs(float(size[1]) / 72 - printed) <= 0.05, stem
+        assert "scale(" not in svg, stem  # no text drawn at another size than its font's
+        fonts = [float(v) for v in re.findall(r"font-size: ?([\d.]+)px", svg)]
+        assert fonts and min(fonts) >= figures.SMALLEST_PT - 0.01, (stem, min(fonts))
+
+
 def test_save_rejects_path_like_names(tmp_path):
     fig = plt.figure()
     with pytest.raises(ValueError, match="name"):

@@ -1,4 +1,4 @@
-"""Captions and the page: a figure's title, finding and provenance beside it (never in it), and its fit to the printed page."""
+"""Captions and print size: a figure's title, finding and provenance beside it (never in it), and its fit to its printed width."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import textwrap
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.transforms
 import pandas as pd
 
 from ingestlab import report
-from ingestlab.figures import MAX_PNG_PX, PNG_DPI
+from ingestlab.figures import TALLEST, print_width
 
 #: The attribute of a figure that holds its :class:`Caption` until :func:`ingestlab.figures.save` writes it.
 CAPTION_ATTR = "ingestlab_caption"
@@ -55,7 +56,7 @@ class Caption:
 
 def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data: pd.DataFrame | None = None,
             finding: str | None = None) -> matplotlib.figure.Figure | None:
-    """Give ``fig`` its caption — title, finding, what made it — to go beside its image, and fit it to the page.
+    """Give ``fig`` its caption — title, finding, what made it — to go beside its image.
 
     Nothing is drawn into the figure: :func:`ingestlab.figures.save` writes the caption to
     ``<name>.caption.md`` beside the figure's files and shows it under the figure in the notebook,
@@ -63,8 +64,8 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
     ``figures/README.md``. The provenance names the engines and their versions, the scale, the
     disk profile, the run and the revision (:func:`ingestlab.report.run_caption` of the run's
     metadata) and, for a published table, the study and the versions it ran
-    (:func:`ingestlab.report.data_caption`). The figure is fitted to the page
-    (:func:`fit_to_page`), so call this after the plot is complete.
+    (:func:`ingestlab.report.data_caption`). :func:`ingestlab.figures.save` fits the figure to its
+    print size (:func:`fit_to_print`).
 
     Parameters
     ----------
@@ -89,7 +90,6 @@ def caption(fig: matplotlib.figure.Figure | None, title: str, *, run=None, data:
         return None
     meta = getattr(run, "meta", run)
     parts = ([report.data_caption(data)] if data is not None else []) + ([report.run_caption(meta)] if meta else [])
-    fit_to_page(fig)
     setattr(fig, CAPTION_ATTR, Caption(title, report.plain(finding) if finding else None, " — ".join(parts)))
     return fig
 
@@ -114,29 +114,46 @@ def cramped(fig: matplotlib.figure.Figure) -> list[str]:
     return small
 
 
-def _page_inches() -> tuple[float, float]:
-    # what a figure's drawing may span so that its PNG (the drawing and savefig's padding) stays within MAX_PNG_PX
-    pad = 2 * float(plt.rcParams["savefig.pad_inches"]) + 0.12  # text measures a little wider at 300 dpi
-    return MAX_PNG_PX[0] / PNG_DPI - pad, MAX_PNG_PX[1] / PNG_DPI - pad
+def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
+    """Size ``fig`` so that everything drawn (legends and labels outside the axes too) spans its print width; the box to save.
 
+    The print width is a column's or a page's (:func:`ingestlab.figures.print_width`), the height
+    at most :data:`ingestlab.figures.TALLEST` for it. Text keeps its size in points (so it prints
+    at the size it is drawn) and the axes give way: they grow or shrink until the drawing, with
+    ``savefig.pad_inches`` around it, is exactly the print width, and shrink until it is no
+    taller than allowed — never below :data:`MIN_AXES_IN`. A drawing that cannot fit (its labels
+    alone wider than the page) keeps its size, and the grammar check says so.
 
-def fit_to_page(fig: matplotlib.figure.Figure) -> matplotlib.figure.Figure:
-    """Shrink ``fig`` until everything drawn (legends and labels outside the axes too) fits the page.
+    Returns
+    -------
+    matplotlib.transforms.Bbox
+        The box to save (inches, for ``savefig``'s ``bbox_inches``): the print width, or the
+        drawing's own width where it cannot fit, with the drawing centred in it.
 
-    The page is :data:`MAX_PNG_PX` at :data:`PNG_DPI` dpi (7.33 × 9 in); text keeps its size in points (so it stays legible in print) and the
-    axes give way, down to half their size. A figure that fits is left alone.
+    Examples
+    --------
+    >>> fig, ax = plt.subplots(figsize=(6.0, 8.0))
+    >>> _ = ax.plot([0, 1], [0, 1])
+    >>> box = fit_to_print(fig)
+    >>> float(round(box.width, 3)), bool(box.height <= 5.5), plt.close(fig)
+    (7.0, True, None)
     """
-    width, height = _page_inches()
-    # never below half its size: a figure whose labels alone are wider than the page is redrawn, not squeezed
-    least = (max(fig.get_figwidth() / 2, 1.5), max(fig.get_figheight() / 2, 1.0))
-    for attempt in range(7):
+    width = print_width(fig)
+    pad = float(plt.rcParams["savefig.pad_inches"])
+    for _ in range(10):
         fig.draw_without_rendering()  # the layout engine places the axes; nothing is rasterised
-        box = fig.get_tightbbox(fig.canvas.get_renderer())
-        over_w, over_h = box.width - width, box.height - height
-        if (over_w <= 0 and over_h <= 0) or cramped(fig) or attempt == 6:
-            return fig
-        fig.set_size_inches(max(fig.get_figwidth() - max(over_w, 0) * 1.1, least[0]),
-                            max(fig.get_figheight() - max(over_h, 0) * 1.1, least[1]))
+        box = fig.get_tightbbox()
+        over_w, over_h = box.width + 2 * pad - width, max(box.height + 2 * pad - (TALLEST[width] - 0.01), 0.0)
+        if cramped(fig):  # the panels are as small as a reader can read: they may grow, never shrink
+            over_w, over_h = min(over_w, 0.0), 0.0
+        if abs(over_w) <= 0.005 and over_h <= 0.005:
+            break
+        fig.set_size_inches(max(fig.get_figwidth() - over_w, 0.5), max(fig.get_figheight() - over_h, 0.5))
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox()
+    drawn = width if box.width + 2 * pad <= width + 0.02 else box.width + 2 * pad
+    return matplotlib.transforms.Bbox.from_bounds(box.x0 - (drawn - box.width) / 2, box.y0 - pad,
+                                                  drawn, box.height + 2 * pad)
 
 
 #: Inches a row of a dot plot or bar chart takes: a gap, and a line of its label ("small" text).

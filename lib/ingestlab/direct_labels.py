@@ -50,7 +50,7 @@ class EndLabels(matplotlib.artist.Artist):
     right there, :attr:`INLINE_SHARE`). Labels whose lines end close together are
     moved apart (never overlapping, kept within the axes' height), a thin leader in the
     series' colour joining each to its line's end. The positions are worked out whenever the
-    figure is drawn, so they hold after the figure is resized to the page (:func:`ingestlab.captions.fit_to_page`).
+    figure is drawn, so they hold after the figure is resized to its print size (:func:`ingestlab.captions.fit_to_print`).
     Made by :func:`label_ends`.
     """
 

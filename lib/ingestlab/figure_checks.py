@@ -21,7 +21,7 @@ import numpy as np
 from ingestlab import labels
 from ingestlab.captions import MIN_AXES_IN, cramped
 from ingestlab.direct_labels import EndLabels, drawn_lines
-from ingestlab.figures import ENGINE_STYLE, MAX_PNG_PX, PNG_DPI, SMALLEST_PT, engine_of
+from ingestlab.figures import COLUMN_WIDTH, ENGINE_STYLE, PNG_DPI, SMALLEST_PT, TALLEST, engine_of, print_width
 
 #: The file beside a run's figures that lists, per figure, what in it breaks the grammar (promotion refuses those).
 PROBLEMS_FILE = "grammar_problems.json"
@@ -74,7 +74,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     limits (a fit drawn beyond its data, a label past the edge); no tick label printed over
     another, nor a label among the data over another or struck through by a line; no log axis over less than one decade; every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
-    panel; the PNG at most :data:`MAX_PNG_PX` pixels at :data:`PNG_DPI` dpi.
+    panel; the PNG at its print size (:func:`print_size_problems`).
 
     Parameters
     ----------
@@ -117,11 +117,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     if small:
         problems.append(f"text under {SMALLEST_PT:g} pt: " + ", ".join(small[:3]) + (" …" if len(small) > 3 else ""))
     if png is not None:
-        width, height = png_size(png)
-        if width > MAX_PNG_PX[0] or height > MAX_PNG_PX[1]:
-            problems.append(f"the PNG is {width} × {height} px at {PNG_DPI} dpi (at most "
-                            f"{MAX_PNG_PX[0]} × {MAX_PNG_PX[1]}: {MAX_PNG_PX[0] / PNG_DPI:.2f} × "
-                            f"{MAX_PNG_PX[1] / PNG_DPI:.0f} in)")
+        problems += print_size_problems(png, print_width(fig))
     return problems
 
 
@@ -222,6 +218,38 @@ def _shown_axes(fig: matplotlib.figure.Figure):
     # measured at the figure's own dpi: after a save at 300 dpi the renderer cached last is the saving one
     renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
     return [(number, ax, renderer) for number, ax in enumerate(fig.axes, 1) if ax.get_visible()]
+
+
+def print_size_problems(png: str | os.PathLike, declared: float | None = None) -> list[str]:
+    """Whether a PNG saved at :data:`PNG_DPI` dpi is its print width (±0.05 in) and no taller than that width allows.
+
+    Parameters
+    ----------
+    png : path
+        The saved PNG.
+    declared : float, optional
+        Its figure's print width (:func:`ingestlab.figures.print_width`); by default the one of
+        :data:`ingestlab.figures.COLUMN_WIDTH` and :data:`ingestlab.figures.PAGE_WIDTH` nearer its width.
+    """
+    width, height = (px / PNG_DPI for px in png_size(png))
+    return _size_problems(width, height, declared or min(TALLEST, key=lambda size: abs(size - width)))
+
+
+def _size_problems(width: float, height: float, declared: float) -> list[str]:
+    """
+    Examples
+    --------
+    >>> _size_problems(3.3, 3.0, 3.3), _size_problems(4.0, 3.3, 3.3)  # doctest: +NORMALIZE_WHITESPACE
+    ([], ['drawn 4.00 in wide, not the 3.3 in of a column: its labels or legend do not fit',
+          '3.30 in tall: a column figure is at most 3 in'])
+    """
+    kind = "column" if declared == COLUMN_WIDTH else "page"
+    problems = []
+    if abs(width - declared) > 0.05:
+        problems.append(f"drawn {width:.2f} in wide, not the {declared:g} in of a {kind}: its labels or legend do not fit")
+    if height > TALLEST[declared] + 0.05:
+        problems.append(f"{height:.2f} in tall: a {kind} figure is at most {TALLEST[declared]:g} in")
+    return problems
 
 
 def png_size(path: str | os.PathLike) -> tuple[int, int]:

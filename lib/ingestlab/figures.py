@@ -24,10 +24,14 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 LOG_DECADES = 1.5
 #: Points of a drawn model: a straight line on a log axis is a curve, drawn densely.
 MODEL_POINTS = 200
-#: Width of a figure meant for one journal column / two columns (inches).
+#: Width of a figure meant for one journal column / two columns (inches): every saved figure is one or the other.
 COLUMN_WIDTH, PAGE_WIDTH = 3.3, 7.0
-#: Resolution of the saved PNG, and the largest PNG (width, height in pixels) an article takes.
-PNG_DPI, MAX_PNG_PX = 300, (2200, 2700)
+#: The tallest a figure of each print width may be (inches): a page-wide figure leaves room for its caption.
+TALLEST = {COLUMN_WIDTH: 3.0, PAGE_WIDTH: 5.5}
+#: The attribute of a figure that holds its print width once :func:`print_width` has decided it.
+WIDTH_ATTR = "ingestlab_print_width"
+#: Resolution of the saved PNG (its pixels / PNG_DPI are its inches in print).
+PNG_DPI = 300
 #: Characters of a category's label per line (longer ones wrap): a label column stays under 3 in.
 LABEL_CHARS = 45
 #: The smallest text a figure carries (points): legible in print at the figure's own size.
@@ -157,20 +161,45 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
         _log.info("saved %s", text_file)
     else:  # none left from an earlier figure of that name
         text_file.unlink(missing_ok=True)
+    box = captions.fit_to_print(fig)  # the drawing (legends outside the axes too) at its print width, centred
     for fmt in results.figure_formats():
         path = folder / f"{name}.{fmt}"
-        # the drawing's own box (legends outside the axes too), whatever the theme in force
-        fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches="tight", metadata=_metadata(fmt))
+        fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches=box, metadata=_metadata(fmt))
         _log.info("saved %s", path)
     problems = figure_checks.grammar_problems(fig, png=folder / f"{name}.png", drawn=True)
     figure_checks.record_problems(folder, name, problems)
-    _show(fig, folder / f"{name}.png", said)
+    _show(folder / f"{name}.png", box.width, said)
     close(fig)
     if problems:
         text = f"figure {notebook}/{name} breaks the lab's figure grammar: " + "; ".join(problems)
         if os.environ.get(CHECK_ENV) == "strict":
             raise figure_checks.FigureGrammarError(text)
         _log.warning(text)
+
+
+def print_width(fig: matplotlib.figure.Figure, width: float | None = None) -> float:
+    """The width ``fig`` is printed at: :data:`COLUMN_WIDTH` or :data:`PAGE_WIDTH` inches.
+
+    A figure declares it by the size it is made at: at most midway between the two (5.15 in) is a
+    column's, wider a page's; ``width`` declares it outright. Decided once: a figure resized to fit
+    its print size (:func:`ingestlab.captions.fit_to_print`) keeps its width.
+
+    Examples
+    --------
+    >>> fig = plt.figure(figsize=(3.0, 2.4))
+    >>> print_width(fig), print_width(plt.figure(figsize=(6.5, 3.0))), plt.close("all")
+    (3.3, 7.0, None)
+    """
+    if width is not None:
+        if width not in TALLEST:
+            raise ValueError(f"a figure is printed {COLUMN_WIDTH:g} in (a column) or {PAGE_WIDTH:g} in (a page) wide, "
+                             f"not {width!r}")
+        setattr(fig, WIDTH_ATTR, width)
+    declared = getattr(fig, WIDTH_ATTR, None)
+    if declared is None:
+        declared = COLUMN_WIDTH if fig.get_figwidth() <= (COLUMN_WIDTH + PAGE_WIDTH) / 2 else PAGE_WIDTH
+        setattr(fig, WIDTH_ATTR, declared)
+    return declared
 
 
 def destination(notebook: str) -> Path:
@@ -181,8 +210,8 @@ def destination(notebook: str) -> Path:
     return results.run_figures_dir(notebook) or _paths.results_dir() / notebook / results.FIGURES_SUBDIR
 
 
-def _show(fig: matplotlib.figure.Figure, png: Path, said=None) -> None:
-    """Show the saved PNG in the notebook, embedded (what its HTML shows), at about 100 px per inch, its caption under it.
+def _show(png: Path, width_in: float, said=None) -> None:
+    """Show the saved PNG in the notebook, embedded (what its HTML shows), at 100 px per inch, its caption under it.
 
     The file just written is shown, not the figure drawn again: whatever the kernel's
     matplotlib backend, the executed notebook holds the very image in ``figures/``.
@@ -194,7 +223,7 @@ def _show(fig: matplotlib.figure.Figure, png: Path, said=None) -> None:
     except ImportError:
         return
     if get_ipython() is not None:
-        display(Image(filename=str(png), width=round(fig.get_figwidth() * 100)))
+        display(Image(filename=str(png), width=round(width_in * 100)))
         if said is not None:
             display(Markdown(said.markdown()))
 

@@ -354,7 +354,7 @@ def plot_estimates(data: pd.DataFrame, *, x: str, y: str, low: str | None = None
     ax.set_ylim(len(names) - 0.5, -0.5)  # the table's first row on top
     ax.set_xlabel(labels.column_label(x))
     if hue:
-        legend_below(ax, ncol=min(len(groups), 3), title=labels.column_label(hue))
+        legend_below(ax, ncol=legend_columns([str(g) for g in groups]), title=labels.column_label(hue))
     return ax
 
 
@@ -388,7 +388,7 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
     wide.plot.barh(stacked=True, ax=ax, width=0.6, color=segment_colours(wide.columns))
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
-    legend_below(ax, ncol=min(3, wide.shape[1]), title=labels.column_label(hue))
+    legend_below(ax, ncol=legend_columns([str(c) for c in wide.columns]), title=labels.column_label(hue))
     return ax
 
 
@@ -533,7 +533,7 @@ def plot_bars(data: pd.DataFrame, *, x: str, y: str, hue: str | None = None, ax:
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     if hue:
-        legend_below(ax, ncol=min(3, data[hue].nunique()), title=labels.column_label(hue))
+        legend_below(ax, ncol=legend_columns([str(g) for g in data[hue].unique()]), title=labels.column_label(hue))
     return ax
 
 

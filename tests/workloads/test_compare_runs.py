@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingestlab import captions, figure_checks
+from ingestlab import captions, figure_checks, figures
 from ingestlab.cli import main
 from ingestlab.errors import ConfigError
 from ingestlab.workloads import compare_runs_analysis as analysis
@@ -235,8 +235,8 @@ def test_a_comparison_of_many_quantities_is_a_panel_per_engine_in_two_columns_wi
         assert len(ticks) == 63 and all("\n" not in t and len(t) <= analysis.FIGURE_LABEL_CHARS for t in ticks)
         assert "sync on · fit write time (Theil–Sen)" in ticks and "1 row per INSERT" in ticks
         assert figure_checks.grammar_problems(fig) == []
-        captions.fit_to_page(fig)
-        assert fig.get_figheight() <= 9.0
+        box = captions.fit_to_print(fig)
+        assert abs(box.width - figures.PAGE_WIDTH) < 0.01 and box.height <= figures.TALLEST[figures.PAGE_WIDTH]
     finally:
         plt.close(fig)
 

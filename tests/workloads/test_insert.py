@@ -300,8 +300,7 @@ def _draw_01(paper_01, comparison, tmp_path):
     for name, fig in drawn.items():
         captions.caption(fig, name, finding=findings.live_vs_published(comparison), run=run)
         figures.save(fig, name, notebook="01_insert_anatomy", directory=tmp_path)
-        width, height = figure_checks.png_size(tmp_path / f"{name}.png")
-        assert width <= figures.MAX_PNG_PX[0] and height <= figures.MAX_PNG_PX[1], (name, width, height)
+        assert figure_checks.print_size_problems(tmp_path / f"{name}.png") == [], name
 
 
 def test_validate_resolves_the_scale_and_keeps_the_engines_in_their_order():

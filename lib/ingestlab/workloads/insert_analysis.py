@@ -26,8 +26,8 @@ def fit(samples: pd.DataFrame) -> pd.DataFrame:
 HELD_OUT = "batch_100"
 #: Published table of the study's scenarios (its ``lab_engine``: the engine whose style draws its rows).
 PUBLISHED = "starrocks_insert_scenarios"
-#: The anatomy figure's row names wrap at this many characters (the bars keep the page's width).
-ANATOMY_ROW_CHARS = 32
+#: The anatomy figure's row names wrap at this many characters, or half as many in two columns of panels.
+ANATOMY_ROW_CHARS = 40
 
 
 def prediction(samples: pd.DataFrame, held_out: str = HELD_OUT) -> pd.DataFrame:
@@ -473,7 +473,9 @@ def anatomy_figure(table: pd.DataFrame):
         return None
     parts = anatomy.parts(table)
     several = parts["engine"].nunique() > 1
-    if several:  # the rows named as every other figure of the notebook names its series
+    shown_as = {}  # a row's name: its variant's (the panel's title names the engine)
+    if several:  # one row per series: two engines may both have ``default``
+        shown_as = dict(zip(labelled(parts)["series"], parts["variant"]))
         parts = labelled(parts).assign(variant=lambda f: f["series"])
         table = labelled(table).assign(variant=lambda f: f["series"])
     # one table of every part for every bar: each panel draws its rows with every column, so colours keep their part
@@ -482,19 +484,24 @@ def anatomy_figure(table: pd.DataFrame):
     colours = plots.segment_colours(wide.columns)
     engines = list(dict.fromkeys(parts["engine"]))
     rows_of = {e: list(dict.fromkeys(parts.loc[parts["engine"] == e, "variant"])) for e in engines}
-    heights = [max(len(rows_of[e]), 2) for e in engines]  # a panel of one bar stays readable (≥ 0.8 in)
-    fig, axes = plt.subplots(len(engines), 1, squeeze=False, layout="constrained",
+    # beyond two engines two columns of panels: stacked, four engines' panels did not fit a page's 5.5 in
+    columns = 1 if len(engines) <= 2 else 2
+    grid = [engines[i:i + columns] for i in range(0, len(engines), columns)]
+    heights = [max(max(len(rows_of[e]), 2) for e in row) for row in grid]  # one bar stays readable (≥ 0.8 in)
+    fig, axes = plt.subplots(len(grid), columns, squeeze=False, layout="constrained",
                              gridspec_kw={"height_ratios": heights},
-                             figsize=(figures.PAGE_WIDTH - 0.3, 1.5 + 0.45 * sum(heights) + 0.45 * len(engines)))
+                             figsize=(figures.PAGE_WIDTH, 1.5 + 0.4 * sum(heights) + 0.45 * len(grid)))
+    for ax in axes.flat[len(engines):]:  # an odd engine out: its neighbour's place stays empty
+        ax.remove()
     handles: dict[str, object] = {}
     for ax, engine in zip(axes.flat, engines):
         rows = rows_of[engine]
         wide.loc[rows].plot.barh(stacked=True, ax=ax, width=0.6, color=colours, legend=False)
         handles |= {name: h for h, name in zip(*ax.get_legend_handles_labels())}
-        names = plots.named(pd.DataFrame({"variant": rows}), "variant")["variant"]  # sync_on: synchronous commit on
-        ax.set_yticks(range(len(rows)), [textwrap.fill(str(r), ANATOMY_ROW_CHARS) for r in names])
+        names = plots.named(pd.DataFrame({"variant": [shown_as.get(r, r) for r in rows]}), "variant")["variant"]
+        ax.set_yticks(range(len(rows)), [textwrap.fill(str(r), ANATOMY_ROW_CHARS // columns) for r in names])
         ax.set_ylabel("")
-        ax.set_xlabel(labels.column_label("ms") if engine == engines[-1] else "")  # said once, under the last panel
+        ax.set_xlabel("")
         if several:
             ax.set_title(labels.label(engine), loc="left", fontsize="medium")
         for r in table[table["variant"].isin(rows)].itertuples():
@@ -511,6 +518,7 @@ def anatomy_figure(table: pd.DataFrame):
         # from 0, unless a fit's overhead or its CI runs below it (a smoke run's few statements): shown, not cut
         ax.set_xlim(min(0.0, ax.dataLim.x0), None)
         ax.set_ylim(len(rows) - 0.3, -0.7)  # the first variant on top, as in the notebook's other figures
+    fig.supxlabel(labels.column_label("ms"), fontsize=plt.rcParams["axes.labelsize"])  # said once, under the panels
     plots.legend_under(fig, list(handles.values()), list(handles), title=labels.column_label("component"))
     return fig
 

@@ -604,7 +604,8 @@ def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib
     ax = plots.plot_estimates(data.assign(level=data["level"].map(labels.label)), x="slope_ms", y="level",
                         low="slope_ci_low_ms", high="slope_ci_high_ms", hue=hue, ax=fig.gca())
     ax.axvline(0, color="0.4", lw=0.8)
-    ax.set_xlabel("median difference from the engine's baseline model, named in the legend (ms; bars: 95 % CI)")
+    ax.set_xlabel("median difference from the engine's baseline model (ms; bars: 95 % CI),\n"
+                  "the baseline named in the legend")  # on one line: wider than the page
     return fig
 
 
