@@ -111,6 +111,10 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
          ) -> None:
     """Write ``fig`` as PNG (300 dpi), SVG and PDF into its run's folder, its caption beside them, show it, close it.
 
+    Each file is the figure at its print size: one column (3.3 in) or one page (7 in) wide
+    (:func:`print_width`), the axes resized so that the drawing spans that width
+    (:func:`ingestlab.captions.fit_to_print`); text keeps its size in points.
+
     The caption :func:`ingestlab.captions.caption` gave the figure goes to ``<name>.caption.md``
     (Markdown), beside the images and never into them, and is shown under the figure.
 
