@@ -27,6 +27,25 @@ def test_fit_to_print_gives_the_drawing_its_print_width_legend_outside_the_axes_
             figures.close(fig)
 
 
+def test_fit_to_print_shrinks_a_tall_figure_no_further_than_its_smallest_readable_panel():
+    """03's fit, three panels stacked: one step of the height left them 0.7 in tall, under the 0.8 a reader needs."""
+    with plt.rc_context():
+        figures.use_article_theme()
+        for panels, tallest in ((3, figures.TALLEST[figures.PAGE_WIDTH]), (6, None)):
+            fig, axes = plt.subplots(panels, 1, figsize=(7.0, 12.0), layout="constrained")
+            for ax in axes:
+                ax.plot([0, 1], [0, 1])
+                ax.set(title="a panel", xlabel="x", ylabel="y")
+            box = captions.fit_to_print(fig)
+            assert captions.cramped(fig) == []
+            if tallest is not None:  # three fit the page's height
+                assert box.height <= tallest
+            else:  # six do not: as short as they can be read, the grammar check says it is too tall
+                smallest = min(ax.get_window_extent().height / fig.dpi for ax in axes)
+                assert smallest < captions.MIN_AXES_IN[1] + 0.1 and box.height > figures.TALLEST[figures.PAGE_WIDTH]
+            figures.close(fig)
+
+
 def test_a_figure_saved_is_its_print_width_in_every_format(tmp_path, all_figure_formats):
     with plt.rc_context():
         figures.use_article_theme()

@@ -40,9 +40,10 @@ def test_save_writes_only_the_formats_the_environment_names(tmp_path, monkeypatc
 
 def test_save_uses_figures_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_FIGURES_DIR", str(tmp_path))
-    figures.save(plt.figure(), "empty", notebook="nb")
+    fig = plt.figure()
+    figures.save(fig, "empty", notebook="nb")
     assert (tmp_path / "nb" / "empty.png").exists()
-    assert plt.get_fignums() == []
+    assert not plt.fignum_exists(fig.number)  # closed (another test's figures may be open)
 
 
 def test_save_displays_the_saved_png_once_under_ipython_only(tmp_path, monkeypatch):
@@ -56,7 +57,7 @@ def test_save_displays_the_saved_png_once_under_ipython_only(tmp_path, monkeypat
     # the very file in the folder, embedded (whatever the kernel's backend), shown at ~100 px per inch
     (image,) = shown
     assert isinstance(image, IPython.display.Image) and image.data == (tmp_path / "inside.png").read_bytes()
-    assert image.width == 330 and plt.get_fignums() == []
+    assert image.width == 330 and not plt.fignum_exists(fig.number)  # closed (another test's figures may be open)
 
 
 def test_under_ipython_a_captioned_figure_is_shown_with_its_caption_under_it_as_text(tmp_path, monkeypatch):

@@ -57,7 +57,7 @@ PER_LOAD = {"overhead": models.Term("overhead_ms", "overhead_ci_low_ms", "overhe
             "write_time": models.Term("write_time_s", None, None, "s")}
 
 
-def test_plot_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines_from_the_long_form():
+def test_plot_fit_draws_ols_with_its_ci_band_and_no_line_through_two_points_from_the_long_form():
     data = pd.DataFrame({"n_loads": [1e6, 1e5, 1e4, 3e4, 3e3], "total_s": [700.0, 160.0, 100.0, 1900.0, 300.0],
                          "variant": ["async"] * 3 + ["off"] * 2})
     wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
@@ -66,8 +66,9 @@ def test_plot_fit_draws_ols_with_its_ci_band_and_dashed_two_point_lines_from_the
     ax = plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
                           hue="variant")
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
-    assert styles == {"async: 0.60 ms per load (95 % CI 0.50–0.70; n = 3, rough)": "-",
-                      "off: 54 ms per load (2 points, no CI)": "--"}
+    assert styles == {"async: 0.60 ms per load (95 % CI 0.50–0.70; n = 3, rough)": "-"}  # a line: a model that holds
+    # two points: a line through them is no test of the model: a marker in its colour, its slope, no line
+    assert "off: 54 ms per load (2 points, no CI)\nnot tested, no line" in [t.get_text() for t in ax.get_legend().get_texts()]
     # one shaded band, for the fit that has a CI, and the legend below the axes, clear of the data
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
     assert ax.get_legend().get_bbox_to_anchor().y0 < ax.get_window_extent().y0
@@ -177,7 +178,9 @@ def test_plot_stream_load_shows_throughput_and_the_fit_per_load():
     (points,) = [c for c in right.collections if isinstance(c, mcollections.PathCollection)]
     assert sorted(map(tuple, points.get_offsets().data)) == sorted(zip(loads["n_loads"], loads["total_s"]))
     lines = {line.get_label().split(":")[0]: line for line in right.get_lines()}
-    for _, fit in fits[fits["method"].isin(["ols", "two_point"])].iterrows():
+    for variant in fits.loc[fits["method"] == "two_point", "variant"]:  # untested: a marker and its slope, no line
+        assert len(lines[variant].get_xdata()) == 0 and lines[variant].get_label().endswith("not tested, no line")
+    for _, fit in fits[fits["method"] == "ols"].iterrows():
         x, y = lines[fit["variant"]].get_xdata(), lines[fit["variant"]].get_ydata()
         drawn = np.isfinite(y)  # cut where it leaves the axes
         assert len(x) > 10 and drawn.sum() > 10
@@ -210,7 +213,7 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
     drawn = np.isfinite(lines[0].get_ydata())
     assert (lines[0].get_ydata()[drawn] > 0).all() and lines[0].get_xdata()[drawn].min() > 60
     # a's band runs below zero, so below the log axis: no band (it would cover the panel's bottom), its line solid
-    # (dotted says a CI takes in zero, and nothing else)
+    # (no line style says anything else)
     assert lines[0].get_linestyle() == lines[1].get_linestyle() == "-"
     assert sum(isinstance(c, mcollections.PolyCollection) for c in ax.collections) == 1
     assert "no band where its CI runs below the log axis" in ax.get_legend().get_title().get_text()
@@ -306,7 +309,7 @@ def test_a_fit_whose_band_runs_below_a_log_axis_is_drawn_solid_without_it_and_th
         plt.close(fig)
 
 
-def test_a_fit_whose_slope_ci_takes_in_zero_is_dotted_without_its_band_on_any_axis():
+def test_a_fit_whose_slope_ci_takes_in_zero_is_drawn_solid_without_its_band_on_any_axis_and_the_key_says_so():
     """05's bulk panel (linear time axis): four overheads with CIs like −1.4 to 4.5 ms, four bands fanning out from
     their intercepts over each other and the points."""
     grid = np.linspace(1, 100, 40)
@@ -315,20 +318,18 @@ def test_a_fit_whose_slope_ci_takes_in_zero_is_dotted_without_its_band_on_any_ax
         unresolved = plots.draw_model(linear, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
         resolved = plots.draw_model(linear, grid, 0.97, 0.0018, 0.0003, 0.0034, color="b", label=None)
         on_log = plots.draw_model(log, grid, 0.92, 0.0016, -0.0014, 0.0045, color="k", label=None)
-        assert unresolved.get_linestyle() == on_log.get_linestyle() == plots.BAND_OFF_SCALE
-        assert resolved.get_linestyle() == "-"
+        assert unresolved.get_linestyle() == on_log.get_linestyle() == resolved.get_linestyle() == "-"
         assert len(linear.collections) == 1 and len(log.collections) == 0  # the resolved fit's band only
-        assert plots.band_note(linear) == plots.band_note(log) == "dotted: its CI takes in zero, no band"
+        assert plots.band_note(linear) == plots.band_note(log) == "no band where its CI takes in zero"
         both = plots.draw_model(log, grid, -0.5, 0.01, 0.005, 0.015, color="b", label=None)
         assert both.get_linestyle() == "-"  # resolved, its band under the log axis: solid, no band
-        assert plots.band_note(log) == ("dotted: its CI takes in zero, no band; "
-                                        "no band where its CI runs below the log axis")
+        assert plots.band_note(log) == "no band where its CI takes in zero or runs below the log axis"
         assert figure_checks.grammar_problems(fig) == []
         plt.close(fig)
 
 
-def test_a_panel_with_a_dotted_fit_says_what_dotted_means_over_its_labels_even_when_not_the_first():
-    """03's fit: RocksDB's blind overwrite, dotted in the second of three panels, was explained nowhere."""
+def test_a_panel_with_a_fit_without_its_band_says_why_over_its_labels_even_when_not_the_first():
+    """03's fit: RocksDB's blind overwrite, its band left out in the second of three panels, was explained nowhere."""
     data = pd.DataFrame({"n_loads": [1e2, 1e3, 1e4] * 2, "total_s": [0.01, 0.012, 0.011, 0.02, 0.2, 2.0],
                          "variant": ["flat"] * 3 + ["steep"] * 3})
     wide = pd.DataFrame({"variant": ["flat", "steep"], "method": ["ols", "ols"], "overhead_ms": [0.0001, 0.2],
@@ -337,10 +338,11 @@ def test_a_panel_with_a_dotted_fit_says_what_dotted_means_over_its_labels_even_w
     fits = models.tidy(wide, model="load_overhead", terms=PER_LOAD)
     with plt.rc_context():
         figures.use_article_theme()
-        for explain, said in ((False, "dotted: its CI takes in zero, no band"), (True, "overhead's 95 % CI; dotted")):
+        for explain, said in ((False, "no band where its CI takes in zero"),
+                              (True, "overhead's 95 % CI; no band where its CI takes in zero")):
             ax = plots.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
                                   logx=True, logy=True)
-            assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == [":", "-"]
+            assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == ["-", "-"]
             (ends,) = [a for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
             assert said in ends.note.get_text().replace("\n", " ")
             figures.close(ax.figure)
@@ -385,7 +387,7 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
     assert ax.get_legend() is None
     (ends,) = [a for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
     texts = {label.get_text().split("\n")[0]: label for label in ends.labels}
-    assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points",
+    assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points\nnot tested, no line",
                                                        "lone\ntoo few points for a fit"]
     line = next(line for line in ax.get_lines() if line.get_label().startswith("async"))
     assert texts["async"].xy == direct_labels.line_end(line)  # the label names the point where its line ends

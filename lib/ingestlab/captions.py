@@ -103,13 +103,13 @@ def of(fig: matplotlib.figure.Figure) -> Caption | None:
 MIN_AXES_IN = (1.2, 0.8)
 
 
-def cramped(fig: matplotlib.figure.Figure) -> list[str]:
-    """The panels of ``fig`` drawn smaller than :data:`MIN_AXES_IN`, as ``"panel N (w × h in)"``."""
+def cramped(fig: matplotlib.figure.Figure, margin: float = 0.0) -> list[str]:
+    """The panels of ``fig`` drawn smaller than :data:`MIN_AXES_IN` (plus ``margin`` inches), as ``"panel N (w × h in)"``."""
     small = []
     for number, ax in enumerate(fig.axes, 1):
         if ax.get_visible() and ax.has_data():
             box = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())
-            if box.width < MIN_AXES_IN[0] or box.height < MIN_AXES_IN[1]:
+            if box.width < MIN_AXES_IN[0] + margin or box.height < MIN_AXES_IN[1] + margin:
                 small.append(f"panel {number} ({box.width:.1f} × {box.height:.1f} in)")
     return small
 
@@ -140,16 +140,29 @@ def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
     """
     width = print_width(fig)
     pad = float(plt.rcParams["savefig.pad_inches"])
-    for _ in range(10):
+    def small(fig):  # with a margin: saved at 300 dpi, text measures a little larger and the panels a little smaller
+        return cramped(fig, margin=0.03)
+
+    readable = None  # the last size at which every panel could be read
+    for _ in range(16):
         fig.draw_without_rendering()  # the layout engine places the axes; nothing is rasterised
+        size = fig.get_size_inches().copy()
+        if small(fig) and readable is not None and (size < readable - 0.005).any():
+            fig.set_size_inches((size + readable) / 2)  # shrunk past the smallest readable panel: back halfway
+            continue
+        if not small(fig):
+            readable = size
         box = fig.get_tightbbox()
         over_w, over_h = box.width + 2 * pad - width, max(box.height + 2 * pad - (TALLEST[width] - 0.01), 0.0)
-        if cramped(fig):  # the panels are as small as a reader can read: they may grow, never shrink
+        if small(fig):  # the panels are as small as a reader can read: they may grow, never shrink
             over_w, over_h = min(over_w, 0.0), 0.0
         if abs(over_w) <= 0.005 and over_h <= 0.005:
             break
-        fig.set_size_inches(max(fig.get_figwidth() - over_w, 0.5), max(fig.get_figheight() - over_h, 0.5))
+        fig.set_size_inches(max(size[0] - over_w, 0.5), max(size[1] - over_h, 0.5))
     fig.draw_without_rendering()
+    if small(fig) and readable is not None:  # the last step shrank too far: the smallest readable size found
+        fig.set_size_inches(readable)
+        fig.draw_without_rendering()
     box = fig.get_tightbbox()
     drawn = width if box.width + 2 * pad <= width + 0.02 else box.width + 2 * pad
     return matplotlib.transforms.Bbox.from_bounds(box.x0 - (drawn - box.width) / 2, box.y0 - pad,

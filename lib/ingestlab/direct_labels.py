@@ -14,6 +14,7 @@ import matplotlib.artist
 import matplotlib.lines
 import matplotlib.path
 import matplotlib.pyplot as plt
+import matplotlib.text
 import matplotlib.transforms
 import numpy as np
 
@@ -83,7 +84,10 @@ class EndLabels(matplotlib.artist.Artist):
         if not self.labels or box.height <= 0:
             return
         px = ax.figure.dpi / 72
-        heights = [(label.get_text().count("\n") + 1) * label.get_fontsize() * 1.25 * px + self.GAP_PT * px
+        # each label's own box (its lines and its white pad) as drawn, so that none reaches above the axes (the note
+        # is there) or into its neighbour: a line count times the font size fell short by the pad
+        heights = [max(matplotlib.text.Text.get_window_extent(label, renderer).height + 2 * 0.1 * label.get_fontsize() * px,
+                       (label.get_text().count("\n") + 1) * label.get_fontsize() * 1.25 * px) + self.GAP_PT * px
                    for label in self.labels]
         points = [ax.transData.transform(label.xy) for label in self.labels]
         ends = [float(np.clip(y, box.y0, box.y1)) for _, y in points]
@@ -118,6 +122,9 @@ class EndLabels(matplotlib.artist.Artist):
             y[i] = max(y[i], floor)
         for i in column:
             self.labels[i].xyann = (1.0, (y[i] - box.y0) / box.height)
+        if self.note is not None:  # above the axes, and above the labels where more than the axes' height took them up
+            over = max([y[i] + heights[i] / 2 - box.y1 for i in column] + [0.0])
+            self.note.xyann = (0, 2 + over / px)
 
 
 class PointLabels(matplotlib.artist.Artist):

@@ -230,20 +230,20 @@ def short_estimate(value: float, low: float, high: float, unit: str) -> str:
 
 
 def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,
-                color, label: str | None, dashed: bool = False, x_of=None) -> matplotlib.lines.Line2D:
+                color, label: str | None, x_of=None) -> matplotlib.lines.Line2D:
     """``intercept + slope · grid`` as a dense curve, and the band its slope's CI spans (shaded).
 
     Neither widens the axes: the data drawn before set them. The curve stops where it
     leaves them and the band is cut at their edges, so nothing is drawn outside the axes.
-    Two bands are not drawn (:func:`band_note` says which): a slope whose CI takes in zero
-    (the fit has not resolved any cost: its band fans out from the intercept both ways and,
-    on 05's bulk panel, four such fans hid the points and each other), on any axis, its line
-    dotted (:data:`BAND_OFF_SCALE`: dotted means that and nothing else); and on a log axis a
+    The line is always solid: a solid line is a fitted model that holds, and no line style means
+    anything else (dotted had meant both "its CI takes in zero" and, to a reader, "not
+    significant" where only the band was off the log axis). Two bands are not drawn, and the
+    legend says so (:func:`band_note`), never a style: a slope whose CI takes in zero (the fit
+    has not resolved any cost: its band fans out from the intercept both ways and, on 05's bulk
+    panel, four such fans hid the points and each other), on any axis; and on a log axis a
     band that runs below the axes' bottom (cut at the bottom edge it would cover the panel
-    under the data), its line solid: the seeds' 100 ms (CI 73–127) is resolved, and a dotted
-    line had made it look as if it were not. The reason is the line's gid (:data:`BAND_OFF_REASONS`).
-    Draw only a model that was not rejected, over ``grid`` from :func:`model_grid` of the
-    ``x`` it was fitted to.
+    under the data). The reason is the line's gid (:data:`BAND_OFF_REASONS`). Draw only a
+    model that holds, over ``grid`` from :func:`model_grid` of the ``x`` it was fitted to.
     """
     at = grid if x_of is None else x_of(grid)  # a model in a transform of x (log₂ of the level) drawn at x
     line = intercept + slope * at
@@ -256,7 +256,7 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
                  else "log" if banded and ax.get_yscale() == "log" and bool((lowest < y0).any()) else None)
     # added as an artist, not plotted: a plotted line would join the data limits and widen the axes
     drawn = ax.add_artist(matplotlib.lines.Line2D(grid[inside], shown[inside], color=color, lw=1.2,
-                                                  ls="--" if dashed else BAND_OFF_SCALE if off_scale == "zero" else "-",
+                                                  ls="-",
                                                   label=label, gid=f"band-off:{off_scale}" if off_scale else None))
     if banded and not off_scale:
         a, b = np.clip(intercept + low * at, y0, y1), np.clip(intercept + high * at, y0, y1)
@@ -267,8 +267,6 @@ def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, l
     return drawn
 
 
-#: The line style of a fit whose slope's CI takes in zero, drawn without its band (:func:`draw_model`).
-BAND_OFF_SCALE = ":"
 #: Why :func:`draw_model` left a band out, by the gid it gives the line (``band-off:<reason>``).
 BAND_OFF_REASONS = {"zero": "takes in zero", "log": "runs below the log axis"}
 
@@ -284,14 +282,14 @@ def band_note(*axes: plt.Axes) -> str:
     >>> band_note(ax)
     ''
     >>> band_note(draw_model(ax, np.array([1.0, 2.0]), 1.5, 0.0, -1.0, 1.0, color="k", label=None).axes)
-    'dotted: its CI takes in zero, no band'
+    'no band where its CI takes in zero'
     >>> band_note(draw_model(ax, np.array([1.0, 2.0]), -1.0, 1.0, 0.5, 1.5, color="k", label=None).axes)
-    'dotted: its CI takes in zero, no band; no band where its CI runs below the log axis'
+    'no band where its CI takes in zero or runs below the log axis'
     """
     gids = {line.get_gid() for ax in axes for line in ax.lines}
     said = {reason: f"band-off:{reason}" in gids for reason in BAND_OFF_REASONS}
-    return "; ".join(([f"dotted: its CI {BAND_OFF_REASONS['zero']}, no band"] if said["zero"] else [])
-                     + ([f"no band where its CI {BAND_OFF_REASONS['log']}"] if said["log"] else []))
+    reasons = [text for reason, text in BAND_OFF_REASONS.items() if said[reason]]
+    return f"no band where its CI {' or '.join(reasons)}" if reasons else ""
 
 
 def model_grid(values, log: bool) -> np.ndarray:
@@ -638,9 +636,10 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     (or, without an interval, ``two_point``) rows and converted from their ``unit`` to the
     units of ``y`` (its name's suffix: ``_s``, ``_ms``). Each line is drawn only over the
     ``x`` its group measured, as a dense curve (a straight line bends on log axes): solid
-    with the band its slope's 95 % CI spans, dashed where it has no interval (two points).
-    A rejected model (``model_holds`` False) is not drawn at all, neither line nor band: its
-    legend entry, a marker in its colour, says so. The data set the axes; a line or band
+    with the band its slope's 95 % CI spans. A model that was rejected (``model_holds`` False)
+    or could not be tested (two points: a line through them, no interval) is not drawn at all,
+    neither line nor band: its legend entry, a marker in its colour, says so (the two points'
+    slope stays in it). The data set the axes; a line or band
     beyond them is cut at the edge. The legend, below, states each slope with its CI; or,
     with ``legend="ends"``, each series is named where its line ends, its slope and CI under
     its name (:func:`ingestlab.direct_labels.label_ends`: for a panel with room on its right).
@@ -693,26 +692,28 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
                 else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
         short = (short_estimate(s["estimate"], s["ci_low"], s["ci_high"], str(s["unit"])) if ols
                  else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
-        if rejected:
+        if rejected or not ols:
             # on a line of its own: a legend entry no wider than a drawn fit's (01's legend under the panels was
             # 2 226 px wide, over the page, the one time a smoke fit was rejected)
-            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text}\nmodel rejected, no line")
-            ends.append((f"{wrapped(level)}\nmodel rejected, no line", colours[level], last[x], last[y]))
+            why = "model rejected, no line" if rejected else "not tested, no line"
+            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text}\n{why}")
+            said = why if rejected else f"{short}\n{why}"
+            ends.append((f"{wrapped(level)}\n{said}", colours[level], last[x], last[y]))
             continue
         xs = data.loc[data[hue] == level, x]
         line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
-                          s["ci_low"] * s_factor if ols else np.nan, s["ci_high"] * s_factor if ols else np.nan,
-                          color=colours[level], label=f"{level}: {text}", dashed=not ols)
+                          s["ci_low"] * s_factor, s["ci_high"] * s_factor, color=colours[level],
+                          label=f"{level}: {text}")
         ends.append((f"{wrapped(level)}\n{short}", colours[level], *(direct_labels.line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
-    dotted = band_note(ax)
-    also = f"; {dotted}" if dotted else ""
+    no_band = band_note(ax)
+    also = f"; {no_band}" if no_band else ""
     what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}"
-    if legend == "ends":  # what dotted means is said over every panel with a dotted line, the rest over the first
+    if legend == "ends":  # a band left out is said over every panel that has one, the rest over the first
         direct_labels.label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; under "
                                            f"each name: the {labels.label(slope)} (95 % CI)") if explain
-                   else wrapped(dotted) if dotted else None)
+                   else wrapped(no_band) if no_band else None)
     else:
         legend_below(ax, title=what)
     return ax

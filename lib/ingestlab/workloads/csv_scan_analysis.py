@@ -402,13 +402,13 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
         handles.append(matplotlib.lines.Line2D([], [], **plots.FAILED_STYLE, mec="0.3"))
         names.append("did not finish: " + "; ".join(sorted({STATUS_TEXT.get(s, s).split(",")[0]
                                                             for s in stopped["status"]})))
-    dotted = plots.band_note(*axes[0])
+    no_band = plots.band_note(*axes[0])
     fig.draw_without_rendering()  # the panels placed; the legend goes under them all
     fig.set_layout_engine("none")
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
                fontsize="small", frameon=False, title_fontsize="small",
                title="line: the fit over the sizes measured; shaded: its cost per GB's 95 % CI"
-                     + (f"\n{dotted}" if dotted else ""))
+                     + (f"\n{no_band}" if no_band else ""))
     return fig
 
 

@@ -273,9 +273,9 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
 
     ``curves`` (:func:`law_curves`) are drawn in their variant's colour over the client counts
     measured (never beyond them), each with its 95 % confidence band shaded (cut at the axes,
-    which fit the measurements): solid where the law held (:func:`scalability`'s
-    ``model_holds``), dashed where it was not tested (its held-out intervals said nothing). A
-    rejected law is not drawn; the legend counts, per engine, the laws rejected and those not
+    which fit the measurements), where the law held (:func:`scalability`'s ``model_holds``).
+    A law rejected, or not tested (its held-out intervals said nothing), is not drawn: a line
+    means a model that holds; the legend counts, per engine, the laws rejected and those not
     tested (:func:`scalability`'s table names them), under a column of variants per engine
     (:func:`ingestlab.plots.legend_under`). Each point has its CI where ``throughput`` has
     them (:func:`with_intervals`).
@@ -305,14 +305,13 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         for key, c in laws:
             holds = models.model_holds(c["model_holds"].iloc[0])
             colour = colour_of.get(key, "0.3")
-            if holds is False:
-                rejected[engine] += 1
+            if not holds:
+                (rejected if holds is False else untested)[engine] += 1
                 continue
-            untested[engine] += holds is None
             inside = c["rows_per_s"].where(c["rows_per_s"].between(low, high))
-            ax.plot(c["clients"], inside, color=colour, lw=1.0, ls="-" if holds else "--", alpha=0.8,
-                    zorder=1, scaley=False)  # the measurements alone set the y-range
-            held = held or bool(holds)
+            ax.plot(c["clients"], inside, color=colour, lw=1.0, alpha=0.8, zorder=1,
+                    scaley=False)  # the measurements alone set the y-range
+            held = True
             band = c.assign(ci_low=c["ci_low"].clip(low, high), ci_high=c["ci_high"].clip(low, high))
             outline = np.concatenate([band[["clients", "ci_low"]].to_numpy(),
                                       band[["clients", "ci_high"]].to_numpy()[::-1]])
@@ -327,8 +326,9 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
         handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
         names.append("scalability law, 95 % band")
     if sum(untested.values()):
-        handles.append(Line2D([], [], color="0.3", lw=1.0, ls="--"))
-        names.append(captions.wrapped("law not tested (held-out counts said nothing): " + counted(untested), 40))
+        handles.append(Line2D([], [], ls="none"))
+        names.append(captions.wrapped("law not tested (held-out counts said nothing), not drawn: "
+                                      + counted(untested), 40))
     if sum(rejected.values()):
         handles.append(Line2D([], [], ls="none"))
         names.append(captions.wrapped("law rejected, not drawn: " + counted(rejected), 40))

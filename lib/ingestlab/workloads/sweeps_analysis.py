@@ -581,11 +581,11 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             ends.append((f"{captions.wrapped(series)}\n{said}", palette[series], *end))
         ax.set_xlabel(labels.label(factor))
         ax.set_ylabel("median single-row\nINSERT (ms)")
-        dotted = plots.band_note(ax)  # explained in each panel that has a dotted line, the rest in the first
+        no_band = plots.band_note(ax)  # a band left out is said in each panel that has one, the rest in the first
         direct_labels.label_ends(ax, ends, note=captions.wrapped(
             "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI"
-            f"{'; ' + dotted if dotted else ''}); under each name: its slope"
-        ) if number == 0 else captions.wrapped(dotted) if dotted else None)
+            f"{'; ' + no_band if no_band else ''}); under each name: its slope"
+        ) if number == 0 else captions.wrapped(no_band) if no_band else None)
     fig.tight_layout()
     return fig
 
