@@ -325,6 +325,19 @@ def test_fit_terms_tests_its_sum_by_reset_and_rejects_a_missing_curvature():
     assert "model_holds" not in models.fit_terms(straight, y="t", terms=["a", "r"]).columns
 
 
+
+def test_fit_terms_rejects_a_sum_whose_cost_lies_wholly_below_zero_and_only_for_the_costs_named():
+    # as 04's paper run: MariaDB flush_2's cost per row −0.0013 ms (CI −0.0018 to −0.0008) marked as holding
+    rng = np.random.default_rng(5)
+    grid = pd.DataFrame([(a, r) for a in (1.0, 0.5, 0.25, 0.1) for r in (1, 10, 100) for _ in range(2)],
+                        columns=["a", "r"])
+    cheaper = grid.assign(t=0.3 + 0.2 * grid["a"] - 0.001 * grid["r"] + rng.normal(0, 0.002, len(grid)))
+    told = models.fit_terms(cheaper, y="t", terms=["a", "r"], adequacy=True, costs=["intercept", "a", "r"])
+    assert told["model_holds"].eq(False).all() and told["model_note"].str.contains("r below 0").all()
+    # the RESET alone passes it, and a term not named a cost (a difference, say) may lie below 0
+    assert models.fit_terms(cheaper, y="t", terms=["a", "r"], adequacy=True)["model_holds"].eq(True).all()
+    assert models.fit_terms(cheaper, y="t", terms=["a", "r"], adequacy=True, costs=["a"])["model_holds"].eq(True).all()
+
 # --- the round-trip law o(d) = o₀ + r · 2d (notebook 08), calibrated by simulation --------------------------
 # One run = the mean time of STATEMENTS_PER_RUN statements: a log-normal local cost (median 0.3 ms, σ 1) plus r round
 # trips of 2d, each hop overshooting its delay by an exponential scheduler lag (mean 0.05 ms per ms of delay: the

@@ -154,6 +154,59 @@ def test_a_headline_number_from_a_line_that_does_not_hold_says_so_in_the_finding
     assert f"| `{kept}` | 3 |" in text
 
 
+def _fit_rows(findings: Path) -> list[dict]:
+    """The rows of a ``FINDINGS.md``'s fits table (engine, variant, model, method, term, estimate, CI, unit, points, holds)."""
+    def number(text: str) -> float:
+        return float("nan") if text in ("–", "") else float(text.replace(",", "").replace("−", "-"))
+
+    rows = []
+    for line in findings.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 10 and " to " in cells[6] and cells[0] != "engine" and not cells[0].startswith("---"):
+            low, high = cells[6].split(" to ")
+            rows.append({"term": cells[4], "estimate": number(cells[5]), "low": number(low), "high": number(high),
+                         "unit": cells[7], "holds": cells[9], "line": line})
+    return rows
+
+
+#: A term that is a time a thing costs (``ms per statement``, ``s``), which cannot be below 0 (not a difference).
+_COST_UNIT = re.compile(r"^(s|ms|µs)( per [^0-9].*)?$")
+
+
+def test_promoted_findings_have_no_estimate_outside_its_interval_nor_a_cost_below_zero_said_to_hold():
+    """W: 06 had a Theil–Sen estimate outside its own CI, 03 a fixed cost of −72 ms (CI −134 to −11) marked "model
+    holds: yes". Every folder promoted since captions left the images (it has a caption file)."""
+    from ingestlab import _paths, captions
+
+    folders = sorted({f.parent for f in (_paths.REPO / "figures").glob(f"*/*{captions.CAPTION_SUFFIX}")})
+    if not folders:
+        pytest.skip("no folder promoted with caption files yet")
+    rows = [row for folder in folders if (folder / promotion.FINDINGS).exists()
+            for row in _fit_rows(folder / promotion.FINDINGS)]
+    for row in rows:
+        low, estimate, high = row["low"], row["estimate"], row["high"]
+        if np.isfinite(low) and np.isfinite(high):
+            slack = 1e-9 * max(abs(low), abs(high), 1.0)  # both written at the interval's precision
+            assert low - slack <= estimate <= high + slack, row["line"]
+        if _COST_UNIT.match(row["unit"]) and high < 0:
+            assert row["holds"] != "yes", row["line"]
+
+
+def test_the_fits_table_check_catches_an_estimate_outside_its_interval_and_a_negative_cost_said_to_hold(tmp_path):
+    findings = tmp_path / promotion.FINDINGS
+    findings.write_text("| engine | variant | model | method | term | estimate | 95 % CI | unit | points | model holds |\n"
+                        "|---|---|---|---|---|---|---|---|---|---|\n"
+                        "| postgres | overwrite | batch_time local | ols | overhead | -72.18 | -133.6 to -10.8 | ms per batch "
+                        "| 15 | yes |\n"
+                        "| duckdb | count | scan_time | theil_sen | per_gb | 2.036 | 2.055 to 2.143 | s per GB | 4 | yes |\n"
+                        "| postgres | sync_on | sweep model | bootstrap_median_difference | effect[unlogged] | -0.1571 | "
+                        "-0.1597 to -0.1541 | ms against no_key | 2000 | – |\n")
+    cost, outside, difference = _fit_rows(findings)
+    assert _COST_UNIT.match(cost["unit"]) and cost["high"] < 0 and cost["holds"] == "yes"  # what the test above refuses
+    assert not outside["low"] <= outside["estimate"] <= outside["high"]
+    assert not _COST_UNIT.match(difference["unit"])  # a difference may lie below 0
+
+
 def test_an_unfinished_run_is_refused_when_named_and_left_out_otherwise(run00, tmp_path):
     broken = tmp_path / "run"
     shutil.copytree(run00, broken)

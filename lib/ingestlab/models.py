@@ -228,17 +228,18 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=[*by, *_LINE_COLUMNS])
 
 
-def _below_zero(intercept: pd.Series, verdict: dict) -> dict:
-    """``verdict`` (an adequacy test's), with the line rejected where its intercept's whole interval lies below 0.
+def _below_zero(interval, verdict: dict, what: str = "fixed part") -> dict:
+    """``verdict`` (an adequacy test's), with the model rejected where a cost's whole interval lies below 0.
 
     Every line the lab fits is a time against a count (statements, rows, bytes, round trips):
-    its intercept, the time at a count of 0, cannot be negative. An interval wholly below 0
-    says that the line does not hold down to the smallest counts, whatever the test over the
-    measured points said.
+    its intercept, the time at a count of 0, cannot be negative, nor can the time a statement,
+    a row or a log flush adds (:func:`fit_terms`' ``costs``). An interval wholly below 0 says
+    that the model does not hold, whatever the test over the measured points said.
+    ``interval`` has ``ci_low`` and ``ci_high``; ``what`` names the cost in the note.
     """
-    if not intercept["ci_high"] < 0:
+    if not interval["ci_high"] < 0:
         return verdict
-    note = f"fixed part below 0 (95 % CI {intercept['ci_low']:.3g} to {intercept['ci_high']:.3g}): not a line down to 0"
+    note = f"{what} below 0 (95 % CI {interval['ci_low']:.3g} to {interval['ci_high']:.3g}): not a cost"
     old = verdict.get("model_note")
     return {**verdict, "model_holds": False, "model_note": f"{old}; {note}" if isinstance(old, str) and old else note}
 
@@ -602,7 +603,7 @@ def ratio_table(frame: pd.DataFrame, *, value: str, between: str, a, b, by: Sequ
 
 
 def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence[str] = (), alpha: float = 0.05,
-              cov_type: str = "HC3", adequacy: bool = False) -> pd.DataFrame:
+              cov_type: str = "HC3", adequacy: bool = False, costs: Sequence[str] = ()) -> pd.DataFrame:
     """Fit ``y = intercept + Σ coefficient_i · term_i`` per group by OLS, with heteroscedasticity-robust CIs.
 
     For models with more than one regressor, e.g. notebook 04's time per statement against
@@ -632,6 +633,10 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         covariance estimator): the model holds unless its p is below ``alpha``, the level of
         :func:`ingestlab.adequacy.assess`'s lack-of-fit test; with fewer than two residual
         degrees of freedom it is untested.
+    costs : sequence of str
+        Coefficients that are costs (``intercept`` or a term): with ``adequacy``, one whose whole
+        interval lies below 0 rejects the model, saying so (04's MariaDB ``flush_2`` had a cost per
+        row of −0.0013 ms, CI −0.0018 to −0.0008, marked as holding).
 
     Returns
     -------
@@ -661,6 +666,10 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         res = OLS(g[y].astype(float), X).fit(cov_type=cov_type)
         ci = res.conf_int(alpha)
         verdict = _reset(res, cov_type, alpha) if adequacy else {}
+        for cost in costs if adequacy else ():
+            name = "const" if cost == "intercept" else cost
+            if name in res.params.index:
+                verdict = _below_zero({"ci_low": ci.loc[name, 0], "ci_high": ci.loc[name, 1]}, verdict, cost)
         for name in ["const", *terms]:
             found = name in res.params.index
             rows.append({**labels, "term": "intercept" if name == "const" else name,

@@ -136,13 +136,14 @@ def fit(throughput: pd.DataFrame) -> pd.DataFrame:
     (1: every commit its own; ½: two share one). So ``flush`` is the overhead that grouping
     divides, ``per_row`` the cost that no grouping removes, ``fixed`` the rest of a
     statement. OLS with HC3 CIs (:func:`ingestlab.models.fit_terms`), and whether the sum holds
-    (Ramsey's RESET: no statement count repeats, so no pure-error test); where the engine
-    reports no flushes, ``flush_share`` is left out.
+    (Ramsey's RESET: no statement count repeats, so no pure-error test; and none of the three
+    costs wholly below 0); where the engine reports no flushes, ``flush_share`` is left out.
     """
     data = throughput.assign(ms_per_statement=1e3 / throughput["statements_per_s"],
                              flush_share=1 / throughput["commits_per_flush"])
-    return models.fit_terms(data, y="ms_per_statement", terms=["flush_share", "rows_per_insert"],
-                            by=["engine", "variant"], adequacy=True)
+    terms = ["flush_share", "rows_per_insert"]
+    return models.fit_terms(data, y="ms_per_statement", terms=terms, by=["engine", "variant"], adequacy=True,
+                            costs=["intercept", *terms])  # a time a statement, a flush or a row adds: never below 0
 
 
 def saturation(throughput: pd.DataFrame) -> pd.DataFrame:
