@@ -140,6 +140,7 @@ def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
     """
     width = print_width(fig)
     pad = float(plt.rcParams["savefig.pad_inches"])
+
     def small(fig):  # with a margin: saved at 300 dpi, text measures a little larger and the panels a little smaller
         return cramped(fig, margin=0.03)
 
