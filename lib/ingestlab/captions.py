@@ -174,12 +174,13 @@ def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
 ROW_GAP_IN, ROW_LINE_IN = 0.07, 0.115
 
 
-def room_for_rows(ax: plt.Axes) -> None:
+def room_for_rows(ax: plt.Axes, per_row: int = 1) -> None:
     r"""Make the figure of ``ax`` (one panel that a plot function made itself) tall enough for its rows' labels.
 
     A figure of the theme's default height held 04's 20 speed-ups, each named on two lines,
     their names printed over one another: each row gets :data:`ROW_GAP_IN` plus
-    :data:`ROW_LINE_IN` per line of its longest label, and the figure never shrinks.
+    :data:`ROW_LINE_IN` per line of its longest label, or per value label it holds
+    (``per_row``: a dot plot's levels, each labelled), and the figure never shrinks.
 
     Examples
     --------
@@ -192,7 +193,7 @@ def room_for_rows(ax: plt.Axes) -> None:
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     if not ticks:
         return
-    lines = max(t.count("\n") + 1 for t in ticks)
+    lines = max(max(t.count("\n") + 1 for t in ticks), per_row)
     fig = ax.figure
     need = 1.4 + len(ticks) * (ROW_GAP_IN + ROW_LINE_IN * lines)
     if need > fig.get_figheight():
