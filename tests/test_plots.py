@@ -348,6 +348,29 @@ def test_a_panel_with_a_fit_without_its_band_says_why_over_its_labels_even_when_
             figures.close(ax.figure)
 
 
+def test_three_stacked_panels_whose_lower_fits_lose_their_band_still_fit_the_page():
+    """03's fit in CI: a band-less note above each lower panel, each given room by the layout: 5.81 in tall."""
+    rng = np.random.default_rng(3)
+    rows = np.repeat([50, 100, 200], 3)
+    wide = pd.DataFrame({"variant": ["a", "b"], "method": ["ols", "ols"], "overhead_ms": [0.05, 0.001],
+                         "overhead_ci_low_ms": [0.04, -0.002], "overhead_ci_high_ms": [0.06, 0.004],
+                         "write_time_s": [0.001, 0.002], "n_points": [9, 9]})
+    with plt.rc_context():
+        figures.use_article_theme()
+        fig, axes = plt.subplots(3, 1, figsize=(figures.PAGE_WIDTH, 2.6 * 3), layout="constrained")
+        for number, ax in enumerate(axes):
+            data = pd.DataFrame({"n_loads": np.tile(rows, 2), "total_s": np.r_[0.001 + 5e-5 * rows, 0.002 + 1e-6 * rows]
+                                 * rng.normal(1, 0.02, 2 * len(rows)), "variant": ["a"] * 9 + ["b"] * 9})
+            plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
+                           hue="variant", ax=ax, legend="ends", explain=number == 0, logx=False, logy=False)
+        box = captions.fit_to_print(fig)
+        assert box.height <= figures.TALLEST[figures.PAGE_WIDTH] and captions.cramped(fig) == []
+        notes = [a.note for ax in axes for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
+        assert [n.get_in_layout() for n in notes] == [True, False, False]  # the top panel's note alone takes room
+        assert "no band where its CI takes in zero" in notes[1].get_text().replace("\n", " ")
+        figures.close(fig)
+
+
 def test_the_latency_boxes_keep_the_width_their_legend_goes_under_them():
     data = pd.DataFrame({"scenario": ["single_row"] * 6, "elapsed_ms": [0.1, 0.2, 0.3, 0.2, 0.3, 0.4],
                          "series": ["MariaDB, log written at commit, flushed each second"] * 3
@@ -387,7 +410,7 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
     assert ax.get_legend() is None
     (ends,) = [a for a in ax.artists if isinstance(a, direct_labels.EndLabels)]
     texts = {label.get_text().split("\n")[0]: label for label in ends.labels}
-    assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points\nnot tested, no line",
+    assert [t.get_text() for t in texts.values()] == ["async\n0.60 ms (0.50–0.70)", "off\n54 ms per load, 2 points, no line",
                                                        "lone\ntoo few points for a fit"]
     line = next(line for line in ax.get_lines() if line.get_label().startswith("async"))
     assert texts["async"].xy == direct_labels.line_end(line)  # the label names the point where its line ends

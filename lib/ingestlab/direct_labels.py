@@ -190,7 +190,7 @@ class PointLabels(matplotlib.artist.Artist):
             taken.append(chosen)
 
 
-def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:
+def label_ends(ax: plt.Axes, entries, *, note: str | None = None, note_in_layout: bool = True) -> EndLabels:
     """Name each series where its line ends, right of the axes, instead of a legend (:class:`EndLabels`).
 
     Parameters
@@ -202,7 +202,13 @@ def label_ends(ax: plt.Axes, entries, *, note: str | None = None) -> EndLabels:
         :func:`line_end`; for a series without a line, its last point).
     note : str, optional
         What the lines and shading mean, written above the labels.
+    note_in_layout : bool
+        Whether the layout makes room for the note above the panel (the top panel's, which
+        nothing stands above); a lower panel's short note stands in the gap left by the panel
+        above, and room made for it in each of 03's three panels made the figure too tall.
     """
     artist = EndLabels(ax, list(entries), note)
+    if artist.note is not None:
+        artist.note.set_in_layout(note_in_layout)
     ax.add_artist(artist)
     return artist

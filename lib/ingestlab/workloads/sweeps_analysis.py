@@ -585,7 +585,7 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
         direct_labels.label_ends(ax, ends, note=captions.wrapped(
             "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI"
             f"{'; ' + no_band if no_band else ''}); under each name: its slope"
-        ) if number == 0 else captions.wrapped(no_band) if no_band else None)
+        ) if number == 0 else captions.wrapped(no_band) if no_band else None, note_in_layout=number == 0)
     fig.tight_layout()
     return fig
 
