@@ -388,9 +388,10 @@ def test_a_line_whose_fixed_part_lies_wholly_below_zero_does_not_hold_and_says_w
     # as 03's paper run: PostgreSQL's overwrite batches, fixed cost -72 ms (CI -134 to -11) marked as holding
     rng = np.random.default_rng(5)
     rows = np.repeat([2000, 4000, 6000, 8000, 10000], 3)
-    curved = pd.DataFrame({"rows": rows, "s": 1.8e-4 * rows - 0.07 + rng.normal(0, 0.004, len(rows))})
-    fits = models.fit_linear(curved, x="rows", y="s", adequacy=True)
+    curved = pd.DataFrame({"rows": rows, "elapsed_s": 1.8e-4 * rows - 0.07 + rng.normal(0, 0.004, len(rows))})
+    fits = models.fit_linear(curved, x="rows", y="elapsed_s", adequacy=True)
     assert (fits["intercept_ci_high"].iloc[0] < 0) and not fits["model_holds"].any()
-    assert all("fixed part below 0" in note for note in fits["model_note"])
-    straight = curved.assign(s=curved["s"] + 0.08)  # the same line lifted above 0: its verdict is the test's own
-    assert models.fit_linear(straight, x="rows", y="s", adequacy=True)["model_holds"].all()
+    # in the fitted column's unit (03's FINDINGS beside it says ms per batch)
+    assert all("fixed part below 0" in note and " s): not a cost" in note for note in fits["model_note"])
+    straight = curved.assign(elapsed_s=curved["elapsed_s"] + 0.08)  # lifted above 0: its verdict is the test's own
+    assert models.fit_linear(straight, x="rows", y="elapsed_s", adequacy=True)["model_holds"].all()

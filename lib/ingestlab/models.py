@@ -212,7 +212,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
                           variance=variance, alpha=alpha)
         s, c = fit.table.loc[x], fit.table.loc["const"]
         if adequacy:
-            labels = {**labels, **_below_zero(c, _adequacy.assess(g, x=x, y=y, variance=variance, alpha=alpha))}
+            labels = {**labels, **_below_zero(c, _adequacy.assess(g, x=x, y=y, variance=variance, alpha=alpha),
+                                              unit=_unit_of(y))}
         rows.append({**labels, "method": "ols", "slope": s["estimate"], "slope_se": s["se"],
                      "slope_ci_low": s["ci_low"], "slope_ci_high": s["ci_high"],
                      "intercept": c["estimate"], "intercept_ci_low": c["ci_low"],
@@ -228,18 +229,33 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=[*by, *_LINE_COLUMNS])
 
 
-def _below_zero(interval, verdict: dict, what: str = "fixed part") -> dict:
+def _unit_of(column: str) -> str:
+    """The unit a column's name ends in (``elapsed_s`` → ``s``, ``ms_per_statement`` → ``ms``), else ``""``.
+
+    Examples
+    --------
+    >>> _unit_of("elapsed_s"), _unit_of("ms_per_statement"), _unit_of("rows")
+    ('s', 'ms', '')
+    """
+    for unit in ("ms", "us", "s"):
+        if column.endswith(f"_{unit}") or column.startswith(f"{unit}_"):
+            return unit
+    return ""
+
+
+def _below_zero(interval, verdict: dict, what: str = "fixed part", unit: str = "") -> dict:
     """``verdict`` (an adequacy test's), with the model rejected where a cost's whole interval lies below 0.
 
     Every line the lab fits is a time against a count (statements, rows, bytes, round trips):
     its intercept, the time at a count of 0, cannot be negative, nor can the time a statement,
     a row or a log flush adds (:func:`fit_terms`' ``costs``). An interval wholly below 0 says
     that the model does not hold, whatever the test over the measured points said.
-    ``interval`` has ``ci_low`` and ``ci_high``; ``what`` names the cost in the note.
+    ``interval`` has ``ci_low`` and ``ci_high``, in ``unit`` (the fitted column's); ``what`` names
+    the cost in the note.
     """
     if not interval["ci_high"] < 0:
         return verdict
-    note = f"{what} below 0 (95 % CI {interval['ci_low']:.3g} to {interval['ci_high']:.3g}): not a cost"
+    note = f"{what} below 0 (95 % CI {interval['ci_low']:.3g} to {interval['ci_high']:.3g}{' ' + unit if unit else ''}): not a cost"
     old = verdict.get("model_note")
     return {**verdict, "model_holds": False, "model_note": f"{old}; {note}" if isinstance(old, str) and old else note}
 
@@ -669,7 +685,8 @@ def fit_terms(frame: pd.DataFrame, *, y: str, terms: Sequence[str], by: Sequence
         for cost in costs if adequacy else ():
             name = "const" if cost == "intercept" else cost
             if name in res.params.index:
-                verdict = _below_zero({"ci_low": ci.loc[name, 0], "ci_high": ci.loc[name, 1]}, verdict, cost)
+                verdict = _below_zero({"ci_low": ci.loc[name, 0], "ci_high": ci.loc[name, 1]}, verdict, cost,
+                                      unit=_unit_of(y))
         for name in ["const", *terms]:
             found = name in res.params.index
             rows.append({**labels, "term": "intercept" if name == "const" else name,
