@@ -230,17 +230,8 @@ def fit_linear(frame: pd.DataFrame, *, x: str, y: str, by: Sequence[str] = (), a
 
 
 def _unit_of(column: str) -> str:
-    """The unit a column's name ends in (``elapsed_s`` → ``s``, ``ms_per_statement`` → ``ms``), else ``""``.
-
-    Examples
-    --------
-    >>> _unit_of("elapsed_s"), _unit_of("ms_per_statement"), _unit_of("rows")
-    ('s', 'ms', '')
-    """
-    for unit in ("ms", "us", "s"):
-        if column.endswith(f"_{unit}") or column.startswith(f"{unit}_"):
-            return unit
-    return ""
+    """The unit a column's name ends or starts with (``elapsed_s``: ``s``; ``ms_per_statement``: ``ms``), else ``""``."""
+    return next((unit for unit in ("ms", "us", "s") if column.endswith(f"_{unit}") or column.startswith(f"{unit}_")), "")
 
 
 def _below_zero(interval, verdict: dict, what: str = "fixed part", unit: str = "") -> dict:
