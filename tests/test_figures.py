@@ -167,6 +167,9 @@ def test_within_conditions_of_an_engine_levels_naming_none_take_its_colour_and_a
         assert len(set(colours.values())) == 3 and all(figure_checks.is_shade_of(c, colour) for c in colours.values())
         assert len(set(shapes.values())) == 3
     assert figures.palette(levels) != colours  # the block ended
+    for engine, (colour, _) in figures.ENGINE_STYLE.items():  # every engine's conditions start from its own colour
+        with figures.conditions_of(engine):
+            assert figures.palette(["on", "off"])["on"].lower() == colour.lower(), engine
     with pytest.raises(ValueError, match="not an engine of the lab"):
         with figures.conditions_of("sqlite"):
             pass

@@ -32,8 +32,8 @@ def name_of(key: dict[str, Any]) -> str:
 
     Examples
     --------
-    >>> name_of({"engine": "postgres", "variant": "sync_on", "repeat": 0})
-    'engine=postgres,variant=sync_on,repeat=0-4b940b94'
+    >>> name_of({"engine": "engine_a", "variant": "sync_on", "repeat": 0})
+    'engine=engine_a,variant=sync_on,repeat=0-c46e21e1'
     """
     text = json.dumps(key, sort_keys=True, default=str)
     readable = _UNSAFE.sub("_", ",".join(f"{k}={v}" for k, v in key.items()))[:150]

@@ -276,11 +276,15 @@ def conditions_of(engine: str):
     they take ``"PostgreSQL, sync off"``, so that the engine keeps its one colour in every
     figure and :data:`CONDITION_COLOURS` never stand for it.
 
+    What it does for each registered engine is tested in ``tests/test_figures.py`` (an example here
+    would name an engine outside its folder).
+
     Examples
     --------
-    >>> with conditions_of("postgres"):
-    ...     palette(["sync on", "sync off"])
-    {'sync on': '#0072B2', 'sync off': '#004A74'}
+    >>> with conditions_of("not_an_engine"):  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+    ValueError: conditions_of('not_an_engine'): not an engine of the lab (...)
     """
     name = engine_of(engine)  # its id, or its name as figures write it
     if name is None:
