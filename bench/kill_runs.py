@@ -23,8 +23,10 @@ import time
 from pathlib import Path
 
 BIN = Path(sys.executable).parent / "ingestlab"
+#: What each round runs: long enough that a kill within ``--max-delay`` lands mid-run on a quiet machine
+#: (01 with its smoke three rounds ended in 12 s alone here, so a kill at 15 s found it finished).
 NOTEBOOKS = {
-    "01": ["-p", "VARIANTS", "sync_on,sync_off", "-p", "ENGINES", "postgres"],
+    "01": ["-p", "VARIANTS", "sync_on,sync_off", "-p", "ENGINES", "postgres", "-p", "REPEATS", "20"],
     "03": ["-p", "ENGINES", "postgres,mariadb"],
 }
 FOLLOW_UP = ["run", "01", "--no-progress", "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",

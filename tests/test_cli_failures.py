@@ -380,8 +380,10 @@ def test_three_kills_at_random_moments_leave_nothing_after_one_more_run(lab_tmp)
 
     # each killed run's leftovers meet the next run's reaper (the next killed run's, then the follow-up's):
     # one follow-up after the three, as the name says (a follow-up after each cost 2 × 14 s more)
-    killed = [kill_runs.one_round(i, "01", delay, lab_tmp, follow_up=False) for i, delay in enumerate([1.0, 6.0])]
-    last = kill_runs.one_round(2, "01", 15.0, lab_tmp)
+    # 1 s: before the kernel; 4 s: its server starting or the first rounds; 8 s: measuring (a quiet run of
+    # kill_runs' 01 measures from about 3 s to 25 s here; 15 s was after the end of the smoke three rounds, 12 s)
+    killed = [kill_runs.one_round(i, "01", delay, lab_tmp, follow_up=False) for i, delay in enumerate([1.0, 4.0])]
+    last = kill_runs.one_round(2, "01", 8.0, lab_tmp)
     del lab_tmp
     assert all(r["killed"] for r in [*killed, last]), [*killed, last]
     assert last["follow_up_rc"] == 0 and not last["left"], last

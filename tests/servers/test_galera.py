@@ -119,7 +119,7 @@ def _probe_as_nobody(cluster, key, cert) -> subprocess.CompletedProcess:
         ctx.load_cert_chain({str(cert)!r}, {str(key)!r})
         for port in {ports!r}:
             for mode in ("tls", "plain"):
-                raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+                raw = socket.create_connection(("127.0.0.1", port), timeout=3)  # a node that keeps a stranger waiting: cut off
                 try:
                     if mode == "tls":
                         s = ctx.wrap_socket(raw)
