@@ -379,7 +379,7 @@ def plot_fit(measured: pd.DataFrame, fits: pd.DataFrame):
     for number, (ax, engine) in enumerate(zip(axes[:, 0], engines)):
         plots.plot_fit(points[points["engine"] == engine], drawn[drawn["engine"] == engine], x="rows",
                          y="elapsed_s", hue="series", slope="per_row", intercept="overhead", ax=ax, legend="ends",
-                         explain=number == 0)
+                         explain=number == 0, logy=False)  # a straight model on linear axes: a straight line
         ax.set_title(labels.label(engine), loc="left", fontsize="medium")
         ax.set_ylabel("batch time (s)")
         ax.set_xlabel("rows per batch")
