@@ -62,7 +62,7 @@ def test_plot_fit_draws_ols_with_its_ci_band_and_no_line_through_two_points_from
                          "variant": ["async"] * 3 + ["off"] * 2})
     wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
                          "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
-                         "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
+                         "write_time_s": [100.0, 140.0], "n_points": [3, 2], "model_holds": [True, None]})
     ax = plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
                           hue="variant")
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines() if line.get_linestyle() != "None"}
@@ -180,7 +180,11 @@ def test_plot_stream_load_shows_throughput_and_the_fit_per_load():
     lines = {line.get_label().split(":")[0]: line for line in right.get_lines()}
     for variant in fits.loc[fits["method"] == "two_point", "variant"]:  # untested: a marker and its slope, no line
         assert len(lines[variant].get_xdata()) == 0 and lines[variant].get_label().endswith("not tested, no line")
-    for _, fit in fits[fits["method"] == "ols"].iterrows():
+    holds = fits["model_holds"] if "model_holds" in fits else pd.Series(None, index=fits.index, dtype=object)
+    holding = fits["method"].eq("ols") & holds.map(models.model_holds).eq(True)
+    for _, fit in fits[(fits["method"] == "ols") & ~holding].iterrows():  # rejected, or not tested: no line either
+        assert len(lines[fit["variant"]].get_xdata()) == 0 and lines[fit["variant"]].get_label().endswith(", no line")
+    for _, fit in fits[holding].iterrows():
         x, y = lines[fit["variant"]].get_xdata(), lines[fit["variant"]].get_ydata()
         drawn = np.isfinite(y)  # cut where it leaves the axes
         assert len(x) > 10 and drawn.sum() > 10
@@ -197,7 +201,7 @@ def test_a_straight_line_model_on_a_log_axis_is_drawn_as_a_dense_curve_with_its_
                          "series": ["a"] * 3 + ["b"] * 3})
     wide = pd.DataFrame({"series": ["a", "b"], "method": ["ols"] * 2, "intercept": [-0.03, 0.0],
                          "slope": [5e-4, 2e-5], "slope_ci_low": [1e-4, 1.5e-5], "slope_ci_high": [9e-4, 2.5e-5],
-                         "n_points": [3, 3]})
+                         "n_points": [3, 3], "model_holds": [True, True]})
     terms = {"slope": models.Term("slope", "slope_ci_low", "slope_ci_high", "s per row"),
              "intercept": models.Term("intercept", None, None, "s")}
     fits = models.tidy(wide, model="line", terms=terms).assign(series=["a", "a", "b", "b"])
@@ -334,7 +338,7 @@ def test_a_panel_with_a_fit_without_its_band_says_why_over_its_labels_even_when_
                          "variant": ["flat"] * 3 + ["steep"] * 3})
     wide = pd.DataFrame({"variant": ["flat", "steep"], "method": ["ols", "ols"], "overhead_ms": [0.0001, 0.2],
                          "overhead_ci_low_ms": [-0.001, 0.19], "overhead_ci_high_ms": [0.0012, 0.21],
-                         "write_time_s": [0.011, 0.0], "n_points": [3, 3]})
+                         "write_time_s": [0.011, 0.0], "n_points": [3, 3], "model_holds": [True, True]})
     fits = models.tidy(wide, model="load_overhead", terms=PER_LOAD)
     with plt.rc_context():
         figures.use_article_theme()
@@ -354,7 +358,7 @@ def test_three_stacked_panels_whose_lower_fits_lose_their_band_still_fit_the_pag
     rows = np.repeat([50, 100, 200], 3)
     wide = pd.DataFrame({"variant": ["a", "b"], "method": ["ols", "ols"], "overhead_ms": [0.05, 0.001],
                          "overhead_ci_low_ms": [0.04, -0.002], "overhead_ci_high_ms": [0.06, 0.004],
-                         "write_time_s": [0.001, 0.002], "n_points": [9, 9]})
+                         "write_time_s": [0.001, 0.002], "n_points": [9, 9], "model_holds": [True, True]})
     with plt.rc_context():
         figures.use_article_theme()
         fig, axes = plt.subplots(3, 1, figsize=(figures.PAGE_WIDTH, 2.6 * 3), layout="constrained")
@@ -404,7 +408,7 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
                          "variant": ["async"] * 3 + ["off"] * 2 + ["lone"]})
     wide = pd.DataFrame({"variant": ["async", "off"], "method": ["ols", "two_point"], "overhead_ms": [0.6, 54.0],
                          "overhead_ci_low_ms": [0.5, np.nan], "overhead_ci_high_ms": [0.7, np.nan],
-                         "write_time_s": [100.0, 140.0], "n_points": [3, 2]})
+                         "write_time_s": [100.0, 140.0], "n_points": [3, 2], "model_holds": [True, None]})
     ax = plots.plot_fit(data, models.tidy(wide, model="load_overhead", terms=PER_LOAD), x="n_loads", y="total_s",
                           hue="variant", legend="ends")
     assert ax.get_legend() is None

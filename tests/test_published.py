@@ -438,6 +438,7 @@ def test_a_published_table_names_the_lab_engine_each_study_engine_is_set_beside(
 
 def test_figures_of_one_engine_s_configurations_draw_them_in_that_engine_s_colour():
     """StarRocks' deployments and Doris' load variants were indigo, wine and olive: colours no engine has."""
+    import matplotlib.collections
     import matplotlib.colors
     import matplotlib.pyplot as plt
 
@@ -455,6 +456,8 @@ def test_figures_of_one_engine_s_configurations_draw_them_in_that_engine_s_colou
         own = figures.ENGINE_STYLE[engine][0]
         for fig in figs:
             colours = {matplotlib.colors.to_hex(line.get_color()).upper() for ax in fig.axes for line in ax.get_lines()
-                       if len(line.get_xdata()) > 1}
+                       if len(line.get_xdata()) > 1}  # its lines, and its points (a fit not tested has no line)
+            colours |= {matplotlib.colors.to_hex(c).upper() for ax in fig.axes for points in ax.collections
+                        if isinstance(points, matplotlib.collections.PathCollection) for c in points.get_facecolors()}
             assert colours and all(figure_checks.is_shade_of(c, own) for c in colours), (engine, colours)
             plt.close(fig)

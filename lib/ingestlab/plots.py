@@ -653,7 +653,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     units of ``y`` (its name's suffix: ``_s``, ``_ms``). Each line is drawn only over the
     ``x`` its group measured, as a dense curve (a straight line bends on log axes): solid
     with the band its slope's 95 % CI spans. A model that was rejected (``model_holds`` False)
-    or could not be tested (two points: a line through them, no interval) is not drawn at all,
+    or not tested (``model_holds`` empty: too few points or degrees of freedom for the adequacy test;
+    or two points: a line through them, no interval) is not drawn at all,
     neither line nor band: its legend entry, a marker in its colour, says so (the two points'
     slope stays in it). The data set the axes; a line or band
     beyond them is cut at the edge. The legend, below, states each slope with its CI; or,
@@ -687,7 +688,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     y_seconds = unit_seconds(y)
     usable = fits[fits["method"].isin(["ols", "two_point"]) & fits["term"].isin([slope, intercept])]
     method = usable.groupby(hue)["method"].agg(lambda m: "ols" if (m == "ols").any() else "two_point")
-    ends = []
+    ends, drawn = [], 0
     for level in levels:
         terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
         last = data.loc[data[hue] == level].sort_values(x).iloc[-1]
@@ -700,7 +701,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         i_value = terms.loc[intercept, "estimate"] * unit_seconds(terms.loc[intercept, "unit"]) / y_seconds \
             if intercept in terms.index else 0.0
         unit = str(s["unit"]) if per is None or " per " in str(s["unit"]) else f"{s['unit']} per {per}"
-        rejected = model_holds(s.get("model_holds")) is False
+        holds = model_holds(s.get("model_holds"))
+        rejected = holds is False
         ols = s.name == slope and method.get(level) == "ols"
         n = s.get("n_points")
         text = (report.format_estimate(s["estimate"], s["ci_low"], s["ci_high"], unit=unit,
@@ -708,26 +710,28 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
                 else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
         short = (short_estimate(s["estimate"], s["ci_low"], s["ci_high"], str(s["unit"])) if ols
                  else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
-        if rejected or not ols:
+        if holds is not True or not ols:
             # on a line of its own: a legend entry no wider than a drawn fit's (01's legend under the panels was
             # 2 226 px wide, over the page, the one time a smoke fit was rejected)
             why = "model rejected, no line" if rejected else "not tested, no line"
             ax.plot([], [], "o", color=colours[level], label=f"{level}: {text}\n{why}")
-            said = why if rejected else f"{short}, no line"  # "54.2 ms per load, 2 points, no line": one line less
+            said = why if rejected else f"{short}, no line" if not ols else f"{short}\n{why}"  # "54.2 ms per load, 2 points, no line"
             ends.append((f"{wrapped(level)}\n{said}", colours[level], last[x], last[y]))
             continue
         xs = data.loc[data[hue] == level, x]
         line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
                           s["ci_low"] * s_factor, s["ci_high"] * s_factor, color=colours[level],
                           label=f"{level}: {text}")
+        drawn += 1
         ends.append((f"{wrapped(level)}\n{short}", colours[level], *(direct_labels.line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     no_band = band_note(ax)
     also = f"; {no_band}" if no_band else ""
-    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}"
+    lines = f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; " if drawn else ""
+    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}" if drawn else f"the {labels.label(slope)} (95 % CI)"
     if legend == "ends":  # a band left out is said over every panel that has one, the rest over the first
-        direct_labels.label_ends(ax, ends, note=wrapped(f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; under "
+        direct_labels.label_ends(ax, ends, note=wrapped(f"{lines}under "
                                            f"each name: the {labels.label(slope)} (95 % CI)") if explain
                    else wrapped(no_band) if no_band else None, note_in_layout=explain)
     else:

@@ -437,7 +437,10 @@ def from_rejected_line(name: str, fits: pd.DataFrame | None) -> bool:
 
     The quantity's name without its unit (``_ms``, ``_us``, ``_s``) or its ``usl_`` prefix begins
     a term of ``fits`` (``overhead``, ``per_row``, ``flush_share``, ``sigma``), and the engine and
-    the variant of that fit's row are named, as whole words, in the part in brackets.
+    the variant of that fit's row are named, as whole words, in the part in brackets; where such rows
+    belong to several models (the lines of several sweeps: ``sweep partitions (linear)``, ``sweep columns (linear)``),
+    only those whose model has a word named there too (``slope_ms[postgres sync_on columns 4–50]`` is
+    the columns' line, not the partitions').
 
     Examples
     --------
@@ -447,6 +450,12 @@ def from_rejected_line(name: str, fits: pd.DataFrame | None) -> bool:
     >>> [from_rejected_line(n, fits) for n in ("overhead_ms[engine_a strict]", "overhead_ms[engine_a loose]",
     ...                                         "rows_per_s[engine_a strict C=32]", "diff_ms")]
     [True, False, False, False]
+    >>> sweeps = pd.DataFrame({"engine": ["pg"] * 2, "variant": ["on"] * 2, "term": ["slope"] * 2,
+    ...                        "model": ["sweep partitions (linear)", "sweep columns (linear)"],
+    ...                        "model_holds": [False, True]})
+    >>> [from_rejected_line(n, sweeps) for n in ("slope_ms[pg on partitions 1–1024]", "slope_ms[pg on columns 4–50]",
+    ...                                          "slope_ms[pg on model unlogged]")]
+    [True, False, False]
     """
     from ingestlab.models import model_holds
 
@@ -458,9 +467,11 @@ def from_rejected_line(name: str, fits: pd.DataFrame | None) -> bool:
     def named(value) -> bool:  # a whole word (or words) of the brackets: "sync_off" is not in "sync_off_2"
         return re.search(rf"(?<![\w.-]){re.escape(str(value))}(?![\w.-])", inside) is not None
 
-    rows = fits[fits["term"].astype(str).str.startswith(quantity)]
-    return any(model_holds(r["model_holds"]) is False and named(r["engine"]) and named(r["variant"])
-               for r in rows.to_dict("records"))
+    rows = [r for r in fits[fits["term"].astype(str).str.startswith(quantity)].to_dict("records")
+            if named(r["engine"]) and named(r["variant"])]
+    if len({str(r.get("model")) for r in rows}) > 1:
+        rows = [r for r in rows if any(named(word) for word in re.findall(r"[^\W\d]\w*", str(r.get("model"))))]
+    return any(model_holds(r["model_holds"]) is False for r in rows)
 
 
 def _bounds(column: str, columns: pd.Index) -> tuple[str, str] | None:

@@ -569,8 +569,8 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             grid = plots.model_grid(g["level_value"], factor in log_factors)
             end, said = (g["level_value"].iloc[-1], g["median_ms"].iloc[-1]), "no fit"
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
-                said = "model rejected, no line"
-                if not _rejected(fit):
+                said = "model rejected, no line" if _rejected(fit) else "not tested, no line"
+                if models.model_holds(fit.get("model_holds")) is True:  # a line only for a model that holds
                     line = plots.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
                                               fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
                                               color=palette[series], label=None,
