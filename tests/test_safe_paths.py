@@ -83,6 +83,9 @@ def test_the_hostile_commands_write_and_read_nothing_through_another_user_s_link
         (["figures", str(run_b), "01", "--to", str(tmp_path / "figs")], "RUN_DIR"),
         (["figures", str(FIXTURES / "a"), "01", "--to", str(shared / "figs")], "--to"),
         (["run", "06", "--out", str(tmp_path / "mine06"), "-p", "DATA_DIR", str(shared / "csv")], "DATA_DIR"),
+        (["summary", str(run_b)], "RUN_DIR"),  # it printed the secret's rows
+        (["sql", "SELECT 1 AS one", "--root", str(FIXTURES), "--csv", str(shared / "one.csv")], "--csv"),
+        (["sql", "SELECT 1 AS one", "--root", str(FIXTURES), "--parquet", str(shared / "one.parquet")], "--parquet"),
     ]
     for argv, named in commands:
         assert cli.main(argv) == 2, argv
@@ -90,3 +93,4 @@ def test_the_hostile_commands_write_and_read_nothing_through_another_user_s_link
         assert len(err.splitlines()) == 1 and named in err and "no other user can change" in err, (argv, err)
     assert sorted(p.name for p in private.iterdir()) == ["secret.csv"]
     assert not (tmp_path / "mine").exists() and not (tmp_path / "figs").exists() and not (shared / "figs").exists()
+    assert not (shared / "one.csv").exists() and not (shared / "one.parquet").exists()

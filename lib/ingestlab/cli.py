@@ -234,6 +234,7 @@ def _run(args) -> int:
     from ingestlab.conninfo import HANDOVER_ENV, PASSWORD_ENV, RENAMED_HANDOVER_ENV, read_password_file
 
     results.figure_formats()  # a bad $INGESTLAB_FIGURE_FORMATS stops here, not at the first figure
+    preflight.check_environment()  # and a bad $INGESTLAB_LOCK_WAIT_S or lab folder, in one line before any banner
     if RENAMED_HANDOVER_ENV in os.environ:  # its value may be a password: never shown
         raise ConfigError(f"${RENAMED_HANDOVER_ENV}", "(set)", f"unset: the runner's hand-over is now called ${HANDOVER_ENV}; "
                           f"a password for URL targets is ${PASSWORD_ENV}")
@@ -367,6 +368,9 @@ def _clean(args) -> int:  # noqa: ARG001 - uniform command signature
 
 
 def _summary(args) -> int:
+    from ingestlab import safe_paths
+
+    safe_paths.check_folder(args.out, "RUN_DIR")  # its files are read and printed: no other user's link among them
     _print_summary(args.out)
     return 0
 
@@ -438,8 +442,10 @@ def _runs(args) -> int:
 
 
 def _sql(args) -> int:
-    from ingestlab import catalog
+    from ingestlab import catalog, safe_paths
 
+    if args.csv or args.parquet:  # written where no other user can put a link or read it half-written
+        safe_paths.check_folder(Path(args.csv or args.parquet).parent, "--csv" if args.csv else "--parquet")
     try:
         with catalog.Catalog(args.root) as cat:
             if args.csv or args.parquet:

@@ -107,16 +107,30 @@ def check(engines: Sequence[EngineSpec], resolved: Any, target: Path, mode: str 
     PreflightError
         One line naming what failed (passwords masked).
     """
-    from ingestlab.engines.base import lock_wait_s
-
     check_output(target, mode)
-    lock_wait_s()  # a malformed $INGESTLAB_LOCK_WAIT_S: refused before anything starts
-    placement.policy(), placement.wakeup()  # and a malformed $INGESTLAB_PLACEMENT or $INGESTLAB_WAKEUP
-    _check_lab_dir()
-    _check_figures_dir()
+    check_environment()
     _check_disk(resolved)
     variants = tuple(getattr(resolved, "variants", ()) or ())
     return [entry for spec in engines if spec.connection is not None for entry in _check_target(spec, variants)]
+
+
+def check_environment() -> None:
+    """The lab's settings from the environment, checked before any notebook (``ingestlab run`` says so in one line).
+
+    ``$INGESTLAB_LOCK_WAIT_S``, ``$INGESTLAB_PLACEMENT`` and ``$INGESTLAB_WAKEUP`` well formed; the lab's
+    servers' folder and ``$INGESTLAB_FIGURES_DIR`` folders on a disk that stores files.
+
+    Raises
+    ------
+    ConfigError, PreflightError
+        One line naming the variable and what it should be.
+    """
+    from ingestlab.engines.base import lock_wait_s
+
+    lock_wait_s()
+    placement.policy(), placement.wakeup()
+    _check_lab_dir()
+    _check_figures_dir()
 
 
 def bounds_line() -> str:
@@ -137,9 +151,6 @@ def _check_lab_dir() -> None:
     if existing is not None and not existing.is_dir():
         raise PreflightError(f"{where} {lab}: {existing} is not a folder; point $INGESTLAB_LAB_DIR at a folder")
     _check_can_hold(existing, f"{where} {lab}", "point $INGESTLAB_LAB_DIR at a folder on a disk this user can write")
-    from ingestlab.engines.wire import lock_wait_s
-
-    lock_wait_s()  # a bad $INGESTLAB_LOCK_WAIT_S is refused now, not blamed on a server later
 
 
 def _check_figures_dir() -> None:
