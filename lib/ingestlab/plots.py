@@ -680,9 +680,9 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         fits = fits.assign(**{hue: pd.Series(dtype=object)})
     data, fits = named(data, hue), named(fits, hue)
     levels = list(dict.fromkeys(data[hue]))
-    colours = palette(levels)
+    colours, shapes = palette(levels), markers(levels)
     sns.scatterplot(data=data, x=x, y=y, hue=hue, hue_order=levels, palette=colours, style=hue, style_order=levels,
-                    markers=markers(levels), ax=ax, s=22, alpha=0.8, legend=False, zorder=3)
+                    markers=shapes, ax=ax, s=22, alpha=0.8, legend=False, zorder=3)
     set_scale(ax, "x", logx, data[x])
     set_scale(ax, "y", ("auto" if ax.get_xscale() != "log" else True) if logy == "auto" else logy, data[y])
     y_seconds = unit_seconds(y)
@@ -693,7 +693,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
         last = data.loc[data[hue] == level].sort_values(x).iloc[-1]
         if slope not in terms.index:
-            ax.plot([], [], "o", color=colours[level], label=f"{level} (too few points for a fit)")
+            ax.plot([], [], shapes[level], color=colours[level], label=f"{level} (too few points for a fit)")
             ends.append((f"{wrapped(level)}\ntoo few points for a fit", colours[level], last[x], last[y]))
             continue
         s = terms.loc[slope]
@@ -714,7 +714,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
             # on a line of its own: a legend entry no wider than a drawn fit's (01's legend under the panels was
             # 2 226 px wide, over the page, the one time a smoke fit was rejected)
             why = "model rejected, no line" if rejected else "not tested, no line"
-            ax.plot([], [], "o", color=colours[level], label=f"{level}: {text}\n{why}")
+            ax.plot([], [], shapes[level], color=colours[level], label=f"{level}: {text}\n{why}")  # its points' marker
             said = why if rejected else f"{short}, no line" if not ols else f"{short}\n{why}"  # "54.2 ms per load, 2 points, no line"
             ends.append((f"{wrapped(level)}\n{said}", colours[level], last[x], last[y]))
             continue
