@@ -99,7 +99,7 @@ def test_plot_fit_draws_each_line_over_its_own_data_in_the_data_units_and_no_lin
     # the rejected fit keeps its legend entry: a marker in its colour, its estimate, and why there is no line
     entry = next(h for h, t in zip(*ax.get_legend_handles_labels()) if t.startswith("b: "))
     assert entry.get_label() == "b: 2,000 µs per row (95 % CI 1,900–2,100; n = 3, rough)\nmodel rejected, no line"
-    assert entry.get_marker() == "o" and entry.get_linestyle() == "None"
+    assert entry.get_marker() == figures.markers(["a", "b"])["b"] and entry.get_linestyle() == "None"  # its points' marker
     assert mcolors.same_color(entry.get_color(), figures.palette(["a", "b"])["b"])
     figures.close(ax.figure)
 
