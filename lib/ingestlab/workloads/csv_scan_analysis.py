@@ -385,7 +385,8 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     stopped = scans[scans["reported"] & (scans["status"] != "ok") & (scans["engine"] != FLOOR)]
     for ax, query in zip(axes[0], queries):
         plots.plot_fit(data[data["query"] == query], long[long["variant"] == query], x="gb", y="seconds",
-                         hue="engine", slope="per_gb", intercept="overhead", ax=ax)
+                         hue="engine", slope="per_gb", intercept="overhead", ax=ax,
+                         logx=bool((data["gb"] > 0).all()))  # log-log: the sizes spread, each line nearly straight
         # one legend for all panels, below; a line not drawn is said in the caption (the finding)
         ax.get_legend().remove()
         limits = ax.get_ylim()
