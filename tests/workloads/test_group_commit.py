@@ -388,3 +388,19 @@ def test_validate_bounds_the_clients_by_the_engine_s_connections():
     assert group_commit.validate("postgres").clients == (1, 4)
     with pytest.raises(ConfigError, match=r"CLIENTS=0 is not valid: expected an integer from 1 to \d+ \(MAX_CLIENTS"):
         group_commit.validate("postgres", clients="0")
+
+
+def test_the_comparison_with_the_study_takes_each_engine_s_batching_once_in_its_default_variant():
+    """A row per variant (eleven at the paper scale) made the figure 21 rows of two-line labels, over the page."""
+    batching = pd.DataFrame({"engine": ["postgres", "postgres", "mariadb", "mariadb", "galera"],
+                             "variant": ["sync_off", "default", "binlog", "default", "flush_2"],
+                             "clients": 1, "rows_per_insert": 100, "baseline_rows_per_insert": 1,
+                             "speedup": [30.0, 25.0, 6.0, 28.0, 40.0], "ci_low": 1.0, "ci_high": 50.0})
+    speedup = pd.DataFrame(columns=["engine", "variant", "baseline", "clients", "rows_per_insert", "speedup",
+                                    "ci_low", "ci_high"])
+    live = group_commit_analysis.live_vs_published(speedup, batching)
+    live = live[live["source"] == "live (this run)"]
+    assert list(live["quantity"]) == ["postgres default: 100 rows per INSERT over 1, 1 client",
+                                      "mariadb default: 100 rows per INSERT over 1, 1 client",
+                                      "galera flush_2: 100 rows per INSERT over 1, 1 client"]
+    assert list(live["speedup"]) == [25.0, 28.0, 40.0]
