@@ -59,25 +59,35 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
     ...                      "n_points": [15, 15], "model_holds": [True, False]})
     >>> fits(long, "overhead")
     'Fitted overhead: engine a, fast 0.119 ms per statement (95 % CI 0.072–0.166); the line is rejected for engine b, safe (not drawn).'
+    >>> fits(long.assign(model_holds=[None, True], estimate=[0.00022, 0.2], ci_low=[0.00018, 0.1], ci_high=[0.00026, 0.3]),
+    ...      "overhead")
+    'Fitted overhead: engine b, safe 0.20 ms per statement (95 % CI 0.10–0.30); not tested, so not drawn: engine a, fast 0.220 µs per statement (95 % CI 0.180–0.260).'
     """
     rows = long[(long["method"] == method) & (long["term"] == term)]
     if model is not None:
         rows = rows[rows["model"] == model]
-    said, rejected = [], []
+    said, rejected, untested = [], [], []
     for _, row in rows.sort_values("estimate", kind="stable").iterrows() if len(rows) > listed \
             else rows.iterrows():
         name = _name(row, by)
-        if models.model_holds(row.get("model_holds")) is False:
-            rejected.append(name)
-            continue
         n = row.get("n_points")
-        said.append(f"{name} " + report.format_estimate(row["estimate"], row["ci_low"], row["ci_high"],
-                                                        unit=str(row["unit"]), n=int(n) if pd.notna(n) else None))
-    if not said and not rejected:
+        value, low, high, unit = report.in_readable_unit(row["estimate"], row["ci_low"], row["ci_high"],
+                                                         str(row["unit"]))  # as the figure's label gives it
+        estimate = report.format_estimate(value, low, high, unit=unit, n=int(n) if pd.notna(n) else None)
+        holds = models.model_holds(row.get("model_holds"))
+        if holds is False:
+            rejected.append(name)
+        elif holds is None:  # a line is drawn only for a model that holds (ingestlab.plots.plot_fit)
+            untested.append(f"{name} {estimate}")
+        else:
+            said.append(f"{name} {estimate}")
+    if not said and not rejected and not untested:
         return f"No {labels.label(term)} could be fitted at this scale (too few points)."
     if len(said) > listed:  # the two ends, in order of the estimates
         said = [f"from {said[0]} to {said[-1]} ({len(said) - 2} lines between)"]
     text = f"Fitted {labels.label(term)}: " + "; ".join(said) if said else f"No {labels.label(term)} line holds"
+    if untested:
+        text += f"; not tested, so not drawn: {'; '.join(untested)}"
     if rejected:
         text += f"; the line is rejected for {', '.join(rejected)} (not drawn)"
     return text + "."

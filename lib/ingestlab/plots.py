@@ -222,11 +222,8 @@ def short_estimate(value: float, low: float, high: float, unit: str) -> str:
     >>> short_estimate(0.284, 0.253, 0.315, "ms per statement"), short_estimate(54.2, np.nan, np.nan, "ms per load")
     ('0.284 ms (0.253–0.315)', '54.2 ms (no CI)')
     """
-    head = str(unit).split(" per ")[0]
-    smaller = {"s": "ms", "ms": "µs"}
-    while head in smaller and np.isfinite(value) and abs(value) < 0.1:
-        value, low, high, head = value * 1e3, low * 1e3, high * 1e3, smaller[head]
-    return report.format_estimate(value, low, high, unit=head).replace("95 % CI ", "")
+    value, low, high, unit = report.in_readable_unit(value, low, high, unit)
+    return report.format_estimate(value, low, high, unit=unit.split(" per ")[0]).replace("95 % CI ", "")
 
 
 def draw_model(ax: plt.Axes, grid: np.ndarray, intercept: float, slope: float, low: float, high: float, *,

@@ -148,6 +148,25 @@ def _minus(text: str) -> str:
     return "\u2212" + text[1:] if text.startswith("-") else text
 
 
+def in_readable_unit(value: float, low: float, high: float, unit: str) -> tuple[float, float, float, str]:
+    """An estimate, its CI bounds and ``unit``, the time unit heading it made smaller while the value is under a tenth of it.
+
+    The same numbers a figure's label shows (:func:`ingestlab.plots.short_estimate`), for a caption.
+
+    Examples
+    --------
+    >>> [round(v, 6) if isinstance(v, float) else v for v in in_readable_unit(0.000222, 0.00018, 0.000264, "ms per partition")]
+    [0.222, 0.18, 0.264, 'µs per partition']
+    >>> in_readable_unit(0.284, 0.253, 0.315, "ms per statement")
+    (0.284, 0.253, 0.315, 'ms per statement')
+    """
+    head, per, rest = str(unit).partition(" per ")
+    smaller = {"s": "ms", "ms": "µs"}
+    while head in smaller and np.isfinite(value) and abs(value) < 0.1:
+        value, low, high, head = value * 1e3, low * 1e3, high * 1e3, smaller[head]
+    return float(value), float(low), float(high), head + per + rest
+
+
 def format_estimate_from(row: Mapping, column: str, **kwargs) -> str:
     """:func:`format_estimate` of one column of a fit table's row, with the column's CI bounds.
 
