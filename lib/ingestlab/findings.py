@@ -62,6 +62,8 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
     >>> fits(long.assign(model_holds=[None, True], estimate=[0.00022, 0.2], ci_low=[0.00018, 0.1], ci_high=[0.00026, 0.3]),
     ...      "overhead")
     'Fitted overhead: engine b, safe 0.20 ms per statement (95 % CI 0.10–0.30); not tested, so not drawn: engine a, fast 0.220 µs per statement (95 % CI 0.180–0.260).'
+    >>> fits(long.assign(model_holds=None), "overhead").split(": ")[0]
+    'Fitted overhead, not tested, so not drawn'
     """
     rows = long[(long["method"] == method) & (long["term"] == term)]
     if model is not None:
@@ -85,9 +87,12 @@ def fits(long: pd.DataFrame, term: str, *, by: Iterable[str] = ("engine", "varia
         return f"No {labels.label(term)} could be fitted at this scale (too few points)."
     if len(said) > listed:  # the two ends, in order of the estimates
         said = [f"from {said[0]} to {said[-1]} ({len(said) - 2} lines between)"]
-    text = f"Fitted {labels.label(term)}: " + "; ".join(said) if said else f"No {labels.label(term)} line holds"
+    name = labels.label(term)
+    parts = [f"Fitted {name}: " + "; ".join(said)] if said else []
     if untested:
-        text += f"; not tested, so not drawn: {'; '.join(untested)}"
+        parts.append(("not tested, so not drawn: " if said else f"Fitted {name}, not tested, so not drawn: ")
+                     + "; ".join(untested))
+    text = "; ".join(parts) or f"No {name} line holds"
     if rejected:
         text += f"; the line is rejected for {', '.join(rejected)} (not drawn)"
     return text + "."
