@@ -440,3 +440,19 @@ def test_levels_add_the_engines_extra_partitions_at_paper_scale_and_keep_its_def
     note = sweeps.levels_note(sweeps.validate("postgres", scale="paper", models="unlogged"), Postgres, "postgres")
     assert note == ("postgres levels measured: partitions 1, 4, 8, 16, 32, 64, 256, 1024; columns 4, 20, 50; "
                     "model no_key, unlogged")
+
+
+def test_an_untested_sweep_line_is_not_drawn_and_its_label_says_so():
+    """A line is drawn only for a model that holds: one whose test could not run (``model_holds`` empty) was drawn."""
+    from ingestlab import direct_labels
+
+    samples = _synthetic()
+    sweep = analysis.sweep_table(samples)
+    fits = analysis.fit(samples, sweep)
+    fits.loc[fits["factor"] == "partitions", "model_holds"] = None
+    fig = analysis.plot_sweep_medians(sweep, analysis.fits_for_plot(fits))
+    partitions, columns = fig.axes
+    assert not [line for line in partitions.get_lines() if len(line.get_xdata()) >= 100]
+    assert [line for line in columns.get_lines() if len(line.get_xdata()) >= 100]
+    (ends,) = [a for a in partitions.artists if isinstance(a, direct_labels.EndLabels)]
+    assert all(label.get_text().endswith("\nnot tested, no line") for label in ends.labels)

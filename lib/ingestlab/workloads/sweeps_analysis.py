@@ -569,8 +569,9 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             grid = plots.model_grid(g["level_value"], factor in log_factors)
             end, said = (g["level_value"].iloc[-1], g["median_ms"].iloc[-1]), "no fit"
             for _, fit in fits[(fits[col] == factor) & (fits[hue] == series) & (fits["method"] == "ols")].iterrows():
-                said = "model rejected, no line" if _rejected(fit) else "not tested, no line"
-                if models.model_holds(fit.get("model_holds")) is True:  # a line only for a model that holds
+                holds = models.model_holds(fit.get("model_holds"))
+                said = {False: "model rejected, no line", None: "not tested, no line"}.get(holds)
+                if holds is True:  # a line only for a model that holds
                     line = plots.draw_model(ax, grid, fit["intercept_ms"], fit["slope_ms"],
                                               fit.get("slope_ci_low_ms", np.nan), fit.get("slope_ci_high_ms", np.nan),
                                               color=palette[series], label=None,
@@ -588,10 +589,6 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
         ) if number == 0 else captions.wrapped(no_band) if no_band else None, note_in_layout=number == 0)
     fig.tight_layout()
     return fig
-
-
-def _rejected(fit) -> bool:
-    return models.model_holds(fit.get("model_holds")) is False
 
 
 def plot_model_effects(data: pd.DataFrame, *, hue: str = "series") -> matplotlib.figure.Figure:
