@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestlab.runner import HTML_ENV
 from ingestlab.servers.base import is_running
 
 BIN = Path(sys.executable).parent / "ingestlab"
@@ -90,7 +91,7 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
         url = f"postgresql://postgres:{secret}@/postgres?host={server.socket_dir}"
         res = _cli("run", "01", "--out", str(tmp_path / "out"), "--no-progress", "-p", "ENGINES", url,
                    "-p", "REPEATS", "1", "-p", "N", "200", "-p", "PROFILE_N", "2",
-                   env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+                   env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab"), HTML_ENV: "1"})
     assert res.returncode == 0, res.stderr[-3000:]
     assert secret not in res.stdout + res.stderr
     assert "--existing" not in res.stdout + res.stderr  # a kernel's standalone banner, printed when it has no parent pid

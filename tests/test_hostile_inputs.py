@@ -207,6 +207,7 @@ def test_force_replaces_a_run_s_files_only_and_a_folder_of_other_files_is_not_ca
 
 @pytest.mark.parametrize("env, value, code, needle", [
     ("INGESTLAB_LOCK_WAIT_S", "1e12", 2, "at most 86400"),
+    ("INGESTLAB_HTML", "yes", 2, "0 (no HTML copy of each notebook) or 1"),
     ("INGESTLAB_LAB_DIR", "/proc/lab", 3, "/proc is on a virtual filesystem that stores nothing"),
     ("INGESTLAB_FIGURES_DIR", "/etc/passwd/figures", 3, "/etc/passwd is not a folder"),
     ("INGESTLAB_FIGURES_DIR", "/proc/figures", 3, "virtual filesystem"),

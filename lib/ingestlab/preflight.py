@@ -117,7 +117,7 @@ def check(engines: Sequence[EngineSpec], resolved: Any, target: Path, mode: str 
 def check_environment() -> None:
     """The lab's settings from the environment, checked before any notebook (``ingestlab run`` says so in one line).
 
-    ``$INGESTLAB_LOCK_WAIT_S``, ``$INGESTLAB_PLACEMENT`` and ``$INGESTLAB_WAKEUP`` well formed; the lab's
+    ``$INGESTLAB_LOCK_WAIT_S``, ``$INGESTLAB_PLACEMENT``, ``$INGESTLAB_WAKEUP`` and ``$INGESTLAB_HTML`` well formed; the lab's
     servers' folder and ``$INGESTLAB_FIGURES_DIR`` folders on a disk that stores files.
 
     Raises
@@ -126,9 +126,11 @@ def check_environment() -> None:
         One line naming the variable and what it should be.
     """
     from ingestlab.engines.base import lock_wait_s
+    from ingestlab.runner import html_wanted
 
     lock_wait_s()
     placement.policy(), placement.wakeup()
+    html_wanted()
     _check_lab_dir()
     _check_figures_dir()
 

@@ -672,15 +672,43 @@ def wait_for_quiet(limit_s: float = SETTLE_MAX_S, poll_s: float = 2.0) -> float:
     return load
 
 
+#: ``0`` leaves out the HTML copy of each executed notebook (:func:`write_html`); unset or ``1`` writes it.
+HTML_ENV = "INGESTLAB_HTML"
+
+
+def html_wanted() -> bool:
+    """Whether runs write each executed notebook's HTML copy: ``$INGESTLAB_HTML`` unset or ``1``; ``0`` does not.
+
+    Rendering costs about 1.3 s of CPU a notebook (nbconvert's template and its Markdown); the
+    tests, which run ``ingestlab run`` some seventy times, leave it out but for the test that reads it.
+
+    Raises
+    ------
+    ConfigError
+        For any other value.
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {HTML_ENV: "0"}):
+    ...     html_wanted()
+    False
+    """
+    text = os.environ.get(HTML_ENV, "").strip()
+    if text not in ("", "0", "1"):
+        raise ConfigError(HTML_ENV, text, "0 (no HTML copy of each notebook) or 1 (the default)")
+    return text != "0"
+
+
 def write_html(notebook: Path) -> Path | None:
     """``<notebook>.html`` beside an executed notebook, its figures embedded: a run a reader opens without Jupyter.
 
     Written atomically with nbconvert's ``lab`` template (the outputs' images are already in
     the notebook, so they are embedded as they are). A notebook that cannot be rendered leaves
     a warning, never a failed run: its results and the notebook itself stand. Returns the HTML's
-    path, or None.
+    path, or None (also when ``$INGESTLAB_HTML`` is ``0``: :func:`html_wanted`).
     """
-    if not notebook.exists():
+    if not notebook.exists() or not html_wanted():
         return None
     html = notebook.with_suffix(".html")
     try:

@@ -208,11 +208,15 @@ class PostgresServer(LocalServer):
         replays the WAL; a fast shutdown requested while its startup process begins that replay
         can be lost: PostgreSQL 18.6 then waits for good (seen on a loaded machine, reproduced
         with three busy loops beside it). A server that does not answer at all (stopped, gone)
-        is not waited for beyond its first second.
+        is not waited for beyond its first second. A backend killed a moment ago may not be
+        dead yet, or dead and not yet reaped, while the postmaster still accepts connections:
+        until its death is handled (:func:`_child_dying`), the server is not settled either.
         """
         started = time.monotonic()
 
         def settled() -> bool:
+            if _child_dying(self.pid()):
+                return False
             answer = self.ping()
             return answer == 0 or (answer == 2 and time.monotonic() - started > 1.0)
 
@@ -272,6 +276,32 @@ class PostgresServer(LocalServer):
         """psycopg2 ``connect()`` arguments: the socket directory, user ``postgres`` and its password."""
         return {"host": str(self.private_socket_dir()), "user": "postgres", "password": self.password,
                 "dbname": "postgres"}
+
+
+def _child_dying(postmaster_pid: int | None) -> bool:
+    """Whether a child of the postmaster is a zombie or has a SIGKILL pending (``/proc/<pid>/status``).
+
+    Both mean a death the postmaster has not handled yet: it still accepts connections, and a
+    shutdown asked for now reaches it while it begins a crash recovery.
+    """
+    if postmaster_pid is None:
+        return False
+    try:
+        children = psutil.Process(postmaster_pid).children()
+    except psutil.Error:
+        return False
+    kill_bit = 1 << (9 - 1)  # SIGKILL in the pending-signal masks
+    for child in children:
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                return True
+            status = Path(f"/proc/{child.pid}/status").read_text()
+        except (psutil.Error, OSError):
+            continue
+        for line in status.splitlines():
+            if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & kill_bit:
+                return True
+    return False
 
 
 class DebianPostgresServer(PostgresServer):
