@@ -461,3 +461,28 @@ def test_a_sweep_s_style_levels_take_the_lab_s_condition_markers_never_the_faile
     shapes = {line.get_marker() for line in ax.get_lines() if len(line.get_xdata()) > 1}
     assert shapes == set(figures.CONDITION_MARKERS[:2]) and plots.FAILED_MARKER not in shapes
     figures.close(ax.figure)
+
+
+def test_beyond_two_engines_the_clients_grid_turns_an_engine_a_column_its_variants_under_it():
+    rows = [{"engine": engine, "variant": variant, "clients": clients, "rows_per_insert": level,
+             "commits_per_flush": clients * (1.0 + i)}
+            for engine in ("postgres", "mariadb", "galera", "postgres_replicated")
+            for i, variant in enumerate(("default", "flush_2" if "a" in engine[:2] else "sync_off"))
+            for clients in (1, 4, 16, 64) for level in (1, 10, 100)]
+    fig = group_commit_analysis.plot_by_clients(pd.DataFrame(rows), y="commits_per_flush", logy=True)
+    fig.canvas.draw()
+    grid = np.asarray(fig.axes[:12], dtype=object).reshape(3, 4)  # a level a row, an engine a column
+    assert [ax.get_title() for ax in grid[0]] == ["PostgreSQL", "MariaDB", "MariaDB Galera",
+                                                 "PostgreSQL + 1\nsync standby"]
+    assert [t.get_text() for ax in grid[:, -1] for t in ax.texts] == ["rows per\nINSERT: 1", "rows per\nINSERT: 10",
+                                                                    "rows per\nINSERT: 100"]
+    assert not fig.legends  # each engine's legend under its column, its variants named without the engine
+    legends = [ax.get_legend() for ax in grid[-1]]
+    assert [[t.get_text() for t in legend.get_texts()] for legend in legends] == [
+        ["defaults", "synchronous commit\noff"], ["defaults", "log flushed once a\nsecond"],
+        ["defaults", "log flushed once a\nsecond"], ["defaults", "synchronous commit\noff"]]
+    for ax, legend in zip(grid[-1], legends):  # under its panel's axis label, within its column
+        box, panel = legend.get_window_extent(), ax.get_tightbbox(bbox_extra_artists=[])
+        assert box.y1 <= panel.y0 + 1 and panel.x0 - 5 <= (box.x0 + box.x1) / 2 <= panel.x1 + 5
+    assert figure_checks.grammar_problems(fig) == []
+    figures.close(fig)

@@ -298,7 +298,9 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     names = _series(throughput, "variant")  # over every engine: with several, each name says its engine
     # per engine (all its panels): how many laws were rejected / not tested, of how many drawn
     rejected, untested, laws_of, held = Counter(), Counter(), Counter(), False
-    for ax, (engine, rows_per_insert) in zip(fig.axes, itertools.product(engines, levels)):
+    grid = np.asarray(fig.axes[:len(engines) * len(levels)], dtype=object).reshape(_shape(engines, levels))
+    for place, engine, rows_per_insert in _panels(engines, levels):
+        ax = grid[place]
         part = throughput[(throughput["rows_per_insert"] == rows_per_insert)
                           & ((throughput["engine"] == engine) if engine is not None else True)]
         shown = names[part.index].map(lambda name: labels.value_label("series", name))  # as plot_sweep names
@@ -324,24 +326,34 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
                                       band[["clients", "ci_high"]].to_numpy()[::-1]])
             ax.add_collection(PolyCollection([outline], facecolors=[colour], alpha=0.15, linewidths=0, zorder=0),
                               autolim=False)
-    def counted(counts: Counter) -> str:  # "3 of 15 at PostgreSQL, 2 of 12 at MariaDB", or "3 of 15"
-        return ", ".join(f"{counts[e]} of {laws_of[e]}" + (f" at {labels.label(e)}" if e is not None else "")
-                         for e in engines if counts[e])
+    def notes(of: list) -> tuple[list, list[str]]:
+        # the legend's notes on the laws of the engines `of`: "law rejected, not drawn: 3 of 15 at PostgreSQL, …"
+        def counted(counts: Counter) -> str:
+            return ", ".join(f"{counts[e]} of {laws_of[e]}" + (f" at {labels.label(e)}" if len(of) > 1 else "")
+                             for e in of if counts[e])
 
-    handles, names = [], []
-    if held:
-        handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
-        names.append("scalability law, 95 % band")
-    if sum(untested.values()):
-        handles.append(Line2D([], [], ls="none"))
-        names.append(captions.wrapped("law not tested (held-out counts said nothing), not drawn: "
-                                      + counted(untested), 40))
-    if sum(rejected.values()):
-        handles.append(Line2D([], [], ls="none"))
-        names.append(captions.wrapped("law rejected, not drawn: " + counted(rejected), 40))
-    old = fig.legends[0]
-    plots.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
-                  title=old.get_title().get_text() or None)
+        handles, names = [], []
+        if held:
+            handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
+            names.append("scalability law, 95 % band")
+        for counts, what in ((untested, "law not tested (held-out counts said nothing), not drawn: "),
+                             (rejected, "law rejected, not drawn: ")):
+            if any(counts[e] for e in of):
+                handles.append(Line2D([], [], ls="none"))
+                names.append(captions.wrapped(what + counted(counts), 40))
+        return handles, names
+
+    if fig.legends:  # one legend under every panel
+        handles, names = notes(engines)
+        old = fig.legends[0]
+        plots.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
+                           title=old.get_title().get_text() or None)
+        return fig
+    for column, engine in enumerate(engines):  # turned: each column's legend takes its engine's notes
+        ax = grid[-1, column]
+        old = ax.get_legend()
+        handles, names = notes([engine])
+        legend_under_column(ax, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names])
     return fig
 
 
@@ -651,7 +663,9 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
 
     One row of panels per engine (when there are several: each engine's variants in shades of
     its colour, at most five a panel), one column per level of ``col``, titled
-    ``<col>: <level>``; every panel shares the ``y`` axis (log when its values span decades).
+    ``<col>: <level>``; beyond two engines the grid is turned (:func:`_panels`): a column per
+    engine, titled with it, a row per level, so that four engines keep the page's height.
+    Every panel shares the ``y`` axis (log when its values span decades).
     One legend for the figure sits under the panels (:func:`ingestlab.plots.legend_under`), so they keep the
     page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
     each point has its CI.
@@ -661,18 +675,21 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     low, high = (f"{y}_ci_low", f"{y}_ci_high") if f"{y}_ci_low" in data and f"{y}_ci_high" in data else (None, None)
     engines, levels = _grid(data, col)
     data = data.assign(series=_series(data, hue))
-    fig, axes = plt.subplots(len(engines), len(levels), squeeze=False, sharex=True, sharey=True,
-                             figsize=(min(figures.PAGE_WIDTH, 2.4 * len(levels) + 0.8), 0.8 + 2.3 * len(engines)))
+    nrows, ncols = _shape(engines, levels)
+    turned = len(engines) > 2
+    fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True,
+                             figsize=(min(figures.PAGE_WIDTH, 2.4 * ncols + 0.8), 0.8 + (1.5 if turned else 2.3) * nrows))
     # decided once for every panel (they share both axes): log where the figure's values span decades (asked for:
     # a decade at least, as plots.set_scale decides)
     logy = "always" if logy and plots.spans_decades(data[y], figures.LOG_DECADES if logy == "auto" else 1.0) else False
     logx = "always" if plots.spans_decades(data[x], 1.0) else False
     handles = {}
-    for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
-        ax = axes[i, j]
+    for (row, column), engine, level in _panels(engines, levels):
+        ax = axes[row, column]
         part = data[(data[col] == level) & ((data["engine"] == engine) if engine is not None else True)]
-        if i == 0:  # levels over the columns, engines down the rows (in the y labels)
-            ax.set_title(f"{labels.column_label(col)}: {labels.label(level)}")
+        level_name = f"{labels.column_label(col)}: {labels.label(level)}"
+        if row == 0:  # over the columns: the levels, or (turned) the engines
+            ax.set_title(captions.wrapped(labels.label(engine), 18) if turned else level_name)
         if part.empty:
             ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", va="center", fontsize="small")
             continue
@@ -686,18 +703,59 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         ax.set_xticks(sorted(data[x].unique()))
         ax.get_xaxis().set_major_formatter(plots.plain_ticks())
         ax.minorticks_off()
-        ax.set_xlabel(labels.column_label(x) if i == len(engines) - 1 else "")
-        ax.set_ylabel((f"{labels.label(engine)}\n" if engine is not None else "") + labels.column_label(y)
-                      if j == 0 else "")
+        ax.set_xlabel(labels.column_label(x) if row == nrows - 1 else "")
+        beside = labels.label(engine) if engine is not None and not turned else None
+        ax.set_ylabel((f"{beside}\n" if beside else "") + labels.column_label(y) if column == 0 else "")
+        if turned and column == ncols - 1:  # the level of each row, in the right margin
+            ax.annotate(captions.wrapped(level_name, 12), xy=(1.04, 0.5), xycoords="axes fraction", rotation=270,
+                        ha="left", va="center", fontsize="small")
     fig.tight_layout()
-    plots.legend_under(fig, list(handles.values()), list(handles))
+    if not turned:
+        plots.legend_under(fig, list(handles.values()), list(handles))
+        return fig
+    for column, engine in enumerate(engines):  # each engine's variants under its own column, named without it
+        prefix = f"{labels.label(engine)}, "
+        mine = [(handle, name.removeprefix(prefix)) for name, handle in handles.items() if name.startswith(prefix)]
+        legend_under_column(axes[-1, column], [h for h, _ in mine], [n for _, n in mine])
     return fig
+
+
+def legend_under_column(ax, handles: list, names: list[str]) -> None:
+    """One engine's legend under ``ax``, the bottom panel of its column in a turned grid (:func:`_panels`).
+
+    Hung below the panel's tick labels and axis label, at most as wide as the column; replaces the
+    legend ``ax`` had (a caller adds entries to it this way).
+    """
+    fig = ax.figure
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    renderer = fig.canvas.get_renderer()
+    drop_pt = (ax.get_window_extent(renderer).y0 - ax.get_tightbbox(renderer).y0) * 72 / fig.dpi + 2
+    anchor = matplotlib.transforms.offset_copy(ax.transAxes, fig=fig, y=-drop_pt, units="points")
+    ax.legend(handles, [captions.wrapped(name, 18) for name in names], loc="upper center",
+              bbox_to_anchor=(0.5, 0.0), bbox_transform=anchor, borderaxespad=0, fontsize="small", frameon=False)
 
 
 def _grid(data: pd.DataFrame, col: str) -> tuple[list, list]:
     # the panels' rows (engines, or one row of None for one engine) and columns (levels of `col`), in the data's order
     engines = list(dict.fromkeys(data["engine"])) if "engine" in data and data["engine"].nunique() > 1 else [None]
     return engines, list(dict.fromkeys(data[col]))
+
+
+def _shape(engines: list, levels: list) -> tuple[int, int]:
+    # the grid's rows and columns: an engine a row, a level a column; turned beyond two engines (_panels)
+    return (len(levels), len(engines)) if len(engines) > 2 else (len(engines), len(levels))
+
+
+def _panels(engines: list, levels: list):
+    """Each panel's place in a grid of :func:`_shape` (row, column), with its engine and level, in that order.
+
+    Up to two engines, an engine a row and a level a column; beyond two, an engine a column and
+    a level a row: rows of engines would take four engines' 2.3 in each past the page's 5.5 in.
+    """
+    turned = len(engines) > 2
+    for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
+        yield ((j, i) if turned else (i, j)), engine, level
 
 
 def _series(data: pd.DataFrame, hue: str) -> pd.Series:
