@@ -44,3 +44,24 @@ def test_machine_busy_time_only_grows():
         pass
     busy, steal = watch.machine_busy_s()
     assert busy > first and steal >= stolen
+
+
+def test_every_process_naming_the_runs_server_folder_is_the_runs_own_a_standby_started_apart_too(tmp_path):
+    # a server folder of the run: started by one of its processes (here a child that sleeps), as the kernel starts them
+    owner = subprocess.Popen(["sleep", "30"])
+    folder = tmp_path / f"postgres-{owner.pid}-1"
+    (folder / "standby1").mkdir(parents=True)
+    (folder / watch.OWNER_LOCK).write_text(f"{owner.pid}\n")
+    try:
+        # a standby's postmaster: started apart by its own pg_ctl (re-parented, no descendant of the run), its
+        # command line naming its folder in the server's, and no server.pid of its own
+        standby = f"{sys.executable} -c '{BUSY.format(s=2.5)}' {folder / 'standby1' / 'data'}"
+        subprocess.run(["sh", "-c", f"{standby} >/dev/null 2>&1 &"], check=True)
+        with watch.CpuShareWatch(tmp_path, interval_s=0.25) as cpu:
+            time.sleep(2.0)
+        result = cpu.result()
+    finally:
+        owner.kill()
+        owner.wait()
+    # its CPU is the run's (whatever share of a loaded machine it got: at least a quarter of a core for 2 s)
+    assert result["run_cpu_share"] * result["seconds"] * (watch.psutil.cpu_count() or 1) >= 0.5, result

@@ -30,7 +30,7 @@ from typing import Callable
 import psutil
 
 from ingestlab import _paths
-from ingestlab.servers.base import OWNER_LOCK, PID_FILE, _read_pid, _serves, is_server_folder
+from ingestlab.servers.base import OWNER_LOCK, PID_FILE, _read_pid, _serves, is_server_folder, processes_using
 
 __all__ = ["IDLE_S", "STOPPED_GRACE_S", "CpuShareWatch", "StalledTargetWatch", "StoppedServerWatch", "stopped_process"]
 
@@ -308,8 +308,8 @@ class CpuShareWatch:
     tools it starts): ``getrusage`` of the process and of its reaped children, taken when the
     context opens and closes (the kernel is reaped by then), plus what descendants still alive
     at the close have used; and the CPU of the run's lab servers that are no descendants (a
-    PostgreSQL that ``pg_ctl`` started runs on its own), read every :data:`CPU_INTERVAL_S` with
-    their children (its backends). Against the machine's busy time over the same span
+    PostgreSQL that ``pg_ctl`` started runs on its own, and so does each of its standbys), read
+    every :data:`CPU_INTERVAL_S` with their children (its backends). Against the machine's busy time over the same span
     (:func:`machine_busy_s`):
 
         others_cpu_share = (machine busy - run's own) / (wall × cores),
@@ -359,17 +359,23 @@ class CpuShareWatch:
         self._end = (time.monotonic(), machine_busy_s(), _rusage_s() + alive)
 
     def _servers(self) -> list[psutil.Process]:
-        """The run's lab servers that are no descendants of this process, with their children."""
+        """The run's lab servers that are no descendants of this process, with their children.
+
+        Every process whose command line names one of the run's server folders, not only the one
+        its ``server.pid`` names: a cluster's primary and each of its standbys are started apart
+        (by ``pg_ctl``, each its own postmaster), and a standby's replay is the run's work.
+        """
         mine, folders = _run_servers(self.root)
-        procs = []
+        procs: dict[int, psutil.Process] = {}
         for folder in folders:
-            pid = _read_pid(folder / PID_FILE)
-            if pid is None or pid in mine or not _serves(pid, folder):
-                continue
-            with contextlib.suppress(psutil.Error):
-                server = psutil.Process(pid)
-                procs += [server, *server.children(recursive=True)]
-        return procs
+            for pid in processes_using(folder):
+                if pid in mine or pid in procs:
+                    continue
+                with contextlib.suppress(psutil.Error):
+                    server = psutil.Process(pid)
+                    for proc in (server, *server.children(recursive=True)):
+                        procs.setdefault(proc.pid, proc)
+        return list(procs.values())
 
     def _read(self) -> None:
         self._readings += 1

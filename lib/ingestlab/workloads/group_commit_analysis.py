@@ -178,11 +178,15 @@ def published_speedups() -> pd.DataFrame:
 def live_vs_published(speedup: pd.DataFrame, batching: pd.DataFrame) -> pd.DataFrame:
     """The study's speed-ups beside the live grouping and batching speed-ups, one row per quantity.
 
-    Batching once per engine, in its ``default`` variant (else its first): every variant's is in
-    :func:`describe_speedups`; a row each made 04's figure 21 rows of two-line labels, over the page.
+    Per engine one grouping row, its best variant's (the largest speed-up, as the study reports
+    its best mode), and one batching row, in its ``default`` variant (else its first): every
+    variant's is in :func:`describe_speedups`; a row each made 04's figure 21 rows of two-line
+    labels with four engines, printed over one another.
     """
     batching = batching.iloc[batching["variant"].ne("default").argsort(kind="stable")].drop_duplicates("engine") \
         if len(batching) else batching
+    speedup = speedup.sort_values("speedup", ascending=False, kind="stable").drop_duplicates("engine") \
+        .sort_index() if len(speedup) else speedup
     live = [{"quantity": f"{r.engine} {r.variant} over {r.baseline}, {r.clients} clients, {r.rows_per_insert}-row INSERT",
              "speedup": r.speedup, "ci_low": r.ci_low, "ci_high": r.ci_high, "source": "live (this run)"}
             for r in speedup.itertuples()]
@@ -284,7 +288,8 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     A law rejected, or not tested (its held-out intervals said nothing), is not drawn: a line
     means a model that holds; the legend counts, per engine, the laws rejected and those not
     tested (:func:`scalability`'s table names them), under a column of variants per engine
-    (:func:`ingestlab.plots.legend_under`). Each point has its CI where ``throughput`` has
+    (:func:`ingestlab.plots.legend_under`); beyond two engines each engine's column has its own
+    legend with its own count (:func:`legend_under_column`). Each point has its CI where ``throughput`` has
     them (:func:`with_intervals`).
     """
     from matplotlib.collections import PolyCollection
@@ -297,7 +302,7 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
     engines, levels = _grid(throughput, "rows_per_insert")
     names = _series(throughput, "variant")  # over every engine: with several, each name says its engine
     # per engine (all its panels): how many laws were rejected / not tested, of how many drawn
-    rejected, untested, laws_of, held = Counter(), Counter(), Counter(), False
+    rejected, untested, laws_of, drawn = Counter(), Counter(), Counter(), Counter()
     grid = np.asarray(fig.axes[:len(engines) * len(levels)], dtype=object).reshape(_shape(engines, levels))
     for place, engine, rows_per_insert in _panels(engines, levels):
         ax = grid[place]
@@ -320,39 +325,37 @@ def plot_throughput(throughput: pd.DataFrame, curves: pd.DataFrame | None = None
             inside = c["rows_per_s"].where(c["rows_per_s"].between(low, high))
             ax.plot(c["clients"], inside, color=colour, lw=1.0, alpha=0.8, zorder=1,
                     scaley=False)  # the measurements alone set the y-range
-            held = True
+            drawn[engine] += 1
             band = c.assign(ci_low=c["ci_low"].clip(low, high), ci_high=c["ci_high"].clip(low, high))
             outline = np.concatenate([band[["clients", "ci_low"]].to_numpy(),
                                       band[["clients", "ci_high"]].to_numpy()[::-1]])
             ax.add_collection(PolyCollection([outline], facecolors=[colour], alpha=0.15, linewidths=0, zorder=0),
                               autolim=False)
-    def notes(of: list) -> tuple[list, list[str]]:
-        # the legend's notes on the laws of the engines `of`: "law rejected, not drawn: 3 of 15 at PostgreSQL, …"
+    band = (Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0))
+    if fig.legends:  # one legend under every panel: "law rejected, not drawn: 3 of 15 at PostgreSQL, …"
         def counted(counts: Counter) -> str:
-            return ", ".join(f"{counts[e]} of {laws_of[e]}" + (f" at {labels.label(e)}" if len(of) > 1 else "")
-                             for e in of if counts[e])
+            return ", ".join(f"{counts[e]} of {laws_of[e]}" + (f" at {labels.label(e)}" if e is not None else "")
+                             for e in engines if counts[e])
 
-        handles, names = [], []
-        if held:
-            handles.append((Patch(facecolor="0.5", alpha=0.15, linewidth=0), Line2D([], [], color="0.3", lw=1.0)))
-            names.append("scalability law, 95 % band")
+        handles, names = ([band], ["scalability law, 95 % band"]) if sum(drawn.values()) else ([], [])
         for counts, what in ((untested, "law not tested (held-out counts said nothing), not drawn: "),
                              (rejected, "law rejected, not drawn: ")):
-            if any(counts[e] for e in of):
+            if sum(counts.values()):
                 handles.append(Line2D([], [], ls="none"))
                 names.append(captions.wrapped(what + counted(counts), 40))
-        return handles, names
-
-    if fig.legends:  # one legend under every panel
-        handles, names = notes(engines)
         old = fig.legends[0]
         plots.legend_under(fig, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names],
                            title=old.get_title().get_text() or None)
         return fig
-    for column, engine in enumerate(engines):  # turned: each column's legend takes its engine's notes
+    for column, engine in enumerate(engines):  # turned: each column's legend takes its engine's laws, briefly
         ax = grid[-1, column]
         old = ax.get_legend()
-        handles, names = notes([engine])
+        handles, names = ([band], ["law, 95 % band"]) if drawn[engine] else ([], [])
+        missed = [f"{counts[engine]} {what}" for counts, what in ((rejected, "rejected"), (untested, "not tested"))
+                  if counts[engine]]
+        if missed:
+            handles.append(Line2D([], [], ls="none"))
+            names.append(f"laws not drawn of {laws_of[engine]}: " + ", ".join(missed))
         legend_under_column(ax, [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names])
     return fig
 
@@ -705,7 +708,8 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         ax.minorticks_off()
         ax.set_xlabel(labels.column_label(x) if row == nrows - 1 else "")
         beside = labels.label(engine) if engine is not None and not turned else None
-        ax.set_ylabel((f"{beside}\n" if beside else "") + labels.column_label(y) if column == 0 else "")
+        named = column == 0 and (not turned or row == nrows // 2)  # turned: once, beside the middle row
+        ax.set_ylabel((f"{beside}\n" if beside else "") + labels.column_label(y) if named else "")
         if turned and column == ncols - 1:  # the level of each row, in the right margin
             ax.annotate(captions.wrapped(level_name, 12), xy=(1.04, 0.5), xycoords="axes fraction", rotation=270,
                         ha="left", va="center", fontsize="small")
@@ -732,8 +736,9 @@ def legend_under_column(ax, handles: list, names: list[str]) -> None:
     renderer = fig.canvas.get_renderer()
     drop_pt = (ax.get_window_extent(renderer).y0 - ax.get_tightbbox(renderer).y0) * 72 / fig.dpi + 2
     anchor = matplotlib.transforms.offset_copy(ax.transAxes, fig=fig, y=-drop_pt, units="points")
-    ax.legend(handles, [captions.wrapped(name, 18) for name in names], loc="upper center",
-              bbox_to_anchor=(0.5, 0.0), bbox_transform=anchor, borderaxespad=0, fontsize="small", frameon=False)
+    ax.legend(handles, [captions.wrapped(name, 20) for name in names], loc="upper center",
+              bbox_to_anchor=(0.5, 0.0), bbox_transform=anchor, borderaxespad=0, fontsize="small", frameon=False,
+              handlelength=1.4, handletextpad=0.5)  # short handles: a column's width is the legend's
 
 
 def _grid(data: pd.DataFrame, col: str) -> tuple[list, list]:
