@@ -670,7 +670,8 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     engine, titled with it, a row per level, so that four engines keep the page's height.
     Every panel shares the ``y`` axis (log when its values span decades).
     One legend for the figure sits under the panels (:func:`ingestlab.plots.legend_under`), so they keep the
-    page's width. Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
+    page's width; turned, one under each engine's column, its variants named without the engine
+    (:func:`legend_under_column`). Where ``data`` has ``<y>_ci_low``/``<y>_ci_high`` (:func:`with_intervals`),
     each point has its CI.
     """
     import matplotlib.pyplot as plt
@@ -679,7 +680,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     engines, levels = _grid(data, col)
     data = data.assign(series=_series(data, hue))
     nrows, ncols = _shape(engines, levels)
-    turned = len(engines) > 2
+    turned = _turned(engines)
     fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True,
                              figsize=(min(figures.PAGE_WIDTH, 2.4 * ncols + 0.8), 0.8 + (1.5 if turned else 2.3) * nrows))
     # decided once for every panel (they share both axes): log where the figure's values span decades (asked for:
@@ -747,9 +748,14 @@ def _grid(data: pd.DataFrame, col: str) -> tuple[list, list]:
     return engines, list(dict.fromkeys(data[col]))
 
 
+def _turned(engines: list) -> bool:
+    # whether the grid is turned, an engine a column (_panels)
+    return len(engines) > 2
+
+
 def _shape(engines: list, levels: list) -> tuple[int, int]:
     # the grid's rows and columns: an engine a row, a level a column; turned beyond two engines (_panels)
-    return (len(levels), len(engines)) if len(engines) > 2 else (len(engines), len(levels))
+    return (len(levels), len(engines)) if _turned(engines) else (len(engines), len(levels))
 
 
 def _panels(engines: list, levels: list):
@@ -758,7 +764,7 @@ def _panels(engines: list, levels: list):
     Up to two engines, an engine a row and a level a column; beyond two, an engine a column and
     a level a row: rows of engines would take four engines' 2.3 in each past the page's 5.5 in.
     """
-    turned = len(engines) > 2
+    turned = _turned(engines)
     for (i, engine), (j, level) in itertools.product(enumerate(engines), enumerate(levels)):
         yield ((j, i) if turned else (i, j)), engine, level
 
