@@ -25,7 +25,7 @@ os.environ.setdefault(CHECK_ENV, "strict")
 # of a small run's CPU. The tests of saving (tests/test_figures.py, test_captions', test_compare_runs' figure) and
 # promotion's real run write all three, as a user's run does (all_figure_formats).
 os.environ.setdefault(results.FIGURE_FORMATS_ENV, "png")
-# ... and without the HTML copy of each executed notebook (1.3 s of CPU a run, some seventy runs): the test that
+# ... and without the HTML copy of each executed notebook (0.8 s of CPU a run, some fifty runs): the test that
 # reads it (tests/test_cli.py, a URL password) asks for it.
 os.environ.setdefault(HTML_ENV, "0")
 
@@ -39,8 +39,8 @@ def spread_subfolders(folder: Path) -> None:
     The suite makes and deletes about 160 servers' data folders (a PostgreSQL ``initdb`` alone writes a
     thousand files). Kept in one block group, each new file's inode is found only after skipping every inode
     of that group deleted in the last minutes (ext4's ``recently_deleted``, which dominates when the
-    file system has no journal, as here): ``initdb`` in ``.lab`` took 1.2–1.4 s of system time against
-    0.15 s in a fresh group. Nothing happens on a file system without the flag.
+    file system has no journal, as here): ``initdb`` in ``.lab`` took 1.2–1.4 s (about 1 s of it system
+    time) against 0.4 s in a fresh group. Nothing happens on a file system without the flag.
     """
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)

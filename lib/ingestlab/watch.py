@@ -309,8 +309,8 @@ class CpuShareWatch:
     context opens and closes (the kernel is reaped by then), plus what descendants still alive
     at the close have used; and the CPU of the run's lab servers that are no descendants (a
     PostgreSQL that ``pg_ctl`` started runs on its own, and so does each of its standbys), read
-    every :data:`CPU_INTERVAL_S` with their children (its backends). Against the machine's busy time over the same span
-    (:func:`machine_busy_s`):
+    every :data:`CPU_INTERVAL_S` with their children (its backends). Against the machine's busy
+    time over the same span (:func:`machine_busy_s`):
 
         others_cpu_share = (machine busy - run's own) / (wall × cores),
 

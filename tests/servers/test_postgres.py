@@ -3,14 +3,17 @@ import logging
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 
 import psutil
 import psycopg2
 import pytest
 
-from ingestlab.engines.postgres.server import PostgresServer
+from ingestlab.engines.postgres.server import PostgresServer, _child_dying
 from ingestlab.errors import ServerError
+from ingestlab.polling import poll
 from ingestlab.servers.base import processes_using
 from tests.servers.local_server import LocalServerContract
 
@@ -62,6 +65,27 @@ def _kill_a_backend(server: PostgresServer) -> None:
     os.kill(backend, signal.SIGKILL)  # as the out-of-memory killer would: the postmaster restarts everything
     with contextlib.suppress(psycopg2.Error):
         conn.close()
+
+
+def test_a_killed_child_not_yet_reaped_is_a_death_its_parent_has_not_handled():
+    """What the lab waits out before a fast shutdown: a backend killed and not yet reaped by its postmaster.
+
+    A Python process stands for the postmaster: it starts a child and never waits for it, so the child,
+    killed, stays a zombie.
+    """
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, time\n"
+                               "print(subprocess.Popen(['sleep', '30']).pid, flush=True)\ntime.sleep(30)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        assert not _child_dying(parent.pid)  # alive: nothing to wait for
+        os.kill(child, signal.SIGKILL)
+        assert poll(lambda: _child_dying(parent.pid), timeout_s=5, interval_s=0.01)
+        assert psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+    finally:
+        parent.kill()
+        parent.wait()
+    assert not _child_dying(parent.pid)  # gone
 
 
 def test_a_restart_right_after_a_backend_crashed_is_a_clean_fast_shutdown(lab_tmp, caplog):

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -290,7 +291,7 @@ def _child_dying(postmaster_pid: int | None) -> bool:
         children = psutil.Process(postmaster_pid).children()
     except psutil.Error:
         return False
-    kill_bit = 1 << (9 - 1)  # SIGKILL in the pending-signal masks
+    kill_bit = 1 << (signal.SIGKILL - 1)  # its bit in the pending-signal masks
     for child in children:
         try:
             if child.status() == psutil.STATUS_ZOMBIE:
