@@ -679,7 +679,7 @@ HTML_ENV = "INGESTLAB_HTML"
 def html_wanted() -> bool:
     """Whether runs write each executed notebook's HTML copy: ``$INGESTLAB_HTML`` unset or ``1``; ``0`` does not.
 
-    Rendering costs about 0.8 s of CPU a notebook (notebook 00's run: 8.3 CPU-s with it, 7.5
+    Rendering costs about 0.8 s of CPU a notebook (the published results' run: 8.3 CPU-s with it, 7.5
     without); the tests, which run ``ingestlab run`` some fifty times, leave it out but for the
     test that reads it.
 
