@@ -57,7 +57,7 @@ import pandas as pd
 
 from ingestlab import timing
 from ingestlab.engines import registry
-from ingestlab.errors import ClientCrashError, ConfigError
+from ingestlab.errors import ClientCrashError, ConfigError, ServerError
 
 #: Most clients the driver starts: the lab's PostgreSQL accepts 100 connections (its
 #: default ``max_connections``), of which the lab's own measuring connection takes one.
@@ -277,6 +277,10 @@ class ClientRun:
         ClientCrashError
             A client failed or died; every other client is stopped first and the samples
             received until then stay in :meth:`samples`.
+        ServerError
+            Likewise, when the engine's ``watch`` capability says why (a replicated primary
+            ended the commits waiting for a standby it lost): its reason, not the client's
+            dropped connection.
         KeyboardInterrupt
             Likewise every client is stopped before it propagates.
         """
@@ -305,6 +309,11 @@ class ClientRun:
             end = self.start_ns + int((self.warmup_s + self.duration_s + GRACE_S) * 1e9)
             self._wait_for(inbox, procs, "done", end)
             self.completed = True
+        except ClientCrashError as exc:
+            cause = self.engine.capability("watch").cause() if self.engine.has("watch") else None
+            if cause is None:
+                raise
+            raise ServerError(cause) from exc
         finally:
             _stop(workers)
             self._drain(inbox)

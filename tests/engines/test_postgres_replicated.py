@@ -199,6 +199,42 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
             eng.apply_settings({})
 
 
+    def test_clients_in_processes_of_their_own_end_with_the_watch_s_reason_not_a_crashed_client(self, eng, monkeypatch):
+        """Notebook 04's clients: the watch ends their waiting commits; the parent reports why (exit 5, not 4)."""
+        from ingestlab.concurrency import ClientRun
+
+        monkeypatch.setattr(SyncWatch, "BOUND_S", 2.0)
+        eng.apply_settings({"synchronous_commit": "on"})
+        eng.tables.reset("clients_lost", STUDY_COLUMNS)
+        driver = ClientRun(eng, "clients_lost", COLS, datagen.study_rows(1, seed=9)[0], clients=2, rows_per_insert=1,
+                           warmup_s=0.2, duration_s=30)
+        standby = eng.server.standbys[0]
+        stopped = threading.Event()
+
+        def stop_once_running(pids):
+            threading.Timer(1.0, lambda: (eng.server.stop_standby(standby, mode="immediate"), stopped.set())).start()
+
+        driver.on_start = stop_once_running
+        began = time.monotonic()
+        try:
+            with pytest.raises(ServerError) as caught:
+                driver.run()
+            took = time.monotonic() - began
+            message = str(caught.value)
+            assert "\n" not in message and message.startswith(f"{eng.label}: standby standby1 has not streamed since")
+            assert runner._describe(type(caught.value).__name__, message)[1] == runner.EXIT_SERVER_LOST
+            assert took < 30, took  # the bound and the looks, not the 30 s the clients were to write
+            kept = driver.samples()
+            assert len(kept) > 0 and not driver.completed  # what they measured before the stop stays
+        finally:
+            stopped.wait(10)
+            eng.server._start_standby(standby)
+            eng.server._await_streaming(sync=True)
+            eng._watch.cause = None
+            eng.apply_settings({})
+        assert eng.tables.count_rows("clients_lost") >= len(kept)  # every acknowledged row is on both nodes
+
+
 def test_a_url_reads_the_standbys_from_the_primary_and_counts_on_those_it_is_given():
     local = engines.get("postgres_replicated").start()
     try:

@@ -450,10 +450,28 @@ class LinkDelay(Capability):
         proxies.set_delay(latency.check_delay(one_way_ms))
 
 #: Every kind of capability by name, in the order the docs list them.
+class Watch(Capability):
+    """What the engine watches beside the statements: why clients' statements failed, when it knows.
+
+    A commit that waits for another node can fail only because the lab ended its wait (a
+    replicated primary's standby stopped streaming: the watch terminated the waiting
+    backends). A client in its own process then sees a dropped connection; the parent asks
+    :meth:`cause` and reports the engine's reason (a lost server, exit 5) instead of a
+    crashed client (exit 4). An engine without a watch has nothing to add.
+    """
+
+    NAME = "watch"
+    MISSING = "nothing watched beside the statements' own errors"
+
+    def cause(self) -> str | None:
+        """The one-line reason the engine's watch ended statements, or None while nothing went wrong."""
+        return None
+
+
 KINDS: dict[str, type[Capability]] = {c.NAME: c for c in (BulkLoad, CommitVariants, GroupCommit, Upsert, MemoryBudget,
                                                               TableModels, LoadSettings, NativeLoad, Pipeline,
                                                               IOCounters, CommitCounters, ProfiledStatement,
-                                                              LinkDelay)}
+                                                              LinkDelay, Watch)}
 
 
 def check_declared(owner: type, declared: Mapping[str, Any]) -> None:

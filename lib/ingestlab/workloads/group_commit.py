@@ -13,7 +13,7 @@ from ingestlab.concurrency import LOOPS, ClientRun, check_clients
 from ingestlab.engine_specs import EngineSpec
 from ingestlab.engines import Engine, capabilities, registry
 from ingestlab.engines.base import STUDY_COLUMNS
-from ingestlab.errors import ClientCrashError, ConfigError, DataLossError
+from ingestlab.errors import ClientCrashError, ConfigError, DataLossError, ServerError
 from ingestlab.workloads import Notebook
 from ingestlab.workloads._params import EngineParams, engine_classes, items_of, one_of, positive_int
 
@@ -237,7 +237,7 @@ def run_config(engine, row: tuple, params: Params, *, clients: int, rows: int, l
                        duration_s=params.duration_s, loop=params.loop, rate=params.rate, on_start=on_start)
     try:
         driver.run()
-    except (ClientCrashError, KeyboardInterrupt) as exc:
+    except (ClientCrashError, ServerError, KeyboardInterrupt) as exc:
         partial = driver.samples().assign(**labels)
         run.append(partial)
         run.note(f"{labels}: stopped ({type(exc).__name__}: {exc}); {len(partial)} statements kept, "

@@ -15,6 +15,7 @@ from ingestlab.engines.postgres_replicated.capabilities import (
     ReplicatedLoadSettings,
     ReplicatedProfiledStatement,
     ReplicatedTableModels,
+    ReplicatedWatch,
 )
 from ingestlab.engines.postgres_replicated.replication import SyncWatch, parse_standbys, replication_rows
 from ingestlab.errors import DataLossError, EngineUnavailableError, ServerError
@@ -43,7 +44,9 @@ class PostgresReplicated(Postgres):
       replayed up to the primary's flushed WAL (:meth:`_count_rows`);
     * a standby lost mid-run ends the run at :attr:`SyncWatch.BOUND_S
       <ingestlab.engines.postgres_replicated.replication.SyncWatch.BOUND_S>` with a
-      :class:`~ingestlab.errors.ServerError` naming it (exit 5), not a commit waiting for ever;
+      :class:`~ingestlab.errors.ServerError` naming it (exit 5), not a commit waiting for ever
+      (clients in processes of their own see a dropped connection: the ``watch`` capability
+      gives the parent the reason);
     * the anatomy adds ``sync_rep_wait``, the wait for the standby from ``pg_stat_replication``;
     * no UNLOGGED tables (a standby never receives their rows).
 
@@ -63,7 +66,7 @@ class PostgresReplicated(Postgres):
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **Postgres.CAPABILITIES, "commit_variants": ReplicatedCommitVariants,
         "profiled_statement": ReplicatedProfiledStatement, "table_models": ReplicatedTableModels,
-        "load_settings": ReplicatedLoadSettings, "link_delay": ReplicatedLinkDelay,
+        "load_settings": ReplicatedLoadSettings, "link_delay": ReplicatedLinkDelay, "watch": ReplicatedWatch,
     }
     #: Seconds :meth:`_count_rows` waits for a standby whose replay makes no progress (one that moves is waited for).
     REPLAY_WAIT_S: ClassVar[float] = 30.0

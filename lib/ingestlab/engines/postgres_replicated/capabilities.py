@@ -6,7 +6,7 @@ import math
 import statistics
 from typing import ClassVar
 
-from ingestlab.engines.capabilities import LinkDelay
+from ingestlab.engines.capabilities import LinkDelay, Watch
 from ingestlab.engines.postgres.capabilities import (
     PostgresCommitVariants,
     PostgresLoadSettings,
@@ -30,6 +30,14 @@ class ReplicatedCommitVariants(PostgresCommitVariants):
         "sync_on": {"synchronous_commit": "on"},
         "sync_remote_apply": {"synchronous_commit": "remote_apply"},
     }
+
+
+class ReplicatedWatch(Watch):
+    """The primary's :class:`~ingestlab.engines.postgres_replicated.replication.SyncWatch`: the standby it stopped waiting for."""
+
+    def cause(self) -> str | None:
+        watch = self.engine._watch
+        return None if watch is None or watch.cause is None else f"{self.engine.label}: {watch.cause}"
 
 
 class ReplicatedLinkDelay(LinkDelay):
