@@ -647,7 +647,7 @@ def unit_seconds(unit: str) -> float:
 def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str, slope: str = "overhead",
              intercept: str = "write_time", ax: plt.Axes | None = None, per: str | None = None,
              logx: bool | str = "auto", logy: bool | str = "auto", legend: str = "below",
-             explain: bool = True) -> plt.Axes:
+             explain: bool = True, name_of=None) -> plt.Axes:
     """Observations of ``y`` against ``x``, and each group's fitted line ``intercept + slope · x`` with its CI band.
 
     The one fit plotter of the lab: ``fits`` is in the long form every notebook writes
@@ -663,7 +663,10 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     slope stays in it). The data set the axes; a line or band
     beyond them is cut at the edge. The legend, below, states each slope with its CI; or,
     with ``legend="ends"``, each series is named where its line ends, its slope and CI under
-    its name (:func:`ingestlab.direct_labels.label_ends`: for a panel with room on its right).
+    its name (:func:`ingestlab.direct_labels.label_ends`: for a panel with room on its right);
+    or, with ``legend="inside"``, a small legend in the panel's upper left, each series by its
+    name in ``names`` over its slope and CI (a panel of a grid whose data rise from the lower
+    left, as total time against statements does: notebook 01 with six engines).
 
     Parameters
     ----------
@@ -671,8 +674,11 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         What the slope is per, when its unit does not say (``"statement"``: ``ms`` → ``ms per statement``).
     logx, logy : bool or "auto"
         Log axes; ``"auto"``: where the values span decades (``y`` follows a log ``x``).
-    legend : {"below", "ends"}
-        A legend under the axes, or direct labels at the lines' ends.
+    legend : {"below", "ends", "inside"}
+        A legend under the axes, direct labels at the lines' ends, or a legend in the upper left.
+    name_of : callable, optional
+        With ``legend="inside"``, the name a ``hue`` level (as the figure writes it) goes by (a
+        panel's title names its engine: the variant is enough); default the level itself.
     explain : bool
         With ``legend="ends"``, say over the labels what the lines and shading mean (in the
         first of several panels only).
@@ -714,18 +720,22 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
                 else f"{report.format_value(s['estimate'])} {unit} (2 points, no CI)")
         short = (short_estimate(s["estimate"], s["ci_low"], s["ci_high"], str(s["unit"])) if ols
                  else f"{report.format_value(s['estimate'])} {s['unit']}, 2 points")
+        name = name_of(level) if name_of else level
+        if legend == "inside":  # the panel's few series, each its name over its estimate
+            text = short
         if holds is not True or not ols:
             # on a line of its own: a legend entry no wider than a drawn fit's (01's legend under the panels was
             # 2 226 px wide, over the page, the one time a smoke fit was rejected)
             why = "model rejected, no line" if rejected else "not tested, no line"
-            ax.plot([], [], shapes[level], color=colours[level], label=f"{level}: {text}\n{why}")  # its points' marker
+            entry = f"{wrapped(name)}\n{why}" if legend == "inside" else f"{level}: {text}\n{why}"
+            ax.plot([], [], shapes[level], color=colours[level], label=entry)  # its points' marker
             said = why if rejected else f"{short}, no line" if not ols else f"{short}\n{why}"  # "54.2 ms per load, 2 points, no line"
             ends.append((f"{wrapped(level)}\n{said}", colours[level], last[x], last[y]))
             continue
         xs = data.loc[data[hue] == level, x]
         line = draw_model(ax, model_grid(xs, ax.get_xscale() == "log"), i_value, s["estimate"] * s_factor,
                           s["ci_low"] * s_factor, s["ci_high"] * s_factor, color=colours[level],
-                          label=f"{level}: {text}")
+                          label=f"{wrapped(name)}\n{text}" if legend == "inside" else f"{level}: {text}")
         drawn += 1
         ends.append((f"{wrapped(level)}\n{short}", colours[level], *(direct_labels.line_end(line) or (last[x], last[y]))))
     ax.set_xlabel(labels.column_label(x) + (" per run" if x.startswith("n_") else ""))  # n_statements: a count per run
@@ -738,6 +748,10 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         direct_labels.label_ends(ax, ends, note=wrapped(f"{lines}under "
                                            f"each name: the {labels.label(slope)} (95 % CI)") if explain
                    else wrapped(no_band) if no_band else None, note_in_layout=explain)
+    elif legend == "inside":
+        ax.legend(loc="upper left", fontsize="small", frameon=False, handlelength=1.2, borderaxespad=0.3,
+                  labelspacing=0.4, title=wrapped(what) if explain and drawn else None, title_fontsize="small",
+                  alignment="left")
     else:
         legend_below(ax, title=what)
     return ax

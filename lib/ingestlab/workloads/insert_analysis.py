@@ -170,6 +170,9 @@ def drawn(comparison: pd.DataFrame) -> pd.Series:
     return ~fitted | comparison["live_holds"].map(models.model_holds).eq(True)
 
 
+#: Characters of a row's name in :func:`plot_live_vs_published` before it wraps: the lab's longest engine and
+#: variant ("PostgreSQL + 1 sync standby, synchronous commit remote apply") on one line, 3 in of a 7-in page.
+LIVE_ROW_CHARS = 60
 #: The quantities :func:`live_vs_published` sets beside the study's, in the order of the figure's panels, as its axes name them.
 COMPARED = {"overhead_ms": "overhead per statement (ms), fitted, 95 % CI",
             "batching_speedup_x": "speed-up of putting 1 000 rows in one INSERT (×), medians",
@@ -217,10 +220,14 @@ def plot_live_vs_published(comparison: pd.DataFrame):
             ["series", "engine", "live", "live_ci_low", "live_ci_high"]].rename(
             columns={"series": "row", "live": "value", "live_ci_low": "low", "live_ci_high": "high"})
         tables.append(pd.concat([seeds, lives], ignore_index=True))
+    names = [[textwrap.fill(labels.label(t), LIVE_ROW_CHARS) for t in table["row"]] for table in tables]
     rows = [max(len(t), 4) for t in tables]  # a panel of one or two rows still readable
-    fig, axes = plt.subplots(len(kinds), 1, figsize=(figures.PAGE_WIDTH - 0.5, 0.6 + sum(0.2 * n + 0.7 for n in rows)),
-                             height_ratios=[n + 3.5 for n in rows], layout="constrained", squeeze=False)
-    for ax, kind, table in zip(axes[:, 0], kinds, tables):
+    # a row's pitch as its label's lines need: a two-line label in a one-line pitch was printed over its neighbour's
+    pitch = [0.08 + 0.13 * max(n.count("\n") + 1 for n in panel) for panel in names]
+    heights = [p * n + 0.7 for p, n in zip(pitch, rows)]
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(figures.PAGE_WIDTH - 0.5, 0.6 + sum(heights)),
+                             height_ratios=heights, layout="constrained", squeeze=False)
+    for ax, kind, table, shown_names in zip(axes[:, 0], kinds, tables, names):
         y = np.arange(len(table))
         for i, r in enumerate(table.itertuples()):
             colour, marker = figures.ENGINE_STYLE.get(r.engine, (figures.NEUTRAL, "o"))
@@ -233,7 +240,7 @@ def plot_live_vs_published(comparison: pd.DataFrame):
                 ax.axvline(r.value, color="0.45", lw=0.8, ls=":", zorder=0)
         values = pd.concat([table["value"], table["low"], table["high"]]).dropna()
         plots.set_scale(ax, "x", bool((values > 0).all()) and plots.spans_decades(values), values)
-        ax.set_yticks(y, [textwrap.fill(labels.label(t), 48) for t in table["row"]])
+        ax.set_yticks(y, shown_names)
         ax.set_ylim(len(table) - 0.5, -0.5)  # the seed on top
         ax.set_xlabel(COMPARED[kind])
         ax.grid(axis="y", visible=False)
@@ -381,7 +388,7 @@ def latency_figure(measured: pd.DataFrame):
     from ingestlab import plots
 
     frame = labelled(measured)
-    engines = list(dict.fromkeys(frame["engine"]))
+    engines = _lab_order(frame["engine"])
     scenarios, most = frame["scenario"].nunique(), frame.groupby("engine")["variant"].nunique().max()
     fig, panels = _engine_panels(engines, 0.7 + scenarios * (0.1 + 0.1 * most), sharex=True, sharey=True)
     log = plots.spans_decades(frame["elapsed_ms"])
@@ -392,8 +399,19 @@ def latency_figure(measured: pd.DataFrame):
     return fig
 
 
-def _engine_panels(engines: list[str], row_in: float, **shared):
-    # a panel per engine, two columns from two engines on, each titled with its engine; the grid's spare panel hidden
+def _lab_order(engines) -> list[str]:
+    # the engines in the lab's order (figures.ENGINE_STYLE: a family's engines side by side, PostgreSQL before its
+    # replicated self), those it does not know after them as they came
+    from ingestlab import figures
+
+    order = list(figures.ENGINE_STYLE)
+    seen = list(dict.fromkeys(engines))
+    return sorted(seen, key=lambda e: (order.index(e) if e in order else len(order), seen.index(e)))
+
+
+def _engine_panels(engines: list[str], row_in: float, *, columns: int | None = None, **shared):
+    # a panel per engine, two columns from two engines on (or ``columns``), each titled with its engine; the grid's
+    # spare panel hidden
     import math
 
     import matplotlib.pyplot as plt
@@ -401,7 +419,7 @@ def _engine_panels(engines: list[str], row_in: float, **shared):
     from ingestlab import figures, labels
     from ingestlab.figure_checks import MIN_AXES_IN
 
-    columns = 1 if len(engines) == 1 else 2
+    columns = columns or (1 if len(engines) == 1 else 2)
     rows = math.ceil(len(engines) / columns)
     row_in = max(row_in, MIN_AXES_IN[1] + 1.0)  # a panel of one or two boxes stays readable beside its title and legend
     fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
@@ -439,18 +457,39 @@ def fit_figure(totals: pd.DataFrame, fits: pd.DataFrame):
     colour, together. Every panel has the others' axis limits, so an engine reads against
     another; one legend under the panels states each line's overhead with its CI.
     """
-    from ingestlab import plots
+    from ingestlab import labels, plots
 
     data, lines = labelled(totals), labelled(fits)
-    fig, panels = _engine_panels(list(dict.fromkeys(data["engine"])), 2.4)
+    engines = _lab_order(data["engine"])
+    # beyond four engines, each panel names its own few series in its upper left (totals rise from the lower left;
+    # the panel's title names the engine), the axes shared: six engines' one legend under them all ran to 8.9 in,
+    # over a page's 5.5
+    inside = len(engines) > 4
+    fig, panels = (_engine_panels(engines, 1.55, sharex=True, sharey=True) if inside
+                   else _engine_panels(engines, 2.4))
+    explained = False  # what line and shading are, said once: over the first panel that draws a line
     for engine, ax in panels.items():
-        plots.plot_fit(data[data["engine"] == engine], lines[lines["engine"] == engine], x="n_statements",
-                         y="total_s", hue="series", ax=ax, logx=True, logy=True)
+        own = data[data["engine"] == engine]
+        prefix = f"{labels.label(engine)}, "
+        plots.plot_fit(own, lines[lines["engine"] == engine], x="n_statements", y="total_s", hue="series", ax=ax,
+                       logx=True, logy=True, legend="inside" if inside else "below",
+                       name_of=lambda level, prefix=prefix: level.removeprefix(prefix), explain=not explained)
+        explained = explained or bool(ax.get_legend() and ax.get_legend().get_title().get_text())
     for get, set_ in (("get_xlim", "set_xlim"), ("get_ylim", "set_ylim")):
         ends = np.array([getattr(ax, get)() for ax in panels.values()])
         for ax in panels.values():  # each panel's lines were cut at its own data; the wider common axes still hold them
             getattr(ax, set_)(ends.min(), ends.max())
-    _one_legend_under(fig, panels)
+    if inside:
+        for ax in panels.values():  # the shared axes said once, on the outer panels
+            if not ax.get_subplotspec().is_last_row() and any(
+                    other.get_visible() and other.get_subplotspec().colspan == ax.get_subplotspec().colspan
+                    and other.get_subplotspec().rowspan.start > ax.get_subplotspec().rowspan.start
+                    for other in panels.values()):
+                ax.set_xlabel("")
+            if not ax.get_subplotspec().is_first_col():
+                ax.set_ylabel("")
+    else:
+        _one_legend_under(fig, panels)
     return fig
 
 
@@ -482,7 +521,7 @@ def anatomy_figure(table: pd.DataFrame):
     wide = plots.named(parts, "component").pivot_table(index="variant", columns="component", values="ms",
                                                          sort=False, observed=True).fillna(0)
     colours = plots.segment_colours(wide.columns)
-    engines = list(dict.fromkeys(parts["engine"]))
+    engines = _lab_order(parts["engine"])
     rows_of = {e: list(dict.fromkeys(parts.loc[parts["engine"] == e, "variant"])) for e in engines}
     # beyond two engines two columns of panels: stacked, four engines' panels did not fit a page's 5.5 in
     columns = 1 if len(engines) <= 2 else 2
