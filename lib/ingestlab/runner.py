@@ -742,8 +742,9 @@ def root_cause(ename: str, evalue: str, traceback: list[str]) -> tuple[str, str]
 
     In a chain, an exception raised *while handling* another (a cleanup that failed because
     the server was gone) hides the first one: the first is the cause. An exception raised
-    *from* another (``raise LabError(...) from exc``) carries its cause in its message: the
-    outermost of those is kept.
+    *from* another (``raise LabError(...) from exc``) carries its cause in its message: it is
+    kept, whatever its own cause went through (a driver's timeout that the driver turned into
+    its own error while handling it, which the lab then explained: a cluster that did not form).
 
     Examples
     --------
@@ -751,16 +752,24 @@ def root_cause(ename: str, evalue: str, traceback: list[str]) -> tuple[str, str]
     ...       "ServerError: pg_ctl stop failed"]
     >>> root_cause("ServerError", "pg_ctl stop failed", tb)
     ('OperationalError', 'server closed the connection')
+    >>> tb = ["TimeoutError: timed out", "", _DURING + ":", "", "OperationalError: (2013, 'Lost connection')", "",
+    ...       _CAUSE + ":", "", "ServerError: the galera cluster did not form within 90 s"]
+    >>> root_cause("ServerError", "the galera cluster did not form within 90 s", tb)
+    ('ServerError', 'the galera cluster did not form within 90 s')
     """
     text = _ANSI.sub("", "\n".join(traceback))
-    first_group = text.split(_DURING)[0]
+    parts = re.split(f"({re.escape(_DURING)}|{re.escape(_CAUSE)})", text)
+    groups, links = parts[0::2], parts[1::2]
+    at = len(groups) - 1
+    while at > 0 and links[at - 1] == _DURING:  # raised while handling the one before: that one is the cause
+        at -= 1
     found = None
-    for line in first_group.splitlines():
+    for line in groups[at].splitlines():
         match = _EXC_LINE.match(line.strip())
         if match and not line.startswith((" ", "\t")):
             found = (match.group(1).rsplit(".", 1)[-1], (match.group(2) or "").strip())
-    if found is None or _DURING not in text:
-        found = found if found and found[0] != ename else (ename, str(evalue))
+    if found is None or (at == len(groups) - 1 and found[0] == ename):
+        found = (ename, str(evalue))  # the outermost itself: its whole message, not its traceback's line
     return found
 
 
