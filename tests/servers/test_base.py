@@ -151,3 +151,24 @@ def test_reap_stops_the_lab_s_process_whose_server_folder_is_gone_and_spares_the
         for proc in [orphan, *spared]:
             proc.kill()
             proc.wait()
+
+
+def test_a_free_port_is_outside_the_kernels_ephemeral_range_and_listenable(tmp_path, monkeypatch):
+    """The kernel's own pick comes from the range outgoing connections take theirs from (a Galera peer's)."""
+    import socket
+
+    from ingestlab.servers import base
+
+    low, high = (int(v) for v in base.EPHEMERAL_RANGE_FILE.read_text().split()[:2])
+    ports = {base.free_port() for _ in range(50)}
+    assert all(base.LOWEST_PORT <= p < low or high < p <= 65535 for p in ports), sorted(ports)
+    assert len(ports) > 40  # drawn, not one port over and over
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", ports.pop()))
+        sock.listen()
+    # a range that leaves no room below or above (a kernel set to 1024–65535): the kernel's pick, still free
+    whole = tmp_path / "range"
+    whole.write_text("1024\t65535\n")
+    monkeypatch.setattr(base, "EPHEMERAL_RANGE_FILE", whole)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", base.free_port()))

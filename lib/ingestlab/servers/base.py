@@ -13,6 +13,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -26,6 +27,11 @@ from ingestlab import _paths
 from ingestlab.errors import ServerError
 
 log = logging.getLogger(__name__)
+
+#: Where the kernel says its ephemeral ports are (the ports it gives outgoing connections and ``bind(0)``).
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+#: The lowest port :func:`free_port` gives (below it: the well-known and registered services).
+LOWEST_PORT = 10000
 
 #: File, in every server directory, holding the server's process id while it runs.
 PID_FILE = "server.pid"
@@ -615,3 +621,37 @@ def stop_processes(procs: list[psutil.Process], timeout_s: float) -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
     psutil.wait_procs(alive, timeout=timeout_s)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` nothing listens on now, outside the kernel's ephemeral range.
+
+    A port the kernel picks (``bind`` to port 0) comes from its ephemeral range, from which it
+    also gives the source port of every outgoing connection: a Galera node's peers, connecting
+    to one another while it restarts, can take the port it was given before it listens, and the
+    cluster does not form (twice in 2026-11-30's paper runs of notebook 01, "Failed to establish
+    connection: Connection refused" until the 90-s bound). So the port is drawn at random from
+    :data:`LOWEST_PORT` up to the range's start (or above its end when the range starts lower),
+    and tried; the kernel's own choice only if every try fails.
+    """
+    import random
+
+    try:
+        low, high = (int(v) for v in EPHEMERAL_RANGE_FILE.read_text().split()[:2])
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default
+    spans = [(LOWEST_PORT, low - 1), (high + 1, 65535)]
+    spans = [(a, b) for a, b in spans if b - a >= 100]
+    draw = random.SystemRandom()
+    for _ in range(200 if spans else 0):
+        a, b = max(spans, key=lambda span: span[1] - span[0])
+        port = draw.randint(a, b)
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

@@ -14,7 +14,6 @@ import psutil
 from ingestlab.engines.mariadb.server import (
     MariaDBServer,
     _check_settings,
-    _free_port,
     _private_umask,
 )
 from ingestlab.engines.mariadb.server import (
@@ -22,7 +21,7 @@ from ingestlab.engines.mariadb.server import (
 )
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll_or_error
-from ingestlab.servers.base import PID_FILE, LocalServer, processes_using, stop_processes
+from ingestlab.servers.base import PID_FILE, LocalServer, free_port, processes_using, stop_processes
 
 #: Environment variable naming Galera's provider library (``libgalera_smm.so``) when it is not where Debian puts it.
 PROVIDER_ENV = "INGESTLAB_GALERA_PROVIDER"
@@ -243,7 +242,7 @@ class GaleraServer(LocalServer):
             path.write_text(f"my_uuid: {me}\n#vwbeg\nview_id: 3 {members[0]} 1\nbootstrap: 0\n{view}#vwend\n")
             node.give(path, 0o600)
         for node in self.nodes:
-            node.gcomm_port, node.ist_port = _free_port(), _free_port()
+            node.gcomm_port, node.ist_port = free_port(), free_port()
 
     def node_command(self, node: GaleraNode, *, bootstrap: bool = False) -> list[str]:
         """``node``'s ``mariadbd`` command line: MariaDB's (:meth:`MariaDBServer.command`) plus the cluster's options."""
@@ -269,7 +268,7 @@ class GaleraServer(LocalServer):
 
     def _spawn(self, node: GaleraNode, *, bootstrap: bool = False) -> None:
         if node.gcomm_port is None:
-            node.gcomm_port, node.ist_port = _free_port(), _free_port()
+            node.gcomm_port, node.ist_port = free_port(), free_port()
         with open(node.private_file(node.log_file), "ab") as log:
             node.proc = subprocess.Popen(self.node_command(node, bootstrap=bootstrap), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,

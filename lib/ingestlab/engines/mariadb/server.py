@@ -6,14 +6,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll_or_error
-from ingestlab.servers.base import PID_FILE, LocalServer, _terminate
+from ingestlab.servers.base import PID_FILE, LocalServer, _terminate, free_port
 
 #: Environment variable naming the one directory that holds ``mariadbd`` and ``mariadb-install-db``
 #: (a MariaDB tarball's ``bin``); unset, they are looked up on PATH and in /usr/sbin.
@@ -174,7 +173,7 @@ class MariaDBServer(LocalServer):
 
     def _launch(self) -> None:
         if self.tcp and self.port is None:
-            self.port = _free_port()
+            self.port = free_port()
         with open(self.private_file(self.log_file), "ab") as log:
             self._proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                           stderr=log, start_new_session=True, env=_private_umask())
@@ -263,11 +262,3 @@ def _check_settings(settings: dict[str, str], reserved: frozenset[str]) -> None:
 def _private_umask() -> dict[str, str]:
     """The environment with mariadbd's own umask variables set so it creates files 0600, folders 0700."""
     return {**os.environ, "UMASK": "0600", "UMASK_DIR": "0700"}
-
-
-def _free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import socket
 from pathlib import Path
 from typing import ClassVar
 
 from ingestlab.engines.postgres.server import PostgresServer
 from ingestlab.errors import ConfigError, ServerError
 from ingestlab.polling import poll
+from ingestlab.servers.base import free_port
 
 #: The role standbys stream WAL as: it may replicate and log in, nothing else (no table of the lab's).
 REPLICATION_ROLE = "lab_replication"
@@ -127,7 +127,7 @@ class ReplicatedPostgresServer(PostgresServer):
 
     def _start(self) -> None:
         if self.delay and self.tcp_port is None:
-            self.tcp_port = _free_port()
+            self.tcp_port = free_port()
         fresh = not (self.pgdata / "PG_VERSION").exists()
         super()._start()
         if fresh:
@@ -275,10 +275,3 @@ class ReplicatedPostgresServer(PostgresServer):
     def standby_connect_kwargs(self, standby: Standby) -> dict:
         """A standby's: the same socket directory, its own port, the same user (the base backup copied it)."""
         return {**super().connect_kwargs(), "port": standby.port}
-
-
-def _free_port() -> int:
-    """A TCP port on 127.0.0.1 free now (the kernel's choice)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
