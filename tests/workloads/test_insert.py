@@ -303,6 +303,43 @@ def _draw_01(paper_01, comparison, tmp_path):
         assert figure_checks.print_size_problems(tmp_path / f"{name}.png") == [], name
 
 
+PAPER_01_SIX = Path(__file__).parents[1] / "fixtures" / "paper-01-six"
+
+
+def test_the_article_figures_of_a_paper_run_on_six_engines_with_two_clusters_fit_the_page(tmp_path):
+    """Six engines, ten series (tests/fixtures/paper-01-six/README.md): the fit's one legend under the panels ran to
+    8.9 in; each panel now names its own series in it, the engines in the lab's order, saved strictly."""
+    import matplotlib.pyplot as plt
+
+    from ingestlab import captions, figure_checks, figures
+
+    samples = pd.read_parquet(PAPER_01_SIX / "results.parquet")
+    fits = insert_analysis.fit(samples)
+    totals = models.scenario_totals(samples[samples["scenario"].isin(insert.FIT_SCENARIOS)])
+    diff = insert_analysis.variant_difference(totals, ["sync_on", "sync_off", "flush_1", "flush_2"])
+    comparison = insert_analysis.live_vs_published(fits, insert_analysis.throughput(samples), diff)
+    with plt.rc_context():
+        figures.use_article_theme()
+        drawn = {"fit": insert_analysis.fit_figure(totals, insert_analysis.tidy_fits(fits)),
+                 "anatomy": insert_analysis.anatomy_figure(pd.read_csv(PAPER_01_SIX / "anatomy_summary.csv")),
+                 "live_vs_published": insert_analysis.plot_live_vs_published(comparison)}
+        in_order = ["PostgreSQL", "PostgreSQL + 1 sync standby", "MariaDB", "MariaDB Galera", "DuckDB", "ClickHouse"]
+        for name in ("fit", "anatomy"):
+            assert [ax.get_title(loc="left") for ax in drawn[name].axes if ax.get_visible()] == in_order, name
+        for ax in drawn["fit"].axes:  # the panel's own series, by their variant alone, in its upper left
+            entries = [t.get_text().split("\n")[0] for t in ax.get_legend().get_texts()]
+            assert entries and not any(e.startswith(ax.get_title(loc="left") + ",") for e in entries)
+            assert ax.get_legend()._loc == 2  # "upper left"
+        titled = [ax for ax in drawn["fit"].axes if ax.get_legend().get_title().get_text()]
+        assert len(titled) == 1 and "95 % CI" in titled[0].get_legend().get_title().get_text()
+        run = {"engines": [{"name": e, "server_version": "1.0"} for e in samples["engine"].unique()],
+               "git": {"commit": "0" * 40}}
+        for name, fig in drawn.items():  # strict (tests/conftest.py): a break of the grammar raises
+            captions.caption(fig, name, finding=findings.live_vs_published(comparison), run=run)
+            figures.save(fig, name, notebook="01_insert_anatomy", directory=tmp_path)
+            assert figure_checks.print_size_problems(tmp_path / f"{name}.png") == [], name
+
+
 def test_validate_resolves_the_scale_and_keeps_the_engines_in_their_order():
     assert insert.validate("postgres", "smoke").n == 500 < insert.validate("postgres", "paper").n
     assert [spec.name for spec in insert.validate("postgres,mariadb").engines] == ["postgres", "mariadb"]
