@@ -665,7 +665,7 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     with ``legend="ends"``, each series is named where its line ends, its slope and CI under
     its name (:func:`ingestlab.direct_labels.label_ends`: for a panel with room on its right);
     or, with ``legend="inside"``, a small legend in the panel's upper left, each series by its
-    name in ``names`` over its slope and CI (a panel of a grid whose data rise from the lower
+    name (``name_of``) over its slope and CI (a panel of a grid whose data rise from the lower
     left, as total time against statements does: notebook 01 with six engines).
 
     Parameters
@@ -703,7 +703,8 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
         terms = usable[(usable[hue] == level) & (usable["method"] == method.get(level, "ols"))].set_index("term")
         last = data.loc[data[hue] == level].sort_values(x).iloc[-1]
         if slope not in terms.index:
-            ax.plot([], [], shapes[level], color=colours[level], label=f"{level} (too few points for a fit)")
+            shown = wrapped(name_of(level)) if name_of and legend == "inside" else level
+            ax.plot([], [], shapes[level], color=colours[level], label=f"{shown} (too few points for a fit)")
             ends.append((f"{wrapped(level)}\ntoo few points for a fit", colours[level], last[x], last[y]))
             continue
         s = terms.loc[slope]

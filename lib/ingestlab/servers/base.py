@@ -627,12 +627,13 @@ def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port on ``host`` nothing listens on now, outside the kernel's ephemeral range.
 
     A port the kernel picks (``bind`` to port 0) comes from its ephemeral range, from which it
-    also gives the source port of every outgoing connection: a Galera node's peers, connecting
-    to one another while it restarts, can take the port it was given before it listens, and the
-    cluster does not form (twice in 2026-11-30's paper runs of notebook 01, "Failed to establish
-    connection: Connection refused" until the 90-s bound). So the port is drawn at random from
-    :data:`LOWEST_PORT` up to the range's start (or above its end when the range starts lower),
-    and tried; the kernel's own choice only if every try fails.
+    also gives the source port of every outgoing connection, so one could be taken between the
+    pick and the server's listen (Galera's peers connect to one another while a node restarts).
+    The guess behind this: two of 2026-11-30's paper runs of notebook 01 ended with a restarted
+    Galera cluster that did not form ("Failed to establish connection: Connection refused" until
+    the 90-s bound), its logs gone with the run, and none since in one run. So the port is drawn
+    at random below the range (from :data:`LOWEST_PORT`), or above it when the range leaves no
+    room below, and tried; the kernel's own choice only if 200 tries fail.
     """
     import random
 
@@ -640,15 +641,12 @@ def free_port(host: str = "127.0.0.1") -> int:
         low, high = (int(v) for v in EPHEMERAL_RANGE_FILE.read_text().split()[:2])
     except (OSError, ValueError):
         low, high = 32768, 60999  # Linux's default
-    spans = [(LOWEST_PORT, low - 1), (high + 1, 65535)]
-    spans = [(a, b) for a, b in spans if b - a >= 100]
+    first, last = max([(LOWEST_PORT, low - 1), (high + 1, 65535)], key=lambda span: span[1] - span[0])
     draw = random.SystemRandom()
-    for _ in range(200 if spans else 0):
-        a, b = max(spans, key=lambda span: span[1] - span[0])
-        port = draw.randint(a, b)
+    for _ in range(200 if last - first >= 100 else 0):
         with socket.socket() as sock:
             try:
-                sock.bind((host, port))
+                sock.bind((host, port := draw.randint(first, last)))
             except OSError:
                 continue
             return port

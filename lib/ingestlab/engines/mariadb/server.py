@@ -70,8 +70,8 @@ class MariaDBServer(LocalServer):
     START_TIMEOUT_S: ClassVar[float] = 60.0
     STOP_TIMEOUT_S: ClassVar[float] = 60.0
     #: Seconds a ``mariadbd`` stopped while it starts (not yet accepting a login) has to act on SIGTERM before
-    #: SIGKILL: one still initialising left it pending past the 60 s above (1 in 6 stops 1 s into a start,
-    #: 2026-11-30), and it has nothing to flush yet that a crash recovery would not redo.
+    #: SIGKILL: one still initialising left it pending past the 60 s above (2 of 6 and 1 of 6 stops 1 s into a
+    #: start, 2026-11-30), and it has nothing to flush yet that a crash recovery would not redo.
     STARTING_STOP_S: ClassVar[float] = 3.0
     #: Options the lab sets itself; a setting may not override them.
     RESERVED: ClassVar[frozenset[str]] = frozenset({
