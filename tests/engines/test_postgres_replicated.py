@@ -179,7 +179,7 @@ class TestPostgresReplicated(EngineContract, NativeLoopContract):
 
         import psutil
 
-        monkeypatch.setattr(SyncWatch, "BOUND_S", 2.0)
+        monkeypatch.setattr(SyncWatch, "WAIT_BOUND_S", 2.0)
         eng.tables.reset("stopped", STUDY_COLUMNS)
         standby = eng.server.standbys[0]
         postmaster = psutil.Process(int((standby.pgdata / "postmaster.pid").read_text().split()[0]))

@@ -61,8 +61,8 @@ class SyncWatch:
     for that wait, and cancelling it (``statement_timeout``) only turns it into a warning, the
     commit reported as done. The watch reads the primary, on a connection of its own, every
     :attr:`INTERVAL_S`: once a standby it saw streaming has not streamed for :attr:`BOUND_S`,
-    or a commit has waited in ``SyncRep`` that long, it records :attr:`cause` (which standby,
-    since when, the bound) and terminates every backend of its user waiting in ``SyncRep`` (now
+    or a commit has waited in ``SyncRep`` for :attr:`WAIT_BOUND_S`, it records :attr:`cause`
+    (which standby, since when, the bound) and terminates every backend of its user waiting in ``SyncRep`` (now
     and at every later look), so the statement that waited fails; the adapter raises
     :class:`~ingestlab.errors.ServerError` with :attr:`cause`, and the run ends with exit 5.
 
@@ -74,8 +74,12 @@ class SyncWatch:
         The engine's name in messages.
     """
 
-    #: Seconds a standby may stop streaming, or a commit wait for it, before the run ends.
+    #: Seconds a standby may stop streaming before the run ends.
     BOUND_S: ClassVar[float] = 10.0
+    #: Seconds a commit may wait in ``SyncRep`` while every standby shows streaming. Longer than
+    #: the standby's ``wal_receiver_status_interval`` (10 s): under ``remote_write`` a commit now
+    #: and then waits for that periodic reply, which is what the variant costs, not a lost standby.
+    WAIT_BOUND_S: ClassVar[float] = 30.0
     #: Seconds between two looks at the primary.
     INTERVAL_S: ClassVar[float] = 0.5
 
@@ -154,7 +158,7 @@ class SyncWatch:
         waited = self._execute("SELECT coalesce(max(extract(epoch FROM clock_timestamp() - query_start)), 0) "
                                "FROM pg_stat_activity WHERE wait_event = 'SyncRep'")[0][0]
         gone = {name: seen for name, seen in self._last_streaming.items() if now - seen >= self.BOUND_S}
-        if self.cause is None and (gone or float(waited) >= self.BOUND_S):
+        if self.cause is None and (gone or float(waited) >= self.WAIT_BOUND_S):
             self.cause = self._describe(gone, float(waited), now)
             log.error("%s: %s", self.label, self.cause)
         if self.cause is not None:
@@ -169,7 +173,7 @@ class SyncWatch:
             return (f"standby {name} has not streamed since {since} ({now - seen:.1f} s, bound "
                     f"{self.BOUND_S:g} s): synchronous commits wait for it for ever, so the run stops here")
         return (f"a commit has waited {waited:.1f} s for a standby to confirm it (bound "
-                f"{self.BOUND_S:g} s; every standby still shows streaming: one stopped answering?), so the run stops here")
+                f"{self.WAIT_BOUND_S:g} s; every standby still shows streaming: one stopped answering?), so the run stops here")
 
     # -- what the adapter raises ---------------------------------------------------------------
     def explained(self, call: Callable[..., Any], errors: tuple[type[BaseException], ...]) -> Callable[..., Any]:
