@@ -72,7 +72,8 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     Checked: no text under :data:`SMALLEST_PT`; no panel under :data:`MIN_AXES_IN`; no bar on a
     log axis (a bar's length means nothing there: :func:`plot_bars` draws dots instead); every line, marker and text drawn in data coordinates inside its axes'
     limits (a fit drawn beyond its data, a label past the edge); no tick label printed over
-    another, nor a label among the data over another or struck through by a line; no log axis over less than one decade; every legend entry that names
+    another, nor a label among the data over another or struck through by a line, nor a panel's
+    title or axis label over another's; no log axis over less than one decade; every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
     panel; the PNG at its print size (:func:`print_size_problems`).
 
@@ -111,6 +112,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
                  for panel in cramped(fig)]
     problems += _crowded_ticks(fig)
     problems += _overlapping_labels(fig)
+    problems += _overlapping_titles(fig)
     problems += _labels_struck_through(fig)
     small = sorted({f"{t.get_text()[:30]!r} ({t.get_fontsize():.1f} pt)" for t in fig.findobj(matplotlib.text.Text)
                     if t.get_visible() and t.get_text().strip() and t.get_fontsize() < SMALLEST_PT - 0.01})
@@ -166,14 +168,49 @@ def _overlapping_labels(fig: matplotlib.figure.Figure) -> list[str]:
     """
     problems = []
     for number, ax, renderer in _shown_axes(fig):
-        boxes = [(_text_box(t, renderer), t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
-        for i, (a, text_a) in enumerate(boxes):
-            hit = next((text_b for b, text_b in boxes[i + 1:]
-                        if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1), None)
-            if hit is not None:
-                problems.append(f"panel {number}: its labels {text_a!r} and {hit!r} are printed over one another")
-                break
+        over = _first_overlap([(_text_box(t, renderer), t.get_text()) for t in ax.texts
+                               if t.get_visible() and t.get_text().strip()])
+        if over is not None:
+            problems.append(f"panel {number}: its labels {over[0]!r} and {over[1]!r} are printed over one another")
     return problems
+
+
+def _first_overlap(boxes: list) -> tuple[str, str] | None:
+    """The texts of the first two of ``boxes`` (``(bbox, text)`` in pixels) that overlap by more than a pixel each way."""
+    for i, (a, text_a) in enumerate(boxes):
+        for b, text_b in boxes[i + 1:]:
+            if min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1:
+                return text_a, text_b
+    return None
+
+
+def _overlapping_titles(fig: matplotlib.figure.Figure) -> list[str]:
+    """Titles and axis labels (the panels' and the figure's) printed over one another (drawn figure).
+
+    Panels set side by side too closely print a long title into its neighbour's, or a y label into
+    the next panel's title; nothing inside a panel is involved, so :func:`_overlapping_labels` does
+    not see it.
+
+    Examples
+    --------
+    >>> fig, (a, b) = plt.subplots(1, 2, figsize=(3, 2))
+    >>> _ = a.set_title("PostgreSQL + 1 sync standby"), b.set_title("PostgreSQL")
+    >>> fig.canvas.draw()
+    >>> _overlapping_titles(fig)
+    ["'PostgreSQL + 1 sync standby' and 'PostgreSQL' are printed over one another"]
+    >>> _ = a.set_title("replicated")
+    >>> fig.canvas.draw()
+    >>> _overlapping_titles(fig), plt.close(fig)
+    ([], None)
+    """
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
+    texts = [t for ax in fig.axes if ax.get_visible()
+             for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label)]
+    texts += [t for t in (fig._suptitle, fig._supxlabel, fig._supylabel) if t is not None] + list(fig.texts)
+    texts = list({id(t): t for t in texts}.values())  # a figure's sup-label is among its texts too
+    over = _first_overlap([(t.get_window_extent(renderer), t.get_text()) for t in texts
+                           if t.get_visible() and t.get_text().strip()])
+    return [] if over is None else [f"{over[0][:40]!r} and {over[1][:40]!r} are printed over one another"]
 
 
 def _labels_struck_through(fig: matplotlib.figure.Figure) -> list[str]:
