@@ -235,6 +235,20 @@ def test_linear_axes_unless_the_values_span_decades():
     figures.close(ax.figure)
 
 
+@pytest.mark.parametrize("width_in, twos", [(1.6, False), (7.0, True)])
+def test_a_log_axis_under_two_decades_ticks_2_and_5_only_where_their_labels_have_room(width_in, twos):
+    # 3.4–240 on a short axis printed "100" against "200" (01's live_vs_published in a resumed smoke run)
+    fig, ax = plt.subplots(figsize=(width_in, 1.5), layout="constrained")
+    ax.plot([3.4, 240], [0, 1], "o")
+    plots.set_scale(ax, "x", True, [3.4, 240])
+    ax.set_xlim(3.4, 240)
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text() and 3.4 <= t.get_position()[0] <= 240]
+    assert ("200" in ticks) is twos and {"10", "100"} <= set(ticks)
+    assert figure_checks._crowded_ticks(fig) == []
+    figures.close(fig)
+
+
 def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     data = pd.DataFrame({"scenario": ["single_row"] * 3 + ["batch_1000"] * 3,
                          "elapsed_ms": [0.07, 0.08, 0.09, 30.0, 40.0, 150.0], "variant": ["sync_on"] * 6})

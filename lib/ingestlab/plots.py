@@ -6,6 +6,7 @@ import matplotlib
 import matplotlib.collections
 import matplotlib.colors
 import matplotlib.container
+import matplotlib.font_manager
 import matplotlib.lines
 import matplotlib.pyplot as plt
 import matplotlib.ticker
@@ -59,15 +60,30 @@ def plain_ticks() -> matplotlib.ticker.Formatter:
 
 
 class _LogTicks(matplotlib.ticker.LogLocator):
-    """Powers of ten; also 2 and 5 times them under two decades in view; evenly spaced ticks under one decade."""
+    """Powers of ten; also 2 and 5 times them under two decades in view where their labels have room; evenly
+    spaced ticks under one decade."""
 
     def __call__(self):
         low, high = self.axis.get_view_interval()
         if 0 < low and high / low < 10:  # a power of ten or none in view: round numbers instead
             ticks = matplotlib.ticker.MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
             return ticks[ticks > 0]
-        self.set_params(subs=(1.0, 2.0, 5.0) if 0 < low and high / low < 100 else (1.0,))
+        self.set_params(subs=(1.0, 2.0, 5.0) if 0 < low and high / low < 100 and self._room_for_twos(low, high)
+                        else (1.0,))
         return super().__call__()
+
+    def _room_for_twos(self, low: float, high: float) -> bool:
+        # 1 and 2 (log10 2 = 0.3 decade apart, the closest pair) side by side with a character's gap: a short
+        # axis printed "100" against "200" (a digit is about 0.64 of the font's size wide, a comma less)
+        ax = self.axis.axes
+        length = ax.bbox.width if self.axis is ax.xaxis else ax.bbox.height
+        size = matplotlib.font_manager.FontProperties(size=plt.rcParams[f"{self.axis.axis_name}tick.labelsize"])
+        pixels = size.get_size_in_points() * ax.figure.dpi / 72
+        decades = np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
+        ticks = np.outer([1.0, 2.0, 5.0], 10.0 ** decades).ravel()
+        widest = max(len(_tick(v)) for v in ticks[(ticks >= low) & (ticks <= high)])
+        need = pixels * (0.64 * widest + 0.64) if self.axis is ax.xaxis else pixels * 1.2
+        return length * np.log10(2) / np.log10(high / low) >= need
 
 
 def set_scale(ax: plt.Axes, axis: str, log: bool | str, values) -> None:
