@@ -72,8 +72,11 @@ class TestMariaDB(EngineContract, NativeLoopContract):
             assert {"client_total", "starting", "opening_tables", "update", "commit", "unexplained"} <= set(per.columns)
             parts = per.drop(columns="client_total").fillna(0).sum(axis=1)
             assert parts.values == pytest.approx(per["client_total"].values)  # stages + other = client total
-            rungs = set(frame.loc[frame["pass"] == "ladder", "component"])
+            ladder = frame[frame["pass"] == "ladder"]
+            rungs = set(ladder["component"])
             assert rungs == {"round_trip"}  # rendered before the clock: no driver formatting in the client's time
+            samples = type(eng.capability("profiled_statement").recorder("anat", COLS)).RUNG_SAMPLES
+            assert samples > 1 and ladder["count"].tolist() == [20 * samples]  # several probes after each INSERT
             # a stage is a duration; the remainder or a ladder rung (differences of two timers) may dip below 0
             assert (per.drop(columns=["unexplained", *rungs]) >= 0).all().all()
             assert frame.loc[frame["statement_no"] == 0, "warmup"].all()

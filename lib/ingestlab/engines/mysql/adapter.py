@@ -298,7 +298,7 @@ class MySQL(MySQLProtocol):
     """
 
     NAME = "mysql"
-    STYLE = EngineStyle(title="MySQL", colour="#009E73", marker="s", words={
+    STYLE = EngineStyle(title="MySQL", colour="#999933", marker="s", words={
         "flush_0": "log written and flushed once a second", "flush_1": "log flushed at each commit",
         "flush_2": "log flushed once a second", "no_unique_checks": "unique checks off", "round_trip": "round trip",
         "myisam": "MyISAM",
@@ -566,6 +566,7 @@ class _StagesRecorder(anatomy.Recorder):
     SOURCE = "performance_schema.events_stages_history_long"
     PROBE = "DO 0"
     ORDER = ("round_trip",)  # then the stages, in the order the server ran them
+    RUNG_SAMPLES = 5  # 'DO 0' is a round trip: five a statement, each after the settling ones
 
     def begin(self) -> None:
         self.counters0 = self.engine._counters()
@@ -577,11 +578,11 @@ class _StagesRecorder(anatomy.Recorder):
     def statement(self, result: Any, row: Sequence[Any]) -> None:
         self.n += 1
         self.kinds.append(True)
-        # the probe that is kept follows ProfiledStatement.SETTLE others, as a block's measured INSERTs follow its settling ones
+        # the probes kept follow ProfiledStatement.SETTLE others, as a block's measured INSERTs follow its settling ones
         settle = self.engine.capability("profiled_statement").SETTLE
-        probes = [self.engine.sender.statement_call(self.PROBE) for _ in range(settle + 1)]
+        probes = [self.engine.sender.statement_call(self.PROBE) for _ in range(settle + self.RUNG_SAMPLES)]
         timed = timing.time_calls(probes, rows=[0] * len(probes), bytes_=[0] * len(probes))
-        self.probe_ms.append(float(timed["elapsed_s"].iloc[-1]) * 1e3)
+        self.probe_ms += [float(s) * 1e3 for s in timed["elapsed_s"].iloc[settle:]]
 
     def block(self, client_ms: Sequence[float]) -> None:
         self.kinds += [False] * len(client_ms)  # their stages are in the history too: read with the rest at the end
@@ -598,12 +599,14 @@ class _StagesRecorder(anatomy.Recorder):
             self.unobserved_parts = [[(stage_component(name), ms, self.SOURCE) for name, ms in s]
                                      for s, seen in zip(every, self.kinds) if not seen]
             outside = [total - sum(ms for _, ms in s) for s, total in zip(stages, totals)]
-            per = engine.capability("profiled_statement").SETTLE + 1
-            probes = engine._ps_stages(self.thread_id, self.marker, self.n * per, event="statement/sql/do")[per - 1::per]
-            for client, probe in zip(self.probe_ms, probes):
+            settle = engine.capability("profiled_statement").SETTLE
+            per = settle + self.RUNG_SAMPLES
+            every_probe = engine._ps_stages(self.thread_id, self.marker, self.n * per, event="statement/sql/do")
+            probes = [p for i, p in enumerate(every_probe) if i % per >= settle]
+            for client, probe in zip(self.probe_ms, probes, strict=True):
                 self.rung("round_trip", client - sum(ms for _, ms in probe),
-                          f"'{self.PROBE}' on the client's clock minus its stages ({self.SOURCE}; the last of "
-                          f"{per} sent back to back)")
+                          f"'{self.PROBE}' on the client's clock minus its stages ({self.SOURCE}; the last "
+                          f"{self.RUNG_SAMPLES} of {per} sent back to back)")
         self.counters = _counter_changes(self.counters0, engine._counters(), len(self.kinds))
         if outside:
             self.counters["outside_stages_ms"] = (sum(outside) / len(outside),

@@ -379,6 +379,7 @@ class _StatsRecorder(anatomy.Recorder):
     flush_varies: bool = True
     ORDER = ("client_socket", "transaction", "parse_analyze", "planning", "executor_start_end", "execution",
              "commit", "commit_with_wal_flush", "wal_flush")
+    RUNG_SAMPLES = 5  # the ladder's probes are µs each, read at a µs resolution: five a statement
     _PGSS = ("SELECT coalesce(sum(total_plan_time), 0), coalesce(sum(total_exec_time), 0) "
              "FROM pg_stat_statements WHERE query LIKE 'INSERT%%'")
     # client backends only: the WAL writer's flush of earlier asynchronous commits (the ladder's probes) in a
@@ -492,7 +493,8 @@ class _StatsRecorder(anatomy.Recorder):
                             ("wal_records", math.nan, records, "pg_stat_wal.wal_records"),
                             ("wal_fpi", math.nan, fpi, "pg_stat_wal.wal_fpi"),
                             ("wal_bytes", math.nan, wal_bytes, "pg_stat_wal.wal_bytes")])
-        self._climb(row)
+        for _ in range(self.RUNG_SAMPLES):
+            self._climb(row)
         self.last = self._read()
 
     def _empty_query(self) -> None:
