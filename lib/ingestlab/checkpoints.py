@@ -9,10 +9,10 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # imported where a table is read: the runner checks a folder's checkpoints without them
+    import pandas as pd
 
 #: Environment variable the batch runner sets to the run folder it resumes (read by :class:`~ingestlab.results.Run`).
 RESUME_ENV = "INGESTLAB_RESUME"
@@ -86,7 +86,11 @@ def problems(directory: str | os.PathLike) -> list[str]:
     """
     found = []
     folder = Path(directory) / FOLDER
-    for entry in sorted(folder.iterdir()) if folder.is_dir() else ():
+    if not folder.is_dir():
+        return found
+    import pyarrow.parquet as pq
+
+    for entry in sorted(folder.iterdir()):
         if entry.name.startswith(".") or not entry.is_dir():
             continue
         try:
@@ -130,6 +134,8 @@ class Checkpoints:
             return None
         folder = self.dir / name
         tables = json.loads((folder / "key.json").read_text())["tables"]
+        import pandas as pd
+
         return {table: pd.read_parquet(folder / f"{table}.parquet") for table in tables}
 
     def put(self, key: dict[str, Any], tables: dict[str, pd.DataFrame]) -> Path:
