@@ -21,8 +21,8 @@ def test_direct_labels_sit_right_of_the_axes_in_the_order_the_lines_end_never_ov
     ends_at = [1.00, 1.01, 1.02, 0.99, 3.0]  # four lines ending within 3 % of each other, one far above
     for i, y in enumerate(ends_at):
         plots.draw_model(ax, np.linspace(0, 10, 50), 0.5, (y - 0.5) / 10, np.nan, np.nan,
-                           color=figures.CONDITION_COLOURS[i], label=f"series {i}")
-    direct_labels.label_ends(ax, [(f"series {i}\nsecond line", figures.CONDITION_COLOURS[i],
+                           color=figures.LAB_COLOURS[i], label=f"series {i}")
+    direct_labels.label_ends(ax, [(f"series {i}\nsecond line", figures.LAB_COLOURS[i],
                              *direct_labels.line_end(line)) for i, line in enumerate(ax.lines)], note="what lines mean")
     for height in (3.6, 2.4):  # drawn at its size, then shrunk as fit_to_print shrinks a figure
         fig.set_size_inches(6, height)

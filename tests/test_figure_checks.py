@@ -33,9 +33,27 @@ def test_the_grammar_check_finds_bars_on_a_log_axis_a_line_past_the_axes_and_an_
     figures.close(fig)
 
 
+def test_more_than_four_engines_told_apart_by_colour_in_a_panel_break_the_grammar_their_shades_count_once():
+    fig, ax = plt.subplots()
+    engines = ["postgres", "mariadb", "duckdb", "clickhouse"]
+    for i, engine in enumerate(engines):
+        ax.plot([0, 1], [i, i], color=figures.ENGINE_STYLE[engine][0], label=engine)
+    ax.plot([0, 1], [0, 2], color=figures.shade(figures.ENGINE_STYLE["postgres"][0], 0.45), label="postgres, off")
+    assert figure_checks.grammar_problems(fig) == []  # four hues, five colours: PostgreSQL's shade is its own hue
+    ax.lines[-1].remove()
+    ax.plot([0, 1], [1, 3], color=figures.ENGINE_STYLE["rocksdb"][0], label="rocksdb")
+    assert figure_checks.grammar_problems(fig) == []  # no legend: nothing to match by colour
+    ax.legend()
+    assert figure_checks.grammar_problems(fig) == [
+        "panel 1: 5 engines' colours in one panel, which a reader must tell apart by colour (at most 4: split the "
+        "panel, or name the series where they are drawn)"]
+    figures.close(fig)
+
+
 def test_more_than_five_colours_in_a_panel_break_the_grammar_greys_do_not_count():
     fig, ax = plt.subplots()
-    for i, colour in enumerate(figures.CONDITION_COLOURS + ("#0072B2",)):
+    shades = [figures.shade(figures.ENGINE_STYLE[e][0], t) for e in ("postgres", "mariadb") for t in (0, -0.35, 0.45)]
+    for i, colour in enumerate(shades):  # two engines' hues, three shades each
         ax.plot([0, 1], [i, i], color=colour, label=f"series {i}")
     ax.plot([0, 1], [0, 5], color="0.5", label="reference")
     assert figure_checks.grammar_problems(fig) == ["panel 1: 6 colours of data in one panel (at most 5)"]

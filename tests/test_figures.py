@@ -5,7 +5,9 @@ import os
 
 import IPython
 import IPython.display
+import matplotlib.colors
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 from ingestlab import figure_checks, figures, labels, plots, results
@@ -120,10 +122,45 @@ def test_save_rejects_path_like_names(tmp_path):
     figures.close(fig)
 
 
+def _cie_lab(colour: str) -> np.ndarray:
+    # sRGB (D65) to CIE L*a*b*, the space whose distances (ΔE*ab) a reader's eye roughly follows
+    rgb = np.asarray(matplotlib.colors.to_rgb(colour))
+    linear = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    f = np.where(xyz / (w := np.array([0.95047, 1.0, 1.08883])) > 0.008856, np.cbrt(xyz / w), 7.787 * xyz / w + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_no_colour_stands_for_two_engines_and_any_two_engines_colours_are_far_enough_apart_to_tell():
+    from ingestlab.engines import registry
+
+    classes = registry.classes()
+    identity = {name: cls.STYLE.configuration_of or name for name, cls in classes.items()}
+    identity |= {name: name.split("_")[0] for name in figures.READER_STYLE}  # a library's readers: one library
+    identity["chdb"] = "clickhouse"  # ClickHouse's reader is ClickHouse
+    owners: dict[str, set[str]] = {}
+    for name, (colour, _) in figures.ENGINE_STYLE.items():
+        if name != "read_floor":
+            owners.setdefault(colour.upper(), set()).add(identity[name])
+    assert {c: o for c, o in owners.items() if len(o) > 1} == {}
+    for name, cls in classes.items():  # a configuration keeps its engine's colour and takes another marker
+        if cls.STYLE.configuration_of:
+            parent = classes[cls.STYLE.configuration_of].STYLE
+            assert cls.STYLE.colour == parent.colour and cls.STYLE.marker != parent.marker, name
+    colours = sorted(owners)
+    closest = min((float(np.linalg.norm(_cie_lab(a) - _cie_lab(b))), a, b)
+                  for i, a in enumerate(colours) for b in colours[i + 1:])
+    assert closest[0] >= 18, closest
+    # nor is one a shade of another: a shade is that engine's condition (figure_checks counts hues by it)
+    assert not [(a, b) for a in colours for b in colours if a != b and figure_checks.is_shade_of(a, b)]
+    greys = set(figures.CONDITION_GREYS) | {"#999999"}
+    assert not greys & set(owners) and all(len(set(matplotlib.colors.to_rgb(g))) == 1 for g in greys)
+
+
 def test_every_engine_has_one_colour_and_marker_and_its_conditions_take_shades_of_that_colour_and_shapes():
     styles = list(figures.ENGINE_STYLE.values())
     assert len(set(styles)) == len(styles)  # no two engines look alike
-    assert all(c not in figures.CONDITION_COLOURS for c, _ in styles)
+    assert all(c not in figures.CONDITION_GREYS for c, _ in styles)
     levels = ["PostgreSQL, sync on", "PostgreSQL, sync off", "MariaDB", "PostgreSQL 15"]
     colours, shapes = figures.palette(levels), figures.markers(levels)
     assert colours["PostgreSQL, sync on"] == "#0072B2" and colours["MariaDB"] == "#009E73"
@@ -157,7 +194,7 @@ def test_a_level_or_legend_entry_names_its_engine_by_id_by_name_or_by_name_and_v
 
 def test_within_conditions_of_an_engine_levels_naming_none_take_its_colour_and_a_bad_name_is_refused():
     levels = ["shared-data 4.0.5", "shared-nothing 4.0.4", "shared-nothing 4.0.5"]
-    assert set(figures.palette(levels).values()) <= set(figures.CONDITION_COLOURS)  # outside: conditions' colours
+    assert set(figures.palette(levels).values()) <= set(figures.CONDITION_GREYS)  # outside: conditions' greys
     colour, marker = figures.ENGINE_STYLE["starrocks"]
     for name in ("starrocks", "StarRocks"):  # its id, or its name as the published tables write it
         with figures.conditions_of(name):

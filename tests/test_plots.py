@@ -24,8 +24,8 @@ def test_plot_sweep_draws_a_marked_line_per_hue_with_distinct_colours_for_number
     ax = plots.plot_sweep(data, x="interval_ms", y="rows_per_s", hue="concurrency", annotate=True)
     lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 3]
     assert len(lines) == 3 and len({line.get_marker() for line in lines}) == 3  # a marker each: legible in grey
-    # a numeric hue is drawn as categories of the conditions' colours, not as one shade ramp
-    assert _colours(lines) == {c.lower() for c in figures.CONDITION_COLOURS[:3]}
+    # a numeric hue is drawn as categories of the conditions' greys, not as one shade ramp (nor an engine's hue)
+    assert _colours(lines) == {c.lower() for c in figures.CONDITION_GREYS[:3]}
     assert len(ax.texts) == 9 and ax.get_ylabel() == "rows per second" and ax.get_xlabel() == "interval (ms)"
     figures.close(ax.figure)
 
@@ -261,7 +261,7 @@ def test_log_ticks_are_plain_numbers_never_powers_or_exponents():
     # boxes are outlined in their colour, not filled, so a narrow box on a log axis is not a black bar
     assert all(p.get_facecolor()[3] == 0 for p in ax.patches)
     boxes = [line for line in ax.get_lines() if line.get_marker() in ("", "None")]
-    assert _colours(boxes) == {figures.CONDITION_COLOURS[0].lower()}  # a condition's colour, never an engine's
+    assert _colours(boxes) == {figures.CONDITION_GREYS[0].lower()}  # a condition's colour, never an engine's
     figures.close(ax.figure)
 
 
@@ -357,7 +357,7 @@ def test_a_panel_with_a_fit_without_its_band_says_why_over_its_labels_even_when_
     with plt.rc_context():
         figures.use_article_theme()
         for explain, said in ((False, "no band where its CI takes in zero"),
-                              (True, "overhead's 95 % CI; no band where its CI takes in zero")):
+                              (True, "95 % CI of its overhead; no band where its CI takes in zero")):
             ax = plots.plot_fit(data, fits, x="n_loads", y="total_s", hue="variant", legend="ends", explain=explain,
                                   logx=True, logy=True)
             assert [line.get_linestyle() for line in ax.lines if len(line.get_xdata()) > 3] == ["-", "-"]
@@ -433,7 +433,7 @@ def test_plot_fit_can_name_each_line_at_its_end_with_its_slope_instead_of_a_lege
     line = next(line for line in ax.get_lines() if line.get_label().startswith("async"))
     assert texts["async"].xy == direct_labels.line_end(line)  # the label names the point where its line ends
     assert texts["lone"].xy == (2e3, 9)  # no line: its last point
-    assert "overhead's 95 % CI" in ends.note.get_text().replace("\n", " ")
+    assert "95 % CI of its overhead" in ends.note.get_text().replace("\n", " ")
     figures.close(ax.figure)
 
 

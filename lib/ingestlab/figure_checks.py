@@ -75,7 +75,7 @@ def grammar_problems(fig: matplotlib.figure.Figure, *, png: str | os.PathLike | 
     another, nor a label among the data over another or struck through by a line, nor a panel's
     title or axis label over another's; no log axis over less than one decade; every legend entry that names
     an engine in that engine's colour (:data:`ENGINE_STYLE`); at most five colours of data in a
-    panel; the PNG at its print size (:func:`print_size_problems`).
+    panel, of at most :data:`MAX_HUES` engines; the PNG at its print size (:func:`print_size_problems`).
 
     Parameters
     ----------
@@ -335,7 +335,23 @@ def _axes_problems(ax: plt.Axes) -> list[str]:
     colours = {matplotlib.colors.to_hex(c) for c in _data_colours(ax)}
     if len(colours) > 5:
         problems.append(f"{len(colours)} colours of data in one panel (at most 5)")
+    hues = {_hue_of(c) for c in colours}
+    keyed = ax.get_legend() is not None or bool(ax.figure.legends)  # names on the axis or at the lines need no key
+    if keyed and len(hues) > MAX_HUES:
+        problems.append(f"{len(hues)} engines' colours in one panel, which a reader must tell apart by colour "
+                        f"(at most {MAX_HUES}: split the panel, or name the series where they are drawn)")
     return problems
+
+
+#: Hues (engines, and colours no engine has) a reader must tell apart in one panel by a legend; an engine's
+#: shades are one. A panel whose series are named where they are drawn (tick labels, names at the lines'
+#: ends) asks no colour to be matched.
+MAX_HUES = 4
+
+
+def _hue_of(colour: str) -> str:
+    # the engine whose colour this is, or a shade of (its conditions): one hue; any other colour is its own
+    return next((name for name, (own, _) in ENGINE_STYLE.items() if is_shade_of(colour, own)), colour)
 
 
 def _data_colours(ax: plt.Axes) -> list:

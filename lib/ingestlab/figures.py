@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import logging
 import os
 import re
@@ -41,21 +42,22 @@ SMALLEST_PT = 7.0
 CHECK_ENV = "INGESTLAB_FIGURE_CHECK"
 
 #: One colour and marker per engine, in every figure of the lab, each declared in the engine's folder
-#: (its adapter's ``STYLE``). The colours are Okabe and Ito's colour-blind-safe set, one per family of
-#: engines, in this order (the lab's order of engines: by family colour, then by marker); PostgreSQL 15
-#: has its own (sky blue), so the two versions a figure sets side by side differ in colour; within a
-#: family the marker tells the engines apart. Engines that never share a figure share a colour with
-#: other markers (the dataframe libraries black like RocksDB and ArangoDB, PyArrow vermillion like
-#: StarRocks and Doris). Conditions that are not engines (settings, methods, components) take
-#: :data:`CONDITION_COLOURS`, which no engine uses.
-FAMILY_COLOURS = ("#0072B2", "#56B4E9", "#009E73", "#D55E00", "#E69F00", "#CC79A7", "#000000")
-#: Markers in the lab's order within a family.
-FAMILY_MARKERS = ("o", "D", "s")
-#: Colour and marker of notebook 06's readers that are no engine, and of its read floor.
+#: (its adapter's ``STYLE``), no two engines alike: a reader who learns StarRocks' vermillion in one figure
+#: finds StarRocks by it in every other. Seventeen engines and libraries do not fit a colour-blind-safe set
+#: of seven (Okabe and Ito's, whose colours the first engines keep), so the colours are Okabe and Ito's and
+#: Paul Tol's, chosen at least 18 apart (CIE ΔE*ab; ``tests/test_figures.py``), and the marker is the
+#: engine's second mark. This is also the lab's order of engines
+#: (families together: PostgreSQL and its wire, MariaDB and MySQL, the seeds' systems, the embedded ones);
+#: an engine whose colour is not here (a user's own) comes after them.
+LAB_COLOURS = ("#0072B2", "#56B4E9", "#332288", "#AA4499", "#009E73", "#117733", "#44AA99", "#999933",
+               "#D55E00", "#882255", "#E69F00", "#CC79A7", "#8C564B", "#4B0055")
+#: Colour and marker of notebook 06's readers that are no engine (a library's readers share its colour,
+#: their markers tell them apart), and of its read floor (a reference, grey).
 READER_STYLE = {
-    "pyarrow_stream": ("#D55E00", "v"), "pyarrow_table": ("#D55E00", "^"),
     "chdb": ("#CC79A7", "o"),
-    "polars": ("#000000", "^"), "pandas_pyarrow": ("#000000", "v"), "pandas_c": ("#000000", "P"),
+    "polars": ("#BBCC33", "^"),
+    "pyarrow_stream": ("#0099AA", "v"), "pyarrow_table": ("#0099AA", "^"),
+    "pandas_pyarrow": ("#EE3377", "v"), "pandas_c": ("#EE3377", "P"),
     "read_floor": ("#999999", "X"),
 }
 
@@ -66,13 +68,16 @@ class _EngineStyles(Mapping):
     def _styles(self) -> dict[str, tuple[str, str]]:
         from ingestlab.engines import registry
 
-        def rank(item):
-            colour, marker = item[1]
-            return (FAMILY_COLOURS.index(colour) if colour in FAMILY_COLOURS else len(FAMILY_COLOURS),
-                    FAMILY_MARKERS.index(marker) if marker in FAMILY_MARKERS else len(FAMILY_MARKERS), item[0])
+        classes = registry.classes()
 
-        engines = {name: (c.STYLE.colour, c.STYLE.marker) for name, c in registry.classes().items()}
-        return dict(sorted(engines.items(), key=rank)) | {k: v for k, v in READER_STYLE.items() if k not in engines}
+        def rank(name):
+            style = classes[name].STYLE
+            colour = style.colour.upper()
+            return (LAB_COLOURS.index(colour) if colour in LAB_COLOURS else len(LAB_COLOURS),
+                    style.configuration_of is not None, name)
+
+        engines = {name: (classes[name].STYLE.colour, classes[name].STYLE.marker) for name in sorted(classes, key=rank)}
+        return engines | {k: v for k, v in READER_STYLE.items() if k not in engines}
 
     def __getitem__(self, name: str) -> tuple[str, str]:
         return self._styles()[name]
@@ -85,11 +90,14 @@ class _EngineStyles(Mapping):
 
 
 ENGINE_STYLE: Mapping[str, tuple[str, str]] = _EngineStyles()
-#: Colours of conditions that are not engines, in order (Paul Tol's muted scheme, without its tones
-#: near an engine's colour): a figure never has more than five series of one kind in a panel.
-CONDITION_COLOURS = ("#332288", "#882255", "#999933", "#DDCC77", "#AA4499")
 #: The colour of a series that is neither an engine nor one of several conditions (one set of bars, say).
 NEUTRAL = "#333333"
+#: Colours of conditions that are not an engine's (rows per INSERT, clients, queries, verdicts), in order:
+#: greys from dark to light, never a hue, which would be an engine's; their markers
+#: (:data:`CONDITION_MARKERS`) go with them. An engine's own conditions take lightness too, of its colour
+#: (:data:`SHADES`): in the lab lightness means a condition, hue an engine. Three greys a reader tells
+#: apart on white, as lines and as markers; a fourth condition starts them again, its marker telling it apart.
+CONDITION_GREYS = (NEUTRAL, "#8C8C8C", "#BDBDBD")
 #: Markers of conditions, in order.
 CONDITION_MARKERS = ("o", "s", "^", "D", "v", "P", "<")  # never "X": a run that did not finish (FAILED_MARKER)
 _log = logging.getLogger(__name__)
@@ -274,7 +282,7 @@ def conditions_of(engine: str):
     shared-nothing deployments, Doris' group commit modes): :func:`palette` and :func:`markers`
     take them as that engine's conditions (shades of its colour, its marker then others), as
     they take ``"PostgreSQL, sync off"``, so that the engine keeps its one colour in every
-    figure and :data:`CONDITION_COLOURS` never stand for it.
+    figure and no grey of :data:`CONDITION_GREYS` stands for it.
 
     What it does for each registered engine is tested in ``tests/test_figures.py`` (an example here
     would name an engine outside its folder).
@@ -302,7 +310,7 @@ def _engines_of(levels: list) -> list[str | None]:
 
 
 def palette(levels) -> dict:
-    """A colour per level: an engine's own (:data:`ENGINE_STYLE`), a condition's from :data:`CONDITION_COLOURS`.
+    """A colour per level: an engine's own (:data:`ENGINE_STYLE`), a condition's from :data:`CONDITION_GREYS`.
 
     Levels that name one engine with several conditions (``"PostgreSQL, synchronous commit
     off"``, or any level within :func:`conditions_of`) take shades of that engine's colour, the
@@ -313,13 +321,13 @@ def palette(levels) -> dict:
     >>> palette(["PostgreSQL", "MariaDB"]) == {"PostgreSQL": "#0072B2", "MariaDB": "#009E73"}
     True
     >>> palette(["1 row per INSERT", "100 rows per INSERT"])
-    {'1 row per INSERT': '#332288', '100 rows per INSERT': '#882255'}
+    {'1 row per INSERT': '#333333', '100 rows per INSERT': '#8C8C8C'}
     >>> palette(["PostgreSQL, sync on", "PostgreSQL, sync off"])
     {'PostgreSQL, sync on': '#0072B2', 'PostgreSQL, sync off': '#004A74'}
     """
     levels = list(dict.fromkeys(levels))
     engines = _engines_of(levels)
-    others = iter(CONDITION_COLOURS * (len(levels) // len(CONDITION_COLOURS) + 1))
+    others = itertools.cycle(CONDITION_GREYS)
     colours = {}
     for level, engine in zip(levels, engines):
         if engine is None:

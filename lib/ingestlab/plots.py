@@ -18,7 +18,6 @@ import seaborn as sns
 from ingestlab import direct_labels, labels, report
 from ingestlab.captions import room_for_rows, wrapped
 from ingestlab.figures import (
-    CONDITION_COLOURS,
     CONDITION_MARKERS,
     LABEL_CHARS,
     LOG_DECADES,
@@ -419,7 +418,8 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
     ax = ax or plt.figure().gca()
     data = named(data, y, hue)
     wide = data.pivot_table(index=y, columns=hue, values=x, sort=False).fillna(0)
-    wide.plot.barh(stacked=True, ax=ax, width=0.6, color=segment_colours(wide.columns))
+    wide.plot.barh(stacked=True, ax=ax, width=0.6, color=segment_colours(wide.columns), edgecolor="white",
+                   linewidth=0.6)
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     legend_below(ax, ncol=legend_columns([str(c) for c in wide.columns]), title=labels.column_label(hue))
@@ -427,13 +427,19 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
 
 
 def segment_colours(levels) -> list[str]:
-    """Colours of stacked segments: :data:`CONDITION_COLOURS` for the first five, greys (light to dark) after.
+    """Colours of stacked segments, parts of one bar and no engine: greys from dark to light, in the bar's order.
 
-    A panel keeps at most five colours; greys tell the further segments apart by lightness.
+    Hue means an engine in every figure of the lab; a bar's parts (stages of a statement, components)
+    are conditions, told apart by lightness (:data:`ingestlab.figures.CONDITION_GREYS`'s rule), read
+    left to right as the legend lists them; a white edge sets each segment off from the next.
+
+    Examples
+    --------
+    >>> segment_colours(["parse", "execute", "commit"])
+    ['#333333', '#878787', '#dbdbdb']
     """
     levels = list(levels)
-    greys = [matplotlib.colors.to_hex(str(g)) for g in np.linspace(0.85, 0.45, max(len(levels) - 5, 1))]
-    return [CONDITION_COLOURS[i] if i < 5 else greys[i - 5] for i in range(len(levels))]
+    return [matplotlib.colors.to_hex(str(g)) for g in np.linspace(0.2, 0.86, max(len(levels), 2))[:len(levels)]]
 
 
 def _value_text(fmt: str | None):
@@ -759,8 +765,9 @@ def plot_fit(data: pd.DataFrame, fits: pd.DataFrame, *, x: str, y: str, hue: str
     ax.set_ylabel(labels.column_label(y).replace("total (s)", "total time (s)"))
     no_band = band_note(ax)
     also = f"; {no_band}" if no_band else ""
-    lines = f"line: the fit, shaded: its {labels.label(slope)}'s 95 % CI{also}; " if drawn else ""
-    what = f"fit, shaded: the {labels.label(slope)}'s 95 % CI{also}" if drawn else f"the {labels.label(slope)} (95 % CI)"
+    # "the 95 % CI of the round trips", never "the round trips's 95 % CI": a slope's name may be a plural
+    lines = f"line: the fit, shaded: the 95 % CI of its {labels.label(slope)}{also}; " if drawn else ""
+    what = f"fit, shaded: the 95 % CI of the {labels.label(slope)}{also}" if drawn else f"the {labels.label(slope)} (95 % CI)"
     if legend == "ends":  # a band left out is said over every panel that has one, the rest over the first
         direct_labels.label_ends(ax, ends, note=wrapped(f"{lines}under "
                                            f"each name: the {labels.label(slope)} (95 % CI)") if explain

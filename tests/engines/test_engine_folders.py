@@ -187,7 +187,7 @@ def test_a_broken_or_duplicate_entry_point_is_one_line(tmp_path, fresh_registry,
 def test_a_folder_of_the_environment_registers_and_a_broken_one_is_one_line(tmp_path, fresh_registry):
     shutil.copytree(TOY, tmp_path / "toy")
     fresh_registry.setenv(registry.ENGINES_ENV, str(tmp_path / "toy"))
-    assert registry.get("toysqlite").STYLE.colour == "#117733"
+    assert registry.get("toysqlite").STYLE.colour == "#A6761D"
     (tmp_path / "empty").mkdir()
     fresh_registry.setenv(registry.ENGINES_ENV, str(tmp_path / "empty"))
     with pytest.raises(ConfigError, match="INGESTLAB_ENGINES=.*an engine folder holding an __init__.py"):
@@ -220,7 +220,7 @@ def test_a_toy_engine_from_a_temporary_folder_runs_notebook_01(tmp_path, lab_tmp
     overhead = fits[(fits["method"] == "ols") & (fits["term"] == "overhead")]
     assert len(overhead) == 2 and (overhead["estimate"] > 0).all()
     latency = (run / "figures" / "latency.svg").read_text()
-    assert "Toy SQLite" in latency and "#117733" in latency.lower()
+    assert "Toy SQLite" in latency and "#a6761d" in latency.lower()
 
 
 def test_a_source_tree_without_metadata_reads_the_package_s_folders_and_says_so_once(fresh_registry, caplog):

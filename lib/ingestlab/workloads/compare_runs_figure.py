@@ -14,9 +14,12 @@ from ingestlab.compare import THRESHOLD, VERDICTS
 #: The legend's words for a verdict the code names tersely (``unsure``: the comparison could not tell).
 VERDICT_WORDS = {"unsure": "could not tell"}
 
-# conditions' colours, never an engine's (ingestlab.figures.CONDITION_COLOURS); "unsure" grey
-_VERDICT_COLOURS = dict(zip(("slower", "faster", "higher", "lower", "same"), figures.CONDITION_COLOURS)) | {
-    "unsure": "#7F7F7F"}
+#: A verdict's grey and marker (a verdict is no engine: greys, as every condition, :data:`figures.CONDITION_GREYS`):
+#: a change called is dark, its triangle pointing the way the quantity went; "same" mid grey; "could not
+#: tell" light.
+VERDICT_STYLE = {"slower": (figures.NEUTRAL, "^"), "higher": (figures.NEUTRAL, "^"),
+                 "faster": (figures.NEUTRAL, "v"), "lower": (figures.NEUTRAL, "v"),
+                 "same": (figures.CONDITION_GREYS[1], "o"), "unsure": (figures.CONDITION_GREYS[2], "o")}
 
 
 #: Rows a column of the comparison figure holds before its engines' panels are set in two columns.
@@ -184,13 +187,13 @@ def _draw_ratios(ax: plt.Axes, part: pd.DataFrame, threshold: float, limits: tup
         ci_low, ci_high = rows["ci_low"].astype(float), rows["ci_high"].astype(float)
         low = np.clip(rows["ratio"] - ci_low.clip(lower=lo), 0, None)
         high = np.clip(ci_high.clip(upper=hi) - rows["ratio"], 0, None)
-        ax.errorbar(rows["ratio"], positions[rows.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt="o",
-                    ms=3.5, capsize=2, color=_VERDICT_COLOURS[verdict], label=VERDICT_WORDS.get(verdict, verdict),
-                    zorder=2)
+        colour, marker = VERDICT_STYLE[verdict]
+        ax.errorbar(rows["ratio"], positions[rows.index], xerr=np.nan_to_num(np.vstack([low, high])), fmt=marker,
+                    ms=3.5, capsize=2, color=colour, label=VERDICT_WORDS.get(verdict, verdict), zorder=2)
         for cut, at, marker in ((ci_low < lo, lo, "<"), (ci_high > hi, hi, ">")):
             if cut.any():
                 ax.plot([at] * int(cut.sum()), positions[rows.index[cut.to_numpy()]], marker, ms=4, ls="none",
-                        color=_VERDICT_COLOURS[verdict], zorder=2, label=CUT_LABEL)
+                        color=colour, zorder=2, label=CUT_LABEL)
     ax.set_yticks(positions, [short_quantity(r) for _, r in part.iterrows()], fontsize=figures.SMALLEST_PT)
     ax.set_ylim(len(part) - 0.5, -0.5)
     ax.grid(axis="y", visible=False)

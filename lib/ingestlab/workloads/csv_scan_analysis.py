@@ -408,7 +408,7 @@ def figure_fits(scans: pd.DataFrame, fits: pd.DataFrame):
     fig.set_layout_engine("none")
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(engines), 4),
                fontsize="small", frameon=False, title_fontsize="small",
-               title="line: the fit over the sizes measured; shaded: its cost per GB's 95 % CI"
+               title="line: the fit over the sizes measured; shaded: the 95 % CI of its cost per GB"
                      + (f"\n{no_band}" if no_band else ""))
     return fig
 

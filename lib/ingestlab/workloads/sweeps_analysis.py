@@ -584,7 +584,7 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
         ax.set_ylabel("median single-row\nINSERT (ms)")
         no_band = plots.band_note(ax)  # a band left out is said in each panel that has one, the rest in the first
         direct_labels.label_ends(ax, ends, note=captions.wrapped(
-            "dots: medians (bars: 95 % CI); line: the fit (shaded: its slope's 95 % CI"
+            "dots: medians (bars: 95 % CI); line: the fit (shaded: the 95 % CI of its slope"
             f"{'; ' + no_band if no_band else ''}); under each name: its slope"
         ) if number == 0 else captions.wrapped(no_band) if no_band else None, note_in_layout=number == 0)
     fig.tight_layout()

@@ -18,7 +18,7 @@ class ToyLink(MariaDB):
     """MariaDB reached over 127.0.0.1 TCP, through Toxiproxy when asked: a statement's one round trip is the link."""
 
     NAME = "toylink"
-    STYLE = EngineStyle(title="Toy link", colour="#AA4499", marker="v")
+    STYLE = EngineStyle(title="Toy link", colour="#7570B3", marker="v")
     # the variants it inherits restart the server (the proxy outlives a restart); one is enough for a toy
     CAPABILITIES: ClassVar[dict[str, Any]] = {
         **{k: v for k, v in MariaDB.CAPABILITIES.items() if k not in ("commit_variants", "group_commit")},

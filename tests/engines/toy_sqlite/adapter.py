@@ -33,7 +33,7 @@ class ToySQLite(Engine):
     """SQLite on a file of its own, inside this Python process; no URL, no bulk path, no anatomy."""
 
     NAME = "toysqlite"
-    STYLE = EngineStyle(title="Toy SQLite", colour="#117733", marker="h")
+    STYLE = EngineStyle(title="Toy SQLite", colour="#A6761D", marker="h")
     WIRE = Wire(placeholder="?", drivers={"pysqlite": ("sqlite3", "sqlite3")}, sqlglot_dialect="sqlite")
     HAS_LOCAL_SERVER = True
     CAPABILITIES: ClassVar[dict[str, Any]] = {"commit_variants": ToyCommitVariants}

@@ -204,7 +204,7 @@ class ArangoDB(Engine):
     """
 
     NAME = "arangodb"
-    STYLE = EngineStyle(title="ArangoDB", colour="#000000", marker="s", words={
+    STYLE = EngineStyle(title="ArangoDB", colour="#4B0055", marker="s", words={
         "document": "document collection",
     })
     HAS_LOCAL_SERVER = False

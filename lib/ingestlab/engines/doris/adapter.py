@@ -71,7 +71,7 @@ class Doris(StarRocks):
     """
 
     NAME = "doris"
-    STYLE = EngineStyle(title="Apache Doris", colour="#D55E00", marker="s", words={
+    STYLE = EngineStyle(title="Apache Doris", colour="#882255", marker="s", words={
         "off_mode": "group commit off", "sync_mode": "group commit, sync", "async_mode": "group commit, async",
     })
     SQL = DorisSQL

@@ -152,7 +152,7 @@ class Galera(MariaDB):
     NAME = "galera"
     WIRE = dataclasses.replace(MariaDB.WIRE, schemes=("galera",),
                                lab_query_keys=MariaDB.WIRE.lab_query_keys + ("nodes",))
-    STYLE = EngineStyle(title="MariaDB Galera", colour="#009E73", marker="D", words={
+    STYLE = EngineStyle(title="MariaDB Galera", colour="#117733", marker="D", words={
         **MariaDB.STYLE.words,
         "wsrep_replicated": "write sets replicated", "wsrep_replicated_bytes": "bytes replicated",
         "wsrep_repl_keys": "keys certified", "wsrep_local_cert_failures": "certification failures",

@@ -154,7 +154,7 @@ class MariaDBSemiSync(MariaDB):
 
     NAME = "mariadb_semisync"
     WIRE = dataclasses.replace(MariaDB.WIRE, schemes=())
-    STYLE = EngineStyle(title="MariaDB semi-sync", colour="#56B4E9", marker="D", words={
+    STYLE = EngineStyle(title="MariaDB semi-sync", colour="#44AA99", marker="^", words={
         **MariaDB.STYLE.words,
         "semisync": "waits for the replica's receipt, then commits",
         "after_commit": "commits, then waits for the replica's receipt",

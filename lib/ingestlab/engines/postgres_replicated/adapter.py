@@ -59,7 +59,7 @@ class PostgresReplicated(Postgres):
     NAME = "postgres_replicated"
     #: Standbys the lab starts beside the primary.
     STANDBYS: ClassVar[int] = 1
-    STYLE = EngineStyle(title="PostgreSQL + 1 sync standby", colour="#0072B2", marker="^", words=WORDS)
+    STYLE = EngineStyle(title="PostgreSQL + 1 sync standby", colour="#332288", marker="^", words=WORDS)
     WIRE = dataclasses.replace(Postgres.WIRE, schemes=("pgreplicated",),
                                lab_query_keys=(*Postgres.WIRE.lab_query_keys, "standbys"),
                                example="pgreplicated://postgres@127.0.0.1:5432/postgres?standbys=127.0.0.1:5433")
@@ -244,7 +244,8 @@ class PostgresReplicated0(PostgresReplicated):
 
     NAME = "postgres_replicated0"
     STANDBYS = 0
-    STYLE = EngineStyle(title="PostgreSQL, replication off", colour="#0072B2", marker="v", words=WORDS)
+    STYLE = EngineStyle(title="PostgreSQL, replication off", colour=PostgresReplicated.STYLE.colour, marker="v",
+                        words=WORDS, configuration_of=PostgresReplicated.NAME)
     WIRE = dataclasses.replace(PostgresReplicated.WIRE, schemes=())
     CAPABILITIES: ClassVar[dict[str, Any]] = {**PostgresReplicated.CAPABILITIES,
                                               "link_delay": "no standby: no link between nodes to delay"}
@@ -255,5 +256,6 @@ class PostgresReplicated2(PostgresReplicated):
 
     NAME = "postgres_replicated2"
     STANDBYS = 2
-    STYLE = EngineStyle(title="PostgreSQL + 2 standbys (any 1)", colour="#0072B2", marker="<", words=WORDS)
+    STYLE = EngineStyle(title="PostgreSQL + 2 standbys (any 1)", colour=PostgresReplicated.STYLE.colour, marker="<",
+                        words=WORDS, configuration_of=PostgresReplicated.NAME)
     WIRE = dataclasses.replace(PostgresReplicated.WIRE, schemes=())

@@ -139,7 +139,7 @@ class RocksDB(Engine):
     """
 
     NAME = "rocksdb"
-    STYLE = EngineStyle(title="RocksDB", colour="#000000", marker="o")
+    STYLE = EngineStyle(title="RocksDB", colour="#8C564B", marker="o")
     PACKAGE = "rocksdict"
     HAS_LOCAL_SERVER = True
     #: No SQL: one keyspace of bytes keys and values.

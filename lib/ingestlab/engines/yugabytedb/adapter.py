@@ -124,7 +124,7 @@ class YugabyteDB(Postgres):
 
     NAME = "yugabytedb"
     WIRE = dataclasses.replace(Postgres.WIRE, schemes=("yugabytedb",), default_port=5433)
-    STYLE = EngineStyle(title="YugabyteDB", colour="#0072B2", marker="D", words={
+    STYLE = EngineStyle(title="YugabyteDB", colour="#AA4499", marker="D", words={
         "transactional": "transactional writes", "upsert_mode": "upsert mode (no read before write)",
         "packed_row": "packed rows",
     })
