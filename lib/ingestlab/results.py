@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import psutil
 
-from ingestlab import _paths, checkpoints, placement
+from ingestlab import _paths, checkpoints, disk, placement
 from ingestlab.conninfo import is_url, mask_url
 from ingestlab.errors import ConfigError
 
@@ -471,6 +471,7 @@ def host_info(path: Path | None = None) -> dict[str, Any]:
         "user": getpass.getuser(),
     }
     info["disk"] = disk_info(path or Path.cwd())
+    info["lab_file_create"] = disk.file_create_us(_paths.lab_dir())  # chDB's INSERT creates ~20 files: a run state
     info["placement"] = placement.describe()
     info["transparent_hugepage"] = _bracketed("/sys/kernel/mm/transparent_hugepage/enabled")
     info["cpu_governor"] = _bracketed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")

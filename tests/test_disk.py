@@ -1,0 +1,22 @@
+"""The machine's own limits measured inside a run (``ingestlab.disk``)."""
+
+from ingestlab import disk, results
+
+
+def test_file_creation_is_timed_in_a_folder_of_its_own_which_is_removed(tmp_path):
+    found = disk.file_create_us(tmp_path / "lab", n=20)
+    assert found["directory"] == str(tmp_path / "lab") and found["n"] == 20
+    assert 0 < found["p50_us"] <= found["p90_us"] < 1e6
+    assert list((tmp_path / "lab").iterdir()) == []  # nothing left behind
+
+
+def test_a_folder_that_takes_no_files_is_said_not_raised(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    assert "Error" in disk.file_create_us(tmp_path / "a_file" / "lab")["error"]  # even as root: not a folder
+
+
+def test_every_run_records_how_long_a_file_takes_to_create_where_the_lab_s_servers_keep_their_data(tmp_path,
+                                                                                                 monkeypatch):
+    monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
+    found = results.host_info(tmp_path)["lab_file_create"]
+    assert found["directory"] == str((tmp_path / "lab").resolve()) and found["p50_us"] > 0
