@@ -420,6 +420,7 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
     wide = data.pivot_table(index=y, columns=hue, values=x, sort=False).fillna(0)
     wide.plot.barh(stacked=True, ax=ax, width=0.6, color=segment_colours(wide.columns), edgecolor="white",
                    linewidth=0.6)
+    hatch_segments(ax)
     ax.set_xlabel(labels.column_label(x))
     ax.set_ylabel("")
     legend_below(ax, ncol=legend_columns([str(c) for c in wide.columns]), title=labels.column_label(hue))
@@ -427,19 +428,34 @@ def plot_stacked(data: pd.DataFrame, *, x: str, y: str, hue: str, ax: plt.Axes |
 
 
 def segment_colours(levels) -> list[str]:
-    """Colours of stacked segments, parts of one bar and no engine: greys from dark to light, in the bar's order.
+    """Colours of stacked segments, parts of one bar and no engine: four greys, dark to light, then again.
 
     Hue means an engine in every figure of the lab; a bar's parts (stages of a statement, components)
-    are conditions, told apart by lightness (:data:`ingestlab.figures.CONDITION_GREYS`'s rule), read
-    left to right as the legend lists them; a white edge sets each segment off from the next.
+    are conditions (:data:`ingestlab.figures.CONDITION_GREYS`'s rule). Seven greys are too close to
+    match to a legend, so four are used and :func:`hatch_segments` sets the parts that repeat a grey
+    apart by a hatch; a white edge sets each segment off from the next.
 
     Examples
     --------
-    >>> segment_colours(["parse", "execute", "commit"])
-    ['#333333', '#878787', '#dbdbdb']
+    >>> segment_colours(["parse", "execute", "commit", "wait", "rest"])
+    ['#333333', '#666666', '#999999', '#cccccc', '#333333']
     """
-    levels = list(levels)
-    return [matplotlib.colors.to_hex(str(g)) for g in np.linspace(0.2, 0.86, max(len(levels), 2))[:len(levels)]]
+    greys = [matplotlib.colors.to_hex(str(g)) for g in (0.2, 0.4, 0.6, 0.8)]
+    return [greys[i % len(greys)] for i in range(len(list(levels)))]
+
+
+#: Hatches of the parts of a stacked bar, a round of :func:`segment_colours`' greys each.
+SEGMENT_HATCHES = ("", "////", "....")
+
+
+def hatch_segments(ax: plt.Axes) -> None:
+    """Hatch the stacked bars' parts drawn on ``ax`` (in the order drawn) whose grey an earlier part has."""
+    bars = [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]
+    for i, container in enumerate(bars):
+        hatch = SEGMENT_HATCHES[(i // 4) % len(SEGMENT_HATCHES)]
+        for patch in container:
+            patch.set_hatch(hatch)
+            patch.set_hatchcolor("0.05" if i % 4 >= 2 else "white")  # dark on the light greys, white on the dark
 
 
 def _value_text(fmt: str | None):

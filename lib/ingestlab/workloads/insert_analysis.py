@@ -537,6 +537,7 @@ def anatomy_figure(table: pd.DataFrame):
         rows = rows_of[engine]
         wide.loc[rows].plot.barh(stacked=True, ax=ax, width=0.6, color=colours, edgecolor="white", linewidth=0.6,
                                  legend=False)
+        plots.hatch_segments(ax)
         handles |= {name: h for h, name in zip(*ax.get_legend_handles_labels())}
         names = plots.named(pd.DataFrame({"variant": [shown_as.get(r, r) for r in rows]}), "variant")["variant"]
         ax.set_yticks(range(len(rows)), [textwrap.fill(str(r), ANATOMY_ROW_CHARS // columns) for r in names])
