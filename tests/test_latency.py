@@ -45,7 +45,11 @@ def test_a_round_trip_through_the_proxy_grows_by_twice_the_one_way_delay(lab_tmp
         toxics = proxies.toxics()["echo"]
         proxies.set_delay(0)
         back = _round_trip_ms(port)
+        kept = proxies.toxics()["echo"]
     assert sorted(t["stream"] for t in toxics) == ["downstream", "upstream"]
+    # changed in place, never deleted (08's stalls came right after a deletion): the same toxics at 0 ms
+    assert sorted(t["name"] for t in kept) == sorted(t["name"] for t in toxics)
+    assert {t["attributes"]["latency"] for t in kept} == {0}
     assert all(t["attributes"]["latency"] == 5 for t in toxics)
     # 2 × 5 ms: the toxic sleeps at least its delay; the scheduler of a busy 2-core machine may add a little
     assert 9.5 <= delayed - base <= 14, (base, delayed)

@@ -231,20 +231,28 @@ class Toxiproxy(LocalServer):
                                                "upstream": f"127.0.0.1:{upstream_port}", "enabled": True})
         port = int(made["listen"].rsplit(":", 1)[1])  # the port the kernel gave its listener
         self.proxies[name] = (port, upstream_port)
-        if self.delay_ms:
-            self._add_toxics(name, self.delay_ms)
+        self._add_toxics(name, self.delay_ms)  # 0 ms too: a delay then changes a toxic, never deletes one
         return port
 
     def set_delay(self, one_way_ms: float) -> None:
-        """A ``latency`` toxic of ``one_way_ms`` on every proxy, on both streams (a round trip pays 2 × it); 0 removes them.
+        """A ``latency`` toxic of ``one_way_ms`` on every proxy, on both streams (a round trip pays 2 × it), 0 included.
 
-        Only whole milliseconds (:func:`check_delay`).
+        Only whole milliseconds (:func:`check_delay`). A toxic once added is changed in place, never
+        deleted: in notebook 08's paper run of 2026-11-30 every 0-ms window came right after the toxics
+        were deleted, and five of the ten that wait for the standby's reply (``on``, ``remote_write``)
+        stalled, none at another delay; Toxiproxy has had hangs on deleting a toxic with data in flight
+        (Shopify/toxiproxy#159, #412, #558). So 0 ms is a toxic of 0 ms, the same path as every delay.
         """
         ms = check_delay(one_way_ms)
         for name in self.proxies:
-            for toxic in self._call("GET", f"/proxies/{name}/toxics") or []:
-                self._call("DELETE", f"/proxies/{name}/toxics/{toxic['name']}")
-            if ms:
+            present = {toxic["name"] for toxic in self._call("GET", f"/proxies/{name}/toxics") or []}
+            if {f"latency_{stream}" for stream in STREAMS} <= present:
+                for stream in STREAMS:
+                    self._call("POST", f"/proxies/{name}/toxics/latency_{stream}",
+                               {"attributes": {"latency": ms, "jitter": 0}})
+            else:
+                for toxic in present:
+                    self._call("DELETE", f"/proxies/{name}/toxics/{toxic}")
                 self._add_toxics(name, ms)
         self.delay_ms = ms
 
