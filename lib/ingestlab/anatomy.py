@@ -78,10 +78,9 @@ class Recorder:
     #: Whether :meth:`statement` reads the rows the statement returned (an ``EXPLAIN``): the
     #: engine then runs it through ``execute``, which renders its parameters inside the clock.
     READS_ROWS: bool = False
-    #: Samples of each rung taken after each statement (each probe settled as the first): a rung's median
-    #: over three profiled statements (a smoke run) moved the sum of the parts by 10 µs from run to run, a
-    #: half of MariaDB's 20 µs statement; over five probes a statement it holds still. Recorders whose probes
-    #: are cheap take more than one.
+    #: Samples of each rung taken after each statement (each probe settled as the first): a smoke run
+    #: profiles three statements, and a median of three single probes is too loose for a part of a 20 µs
+    #: statement. Recorders whose probes are cheap take more than one.
     RUNG_SAMPLES: int = 1
 
     def __init__(self, engine: Any, table: str, columns: Sequence[str]):

@@ -7,7 +7,6 @@ import shutil
 import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from ingestlab import timing
@@ -47,12 +46,10 @@ def sequential_write(directory: str | os.PathLike, mb: int = 256) -> dict:
 def file_create_us(directory: str | os.PathLike, n: int = 100) -> dict:
     """Microseconds to create an empty file in a fresh folder under ``directory``, ``n`` times: median and 90th percentile.
 
-    A run-level state of the machine that an engine creating files per statement pays: chDB's
-    single-row INSERT writes a part of some twenty files. On this VM (2026-11-30) a file took
-    0.2–0.6 ms to create under ``/work``, where ``.lab`` is, against 13–17 µs under ``/tmp`` or
-    ``/root`` on the same ext4 file system and 5 µs on tmpfs, and chDB's INSERT took 10–12 ms there
-    against 1.1–1.3 ms elsewhere; earlier that day ``.lab`` had given 1.3 ms. Files are created
-    with ``O_EXCL`` and no write, then removed with their folder.
+    A run-level state of the machine that an engine creating files per statement pays (chDB's
+    single-row INSERT writes a part of some twenty files; what it did on this VM is in the
+    ClickHouse engine's README). Files are created with ``O_EXCL`` and no write, each on the lab's
+    clock, then removed with their folder.
 
     Returns
     -------
@@ -69,9 +66,9 @@ def file_create_us(directory: str | os.PathLike, n: int = 100) -> dict:
     try:
         for i in range(n):
             path = folder / f"f{i}"
-            start = time.perf_counter_ns()
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            times.append((time.perf_counter_ns() - start) / 1e3)
+            made = timing.timed(os.open, path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(made.result)
+            times.append(made.elapsed_ns / 1e3)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     times.sort()

@@ -238,10 +238,9 @@ class Toxiproxy(LocalServer):
         """A ``latency`` toxic of ``one_way_ms`` on every proxy, on both streams (a round trip pays 2 × it), 0 included.
 
         Only whole milliseconds (:func:`check_delay`). A toxic once added is changed in place, never
-        deleted: in notebook 08's paper run of 2026-11-30 every 0-ms window came right after the toxics
-        were deleted, and five of the ten that wait for the standby's reply (``on``, ``remote_write``)
-        stalled, none at another delay; Toxiproxy has had hangs on deleting a toxic with data in flight
-        (Shopify/toxiproxy#159, #412, #558). So 0 ms is a toxic of 0 ms, the same path as every delay.
+        deleted, so 0 ms is a toxic of 0 ms and takes the same path as every delay: Toxiproxy has had
+        hangs on deleting a toxic with data in flight (Shopify/toxiproxy#159, #412, #558). What this
+        did and did not change in notebook 08 is in the replicated PostgreSQL engine's README.
         """
         ms = check_delay(one_way_ms)
         for name in self.proxies:
