@@ -500,3 +500,15 @@ def test_beyond_two_engines_the_clients_grid_turns_an_engine_a_column_its_varian
         assert box.y1 <= panel.y0 + 1 and panel.x0 - 5 <= (box.x0 + box.x1) / 2 <= panel.x1 + 5
     assert figure_checks.grammar_problems(fig) == []
     figures.close(fig)
+
+
+def test_a_stacked_bar_s_parts_past_four_greys_repeat_a_grey_hatched_each_its_own_in_the_legend():
+    data = pd.DataFrame({"variant": ["on"] * 6, "component": [f"part {i}" for i in range(6)], "ms": [1.0] * 6})
+    ax = plots.plot_stacked(data, x="ms", y="variant", hue="component")
+    bars = [c for c in ax.containers if isinstance(c, mcontainer.BarContainer)]
+    looks = [(mcolors.to_hex(c[0].get_facecolor()), c[0].get_hatch() or "") for c in bars]
+    assert len(set(looks)) == 6 and {h for _, h in looks[:4]} == {""} and all(h for _, h in looks[4:])
+    assert all(not figure_checks.engine_of(str(c)) and len(set(mcolors.to_rgb(c))) == 1 for c, _ in looks)  # greys
+    legend = ax.get_legend()
+    assert [(mcolors.to_hex(p.get_facecolor()), p.get_hatch() or "") for p in legend.get_patches()] == looks
+    figures.close(ax.figure)
