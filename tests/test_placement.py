@@ -15,10 +15,12 @@ def _affinity_of_every_task(pid: int) -> set[frozenset]:
 
 
 @two_cpus
-def test_a_local_server_runs_on_the_server_cpus_and_the_client_on_its_own_until_close(tmp_path, monkeypatch):
+@pytest.mark.parametrize("policy", ["split", "together"])
+def test_a_local_server_runs_on_the_server_cpus_and_the_client_on_its_own_until_close(tmp_path, monkeypatch, policy):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
-    monkeypatch.setenv(placement.ENV, "split")
+    monkeypatch.setenv(placement.ENV, policy)
     cpus = placement.plan(set(placement._ALLOWED))
+    assert (cpus["server"] == cpus["client"]) == (policy == "together")
     engine = registry.get("postgres")
     try:
         engine.start()

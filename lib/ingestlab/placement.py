@@ -21,8 +21,10 @@ run-to-run spread 0.5–3 % free, 0.5–1.1 % pinned, but one pinned run of four
 ``flush_0`` 20 % off), so the lab leaves placement to the scheduler by default, as pgbench and
 mariadb-slap do. ``INGESTLAB_PLACEMENT=split`` pins the measuring thread to the first CPU it
 may use and every process of a lab server (all its threads; what they fork later inherits it)
-to the others; library engines, opened inside the client, are never pinned. The run's
-metadata records both choices (:func:`describe`).
+to the others; ``together`` pins both to that first CPU, so a round trip never crosses
+CPUs (one core for every server and client: for single-client notebooks, not 04's many
+clients or a cluster's nodes); library engines, opened inside the client, are never pinned.
+The run's metadata records both choices (:func:`describe`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ import psutil
 
 from ingestlab.errors import ConfigError
 
-#: Environment variable choosing the placement: ``off`` (default: the scheduler's) or ``split``.
+#: Environment variable choosing the placement: ``off`` (default: the scheduler's), ``split`` or ``together``.
 ENV = "INGESTLAB_PLACEMENT"
 #: The accepted values of :data:`ENV`, the default first.
-POLICIES = ("off", "split")
+POLICIES = ("off", "split", "together")
 
 
 #: Environment variable choosing the wake-up latency: ``hold`` (default) or ``off``.
@@ -117,12 +119,15 @@ def plan(allowed: set[int] | None = None) -> dict[str, list[int]] | None:
     {'client': [0], 'server': [1, 2, 3]}
     >>> plan({5}) is None
     True
+    >>> os.environ[ENV] = "together"
+    >>> plan({0, 1, 2, 3})
+    {'client': [0], 'server': [0]}
     >>> del os.environ[ENV]
     """
     cpus = sorted(allowed if allowed is not None else os.sched_getaffinity(0))
     if policy() == "off" or len(cpus) < 2:
         return None
-    return {"client": cpus[:1], "server": cpus[1:]}
+    return {"client": cpus[:1], "server": cpus[:1] if policy() == "together" else cpus[1:]}
 
 
 #: The CPUs this process might use when it was imported (the client goes back to them).
