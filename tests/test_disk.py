@@ -29,3 +29,13 @@ def test_the_file_system_s_journal_is_read_from_the_kernel_and_said_only_for_ext
     kind = max((m for m in mounts if str(tmp_path.resolve()).startswith(m[1])), key=lambda m: len(m[1]))[2]
     assert (found is None) == (kind not in ("ext3", "ext4"))
     assert disk.file_create_us(tmp_path / "lab", n=5)["journal"] == found
+
+
+def test_the_mount_holding_a_path_is_the_deepest_that_is_it_or_a_parent(tmp_path, monkeypatch):
+    table = "/dev/vda / ext4 rw 0 0\nmem /mnt/a tmpfs rw 0 0\nmem2 /mnt/a/b tmpfs rw 0 0\n"
+    real_read = disk.Path.read_text
+    monkeypatch.setattr(disk.Path, "read_text",
+                        lambda self, *a, **k: table if str(self) == "/proc/mounts" else real_read(self, *a, **k))
+    assert disk.mount_of("/mnt/ab/c")["mount"] == "/"  # a sibling's prefix is no parent
+    assert disk.mount_of("/mnt/a/c") == {"mount": "/mnt/a", "fstype": "tmpfs", "source": "mem"}
+    assert disk.mount_of("/mnt/a/b")["mount"] == "/mnt/a/b"

@@ -85,16 +85,28 @@ def journal(directory: str | os.PathLike) -> bool | None:
     engine's README: what chDB's INSERT paid here). The kernel lists a journaled file system's device in ``/proc/fs/jbd2/`` (``vda-8``).
     """
     try:
-        st, real = os.stat(directory), os.path.realpath(directory)
-        fstype, best = "", ""
-        for line in Path("/proc/mounts").read_text().splitlines():
-            _, mount, kind = line.split()[:3]
-            inside = real == mount or real.startswith(mount.rstrip("/") + "/")
-            if inside and len(mount) > len(best):
-                best, fstype = mount, kind
-        if fstype not in ("ext3", "ext4"):
+        st = os.stat(directory)
+        if mount_of(directory).get("fstype") not in ("ext3", "ext4"):
             return None
         name = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve().name
         return any(Path("/proc/fs/jbd2").glob(f"{name}-*"))
     except OSError:
         return None
+
+
+def mount_of(path: str | os.PathLike) -> dict:
+    """The mount holding ``path``: ``mount``, ``fstype`` and ``source`` from ``/proc/mounts``; empty when unreadable.
+
+    The deepest mount point that is ``path`` or one of its parents (``/mnt/a`` does not hold ``/mnt/ab``).
+    """
+    real, found = os.path.realpath(path), {}
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        source, mount, fstype = line.split()[:3]
+        inside = real == mount or real.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) >= len(found.get("mount", "")):
+            found = {"mount": mount, "fstype": fstype, "source": source}
+    return found

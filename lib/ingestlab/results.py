@@ -516,15 +516,7 @@ def disk_info(path: Path) -> dict[str, Any]:
     except OSError:
         return {}
     major, minor = os.major(st.st_dev), os.minor(st.st_dev)
-    out: dict[str, Any] = {"device": f"{major}:{minor}"}
-    best = ""
-    try:
-        for line in Path("/proc/mounts").read_text().splitlines():
-            dev, mnt, fstype = line.split()[:3]
-            if str(path).startswith(mnt) and len(mnt) > len(best):
-                best, out["mount"], out["fstype"], out["source"] = mnt, mnt, fstype, dev
-    except OSError:
-        pass
+    out: dict[str, Any] = {"device": f"{major}:{minor}", **disk.mount_of(path)}
     sys_dev = Path(f"/sys/dev/block/{major}:{minor}")
     if sys_dev.exists():
         block = sys_dev.resolve()
