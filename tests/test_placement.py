@@ -47,6 +47,30 @@ def test_off_the_default_leaves_placement_to_the_scheduler_and_a_bad_value_is_re
         placement.plan({0, 1})
 
 
+def test_an_unset_policy_is_what_the_measuring_code_prefers_and_the_variable_wins(monkeypatch):
+    monkeypatch.delenv(placement.ENV, raising=False)
+    with placement.preferring("together"):
+        assert placement.policy() == "together" and placement.plan({0, 1}) == {"client": [0], "server": [0]}
+        monkeypatch.setenv(placement.ENV, "off")
+        assert placement.plan({0, 1}) is None
+    monkeypatch.delenv(placement.ENV)
+    assert placement.policy() == "off"
+    with pytest.raises(ValueError, match="sideways"), placement.preferring("sideways"):
+        pass
+
+
+def test_together_keeps_a_clusters_nodes_off_the_clients_cpu_and_a_single_server_on_it(monkeypatch):
+    from ingestlab.engines.galera.server import GaleraServer
+    from ingestlab.engines.mariadb.server import MariaDBServer
+
+    monkeypatch.setenv(placement.ENV, "together")
+    cpus = placement.plan({0, 1})
+    assert placement.server_cpus(MariaDBServer, cpus) == {0}
+    assert placement.server_cpus(GaleraServer, cpus) == set(placement._ALLOWED)
+    monkeypatch.setenv(placement.ENV, "split")
+    assert placement.server_cpus(GaleraServer, placement.plan({0, 1})) == {1}
+
+
 def test_a_library_engine_is_the_client_and_is_not_pinned(tmp_path, monkeypatch):
     monkeypatch.setenv("INGESTLAB_LAB_DIR", str(tmp_path / "lab"))
     monkeypatch.setenv(placement.ENV, "split")

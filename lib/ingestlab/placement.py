@@ -15,22 +15,26 @@ ends: nothing is left changed. It needs root; without it the run says so in its 
 ``INGESTLAB_WAKEUP=off`` leaves the CPUs' idle states alone.
 
 **Placement.** Left to the scheduler, a client and the server it talks to share a core for a
-while, then sit on two, then share again. With the wake-up latency held the placement moved
-the numbers little (smoke runs of notebook 01, four a side, held: the single-row medians'
-run-to-run spread 0.5–3 % free, 0.5–1.1 % pinned, but one pinned run of four put MariaDB's
-``flush_0`` 20 % off), so the lab leaves placement to the scheduler by default, as pgbench and
-mariadb-slap do. ``INGESTLAB_PLACEMENT=split`` pins the measuring thread to the first CPU it
+while, then sit on two, then share again; a µs statement's round trip pays for each move, and a
+run's statements sit at levels some 10 µs apart that a median of a few hundred cannot average
+(bench/README.md, "Smoke runs of 01"). Where many clients run (notebook 04) they need the cores,
+so by default the lab leaves placement to the scheduler, as pgbench and mariadb-slap do.
+``INGESTLAB_PLACEMENT=split`` pins the measuring thread to the first CPU it
 may use and every process of a lab server (all its threads; what they fork later inherits it)
 to the others; ``together`` pins both to that first CPU, so a round trip never crosses
-CPUs (one core for every server and client: for single-client notebooks, not 04's many
-clients or a cluster's nodes); library engines, opened inside the client, are never pinned.
-The run's metadata records both choices (:func:`describe`).
+CPUs. Unset, the policy is the one the measuring code prefers (:func:`preferring`: notebook 01,
+one client, prefers ``together``), else ``off``. A cluster's nodes work at the same time, so under
+``together`` they keep every CPU (:attr:`~ingestlab.servers.base.LocalServer.SHARES_THE_CLIENTS_CPU`);
+library engines, opened inside the client, are never pinned. The run's metadata records both
+choices (:func:`describe`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+from typing import Iterator
 
 import psutil
 
@@ -57,15 +61,41 @@ def _choice(env: str, accepted: tuple[str, ...]) -> str:
     return value
 
 
+_preferred: list[str] = []  # what the measuring code prefers, innermost last (preferring)
+
+
 def policy() -> str:
-    """The placement in force: :data:`ENV`'s value, ``off`` when unset.
+    """The placement in force: :data:`ENV`'s value; unset, the measuring code's preference (:func:`preferring`), else ``off``.
 
     Raises
     ------
     ConfigError
         When :data:`ENV` holds anything but one of :data:`POLICIES`.
     """
+    if not os.environ.get(ENV, "").strip() and _preferred:
+        return _preferred[-1]
     return _choice(ENV, POLICIES)
+
+
+@contextlib.contextmanager
+def preferring(name: str) -> Iterator[None]:
+    """Inside, the policy is ``name`` unless :data:`ENV` says otherwise; engines started inside are placed by it.
+
+    Examples
+    --------
+    >>> with preferring("together"):
+    ...     policy()
+    'together'
+    >>> policy()
+    'off'
+    """
+    if name not in POLICIES:
+        raise ValueError(f"placement policy {name!r}: one of {', '.join(POLICIES)}")
+    _preferred.append(name)
+    try:
+        yield
+    finally:
+        _preferred.pop()
 
 
 def wakeup() -> str:
@@ -152,7 +182,7 @@ def place(server) -> dict[str, list[int]] | None:
     cpus = plan(set(_ALLOWED))
     if cpus is None or isinstance(server, InProcessServer):
         return None
-    where = set(cpus["server"])
+    where = server_cpus(server, cpus)
     for pid in processes_using(server.directory):
         try:
             procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
@@ -166,6 +196,13 @@ def place(server) -> dict[str, list[int]] | None:
                     pass
     os.sched_setaffinity(0, set(cpus["client"]))
     return cpus
+
+
+def server_cpus(server, cpus: dict[str, list[int]]) -> set[int]:
+    """The CPUs ``server``'s processes may use under the plan ``cpus``: the plan's, or every one for a cluster kept off the client's."""
+    if policy() == "together" and not server.SHARES_THE_CLIENTS_CPU:
+        return set(_ALLOWED)
+    return set(cpus["server"])
 
 
 def engage(engine) -> None:

@@ -73,6 +73,10 @@ class LocalServer(abc.ABC):
         Keep the directory (and its data) after :meth:`stop`.
     """
 
+    #: Whether its processes may run on the client's CPU (``INGESTLAB_PLACEMENT=together``,
+    #: :mod:`ingestlab.placement`); a cluster's nodes work at the same time and keep every CPU.
+    SHARES_THE_CLIENTS_CPU: ClassVar[bool] = True
+
     KIND: ClassVar[str] = ""
     #: OS user the server runs as when the lab runs as root (None: the lab's own user).
     SYSTEM_USER: ClassVar[str | None] = None

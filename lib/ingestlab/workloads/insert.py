@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ingestlab import datagen, precision, progress, schedule
+from ingestlab import datagen, placement, precision, progress, schedule
 from ingestlab.engines import Engine, capabilities
 from ingestlab.engines.base import STUDY_COLUMNS
 from ingestlab.errors import ConfigError, DataLossError, FitLeftOut, UnsupportedOperationError
@@ -207,6 +207,8 @@ def _reset_table(engine: Engine) -> None:
     engine.tables.reset(TABLE, STUDY_COLUMNS)
 
 
+# one client: its round trips on one CPU, server and client (bench/README.md, "Smoke runs of 01")
+@placement.preferring("together")
 def measure(params: Params, run) -> dict[str, pd.DataFrame]:
     """Run notebook 01's measurements end to end; the engines are started and stopped inside.
 

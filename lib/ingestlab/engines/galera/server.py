@@ -131,6 +131,8 @@ class GaleraServer(LocalServer):
     opens and no data leaves.
     """
 
+    SHARES_THE_CLIENTS_CPU = False  # its nodes work at the same time
+
     KIND = "galera"
     SYSTEM_USER = GaleraNode.SYSTEM_USER
     #: Seconds for the whole cluster to form (every node synced, cluster size N), and for a node to stop.

@@ -49,6 +49,8 @@ class MariaDBSemiSyncServer(LocalServer):
     socket folders are reaped by pid).
     """
 
+    SHARES_THE_CLIENTS_CPU = False  # its nodes work at the same time
+
     KIND = "mariadb_semisync"
     SYSTEM_USER = MariaDBServer.SYSTEM_USER  # the OS user the packaged server runs as
     #: The account the replica logs in as (``@127.0.0.1``, ``REPLICATION SLAVE`` only).

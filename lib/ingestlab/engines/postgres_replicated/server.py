@@ -72,6 +72,8 @@ class ReplicatedPostgresServer(PostgresServer):
         0, 1 or 2.
     """
 
+    SHARES_THE_CLIENTS_CPU = False  # its nodes work at the same time
+
     KIND = "postgres_replicated"
     #: Seconds standbys get to connect and stream after a start or a primary's restart.
     STREAM_WAIT_S: ClassVar[float] = 30.0
