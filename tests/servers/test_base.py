@@ -1,3 +1,4 @@
+import logging
 import subprocess
 import sys
 import time
@@ -5,7 +6,7 @@ from pathlib import Path
 
 import psutil
 
-from ingestlab.servers.base import _read_pid, _terminate, is_running, processes_using, stop_processes
+from ingestlab.servers.base import _read_pid, _terminate, is_running, processes_using, reap, stop_processes
 
 
 def test_an_exited_child_nobody_reaped_is_not_running():
@@ -172,3 +173,14 @@ def test_a_free_port_is_outside_the_kernels_ephemeral_range_and_listenable(tmp_p
     monkeypatch.setattr(base, "EPHEMERAL_RANGE_FILE", whole)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", base.free_port()))
+
+
+def test_reap_returns_the_folders_it_removed_and_only_logs_what_a_kind_left_elsewhere(tmp_path, monkeypatch, caplog):
+    from ingestlab.engines.postgres.server import PostgresServer
+
+    leftover = tmp_path / "PostgreSQL.123"
+    monkeypatch.setattr(PostgresServer, "reap_leftovers", classmethod(lambda cls: [leftover]))
+    (tmp_path / "lab").mkdir()
+    with caplog.at_level(logging.INFO, logger="ingestlab.servers.base"):
+        assert reap(tmp_path / "lab") == []
+    assert f"removed {leftover}, left by a killed postgres server" in caplog.text

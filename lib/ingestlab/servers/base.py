@@ -398,7 +398,8 @@ def _read_pid(path: Path) -> int | None:
 
 
 def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0) -> list[Path]:
-    """Stop every orphaned server under ``directory`` and remove its folder and socket directory, and dead runs' scratch.
+    """Stop every orphaned server under ``directory``, remove its folder and socket directory, dead runs' scratch and
+    what killed servers left outside their folders (:meth:`LocalServer.reap_leftovers`).
 
     A notebook kernel that is killed (Ctrl-C in the batch runner, SIGKILL, a crash) cannot
     stop the servers it started; the runner calls this before and after every run. A server
@@ -442,8 +443,9 @@ def reap(directory: str | os.PathLike | None = None, *, timeout_s: float = 10.0)
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(folder)
     for cls in _server_classes():
-        if "reap_leftovers" in vars(cls):  # each kind's own, once
-            removed += cls.reap_leftovers()
+        if "reap_leftovers" in vars(cls):  # each kind's own, once; not folders: logged, not returned
+            for path in cls.reap_leftovers():
+                log.info("removed %s, left by a killed %s server", path, cls.KIND)
     reap_socket_dirs()
     return removed
 
