@@ -11,7 +11,7 @@ import psutil
 import psycopg2
 import pytest
 
-from ingestlab.engines.postgres.server import DSM_DIR, PostgresServer, _child_dying, reap_segments
+from ingestlab.engines.postgres.server import PostgresServer, _child_dying, reap_segments, segments_mapped_by
 from ingestlab.errors import ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import processes_using
@@ -126,22 +126,13 @@ def test_a_server_whose_fast_shutdown_never_ends_is_stopped_at_once_and_nothing_
     assert processes_using(server.pgdata) == []
 
 
-def _segments_of(pids) -> set[str]:
-    mapped = set()
-    for pid in pids:
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            mapped |= {line.split(maxsplit=5)[-1] for line in open(f"/proc/{pid}/maps")
-                       if f"{DSM_DIR}/PostgreSQL." in line}
-    return {m.strip() for m in mapped}
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="the lab's system user runs the server only when the lab is root")
 def test_a_killed_servers_shared_memory_segments_are_reaped_and_a_live_ones_kept(lab_tmp):
     """A SIGKILLed postmaster cannot unlink /dev/shm/PostgreSQL.*: the lab's reap does, and leaves a live server's."""
     live, killed = PostgresServer(lab_tmp / "live").start(), PostgresServer(lab_tmp / "killed").start()
     try:
         family = [psutil.Process(killed.pid()), *psutil.Process(killed.pid()).children()]
-        gone_segments, live_segments = _segments_of(p.pid for p in family), _segments_of(processes_using(live.pgdata))
+        gone_segments, live_segments = segments_mapped_by(p.pid for p in family), segments_mapped_by(processes_using(live.pgdata))
         assert gone_segments and live_segments and not gone_segments & live_segments
         for proc in family:
             proc.kill()

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Iterable
 
 import psutil
 
@@ -313,15 +313,12 @@ def _child_dying(postmaster_pid: int | None) -> bool:
     return False
 
 
-def _mapped_segments(uid: int) -> set[str] | None:
-    """Every ``/dev/shm/PostgreSQL.*`` a process of user ``uid`` maps (only it may open them: mode 0600); None when
-    one of their maps cannot be read."""
+def segments_mapped_by(pids: Iterable[int]) -> set[str] | None:
+    """The ``/dev/shm/PostgreSQL.*`` segments processes ``pids`` map; None when one's maps cannot be read (ended ones skipped)."""
     mapped = set()
-    for proc in Path("/proc").glob("[0-9]*"):
+    for pid in pids:
         try:
-            if proc.stat().st_uid != uid:
-                continue
-            text = (proc / "maps").read_text()
+            text = Path(f"/proc/{pid}/maps").read_text()
         except (FileNotFoundError, ProcessLookupError):  # the process ended
             continue
         except OSError:
@@ -351,7 +348,9 @@ def reap_segments(grace_s: float = DSM_GRACE_S) -> list[Path]:
             continue
         if st.st_uid == uid and time.time() - st.st_mtime >= grace_s and path.is_file():
             candidates.append(path)
-    mapped = _mapped_segments(uid) if candidates else set()
+    # only the segments' owner may open them (mode 0600): its processes are the ones to read
+    mapped = segments_mapped_by(p.pid for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid) \
+        if candidates else set()
     if mapped is None:
         return []
     removed = []
