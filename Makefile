@@ -100,7 +100,9 @@ reproduce: $(STAMP) engines toxiproxy
 # Two pytest workers a core, at most 8 (each starts its own servers): most long tests wait (on a server,
 # a cluster's nodes, a kernel, a sleep). Three a core were faster (6 min 8 s against 6 min 53 s with -n 4,
 # 2026-11-29) until notebook 01 ran four engines under nbval: at -n 6 four CI runs of five failed a timed
-# test (a kernel's start, a stopped server's bound, chDB's anatomy). `make test TEST_WORKERS=2` for fewer.
+# test (a kernel's start, a stopped server's bound, chDB's anatomy). Now the suite is bound by the CPU: -n 6 took
+# 406 s for the parallel step against 367 s at -n 4 (2026-11-30, quiet; process accounting of the step: 663 s of
+# CPU in 375 s on two cores). `make test TEST_WORKERS=2` for fewer.
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$(( n > 8 ? 8 : n )))
 
 # Bytecode is written even where $PYTHONDONTWRITEBYTECODE is set (as in some shells and CI images): the suite
