@@ -59,7 +59,7 @@ def test_an_unset_policy_is_what_the_measuring_code_prefers_and_the_variable_win
         pass
 
 
-def test_together_keeps_a_clusters_nodes_off_the_clients_cpu_and_a_single_server_on_it(monkeypatch):
+def test_together_leaves_a_clusters_nodes_every_cpu_and_puts_a_single_server_on_the_clients(monkeypatch):
     from ingestlab.engines.galera.server import GaleraServer
     from ingestlab.engines.mariadb.server import MariaDBServer
 

@@ -349,7 +349,7 @@ def reap_segments(grace_s: float = DSM_GRACE_S) -> list[Path]:
         if st.st_uid == uid and time.time() - st.st_mtime >= grace_s and path.is_file():
             candidates.append(path)
     # only the segments' owner may open them (mode 0600): its processes are the ones to read
-    mapped = segments_mapped_by(p.pid for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid) \
+    mapped = segments_mapped_by(p.pid for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid) \
         if candidates else set()
     if mapped is None:
         return []
