@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -241,3 +242,22 @@ def test_the_runner_takes_the_empty_default_as_the_workload_s_choice_and_refuses
     check_parameters(find_notebook("08"), {})
     with pytest.raises(ConfigError, match="ENGINES=''"):
         engine_specs(find_notebook("01"), {"ENGINES": ""})
+
+
+def test_stalled_runs_are_found_named_and_the_law_is_given_without_them_too():
+    """A real paper run (tests/fixtures/paper-08-stalls): three runs at d = 0 stalled for seconds, one with no statement."""
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "paper-08-stalls"
+    throughput, echo = pd.read_csv(folder / "throughput.csv"), pd.read_csv(folder / "calibration.csv")
+    stalled = analysis.stalls(throughput, 2.0)
+    assert len(stalled) == 3 and set(stalled["delay_ms"]) == {0} and (stalled["statements"] == 0).sum() == 1
+    assert stalled["stalled_s"].dropna().between(8.0, 9.0).all()  # the standby's 10-s status message, less the window
+    points = analysis.runs(throughput)
+    with_stalls = analysis.one_row_one_client(analysis.fit(points, 3, echo)).iloc[0]
+    line, = analysis.describe_stalls(stalled, points, 3, echo)
+    assert "3 of 100 runs stalled (at d = 0 ms)" in line and "1 completed no statement (in no fit)" in line
+    r, low, high = (float(x) for x in re.search(r"r = ([\d.]+) \(95 % CI ([\d.]+)–([\d.]+)\)", line).groups())
+    assert 0.95 < low < r < high < 1.15  # one round trip a commit, as semi-sync's: the stalls alone dragged r to 0.74
+    assert (high - low) * 10 < with_stalls["round_trips_ci_high"] - with_stalls["round_trips_ci_low"]
+    assert analysis.headline(analysis.fit(points, 3, echo), pd.DataFrame(), pd.DataFrame(), stalled=stalled)[
+        "stalled_runs[postgres_replicated, sync_on]"] == 3
+    assert analysis.stalls(throughput[throughput["delay_ms"] > 0], 2.0).empty

@@ -165,6 +165,70 @@ def one_row_one_client(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[(frame["rows_per_insert"] == 1) & (frame["clients"] == 1)]
 
 
+#: A run stalled when its window lasted this many times its planned duration, or when it completed no statement: the
+#: window closes when the last statement in flight returns, so one statement blocked for seconds stretches it, while
+#: the grid's longest round trips (2 × 5 ms, 100-row statements) cost milliseconds.
+STALL_FACTOR = 1.5
+
+
+def stalls(throughput: pd.DataFrame, duration_s: float) -> pd.DataFrame:
+    """The runs that stalled (:data:`STALL_FACTOR`): :data:`CONFIG`, ``window_s``, ``statements``, ``stalled_s``.
+
+    ``stalled_s`` is what the window took beyond its plan (NaN where no statement completed). A run
+    without a completed statement has no time per statement and is in no fit; a stretched one is in
+    the fits, its time per statement carrying the stall.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"engine": ["e"] * 3, "variant": ["v"] * 3, "rows_per_insert": [1] * 3, "clients": [1] * 3,
+    ...                   "delay_ms": [0] * 3, "repeat": [0, 1, 2], "window_s": [2.0, 10.2, np.nan],
+    ...                   "statements": [4000, 497, 0]})
+    >>> stalled = stalls(t, 2.0)
+    >>> stalled["repeat"].tolist(), stalled["stalled_s"].tolist()
+    ([1, 2], [8.2, nan])
+    """
+    cols = [*CONFIG, "window_s", "statements", "stalled_s"]
+    if throughput.empty:
+        return pd.DataFrame(columns=cols)
+    stalled = (throughput["statements"] == 0) | (throughput["window_s"] >= STALL_FACTOR * duration_s)
+    out = throughput.loc[stalled, [*CONFIG, "window_s", "statements"]].copy()
+    out["stalled_s"] = (out["window_s"] - duration_s).round(3)
+    return out.reset_index(drop=True)[cols]
+
+
+def describe_stalls(stalled: pd.DataFrame, points: pd.DataFrame, held_out_ms: int | None,
+                    echo: pd.DataFrame | None = None) -> list[str]:
+    """A sentence per protocol with stalled runs: where, how long, and its one-row one-client law without them.
+
+    The law stays fitted on every run that completed statements (a stall is part of what a
+    commit cost here); the sentence gives the same law without the stalled runs beside it, so a
+    reader sees how much of ``r`` and ``o₀`` the stalls moved.
+    """
+    if stalled.empty:
+        return []
+    lines = []
+    for (engine, variant), group in stalled.groupby(["engine", "variant"], sort=False):
+        mine = points[(points["engine"] == engine) & (points["variant"] == variant)]
+        empty = int((group["statements"] == 0).sum())
+        delays = ", ".join(f"{d:g}" for d in sorted(group["delay_ms"].unique()))
+        longest = group["stalled_s"].max()
+        said = (f"{len(group)} of {len(mine)} runs stalled (at d = {delays} ms)"
+                + (f": a window stretched by up to {report.format_value(longest)} s" if pd.notna(longest) else "")
+                + (f"; {empty} completed no statement (in no fit)" if empty else ""))
+        stalled_run = mine.set_index(CONFIG).index.isin(group.set_index(CONFIG).index)
+        without = one_row_one_client(fit(mine[~stalled_run], held_out_ms, echo))
+        law = ""
+        if not without.empty:
+            r = without.iloc[0]
+            rt = report.format_estimate(r["round_trips"], r["round_trips_ci_low"], r["round_trips_ci_high"], unit="")
+            o0 = report.format_estimate(r["local_overhead_ms"], r["local_overhead_ci_low_ms"],
+                                        r["local_overhead_ci_high_ms"], unit="ms")
+            law = f" Without the stalled runs, 1 row × 1 client: r = {rt.strip()} over a local {o0}."
+        lines.append(f"{_protocol({'engine': engine, 'variant': variant})}: {said} — a statement blocked for seconds, "
+                     f"which no round trip of this grid explains (the engine's README may say why).{law}")
+    return lines
+
+
 # -- sentences -------------------------------------------------------------------------------
 def _protocol(r) -> str:
     return labels.join(pd.DataFrame([{"engine": r["engine"], "variant": r["variant"]}]), ["engine", "variant"]).iloc[0]
@@ -280,11 +344,15 @@ def tidy_fits(fits: pd.DataFrame, echo_fit: pd.DataFrame | None = None, nominal:
                        terms=TERMS)
 
 
-def headline(fits: pd.DataFrame, held: pd.DataFrame, echo_fit: pd.DataFrame, skipped: str | None = None) -> dict:
-    """``round_trips[<engine>, <variant>]`` (one row, one client), ``law_holds[…]``, ``held_out_inside[…]``, the echo's r."""
+def headline(fits: pd.DataFrame, held: pd.DataFrame, echo_fit: pd.DataFrame, skipped: str | None = None,
+             stalled: pd.DataFrame | None = None) -> dict:
+    """``round_trips[<engine>, <variant>]`` (one row, one client), ``law_holds[…]``, ``held_out_inside[…]``, the echo's r;
+    ``stalled_runs[…]`` for a protocol with runs :func:`stalls` found."""
     if skipped:
         return {"skipped": skipped}
     out: dict = {}
+    if stalled is not None and not stalled.empty:
+        out.update({f"stalled_runs[{e}, {v}]": int(n) for (e, v), n in stalled.groupby(["engine", "variant"]).size().items()})
     if not echo_fit.empty:
         out["round_trips[echo]"] = float(echo_fit["round_trips"].iloc[0])
     for r in one_row_one_client(fits).to_dict("records"):
