@@ -103,6 +103,9 @@ reproduce: $(STAMP) engines toxiproxy
 # test (a kernel's start, a stopped server's bound, chDB's anatomy). Now the suite is bound by the CPU: -n 6 took
 # 406 s for the parallel step against 367 s at -n 4 (2026-11-30, quiet; process accounting of the step: 663 s of
 # CPU in 375 s on two cores). `make test TEST_WORKERS=2` for fewer.
+# The serial step: the CLI runs that wait on a bound on one worker, the timings on the other (tests/conftest.py's
+# SERIAL_RUNS); one core runs them one after another.
+SERIAL_WORKERS ?= $(shell test "$$(nproc 2>/dev/null || echo 1)" -ge 2 && echo 2 || echo 0)
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) * 2 )); echo $$(( n > 8 ? 8 : n )))
 
 # Bytecode is written even where $PYTHONDONTWRITEBYTECODE is set (as in some shells and CI images): the suite
@@ -114,7 +117,7 @@ test: $(STAMP) engines toxiproxy
 	$(BIN)/ruff check lib tests bench
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial" --nbval-lax --nbval-current-env --nbval-kernel-startup-timeout 180 --durations=50 \
 	  tests lib/ingestlab notebooks
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m serial tests
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(SERIAL_WORKERS) -m serial tests
 
 # JupyterLab rooted at the repository (runs/, figures/ and data/ in its file browser) on a kernel named
 # "ingestlab" (this venv); as root it needs --allow-root, which is harmless in a private container.

@@ -132,18 +132,30 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+#: The serial tests that run the whole CLI and wait on a bound (a grace, a signal's handling). One after another with
+#: the rest they left a core idle most of the serial step, so ``make test`` runs them on one worker beside the tests
+#: that compare timings on the other, never two of one kind at once: 46–51 s for the step in five quiet runs against
+#: 66–87 s (2026-11-30; the margins held: SIGSTOP's bound 13 s took 5.5–6.3 s, Galera's CIs stayed apart).
+SERIAL_RUNS = "tests/test_cli_failures.py"
+
+
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist's scheduling by test, except that a notebook's cells (nbval's items) go to one worker in order.
 
     The cells share one kernel, so they cannot be split. (xdist's own ``--dist loadgroup`` tags node
     ids, which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
-    between the workers instead (:func:`user_run`).
+    between the workers instead (:func:`user_run`). In the serial step (``-m serial``) there are two
+    scopes: :data:`SERIAL_RUNS` and the timings.
     """
     from xdist.scheduler import LoadScopeScheduling
+
+    serial = config.getoption("markexpr") == "serial"
 
     class NotebooksWhole(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.partition("::")[0]
+            if serial:
+                return "runs" if path == SERIAL_RUNS else "timings"
             return path if path.endswith(".ipynb") else nodeid
 
     return NotebooksWhole(config, log)
