@@ -160,11 +160,14 @@ def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
         if abs(over_w) <= 0.005 and over_h <= 0.005:
             break
         fig.set_size_inches(max(size[0] - over_w, 0.5), max(size[1] - over_h, 0.5))
-    fig.draw_without_rendering()
+    else:  # out of steps: the last size set is drawn (a break keeps the drawing and box of the size it kept)
+        fig.draw_without_rendering()
+        box = None
     if small(fig) and readable is not None:  # the last step shrank too far: the smallest readable size found
         fig.set_size_inches(readable)
         fig.draw_without_rendering()
-    box = fig.get_tightbbox()
+        box = None
+    box = fig.get_tightbbox() if box is None else box
     drawn = width if box.width + 2 * pad <= width + 0.02 else box.width + 2 * pad
     return matplotlib.transforms.Bbox.from_bounds(box.x0 - (drawn - box.width) / 2, box.y0 - pad,
                                                   drawn, box.height + 2 * pad)
