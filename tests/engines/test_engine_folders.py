@@ -74,10 +74,21 @@ def _library_names(tree: ast.AST) -> set[int]:
 
 
 @functools.cache
-def _parsed(path: Path) -> tuple[ast.AST, set[int], list[ast.AST]]:
-    """``path``'s tree, the ids of its prose constants and its nodes, read once for every engine's search."""
+def _code(path: Path) -> tuple[list[tuple[int, str]], list[tuple[int, str, list[str]]]]:
+    """``path``'s strings that are code, not prose (line, text), and its imports (line, how, modules), read once
+    for every engine's search."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return tree, _docstrings(tree) | _library_names(tree), list(ast.walk(tree))
+    prose = _docstrings(tree) | _library_names(tree)
+    strings, imports = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            strings.append((node.lineno, node.value))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imports.append((node.lineno, f"from {node.module} import …",
+                            [node.module] + [f"{node.module}.{a.name}" for a in node.names]))
+        elif isinstance(node, ast.Import):
+            imports.append((node.lineno, "import", [a.name for a in node.names]))
+    return strings, imports
 
 
 def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, root: Path = LIB.parent) -> list[str]:
@@ -87,21 +98,13 @@ def _mentions(path: Path, name: str, schemes: tuple[str, ...], package: str, roo
     a library that shares an engine's name (``import duckdb`` for the catalogue's own SQL) is
     no mention: only strings and imports of ``ingestlab.engines.<folder>`` are.
     """
-    _, prose, nodes = _parsed(path)
-    found = []
-    for node in nodes:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
-            text = node.value
-            if text in (name, *schemes) or any(f"{s}://" in text for s in schemes) or package in text:
-                found.append(f"{path.relative_to(root)}:{node.lineno}: {text[:60]!r}")
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            if any(t == package or t.startswith(package + ".") for t in targets):
-                found.append(f"{path.relative_to(root)}:{node.lineno}: from {node.module} import …")
-        elif isinstance(node, ast.Import):
-            if any(a.name == package or a.name.startswith(package + ".") for a in node.names):
-                found.append(f"{path.relative_to(root)}:{node.lineno}: import {package}")
-    return found
+    strings, imports = _code(path)
+    where = path.relative_to(root)
+    found = [f"{where}:{line}: {text[:60]!r}" for line, text in strings
+             if text in (name, *schemes) or any(f"{s}://" in text for s in schemes) or package in text]
+    found += [f"{where}:{line}: {how if how != 'import' else 'import ' + package}" for line, how, targets in imports
+              if any(t == package or t.startswith(package + ".") for t in targets)]
+    return sorted(found, key=lambda hit: int(hit.split(":")[1]))
 
 
 @pytest.mark.parametrize("name", registry.names())
