@@ -102,7 +102,7 @@ reproduce: $(STAMP) engines toxiproxy
 # 2026-11-29) until notebook 01 ran four engines under nbval: at -n 6 four CI runs of five failed a timed
 # test (a kernel's start, a stopped server's bound, chDB's anatomy). Now the suite is bound by the CPU: -n 6 took
 # 406 s for the parallel step against 367 s at -n 4 (2026-11-30, quiet; process accounting of the step: 663 s of
-# CPU in 375 s on two cores); -n 3 took 381 s against 349 s (2026-12-01). `make test TEST_WORKERS=2` for fewer.
+# CPU in 375 s on two cores); -n 3 took 381 s against 349 s (one run each, 2026-12-01). `make test TEST_WORKERS=2` for fewer.
 # Where the CPU goes (process accounting of a whole `make test`, 710 s): the CLI's runs (runners 106 s over 103
 # processes, their kernels 112 s over 33), the workers' own tests 196 s, PostgreSQL 70 s and MariaDB 53 s, nbval's
 # kernels (notebook 01 on four engines: 33 s).

@@ -149,7 +149,8 @@ def pytest_xdist_make_scheduler(config, log):
     """
     from xdist.scheduler import LoadScopeScheduling
 
-    serial = config.getoption("markexpr") == "serial"
+    marks = config.getoption("markexpr") or ""
+    serial = "serial" in marks and "not serial" not in marks  # the serial step, however else it is narrowed
 
     class NotebooksWhole(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
