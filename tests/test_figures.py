@@ -253,3 +253,20 @@ def test_each_pytest_process_saves_figures_into_its_own_scratch_folder():
     scratch = os.environ["_INGESTLAB_TEST_SCRATCH"]  # set by the repository's conftest.py to this process's own folder
     assert os.environ["INGESTLAB_FIGURES_DIR"] == os.path.join(scratch, "figures")
     assert os.environ["INGESTLAB_RESULTS_DIR"] == os.path.join(scratch, "results")
+
+
+def test_the_grammar_is_checked_on_the_drawing_at_its_print_size_not_where_a_save_at_300_dpi_left_the_labels(
+        tmp_path, monkeypatch):
+    """Notebook 08's round trips, two panels side by side: saved at 300 dpi, each y label stayed placed in that save's
+    pixels, and the check (reading them after the save) found the left title printed over the right y label."""
+    monkeypatch.setenv(figures.CHECK_ENV, "strict")
+    figures.use_article_theme()
+    fig, axes = plt.subplots(1, 2, figsize=(7, 2.4), layout="constrained")
+    for ax, title in zip(axes, ("MariaDB semi-sync", "PostgreSQL + 1 sync standby")):
+        for slope in (0.0, 1.0):
+            ax.plot([0, 2, 4, 6, 10], [0.3 + slope * x for x in (0, 2, 4, 6, 10)], marker="o", label=f"commit {slope:g} round trips")
+        ax.set(title=title, xlabel="round trip added, measured (ms)", ylabel="time per statement (ms)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=1)
+    figures.save(fig, "side_by_side", notebook="99_test", directory=tmp_path)  # raises on a grammar problem
+    assert not (tmp_path / "grammar_problems.json").exists() or "side_by_side" not in (
+        tmp_path / "grammar_problems.json").read_text()

@@ -174,11 +174,14 @@ def save(fig: matplotlib.figure.Figure | None, name: str, *, notebook: str, dire
     else:  # none left from an earlier figure of that name
         text_file.unlink(missing_ok=True)
     box = captions.fit_to_print(fig)  # the drawing (legends outside the axes too) at its print width, centred
+    # checked as drawn at its print size, before a save: a save at another resolution (PNG's 300 dpi) leaves each
+    # axis label where that save put it, in its pixels, and a y label then seemed to cross another panel's title
+    problems = figure_checks.grammar_problems(fig, drawn=True)
     for fmt in results.figure_formats():
         path = folder / f"{name}.{fmt}"
         fig.savefig(path, dpi=PNG_DPI if fmt == "png" else None, bbox_inches=box, metadata=_metadata(fmt))
         _log.info("saved %s", path)
-    problems = figure_checks.grammar_problems(fig, png=folder / f"{name}.png", drawn=True)
+    problems += figure_checks.print_size_problems(folder / f"{name}.png", print_width(fig))
     figure_checks.record_problems(folder, name, problems)
     _show(folder / f"{name}.png", box.width, said)
     close(fig)

@@ -49,28 +49,34 @@ class TestGalera(EngineContract, NativeLoopContract):
         eng.execute(eng.sql.drop_table_sql("every_node"))
 
     @pytest.mark.serial  # compares timings taken in one test: another test's load on the other core breaks it
-    @pytest.mark.parametrize("variant, times", [("flush_1", 2), ("flush_2", 5)])
-    def test_per_statement_overhead_is_a_multiple_of_standalone_mariadbs_the_cis_apart(self, eng, variant, times):
+    def test_per_statement_overhead_is_a_multiple_of_standalone_mariadbs_the_cis_apart(self, eng):
         """Single-row autocommit INSERTs, same variant on both: Galera's median CI lies above ``times`` MariaDB's.
 
         The issue asks for 5x. Measured here (2 cores shared, load about 10), 300 INSERTs each, with
         the redo log synced at commit (``flush_1``): Galera 0.89 ms [0.86, 0.94], MariaDB 0.31 ms
         [0.29, 0.33], 2.9x, so 5x holds there only without the sync, where a standalone commit is a
         few tens of µs (notebook 01's smoke run: 12x with ``flush_2``). The test holds each variant
-        to what it showed, with the CIs apart, and prints both.
+        to what it showed, with the CIs apart, and prints both. Both variants in one test: each
+        setting restarts the three nodes (about 3 s), and the defaults come back once, at the end.
         """
-        settings = capabilities.of(eng, "commit_variants").VARIANTS[variant]
-        eng.apply_settings(settings)
+        expected = {"flush_1": 2, "flush_2": 5}
+        settings = capabilities.of(eng, "commit_variants").VARIANTS
+        galera, alone = {}, {}
         try:
-            galera = intervals.median_ci(_single_row_ms(eng, "overhead", 300, 1))
+            for variant in expected:
+                eng.apply_settings(settings[variant])
+                galera[variant] = intervals.median_ci(_single_row_ms(eng, "overhead", 300, 1))
         finally:
             eng.apply_settings({})
         with engines.get("mariadb") as mariadb:
-            mariadb.apply_settings(settings)
-            alone = intervals.median_ci(_single_row_ms(mariadb, "overhead", 300, 1))
-        print(f"{variant}: galera {galera['median']:.3f} ms [{galera['ci_low']:.3f}, {galera['ci_high']:.3f}], "
-              f"mariadb {alone['median']:.3f} ms [{alone['ci_low']:.3f}, {alone['ci_high']:.3f}]")
-        assert galera["ci_low"] >= times * alone["ci_high"], (galera, alone)
+            for variant in expected:
+                mariadb.apply_settings(settings[variant])
+                alone[variant] = intervals.median_ci(_single_row_ms(mariadb, "overhead", 300, 1))
+        for variant, times in expected.items():
+            g, a = galera[variant], alone[variant]
+            print(f"{variant}: galera {g['median']:.3f} ms [{g['ci_low']:.3f}, {g['ci_high']:.3f}], "
+                  f"mariadb {a['median']:.3f} ms [{a['ci_low']:.3f}, {a['ci_high']:.3f}]")
+        assert all(galera[v]["ci_low"] >= times * alone[v]["ci_high"] for v, times in expected.items()), (galera, alone)
 
     def test_anatomy_shows_the_wait_for_certification_and_one_write_set_per_insert(self, eng):
         eng.tables.reset("anat", STUDY_COLUMNS)

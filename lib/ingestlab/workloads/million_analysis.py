@@ -258,7 +258,7 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
     measured = loads[~loads["warmup"] & loads["path"].isin(FIT_PATHS)]
     paths = [p for p in FIT_PATHS if p in set(measured["path"])]
     fig, axes = plt.subplots(max(len(paths), 1), 1, figsize=(figures.PAGE_WIDTH, 3.6 * max(len(paths), 1)),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")  # laid out again at its print size
     for number, (ax, path) in enumerate(zip(axes[:, 0], paths)):
         points, part = measured[measured["path"] == path], fits[fits["path"] == path]
         lines = tidy_fits(part.assign(engine=labels.join(part, ["system", "setting"])))
@@ -266,7 +266,6 @@ def plot_fit(loads: pd.DataFrame, fits: pd.DataFrame):
         plots.plot_fit(points.assign(group=labels.join(points, ["system", "setting"])), lines, x="statements",
                          y="seconds", hue="group", ax=ax, legend="ends", explain=number == 0)
         ax.set_title(PATH_NAMES[path], loc="left", fontsize="medium")
-    fig.tight_layout()
     return fig
 
 
