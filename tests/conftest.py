@@ -114,6 +114,34 @@ def user_run(tmp_path_factory, worker_id) -> dict:
 
 
 @pytest.fixture
+def cli_here(monkeypatch, capsys):
+    """``ingestlab`` run in this process, for what it refuses before anything starts: ``run(*args, env=..., unset=...)``.
+
+    Returns a :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``) as the console
+    script's would be. A process of its own spends 0.7 s of CPU importing the lab before it refuses (48 such
+    processes were a tenth of ``make test``'s runs); the tests of what a run does, and of the console script
+    itself, still start one. ``env`` sets variables and ``unset`` removes them for the call only.
+    """
+    from ingestlab import cli
+
+    def run(*args, env: dict | None = None, unset: tuple = ()) -> subprocess.CompletedProcess:
+        with monkeypatch.context() as m:
+            for name, value in (env or {}).items():
+                m.setenv(name, str(value))
+            for name in unset:
+                m.delenv(name, raising=False)
+            capsys.readouterr()
+            try:
+                code = cli.main([str(a) for a in args])
+            except SystemExit as exc:  # argparse's --help and usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+            said = capsys.readouterr()
+        return subprocess.CompletedProcess(["ingestlab", *args], code, said.out, said.err)
+
+    return run
+
+
+@pytest.fixture
 def lab_tmp():
     """A scratch folder inside the lab directory, removed afterwards.
 
@@ -140,10 +168,11 @@ SERIAL_RUNS = "tests/test_cli_failures.py"
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scheduling by test, except that a notebook's cells (nbval's items) go to one worker in order.
+    """pytest-xdist's scheduling by test, except that a notebook's cells (nbval's items) go to one worker in order,
+    and so do a test class's tests.
 
-    The cells share one kernel, so they cannot be split. (xdist's own ``--dist loadgroup`` tags node
-    ids, which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
+    The cells share one kernel, so they cannot be split; a class's tests share its class-scoped servers.
+    (xdist's own ``--dist loadgroup`` tags node ids, which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
     between the workers instead (:func:`user_run`). In the serial step (``-m serial``) there are two
     scopes: :data:`SERIAL_RUNS` and the timings.
     """
@@ -157,6 +186,11 @@ def pytest_xdist_make_scheduler(config, log):
             path = nodeid.partition("::")[0]
             if serial:
                 return "runs" if path == SERIAL_RUNS else "timings"
-            return path if path.endswith(".ipynb") else nodeid
+            if path.endswith(".ipynb"):
+                return path
+            parts = nodeid.split("::")
+            # a test class on one worker: its class-scoped engine starts once, not on every worker (a Galera cluster
+            # is 3 s and 2.7 s of CPU; four workers each started TestGalera's, TestPostgresReplicated's, ...)
+            return "::".join(parts[:2]) if len(parts) > 2 and parts[1].startswith("Test") else nodeid
 
     return NotebooksWhole(config, log)

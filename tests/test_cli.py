@@ -32,9 +32,9 @@ def _cli(*args, env_extra=None, **kw):
     (["-p", "SCALE", "galactic"], "SCALE='galactic'"),
     (["-p", "NO_SUCH", "1"], "NO_SUCH"),
 ])
-def test_bad_input_fails_before_any_server_starts(args, needle, tmp_path):
+def test_bad_input_fails_before_any_server_starts(args, needle, tmp_path, cli_here):
     lab = tmp_path / "lab"
-    res = _cli("run", "01", "--out", str(tmp_path / "out"), *args, env_extra={"INGESTLAB_LAB_DIR": str(lab)})
+    res = cli_here("run", "01", "--out", tmp_path / "out", *args, env={"INGESTLAB_LAB_DIR": lab})
     assert res.returncode == 2, res.stderr
     assert needle in res.stderr and ("expected" in res.stderr or "parameter" in res.stderr)
     assert "Traceback" not in res.stderr
@@ -42,18 +42,18 @@ def test_bad_input_fails_before_any_server_starts(args, needle, tmp_path):
     assert not lab.exists(), "a server directory was created before validation"
 
 
-def test_a_csv_scan_larger_than_the_free_disk_is_refused_before_any_file_is_written(tmp_path):
+def test_a_csv_scan_larger_than_the_free_disk_is_refused_before_any_file_is_written(tmp_path, cli_here):
     data, out = tmp_path / "data", tmp_path / "out"
     too_big = 4 * shutil.disk_usage(tmp_path).free / 1e6
-    res = _cli("run", "06", "--out", str(out), "-p", "DATA_DIR", str(data), "-p", "SIZES", f"1,{too_big:.0f}")
+    res = cli_here("run", "06", "--out", out, "-p", "DATA_DIR", data, "-p", "SIZES", f"1,{too_big:.0f}")
     assert res.returncode == 2, res.stderr
     assert "SIZES=" in res.stderr and "needs" in res.stderr and "GB available" in res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert not data.exists() and not (out / "06_csv_scan").exists()
 
 
-def test_unknown_notebook_lists_the_known_ones(tmp_path):
-    res = _cli("run", "42", "--out", str(tmp_path))
+def test_unknown_notebook_lists_the_known_ones(tmp_path, cli_here):
+    res = cli_here("run", "42", "--out", tmp_path)
     assert res.returncode == 2 and "01 (01_insert_anatomy)" in res.stderr
 
 
@@ -118,10 +118,10 @@ def test_a_url_password_reaches_no_output(tmp_path, lab_tmp):
     ("04", "arangodb://root:hunter2@127.0.0.1:1/db"),  # nor 04
     ("02", "mysql://root@127.0.0.1:1/db?passwd=hunter2&label=a,mysql://root@127.0.0.1:1/db?passwd=hunter2&label=a"),
 ])
-def test_a_refused_url_shows_no_password(tmp_path, notebook, url):
+def test_a_refused_url_shows_no_password(tmp_path, cli_here, notebook, url):
     """Refused before any run starts (exit 2), the URL named masked, in the terminal and in what the run leaves."""
-    res = _cli("run", notebook, "--out", str(tmp_path / "out"), "--no-progress", "-p", "ENGINES", url,
-               env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+    res = cli_here("run", notebook, "--out", tmp_path / "out", "--no-progress", "-p", "ENGINES", url,
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     assert res.returncode == 2, res.stderr[-2000:]
     assert "hunter2" not in res.stdout + res.stderr and "***" in res.stderr
     for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
@@ -197,13 +197,13 @@ def test_profile_command_says_how_many_lines_it_skipped_and_lists_them_in_json(t
 
 
 @pytest.mark.parametrize("url", ["arangodb://u:secret@127.0.0.1:1/db", "yugabytedb://u:secret@127.0.0.1:1/db"])
-def test_a_server_url_on_a_closed_port_fails_fast_in_one_line_and_writes_nothing(url, tmp_path):
+def test_a_server_url_on_a_closed_port_fails_fast_in_one_line_and_writes_nothing(url, tmp_path, cli_here):
     out = tmp_path / "out"
-    started = time.monotonic()  # against a run refused before its pre-flight, under the same load (suite: 12 s each)
-    assert _cli("run", "03", "-p", "SCALE", "galactic", "--out", str(out)).returncode == 2
+    started = time.monotonic()  # against a run refused before its pre-flight, under the same load
+    assert cli_here("run", "03", "-p", "SCALE", "galactic", "--out", out).returncode == 2
     refused = time.monotonic() - started
     started = time.monotonic()
-    res = _cli("run", "03", "-p", "ENGINES", url, "--out", str(out), env_extra={"INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+    res = cli_here("run", "03", "-p", "ENGINES", url, "--out", out, env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     assert time.monotonic() - started < refused + 6  # no connect timeout waited out (a driver's default: 30 s or more)
     assert res.returncode == 3  # a failed pre-flight check, not a bad value (issue V, 14)
     lines = res.stderr.strip().splitlines()

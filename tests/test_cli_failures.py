@@ -88,12 +88,12 @@ def _url(pg, password: str | None = None, db: str = "postgres", query: str = "")
     ("unknown database", "NODB", "does not exist"),
     ("unknown URL option", "BADOPT", "invalid connection option"),
 ])
-def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, case, target, needle):
+def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, cli_here, case, target, needle):
     target = {"WRONG": _url(pg, "not-it"), "NODB": _url(pg, pg.password, db="nodb"),
               "BADOPT": _url(pg, pg.password, query="&bogus=1")}.get(target, target)
     started = time.monotonic()
-    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), "-p", "ENGINES", target, *SMALL,
-               lab=tmp_path / "lab", timeout=60)
+    res = cli_here("run", "01", "--no-progress", "--out", tmp_path / "out", "-p", "ENGINES", target, *SMALL,
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     line = _one_line(res, 3, "pre-flight check failed: ENGINES", needle)
     assert time.monotonic() - started < 30
     assert "not-it" not in res.stderr and pg.password not in res.stderr
@@ -110,25 +110,26 @@ def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, 
     (["-p", "VARIANTS", "sync_on,sync_on"], 2, "given twice"),
     (["-p", "RESULTS_DIR", "/tmp/x"], 2, "RESULTS_DIR"),
 ])
-def test_known_bad_combinations_are_refused_up_front(tmp_path, args, code, needle):
-    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), *args, lab=tmp_path / "lab", timeout=60)
+def test_known_bad_combinations_are_refused_up_front(tmp_path, cli_here, args, code, needle):
+    res = cli_here("run", "01", "--no-progress", "--out", tmp_path / "out", *args, env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     _one_line(res, code, needle)
     assert not (tmp_path / "lab").exists()
 
 
-def test_a_figure_format_the_lab_cannot_save_is_refused_before_anything_starts(tmp_path):
-    res = _cli("run", "01", "--no-progress", "--out", str(tmp_path / "out"), lab=tmp_path / "lab", timeout=60,
-               env_extra={"INGESTLAB_FIGURE_FORMATS": "png,jpeg"})
+def test_a_figure_format_the_lab_cannot_save_is_refused_before_anything_starts(tmp_path, cli_here):
+    res = cli_here("run", "01", "--no-progress", "--out", tmp_path / "out",
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab", "INGESTLAB_FIGURE_FORMATS": "png,jpeg"})
     _one_line(res, 2, "INGESTLAB_FIGURE_FORMATS='png,jpeg'", "png, svg, pdf")
     assert not (tmp_path / "out").exists() and not (tmp_path / "lab").exists()
 
 
-def test_other_commands_fail_in_one_line(tmp_path):
-    _one_line(_cli("summary", "/nonexistent", lab=tmp_path), 2, "/nonexistent")
-    _one_line(_cli("run", "all", "-p", "NO_SUCH", "1", lab=tmp_path), 2, "NO_SUCH")
-    _one_line(_cli("run", "03", "-p", "ENGINES", "postgres,postgres", lab=tmp_path), 2, "given twice")
-    _one_line(_cli("run", "03", "-p", "DATASET_MULTIPLE", "9999", "-p", "MEMORY_BUDGET_MB", "100000",
-                   "--out", str(tmp_path / "o"), lab=tmp_path / "lab"), 3, "disk")
+def test_other_commands_fail_in_one_line(tmp_path, cli_here):
+    lab = {"INGESTLAB_LAB_DIR": tmp_path}
+    _one_line(cli_here("summary", "/nonexistent", env=lab), 2, "/nonexistent")
+    _one_line(cli_here("run", "all", "-p", "NO_SUCH", "1", env=lab), 2, "NO_SUCH")
+    _one_line(cli_here("run", "03", "-p", "ENGINES", "postgres,postgres", env=lab), 2, "given twice")
+    _one_line(cli_here("run", "03", "-p", "DATASET_MULTIPLE", "9999", "-p", "MEMORY_BUDGET_MB", "100000",
+                       "--out", tmp_path / "o", env={"INGESTLAB_LAB_DIR": tmp_path / "lab"}), 3, "disk")
 
 
 def test_a_password_with_any_character_works_from_a_file_and_reaches_no_output(pg, tmp_path):
@@ -153,11 +154,12 @@ def test_a_password_with_any_character_works_from_a_file_and_reaches_no_output(p
         assert b"ss w:rd" not in path.read_bytes(), path
 
 
-def test_an_existing_out_is_refused_unless_forced(tmp_path):
+def test_an_existing_out_is_refused_unless_forced(tmp_path, cli_here):
     target = tmp_path / "out" / "01_insert_anatomy"
     target.mkdir(parents=True)
     (target / "fits.csv").write_text("stale\n")
-    _one_line(_cli("run", "01", "--out", str(tmp_path / "out"), "-p", "ENGINES", "postgres", *SMALL, lab=tmp_path / "lab"), 2, "--resume", "--force")
+    _one_line(cli_here("run", "01", "--out", tmp_path / "out", "-p", "ENGINES", "postgres", *SMALL,
+                       env={"INGESTLAB_LAB_DIR": tmp_path / "lab"}), 2, "--resume", "--force")
     assert (target / "fits.csv").read_text() == "stale\n"
 
 

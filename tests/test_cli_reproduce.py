@@ -68,8 +68,10 @@ def test_a_notebook_left_without_engines_is_skipped_and_a_run_writes_no_figure_i
     assert "figure files in" in stderr
 
 
-def test_one_notebook_refuses_a_named_engine_that_cannot_start_before_anything_starts(tmp_path):
-    res = _cli("run", "02", "-p", "ENGINES", "postgres,mariadb", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
+def test_one_notebook_refuses_a_named_engine_that_cannot_start_before_anything_starts(tmp_path, cli_here):
+    (tmp_path / "no-mariadb").mkdir()
+    res = cli_here("run", "02", "-p", "ENGINES", "postgres,mariadb", "--out", tmp_path / "out",
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab", BIN_DIR_ENV: tmp_path / "no-mariadb"})
     assert res.returncode == 2, res.stderr
     assert "ENGINES='mariadb'" in res.stderr and "mariadbd" in res.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "lab").exists()
@@ -97,14 +99,14 @@ def test_a_failing_notebook_does_not_stop_the_others_unless_asked(tmp_path, keep
         assert "1 of 2 notebooks failed" in res.stderr
 
 
-def test_parameters_file_is_read_and_p_overrides_it(tmp_path):
+def test_parameters_file_is_read_and_p_overrides_it(tmp_path, cli_here):
     params = tmp_path / "params.yaml"
     params.write_text("SCALE: galactic  # overridden below\nN: 0\n")
-    res = _cli("run", "01", "-f", str(params), "-p", "SCALE", "smoke", "--out", str(tmp_path / "out"),
-               tmp_path=tmp_path)
+    res = cli_here("run", "01", "-f", params, "-p", "SCALE", "smoke", "--out", tmp_path / "out",
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     assert res.returncode == 2 and "N=0" in res.stderr and "galactic" not in res.stderr, res.stderr
     params.write_text("N: [1, {a: 2}]\n")
-    res = _cli("run", "01", "-f", str(params), tmp_path=tmp_path)
+    res = cli_here("run", "01", "-f", params, env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     assert res.returncode == 2 and res.stderr.startswith("ingestlab: error: N=") and "flat list" in res.stderr
     params.write_text("ENGINES: postgres\nN: 200\nREPEATS: 1\nPROFILE_N: 2\nVARIANTS: [sync_on]\n")
     res = _cli("run", "01", "-f", str(params), "--no-progress", "--out", str(tmp_path / "out"), tmp_path=tmp_path)
@@ -113,15 +115,15 @@ def test_parameters_file_is_read_and_p_overrides_it(tmp_path):
     assert meta["parameters"]["n"] == 200 and meta["parameters"]["variants"] == ["sync_on"]
 
 
-def test_version_and_help_read_as_plain_text():
+def test_version_and_help_read_as_plain_text(cli_here):
     from ingestlab import __version__
 
-    version = subprocess.run([str(BIN), "--version"], capture_output=True, text=True, check=True).stdout
+    version = subprocess.run([str(BIN), "--version"], capture_output=True, text=True, check=True).stdout  # the script
     assert version.strip() == f"ingestlab {__version__}"
     for args in ([], ["run"], ["figures"], ["summary"]):
-        text = subprocess.run([str(BIN), *args, "--help"], capture_output=True, text=True, check=True).stdout
-        assert "``" not in text and ":func:" not in text, text
-    assert "exit codes:" in subprocess.run([str(BIN), "run", "--help"], capture_output=True, text=True).stdout
+        said = cli_here(*args, "--help")
+        assert said.returncode == 0 and "``" not in said.stdout and ":func:" not in said.stdout, said.stdout
+    assert "exit codes:" in cli_here("run", "--help").stdout
 
 
 @pytest.mark.slow

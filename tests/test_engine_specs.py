@@ -1,9 +1,6 @@
 """``ENGINES`` parsed once into engine specifications: what they hold, what they refuse, and that nothing parses it again."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,6 @@ from ingestlab.errors import ConfigError
 from ingestlab.workloads import insert
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "ingestlab"
-BIN = Path(sys.executable).parent / "ingestlab"
 
 
 def test_a_url_s_specification_masks_its_password_and_names_the_engine_of_its_scheme():
@@ -132,12 +128,11 @@ _MIXED = [("01", 3), ("02", 3), ("04", 3), ("05", 3),
 
 
 @pytest.mark.parametrize("notebook, code", _MIXED)
-def test_a_name_and_a_url_together_reach_the_check_of_the_url(notebook, code, tmp_path):
+def test_a_name_and_a_url_together_reach_the_check_of_the_url(notebook, code, tmp_path, cli_here):
     """README: ``-p ENGINES duckdb,postgresql://u@host/db``; 01 once refused the name as "expected a URL" (issue V)."""
     url = "postgresql://u:hunter2@127.0.0.1:1/db"
-    res = subprocess.run([str(BIN), "run", notebook, "--no-progress", "--out", str(tmp_path / "out"),
-                          "-p", "ENGINES", f"postgres,{url}"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+    res = cli_here("run", notebook, "--no-progress", "--out", tmp_path / "out", "-p", "ENGINES", f"postgres,{url}",
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     last = res.stderr.strip().splitlines()[-1]
     assert res.returncode == code, res.stderr
     assert "postgresql://u:***@127.0.0.1:1/db" in last and "Connection refused" in last, last
@@ -150,10 +145,9 @@ _LAB_ONLY = ("08",)
 
 
 @pytest.mark.parametrize("notebook", _LAB_ONLY)
-def test_a_url_is_refused_in_one_line_where_only_the_lab_s_servers_will_do(notebook, tmp_path):
-    res = subprocess.run([str(BIN), "run", notebook, "--no-progress", "--out", str(tmp_path / "out"),
-                          "-p", "ENGINES", "postgresql://u:hunter2@127.0.0.1:1/db"], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "INGESTLAB_LAB_DIR": str(tmp_path / "lab")})
+def test_a_url_is_refused_in_one_line_where_only_the_lab_s_servers_will_do(notebook, tmp_path, cli_here):
+    res = cli_here("run", notebook, "--no-progress", "--out", tmp_path / "out",
+                   "-p", "ENGINES", "postgresql://u:hunter2@127.0.0.1:1/db", env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     last = res.stderr.strip().splitlines()[-1]
     assert res.returncode == 2 and "ENGINES" in last and "hunter2" not in res.stdout + res.stderr, res.stderr
 

@@ -132,7 +132,10 @@ class LocalServerContract:
         folder = lab_tmp / f"{self.kind}-999997"
         proc = self._start_elsewhere(folder, delay_s)
         proc.terminate()
+        began = time.monotonic()
         proc.wait(timeout=60)
+        # promptly: a node stopped while it starts is not given a running server's grace (Galera's 30 s, once)
+        assert time.monotonic() - began < 20
         deadline = time.monotonic() + 10  # a server told to stop may take a moment to go
         while processes_using(folder) and time.monotonic() < deadline:
             time.sleep(0.2)
