@@ -27,9 +27,10 @@ help:
 # compiled pandas again: a run of every notebook took 8 % longer): 13 s, not 38 s (2 cores, 2026-11-29).
 UV_VERSION := 0.9.0
 # Left out by uv (an override no platform matches): rfc3987-syntax, which JupyterLab's jupyter-events pulls in through
-# jsonschema[format-nongpl] to check the "iri" format, which no schema the lab or Jupyter validates uses. Importing
-# it builds some 35 parsers: 0.4-1 s of CPU in every process that reads a notebook (each run's papermill, each
-# pytest process; jsonschema issue 1428). pip cannot leave it out, and a venv made before keeps it.
+# jsonschema[format-nongpl] to check the "iri" format, which no schema the lab or Jupyter validates uses. jsonschema
+# imports it at once (its issue 1428), and that builds some 35 parsers: 1 s of CPU in every process that imports
+# nbformat (`pytest --co` 5.9 -> 4.2 s; JupyterLab's server). The runner blocks the import itself (runner.py), as
+# it must where pip installs it (pip cannot leave it out); a venv made before keeps it until its pins change.
 UV_LEFT_OUT := rfc3987-syntax; sys_platform == "never"
 $(STAMP): $(BUILT_FROM) | client-headers
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -109,9 +110,10 @@ reproduce: $(STAMP) engines toxiproxy
 # test (a kernel's start, a stopped server's bound, chDB's anatomy). Now the suite is bound by the CPU: -n 6 took
 # 406 s for the parallel step against 367 s at -n 4 (2026-11-30, quiet; process accounting of the step: 663 s of
 # CPU in 375 s on two cores); -n 3 took 381 s against 349 s (one run each, 2026-12-01). `make test TEST_WORKERS=2` for fewer.
-# Where the CPU goes (process accounting of a whole `make test`, 710 s): the CLI's runs (runners 106 s over 103
-# processes, their kernels 112 s over 33), the workers' own tests 196 s, PostgreSQL 70 s and MariaDB 53 s, nbval's
-# kernels (notebook 01 on four engines: 33 s).
+# Where the CPU goes (process accounting of a whole `make test`, 634 s, 2026-12-01): python 404 s (the workers' own
+# tests 158 s, the controller 16 s, the kernels the rest; notebook 01 on four engines under nbval 31 s), the CLI's
+# runners 102 s over 99 processes (48 of them refusals, 0.7 s each: now run in the worker, tests/conftest.py's
+# cli_here), PostgreSQL 51 s, MariaDB 46 s. A test class runs on one worker, its servers started once.
 # The serial step: the CLI runs that wait on a bound on one worker, the timings on the other (tests/conftest.py's
 # SERIAL_RUNS); one core runs them one after another.
 # Only the modules that hold serial tests are collected for it: each of its workers collected all 3 000 tests
