@@ -122,9 +122,12 @@ def cli_here(monkeypatch, capsys):
     processes were a tenth of ``make test``'s runs); the tests of what a run does, and of the console script
     itself, still start one. ``env`` sets variables and ``unset`` removes them for the call only.
     """
+    import signal
+
     from ingestlab import cli
 
     def run(*args, env: dict | None = None, unset: tuple = ()) -> subprocess.CompletedProcess:
+        handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
         with monkeypatch.context() as m:
             for name, value in (env or {}).items():
                 m.setenv(name, str(value))
@@ -135,6 +138,9 @@ def cli_here(monkeypatch, capsys):
                 code = cli.main([str(a) for a in args])
             except SystemExit as exc:  # argparse's --help and usage errors
                 code = exc.code if isinstance(exc.code, int) else 1
+            finally:  # the command's own SIGTERM and SIGHUP handlers are not the worker's
+                for signum, handler in handlers.items():
+                    signal.signal(signum, handler)
             said = capsys.readouterr()
         return subprocess.CompletedProcess(["ingestlab", *args], code, said.out, said.err)
 
