@@ -115,24 +115,22 @@ def user_run(tmp_path_factory, worker_id) -> dict:
 
 @pytest.fixture
 def cli_here(monkeypatch, capsys):
-    """``ingestlab`` run in this process, for what it refuses before anything starts: ``run(*args, env=..., unset=...)``.
+    """``ingestlab`` run in this process, for what it refuses before anything starts: ``run(*args, env={...})``.
 
     Returns a :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``) as the console
     script's would be. A process of its own spends 0.7 s of CPU importing the lab before it refuses (48 such
     processes were a tenth of ``make test``'s runs); the tests of what a run does, and of the console script
-    itself, still start one. ``env`` sets variables and ``unset`` removes them for the call only.
+    itself, still start one. ``env`` sets environment variables for the call only.
     """
     import signal
 
     from ingestlab import cli
 
-    def run(*args, env: dict | None = None, unset: tuple = ()) -> subprocess.CompletedProcess:
+    def run(*args, env: dict | None = None) -> subprocess.CompletedProcess:
         handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
         with monkeypatch.context() as m:
             for name, value in (env or {}).items():
                 m.setenv(name, str(value))
-            for name in unset:
-                m.delenv(name, raising=False)
             capsys.readouterr()
             try:
                 code = cli.main([str(a) for a in args])
@@ -178,8 +176,8 @@ def pytest_xdist_make_scheduler(config, log):
     and so do a test class's tests.
 
     The cells share one kernel, so they cannot be split; a class's tests share its class-scoped servers.
-    (xdist's own ``--dist loadgroup`` tags node ids, which pytest 9 no longer lets a plugin rewrite.) Whole runs that several tests read are shared
-    between the workers instead (:func:`user_run`). In the serial step (``-m serial``) there are two
+    (xdist's own ``--dist loadgroup`` tags node ids, which pytest 9 no longer lets a plugin rewrite.) Whole
+    runs that several tests read are shared between the workers instead (:func:`user_run`). In the serial step (``-m serial``) there are two
     scopes: :data:`SERIAL_RUNS` and the timings.
     """
     from xdist.scheduler import LoadScopeScheduling

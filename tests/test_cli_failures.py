@@ -111,7 +111,8 @@ def test_a_target_that_fails_pre_flight_gives_one_line_and_exit_3(pg, tmp_path, 
     (["-p", "RESULTS_DIR", "/tmp/x"], 2, "RESULTS_DIR"),
 ])
 def test_known_bad_combinations_are_refused_up_front(tmp_path, cli_here, args, code, needle):
-    res = cli_here("run", "01", "--no-progress", "--out", tmp_path / "out", *args, env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
+    res = cli_here("run", "01", "--no-progress", "--out", tmp_path / "out", *args,
+                   env={"INGESTLAB_LAB_DIR": tmp_path / "lab"})
     _one_line(res, code, needle)
     assert not (tmp_path / "lab").exists()
 

@@ -100,7 +100,7 @@ def test_a_server_that_accepts_and_never_answers_fails_the_pre_flight_in_its_sta
                                                                                        tmp_path, cli_here):
     """The pre-flight waits PREFLIGHT_TIMEOUT_S once, not once per retry (python-arango tried 3 times: 15 s).
 
-    Measured in-process on this machine: 6.0–6.9 s for every scheme; the bound adds the CLI's own start.
+    Measured in-process on this machine: 6.0–6.9 s for every scheme; the bound adds the command's own validation.
     """
     import time
 
