@@ -146,7 +146,9 @@ def test_a_killed_worker_names_every_client_it_hosted(postgres, workers):
 
     def kill_soon(client_pids):
         pids.extend(client_pids)
-        threading.Timer(0.3, os.kill, (client_pids[1], signal.SIGKILL)).start()
+        # late enough for every client to have finished a measured statement after its 0.1 s of warm-up: at 0.3 s
+        # one of three threads had none once in a loaded make test (2026-12-01)
+        threading.Timer(1.0, os.kill, (client_pids[1], signal.SIGKILL)).start()
 
     driver = ClientRun(postgres, "t_kill", COLS, datagen.study_rows(1, start_id=0)[0], clients=3, rows_per_insert=1,
                        warmup_s=0.1, duration_s=5.0, on_start=kill_soon, workers=workers)

@@ -9,6 +9,7 @@ import textwrap
 import matplotlib
 import matplotlib.pyplot as plt
 import matplotlib.transforms
+import numpy as np
 import pandas as pd
 
 from ingestlab import report
@@ -145,21 +146,31 @@ def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
         return cramped(fig, margin=0.03)
 
     readable = None  # the last size at which every panel could be read
+    too_small = None  # the last size at which one could not
+    before = None  # the size and drawing of the step before: how fast the drawing follows the figure's size
     for _ in range(16):
         fig.draw_without_rendering()  # the layout engine places the axes; nothing is rasterised
         size = fig.get_size_inches().copy()
-        if small(fig) and readable is not None and (size < readable - 0.005).any():
-            fig.set_size_inches((size + readable) / 2)  # shrunk past the smallest readable panel: back halfway
-            continue
-        if not small(fig):
+        if small(fig):
+            too_small = size
+            if readable is not None and (size < readable - 0.005).any():
+                if (readable - size).max() <= 0.01:  # the smallest readable size, as closely as it matters
+                    break
+                fig.set_size_inches((size + readable) / 2)  # shrunk past the smallest readable panel: back halfway
+                continue
+        else:
             readable = size
         box = fig.get_tightbbox()
-        over_w, over_h = box.width + 2 * pad - width, max(box.height + 2 * pad - (TALLEST[width] - 0.01), 0.0)
+        over = np.array([box.width + 2 * pad - width, max(box.height + 2 * pad - (TALLEST[width] - 0.01), 0.0)])
         if small(fig):  # the panels are as small as a reader can read: they may grow, never shrink
-            over_w, over_h = min(over_w, 0.0), 0.0
-        if abs(over_w) <= 0.005 and over_h <= 0.005:
+            over = np.array([min(over[0], 0.0), 0.0])
+        if abs(over[0]) <= 0.005 and over[1] <= 0.005:
             break
-        fig.set_size_inches(max(size[0] - over_w, 0.5), max(size[1] - over_h, 0.5))
+        step = np.maximum(_next_size(size, over, np.array([box.width, box.height]), before, too_small), 0.5)
+        if np.abs(step - size).max() <= 0.005:  # between a size too small and one that is not: as close as it matters
+            break
+        fig.set_size_inches(step)
+        before = size, np.array([box.width, box.height])
     else:  # out of steps: the last size set is drawn (a break keeps the drawing and box of the size it kept)
         fig.draw_without_rendering()
         box = None
@@ -171,6 +182,26 @@ def fit_to_print(fig: matplotlib.figure.Figure) -> matplotlib.transforms.Bbox:
     drawn = width if box.width + 2 * pad <= width + 0.02 else box.width + 2 * pad
     return matplotlib.transforms.Bbox.from_bounds(box.x0 - (drawn - box.width) / 2, box.y0 - pad,
                                                   drawn, box.height + 2 * pad)
+
+
+def _next_size(size: np.ndarray, over: np.ndarray, drawn: np.ndarray, before, too_small) -> np.ndarray:
+    """The figure size (w, h) to draw next, to take ``over`` inches off the drawing ``drawn`` at ``size``.
+
+    A secant step: the drawing follows the figure's size at the rate the step ``before`` (its size
+    and drawing) showed, not one to one (axes placed in fractions of the figure give way only in
+    part); a step towards a size at which panels were too small to read bisects instead.
+    """
+    rate = np.ones(2)
+    if before is not None:
+        moved = size - before[0]
+        for d in (0, 1):
+            if abs(moved[d]) > 0.01:
+                rate[d] = np.clip((drawn[d] - before[1][d]) / moved[d], 0.2, 1.5)
+    step = size - over / rate
+    if too_small is not None:
+        into = (step < size - 0.005) & (step <= too_small + 0.005)
+        step = np.where(into, (size + too_small) / 2, step)
+    return step
 
 
 #: Inches a row of a dot plot or bar chart takes: a gap, and a line of its label ("small" text).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 import pandas as pd
 
@@ -154,8 +154,22 @@ def relabel(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.Dat
     [{'variant': 'synchronous_commit on', 'n': 3}]
     """
     chosen = [c for c in (columns if columns is not None else _identifier_columns(frame)) if c in frame.columns]
-    return frame.assign(**{c: frame[c].map(lambda v, c=c: value_label(c, v) if pd.notna(v) else v)
-                           for c in chosen})
+    return frame.assign(**{c: frame[c].map(_value_labeller(c)) for c in chosen})
+
+
+def _value_labeller(column: str) -> Callable[[object], object]:
+    """:func:`value_label` of ``column`` for one value, missing values kept; each distinct value named once
+    (a run's samples repeat a few names tens of thousands of times)."""
+    named: dict[tuple[type, object], str] = {}
+
+    def name(value: object) -> object:
+        if pd.isna(value):
+            return value
+        key = (type(value), value)
+        if key not in named:
+            named[key] = value_label(column, value)
+        return named[key]
+    return name
 
 
 def _identifier_columns(frame: pd.DataFrame) -> list[str]:

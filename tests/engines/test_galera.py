@@ -26,6 +26,12 @@ def _single_row_ms(eng, table: str, n: int, start_id: int) -> list[float]:
     return (frame.loc[~frame["warmup"], "elapsed_s"] * 1e3).tolist()
 
 
+def _used_later(request) -> bool:
+    """Whether a test after this one in the session uses its class's engine (else its settings need not go back)."""
+    items = request.session.items
+    return any(item.cls is request.node.cls for item in items[items.index(request.node) + 1:])
+
+
 class TestGalera(EngineContract, NativeLoopContract):
     engine = "galera"
     own_version_sql = "SELECT @@GLOBAL.version"  # the adapter asks VERSION()
@@ -49,7 +55,7 @@ class TestGalera(EngineContract, NativeLoopContract):
         eng.execute(eng.sql.drop_table_sql("every_node"))
 
     @pytest.mark.serial  # compares timings taken in one test: another test's load on the other core breaks it
-    def test_per_statement_overhead_is_a_multiple_of_standalone_mariadbs_the_cis_apart(self, eng):
+    def test_per_statement_overhead_is_a_multiple_of_standalone_mariadbs_the_cis_apart(self, eng, request):
         """Single-row autocommit INSERTs, same variant on both: Galera's median CI lies above ``times`` MariaDB's.
 
         The issue asks for 5x. Measured here (2 cores shared, load about 10), 300 INSERTs each, with
@@ -57,7 +63,8 @@ class TestGalera(EngineContract, NativeLoopContract):
         [0.29, 0.33], 2.9x, so 5x holds there only without the sync, where a standalone commit is a
         few tens of µs (notebook 01's smoke run: 12x with ``flush_2``). The test holds each variant
         to what it showed, with the CIs apart, and prints both. Both variants in one test: each
-        setting restarts the three nodes (about 3 s), and the defaults come back once, at the end.
+        setting restarts the three nodes (about 3 s), and the defaults come back once, at the end, when a later test
+        uses the cluster (``make test``'s serial step runs this test alone: the cluster stops next).
         """
         expected = {"flush_1": 2, "flush_2": 5}
         settings = capabilities.of(eng, "commit_variants").VARIANTS
@@ -67,7 +74,8 @@ class TestGalera(EngineContract, NativeLoopContract):
                 eng.apply_settings(settings[variant])
                 galera[variant] = intervals.median_ci(_single_row_ms(eng, "overhead", 300, 1))
         finally:
-            eng.apply_settings({})
+            if _used_later(request):
+                eng.apply_settings({})
         with engines.get("mariadb") as mariadb:
             for variant in expected:
                 mariadb.apply_settings(settings[variant])
