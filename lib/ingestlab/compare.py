@@ -197,18 +197,26 @@ def run_median(samples, units=None, resamples: int = RESAMPLES,
     >>> round(float(np.sqrt(var)), 2)  # two units a factor e apart: the units say ±0.5
     0.5
     """
+    _, log_median, var = _run_level(samples, units, resamples, rng)
+    return log_median, var
+
+
+def _run_level(samples, units, resamples: int, rng: np.random.Generator | None) -> tuple[float, float, float]:
+    """:func:`run_median`'s ``(log median, variance)`` with the median itself first, from one sort of the samples."""
     x = np.asarray(samples, dtype=float)
     keep = np.isfinite(x) & (x > 0)
     x = x[keep]
     if x.size == 0:
-        return np.nan, np.nan
-    log_median = math.log(np.median(x))
-    var = float(np.var(np.log(bootstrap_medians(x, resamples, rng)), ddof=1)) if x.size > 1 else np.nan
+        return np.nan, np.nan, np.nan
+    ordered = np.sort(x)
+    middle = x.size // 2  # np.median's value: the middle one, or the mean of the two middle ones
+    median = float(ordered[middle]) if x.size % 2 else float((ordered[middle - 1] + ordered[middle]) / 2)
+    var = float(np.var(np.log(bootstrap_medians(ordered, resamples, rng)), ddof=1)) if x.size > 1 else np.nan
     if units is not None:
         u = pd.Series(np.log(x)).groupby(np.asarray(units)[keep]).median()
         if len(u) >= 2:
             var = max(var if np.isfinite(var) else 0.0, float(u.var(ddof=1)) / len(u))
-    return log_median, var
+    return median, math.log(median), var
 
 
 def run_level_test(logs_a, vars_a, logs_b, vars_b, *, reference=(), run_noise: float = RUN_NOISE,
@@ -534,13 +542,13 @@ def compare_runs(a_runs, b_runs, *, reference=(), threshold: float = THRESHOLD, 
         for run in runs:
             samples, units = run if isinstance(run, tuple) else (run, None)
             samples = np.asarray(samples, dtype=float)
-            level, var = run_median(samples, units, resamples, rng)
+            median, level, var = _run_level(samples, units, resamples, rng)
             n += int(np.isfinite(samples).sum())
             pooled.append((len(sides), samples))
             levels.append(level)
             variances.append(var)
             if np.isfinite(level):
-                medians.append(float(np.median(samples[np.isfinite(samples) & (samples > 0)])))
+                medians.append(median)
         sides.append((np.array(levels), np.array(variances), n,
                       medians[0] if len(medians) == 1 else math.exp(np.nanmean(levels)) if medians else np.nan))
     (la, va, na, ma), (lb, vb, nb, mb) = sides
