@@ -2,6 +2,7 @@
 
 import hashlib
 
+import matplotlib.figure
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -24,6 +25,27 @@ def test_fit_to_print_gives_the_drawing_its_print_width_legend_outside_the_axes_
             assert abs(box.width - printed) < 0.01 and box.contains(drawn.x0, drawn.y0) and box.contains(drawn.x1, drawn.y1)
             assert abs(drawn.width + 2 * plt.rcParams["savefig.pad_inches"] - printed) < 0.01
             assert ax.get_legend().get_texts()[0].get_fontsize() == size  # the text keeps its size: the axes give way
+            figures.close(fig)
+
+
+def test_fit_to_print_takes_a_few_draws_where_the_axes_give_way_only_in_part(monkeypatch):
+    """Axes placed in fractions of the figure (no layout engine) follow its width in part: stepping as if they
+    followed it inch for inch took five draws for these (the width converged by halves), each a layout of every
+    tick label; a step by the measured rate takes three."""
+    draws = []
+    drawn = matplotlib.figure.Figure.draw_without_rendering
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw_without_rendering",
+                        lambda fig: (draws.append(fig.get_size_inches().copy()), drawn(fig))[1])
+    with plt.rc_context():
+        figures.use_article_theme()
+        for made in ((4.0, 3.0), (3.0, 2.5), (7.0, 3.6)):
+            draws.clear()
+            fig, ax = plt.subplots(figsize=made)
+            ax.plot([0, 1], [0, 1], label="one series")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+            box = captions.fit_to_print(fig)
+            assert abs(box.width - figures.print_width(fig)) < 0.01
+            assert len(draws) <= 3, [tuple(d.round(3)) for d in draws]
             figures.close(fig)
 
 

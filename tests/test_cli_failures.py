@@ -56,8 +56,10 @@ def _start_01(out: Path, lab: Path, repeats: str = "200", *, nice: int = 0) -> t
 
     ``nice``: the run's niceness (its kernel and server inherit it), below the tests that compare timings.
     """
-    proc = subprocess.Popen([*(["nice", "-n", str(nice)] if nice else []), str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", repeats,
-                             "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"], env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
+    command = [str(BIN), "run", "01", "--no-progress", "--out", str(out), "-p", "REPEATS", repeats,
+               "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"]
+    proc = subprocess.Popen(["nice", "-n", str(nice), *command] if nice else command,
+                            env={**os.environ, "INGESTLAB_LAB_DIR": str(lab)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     folder = out / "01_insert_anatomy"
     _wait_for(lambda: (folder / "results.parquet").exists() or proc.poll() is not None, 300)

@@ -199,7 +199,7 @@ def _next_size(size: np.ndarray, over: np.ndarray, drawn: np.ndarray, before, to
                 rate[d] = np.clip((drawn[d] - before[1][d]) / moved[d], 0.2, 1.5)
     step = size - over / rate
     if too_small is not None:
-        into = (step < size - 0.005) & (step <= too_small + 0.005)
+        into = (step < size - 0.005) & (too_small < size) & (step <= too_small + 0.005)
         step = np.where(into, (size + too_small) / 2, step)
     return step
 
