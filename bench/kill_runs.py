@@ -33,18 +33,44 @@ FOLLOW_UP = ["run", "01", "--no-progress", "-p", "REPEATS", "1", "-p", "N", "200
              "-p", "VARIANTS", "sync_on", "-p", "ENGINES", "postgres"]
 
 
-def leftovers(lab: Path) -> dict[str, list[str]]:
-    """Everything of the lab still present: processes naming the lab folder, server folders, socket dirs, cgroups."""
+def leftovers(lab: Path, owners: set[int] | None = None) -> dict[str, list[str]]:
+    """Everything of the lab still present: processes naming the lab folder, server folders, socket dirs, cgroups.
+
+    Socket dirs and cgroups are named by the pid of the process that made them, not by the lab folder:
+    with ``owners`` (the killed runs' processes) only theirs count, not those of a process elsewhere on
+    the machine (another test's server whose owner was killed a moment ago, before its own reap).
+    """
     from ingestlab import cgroupfs, cgroups
     from ingestlab.servers.base import SOCKET_PREFIX, SOCKET_ROOT, is_server_folder, processes_using
+
+    def ours(name: str) -> bool:
+        return not _owner_alive(name) and (owners is None or _owner(name) in owners)
 
     procs = [f"{pid} {_command(pid)}" for pid in processes_using(lab)]
     folders = [p.name for p in lab.iterdir() if is_server_folder(p)] if lab.exists() else []
     sockets = [p.name for p in SOCKET_ROOT.glob(SOCKET_PREFIX + "*")
-               if p.name.split("-")[1] in ("postgres", "mariadb") and not _owner_alive(p.name)]
+               if p.name.split("-")[1] in ("postgres", "mariadb") and ours(p.name)]
     groups = [str(g) for root in cgroupfs.roots() if root.exists()
-              for g in root.glob(cgroups.PREFIX + "*") if not _owner_alive("x-x-" + g.name[len(cgroups.PREFIX):] + "-")]
+              for g in root.glob(cgroups.PREFIX + "*") if ours("x-x-" + g.name[len(cgroups.PREFIX):] + "-")]
     return {"processes": procs, "server_folders": folders, "socket_dirs": sockets, "cgroups": groups}
+
+
+def _owner(name: str) -> int | None:
+    """The pid in ``<prefix>-<kind>-<pid>-…``."""
+    try:
+        return int(name.split("-")[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def _process_tree(pid: int) -> set[int]:
+    """``pid`` and every process below it now."""
+    import psutil
+
+    try:
+        return {pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))}
+    except psutil.Error:
+        return {pid}
 
 
 def _command(pid: int) -> str:
@@ -60,18 +86,19 @@ def _command(pid: int) -> str:
 def _owner_alive(name: str) -> bool:
     from ingestlab.servers.base import is_running
 
-    try:
-        return is_running(int(name.split("-")[2]))
-    except (IndexError, ValueError):
-        return True
+    owner = _owner(name)
+    return True if owner is None else is_running(owner)
 
 
-def one_round(i: int, notebook: str, delay_s: float, work: Path, *, follow_up: bool = True) -> dict:
+def one_round(i: int, notebook: str, delay_s: float, work: Path, *, follow_up: bool = True,
+              owners: set[int] | None = None) -> dict:
     """Start ``notebook``, SIGKILL it after ``delay_s``, then (``follow_up``) run the small follow-up and look.
 
     Without ``follow_up`` the killed run's leftovers stay for the next round's run to find (its
-    reaper's work) and nothing is checked.
+    reaper's work) and nothing is checked. ``owners`` gathers the killed runs' processes (pass the
+    same set to every round whose leftovers a later round's follow-up looks for).
     """
+    owners = set() if owners is None else owners
     lab, out = work / "lab", work / f"out-{i}"
     env = {**os.environ, "INGESTLAB_LAB_DIR": str(lab)}
     proc = subprocess.Popen([str(BIN), "run", notebook, "--no-progress", "--out", str(out), *NOTEBOOKS[notebook]],
@@ -79,6 +106,7 @@ def one_round(i: int, notebook: str, delay_s: float, work: Path, *, follow_up: b
     time.sleep(delay_s)
     killed = proc.poll() is None
     if killed:
+        owners |= _process_tree(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     if not follow_up:
@@ -86,7 +114,7 @@ def one_round(i: int, notebook: str, delay_s: float, work: Path, *, follow_up: b
     started = time.monotonic()
     follow = subprocess.run([str(BIN), *FOLLOW_UP, "--out", str(work / f"follow-{i}")], env=env,
                             capture_output=True, text=True, timeout=900)
-    left = leftovers(lab)
+    left = leftovers(lab, owners)
     return {"round": i, "notebook": notebook, "delay_s": round(delay_s, 2), "killed": killed,
             "follow_up_rc": follow.returncode, "follow_up_s": round(time.monotonic() - started, 1),
             "follow_up_err": follow.stderr.strip().splitlines()[-1:] if follow.returncode else [],
