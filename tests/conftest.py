@@ -177,8 +177,8 @@ def pytest_xdist_make_scheduler(config, log):
 
     The cells share one kernel, so they cannot be split; a class's tests share its class-scoped servers.
     (xdist's own ``--dist loadgroup`` tags node ids, which pytest 9 no longer lets a plugin rewrite.) Whole
-    runs that several tests read are shared between the workers instead (:func:`user_run`). In the serial step (``-m serial``) there are two
-    scopes: :data:`SERIAL_RUNS` and the timings.
+    runs that several tests read are shared between the workers instead (:func:`user_run`). In the serial
+    step (``-m serial``) there are two scopes: :data:`SERIAL_RUNS` and the timings.
     """
     from xdist.scheduler import LoadScopeScheduling
 

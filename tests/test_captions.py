@@ -33,9 +33,13 @@ def test_fit_to_print_takes_a_few_draws_where_the_axes_give_way_only_in_part(mon
     followed it inch for inch took five draws for these (the width converged by halves), each a layout of every
     tick label; a step by the measured rate takes three."""
     draws = []
-    drawn = matplotlib.figure.Figure.draw_without_rendering
-    monkeypatch.setattr(matplotlib.figure.Figure, "draw_without_rendering",
-                        lambda fig: (draws.append(fig.get_size_inches().copy()), drawn(fig))[1])
+    draw = matplotlib.figure.Figure.draw_without_rendering
+
+    def counted(fig):
+        draws.append(fig.get_size_inches().copy())
+        return draw(fig)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw_without_rendering", counted)
     with plt.rc_context():
         figures.use_article_theme()
         for made in ((4.0, 3.0), (3.0, 2.5), (7.0, 3.6)):
