@@ -1,12 +1,14 @@
 """Fixtures shared by the tests, and the order of the items and their split between parallel workers."""
 
 import array
+import atexit
 import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from ingestlab import _paths, results
 from ingestlab.engines.mariadb.server import BIN_DIR_ENV
 from ingestlab.figures import CHECK_ENV
 from ingestlab.runner import HTML_ENV
+from ingestlab.servers import templates
 
 # Every figure saved while the tests run (the notebooks under nbval, the CLI's real runs, the kernels and
 # processes they start: they inherit this) is checked against the lab's figure grammar, and a figure that
@@ -28,6 +31,11 @@ os.environ.setdefault(results.FIGURE_FORMATS_ENV, "png")
 # ... and without the HTML copy of each executed notebook (0.8 s of CPU a run, some fifty runs): the test that
 # reads it (tests/test_cli.py, a URL password) asks for it.
 os.environ.setdefault(HTML_ENV, "0")
+# The servers' data folders start from templates made in this session (ingestlab.servers.templates), not from the
+# user's cache: made once here, before the workers start (they and every run inherit the folder).
+if templates.CACHE_ENV not in os.environ and "PYTEST_XDIST_WORKER" not in os.environ:
+    os.environ[templates.CACHE_ENV] = tempfile.mkdtemp(prefix="ingestlab-templates-")
+    atexit.register(shutil.rmtree, os.environ[templates.CACHE_ENV], True)
 
 
 _FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS, _FS_TOPDIR_FL = 0x80086601, 0x40086602, 0x00020000

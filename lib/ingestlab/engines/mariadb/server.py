@@ -13,6 +13,7 @@ from typing import ClassVar
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll_or_error
 from ingestlab.servers.base import PID_FILE, LocalServer, _terminate, free_port
+from ingestlab.servers.templates import Template, build_identity
 
 #: Environment variable naming the one directory that holds ``mariadbd`` and ``mariadb-install-db``
 #: (a MariaDB tarball's ``bin``); unset, they are looked up on PATH and in /usr/sbin.
@@ -126,17 +127,26 @@ class MariaDBServer(LocalServer):
             self._secure()
 
     def _install(self) -> None:
+        """The data folder: a copy of this build's template, else ``mariadb-install-db`` (then kept as the template).
+
+        Either holds only ``root@localhost`` without a password, reachable on the private socket alone,
+        until :meth:`_secure` runs on the first start.
+        """
         self.private_file(self.log_file)
+        options = ["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", *self._user_option()]
+        template = Template("mariadb", [*build_identity(*self.binaries.values()), *options])
+        if template.copy_into(self.datadir):
+            return
         log = self.private_file(self.directory / "install.log")
-        args = [str(self.binaries["mariadb-install-db"]), "--no-defaults", f"--datadir={self.datadir}",
-                f"--tmpdir={self.tmpdir}", "--auth-root-authentication-method=normal", "--skip-test-db",
-                *self._user_option()]
+        args = [str(self.binaries["mariadb-install-db"]), *options, f"--datadir={self.datadir}",
+                f"--tmpdir={self.tmpdir}"]
         try:
             with open(log, "wb") as out:
                 subprocess.run(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                check=True, timeout=120, env=_private_umask())
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             raise ServerError(f"mariadb-install-db failed: {exc}\n{log.read_text(errors='replace')[-2000:]}") from exc
+        template.keep(self.datadir, "")
 
     def _secure(self) -> None:
         """Leave one account, ``root@localhost`` with :attr:`password`, and create the database."""

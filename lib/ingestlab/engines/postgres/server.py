@@ -20,6 +20,7 @@ from ingestlab import _paths
 from ingestlab.errors import EngineUnavailableError, ServerError
 from ingestlab.polling import poll
 from ingestlab.servers.base import PID_FILE, LocalServer, allow_traverse, processes_using, stop_processes
+from ingestlab.servers.templates import Template, build_identity, new_secret
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,10 @@ SYSTEM_USER = "embedded_postgres"
 #: Where PostgreSQL's dynamic shared memory segments live, and how old an unmapped one must be to be a killed server's.
 DSM_DIR, DSM_GRACE_S = Path("/dev/shm"), 60.0
 _SETTING_NAME = re.compile(r"^[a-z][a-z0-9_.]*$")
+#: ``initdb``'s arguments but the password file: SCRAM on every connection, the superuser ``postgres``.
+INITDB_ARGS = ("--auth=scram-sha-256", "--encoding=utf8", "-U", "postgres")
+#: File, in a server's folder, holding the password its data hold until the server's own replaces it (0600).
+PENDING_PASSWORD = "template.secret"
 
 
 def _wheel():
@@ -151,19 +156,72 @@ class PostgresServer(LocalServer):
         self.private_socket_dir()
         if not (self.pgdata / "PG_VERSION").exists():
             self._prepare_permissions()
-            pwfile = self.directory / "initdb.pw"
-            pwfile.write_text(self.password + "\n")
-            self.give(pwfile, 0o600)
-            try:
-                self._run("initdb", ["--auth=scram-sha-256", "--encoding=utf8", "-U", "postgres",
-                                     f"--pwfile={pwfile}"])
-            finally:
-                pwfile.unlink(missing_ok=True)
-            with open(self.pgdata / "postgresql.conf", "a") as conf:
-                conf.write("\ninclude_if_exists = 'lab.conf'\n")
+            self._make_data()
         self.private_file(self.log_file)
         self._write_settings(self.settings)
         self._pg_ctl_start()
+        self._take_password()
+
+    def _make_data(self) -> None:
+        """The data folder: a copy of this build's template, else ``initdb`` (then kept as the template).
+
+        A copy, or a folder made to become the template, holds the template's password, not this server's:
+        it is written to ``template.secret`` (0600) until :meth:`_take_password` has replaced it.
+        """
+        template = Template("postgres", [*build_identity(self.bin_dir() / "initdb", self.bin_dir() / "postgres"),
+                                         *INITDB_ARGS, f"user={self._user()}"])
+        secret = template.secret
+        if secret is not None:
+            self._write_pending(secret)  # before the copy: a folder left by a kill from here on has its password
+            if template.copy_into(self.pgdata):
+                return
+        password = new_secret() if template.path is not None else self.password
+        if password != self.password:
+            self._write_pending(password)
+        pwfile = self.directory / "initdb.pw"
+        pwfile.write_text(password + "\n")
+        self.give(pwfile, 0o600)
+        try:
+            self._run("initdb", [*INITDB_ARGS, f"--pwfile={pwfile}"])
+        finally:
+            pwfile.unlink(missing_ok=True)
+        with open(self.pgdata / "postgresql.conf", "a") as conf:
+            conf.write("\ninclude_if_exists = 'lab.conf'\n")
+        if password != self.password:
+            template.keep(self.pgdata, password)
+
+    def _write_pending(self, password: str) -> None:
+        fd = os.open(self.directory / PENDING_PASSWORD, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(password + "\n")
+
+    def _take_password(self) -> None:
+        """Give ``postgres`` this server's password where the data still hold a template's (``template.secret``).
+
+        Sent as a SCRAM verifier computed here (the server never sees the password itself), over
+        the private socket, logged in with the template's password; the file goes once it is done.
+        """
+        pending = self.directory / PENDING_PASSWORD
+        try:
+            old = pending.read_text().strip()
+        except FileNotFoundError:
+            return
+        import psycopg2
+        from psycopg2.extensions import encrypt_password
+
+        try:
+            conn = psycopg2.connect(**{**self.connect_kwargs(), "password": old})
+        except psycopg2.Error as exc:
+            raise ServerError(f"could not log in to the new PostgreSQL in {self.directory} with its template's "
+                              f"password: {str(exc).strip()}") from None
+        try:
+            conn.autocommit = True
+            verifier = encrypt_password(self.password, "postgres", conn, "scram-sha-256")
+            with conn.cursor() as cur:
+                cur.execute("ALTER ROLE postgres PASSWORD %s", (verifier,))
+        finally:
+            conn.close()
+        pending.unlink()
 
     def _prepare_permissions(self) -> None:
         self.pgdata.mkdir(exist_ok=True)
