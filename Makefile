@@ -114,6 +114,8 @@ reproduce: $(STAMP) engines toxiproxy
 # tests 158 s, the controller 16 s, the kernels the rest; notebook 01 on four engines under nbval 31 s), the CLI's
 # runners 102 s over 99 processes (48 of them refusals, 0.7 s each: now run in the worker, tests/conftest.py's
 # cli_here), PostgreSQL 51 s, MariaDB 46 s. A test class runs on one worker, its servers started once.
+# A server's data folder is a copy of its build's template (servers/templates.py; the tests make theirs in a
+# folder of the session's): 99 `initdb` had taken 32 s of that CPU, 51 MariaDB installs 13 s (2026-12-01).
 # The serial step: the CLI runs that wait on a bound on one worker, niced below the timings on the other
 # (tests/conftest.py's SERIAL_RUNS, test_cli_failures' SERIAL_NICE). 2026-12-01: both cores 95 % busy over the
 # parallel step (vmstat: 68 % user, 25 % system, 2 % I/O wait); -n 5 took 317 and 324 s against 307–331 s at

@@ -125,28 +125,29 @@ def test_no_templates_where_asked_or_where_another_user_could_change_them(lab_tm
     assert cache_dir() == lab_tmp / "mine" and oct((lab_tmp / "mine").stat().st_mode & 0o777) == "0o700"
 
 
-def test_a_template_half_kept_by_a_killed_process_goes_once_stale_and_a_new_build_makes_a_new_one(own_templates,
-                                                                                                   lab_tmp):
+def test_a_template_half_kept_by_a_killed_process_or_of_a_build_gone_is_removed_and_a_new_build_makes_its_own(
+        own_templates, lab_tmp):
     source = lab_tmp / "data"
     source.mkdir()
     (source / "file").write_text("x")
-    own_templates.mkdir(mode=0o700)
+    binary, gone = lab_tmp / "postgres", lab_tmp / "removed-checkout-postgres"
+    binary.write_bytes(b"one")
+    gone.write_bytes(b"old")
+    old_build = Template("postgres", templates.build_identity(gone))
+    old_build.keep(source, "s0")
+    gone.unlink()
     stale, fresh = own_templates / ".postgres-0-abc", own_templates / ".postgres-1-def"
     stale.mkdir()
     fresh.mkdir()
     old = time.time() - templates.STALE_S - 60
     os.utime(stale, (old, old))
-    first, rebuilt = Template("postgres", ["postgres:1:1"]), Template("postgres", ["postgres:1:2"])
+    first = Template("postgres", templates.build_identity(binary))
     first.keep(source, "s1")
-    assert not stale.exists() and fresh.exists()
+    assert not stale.exists() and fresh.exists() and not old_build.path.exists() and first.path.exists()
+    binary.write_bytes(b"one and two")  # a new build
+    rebuilt = Template("postgres", templates.build_identity(binary))
     assert first.path != rebuilt.path and not rebuilt.copy_into(lab_tmp / "to")
     first.keep(lab_tmp / "elsewhere", "s2")  # one there already: kept as it is
     assert first.secret == "s1" and first.copy_into(lab_tmp / "to") and (lab_tmp / "to" / "file").read_text() == "x"
-
-
-def test_build_identity_changes_with_the_binary(tmp_path):
-    binary = tmp_path / "postgres"
-    binary.write_bytes(b"one")
-    before = templates.build_identity(binary)
-    binary.write_bytes(b"one and two")
-    assert templates.build_identity(binary) != before
+    rebuilt.keep(source, "s3")
+    assert not first.path.exists() and rebuilt.secret == "s3"  # its build's binary changed

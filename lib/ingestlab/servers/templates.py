@@ -30,8 +30,8 @@ log = logging.getLogger(__name__)
 
 #: Environment variable naming the templates' folder; ``0`` makes every server's data folder from scratch.
 CACHE_ENV = "INGESTLAB_TEMPLATES_DIR"
-#: A template's data folder, and the file beside it holding its secret (mode 0600).
-DATA, SECRET = "data", "template.secret"
+#: A template's data folder, the file beside it holding its secret (mode 0600), and the one naming its build's files.
+DATA, SECRET, BUILD = "data", "template.secret", "build"
 #: Seconds after which a half-written template (a process killed while keeping one) is removed.
 STALE_S = 3600.0
 
@@ -70,7 +70,7 @@ def cache_dir() -> Path | None:
 
 
 def build_identity(*files: Path) -> list[str]:
-    """What names a build of a server: each file's resolved path, size and modification time."""
+    """What names a build of a server: each file's resolved path, size and modification time (``path:size:mtime``)."""
     identity = []
     for file in files:
         st = Path(file).resolve().stat()
@@ -92,7 +92,8 @@ class Template:
 
     def __init__(self, kind: str, identity: Iterable[str]):
         root = cache_dir()
-        digest = hashlib.sha256("\0".join(identity).encode()).hexdigest()[:16]
+        self.identity = list(identity)
+        digest = hashlib.sha256("\0".join(self.identity).encode()).hexdigest()[:16]
         self.path: Path | None = root / f"{kind}-{digest}" if root is not None else None
 
     @property
@@ -130,8 +131,9 @@ class Template:
         """Keep a copy of the data folder ``source`` and its ``secret`` as the template, unless there is one already.
 
         Written under a temporary name and renamed: a process killed meanwhile leaves no
-        template half made (its leftover is removed after :data:`STALE_S`). Best effort: a failure
-        is logged, the server it was made for is not affected.
+        template half made (its leftover is removed after :data:`STALE_S`), as are templates of
+        builds whose files are gone (a removed checkout's, a replaced binary's). Best effort: a
+        failure is logged, the server it was made for is not affected.
         """
         if self.path is None or self.path.exists():
             return
@@ -143,6 +145,7 @@ class Template:
             fd = os.open(tmp / SECRET, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as out:
                 out.write(secret + "\n")
+            (tmp / BUILD).write_text("".join(f"{part}\n" for part in self.identity))
             os.chmod(tmp, 0o700)
             os.rename(tmp, self.path)
         except (OSError, subprocess.CalledProcessError) as exc:
@@ -168,8 +171,25 @@ def _copy(source: Path, dest: Path) -> None:
 
 
 def _remove_stale(root: Path) -> None:
+    """Remove half-kept templates older than :data:`STALE_S` and templates whose build's files changed or are gone."""
     now = time.time()
     for tmp in root.glob(".*-*"):
         with contextlib.suppress(OSError):
             if now - tmp.lstat().st_mtime > STALE_S:
                 shutil.rmtree(tmp, ignore_errors=True)
+    for template in root.glob("*-*"):
+        try:
+            parts = (template / BUILD).read_text().splitlines()
+        except OSError:
+            continue
+        if any(_changed(part) for part in parts if part.startswith("/")):
+            shutil.rmtree(template, ignore_errors=True)
+
+
+def _changed(part: str) -> bool:
+    """Whether the file a ``path:size:mtime`` part of a build names is gone or no longer the same."""
+    path = Path(part.rsplit(":", 2)[0])
+    try:
+        return build_identity(path) != [part]
+    except OSError:
+        return True
