@@ -1,5 +1,7 @@
 """Intervals of one quantity cover what they claim: medians, ratios, batch means, slope ratios."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -115,3 +117,10 @@ def test_batch_means_ci_uses_equal_consecutive_batches_and_says_when_it_cannot()
     assert half > 0
     three = intervals.batch_means_ci([1.0, 2.0, 3.0])
     assert three["mean"] == 2.0 and np.isnan(three["ci_low"]) and three["batches"] == 1
+
+
+def test_slope_ratio_of_an_estimate_all_noise_runs_from_zero_to_infinity_without_a_warning():
+    with warnings.catch_warnings():  # an overflow warned in csv_scan's smoke fit: the interval is unbounded, as it is
+        warnings.simplefilter("error")
+        r = intervals.slope_ratio(1e-9, 1.0, 5, 2.0, 0.1, 5)
+    assert r["ci_low"] == 0.0 and r["ci_high"] == np.inf and r["ratio"] == pytest.approx(5e-10)

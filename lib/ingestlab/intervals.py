@@ -110,7 +110,8 @@ def slope_ratio(a: float, se_a: float, df_a: float, b: float, se_b: float, df_b:
     """``a / b`` of two independent estimates with a CI from the delta method on the log scale.
 
     ``log(a/b)`` has standard error ``sqrt((se_a/a)² + (se_b/b)²)``; the interval uses a t
-    quantile with the smaller of the two residual degrees of freedom (conservative).
+    quantile with the smaller of the two residual degrees of freedom (conservative). An estimate
+    whose standard error dwarfs it gives an interval from 0 to ``inf``.
 
     Examples
     --------
@@ -123,8 +124,10 @@ def slope_ratio(a: float, se_a: float, df_a: float, b: float, se_b: float, df_b:
     se = float(np.hypot(se_a / a, se_b / b))
     t = stats.t.ppf(1 - alpha / 2, max(min(df_a, df_b), 1))
     ratio = a / b
-    return {"ratio": float(ratio), "ci_low": float(ratio * np.exp(-t * se)), "ci_high": float(ratio * np.exp(t * se)),
-            "df": min(df_a, df_b)}
+    with np.errstate(over="ignore"):  # an estimate all noise: the interval runs to 0 and to infinity, as it is
+        low, high = ratio * np.exp(-t * se), ratio * np.exp(t * se)
+    return {"ratio": float(ratio), "ci_low": float(low), "ci_high": float(high), "df": min(df_a, df_b)}
+
 
 def median_ci_exact(values: Sequence[float], *, alpha: float = 0.05) -> dict:
     """The median with a distribution-free CI from order statistics (binomial), and the confidence it reaches.

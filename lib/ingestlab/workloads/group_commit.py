@@ -301,7 +301,7 @@ NOTEBOOK = Notebook(
     needs=("group_commit",),
     validate=validate,
     measure=measure,
-    article=("throughput", "commits_per_flush", "live_vs_published"),  # the others: diagnostics, in the run's folder and HTML
+    article=("throughput", "commits_per_flush", "live_vs_published"),
     plotters={"throughput": "plot_throughput",
               "latency": "plot_latency",
               "commits_per_flush": "plot_commits_per_flush",

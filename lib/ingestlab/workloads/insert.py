@@ -407,7 +407,7 @@ NOTEBOOK = Notebook(
     needs=("execute",),
     validate=validate,
     measure=measure,
-    article=("fit", "anatomy", "live_vs_published"),  # the others: diagnostics, in the run's folder and HTML
+    article=("fit", "anatomy", "live_vs_published"),
     plotters={"latency": "latency_figure",
               "fit": "fit_figure",
               "anatomy": "anatomy_figure",

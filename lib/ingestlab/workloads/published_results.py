@@ -48,7 +48,7 @@ NOTEBOOK = Notebook(
     headlines=("overhead_ms[",),
     smoke_time="20 s", paper_time="20 s (no scale)",
     validate=validate,
-    article=("starrocks_overhead_fit", "starrocks_profile_split", "doris_stream_load"),  # the others: diagnostics, in the run's folder and HTML
+    article=("starrocks_overhead_fit", "starrocks_profile_split", "doris_stream_load"),
     plotters={"starrocks_overhead_fit": "plot_overhead_fit",
               "starrocks_profile_split": "ingestlab.plots:plot_stacked",
               "starrocks_component_sweeps": "plot_component_sweeps",

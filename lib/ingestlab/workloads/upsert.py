@@ -522,7 +522,7 @@ NOTEBOOK = Notebook(
     needs=("upsert", "io_counters"),
     validate=validate,
     measure=measure,
-    article=("fit", "ratios", "live_vs_published"),  # the others: diagnostics, in the run's folder and HTML
+    article=("fit", "ratios", "live_vs_published"),
     plotters={"batch_times": "ingestlab.plots:plot_latency",
               "ratios": "plot_ratios",
               "reads": "plot_reads",
