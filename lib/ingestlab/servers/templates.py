@@ -117,7 +117,7 @@ class Template:
         dest.mkdir(exist_ok=True)
         try:
             _copy(self.path / DATA, dest)
-        except (OSError, subprocess.CalledProcessError) as exc:
+        except (OSError, subprocess.SubprocessError) as exc:  # failed, or timed out
             log.warning("could not copy the server template %s (%s): making the data folder anew", self.path, exc)
             for child in dest.iterdir():
                 if child.is_dir() and not child.is_symlink():
@@ -148,7 +148,7 @@ class Template:
             (tmp / BUILD).write_text("".join(f"{part}\n" for part in self.identity))
             os.chmod(tmp, 0o700)
             os.rename(tmp, self.path)
-        except (OSError, subprocess.CalledProcessError) as exc:
+        except (OSError, subprocess.SubprocessError) as exc:  # failed, or timed out
             if not self.path.exists():  # another process keeping the same template won the rename: not a failure
                 log.warning("could not keep a server template in %s: %s", root, exc)
         finally:
