@@ -681,7 +681,7 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
     data = data.assign(series=_series(data, hue))
     nrows, ncols = _shape(engines, levels)
     turned = _turned(engines)
-    fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True,
+    fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True, layout="constrained",
                              figsize=(min(figures.PAGE_WIDTH, 2.4 * ncols + 0.8), 0.8 + (1.5 if turned else 2.3) * nrows))
     # decided once for every panel (they share both axes): log where the figure's values span decades (asked for:
     # a decade at least, as plots.set_scale decides)
@@ -714,7 +714,6 @@ def plot_by_clients(data: pd.DataFrame, *, y: str, hue: str = "variant", col: st
         if turned and column == ncols - 1:  # the level of each row, in the right margin
             ax.annotate(captions.wrapped(level_name, 12), xy=(1.04, 0.5), xycoords="axes fraction", rotation=270,
                         ha="left", va="center", fontsize="small")
-    fig.tight_layout()
     if not turned:
         plots.legend_under(fig, list(handles.values()), list(handles))
         return fig

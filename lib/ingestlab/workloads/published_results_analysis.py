@@ -393,7 +393,7 @@ def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str 
     matplotlib.figure.Figure
         A row of panels, one per level of ``col``.
     """
-    fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=True)
+    fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 3.4), sharey=True, layout="constrained")
     for i, (ax, factor, part) in enumerate(panels):
         numeric = part["level_value"].notna().all()
         with _of_one_engine(data):
@@ -401,7 +401,6 @@ def plot_component_sweeps(data: pd.DataFrame, *, y: str = "median_ms", hue: str 
                              legend=i == 0, fmt="{:.0f}")
         ax.set_xlabel(labels.label(factor) if numeric else "table model")
         ax.tick_params(axis="x", labelrotation=20 if not numeric else 0)
-    fig.tight_layout()
     return fig
 
 
@@ -415,13 +414,13 @@ def plot_sync_insert(data: pd.DataFrame, *, x: str = "group_commit_interval_ms",
     matplotlib.figure.Figure
         A row of panels, one per level of ``col`` (rows per INSERT), smallest first.
     """
-    fig, panels = plots.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH, 3.4))
+    fig, panels = plots.panels(data.sort_values(col, kind="stable"), col, figsize=(figures.PAGE_WIDTH, 3.4),
+                               layout="constrained")
     for i, (ax, rows, part) in enumerate(panels):
         with _of_one_engine(data):
             plots.plot_sweep(part, x=x, y=y, hue=hue, style=style, ax=ax, logy=True,
                              legend="outside" if i == len(panels) - 1 else False)
         ax.set_title(f"{rows:,} row{'s' if rows > 1 else ''} per INSERT")
-    fig.tight_layout()
     return fig
 
 
@@ -437,7 +436,8 @@ def plot_scan_times(data: pd.DataFrame, *, x: str = "elapsed_s", y: str = "syste
     matplotlib.figure.Figure
         Two panels sharing the ``y`` categories: "full scan and COUNT(*)" and "LIMIT 1".
     """
-    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]})
+    fig, axes = plt.subplots(1, 2, figsize=(figures.PAGE_WIDTH, 4.0), sharey=True, gridspec_kw={"width_ratios": [2, 1]},
+                             layout="constrained")
     plots.plot_bars(data[data[hue] != apart], x=x, y=y, hue=hue, ax=axes[0], log=True)
     plots.plot_bars(data[data[hue] == apart], x=x, y=y, ax=axes[1], log=True)
     axes[0].set_title("full scan and COUNT(*)")
@@ -466,14 +466,13 @@ def plot_stream_load(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "vari
     matplotlib.figure.Figure
         Two panels, one above the other, each line named where it ends.
     """
-    fig, axes = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 6.0))  # one above the other: each names its lines
+    fig, axes = plt.subplots(2, 1, figsize=(figures.PAGE_WIDTH, 6.0), layout="constrained")  # each names its lines
     with _of_one_engine(data):
         plots.plot_sweep(data, x="request_bytes", y="rows_per_s", hue=hue, ax=axes[0], logx=True, logy=True,
                          legend="ends")
         plots.plot_fit(data, stream_load_fits(fits), x="n_loads", y="total_s", hue=hue, ax=axes[1], legend="ends")
     axes[0].set_xlabel("bytes per load")
     axes[0].set_ylabel("rows per second")
-    fig.tight_layout()
     return fig
 
 

@@ -552,7 +552,7 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
     """
     data = data[data["level_value"].notna()]
     fig, panels = plots.panels(data, col, figsize=(figures.PAGE_WIDTH, 2.8 * data[col].nunique()), stacked=True,
-                                 sharey=False)
+                                 sharey=False, layout="constrained")
     levels = list(dict.fromkeys(data[hue]))
     palette, shapes = figures.palette(levels), figures.markers(levels)
     for number, (ax, factor, part) in enumerate(panels):
@@ -587,7 +587,6 @@ def plot_sweep_medians(data: pd.DataFrame, fits: pd.DataFrame, *, hue: str = "se
             "dots: medians (bars: 95 % CI); line: the fit (shaded: the 95 % CI of its slope"
             f"{'; ' + no_band if no_band else ''}); under each name: its slope"
         ) if number == 0 else captions.wrapped(no_band) if no_band else None, note_in_layout=number == 0)
-    fig.tight_layout()
     return fig
 
 
